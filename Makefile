@@ -1,0 +1,115 @@
+# lossless-context -- build, test, demo.
+#   make          build everything (build/lossless-context.so, build/agent-host, tests)
+#   make demo     the main job: generate a session, replay it through the plugin
+#   make test     unit + contract tests (installs missing packages first)
+#   make asan     the same tests under AddressSanitizer + UBSan
+#   make bench    benchmarks (never part of make test)
+
+CC      ?= cc
+BUILD   ?= build
+OPT     ?= -O2
+SAN     ?=
+CFLAGS_BASE = -std=c11 -Wall -Wextra -Werror -g $(OPT) $(SAN) -D_GNU_SOURCE -fPIC -Iabi -Iengine
+LIBS    = -lsqlite3 -lcjson -lcurl -lpcre2-8 -lpthread -lm
+HOSTLIBS = -lcjson -lcurl -ldl -lpthread -lm
+
+ENGINE_SRC := $(wildcard engine/*.c)
+PLUGIN_SRC := $(wildcard plugin/*.c)
+HOST_SRC   := $(wildcard host/*.c)
+UNIT_SRC   := $(wildcard tests/unit/test_*.c)
+BENCH_SRC  := $(wildcard tests/bench/bench_*.c)
+
+ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/obj/%.o)
+PLUGIN_OBJ := $(PLUGIN_SRC:%.c=$(BUILD)/obj/%.o)
+HOST_OBJ   := $(HOST_SRC:%.c=$(BUILD)/obj/%.o)
+UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+BENCH_BIN  := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
+
+ENGINE_LIB := $(BUILD)/libengine.a
+PLUGIN_SO  := $(BUILD)/lossless-context.so
+HOST_BIN   := $(BUILD)/agent-host
+PLUGIN_DIR := $(BUILD)/plugins/lossless-context
+EXAMPLE_SO := $(BUILD)/tests/example-plugin.so
+ABI2_SO    := $(BUILD)/tests/abi2-plugin.so
+
+.PHONY: all deps demo test asan bench eval clean check-exports
+
+all: $(PLUGIN_SO) $(HOST_BIN) $(PLUGIN_DIR)/plugin.json $(UNIT_BIN) $(EXAMPLE_SO) $(ABI2_SO) $(BENCH_BIN)
+
+deps:
+	@sh tests/deps.sh
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) -MMD -MP -c $< -o $@
+
+# Everything in the plugin is hidden except the entry symbol (AP_EXPORT).
+$(BUILD)/obj/plugin/%.o: plugin/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) -fvisibility=hidden -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/engine/%.o: engine/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) -fvisibility=hidden -MMD -MP -c $< -o $@
+
+$(ENGINE_LIB): $(ENGINE_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(PLUGIN_SO): $(PLUGIN_OBJ) $(ENGINE_LIB)
+	$(CC) $(SAN) -shared -fvisibility=hidden -Wl,--exclude-libs,ALL -Wl,--no-undefined -o $@ $(PLUGIN_OBJ) $(ENGINE_LIB) $(LIBS)
+
+$(PLUGIN_DIR)/plugin.json: plugin.json $(PLUGIN_SO)
+	@mkdir -p $(PLUGIN_DIR)
+	cp plugin.json $(PLUGIN_DIR)/plugin.json
+	ln -sf ../../lossless-context.so $(PLUGIN_DIR)/lossless-context.so
+	rm -rf $(PLUGIN_DIR)/skills && cp -r skills $(PLUGIN_DIR)/skills
+
+$(HOST_BIN): $(HOST_OBJ) $(ENGINE_LIB)
+	$(CC) $(SAN) -rdynamic -o $@ $(HOST_OBJ) $(ENGINE_LIB) $(HOSTLIBS) -lsqlite3
+
+$(BUILD)/tests/%: tests/unit/%.c $(ENGINE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) -Iplugin -o $@ $< $(ENGINE_LIB) $(LIBS) -lcmocka
+
+$(BUILD)/bench/%: tests/bench/%.c $(ENGINE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) -o $@ $< $(ENGINE_LIB) $(LIBS)
+
+# The minimal example plugin compiles against the header alone.
+$(EXAMPLE_SO): tests/example_plugin.c abi/agent_plugin.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) -fvisibility=hidden -shared -o $@ $<
+
+# The same example stamped with another ABI version, for the refusal test.
+$(ABI2_SO): tests/example_plugin.c abi/agent_plugin.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) -fvisibility=hidden -shared -DEXAMPLE_ABI_VERSION=2 -o $@ $<
+
+check-exports: $(PLUGIN_SO)
+	@exports=$$(nm -D --defined-only $(PLUGIN_SO) | awk '$$2 ~ /^[TDBVWR]$$/ {print $$3}'); \
+	if [ "$$exports" != "agent_plugin_init" ]; then \
+		echo "exported symbols other than agent_plugin_init:"; echo "$$exports"; exit 1; fi; \
+	echo "exports: agent_plugin_init only"
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@sh tests/demo.sh
+
+test: deps
+	@$(MAKE) --no-print-directory all
+	@sh tests/run.sh $(BUILD)
+
+asan: deps
+	@$(MAKE) --no-print-directory BUILD=build-asan OPT=-O1 \
+		SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" all
+	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 sh tests/run.sh build-asan
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	@sh tests/bench/run.sh $(BUILD)
+
+clean:
+	rm -rf build build-asan
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

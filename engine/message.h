@@ -1,0 +1,55 @@
+/*
+ * message.h -- the session-message model: AgentMessage JSON (roles user / assistant /
+ * toolResult / custom / compactionSummary / branchSummary / bashExecution; blocks text /
+ * thinking / image / toolCall), the text the engine derives from it, and the token
+ * estimate. Pure functions over cJSON; owns nothing beyond what it returns.
+ */
+#ifndef LC_MESSAGE_H
+#define LC_MESSAGE_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+typedef enum msg_role {
+    MSG_ROLE_UNKNOWN = 0,
+    MSG_ROLE_USER,
+    MSG_ROLE_ASSISTANT,
+    MSG_ROLE_TOOL_RESULT,
+    MSG_ROLE_CUSTOM,
+    MSG_ROLE_COMPACTION_SUMMARY,
+    MSG_ROLE_BRANCH_SUMMARY,
+    MSG_ROLE_BASH_EXECUTION
+} msg_role;
+
+msg_role msg_role_of(const cJSON *message);
+/* The wire name of a role ("user", "toolResult", ...); "unknown" for MSG_ROLE_UNKNOWN. */
+const char *msg_role_name(msg_role role);
+msg_role msg_role_parse(const char *name);
+
+/* The searchable/readable text of a message, malloc'd (never NULL unless OOM):
+ * user/custom: string content or the concatenated text blocks; assistant: text blocks,
+ * then one line per tool call "[toolCall NAME] {arguments}"; toolResult: text blocks;
+ * summaries: the summary; bashExecution: "$ command\noutput". Images become
+ * "[image MIME]" and thinking blocks are left out of the text.
+ * *complete (if not NULL) is set to 1 when the message can be rebuilt from the text
+ * alone (no thinking, images, signatures or unknown blocks/fields that matter), 0 when
+ * the original blocks must be kept beside it. */
+char *msg_derive_text(const cJSON *message, int *complete);
+
+/* Provider-independent token estimate: ceil(chars / 4) over the text, thinking and
+ * tool-call arguments, plus a fixed 1,200 per image (the reference host's estimator). */
+size_t msg_estimate_tokens(const cJSON *message);
+/* Estimate straight from a JSON text (parses it). 0 on malformed input. */
+size_t msg_estimate_tokens_json(const char *json);
+
+/* For toolResult messages: toolCallId / toolName (borrowed from the message); NULL
+ * otherwise. For assistant messages, msg_tool_calls counts toolCall blocks. */
+const char *msg_tool_call_id(const cJSON *message);
+const char *msg_tool_name(const cJSON *message);
+int msg_tool_call_count(const cJSON *message);
+
+/* Assistant usage.totalTokens (or input+output+cacheRead+cacheWrite), 0 when absent. */
+long msg_usage_total(const cJSON *message);
+
+#endif

@@ -1,0 +1,233 @@
+/*
+ * util.c -- string buffer, error strings and durable atomic file writes (see util.h).
+ */
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+void sb_free(sbuf *b)
+{
+    free(b->p);
+    b->p = NULL;
+    b->len = b->cap = 0;
+    b->oom = 0;
+}
+
+int sb_reserve(sbuf *b, size_t extra)
+{
+    if (b->oom) return LC_NOMEM;
+    if (b->len + extra + 1 <= b->cap) return LC_OK;
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < b->len + extra + 1) cap *= 2;
+    char *p = realloc(b->p, cap);
+    if (!p) {
+        b->oom = 1;
+        return LC_NOMEM;
+    }
+    b->p = p;
+    b->cap = cap;
+    return LC_OK;
+}
+
+int sb_append(sbuf *b, const char *s, size_t n)
+{
+    if (sb_reserve(b, n) != LC_OK) return LC_NOMEM;
+    if (n) memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+    return LC_OK;
+}
+
+int sb_puts(sbuf *b, const char *s) { return sb_append(b, s, strlen(s)); }
+
+int sb_putc(sbuf *b, char c) { return sb_append(b, &c, 1); }
+
+int sb_printf(sbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char tmp[256];
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    int rc;
+    if (n < 0) {
+        rc = LC_ERR;
+    } else if ((size_t)n < sizeof tmp) {
+        rc = sb_append(b, tmp, (size_t)n);
+    } else if ((rc = sb_reserve(b, (size_t)n)) == LC_OK) {
+        vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap2);
+        b->len += (size_t)n;
+    }
+    va_end(ap2);
+    return rc;
+}
+
+char *sb_detach(sbuf *b)
+{
+    if (b->oom) {
+        sb_free(b);
+        return NULL;
+    }
+    char *p = b->p ? b->p : lc_strdup("");
+    b->p = NULL;
+    b->len = b->cap = 0;
+    return p;
+}
+
+int lc_errf(char **err, int code, const char *fmt, ...)
+{
+    if (!err) return code;
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = NULL;
+    if (vasprintf(&msg, fmt, ap) < 0) msg = NULL;
+    va_end(ap);
+    free(*err);
+    *err = msg;
+    return code;
+}
+
+char *lc_strdup(const char *s) { return s ? strdup(s) : NULL; }
+
+char *lc_strndup(const char *s, size_t n)
+{
+    char *p = malloc(n + 1);
+    if (!p) return NULL;
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+char *lc_asprintf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *p = NULL;
+    if (vasprintf(&p, fmt, ap) < 0) p = NULL;
+    va_end(ap);
+    return p;
+}
+
+int lc_mkdir_p(const char *path, mode_t mode, char **err)
+{
+    char *p = lc_strdup(path);
+    if (!p) return LC_NOMEM;
+    int rc = LC_OK;
+    for (char *s = p + 1;; s++) {
+        if (*s == '/' || *s == '\0') {
+            char c = *s;
+            *s = '\0';
+            if (mkdir(p, mode) != 0 && errno != EEXIST) {
+                rc = lc_errf(err, LC_ERR, "cannot create folder %s: %s", p, strerror(errno));
+                goto done;
+            }
+            *s = c;
+            if (c == '\0') break;
+        }
+    }
+done:
+    free(p);
+    return rc;
+}
+
+int lc_read_file(const char *path, char **out, size_t *out_len, char **err)
+{
+    int rc = LC_OK;
+    sbuf b = {0};
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return lc_errf(err, errno == ENOENT ? LC_NOTFOUND : LC_ERR, "cannot open %s: %s", path,
+                       strerror(errno));
+    }
+    for (;;) {
+        if (sb_reserve(&b, 65536) != LC_OK) {
+            rc = lc_errf(err, LC_NOMEM, "out of memory reading %s", path);
+            goto done;
+        }
+        ssize_t n = read(fd, b.p + b.len, b.cap - b.len - 1);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            rc = lc_errf(err, LC_ERR, "cannot read %s: %s", path, strerror(errno));
+            goto done;
+        }
+        if (n == 0) break;
+        b.len += (size_t)n;
+        b.p[b.len] = '\0';
+    }
+    if (out_len) *out_len = b.len;
+    *out = sb_detach(&b);
+done:
+    close(fd);
+    sb_free(&b);
+    return rc;
+}
+
+int lc_write_atomic(const char *path, const void *data, size_t len, mode_t mode, char **err)
+{
+    int rc = LC_OK;
+    int fd = -1;
+    char *tmp = lc_asprintf("%s.tmp.%ld", path, (long)getpid());
+    char *dir = lc_strdup(path);
+    if (!tmp || !dir) {
+        rc = lc_errf(err, LC_NOMEM, "out of memory");
+        goto done;
+    }
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+    if (fd < 0) {
+        rc = lc_errf(err, LC_ERR, "cannot create %s: %s", tmp, strerror(errno));
+        goto done;
+    }
+    const char *p = data;
+    size_t left = len;
+    while (left > 0) {
+        ssize_t n = write(fd, p, left);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            rc = lc_errf(err, LC_ERR, "cannot write %s: %s", tmp, strerror(errno));
+            goto done;
+        }
+        p += n;
+        left -= (size_t)n;
+    }
+    if (fsync(fd) != 0 || close(fd) != 0) {
+        fd = -1;
+        rc = lc_errf(err, LC_ERR, "cannot flush %s: %s", tmp, strerror(errno));
+        goto done;
+    }
+    fd = -1;
+    if (rename(tmp, path) != 0) {
+        rc = lc_errf(err, LC_ERR, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+        goto done;
+    }
+    char *slash = strrchr(dir, '/');
+    if (slash) {
+        *slash = '\0';
+        int dfd = open(slash == dir ? "/" : dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd >= 0) {
+            (void)fsync(dfd);
+            close(dfd);
+        }
+    }
+done:
+    if (fd >= 0) close(fd);
+    if (rc != LC_OK && tmp) unlink(tmp);
+    free(tmp);
+    free(dir);
+    return rc;
+}
+
+double lc_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
+}

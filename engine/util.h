@@ -1,0 +1,52 @@
+/*
+ * util.h -- small shared mechanisms of the engine: a growable string buffer, the
+ * caller-owned error string, and durable file writes (temp + fsync + rename).
+ * Everything here is host-independent and used by every other engine module.
+ */
+#ifndef LC_UTIL_H
+#define LC_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Status codes of engine functions (0 = success, like ap_status). */
+enum { LC_OK = 0, LC_ERR = 1, LC_NOMEM = 2, LC_INVALID = 3, LC_NOTFOUND = 4, LC_BUSY = 7 };
+
+/* A growable NUL-terminated byte buffer. A zeroed sbuf is empty and valid. */
+typedef struct sbuf {
+    char *p;
+    size_t len;
+    size_t cap;
+    int oom; /* sticky: an append failed; the content is truncated */
+} sbuf;
+
+void sb_free(sbuf *b);
+int sb_reserve(sbuf *b, size_t extra);
+int sb_append(sbuf *b, const char *s, size_t n);
+int sb_puts(sbuf *b, const char *s);
+int sb_putc(sbuf *b, char c);
+int sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Hand the buffer to the caller (NUL-terminated, never NULL unless OOM) and reset b. */
+char *sb_detach(sbuf *b);
+
+/* Set *err (if err != NULL) to a malloc'd formatted message, freeing any previous one.
+ * Returns `code` so callers can write `return lc_errf(err, LC_INVALID, "...")`. */
+int lc_errf(char **err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+char *lc_strdup(const char *s);
+char *lc_strndup(const char *s, size_t n);
+char *lc_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Create a directory and its parents with `mode` (existing ones are left alone). */
+int lc_mkdir_p(const char *path, mode_t mode, char **err);
+/* Read a whole file; *out is malloc'd and NUL-terminated. LC_NOTFOUND if absent. */
+int lc_read_file(const char *path, char **out, size_t *out_len, char **err);
+/* Write a file durably and atomically: a temp file in the same folder, fsync, rename,
+ * then fsync the folder. A reader sees the old or the new file, never a partial one. */
+int lc_write_atomic(const char *path, const void *data, size_t len, mode_t mode, char **err);
+
+/* Monotonic milliseconds, for metrics. */
+double lc_now_ms(void);
+
+#endif

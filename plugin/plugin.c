@@ -1,0 +1,477 @@
+/*
+ * plugin.c -- the ABI entry point of lossless-context.so and the callback dispatch.
+ *
+ * Owns the lc_plugin state and the descriptor's callbacks. Each callback parses its
+ * event once, hands it to the glue modules (lcm.c first, so the store sees the raw
+ * messages; then clm.c, which decides what the model sees) and serializes the result.
+ */
+#include "plugin.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "message.h"
+#include "util.h"
+
+#define PLUGIN_NAME "lossless-context"
+#define PLUGIN_VERSION "0.1.0"
+
+/* ---- host wrappers ---------------------------------------------------------------- */
+
+static void plugin_vsay(lc_plugin *p, int notify, int level, const char *fmt, va_list ap)
+{
+    char *msg = NULL;
+    if (vasprintf(&msg, fmt, ap) < 0) return;
+    if (notify && AP_HOST_HAS(p->host, notify))
+        p->host->notify(p->host->host_ctx, level, msg);
+    else if (AP_HOST_HAS(p->host, log))
+        p->host->log(p->host->host_ctx, level, msg);
+    free(msg);
+}
+
+void plugin_log(lc_plugin *p, int level, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    plugin_vsay(p, 0, level, fmt, ap);
+    va_end(ap);
+}
+
+void plugin_notify(lc_plugin *p, int level, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    plugin_vsay(p, 1, level, fmt, ap);
+    va_end(ap);
+}
+
+/* Host-allocated strings become malloc'd ones so the rest of the plugin frees with free(). */
+static char *plugin_take_host_string(lc_plugin *p, char *s)
+{
+    if (!s) return NULL;
+    char *copy = lc_strdup(s);
+    if (AP_HOST_HAS(p->host, free)) p->host->free(s);
+    return copy;
+}
+
+static int plugin_host_error(lc_plugin *p, int rc, char *host_err, char **err, const char *what)
+{
+    char *msg = plugin_take_host_string(p, host_err);
+    lc_errf(err, rc, "%s: %s", what, msg ? msg : "the host gave no reason");
+    free(msg);
+    return rc;
+}
+
+int plugin_append_custom(lc_plugin *p, const char *custom_type, const cJSON *data,
+                         char **out_id, char **err)
+{
+    if (!AP_HOST_HAS(p->host, append_custom))
+        return lc_errf(err, AP_UNSUPPORTED, "the host cannot append session entries");
+    int rc = AP_OK;
+    char *json = cJSON_PrintUnformatted(data);
+    char *id = NULL, *herr = NULL;
+    if (!json) {
+        rc = lc_errf(err, AP_NOMEM, "out of memory serializing %s", custom_type);
+        goto done;
+    }
+    rc = p->host->append_custom(p->host->host_ctx, custom_type, json, &id, &herr);
+    if (rc != AP_OK) {
+        plugin_host_error(p, rc, herr, err, "appending a session entry failed");
+        goto done;
+    }
+    if (out_id) *out_id = plugin_take_host_string(p, id);
+    else if (AP_HOST_HAS(p->host, free)) p->host->free(id);
+done:
+    free(json);
+    return rc;
+}
+
+int plugin_get_branch(lc_plugin *p, cJSON **out, char **err)
+{
+    *out = NULL;
+    if (!AP_HOST_HAS(p->host, get_branch))
+        return lc_errf(err, AP_UNSUPPORTED, "the host cannot list the branch");
+    char *json = NULL, *herr = NULL;
+    int rc = p->host->get_branch(p->host->host_ctx, &json, &herr);
+    if (rc != AP_OK) return plugin_host_error(p, rc, herr, err, "reading the branch failed");
+    *out = cJSON_Parse(json);
+    if (AP_HOST_HAS(p->host, free)) p->host->free(json);
+    if (!*out || !cJSON_IsArray(*out)) {
+        cJSON_Delete(*out);
+        *out = NULL;
+        return lc_errf(err, AP_INVALID, "the host's branch is not a JSON array");
+    }
+    return AP_OK;
+}
+
+void plugin_refresh_model(lc_plugin *p)
+{
+    if (!AP_HOST_HAS(p->host, get_model)) return;
+    char *json = NULL, *herr = NULL;
+    if (p->host->get_model(p->host->host_ctx, &json, &herr) != AP_OK) {
+        if (AP_HOST_HAS(p->host, free)) p->host->free(herr);
+        return;
+    }
+    cJSON *m = cJSON_Parse(json);
+    if (AP_HOST_HAS(p->host, free)) p->host->free(json);
+    if (!m) return;
+    const char *prov = cJSON_GetStringValue(cJSON_GetObjectItem(m, "provider"));
+    const char *id = cJSON_GetStringValue(cJSON_GetObjectItem(m, "id"));
+    cJSON *win = cJSON_GetObjectItem(m, "contextWindow");
+    cJSON *mt = cJSON_GetObjectItem(m, "maxTokens");
+    free(p->model);
+    p->model = lc_asprintf("%s/%s", prov ? prov : "unknown", id ? id : "unknown");
+    if (cJSON_IsNumber(win) && win->valuedouble > 0) p->window = (long)win->valuedouble;
+    if (cJSON_IsNumber(mt) && mt->valuedouble > 0) p->max_tokens = (long)mt->valuedouble;
+    cJSON_Delete(m);
+}
+
+int plugin_register_command(lc_plugin *p, const char *name, const char *description,
+                            ap_command_fn fn, char **err)
+{
+    if (!AP_HOST_HAS(p->host, register_command))
+        return lc_errf(err, AP_UNSUPPORTED, "the host cannot register commands");
+    char *herr = NULL;
+    int rc = p->host->register_command(p->host->host_ctx, name, description, fn, p, &herr);
+    if (rc != AP_OK) return plugin_host_error(p, rc, herr, err, "registering a command failed");
+    return AP_OK;
+}
+
+int plugin_register_tool(lc_plugin *p, const char *name, const char *description,
+                         const char *parameters_json, ap_tool_fn fn, char **err)
+{
+    if (!AP_HOST_HAS(p->host, register_tool))
+        return lc_errf(err, AP_UNSUPPORTED, "the host cannot register tools");
+    char *herr = NULL;
+    int rc = p->host->register_tool(p->host->host_ctx, name, description, parameters_json, fn,
+                                    p, &herr);
+    if (rc != AP_OK) return plugin_host_error(p, rc, herr, err, "registering a tool failed");
+    return AP_OK;
+}
+
+int plugin_complete(lc_plugin *p, const char *request_json, char **out_json, char **err)
+{
+    *out_json = NULL;
+    if (!AP_HOST_HAS(p->host, complete))
+        return lc_errf(err, AP_UNSUPPORTED, "the host offers no completion service");
+    char *json = NULL, *herr = NULL;
+    int rc = p->host->complete(p->host->host_ctx, request_json, &json, &herr);
+    if (rc != AP_OK) return plugin_host_error(p, rc, herr, err, "completion failed");
+    *out_json = plugin_take_host_string(p, json);
+    return AP_OK;
+}
+
+char *plugin_text_result(const char *text, int is_error)
+{
+    cJSON *r = cJSON_CreateObject();
+    cJSON *content = cJSON_AddArrayToObject(r, "content");
+    cJSON *block = cJSON_CreateObject();
+    cJSON_AddStringToObject(block, "type", "text");
+    cJSON_AddStringToObject(block, "text", text ? text : "");
+    cJSON_AddItemToArray(content, block);
+    cJSON_AddBoolToObject(r, "isError", is_error);
+    char *s = cJSON_PrintUnformatted(r);
+    cJSON_Delete(r);
+    return s;
+}
+
+/* ---- session facts ------------------------------------------------------------------ */
+
+static void plugin_refresh_session(lc_plugin *p)
+{
+    if (!AP_HOST_HAS(p->host, session_info)) return;
+    char *json = NULL, *herr = NULL;
+    if (p->host->session_info(p->host->host_ctx, &json, &herr) != AP_OK) {
+        if (AP_HOST_HAS(p->host, free)) p->host->free(herr);
+        return;
+    }
+    cJSON *s = cJSON_Parse(json);
+    if (AP_HOST_HAS(p->host, free)) p->host->free(json);
+    if (!s) return;
+    struct { const char *key; char **slot; } facts[] = {
+        {"id", &p->session_id},   {"sessionFile", &p->session_file}, {"cwd", &p->cwd},
+        {"agentHome", &p->agent_home}, {"tmpDir", &p->tmp_dir},
+    };
+    for (size_t i = 0; i < sizeof facts / sizeof facts[0]; i++) {
+        const char *v = cJSON_GetStringValue(cJSON_GetObjectItem(s, facts[i].key));
+        free(*facts[i].slot);
+        *facts[i].slot = lc_strdup(v ? v : "");
+    }
+    cJSON_Delete(s);
+}
+
+/* Count the branch's model-visible messages once at start, so status is true on a
+ * resumed session before any request has run. */
+static void plugin_count_branch(lc_plugin *p, const cJSON *branch)
+{
+    p->branch_messages = 0;
+    p->branch_tokens = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, branch)
+    {
+        const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(e, "type"));
+        if (!type || strcmp(type, "message") != 0) continue;
+        p->branch_messages++;
+        p->branch_tokens += msg_estimate_tokens(cJSON_GetObjectItem(e, "message"));
+    }
+}
+
+/* ---- callbacks ---------------------------------------------------------------------- */
+
+static void plugin_release(void *state, void *ptr)
+{
+    (void)state;
+    free(ptr);
+}
+
+static void plugin_release_context(void *state, ap_context_result *r)
+{
+    (void)state;
+    if (!r) return;
+    for (size_t i = 0; i < r->n_items; i++) free(r->items[i].json);
+    free(r->items);
+    free(r);
+}
+
+static void plugin_unload(void *state)
+{
+    lc_plugin *p = state;
+    if (!p) return;
+    clm_glue_free(p);
+    lcm_glue_free(p);
+    free(p->session_id);
+    free(p->session_file);
+    free(p->cwd);
+    free(p->agent_home);
+    free(p->tmp_dir);
+    free(p->model);
+    free(p);
+}
+
+/* Parse an event; a malformed one is refused rather than guessed at. */
+static cJSON *plugin_parse_event(const char *json, const char *event, char **err)
+{
+    cJSON *ev = json ? cJSON_Parse(json) : cJSON_CreateObject();
+    if (!ev || !cJSON_IsObject(ev)) {
+        cJSON_Delete(ev);
+        lc_errf(err, AP_INVALID, "%s: the event is not a JSON object", event);
+        return NULL;
+    }
+    return ev;
+}
+
+static int plugin_finish(cJSON *ev, cJSON *result, int rc, char **out_json)
+{
+    if (rc == AP_OK && result) *out_json = cJSON_PrintUnformatted(result);
+    cJSON_Delete(result);
+    cJSON_Delete(ev);
+    return rc;
+}
+
+static int on_session_start(void *state, const char *json, char **out_json, char **err)
+{
+    lc_plugin *p = state;
+    *out_json = NULL;
+    cJSON *ev = plugin_parse_event(json, "session_start", err);
+    if (!ev) return AP_INVALID;
+    plugin_refresh_session(p);
+    plugin_refresh_model(p);
+    cJSON *branch = NULL;
+    char *berr = NULL;
+    if (plugin_get_branch(p, &branch, &berr) == AP_OK) plugin_count_branch(p, branch);
+    free(berr);
+    cJSON_Delete(branch);
+    int rc = lcm_glue_session_start(p, ev, err);
+    if (rc == AP_OK) rc = clm_glue_session_start(p, ev, err);
+    return plugin_finish(ev, NULL, rc, out_json);
+}
+
+static int on_session_shutdown(void *state, const char *json, char **out_json, char **err)
+{
+    lc_plugin *p = state;
+    *out_json = NULL;
+    (void)json;
+    int rc = clm_glue_session_shutdown(p, err);
+    int rc2 = lcm_glue_session_shutdown(p, rc == AP_OK ? err : NULL);
+    return rc != AP_OK ? rc : rc2;
+}
+
+static int on_before_agent_start(void *state, const char *json, char **out_json, char **err)
+{
+    lc_plugin *p = state;
+    *out_json = NULL;
+    cJSON *ev = plugin_parse_event(json, "before_agent_start", err);
+    if (!ev) return AP_INVALID;
+    cJSON *out = NULL;
+    int rc = clm_glue_before_agent_start(p, ev, &out, err);
+    return plugin_finish(ev, out, rc, out_json);
+}
+
+static int on_context(void *state, const ap_context_event *ev, ap_context_result **out,
+                      char **err)
+{
+    lc_plugin *p = state;
+    *out = NULL;
+    if (!ev || ev->struct_size < offsetof(ap_context_event, system_prompt))
+        return lc_errf(err, AP_INVALID, "context: the event is missing or too small");
+    p->context_calls++;
+    p->last_n_messages = ev->n_messages;
+    int rc = lcm_glue_context(p, ev, err);
+    if (rc != AP_OK) return rc;
+    return clm_glue_context(p, ev, out, err);
+}
+
+static int on_before_provider_request(void *state, const char *json, char **out_json,
+                                      char **err)
+{
+    lc_plugin *p = state;
+    *out_json = NULL;
+    cJSON *ev = plugin_parse_event(json, "before_provider_request", err);
+    if (!ev) return AP_INVALID;
+    cJSON *out = NULL;
+    int rc = clm_glue_before_provider_request(p, ev, &out, err);
+    return plugin_finish(ev, out, rc, out_json);
+}
+
+static int on_turn_end(void *state, const char *json, char **out_json, char **err)
+{
+    lc_plugin *p = state;
+    *out_json = NULL;
+    cJSON *ev = plugin_parse_event(json, "turn_end", err);
+    if (!ev) return AP_INVALID;
+    int rc = lcm_glue_turn_end(p, ev, err);
+    if (rc == AP_OK) rc = clm_glue_turn_end(p, ev, err);
+    return plugin_finish(ev, NULL, rc, out_json);
+}
+
+static int on_tool_call(void *state, const char *json, char **out_json, char **err)
+{
+    lc_plugin *p = state;
+    *out_json = NULL;
+    cJSON *ev = plugin_parse_event(json, "tool_call", err);
+    if (!ev) return AP_INVALID;
+    cJSON *out = NULL;
+    int rc = clm_glue_tool_call(p, ev, &out, err);
+    return plugin_finish(ev, out, rc, out_json);
+}
+
+static int on_tool_result(void *state, const char *json, char **out_json, char **err)
+{
+    lc_plugin *p = state;
+    *out_json = NULL;
+    cJSON *ev = plugin_parse_event(json, "tool_result", err);
+    if (!ev) return AP_INVALID;
+    cJSON *out = NULL;
+    int rc = clm_glue_tool_result(p, ev, &out, err);
+    return plugin_finish(ev, out, rc, out_json);
+}
+
+/* LCM answers the host's compaction from its DAG when it can; live context may cancel a
+ * threshold compaction while its overflow guard enforces the budget. CLM decides first:
+ * a cancel wins over a supplied compaction. */
+static int on_session_before_compact(void *state, const char *json, char **out_json,
+                                     char **err)
+{
+    lc_plugin *p = state;
+    *out_json = NULL;
+    cJSON *ev = plugin_parse_event(json, "session_before_compact", err);
+    if (!ev) return AP_INVALID;
+    cJSON *out = NULL;
+    int rc = clm_glue_before_compact(p, ev, &out, err);
+    if (rc == AP_OK && !out) rc = lcm_glue_before_compact(p, ev, &out, err);
+    return plugin_finish(ev, out, rc, out_json);
+}
+
+static int on_session_compact(void *state, const char *json, char **out_json, char **err)
+{
+    lc_plugin *p = state;
+    *out_json = NULL;
+    cJSON *ev = plugin_parse_event(json, "session_compact", err);
+    if (!ev) return AP_INVALID;
+    int rc = lcm_glue_compact(p, ev, err);
+    if (rc == AP_OK) rc = clm_glue_compact(p, ev, err);
+    return plugin_finish(ev, NULL, rc, out_json);
+}
+
+static int on_session_tree(void *state, const char *json, char **out_json, char **err)
+{
+    lc_plugin *p = state;
+    *out_json = NULL;
+    cJSON *ev = plugin_parse_event(json, "session_tree", err);
+    if (!ev) return AP_INVALID;
+    int rc = lcm_glue_tree(p, ev, err);
+    if (rc == AP_OK) rc = clm_glue_tree(p, ev, err);
+    return plugin_finish(ev, NULL, rc, out_json);
+}
+
+/* ---- entry point -------------------------------------------------------------------- */
+
+AP_EXPORT int agent_plugin_init(const ap_host_api *host, ap_plugin *plugin, char *errbuf,
+                                size_t errbuf_len)
+{
+    int rc = AP_OK;
+    char *err = NULL;
+    lc_plugin *p = NULL;
+    if (errbuf && errbuf_len) errbuf[0] = '\0';
+    if (!host || !plugin) {
+        rc = lc_errf(&err, AP_INVALID, "agent_plugin_init needs a host table and a descriptor");
+        goto done;
+    }
+    if (host->abi_version != AP_ABI_VERSION) {
+        rc = lc_errf(&err, AP_ABI_MISMATCH,
+                     "lossless-context was built for ABI version %d (API level %d); the host "
+                     "speaks ABI version %u (API level %u)",
+                     AP_ABI_VERSION, AP_API_LEVEL, host->abi_version, host->api_level);
+        goto done;
+    }
+    /* The descriptor must be at least as large as the layout we fill. */
+    if (plugin->struct_size < sizeof(ap_plugin)) {
+        rc = lc_errf(&err, AP_ABI_MISMATCH,
+                     "the host's plugin descriptor is %u bytes; lossless-context needs %zu "
+                     "(API level %d)",
+                     plugin->struct_size, sizeof(ap_plugin), AP_API_LEVEL);
+        goto done;
+    }
+    p = calloc(1, sizeof *p);
+    if (!p) {
+        rc = lc_errf(&err, AP_NOMEM, "out of memory");
+        goto done;
+    }
+    p->host = host;
+    p->window = 128000;
+    plugin->abi_version = AP_ABI_VERSION;
+    plugin->api_level = AP_API_LEVEL;
+    plugin->name = PLUGIN_NAME;
+    plugin->version = PLUGIN_VERSION;
+    plugin->state = p;
+    plugin->release = plugin_release;
+    plugin->release_context = plugin_release_context;
+    plugin->unload = plugin_unload;
+    plugin->session_start = on_session_start;
+    plugin->session_shutdown = on_session_shutdown;
+    plugin->before_agent_start = on_before_agent_start;
+    plugin->context = on_context;
+    plugin->before_provider_request = on_before_provider_request;
+    plugin->turn_end = on_turn_end;
+    plugin->tool_call = on_tool_call;
+    plugin->tool_result = on_tool_result;
+    plugin->session_before_compact = on_session_before_compact;
+    plugin->session_compact = on_session_compact;
+    plugin->session_tree = on_session_tree;
+    plugin_refresh_session(p);
+    plugin_refresh_model(p);
+    if ((rc = lcm_glue_init(p, &err)) != AP_OK) goto done;
+    if ((rc = clm_glue_init(p, &err)) != AP_OK) goto done;
+done:
+    if (rc != AP_OK) {
+        if (errbuf && errbuf_len) snprintf(errbuf, errbuf_len, "%s", err ? err : "init failed");
+        if (p) {
+            plugin->state = NULL;
+            plugin_unload(p);
+        }
+    }
+    free(err);
+    return rc;
+}

@@ -1,0 +1,95 @@
+/*
+ * plugin.h -- the plugin's shared state and its thin wrappers over the host table.
+ *
+ * plugin.c owns the ABI entry point and dispatches every callback to the two glue
+ * modules, clm.c (live context) and lcm.c (lossless store and recall). Glue modules turn
+ * ABI events into engine calls; nothing here knows SQL or the mirror format.
+ * Buffers the plugin returns to the host are malloc'd; plugin->release is free().
+ */
+#ifndef LC_PLUGIN_H
+#define LC_PLUGIN_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "agent_plugin.h"
+
+struct clm_glue;
+struct lcm_glue;
+
+typedef struct lc_plugin {
+    const ap_host_api *host;
+    /* session facts, refreshed at session_start (owned) */
+    char *session_id;
+    char *session_file;
+    char *cwd;
+    char *agent_home;
+    char *tmp_dir;
+    /* the model, refreshed at session_start and before each request */
+    char *model;        /* "provider/id" */
+    long window;        /* context window in tokens */
+    long max_tokens;
+    /* what the last `context` call carried (for status before any store exists) */
+    size_t last_n_messages;
+    size_t last_est_tokens;
+    unsigned long context_calls;
+    /* the active branch's messages as counted at session_start (status on resume) */
+    size_t branch_messages;
+    size_t branch_tokens;
+    struct clm_glue *clm;
+    struct lcm_glue *lcm;
+} lc_plugin;
+
+/* Host wrappers: each checks that the host offers the slot (AP_HOST_HAS). */
+void plugin_log(lc_plugin *p, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void plugin_notify(lc_plugin *p, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Append a custom entry; `data` is serialized. *out_id (optional) malloc'd. */
+int plugin_append_custom(lc_plugin *p, const char *custom_type, const cJSON *data,
+                         char **out_id, char **err);
+/* The active branch as a parsed cJSON array (caller deletes). */
+int plugin_get_branch(lc_plugin *p, cJSON **out, char **err);
+/* Refresh model facts from the host. */
+void plugin_refresh_model(lc_plugin *p);
+int plugin_register_command(lc_plugin *p, const char *name, const char *description,
+                            ap_command_fn fn, char **err);
+int plugin_register_tool(lc_plugin *p, const char *name, const char *description,
+                         const char *parameters_json, ap_tool_fn fn, char **err);
+/* Completion through the host (AP_UNSUPPORTED when the host has no model). Safe from a
+ * worker thread. *out_json malloc'd. */
+int plugin_complete(lc_plugin *p, const char *request_json, char **out_json, char **err);
+
+/* A tool result {"content":[{"type":"text","text":text}],"isError":is_error} (malloc'd). */
+char *plugin_text_result(const char *text, int is_error);
+
+/* Glue interface: every function returns AP_OK or a failure with *err set. A NULL
+ * *out means "no change". Events arrive parsed; results are cJSON the caller frees. */
+int clm_glue_init(lc_plugin *p, char **err);
+void clm_glue_free(lc_plugin *p);
+int clm_glue_session_start(lc_plugin *p, const cJSON *ev, char **err);
+int clm_glue_session_shutdown(lc_plugin *p, char **err);
+int clm_glue_before_agent_start(lc_plugin *p, const cJSON *ev, cJSON **out, char **err);
+int clm_glue_context(lc_plugin *p, const ap_context_event *ev, ap_context_result **out,
+                     char **err);
+int clm_glue_before_provider_request(lc_plugin *p, const cJSON *ev, cJSON **out, char **err);
+int clm_glue_turn_end(lc_plugin *p, const cJSON *ev, char **err);
+int clm_glue_tool_call(lc_plugin *p, const cJSON *ev, cJSON **out, char **err);
+int clm_glue_tool_result(lc_plugin *p, const cJSON *ev, cJSON **out, char **err);
+int clm_glue_before_compact(lc_plugin *p, const cJSON *ev, cJSON **out, char **err);
+int clm_glue_compact(lc_plugin *p, const cJSON *ev, char **err);
+int clm_glue_tree(lc_plugin *p, const cJSON *ev, char **err);
+
+int lcm_glue_init(lc_plugin *p, char **err);
+void lcm_glue_free(lc_plugin *p);
+int lcm_glue_session_start(lc_plugin *p, const cJSON *ev, char **err);
+int lcm_glue_session_shutdown(lc_plugin *p, char **err);
+/* Runs before clm_glue_context on the raw input: ingest what is new. */
+int lcm_glue_context(lc_plugin *p, const ap_context_event *ev, char **err);
+int lcm_glue_turn_end(lc_plugin *p, const cJSON *ev, char **err);
+int lcm_glue_before_compact(lc_plugin *p, const cJSON *ev, cJSON **out, char **err);
+int lcm_glue_compact(lc_plugin *p, const cJSON *ev, char **err);
+int lcm_glue_tree(lc_plugin *p, const cJSON *ev, char **err);
+
+#endif
