@@ -37,8 +37,7 @@ static int example_echo(void *ud, const char *call_json, char **out, char **err)
         else if (c == '"' || c == '\\') s[k++] = '\\', s[k++] = (char)c;
         else s[k++] = (char)c;
     }
-    strcpy(s + k, "\"}]}");
-    return *out = s, AP_OK;
+    return strcpy(s + k, "\"}]}"), *out = s, AP_OK;
 }
 static void example_release(void *st, void *p) { (void)st, free(p); }
 static void example_release_context(void *st, ap_context_result *r) { (void)st, (void)r; }
@@ -46,11 +45,12 @@ static void example_unload(void *st) { (void)st; }
 AP_EXPORT int agent_plugin_init(const ap_host_api *host, ap_plugin *p, char *errbuf, size_t errlen)
 {
     if (host->abi_version != EXAMPLE_ABI_VERSION)
-        return snprintf(errbuf, errlen, "example plugin speaks plugin ABI %d but the host speaks %u",
+        return snprintf(errbuf, errlen, "example plugin was built for ABI version %d; this host speaks ABI version %u",
                         EXAMPLE_ABI_VERSION, (unsigned)host->abi_version), AP_ABI_MISMATCH;
-    *p = (ap_plugin){.struct_size = p->struct_size, .abi_version = EXAMPLE_ABI_VERSION,
-        .api_level = AP_API_LEVEL, .name = "example", .version = "1.0.0", .release = example_release,
-        .release_context = example_release_context, .unload = example_unload, .context = example_context};
+    /* Field by field: never write past the host's p->struct_size (all of these are level 1). */
+    p->abi_version = EXAMPLE_ABI_VERSION, p->api_level = AP_API_LEVEL, p->name = "example";
+    p->version = "1.0.0", p->context = example_context, p->release = example_release;
+    p->release_context = example_release_context, p->unload = example_unload;
     if (host->register_command(host->host_ctx, "example", "Count context calls", example_command, NULL, NULL) ||
         host->register_tool(host->host_ctx, "example_echo", "Echo the arguments as text",
                             "{\"type\":\"object\"}", example_echo, NULL, NULL))

@@ -1,0 +1,99 @@
+/*
+ * jsonl.c -- JSON Lines reader over stdio's getline (see jsonl.h). getline already handles
+ * lines of any length and embedded NULs; this file adds "\r\n", blank-line skipping,
+ * line numbers and resumable byte offsets.
+ */
+#include "jsonl.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include "util.h"
+
+struct jsonl_reader {
+    FILE *f;
+    char *buf;        /* getline's buffer, reused across lines */
+    size_t cap;
+    size_t lineno;    /* physical lines consumed so far */
+    long long offset; /* bytes consumed so far */
+    int last_complete;
+    char *error;
+};
+
+int jsonl_open_at(const char *path, long long offset, jsonl_reader **out, char **err)
+{
+    int rc = LC_OK;
+    jsonl_reader *r = calloc(1, sizeof *r);
+    *out = NULL;
+    if (!r) return lc_errf(err, LC_NOMEM, "out of memory opening %s", path);
+    r->last_complete = 1;
+    r->f = fopen(path, "re");
+    if (!r->f) {
+        rc = lc_errf(err, errno == ENOENT ? LC_NOTFOUND : LC_ERR, "cannot open %s: %s", path,
+                     strerror(errno));
+        goto done;
+    }
+    if (offset > 0 && fseeko(r->f, (off_t)offset, SEEK_SET) != 0) {
+        rc = lc_errf(err, LC_ERR, "cannot seek %s to %lld: %s", path, offset, strerror(errno));
+        goto done;
+    }
+    r->offset = offset > 0 ? offset : 0;
+    *out = r;
+    r = NULL;
+done:
+    jsonl_close(r);
+    return rc;
+}
+
+int jsonl_open(const char *path, jsonl_reader **out, char **err)
+{
+    return jsonl_open_at(path, 0, out, err);
+}
+
+int jsonl_next(jsonl_reader *r, const char **line, size_t *len, size_t *lineno)
+{
+    for (;;) {
+        errno = 0;
+        ssize_t n = getline(&r->buf, &r->cap, r->f);
+        if (n < 0) {
+            if (ferror(r->f)) {
+                int code = errno == ENOMEM ? LC_NOMEM : LC_ERR;
+                return lc_errf(&r->error, code, "cannot read line %zu: %s", r->lineno + 1,
+                               strerror(errno ? errno : EIO));
+            }
+            return LC_NOTFOUND;
+        }
+        r->lineno++;
+        r->offset += n;
+        size_t l = (size_t)n;
+        r->last_complete = l > 0 && r->buf[l - 1] == '\n';
+        if (l > 0 && r->buf[l - 1] == '\n') l--;
+        if (l > 0 && r->buf[l - 1] == '\r') l--;
+        r->buf[l] = '\0';
+        size_t i = 0;
+        while (i < l && (r->buf[i] == ' ' || r->buf[i] == '\t' || r->buf[i] == '\r')) i++;
+        if (i == l) continue; /* blank: writers may leave them, they carry nothing */
+        *line = r->buf;
+        *len = l;
+        if (lineno) *lineno = r->lineno;
+        return LC_OK;
+    }
+}
+
+long long jsonl_offset(const jsonl_reader *r) { return r->offset; }
+
+int jsonl_last_complete(const jsonl_reader *r) { return r->last_complete; }
+
+const char *jsonl_error(const jsonl_reader *r) { return r->error; }
+
+void jsonl_close(jsonl_reader *r)
+{
+    if (!r) return;
+    if (r->f) fclose(r->f);
+    free(r->buf);
+    free(r->error);
+    free(r);
+}

@@ -1,0 +1,291 @@
+/*
+ * message.c -- the AgentMessage model (see message.h): role names, the text the engine
+ * indexes and shows for a message, and the token estimate. Every accessor tolerates any
+ * JSON: a field of the wrong type is treated as absent, never as an error.
+ */
+#include "message.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+/* Same figure as the reference host: an image costs as much as 4,800 characters. */
+#define MSG_IMAGE_TOKENS 1200
+
+static const char *const msg_role_names[] = {
+    [MSG_ROLE_UNKNOWN] = "unknown",
+    [MSG_ROLE_USER] = "user",
+    [MSG_ROLE_ASSISTANT] = "assistant",
+    [MSG_ROLE_TOOL_RESULT] = "toolResult",
+    [MSG_ROLE_CUSTOM] = "custom",
+    [MSG_ROLE_COMPACTION_SUMMARY] = "compactionSummary",
+    [MSG_ROLE_BRANCH_SUMMARY] = "branchSummary",
+    [MSG_ROLE_BASH_EXECUTION] = "bashExecution",
+};
+
+#define MSG_N_ROLES (sizeof msg_role_names / sizeof msg_role_names[0])
+
+const char *msg_role_name(msg_role role)
+{
+    if ((size_t)role >= MSG_N_ROLES) return msg_role_names[MSG_ROLE_UNKNOWN];
+    return msg_role_names[role];
+}
+
+msg_role msg_role_parse(const char *name)
+{
+    if (!name) return MSG_ROLE_UNKNOWN;
+    for (size_t i = 1; i < MSG_N_ROLES; i++) {
+        if (strcmp(name, msg_role_names[i]) == 0) return (msg_role)i;
+    }
+    return MSG_ROLE_UNKNOWN;
+}
+
+/* A member that is a string, else NULL (absent and wrong-typed look the same). */
+static const char *msg_str(const cJSON *obj, const char *key)
+{
+    if (!cJSON_IsObject(obj)) return NULL;
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* A member that is present with a value that carries information (not null/false). */
+static int msg_has_meaningful(const cJSON *obj, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    return v && !cJSON_IsNull(v) && !cJSON_IsFalse(v);
+}
+
+msg_role msg_role_of(const cJSON *message) { return msg_role_parse(msg_str(message, "role")); }
+
+/* Length as JavaScript counts it (UTF-16 code units), so estimates agree with the
+ * reference host: one per code point, two for code points outside the BMP (4-byte
+ * UTF-8 sequences). Continuation bytes count nothing. */
+static size_t msg_js_length(const char *s)
+{
+    size_t n = 0;
+    if (!s) return 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if ((*p & 0xC0) == 0x80) continue;
+        n += (*p >= 0xF0) ? 2 : 1;
+    }
+    return n;
+}
+
+/* Separator-aware append: parts of a derived text are joined by one newline. */
+static void msg_part(sbuf *b, const char *s, size_t n)
+{
+    if (b->len > 0) sb_putc(b, '\n');
+    sb_append(b, s, n);
+}
+
+/* Appends the text of a content value (string or block array) and reports whether the
+ * blocks can be rebuilt from that text. Tool calls are collected in `calls` so that the
+ * assistant's text lists them after its prose. */
+static void msg_content_text(const cJSON *content, sbuf *b, sbuf *calls, int *complete)
+{
+    if (cJSON_IsString(content)) {
+        msg_part(b, content->valuestring, strlen(content->valuestring));
+        return;
+    }
+    if (!cJSON_IsArray(content)) return;
+    int n_text = 0;
+    const cJSON *block;
+    cJSON_ArrayForEach(block, content)
+    {
+        const char *type = msg_str(block, "type");
+        if (type && strcmp(type, "text") == 0) {
+            const char *text = msg_str(block, "text");
+            if (text) msg_part(b, text, strlen(text));
+            /* The signature must travel back to the provider verbatim. */
+            if (msg_has_meaningful(block, "textSignature")) *complete = 0;
+            n_text++;
+        } else if (type && strcmp(type, "image") == 0) {
+            const char *mime = msg_str(block, "mimeType");
+            char *marker = lc_asprintf("[image %s]", mime ? mime : "unknown");
+            if (marker) msg_part(b, marker, strlen(marker));
+            else b->oom = 1;
+            free(marker);
+            *complete = 0;
+        } else if (type && strcmp(type, "toolCall") == 0) {
+            const char *name = msg_str(block, "name");
+            const cJSON *args = cJSON_GetObjectItemCaseSensitive(block, "arguments");
+            char *args_json = args ? cJSON_PrintUnformatted(args) : NULL;
+            if (calls->len > 0) sb_putc(calls, '\n');
+            sb_printf(calls, "[toolCall %s] %s", name ? name : "?", args_json ? args_json : "{}");
+            free(args_json);
+            /* The call id pairs it with its result and is not in the text. */
+            *complete = 0;
+        } else {
+            /* thinking (kept out of the text on purpose) and blocks we do not know. */
+            *complete = 0;
+        }
+    }
+    /* Several text blocks joined by newlines cannot be split back exactly. */
+    if (n_text > 1) *complete = 0;
+}
+
+char *msg_derive_text(const cJSON *message, int *complete)
+{
+    sbuf b = {0};
+    sbuf calls = {0};
+    int full = 1;
+    const cJSON *content = cJSON_IsObject(message)
+                               ? cJSON_GetObjectItemCaseSensitive(message, "content")
+                               : NULL;
+    switch (msg_role_of(message)) {
+    case MSG_ROLE_USER:
+    case MSG_ROLE_ASSISTANT:
+        msg_content_text(content, &b, &calls, &full);
+        break;
+    case MSG_ROLE_TOOL_RESULT:
+        msg_content_text(content, &b, &calls, &full);
+        if (msg_has_meaningful(message, "details") || msg_has_meaningful(message, "isError"))
+            full = 0;
+        break;
+    case MSG_ROLE_CUSTOM:
+        msg_content_text(content, &b, &calls, &full);
+        /* customType and display decide how the host shows it; keep the original. */
+        full = 0;
+        break;
+    case MSG_ROLE_COMPACTION_SUMMARY:
+    case MSG_ROLE_BRANCH_SUMMARY: {
+        const char *summary = msg_str(message, "summary");
+        if (summary) sb_puts(&b, summary);
+        break;
+    }
+    case MSG_ROLE_BASH_EXECUTION: {
+        const char *command = msg_str(message, "command");
+        const char *output = msg_str(message, "output");
+        sb_printf(&b, "$ %s\n%s", command ? command : "", output ? output : "");
+        /* exit code, cancellation and truncation are not in the text. */
+        full = 0;
+        break;
+    }
+    case MSG_ROLE_UNKNOWN:
+        msg_content_text(content, &b, &calls, &full);
+        full = 0;
+        break;
+    }
+    if (calls.len > 0) msg_part(&b, calls.p, calls.len);
+    if (calls.oom) b.oom = 1;
+    sb_free(&calls);
+    if (complete) *complete = full;
+    return sb_detach(&b);
+}
+
+/* Characters and images of a content value, counted as the reference estimator does. */
+static void msg_content_size(const cJSON *content, size_t *chars, size_t *images)
+{
+    if (cJSON_IsString(content)) {
+        *chars += msg_js_length(content->valuestring);
+        return;
+    }
+    if (!cJSON_IsArray(content)) return;
+    const cJSON *block;
+    cJSON_ArrayForEach(block, content)
+    {
+        const char *type = msg_str(block, "type");
+        if (!type) continue;
+        if (strcmp(type, "text") == 0) {
+            *chars += msg_js_length(msg_str(block, "text"));
+        } else if (strcmp(type, "thinking") == 0) {
+            *chars += msg_js_length(msg_str(block, "thinking"));
+        } else if (strcmp(type, "image") == 0) {
+            (*images)++;
+        } else if (strcmp(type, "toolCall") == 0) {
+            *chars += msg_js_length(msg_str(block, "name"));
+            const cJSON *args = cJSON_GetObjectItemCaseSensitive(block, "arguments");
+            if (args) {
+                char *json = cJSON_PrintUnformatted(args);
+                *chars += msg_js_length(json);
+                free(json);
+            }
+        }
+    }
+}
+
+size_t msg_estimate_tokens(const cJSON *message)
+{
+    size_t chars = 0;
+    size_t images = 0;
+    const cJSON *content = cJSON_IsObject(message)
+                               ? cJSON_GetObjectItemCaseSensitive(message, "content")
+                               : NULL;
+    switch (msg_role_of(message)) {
+    case MSG_ROLE_USER:
+    case MSG_ROLE_ASSISTANT:
+    case MSG_ROLE_TOOL_RESULT:
+    case MSG_ROLE_CUSTOM:
+        msg_content_size(content, &chars, &images);
+        break;
+    case MSG_ROLE_COMPACTION_SUMMARY:
+    case MSG_ROLE_BRANCH_SUMMARY:
+        chars = msg_js_length(msg_str(message, "summary"));
+        break;
+    case MSG_ROLE_BASH_EXECUTION:
+        chars = msg_js_length(msg_str(message, "command")) +
+                msg_js_length(msg_str(message, "output"));
+        break;
+    case MSG_ROLE_UNKNOWN:
+        return 0;
+    }
+    return (chars + 3) / 4 + images * MSG_IMAGE_TOKENS;
+}
+
+size_t msg_estimate_tokens_json(const char *json)
+{
+    if (!json) return 0;
+    cJSON *m = cJSON_Parse(json);
+    if (!m) return 0;
+    size_t n = msg_estimate_tokens(m);
+    cJSON_Delete(m);
+    return n;
+}
+
+const char *msg_tool_call_id(const cJSON *message)
+{
+    return msg_role_of(message) == MSG_ROLE_TOOL_RESULT ? msg_str(message, "toolCallId") : NULL;
+}
+
+const char *msg_tool_name(const cJSON *message)
+{
+    return msg_role_of(message) == MSG_ROLE_TOOL_RESULT ? msg_str(message, "toolName") : NULL;
+}
+
+int msg_tool_call_count(const cJSON *message)
+{
+    if (msg_role_of(message) != MSG_ROLE_ASSISTANT) return 0;
+    const cJSON *content = cJSON_GetObjectItemCaseSensitive(message, "content");
+    if (!cJSON_IsArray(content)) return 0;
+    int n = 0;
+    const cJSON *block;
+    cJSON_ArrayForEach(block, content)
+    {
+        const char *type = msg_str(block, "type");
+        if (type && strcmp(type, "toolCall") == 0) n++;
+    }
+    return n;
+}
+
+/* A usage counter as a non-negative long; anything else counts as absent (0). */
+static long msg_count(const cJSON *usage, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(usage, key);
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble <= 0) return 0;
+    if (v->valuedouble >= (double)LONG_MAX) return 0;
+    return (long)v->valuedouble;
+}
+
+long msg_usage_total(const cJSON *message)
+{
+    if (msg_role_of(message) != MSG_ROLE_ASSISTANT) return 0;
+    const cJSON *usage = cJSON_GetObjectItemCaseSensitive(message, "usage");
+    if (!cJSON_IsObject(usage)) return 0;
+    long total = msg_count(usage, "totalTokens");
+    if (total > 0) return total;
+    return msg_count(usage, "input") + msg_count(usage, "output") +
+           msg_count(usage, "cacheRead") + msg_count(usage, "cacheWrite");
+}

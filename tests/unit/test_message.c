@@ -1,0 +1,334 @@
+/* test_message.c -- the AgentMessage model: role names, derived text of every role, the
+ * completeness flag, the token estimate, tool-call accessors and usage totals. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "message.h"
+
+/* Derived text of a JSON literal; *complete receives the flag. */
+static char *derive(const char *json, int *complete)
+{
+    cJSON *m = cJSON_Parse(json);
+    assert_non_null(m);
+    char *text = msg_derive_text(m, complete);
+    assert_non_null(text);
+    cJSON_Delete(m);
+    return text;
+}
+
+static void assert_derives(const char *json, const char *want_text, int want_complete)
+{
+    int complete = -1;
+    char *text = derive(json, &complete);
+    assert_string_equal(text, want_text);
+    assert_int_equal(complete, want_complete);
+    free(text);
+}
+
+static void test_role_names_round_trip(void **state)
+{
+    (void)state;
+    for (int r = MSG_ROLE_USER; r <= MSG_ROLE_BASH_EXECUTION; r++) {
+        assert_int_equal(msg_role_parse(msg_role_name((msg_role)r)), r);
+    }
+    assert_string_equal(msg_role_name(MSG_ROLE_TOOL_RESULT), "toolResult");
+    assert_string_equal(msg_role_name(MSG_ROLE_UNKNOWN), "unknown");
+    assert_int_equal(msg_role_parse("system"), MSG_ROLE_UNKNOWN);
+    assert_int_equal(msg_role_parse(NULL), MSG_ROLE_UNKNOWN);
+}
+
+static void test_role_of_wrong_typed_role_is_unknown(void **state)
+{
+    (void)state;
+    cJSON *m = cJSON_Parse("{\"role\":7,\"content\":\"x\"}");
+    assert_int_equal(msg_role_of(m), MSG_ROLE_UNKNOWN);
+    cJSON_Delete(m);
+    cJSON *arr = cJSON_Parse("[\"user\"]");
+    assert_int_equal(msg_role_of(arr), MSG_ROLE_UNKNOWN);
+    cJSON_Delete(arr);
+    assert_int_equal(msg_role_of(NULL), MSG_ROLE_UNKNOWN);
+}
+
+static void test_user_string_content_is_complete_text(void **state)
+{
+    (void)state;
+    assert_derives("{\"role\":\"user\",\"content\":\"fix the bug\",\"timestamp\":1}", "fix the bug",
+                   1);
+}
+
+static void test_user_single_text_block_is_complete_text(void **state)
+{
+    (void)state;
+    assert_derives("{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hello\"}]}",
+                   "hello", 1);
+}
+
+static void test_user_text_blocks_join_with_newline_and_are_not_complete(void **state)
+{
+    (void)state;
+    assert_derives("{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"a\"},"
+                   "{\"type\":\"text\",\"text\":\"b\"}]}",
+                   "a\nb", 0);
+}
+
+static void test_user_image_becomes_marker_and_is_not_complete(void **state)
+{
+    (void)state;
+    assert_derives("{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"look\"},"
+                   "{\"type\":\"image\",\"data\":\"AAAA\",\"mimeType\":\"image/png\"}]}",
+                   "look\n[image image/png]", 0);
+}
+
+static void test_assistant_text_then_tool_call_lines(void **state)
+{
+    (void)state;
+    assert_derives(
+        "{\"role\":\"assistant\",\"content\":["
+        "{\"type\":\"toolCall\",\"id\":\"c1\",\"name\":\"read\",\"arguments\":{\"path\":\"a.c\"}},"
+        "{\"type\":\"text\",\"text\":\"Reading two files.\"},"
+        "{\"type\":\"toolCall\",\"id\":\"c2\",\"name\":\"bash\",\"arguments\":{\"command\":\"ls\"}}],"
+        "\"stopReason\":\"toolUse\"}",
+        "Reading two files.\n[toolCall read] {\"path\":\"a.c\"}\n[toolCall bash] {\"command\":\"ls\"}",
+        0);
+}
+
+static void test_assistant_plain_text_is_complete(void **state)
+{
+    (void)state;
+    assert_derives("{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"done\"}],"
+                   "\"usage\":{\"input\":1,\"output\":2}}",
+                   "done", 1);
+}
+
+static void test_assistant_thinking_is_left_out_and_not_complete(void **state)
+{
+    (void)state;
+    assert_derives("{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\",\"thinking\":"
+                   "\"secret plan\",\"thinkingSignature\":\"sig\"},{\"type\":\"text\",\"text\":"
+                   "\"answer\"}]}",
+                   "answer", 0);
+}
+
+static void test_text_signature_makes_message_not_complete(void **state)
+{
+    (void)state;
+    assert_derives("{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"hi\","
+                   "\"textSignature\":\"abc\"}]}",
+                   "hi", 0);
+}
+
+static void test_unknown_block_type_is_not_complete(void **state)
+{
+    (void)state;
+    assert_derives("{\"role\":\"user\",\"content\":[{\"type\":\"audio\",\"data\":\"x\"},"
+                   "{\"type\":\"text\",\"text\":\"t\"}]}",
+                   "t", 0);
+}
+
+static void test_tool_result_text_and_accessors(void **state)
+{
+    (void)state;
+    const char *json = "{\"role\":\"toolResult\",\"toolCallId\":\"c1\",\"toolName\":\"read\","
+                       "\"content\":[{\"type\":\"text\",\"text\":\"int main;\"}],\"isError\":false}";
+    assert_derives(json, "int main;", 1);
+    cJSON *m = cJSON_Parse(json);
+    assert_string_equal(msg_tool_call_id(m), "c1");
+    assert_string_equal(msg_tool_name(m), "read");
+    cJSON_Delete(m);
+}
+
+static void test_tool_result_with_details_or_error_is_not_complete(void **state)
+{
+    (void)state;
+    assert_derives("{\"role\":\"toolResult\",\"toolCallId\":\"c1\",\"toolName\":\"bash\","
+                   "\"content\":[{\"type\":\"text\",\"text\":\"boom\"}],\"isError\":true}",
+                   "boom", 0);
+    assert_derives("{\"role\":\"toolResult\",\"toolCallId\":\"c1\",\"toolName\":\"edit\","
+                   "\"content\":[{\"type\":\"text\",\"text\":\"ok\"}],\"details\":{\"diff\":\"+\"}}",
+                   "ok", 0);
+}
+
+static void test_custom_message_text_keeps_original(void **state)
+{
+    (void)state;
+    assert_derives("{\"role\":\"custom\",\"customType\":\"note\",\"content\":\"remember X\","
+                   "\"display\":true}",
+                   "remember X", 0);
+    assert_derives("{\"role\":\"custom\",\"customType\":\"note\",\"content\":[{\"type\":\"text\","
+                   "\"text\":\"block\"}],\"display\":false}",
+                   "block", 0);
+}
+
+static void test_summaries_derive_their_summary(void **state)
+{
+    (void)state;
+    assert_derives("{\"role\":\"compactionSummary\",\"summary\":\"We fixed it.\","
+                   "\"tokensBefore\":50000}",
+                   "We fixed it.", 1);
+    assert_derives("{\"role\":\"branchSummary\",\"summary\":\"Tried B.\",\"fromId\":\"e9\"}",
+                   "Tried B.", 1);
+}
+
+static void test_bash_execution_derives_prompt_and_output(void **state)
+{
+    (void)state;
+    assert_derives("{\"role\":\"bashExecution\",\"command\":\"make\",\"output\":\"ok\\n\","
+                   "\"exitCode\":0,\"cancelled\":false,\"truncated\":false}",
+                   "$ make\nok\n", 0);
+}
+
+static void test_wrong_types_are_treated_as_absent(void **state)
+{
+    (void)state;
+    assert_derives("{\"role\":\"user\",\"content\":42}", "", 1);
+    assert_derives("{\"role\":\"user\",\"content\":[7,null,{\"type\":\"text\",\"text\":5}]}", "", 0);
+    assert_derives("{\"role\":\"compactionSummary\",\"summary\":[1]}", "", 1);
+    assert_derives("{\"role\":\"bashExecution\",\"command\":{},\"output\":null}", "$ \n", 0);
+    assert_derives("{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\",\"name\":3}]}",
+                   "[toolCall ?] {}", 0);
+    cJSON *m = cJSON_Parse("{\"role\":\"toolResult\",\"toolCallId\":1,\"toolName\":[]}");
+    assert_null(msg_tool_call_id(m));
+    assert_null(msg_tool_name(m));
+    cJSON_Delete(m);
+}
+
+static void test_derive_text_of_non_object_is_empty_and_not_complete(void **state)
+{
+    (void)state;
+    int complete = -1;
+    char *text = msg_derive_text(NULL, &complete);
+    assert_string_equal(text, "");
+    assert_int_equal(complete, 0);
+    free(text);
+}
+
+static void test_estimate_rounds_characters_up_to_tokens(void **state)
+{
+    (void)state;
+    assert_int_equal(msg_estimate_tokens_json("{\"role\":\"user\",\"content\":\"\"}"), 0);
+    assert_int_equal(msg_estimate_tokens_json("{\"role\":\"user\",\"content\":\"abcd\"}"), 1);
+    assert_int_equal(msg_estimate_tokens_json("{\"role\":\"user\",\"content\":\"abcde\"}"), 2);
+}
+
+static void test_estimate_counts_images_as_1200_tokens(void **state)
+{
+    (void)state;
+    assert_int_equal(msg_estimate_tokens_json(
+                         "{\"role\":\"toolResult\",\"toolCallId\":\"c\",\"toolName\":\"read\","
+                         "\"content\":[{\"type\":\"text\",\"text\":\"12345678\"},"
+                         "{\"type\":\"image\",\"data\":\"AAAAAAAAAAAAAAAAAAAA\",\"mimeType\":"
+                         "\"image/png\"},{\"type\":\"image\",\"data\":\"\",\"mimeType\":\"x\"}]}"),
+                     2 + 2 * 1200);
+}
+
+static void test_estimate_counts_thinking_and_tool_call_arguments(void **state)
+{
+    (void)state;
+    /* thinking 8 + text 4 + name "read" 4 + {"p":"abcdef"} 14 = 30 chars -> 8 tokens */
+    assert_int_equal(msg_estimate_tokens_json(
+                         "{\"role\":\"assistant\",\"content\":["
+                         "{\"type\":\"thinking\",\"thinking\":\"12345678\"},"
+                         "{\"type\":\"text\",\"text\":\"abcd\"},"
+                         "{\"type\":\"toolCall\",\"id\":\"x\",\"name\":\"read\","
+                         "\"arguments\":{\"p\":\"abcdef\"}}]}"),
+                     8);
+}
+
+static void test_estimate_counts_utf16_units_like_the_reference(void **state)
+{
+    (void)state;
+    /* "é" is one unit (2 bytes), "😀" two units (4 bytes): 4 x é = 4 units -> 1 token. */
+    assert_int_equal(msg_estimate_tokens_json(
+                         "{\"role\":\"user\",\"content\":\"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\"}"),
+                     1);
+    assert_int_equal(msg_estimate_tokens_json(
+                         "{\"role\":\"user\",\"content\":\"\xf0\x9f\x98\x80\xf0\x9f\x98\x80" "a\"}"),
+                     2);
+}
+
+static void test_estimate_of_other_roles(void **state)
+{
+    (void)state;
+    assert_int_equal(msg_estimate_tokens_json("{\"role\":\"bashExecution\",\"command\":\"ls\","
+                                              "\"output\":\"abcdefg\"}"),
+                     3);
+    assert_int_equal(
+        msg_estimate_tokens_json("{\"role\":\"branchSummary\",\"summary\":\"123456789\"}"), 3);
+    assert_int_equal(msg_estimate_tokens_json("{\"role\":\"custom\",\"customType\":\"n\","
+                                              "\"content\":\"12345\"}"),
+                     2);
+    assert_int_equal(msg_estimate_tokens_json("{\"role\":\"system\",\"content\":\"1234\"}"), 0);
+    assert_int_equal(msg_estimate_tokens_json("{not json"), 0);
+    assert_int_equal(msg_estimate_tokens_json(NULL), 0);
+}
+
+static void test_tool_call_count_counts_only_assistant_tool_calls(void **state)
+{
+    (void)state;
+    cJSON *a = cJSON_Parse("{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\"},"
+                           "{\"type\":\"text\",\"text\":\"x\"},{\"type\":\"toolCall\"}]}");
+    cJSON *u = cJSON_Parse("{\"role\":\"user\",\"content\":[{\"type\":\"toolCall\"}]}");
+    assert_int_equal(msg_tool_call_count(a), 2);
+    assert_int_equal(msg_tool_call_count(u), 0);
+    assert_null(msg_tool_call_id(a));
+    cJSON_Delete(a);
+    cJSON_Delete(u);
+}
+
+static void test_usage_total_prefers_total_tokens_then_sums_parts(void **state)
+{
+    (void)state;
+    cJSON *t = cJSON_Parse("{\"role\":\"assistant\",\"content\":[],\"usage\":{\"input\":10,"
+                           "\"output\":5,\"cacheRead\":100,\"cacheWrite\":1,\"totalTokens\":116,"
+                           "\"cost\":{\"total\":0.1}}}");
+    cJSON *s = cJSON_Parse("{\"role\":\"assistant\",\"content\":[],\"usage\":{\"input\":10,"
+                           "\"output\":5,\"cacheRead\":\"many\",\"cacheWrite\":2}}");
+    cJSON *n = cJSON_Parse("{\"role\":\"assistant\",\"content\":[]}");
+    cJSON *u = cJSON_Parse("{\"role\":\"user\",\"usage\":{\"totalTokens\":9}}");
+    assert_int_equal(msg_usage_total(t), 116);
+    assert_int_equal(msg_usage_total(s), 17);
+    assert_int_equal(msg_usage_total(n), 0);
+    assert_int_equal(msg_usage_total(u), 0);
+    cJSON_Delete(t);
+    cJSON_Delete(s);
+    cJSON_Delete(n);
+    cJSON_Delete(u);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_role_names_round_trip),
+        cmocka_unit_test(test_role_of_wrong_typed_role_is_unknown),
+        cmocka_unit_test(test_user_string_content_is_complete_text),
+        cmocka_unit_test(test_user_single_text_block_is_complete_text),
+        cmocka_unit_test(test_user_text_blocks_join_with_newline_and_are_not_complete),
+        cmocka_unit_test(test_user_image_becomes_marker_and_is_not_complete),
+        cmocka_unit_test(test_assistant_text_then_tool_call_lines),
+        cmocka_unit_test(test_assistant_plain_text_is_complete),
+        cmocka_unit_test(test_assistant_thinking_is_left_out_and_not_complete),
+        cmocka_unit_test(test_text_signature_makes_message_not_complete),
+        cmocka_unit_test(test_unknown_block_type_is_not_complete),
+        cmocka_unit_test(test_tool_result_text_and_accessors),
+        cmocka_unit_test(test_tool_result_with_details_or_error_is_not_complete),
+        cmocka_unit_test(test_custom_message_text_keeps_original),
+        cmocka_unit_test(test_summaries_derive_their_summary),
+        cmocka_unit_test(test_bash_execution_derives_prompt_and_output),
+        cmocka_unit_test(test_wrong_types_are_treated_as_absent),
+        cmocka_unit_test(test_derive_text_of_non_object_is_empty_and_not_complete),
+        cmocka_unit_test(test_estimate_rounds_characters_up_to_tokens),
+        cmocka_unit_test(test_estimate_counts_images_as_1200_tokens),
+        cmocka_unit_test(test_estimate_counts_thinking_and_tool_call_arguments),
+        cmocka_unit_test(test_estimate_counts_utf16_units_like_the_reference),
+        cmocka_unit_test(test_estimate_of_other_roles),
+        cmocka_unit_test(test_tool_call_count_counts_only_assistant_tool_calls),
+        cmocka_unit_test(test_usage_total_prefers_total_tokens_then_sums_parts),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,266 @@
+/* test_util.c -- the shared mechanisms: sbuf growth and detach, error strings, folder
+ * creation with modes, whole-file reads and atomic replacement. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util.h"
+
+/* A fresh temporary folder per test, removed (with its files) afterwards. */
+static int make_tmpdir(void **state)
+{
+    char *dir = strdup("/tmp/lc-test-util-XXXXXX");
+    if (!dir || !mkdtemp(dir)) return -1;
+    *state = dir;
+    return 0;
+}
+
+static int remove_tree(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0) return 0;
+    if (S_ISDIR(st.st_mode)) {
+        DIR *d = opendir(path);
+        if (d) {
+            struct dirent *e;
+            while ((e = readdir(d)) != NULL) {
+                if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+                char *child = lc_asprintf("%s/%s", path, e->d_name);
+                remove_tree(child);
+                free(child);
+            }
+            closedir(d);
+        }
+        return rmdir(path);
+    }
+    return unlink(path);
+}
+
+static int drop_tmpdir(void **state)
+{
+    remove_tree(*state);
+    free(*state);
+    return 0;
+}
+
+static int count_entries(const char *dir)
+{
+    int n = 0;
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) n++;
+    }
+    closedir(d);
+    return n;
+}
+
+static void test_zeroed_sbuf_detaches_to_empty_string(void **state)
+{
+    (void)state;
+    sbuf b = {0};
+    char *s = sb_detach(&b);
+    assert_non_null(s);
+    assert_string_equal(s, "");
+    free(s);
+}
+
+static void test_sbuf_grows_across_many_appends_and_keeps_bytes(void **state)
+{
+    (void)state;
+    sbuf b = {0};
+    for (int i = 0; i < 10000; i++) assert_int_equal(sb_putc(&b, (char)('a' + i % 26)), LC_OK);
+    assert_int_equal(b.len, 10000);
+    assert_true(b.cap > b.len);
+    for (int i = 0; i < 10000; i++) assert_int_equal(b.p[i], 'a' + i % 26);
+    assert_int_equal(b.p[b.len], '\0');
+    sb_free(&b);
+    assert_null(b.p);
+    assert_int_equal(b.len, 0);
+}
+
+static void test_sbuf_printf_longer_than_stack_buffer(void **state)
+{
+    (void)state;
+    sbuf b = {0};
+    char big[1000];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    assert_int_equal(sb_puts(&b, "<"), LC_OK);
+    assert_int_equal(sb_printf(&b, "%s|%d", big, 42), LC_OK);
+    assert_int_equal(b.len, 1 + 999 + 3);
+    assert_memory_equal(b.p + 1 + 999, "|42", 4);
+    char *s = sb_detach(&b);
+    assert_null(b.p);
+    assert_int_equal(strlen(s), 1003);
+    free(s);
+}
+
+static void test_sbuf_append_keeps_embedded_nul(void **state)
+{
+    (void)state;
+    sbuf b = {0};
+    assert_int_equal(sb_append(&b, "a\0b", 3), LC_OK);
+    assert_int_equal(b.len, 3);
+    assert_memory_equal(b.p, "a\0b", 4);
+    sb_free(&b);
+}
+
+static void test_errf_replaces_previous_message_and_returns_code(void **state)
+{
+    (void)state;
+    char *err = NULL;
+    assert_int_equal(lc_errf(&err, LC_INVALID, "first %d", 1), LC_INVALID);
+    assert_string_equal(err, "first 1");
+    assert_int_equal(lc_errf(&err, LC_NOTFOUND, "second %s", "x"), LC_NOTFOUND);
+    assert_string_equal(err, "second x");
+    free(err);
+    assert_int_equal(lc_errf(NULL, LC_ERR, "nobody listens"), LC_ERR);
+}
+
+static void test_strndup_copies_exactly_n_bytes(void **state)
+{
+    (void)state;
+    char *s = lc_strndup("abcdef", 3);
+    assert_string_equal(s, "abc");
+    free(s);
+    assert_null(lc_strdup(NULL));
+}
+
+static void test_mkdir_p_creates_parents_with_mode(void **state)
+{
+    char *path = lc_asprintf("%s/a/b/c", (char *)*state);
+    char *err = NULL;
+    mode_t old = umask(0);
+    int rc = lc_mkdir_p(path, 0700, &err);
+    umask(old);
+    assert_int_equal(rc, LC_OK);
+    assert_null(err);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    assert_int_equal(st.st_mode & 0777, 0700);
+    char *parent = lc_asprintf("%s/a", (char *)*state);
+    assert_int_equal(stat(parent, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+    /* Existing folders are fine and keep their mode. */
+    assert_int_equal(lc_mkdir_p(path, 0755, &err), LC_OK);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+    free(parent);
+    free(path);
+}
+
+static void test_mkdir_p_through_a_file_fails_with_reason(void **state)
+{
+    char *file = lc_asprintf("%s/plain", (char *)*state);
+    char *path = lc_asprintf("%s/plain/sub", (char *)*state);
+    char *err = NULL;
+    assert_int_equal(lc_write_atomic(file, "x", 1, 0600, &err), LC_OK);
+    assert_int_not_equal(lc_mkdir_p(path, 0700, &err), LC_OK);
+    assert_non_null(err);
+    assert_non_null(strstr(err, "plain"));
+    free(err);
+    free(file);
+    free(path);
+}
+
+static void test_write_atomic_replaces_content_and_leaves_no_temp_file(void **state)
+{
+    const char *dir = *state;
+    char *path = lc_asprintf("%s/state.json", dir);
+    char *err = NULL;
+    assert_int_equal(lc_write_atomic(path, "old content, longer", 19, 0600, &err), LC_OK);
+    assert_int_equal(lc_write_atomic(path, "new", 3, 0600, &err), LC_OK);
+    assert_null(err);
+    char *data = NULL;
+    size_t len = 0;
+    assert_int_equal(lc_read_file(path, &data, &len, &err), LC_OK);
+    assert_int_equal(len, 3);
+    assert_string_equal(data, "new");
+    assert_int_equal(count_entries(dir), 1);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0077, 0);
+    free(data);
+    free(path);
+}
+
+static void test_write_atomic_into_missing_folder_fails_without_leftovers(void **state)
+{
+    const char *dir = *state;
+    char *path = lc_asprintf("%s/missing/state.json", dir);
+    char *err = NULL;
+    assert_int_equal(lc_write_atomic(path, "x", 1, 0600, &err), LC_ERR);
+    assert_non_null(err);
+    assert_int_equal(count_entries(dir), 0);
+    free(err);
+    free(path);
+}
+
+static void test_read_file_missing_is_notfound(void **state)
+{
+    char *path = lc_asprintf("%s/nothing", (char *)*state);
+    char *err = NULL;
+    char *data = NULL;
+    assert_int_equal(lc_read_file(path, &data, NULL, &err), LC_NOTFOUND);
+    assert_null(data);
+    assert_non_null(err);
+    free(err);
+    free(path);
+}
+
+static void test_read_file_larger_than_one_read_chunk(void **state)
+{
+    char *path = lc_asprintf("%s/big", (char *)*state);
+    size_t n = 200000;
+    char *big = malloc(n);
+    for (size_t i = 0; i < n; i++) big[i] = (char)(i % 251);
+    char *err = NULL;
+    assert_int_equal(lc_write_atomic(path, big, n, 0600, &err), LC_OK);
+    char *data = NULL;
+    size_t len = 0;
+    assert_int_equal(lc_read_file(path, &data, &len, &err), LC_OK);
+    assert_int_equal(len, n);
+    assert_memory_equal(data, big, n);
+    assert_int_equal(data[n], '\0');
+    free(data);
+    free(big);
+    free(path);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_zeroed_sbuf_detaches_to_empty_string),
+        cmocka_unit_test(test_sbuf_grows_across_many_appends_and_keeps_bytes),
+        cmocka_unit_test(test_sbuf_printf_longer_than_stack_buffer),
+        cmocka_unit_test(test_sbuf_append_keeps_embedded_nul),
+        cmocka_unit_test(test_errf_replaces_previous_message_and_returns_code),
+        cmocka_unit_test(test_strndup_copies_exactly_n_bytes),
+        cmocka_unit_test_setup_teardown(test_mkdir_p_creates_parents_with_mode, make_tmpdir,
+                                        drop_tmpdir),
+        cmocka_unit_test_setup_teardown(test_mkdir_p_through_a_file_fails_with_reason,
+                                        make_tmpdir, drop_tmpdir),
+        cmocka_unit_test_setup_teardown(test_write_atomic_replaces_content_and_leaves_no_temp_file,
+                                        make_tmpdir, drop_tmpdir),
+        cmocka_unit_test_setup_teardown(
+            test_write_atomic_into_missing_folder_fails_without_leftovers, make_tmpdir,
+            drop_tmpdir),
+        cmocka_unit_test_setup_teardown(test_read_file_missing_is_notfound, make_tmpdir,
+                                        drop_tmpdir),
+        cmocka_unit_test_setup_teardown(test_read_file_larger_than_one_read_chunk, make_tmpdir,
+                                        drop_tmpdir),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
