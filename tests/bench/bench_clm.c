@@ -1,0 +1,135 @@
+/*
+ * bench_clm.c -- live-context throughput on a large session: render, parse + apply of
+ * an untouched mirror, and of an edited one, for 1,000 messages of ~400k estimated
+ * tokens in total; peak RSS at the end. Prints one line per figure. Not a test: it
+ * asserts nothing about speed.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "clm_apply.h"
+#include "clm_doc.h"
+#include "clm_revision.h"
+#include "util.h"
+
+#define N_MSG 1000
+#define NONCE "0a1b2c3d4e5f6a7b"
+
+static char *text_of(size_t n, unsigned seed)
+{
+    static const char words[][8] = {"alpha ", "beta ", "gamma ", "delta ", "file.c ", "42 ",
+                                    "return ", "{ } "};
+    char *t = malloc(n + 1);
+    size_t i = 0;
+    while (i < n) {
+        seed = seed * 1103515245u + 12345u;
+        const char *w = words[(seed >> 16) % 8];
+        for (size_t k = 0; w[k] && i < n; k++) t[i++] = w[k];
+        if ((seed >> 8) % 13 == 0 && i < n) t[i++] = '\n';
+    }
+    t[n] = '\0';
+    return t;
+}
+
+static char *json_string(const char *s)
+{
+    cJSON *j = cJSON_CreateString(s);
+    char *o = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    return o;
+}
+
+int main(void)
+{
+    char *msgs[N_MSG];
+    size_t chars = 0;
+    /* user, assistant(call), toolResult (large), assistant text: 250 turns of 4. */
+    for (size_t i = 0; i < N_MSG; i++) {
+        size_t size = (i % 4 == 2) ? 5200 : 400;
+        char *t = text_of(size, (unsigned)i);
+        char *js = json_string(t);
+        switch (i % 4) {
+        case 0: msgs[i] = lc_asprintf("{\"role\":\"user\",\"content\":%s,\"timestamp\":%zu}", js, i); break;
+        case 1:
+            msgs[i] = lc_asprintf("{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\","
+                                  "\"thinking\":%s},{\"type\":\"toolCall\",\"id\":\"c%zu\","
+                                  "\"name\":\"read\",\"arguments\":{\"path\":\"f%zu\"}}],"
+                                  "\"stopReason\":\"toolUse\",\"timestamp\":%zu}", js, i, i, i);
+            break;
+        case 2:
+            msgs[i] = lc_asprintf("{\"role\":\"toolResult\",\"toolCallId\":\"c%zu\",\"toolName\":"
+                                  "\"read\",\"content\":[{\"type\":\"text\",\"text\":%s}],"
+                                  "\"timestamp\":%zu}", i - 1, js, i);
+            break;
+        default:
+            msgs[i] = lc_asprintf("{\"role\":\"assistant\",\"content\":[{\"type\":\"text\","
+                                  "\"text\":%s}],\"stopReason\":\"stop\",\"timestamp\":%zu}", js, i);
+        }
+        chars += strlen(msgs[i]);
+        free(js);
+        free(t);
+    }
+    size_t tokens = 0;
+    for (size_t i = 0; i < N_MSG; i++) tokens += msg_estimate_tokens_json(msgs[i]);
+
+    double t0 = lc_now_ms();
+    clm_view v;
+    char *text;
+    size_t len;
+    clm_view_init(&v, CLM_MODE_CLM, 1, NONCE, NULL);
+    for (size_t i = 0; i < N_MSG; i++)
+        clm_view_add(&v, msgs[i], strlen(msgs[i]), (long)i, NULL, NULL);
+    clm_view_render(&v, &text, &len, NULL);
+    double t1 = lc_now_ms();
+    clm_outcome o;
+    clm_edit(&v, text, len, &o, NULL);
+    double t2 = lc_now_ms();
+    int identical = o.accepted && o.n_items == N_MSG;
+    clm_outcome_free(&o);
+
+    /* An edit: drop every other tool group (assistant call + result). */
+    sbuf e = {0};
+    const char *p = text;
+    size_t block = 0;
+    int skip = 0;
+    while (*p) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) + 1 : strlen(p);
+        if (strncmp(p, "[[CTX_TURN ", 11) == 0) {
+            block++;
+            size_t k = (block - 1) % 8;
+            skip = (k == 1 || k == 2);
+        }
+        if (!skip) sb_append(&e, p, n);
+        p += n;
+    }
+    double t3 = lc_now_ms();
+    clm_edit(&v, e.p, e.len, &o, NULL);
+    double t4 = lc_now_ms();
+    char *payload = NULL;
+    char digest[65];
+    clm_prefix_digest(NULL, 0, digest);
+    clm_payload_accept(&v, &o, 2, N_MSG, digest, &payload, NULL);
+    double t5 = lc_now_ms();
+
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("bench_clm context: %d messages, ~%zu estimated tokens, %zu JSON bytes, mirror %zu bytes\n",
+           N_MSG, tokens, chars, len);
+    printf("bench_clm render_ms: %.1f\n", t1 - t0);
+    printf("bench_clm parse_apply_untouched_ms: %.1f (identity %s)\n", t2 - t1,
+           identical ? "ok" : "FAILED");
+    printf("bench_clm parse_apply_edit_ms: %.1f (accepted %s, %zu messages after)\n", t4 - t3,
+           o.accepted ? "yes" : "no", o.n_items);
+    printf("bench_clm revision_payload_ms: %.1f (%zu bytes)\n", t5 - t4, payload ? strlen(payload) : 0);
+    printf("bench_clm peak_rss_kb: %ld\n", ru.ru_maxrss);
+    free(payload);
+    clm_outcome_free(&o);
+    sb_free(&e);
+    free(text);
+    clm_view_free(&v);
+    for (size_t i = 0; i < N_MSG; i++) free(msgs[i]);
+    return identical ? 0 : 1;
+}
