@@ -1,0 +1,105 @@
+/*
+ * config.h -- LCM's configuration file `<agent home>/lcm.json`.
+ *
+ * Owns the strict-JSON reading of the file (comments, trailing commas and every other
+ * non-RFC-8259 form rejected: a corrupt file is left untouched and defaults apply), the
+ * per-key type and range rules (a value out of range is ignored like a wrong type), the
+ * problem list that reports every normalization, per-model `zones` merged over the global
+ * thresholds, the effective config as JSON, and writing the file back with a `.bak` of
+ * the replaced file that is never itself replaced. Also the test-run guard: a process that
+ * looks like a test refuses to touch a home outside a temp dir.
+ */
+#ifndef LC_CONFIG_H
+#define LC_CONFIG_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "zones.h"
+
+typedef struct lcm_zone_entry {
+    char *model;  /* "provider/id" */
+    zones_cfg zones;
+} lcm_zone_entry;
+
+typedef struct lcm_base_url {
+    char *provider;  /* "openrouter", "anthropic", ... */
+    char *url;       /* http(s)://... */
+} lcm_base_url;
+
+typedef struct lcm_config {
+    zones_cfg zones;                /* global thresholds (unset fields: see zones.h) */
+    lcm_zone_entry *model_zones;    /* per-model overrides, `zones` key */
+    size_t n_model_zones;
+    long keep_recent_tokens;        /* 20,000 */
+    long summary_tokens;            /* 1,200: summary target per node */
+    long leaf_chunk_tokens;         /* 20,000: source tokens per leaf */
+    long async_chunk_tokens;        /* 40,000: source tokens one between-turns pass takes */
+    char **summarizer;              /* ordered chain, duplicates/empties dropped */
+    size_t n_summarizer;            /* 0 = unset (behaves as "auto") */
+    long large_file_chars;          /* 32,000 */
+    int externalize_files;          /* 1 */
+    long summarizer_tokens_per_call;  /* 60,000 */
+    long summarizer_tokens_per_pass;  /* 400,000 */
+    long summarizer_tokens_per_heal;  /* 120,000 */
+    long heal_source_tokens;        /* 0 = derived (see lcm_config_heal_source_tokens) */
+    int redact_secrets;             /* 1 */
+    lcm_base_url *base_urls;        /* `baseUrls` key: provider -> URL */
+    size_t n_base_urls;
+    char **problems;                /* every normalization, one sentence each */
+    size_t n_problems;
+    int file_state;                 /* LCM_CONFIG_ABSENT / _LOADED / _CORRUPT */
+} lcm_config;
+
+enum { LCM_CONFIG_ABSENT = 0, LCM_CONFIG_LOADED = 1, LCM_CONFIG_CORRUPT = 2 };
+
+/* The defaults (no file). Never fails except on OOM (LC_NOMEM). */
+int lcm_config_defaults(lcm_config *cfg);
+void lcm_config_free(lcm_config *cfg);
+
+/* Parse config text. Never fails on bad content: a text that is not strict JSON or not an
+ * object yields the defaults with file_state CORRUPT and one problem naming line/column;
+ * a key of the wrong type or out of range keeps its default and adds a problem; unknown
+ * keys add a problem. Fails only on OOM. */
+int lcm_config_parse(const char *text, size_t len, lcm_config *cfg, char **err);
+/* Load `path`: absent -> defaults (ABSENT); unreadable -> LC_ERR; else lcm_config_parse. */
+int lcm_config_load(const char *path, lcm_config *cfg, char **err);
+
+/* Strict RFC 8259 check. LC_OK, or LC_INVALID with *err naming line:column and the fault
+ * ("comment", "trailing comma", ...). */
+int lcm_json_strict_check(const char *text, size_t len, char **err);
+
+/* The global thresholds with the `zones` entry for `model` (exact "provider/id") merged
+ * over them field by field. model may be NULL. */
+zones_cfg lcm_config_zones_for(const lcm_config *cfg, const char *model);
+
+/* healSourceTokens, or when unset: 8 x summaryTokens clamped to [3,000, 24,000] and to
+ * summarizerTokensPerCall. */
+long lcm_config_heal_source_tokens(const lcm_config *cfg);
+
+/* The base URL configured for a provider, or NULL (borrowed). */
+const char *lcm_config_base_url(const lcm_config *cfg, const char *provider);
+
+/* The effective config (defaults merged) as a JSON object the caller deletes; the shape
+ * of lcm.json itself, every key present. NULL on OOM. */
+cJSON *lcm_config_to_json(const lcm_config *cfg);
+
+/* Set one key in the file at `path` to `value_json` (a JSON value text), validate it by
+ * the same rules as loading, and write the file (see lcm_config_write). An absent file
+ * starts as {}. A corrupt file, an unknown key, or a value its key rejects -> LC_INVALID
+ * and nothing is written. On success *cfg (optional, freed first by the caller's
+ * contract: pass a zeroed or freed struct) receives the reloaded config. */
+int lcm_config_set(const char *path, const char *key, const char *value_json, lcm_config *cfg,
+                   char **err);
+
+/* Write `text` to `path` atomically (mode 0600). When `path` exists and `path`.bak does not,
+ * the current file is first copied to `path`.bak; an existing .bak is never replaced. */
+int lcm_config_write(const char *path, const char *text, char **err);
+
+/* The test-run guard. When the environment looks like a test run (NODE_ENV=test, VITEST,
+ * or LCM_TEST_GUARD set) and LCM_ALLOW_REAL_HOME is not "1", a `home` outside the temp
+ * dir ($TMPDIR, /tmp, /var/tmp) is refused with LC_INVALID. LC_OK otherwise. */
+int lcm_config_home_guard(const char *home, char **err);
+
+#endif

@@ -1,0 +1,208 @@
+/* test_zones.c -- swap / re-cut resolution, the clamp, classification and window
+ * corrections (engine/zones.c). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "util.h"
+#include "zones.h"
+
+static zones_resolved resolve(zones_cfg c, long keep, long window)
+{
+    zones_resolved r;
+    char *err = NULL;
+    assert_int_equal(zones_resolve(&c, keep, window, &r, &err), LC_OK);
+    assert_null(err);
+    return r;
+}
+
+static void test_defaults_are_70_and_85_percent(void **state)
+{
+    (void)state;
+    zones_resolved r = resolve(zones_cfg_unset(), 0, 400000);
+    assert_int_equal(r.swap_tokens, 280000);
+    assert_int_equal(r.recut_tokens, 340000);
+    assert_int_equal(r.keep_recent_tokens, 20000);
+    assert_int_equal(r.swap_source, ZONES_SRC_RATIO);
+    assert_false(r.clamped);
+    char *s = zones_format_thresholds(&r);
+    assert_string_equal(s, "swap 70% / recut 85%");
+    free(s);
+}
+
+static void test_smart_zone_derives_recut_at_1_18(void **state)
+{
+    (void)state;
+    zones_cfg c = zones_cfg_unset();
+    c.smart_zone = 100000;
+    zones_resolved r = resolve(c, 0, 1000000);
+    assert_int_equal(r.swap_tokens, 100000);
+    assert_int_equal(r.recut_tokens, 118000);
+    assert_int_equal(r.swap_source, ZONES_SRC_SMART);
+    assert_int_equal(r.recut_source, ZONES_SRC_SMART);
+}
+
+static void test_explicit_tokens_win_over_smart_zone_and_ratio_per_level(void **state)
+{
+    (void)state;
+    zones_cfg c = zones_cfg_unset();
+    c.smart_zone = 100000;
+    c.swap_ratio = 0.5;
+    c.swap_tokens = 90000; /* swap level: tokens win */
+    zones_resolved r = resolve(c, 0, 1000000);
+    assert_int_equal(r.swap_tokens, 90000);
+    assert_int_equal(r.swap_source, ZONES_SRC_TOKENS);
+    /* re-cut level has no tokens: smartZone x 1.18 */
+    assert_int_equal(r.recut_tokens, 118000);
+    assert_int_equal(r.recut_source, ZONES_SRC_SMART);
+}
+
+static void test_token_pair_recut_at_or_below_swap_is_folded_up(void **state)
+{
+    (void)state;
+    zones_cfg c = zones_cfg_unset();
+    c.swap_tokens = 100000;
+    c.recut_tokens = 100000;
+    zones_resolved r = resolve(c, 0, 1000000);
+    assert_true(r.folded);
+    assert_false(r.clamped);
+    assert_int_equal(r.recut_tokens, 118000);
+    assert_true(r.recut_tokens > r.swap_tokens);
+}
+
+static void test_clamp_caps_swap_at_90_and_recut_at_95_and_says_so(void **state)
+{
+    (void)state;
+    zones_cfg c = zones_cfg_unset();
+    c.swap_tokens = 150000; /* above a 128k window: unreachable without the clamp */
+    c.recut_tokens = 200000;
+    zones_resolved r = resolve(c, 0, 128000);
+    assert_true(r.clamped);
+    assert_int_equal(r.swap_tokens, (long)(0.9 * 128000));
+    assert_int_equal(r.recut_tokens, (long)(0.95 * 128000));
+    char *s = zones_format_thresholds(&r);
+    assert_string_equal(s, "swap 90% / recut 95% (clamped)");
+    free(s);
+}
+
+static void test_ratio_recut_below_swap_is_folded_into_the_open_interval(void **state)
+{
+    (void)state;
+    zones_cfg c = zones_cfg_unset();
+    c.swap_ratio = 0.8;
+    c.recut_ratio = 0.6;
+    zones_resolved r = resolve(c, 0, 100000);
+    assert_true(r.clamped);
+    assert_true(r.recut_fraction > r.swap_fraction);
+    assert_true(r.recut_fraction <= 0.95);
+}
+
+static void test_keep_recent_shrinks_on_a_small_window(void **state)
+{
+    (void)state;
+    zones_resolved r = resolve(zones_cfg_unset(), 20000, 16000);
+    assert_true(r.keep_recent_clamped);
+    assert_true(r.keep_recent_tokens < r.swap_tokens);
+}
+
+static void test_zero_window_is_refused(void **state)
+{
+    (void)state;
+    zones_cfg c = zones_cfg_unset();
+    zones_resolved r;
+    char *err = NULL;
+    assert_int_equal(zones_resolve(&c, 0, 0, &r, &err), LC_INVALID);
+    assert_non_null(err);
+    free(err);
+}
+
+static void test_classify_by_occupancy(void **state)
+{
+    (void)state;
+    zones_resolved r = resolve(zones_cfg_unset(), 0, 100000);
+    assert_int_equal(zones_classify(&r, 69999), ZONES_BELOW_SWAP);
+    assert_int_equal(zones_classify(&r, 70000), ZONES_SWAP);
+    assert_int_equal(zones_classify(&r, 84999), ZONES_SWAP);
+    assert_int_equal(zones_classify(&r, 85000), ZONES_RECUT);
+    assert_string_equal(zones_zone_name(ZONES_RECUT), "recut");
+}
+
+static void test_merge_overrides_only_fields_the_model_sets(void **state)
+{
+    (void)state;
+    zones_cfg g = zones_cfg_unset();
+    g.smart_zone = 110000;
+    g.recut_ratio = 0.8;
+    zones_cfg m = zones_cfg_unset();
+    m.swap_tokens = 50000;
+    zones_cfg z = zones_cfg_merge(g, m);
+    assert_int_equal(z.smart_zone, 110000);
+    assert_int_equal(z.swap_tokens, 50000);
+    assert_true(z.recut_ratio > 0.79 && z.recut_ratio < 0.81);
+}
+
+static void test_window_from_common_provider_errors(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        long window;
+    } cases[] = {
+        {"This model's maximum context length is 128000 tokens. However, your messages "
+         "resulted in 130512 tokens.", 128000},
+        {"HTTP 400: prompt is too long: 210345 tokens > 200000 maximum", 200000},
+        {"Input exceeds the context window of 1,000,000 tokens", 1000000},
+        {"The input token count (1200000) exceeds the maximum number of tokens allowed "
+         "(1048576).", 1048576},
+        {"max context length of 32768 exceeded", 32768},
+        {"Requested 9000 tokens, context length is 8,192", 8192},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        long w = 0;
+        assert_int_equal(zones_window_from_error(cases[i].text, &w), 1);
+        assert_int_equal(w, cases[i].window);
+    }
+    long w = 0;
+    assert_int_equal(zones_window_from_error("rate limited, retry in 20 seconds", &w), 0);
+    assert_int_equal(zones_window_from_error("context_length_exceeded", &w), 0);
+    assert_int_equal(zones_window_from_error(NULL, &w), 0);
+}
+
+static void test_correction_applies_only_to_the_window_it_corrected(void **state)
+{
+    (void)state;
+    zones_window_correction c;
+    assert_int_equal(zones_correction_from_error(400000, "maximum context length is 1000000 "
+                                                 "tokens", &c), 1);
+    assert_int_equal(c.corrected, 1000000);
+    assert_string_equal(c.source, "provider-error");
+    assert_int_equal(zones_effective_window(400000, &c), 1000000);
+    assert_int_equal(zones_effective_window(128000, &c), 128000);
+    assert_int_equal(zones_effective_window(400000, NULL), 400000);
+    /* the same window is no correction */
+    assert_int_equal(zones_correction_from_error(128000, "maximum context length is 128000 "
+                                                 "tokens", &c), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults_are_70_and_85_percent),
+        cmocka_unit_test(test_smart_zone_derives_recut_at_1_18),
+        cmocka_unit_test(test_explicit_tokens_win_over_smart_zone_and_ratio_per_level),
+        cmocka_unit_test(test_token_pair_recut_at_or_below_swap_is_folded_up),
+        cmocka_unit_test(test_clamp_caps_swap_at_90_and_recut_at_95_and_says_so),
+        cmocka_unit_test(test_ratio_recut_below_swap_is_folded_into_the_open_interval),
+        cmocka_unit_test(test_keep_recent_shrinks_on_a_small_window),
+        cmocka_unit_test(test_zero_window_is_refused),
+        cmocka_unit_test(test_classify_by_occupancy),
+        cmocka_unit_test(test_merge_overrides_only_fields_the_model_sets),
+        cmocka_unit_test(test_window_from_common_provider_errors),
+        cmocka_unit_test(test_correction_applies_only_to_the_window_it_corrected),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
