@@ -1,0 +1,1062 @@
+/*
+ * recall.c -- grep, describe and the bounded reader over the lossless store, in this
+ * session and past ones (recall.h). PCRE2 (with JIT) is the regex engine: it is the only
+ * widely installed C engine with Perl/JS syntax (what models write), lookaround, a JIT,
+ * and a match limit, so a pathological pattern is bounded instead of hanging the call.
+ */
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include "recall.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+#include <pcre2.h>
+
+#include "files.h"
+#include "message.h"
+#include "redact.h"
+#include "util.h"
+
+/* The entries a node covers, through its descendants (?1 = summary id, 0 = none). */
+#define RECALL_SCOPE_CTE                                                                  \
+    "WITH RECURSIVE sub(id) AS (SELECT ?1 UNION SELECT c.child_id FROM summary_children c" \
+    " JOIN sub ON c.parent_id = sub.id),"                                                 \
+    " scope(entry_id) AS (SELECT entry_id FROM summary_messages WHERE summary_id IN"      \
+    " (SELECT id FROM sub)) "
+
+static int recall_sqlerr(store *s, char **err, const char *what)
+{
+    return lc_errf(err, LC_ERR, "recall: %s: %s", what, sqlite3_errmsg(store_db(s)));
+}
+
+void recall_result_free(recall_result *r)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        free(r->hits[i].entry_id);
+        free(r->hits[i].role);
+        free(r->hits[i].snippet);
+        free(r->hits[i].session_id);
+        free(r->hits[i].session_date);
+        free(r->hits[i].session_cwd);
+    }
+    free(r->hits);
+    memset(r, 0, sizeof *r);
+}
+
+static recall_hit *recall_push(recall_result *r)
+{
+    recall_hit *h = realloc(r->hits, (r->n + 1) * sizeof *h);
+    if (!h) return NULL;
+    r->hits = h;
+    memset(&h[r->n], 0, sizeof *h);
+    return &h[r->n++];
+}
+
+/* The line a hit shows: from a little before the match, whitespace collapsed, clipped at
+ * RECALL_LINE_CHARS code points. */
+static char *recall_snippet(const char *text, size_t len, size_t ms, int redact, int *clipped)
+{
+    sbuf b = {0};
+    size_t start = ms > 80 ? ms - 80 : 0;
+    while (start > 0 && ((unsigned char)text[start] & 0xC0) == 0x80) start--;
+    size_t chars = 0, i = start;
+    int space = 0;
+    *clipped = 0;
+    if (start > 0) {
+        sb_puts(&b, "...");
+        chars += 3;
+    }
+    while (i < len) {
+        unsigned char c = (unsigned char)text[i];
+        if (isspace(c)) {
+            space = 1;
+            i++;
+            continue;
+        }
+        if (chars >= RECALL_LINE_CHARS) {
+            *clipped = 1;
+            break;
+        }
+        if (space && b.len > 0 && chars + 1 < RECALL_LINE_CHARS) {
+            sb_putc(&b, ' ');
+            chars++;
+        }
+        space = 0;
+        size_t n = 1;
+        while (i + n < len && ((unsigned char)text[i + n] & 0xC0) == 0x80) n++;
+        sb_append(&b, text + i, n);
+        chars++;
+        i += n;
+    }
+    char *raw = sb_detach(&b);
+    if (!raw || !redact) return raw;
+    char *masked = redact_text(raw, strlen(raw), 1, NULL);
+    free(raw);
+    return masked;
+}
+
+/* Words of an FTS5 query (operators and syntax dropped), to place the snippet. */
+static size_t recall_query_terms(const char *q, char terms[][64], size_t max)
+{
+    size_t n = 0;
+    const char *p = q;
+    while (*p && n < max) {
+        while (*p && !(isalnum((unsigned char)*p) || *p == '_' || (unsigned char)*p >= 0x80)) p++;
+        const char *st = p;
+        while (*p && (isalnum((unsigned char)*p) || *p == '_' || (unsigned char)*p >= 0x80)) p++;
+        size_t l = (size_t)(p - st);
+        if (l == 0 || l >= 64) continue;
+        if ((l == 3 && !strncmp(st, "AND", 3)) || (l == 2 && !strncmp(st, "OR", 2)) ||
+            (l == 3 && !strncmp(st, "NOT", 3)) || (l == 4 && !strncmp(st, "NEAR", 4)))
+            continue;
+        memcpy(terms[n], st, l);
+        terms[n][l] = '\0';
+        n++;
+    }
+    return n;
+}
+
+static size_t recall_find_terms(const char *text, size_t len, char terms[][64], size_t nterms)
+{
+    size_t best = len;
+    for (size_t t = 0; t < nterms; t++) {
+        size_t tl = strlen(terms[t]);
+        for (size_t i = 0; i + tl <= len && i < best; i++) {
+            if (strncasecmp(text + i, terms[t], tl) != 0) continue;
+            /* Token start: FTS5's unicode61 tokenizer matches whole tokens or prefixes. */
+            if (i > 0 && (isalnum((unsigned char)text[i - 1]) || (unsigned char)text[i - 1] >= 0x80))
+                continue;
+            best = i;
+            break;
+        }
+    }
+    return best == len ? 0 : best;
+}
+
+/* The node the model sees for an entry (the top of its DAG chain) and its leaf. */
+static void recall_cover(store *s, const char *entry_id, int64_t *top, int64_t *leaf)
+{
+    sqlite3_stmt *st = NULL;
+    *top = *leaf = 0;
+    if (sqlite3_prepare_v2(store_db(s),
+                           "SELECT summary_id FROM summary_messages WHERE entry_id = ?"
+                           " ORDER BY summary_id LIMIT 1",
+                           -1, &st, NULL) != SQLITE_OK)
+        goto done;
+    sqlite3_bind_text(st, 1, entry_id, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_ROW) goto done;
+    *leaf = *top = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    st = NULL;
+    if (sqlite3_prepare_v2(store_db(s), "SELECT parent_id FROM summary_children WHERE child_id = ?",
+                           -1, &st, NULL) != SQLITE_OK)
+        goto done;
+    for (int depth = 0; depth < 16; depth++) { /* the DAG's depth cap is 8 */
+        sqlite3_bind_int64(st, 1, *top);
+        int step = sqlite3_step(st);
+        int64_t parent = step == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+        sqlite3_reset(st);
+        if (!parent) break;
+        *top = parent;
+    }
+done:
+    sqlite3_finalize(st);
+}
+
+static int recall_summary_exists(store *s, int64_t id)
+{
+    sqlite3_stmt *st = NULL;
+    int found = 0;
+    if (sqlite3_prepare_v2(store_db(s), "SELECT 1 FROM summaries WHERE id = ?", -1, &st, NULL) ==
+        SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, id);
+        found = sqlite3_step(st) == SQLITE_ROW;
+    }
+    sqlite3_finalize(st);
+    return found;
+}
+
+static int recall_add_hit(store *s, recall_result *r, sqlite3_stmt *st, const char *text,
+                          size_t len, size_t ms, int redact)
+{
+    recall_hit *h = recall_push(r);
+    if (!h) return LC_NOMEM;
+    h->entry_id = lc_strdup((const char *)sqlite3_column_text(st, 1));
+    h->role = lc_strdup((const char *)sqlite3_column_text(st, 2));
+    h->ordinal = sqlite3_column_int64(st, 3);
+    h->removed = sqlite3_column_int(st, 4);
+    h->snippet = recall_snippet(text, len, ms, redact, &h->clipped);
+    if (!h->entry_id || !h->role || !h->snippet) return LC_NOMEM;
+    recall_cover(s, h->entry_id, &h->summary_id, &h->leaf_id);
+    return LC_OK;
+}
+
+static int recall_grep_query(store *s, const recall_grep_opts *o, recall_result *r, char **err)
+{
+    sqlite3 *db = store_db(s);
+    sqlite3_stmt *cnt = NULL, *pg = NULL, *lng = NULL;
+    int rc = LC_OK;
+    size_t limit = o->limit ? o->limit : RECALL_PAGE;
+    char terms[16][64];
+    size_t nterms = recall_query_terms(o->query, terms, 16);
+    const char *where = " FROM messages_fts f JOIN messages m ON m.id = f.rowid"
+                        " WHERE messages_fts MATCH ?2 AND (m.removed = 0 OR ?3)"
+                        " AND (?1 = 0 OR m.entry_id IN (SELECT entry_id FROM scope))";
+    char *sql_cnt = lc_asprintf(RECALL_SCOPE_CTE "SELECT count(*)%s", where);
+    char *sql_pg = lc_asprintf(RECALL_SCOPE_CTE "SELECT m.id, m.entry_id, m.role, m.ordinal,"
+                               " m.removed, m.text%s ORDER BY f.rank, m.ordinal LIMIT ?4 OFFSET ?5",
+                               where);
+    if (!sql_cnt || !sql_pg) {
+        rc = lc_errf(err, LC_NOMEM, "recall: out of memory");
+        goto done;
+    }
+    if (sqlite3_prepare_v2(db, sql_cnt, -1, &cnt, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db, sql_pg, -1, &pg, NULL) != SQLITE_OK) {
+        rc = recall_sqlerr(s, err, "query");
+        goto done;
+    }
+    sqlite3_bind_int64(cnt, 1, o->summary_id);
+    sqlite3_bind_text(cnt, 2, o->query, -1, SQLITE_STATIC);
+    sqlite3_bind_int(cnt, 3, o->include_removed ? 1 : 0);
+    if (sqlite3_step(cnt) != SQLITE_ROW) {
+        rc = lc_errf(err, LC_INVALID,
+                     "lcm_grep: query is not valid FTS5 syntax (%s); quote phrases with \"...\","
+                     " or use pattern for punctuation",
+                     sqlite3_errmsg(db));
+        goto done;
+    }
+    r->total = sqlite3_column_int64(cnt, 0);
+    sqlite3_bind_int64(pg, 1, o->summary_id);
+    sqlite3_bind_text(pg, 2, o->query, -1, SQLITE_STATIC);
+    sqlite3_bind_int(pg, 3, o->include_removed ? 1 : 0);
+    sqlite3_bind_int64(pg, 4, (sqlite3_int64)limit);
+    sqlite3_bind_int64(pg, 5, (sqlite3_int64)o->offset);
+    int step;
+    while ((step = sqlite3_step(pg)) == SQLITE_ROW) {
+        const char *text = (const char *)sqlite3_column_text(pg, 5);
+        size_t len = (size_t)sqlite3_column_bytes(pg, 5);
+        size_t ilen = files_utf8_prefix(text, len, STORE_INDEX_CHARS);
+        size_t ms = recall_find_terms(text, ilen, terms, nterms);
+        if ((rc = recall_add_hit(s, r, pg, text, len, ms, o->redact)) != LC_OK) {
+            rc = lc_errf(err, rc, "recall: out of memory");
+            goto done;
+        }
+    }
+    if (step != SQLITE_DONE) {
+        rc = recall_sqlerr(s, err, "query");
+        goto done;
+    }
+    r->more = (int64_t)(o->offset + r->n) < r->total;
+    /* Messages the index holds only in part: named so a miss there is not a surprise. */
+    /* A literal bound, so the partial index messages_long answers without a table scan. */
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM messages WHERE chars > 100000", -1, &lng, NULL) ==
+        SQLITE_OK) {
+        if (sqlite3_step(lng) == SQLITE_ROW) r->long_unindexed = (size_t)sqlite3_column_int64(lng, 0);
+    }
+done:
+    sqlite3_finalize(cnt);
+    sqlite3_finalize(pg);
+    sqlite3_finalize(lng);
+    free(sql_cnt);
+    free(sql_pg);
+    return rc;
+}
+
+static int recall_grep_pattern(store *s, const recall_grep_opts *o, recall_result *r, char **err)
+{
+    sqlite3 *db = store_db(s);
+    sqlite3_stmt *st = NULL;
+    pcre2_code *re = NULL;
+    pcre2_match_data *md = NULL;
+    pcre2_match_context *mctx = NULL;
+    int rc = LC_OK, ec;
+    PCRE2_SIZE eo;
+    size_t limit = o->limit ? o->limit : RECALL_PAGE, matched = 0;
+    double budget = o->time_budget_ms > 0 ? o->time_budget_ms : RECALL_PATTERN_MS;
+    double t0 = lc_now_ms();
+    r->total = -1;
+    re = pcre2_compile((PCRE2_SPTR)o->pattern, PCRE2_ZERO_TERMINATED,
+                       (o->case_sensitive ? 0 : PCRE2_CASELESS) | PCRE2_MULTILINE, &ec, &eo, NULL);
+    if (!re) {
+        PCRE2_UCHAR msg[256];
+        pcre2_get_error_message(ec, msg, sizeof msg);
+        rc = lc_errf(err, LC_INVALID, "lcm_grep: pattern does not compile at offset %zu: %s",
+                     (size_t)eo, (const char *)msg);
+        goto done;
+    }
+    pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
+    md = pcre2_match_data_create_from_pattern(re, NULL);
+    mctx = pcre2_match_context_create(NULL);
+    if (!md || !mctx) {
+        rc = lc_errf(err, LC_NOMEM, "recall: out of memory");
+        goto done;
+    }
+    /* One message cannot spend the whole second on backtracking. */
+    pcre2_set_match_limit(mctx, 5000000);
+    if (sqlite3_prepare_v2(db,
+                           RECALL_SCOPE_CTE "SELECT m.id, m.entry_id, m.role, m.ordinal, m.removed,"
+                           " m.text FROM messages m WHERE (m.removed = 0 OR ?2)"
+                           " AND (?1 = 0 OR m.entry_id IN (SELECT entry_id FROM scope))"
+                           " ORDER BY m.ordinal, m.id",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = recall_sqlerr(s, err, "pattern");
+        goto done;
+    }
+    sqlite3_bind_int64(st, 1, o->summary_id);
+    sqlite3_bind_int(st, 2, o->include_removed ? 1 : 0);
+    int step;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        if ((r->scanned & 63) == 0 && lc_now_ms() - t0 > budget) {
+            r->timed_out = 1;
+            break;
+        }
+        r->scanned++;
+        const char *text = (const char *)sqlite3_column_text(st, 5);
+        size_t len = (size_t)sqlite3_column_bytes(st, 5);
+        size_t plen = files_utf8_prefix(text, len, RECALL_PATTERN_CHARS);
+        if (plen < len) r->pattern_clipped++;
+        int m = pcre2_match(re, (PCRE2_SPTR)text, plen, 0, 0, md, mctx);
+        if (m < 0) continue;
+        if (matched++ < o->offset) continue;
+        if (r->n >= limit) {
+            r->more = 1;
+            break;
+        }
+        PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+        if ((rc = recall_add_hit(s, r, st, text, len, ov[0], o->redact)) != LC_OK) {
+            rc = lc_errf(err, rc, "recall: out of memory");
+            goto done;
+        }
+    }
+    if (step != SQLITE_ROW && step != SQLITE_DONE) rc = recall_sqlerr(s, err, "pattern");
+done:
+    sqlite3_finalize(st);
+    pcre2_match_data_free(md);
+    pcre2_match_context_free(mctx);
+    pcre2_code_free(re);
+    return rc;
+}
+
+int recall_grep(store *s, const recall_grep_opts *o, recall_result *out, char **err)
+{
+    memset(out, 0, sizeof *out);
+    int has_q = o->query && *o->query, has_p = o->pattern && *o->pattern;
+    if (has_q == has_p) return lc_errf(err, LC_INVALID, "lcm_grep: give exactly one of query or pattern");
+    if (o->summary_id > 0 && !recall_summary_exists(s, o->summary_id))
+        return lc_errf(err, LC_NOTFOUND, "lcm_grep: this store holds no summary #%lld",
+                       (long long)o->summary_id);
+    int rc = has_q ? recall_grep_query(s, o, out, err) : recall_grep_pattern(s, o, out, err);
+    if (rc) recall_result_free(out);
+    return rc;
+}
+
+/* ---- past sessions ------------------------------------------------------------------ */
+
+typedef struct recall_store_file {
+    char *path;
+    double mtime;
+} recall_store_file;
+
+static int recall_by_mtime(const void *a, const void *b)
+{
+    const recall_store_file *x = a, *y = b;
+    return x->mtime < y->mtime ? 1 : x->mtime > y->mtime ? -1 : strcmp(x->path, y->path);
+}
+
+static char *recall_date(const char *created_ms)
+{
+    time_t t = created_ms ? (time_t)(atoll(created_ms) / 1000) : 0;
+    struct tm tm;
+    char buf[32];
+    if (!t || !gmtime_r(&t, &tm) || !strftime(buf, sizeof buf, "%Y-%m-%d", &tm)) return lc_strdup("?");
+    return lc_strdup(buf);
+}
+
+int recall_grep_sessions(const char *agent_home, const char *current_session_id,
+                         const char *cwd, recall_scope scope, const recall_grep_opts *o,
+                         recall_result *out, char **err)
+{
+    char *dir = lc_asprintf("%s/lcm", agent_home);
+    char *self = current_session_id ? lc_asprintf("%s.sqlite", current_session_id) : NULL;
+    recall_store_file *files = NULL;
+    size_t nfiles = 0, cap = 0;
+    DIR *d = NULL;
+    int rc = LC_OK;
+    double t0 = lc_now_ms();
+    memset(out, 0, sizeof *out);
+    out->total = -1;
+    if (!dir) {
+        rc = lc_errf(err, LC_NOMEM, "recall: out of memory");
+        goto done;
+    }
+    if (!(d = opendir(dir))) goto done; /* no stores yet: nothing to search */
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t l = strlen(de->d_name);
+        if (l < 8 || strcmp(de->d_name + l - 7, ".sqlite") != 0) continue;
+        if (self && strcmp(de->d_name, self) == 0) continue;
+        char *p = lc_asprintf("%s/%s", dir, de->d_name);
+        struct stat sb;
+        if (!p || stat(p, &sb) != 0) {
+            free(p);
+            continue;
+        }
+        if (nfiles == cap) {
+            cap = cap ? cap * 2 : 32;
+            recall_store_file *nf = realloc(files, cap * sizeof *nf);
+            if (!nf) {
+                free(p);
+                rc = lc_errf(err, LC_NOMEM, "recall: out of memory");
+                goto done;
+            }
+            files = nf;
+        }
+        files[nfiles].path = p;
+        files[nfiles].mtime = (double)sb.st_mtim.tv_sec * 1e3 + (double)sb.st_mtim.tv_nsec / 1e6;
+        nfiles++;
+    }
+    qsort(files, nfiles, sizeof *files, recall_by_mtime);
+    size_t walked = 0;
+    for (size_t i = 0; i < nfiles; i++) {
+        if (walked >= RECALL_SESSIONS_MAX) {
+            out->stop_stores = 1;
+            break;
+        }
+        if (out->n >= RECALL_SESSIONS_HITS) {
+            out->stop_hits = 1;
+            break;
+        }
+        double left = RECALL_SESSIONS_MS - (lc_now_ms() - t0);
+        if (left <= 0) {
+            out->stop_time = 1;
+            break;
+        }
+        walked++;
+        store *ps = NULL;
+        int version = -1;
+        char *perr = NULL;
+        if (store_open_readonly(files[i].path, &ps, &version, &perr) != LC_OK) {
+            free(perr);
+            out->stores_skipped++;
+            continue;
+        }
+        if (version != STORE_SCHEMA_VERSION) {
+            /* Never migrated by a search: counted, and read once its session runs again. */
+            if (version < STORE_SCHEMA_VERSION) out->stores_older++;
+            else out->stores_skipped++;
+            store_close(ps);
+            continue;
+        }
+        char *pcwd = store_meta_get(ps, "cwd");
+        if (scope == RECALL_SCOPE_SESSIONS && (!cwd || !pcwd || strcmp(cwd, pcwd) != 0)) {
+            out->stores_skipped++;
+            free(pcwd);
+            store_close(ps);
+            continue;
+        }
+        char *sid = store_meta_get(ps, "session_id");
+        char *created = store_meta_get(ps, "created");
+        char *date = recall_date(created);
+        recall_grep_opts po = *o;
+        po.offset = 0;
+        po.summary_id = 0;
+        po.limit = RECALL_SESSIONS_HITS - out->n;
+        po.time_budget_ms = left;
+        recall_result pr;
+        if (recall_grep(ps, &po, &pr, &perr) != LC_OK) {
+            if (o->query) { /* a syntax error is the caller's, the same in every store */
+                rc = lc_errf(err, LC_INVALID, "%s", perr ? perr : "lcm_grep: bad query");
+                free(perr);
+                free(pcwd);
+                free(sid);
+                free(created);
+                free(date);
+                store_close(ps);
+                goto done;
+            }
+            free(perr);
+            perr = NULL;
+            out->stores_skipped++;
+        } else {
+            out->stores_searched++;
+            if (pr.timed_out) out->stop_time = 1;
+            for (size_t k = 0; k < pr.n; k++) {
+                recall_hit *h = recall_push(out);
+                if (!h) break;
+                *h = pr.hits[k];
+                memset(&pr.hits[k], 0, sizeof pr.hits[k]);
+                h->session_id = lc_strdup(sid ? sid : "?");
+                h->session_date = lc_strdup(date ? date : "?");
+                h->session_cwd = lc_strdup(pcwd ? pcwd : "?");
+            }
+            if (pr.more || (pr.total > 0 && (size_t)pr.total > pr.n)) out->more = 1;
+            recall_result_free(&pr);
+        }
+        free(pcwd);
+        free(sid);
+        free(created);
+        free(date);
+        store_close(ps);
+        if (out->stop_time) break;
+    }
+    if (!out->stop_stores && walked == RECALL_SESSIONS_MAX && nfiles > walked) out->stop_stores = 1;
+    if (out->n >= RECALL_SESSIONS_HITS) out->stop_hits = 1;
+done:
+    if (d) closedir(d);
+    for (size_t i = 0; i < nfiles; i++) free(files[i].path);
+    free(files);
+    free(dir);
+    free(self);
+    if (rc) recall_result_free(out);
+    return rc;
+}
+
+char *recall_grep_format(const recall_grep_opts *o, recall_scope scope, const recall_result *r)
+{
+    sbuf b = {0};
+    int query = o->query && *o->query;
+    const char *what = query ? o->query : o->pattern;
+    sb_printf(&b, "lcm_grep %s \"%s\"", query ? "query" : "pattern", what ? what : "");
+    if (scope != RECALL_SCOPE_SESSION)
+        sb_printf(&b, " across %s", scope == RECALL_SCOPE_SESSIONS ? "this project's past sessions"
+                                                                   : "all past sessions");
+    if (o->summary_id > 0) sb_printf(&b, " inside summary #%lld", (long long)o->summary_id);
+    sb_puts(&b, ": ");
+    if (r->n == 0)
+        sb_puts(&b, "no hits");
+    else if (r->total >= 0)
+        sb_printf(&b, "%lld hit(s); showing %zu-%zu", (long long)r->total, o->offset + 1, o->offset + r->n);
+    else
+        sb_printf(&b, "showing %zu-%zu; %s", o->offset + 1, o->offset + r->n,
+                  r->more ? "more matches exist" : "no more matches");
+    sb_putc(&b, '\n');
+    int any_clipped = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        const recall_hit *h = &r->hits[i];
+        sb_printf(&b, "- %s%s [%s]", h->removed ? "[removed] " : "", h->entry_id, h->role);
+        if (h->session_id)
+            sb_printf(&b, " (past session %s, %s, cwd %s)", h->session_id, h->session_date, h->session_cwd);
+        if (h->summary_id) {
+            sb_printf(&b, " covered by summary #%lld", (long long)h->summary_id);
+            if (h->leaf_id != h->summary_id) sb_printf(&b, " (leaf #%lld)", (long long)h->leaf_id);
+        }
+        sb_printf(&b, ": %s\n", h->snippet);
+        any_clipped |= h->clipped;
+    }
+    if (r->more && r->total >= 0)
+        sb_printf(&b, "more: call again with offset %zu\n", o->offset + r->n);
+    else if (r->more && scope == RECALL_SCOPE_SESSION)
+        sb_printf(&b, "more matches exist: call again with offset %zu\n", o->offset + r->n);
+    if (any_clipped) sb_printf(&b, "bound: a grep line is clipped at %d characters; lcm_expand_query reads the entry\n", RECALL_LINE_CHARS);
+    if (query && r->long_unindexed)
+        sb_printf(&b, "bound: the index holds the first %d characters of a message; %zu message(s) are longer (use pattern to read up to %d)\n",
+                  STORE_INDEX_CHARS, r->long_unindexed, RECALL_PATTERN_CHARS);
+    if (!query && r->pattern_clipped)
+        sb_printf(&b, "bound: a pattern reads the first %d characters of a message; %zu message(s) were longer\n",
+                  RECALL_PATTERN_CHARS, r->pattern_clipped);
+    if (r->timed_out && scope == RECALL_SCOPE_SESSION)
+        sb_printf(&b, "bound: stopped at the one-second pattern limit after %zu message(s); more may exist\n", r->scanned);
+    if (scope != RECALL_SCOPE_SESSION) {
+        sb_printf(&b, "sessions: %zu searched", r->stores_searched);
+        if (r->stores_older) sb_printf(&b, ", %zu older-generation (not searched; /lcm migrate)", r->stores_older);
+        if (r->stores_skipped) sb_printf(&b, ", %zu skipped", r->stores_skipped);
+        sb_putc(&b, '\n');
+        if (r->stop_stores) sb_printf(&b, "bound: stopped at %d stores\n", RECALL_SESSIONS_MAX);
+        if (r->stop_hits) sb_printf(&b, "bound: stopped at %d hits\n", RECALL_SESSIONS_HITS);
+        if (r->stop_time) sb_puts(&b, "bound: stopped at the 1.5-second limit\n");
+        if (r->n) sb_puts(&b, "read one with lcm_expand_query({session, entry_id}); past history, not this session\n");
+    }
+    return sb_detach(&b);
+}
+
+/* ---- describe ------------------------------------------------------------------------ */
+
+static int recall_describe_summary(store *s, int64_t id, int redact, sbuf *b, char **err)
+{
+    sqlite3 *db = store_db(s);
+    sqlite3_stmt *st = NULL;
+    int rc = LC_OK;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT s.kind, s.depth, s.text, s.tiers, s.tokens, sp.first_entry,"
+                           " sp.last_entry, sp.first_ordinal, sp.last_ordinal, sp.entry_count"
+                           " FROM summaries s LEFT JOIN summary_spans sp ON sp.summary_id = s.id"
+                           " WHERE s.id = ?",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = recall_sqlerr(s, err, "describe");
+        goto done;
+    }
+    sqlite3_bind_int64(st, 1, id);
+    if (sqlite3_step(st) != SQLITE_ROW) {
+        rc = lc_errf(err, LC_NOTFOUND, "lcm_describe: this store holds no summary #%lld", (long long)id);
+        goto done;
+    }
+    const char *text = (const char *)sqlite3_column_text(st, 2);
+    char *masked = redact_text(text, strlen(text), redact, NULL);
+    sb_printf(b, "[lcm:summary #%lld depth %d span %s..%s] %s, %lld token(s), %lld entries (ordinals %lld..%lld)\n",
+              (long long)id, sqlite3_column_int(st, 1),
+              sqlite3_column_text(st, 5) ? (const char *)sqlite3_column_text(st, 5) : "?",
+              sqlite3_column_text(st, 6) ? (const char *)sqlite3_column_text(st, 6) : "?",
+              (const char *)sqlite3_column_text(st, 0), (long long)sqlite3_column_int64(st, 4),
+              (long long)sqlite3_column_int64(st, 9), (long long)sqlite3_column_int64(st, 7),
+              (long long)sqlite3_column_int64(st, 8));
+    /* Tiers: the thorough text is what describe returns when it exists. */
+    cJSON *tiers = sqlite3_column_type(st, 3) == SQLITE_NULL ? NULL
+                                                             : cJSON_Parse((const char *)sqlite3_column_text(st, 3));
+    const cJSON *rich = cJSON_GetObjectItemCaseSensitive(tiers, "rich");
+    sb_printf(b, "tiers: primary %zu chars", strlen(text));
+    if (cJSON_IsString(rich)) sb_printf(b, ", rich %zu chars", strlen(rich->valuestring));
+    sb_putc(b, '\n');
+    if (cJSON_IsString(rich)) {
+        char *mr = redact_text(rich->valuestring, strlen(rich->valuestring), redact, NULL);
+        sb_printf(b, "text (rich tier):\n%s\n", mr ? mr : "");
+        free(mr);
+    } else {
+        sb_printf(b, "text:\n%s\n", masked ? masked : "");
+    }
+    free(masked);
+    cJSON_Delete(tiers);
+    sqlite3_finalize(st);
+    st = NULL;
+    /* What reading the originals would cost, and the files they cover. */
+    if (sqlite3_prepare_v2(db,
+                           RECALL_SCOPE_CTE "SELECT count(*), coalesce(sum(m.tokens),0), coalesce(sum(m.chars),0),"
+                           " coalesce(sum(m.removed),0) FROM messages m WHERE m.entry_id IN (SELECT entry_id FROM scope)",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = recall_sqlerr(s, err, "describe");
+        goto done;
+    }
+    sqlite3_bind_int64(st, 1, id);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        long long chars = sqlite3_column_int64(st, 2), toks = sqlite3_column_int64(st, 1);
+        long long windows = (chars + RECALL_WINDOW_CHARS - 1) / RECALL_WINDOW_CHARS;
+        sb_printf(b, "originals: %lld message(s), %lld chars, ~%lld tokens; %lld reader window(s) of %d chars",
+                  (long long)sqlite3_column_int64(st, 0), chars, toks, windows, RECALL_WINDOW_CHARS);
+        if (toks > RECALL_DEFAULT_MAX_TOKENS)
+            sb_printf(b, "; more than one lcm_expand_query call at max_tokens %d", RECALL_DEFAULT_MAX_TOKENS);
+        if (sqlite3_column_int64(st, 3)) sb_printf(b, "; %lld on removed branches", (long long)sqlite3_column_int64(st, 3));
+        sb_putc(b, '\n');
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if (sqlite3_prepare_v2(db,
+                           RECALL_SCOPE_CTE "SELECT f.path, f.kind, f.chars, f.summary, f.entry_id FROM file_handles f"
+                           " WHERE f.entry_id IN (SELECT entry_id FROM scope) ORDER BY f.id",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = recall_sqlerr(s, err, "describe");
+        goto done;
+    }
+    sqlite3_bind_int64(st, 1, id);
+    int nf = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (nf++ == 0) sb_puts(b, "files:\n");
+        sb_printf(b, "- %s (%s, %lld chars, entry %s): %s\n",
+                  sqlite3_column_text(st, 0) ? (const char *)sqlite3_column_text(st, 0) : "(no path)",
+                  sqlite3_column_text(st, 1), (long long)sqlite3_column_int64(st, 2),
+                  sqlite3_column_text(st, 4), sqlite3_column_text(st, 3));
+    }
+    if (!nf) sb_puts(b, "files: none\n");
+done:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int recall_describe_file(store *s, const char *id, int redact, sbuf *b, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = LC_OK;
+    if (sqlite3_prepare_v2(store_db(s),
+                           "SELECT entry_id, path, content_id, kind, chars, preview, summary FROM file_handles"
+                           " WHERE entry_id = ?1 OR path = ?1 OR content_id = ?1 ORDER BY id DESC LIMIT 1",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = recall_sqlerr(s, err, "describe");
+        goto done;
+    }
+    sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_ROW) {
+        rc = lc_errf(err, LC_NOTFOUND, "lcm_describe: no summary or file handle \"%s\" in this store", id);
+        goto done;
+    }
+    const char *preview = (const char *)sqlite3_column_text(st, 5);
+    char *mp = redact_text(preview, strlen(preview), redact, NULL);
+    sb_printf(b, "file handle: %s\nentry: %s\ncontent id: sha256:%s\nkind: %s\nsize: %lld chars\nsummary: %s\npreview (first %d chars):\n%s\n",
+              sqlite3_column_text(st, 1) ? (const char *)sqlite3_column_text(st, 1) : "(no path: large-inline)",
+              sqlite3_column_text(st, 0), sqlite3_column_text(st, 2), sqlite3_column_text(st, 3),
+              (long long)sqlite3_column_int64(st, 4), sqlite3_column_text(st, 6), FILES_PREVIEW_CHARS,
+              mp ? mp : "");
+    sb_puts(b, "the verbatim body: lcm_expand_query({entry_id})\n");
+    free(mp);
+done:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int recall_describe(store *s, const char *id, int redact, char **out, char **err)
+{
+    sbuf b = {0};
+    int rc;
+    *out = NULL;
+    if (!id || !*id) return lc_errf(err, LC_INVALID, "lcm_describe: give a summary id or a file");
+    const char *p = id[0] == '#' ? id + 1 : id;
+    char *end = NULL;
+    long long n = strtoll(p, &end, 10);
+    if (end && end != p && *end == '\0' && n > 0)
+        rc = recall_describe_summary(s, n, redact, &b, err);
+    else
+        rc = recall_describe_file(s, id, redact, &b, err);
+    if (rc) {
+        sb_free(&b);
+        return rc;
+    }
+    *out = sb_detach(&b);
+    return *out ? LC_OK : lc_errf(err, LC_NOMEM, "recall: out of memory");
+}
+
+/* ---- expand: the bounded reader -------------------------------------------------------- */
+
+typedef struct recall_window {
+    char *text;
+    size_t chars;
+} recall_window;
+
+typedef struct recall_reader {
+    recall_window *w;
+    size_t n, cap;
+    sbuf cur;
+    size_t cur_chars;
+    size_t budget_chars;    /* max_tokens * 4 */
+    size_t used_chars;
+    size_t unread_chars;    /* cut by the budget or the turn cap */
+    int stopped_budget;
+    int stopped_turns;
+    int redact;
+    char *next_entry;       /* where a follow-up call resumes */
+    size_t next_offset;
+} recall_reader;
+
+static int recall_reader_flush(recall_reader *r)
+{
+    if (!r->cur.len) return LC_OK;
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 8;
+        recall_window *nw = realloc(r->w, cap * sizeof *nw);
+        if (!nw) return LC_NOMEM;
+        r->w = nw;
+        r->cap = cap;
+    }
+    char *raw = sb_detach(&r->cur);
+    if (!raw) return LC_NOMEM;
+    char *t = redact_text(raw, strlen(raw), r->redact, NULL);
+    free(raw);
+    if (!t) return LC_NOMEM;
+    r->w[r->n].text = t;
+    r->w[r->n].chars = r->cur_chars;
+    r->n++;
+    r->cur_chars = 0;
+    return LC_OK;
+}
+
+/* Cut one message into the windows, paging inside it; stops at the budget / turn cap. */
+static int recall_reader_add(recall_reader *r, const char *entry_id, const char *role, int removed,
+                             const char *text, size_t len, size_t start_char)
+{
+    size_t total = files_utf8_count(text, len);
+    size_t pos = files_utf8_prefix(text, len, start_char), at = start_char;
+    if (r->stopped_budget || r->stopped_turns) {
+        r->unread_chars += total - (start_char < total ? start_char : total);
+        return LC_OK;
+    }
+    while (at < total || (at == 0 && total == 0)) {
+        if (r->used_chars >= r->budget_chars) r->stopped_budget = 1;
+        if (r->n >= RECALL_MAX_TURNS) r->stopped_turns = 1;
+        if (r->stopped_budget || r->stopped_turns) {
+            r->unread_chars += total - at;
+            if (!r->next_entry) {
+                r->next_entry = lc_strdup(entry_id);
+                r->next_offset = at;
+            }
+            return LC_OK;
+        }
+        size_t room = RECALL_WINDOW_CHARS - r->cur_chars;
+        size_t left_budget = r->budget_chars - r->used_chars;
+        if (room > left_budget) room = left_budget;
+        size_t take = total - at < room ? total - at : room;
+        size_t bytes = files_utf8_prefix(text + pos, len - pos, take);
+        sb_printf(&r->cur, "[%sentry %s, %s, chars %zu..%zu of %zu]\n", removed ? "removed " : "", entry_id,
+                  role, at, at + take, total);
+        sb_append(&r->cur, text + pos, bytes);
+        sb_puts(&r->cur, "\n\n");
+        r->cur_chars += take;
+        r->used_chars += take;
+        pos += bytes;
+        at += take;
+        if (r->cur_chars >= RECALL_WINDOW_CHARS || r->used_chars >= r->budget_chars)
+            if (recall_reader_flush(r) != LC_OK) return LC_NOMEM;
+        if (total == 0) break;
+    }
+    return r->cur.oom ? LC_NOMEM : LC_OK;
+}
+
+static void recall_reader_free(recall_reader *r)
+{
+    for (size_t i = 0; i < r->n; i++) free(r->w[i].text);
+    free(r->w);
+    sb_free(&r->cur);
+    free(r->next_entry);
+}
+
+/* The assistant's text from a completion answer (an AgentMessage, or plain text). */
+static char *recall_answer_text(const char *answer, int *failed)
+{
+    cJSON *j = cJSON_Parse(answer);
+    *failed = 0;
+    if (!cJSON_IsObject(j)) {
+        cJSON_Delete(j);
+        return lc_strdup(answer);
+    }
+    const cJSON *stop = cJSON_GetObjectItemCaseSensitive(j, "stopReason");
+    if (cJSON_IsString(stop) && (!strcmp(stop->valuestring, "error") || !strcmp(stop->valuestring, "length")))
+        *failed = 1;
+    char *t = msg_derive_text(j, NULL);
+    cJSON_Delete(j);
+    return t;
+}
+
+static const char recall_reader_system[] =
+    "You are the bounded reader of a lossless conversation store. You read stored original "
+    "messages one window at a time and answer the question from them. Keep identifiers, "
+    "numbers, paths and quoted values verbatim and cite the entry ids you read. Each turn you "
+    "receive your notes so far and the next window; reply with the updated findings only.";
+
+static char *recall_reader_request(const char *question, const char *notes, const recall_window *w,
+                                   size_t k, size_t n)
+{
+    sbuf u = {0};
+    sb_printf(&u, "Question: %s\n\nNotes so far:\n%s\n\nWindow %zu of %zu:\n%s", question,
+              notes && *notes ? notes : "(none)", k + 1, n, w->text);
+    char *ut = sb_detach(&u);
+    if (!ut) return NULL;
+    cJSON *req = cJSON_CreateObject();
+    cJSON *msgs = cJSON_AddArrayToObject(req, "messages");
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddStringToObject(m, "role", "user");
+    cJSON *content = cJSON_AddArrayToObject(m, "content");
+    cJSON *blk = cJSON_CreateObject();
+    cJSON_AddStringToObject(blk, "type", "text");
+    cJSON_AddStringToObject(blk, "text", ut);
+    cJSON_AddItemToArray(content, blk);
+    cJSON_AddNumberToObject(m, "timestamp", 0);
+    cJSON_AddItemToArray(msgs, m);
+    cJSON_AddStringToObject(req, "systemPrompt", recall_reader_system);
+    cJSON_AddNumberToObject(req, "maxTokens", 2048);
+    char *out = cJSON_PrintUnformatted(req);
+    cJSON_Delete(req);
+    free(ut);
+    return out;
+}
+
+/* Collect the addressed originals into the reader's windows. */
+static int recall_expand_collect(store *s, const recall_expand_opts *o, recall_reader *r, size_t *n_msgs,
+                                 char **err)
+{
+    sqlite3 *db = store_db(s);
+    sqlite3_stmt *st = NULL;
+    int rc = LC_OK;
+    *n_msgs = 0;
+    if (o->entry_id) {
+        store_row row;
+        if ((rc = store_get_message(s, o->entry_id, &row, err)) != LC_OK) {
+            if (rc == LC_NOTFOUND)
+                lc_errf(err, LC_NOTFOUND, "lcm_expand_query: this store holds no entry %s", o->entry_id);
+            return rc;
+        }
+        rc = recall_reader_add(r, row.entry_id, row.role, row.removed, row.text, strlen(row.text), o->char_offset);
+        *n_msgs = 1;
+        store_row_free(&row);
+        return rc ? lc_errf(err, rc, "recall: out of memory") : LC_OK;
+    }
+    if (o->summary_id > 0) {
+        if (!recall_summary_exists(s, o->summary_id))
+            return lc_errf(err, LC_NOTFOUND, "lcm_expand_query: this store holds no summary #%lld",
+                           (long long)o->summary_id);
+        if (sqlite3_prepare_v2(db,
+                               RECALL_SCOPE_CTE "SELECT m.entry_id, m.role, m.removed, m.text FROM messages m"
+                               " WHERE m.entry_id IN (SELECT entry_id FROM scope) ORDER BY m.ordinal, m.id",
+                               -1, &st, NULL) != SQLITE_OK) {
+            rc = recall_sqlerr(s, err, "expand");
+            goto done;
+        }
+        sqlite3_bind_int64(st, 1, o->summary_id);
+    } else {
+        /* A question alone: the best-ranked messages for its words, read in order. */
+        char terms[16][64];
+        size_t nt = recall_query_terms(o->question ? o->question : "", terms, 16);
+        sbuf q = {0};
+        for (size_t i = 0; i < nt; i++) sb_printf(&q, "%s\"%s\"", i ? " OR " : "", terms[i]);
+        char *qs = sb_detach(&q);
+        if (!nt || !qs) {
+            free(qs);
+            return lc_errf(err, LC_INVALID, "lcm_expand_query: give summary_id, entry_id or a question with words");
+        }
+        if (sqlite3_prepare_v2(db,
+                               "SELECT entry_id, role, removed, text FROM (SELECT m.entry_id, m.role, m.removed,"
+                               " m.text, m.ordinal, m.id FROM messages_fts f JOIN messages m ON m.id = f.rowid"
+                               " WHERE messages_fts MATCH ?1 AND m.removed = 0 ORDER BY f.rank LIMIT 20)"
+                               " ORDER BY ordinal, id",
+                               -1, &st, NULL) != SQLITE_OK) {
+            free(qs);
+            rc = recall_sqlerr(s, err, "expand");
+            goto done;
+        }
+        sqlite3_bind_text(st, 1, qs, -1, SQLITE_TRANSIENT);
+        free(qs);
+    }
+    int step;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *text = (const char *)sqlite3_column_text(st, 3);
+        if ((rc = recall_reader_add(r, (const char *)sqlite3_column_text(st, 0),
+                                    (const char *)sqlite3_column_text(st, 1), sqlite3_column_int(st, 2),
+                                    text, (size_t)sqlite3_column_bytes(st, 3), 0)) != LC_OK) {
+            rc = lc_errf(err, rc, "recall: out of memory");
+            goto done;
+        }
+        (*n_msgs)++;
+    }
+    if (step != SQLITE_DONE) rc = recall_sqlerr(s, err, "expand");
+    if (rc == LC_OK && *n_msgs == 0 && !o->summary_id)
+        rc = lc_errf(err, LC_NOTFOUND, "lcm_expand_query: no stored message matches the question's words");
+done:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static void recall_expand_bounds(const recall_reader *r, size_t max_tokens, sbuf *b)
+{
+    if (r->stopped_budget)
+        sb_printf(b, "bound: stopped at max_tokens %zu (~%zu chars); %zu char(s) not read",
+                  max_tokens, r->budget_chars, r->unread_chars);
+    else if (r->stopped_turns)
+        sb_printf(b, "bound: stopped at %d reader turns of %d chars; %zu char(s) not read",
+                  RECALL_MAX_TURNS, RECALL_WINDOW_CHARS, r->unread_chars);
+    if ((r->stopped_budget || r->stopped_turns) && r->next_entry)
+        sb_printf(b, "; continue with lcm_expand_query({entry_id: \"%s\", char_offset: %zu})\n",
+                  r->next_entry, r->next_offset);
+    else if (r->stopped_budget || r->stopped_turns)
+        sb_putc(b, '\n');
+}
+
+int recall_expand(store *s, const recall_expand_opts *o, recall_complete_fn complete, void *ud,
+                  char **out, char **err)
+{
+    recall_reader r = {0};
+    sbuf b = {0};
+    char *notes = NULL, *cerr = NULL;
+    size_t n_msgs = 0, turns = 0;
+    int rc = LC_OK;
+    size_t max_tokens = o->max_tokens ? o->max_tokens : RECALL_DEFAULT_MAX_TOKENS;
+    *out = NULL;
+    r.budget_chars = max_tokens * 4;
+    r.redact = o->redact;
+    /* Everything addressed is resolved (or refused) before any model call. */
+    if ((rc = recall_expand_collect(s, o, &r, &n_msgs, err)) != LC_OK) goto done;
+    if (recall_reader_flush(&r) != LC_OK) {
+        rc = lc_errf(err, LC_NOMEM, "recall: out of memory");
+        goto done;
+    }
+    if (o->past_label) sb_printf(&b, "[past session history: %s] (read-only; not this session)\n", o->past_label);
+    const char *question = o->question && *o->question ? o->question : "Report what these messages contain.";
+    int reader_ok = complete != NULL && r.n > 0;
+    for (size_t k = 0; reader_ok && k < r.n; k++) {
+        char *req = recall_reader_request(question, notes, &r.w[k], k, r.n);
+        char *ans = NULL;
+        int failed = 0;
+        if (!req) {
+            rc = lc_errf(err, LC_NOMEM, "recall: out of memory");
+            goto done;
+        }
+        int crc = complete(ud, req, &ans, &cerr);
+        free(req);
+        char *t = crc == 0 && ans ? recall_answer_text(ans, &failed) : NULL;
+        free(ans);
+        if (crc != 0 || !t || failed || !*t) {
+            free(t);
+            if (turns == 0) {
+                reader_ok = 0; /* no usable model: fall through to verbatim windows */
+                break;
+            }
+            sb_printf(&b, "reader stopped after %zu turn(s): the model failed (%s)\n", turns,
+                      cerr ? cerr : failed ? "error or length stop" : "empty answer");
+            break;
+        }
+        free(notes);
+        notes = t;
+        turns++;
+    }
+    if (reader_ok && turns > 0) {
+        size_t read = 0;
+        for (size_t k = 0; k < turns; k++) read += r.w[k].chars;
+        sb_printf(&b, "lcm_expand_query findings (reader: %zu turn(s), %zu message(s), %zu chars ~%zu tokens of max_tokens %zu):\n",
+                  turns, n_msgs, read, (read + 3) / 4, max_tokens);
+        char *mn = redact_text(notes, strlen(notes), o->redact, NULL);
+        sb_printf(&b, "%s\n", mn ? mn : "");
+        free(mn);
+    } else {
+        sb_printf(&b, "lcm_expand_query: no model available%s%s%s; the addressed originals follow verbatim, bounded by max_tokens %zu and %d windows of %d chars (%zu message(s)):\n",
+                  cerr ? " (" : "", cerr ? cerr : "", cerr ? ")" : "", max_tokens, RECALL_MAX_TURNS,
+                  RECALL_WINDOW_CHARS, n_msgs);
+        for (size_t k = 0; k < r.n; k++) sb_printf(&b, "--- window %zu of %zu ---\n%s", k + 1, r.n, r.w[k].text);
+    }
+    recall_expand_bounds(&r, max_tokens, &b);
+    if (!(*out = sb_detach(&b))) rc = lc_errf(err, LC_NOMEM, "recall: out of memory");
+done:
+    sb_free(&b);
+    recall_reader_free(&r);
+    free(notes);
+    free(cerr);
+    return rc;
+}
+
+int recall_expand_session(const char *agent_home, const char *session_id,
+                          const recall_expand_opts *o, recall_complete_fn complete, void *ud,
+                          char **out, char **err)
+{
+    store *ps = NULL;
+    char *path = NULL, *label = NULL, *cwd = NULL, *created = NULL, *date = NULL;
+    int version = -1, rc = LC_OK;
+    *out = NULL;
+    if (!session_id || !*session_id || strchr(session_id, '/') || strstr(session_id, ".."))
+        return lc_errf(err, LC_INVALID, "lcm_expand_query: a session is a plain session id");
+    path = lc_asprintf("%s/lcm/%s.sqlite", agent_home, session_id);
+    struct stat sb;
+    if (!path || stat(path, &sb) != 0) {
+        rc = lc_errf(err, LC_NOTFOUND, "lcm_expand_query: no store for session %s", session_id);
+        goto done;
+    }
+    if ((rc = store_open_readonly(path, &ps, &version, err)) != LC_OK) goto done;
+    if (version != STORE_SCHEMA_VERSION) {
+        rc = lc_errf(err, LC_INVALID,
+                     "lcm_expand_query: session %s has an older-generation store (schema %d); /lcm migrate upgrades it",
+                     session_id, version);
+        goto done;
+    }
+    cwd = store_meta_get(ps, "cwd");
+    created = store_meta_get(ps, "created");
+    date = recall_date(created);
+    label = lc_asprintf("session %s, %s, cwd %s", session_id, date ? date : "?", cwd ? cwd : "?");
+    recall_expand_opts po = *o;
+    po.past_label = label;
+    rc = recall_expand(ps, &po, complete, ud, out, err);
+done:
+    store_close(ps);
+    free(path);
+    free(label);
+    free(cwd);
+    free(created);
+    free(date);
+    return rc;
+}

@@ -1,0 +1,112 @@
+/*
+ * recall.h -- every way of reading the lossless store: grep (FTS5 query or PCRE2 pattern,
+ * paged, bounded), describe (a summary or a file handle), expand (a bounded reader over
+ * the originals through a caller-supplied completion function, or verbatim windows when
+ * there is no model), and the same over past sessions' stores opened read-only.
+ * Owns no state between calls; every text it hands out passes redaction when asked.
+ */
+#ifndef LC_RECALL_H
+#define LC_RECALL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store.h"
+
+/* The bounds, each named in the output that hits it. */
+#define RECALL_PAGE 20                   /* hits per page */
+#define RECALL_LINE_CHARS 400            /* one grep line */
+#define RECALL_PATTERN_CHARS 200000      /* a pattern reads this much of a message */
+#define RECALL_PATTERN_MS 1000.0         /* a pattern call's time bound */
+#define RECALL_WINDOW_CHARS 20000        /* one reader window */
+#define RECALL_DEFAULT_MAX_TOKENS 10000  /* expand budget per call */
+#define RECALL_MAX_TURNS 6               /* reader turns per call */
+#define RECALL_SESSIONS_MAX 20           /* past stores walked */
+#define RECALL_SESSIONS_HITS 40          /* hits across past sessions */
+#define RECALL_SESSIONS_MS 1500.0        /* cross-session wall-clock bound */
+
+typedef enum recall_scope {
+    RECALL_SCOPE_SESSION = 0,   /* this session's store */
+    RECALL_SCOPE_SESSIONS,      /* this project's past sessions (same cwd) */
+    RECALL_SCOPE_ALL_SESSIONS   /* every past session */
+} recall_scope;
+
+typedef struct recall_grep_opts {
+    const char *query;        /* FTS5 syntax; exactly one of query / pattern */
+    const char *pattern;      /* PCRE2 regular expression */
+    int case_sensitive;       /* pattern only; default insensitive */
+    size_t offset;            /* hits to skip (paging) */
+    int64_t summary_id;       /* > 0: search inside that node's originals only */
+    int include_removed;      /* include entries of abandoned branches, labelled */
+    int redact;               /* mask secrets in snippets */
+    size_t limit;             /* 0 = RECALL_PAGE */
+    double time_budget_ms;    /* pattern bound; 0 = RECALL_PATTERN_MS */
+} recall_grep_opts;
+
+typedef struct recall_hit {
+    char *entry_id;
+    char *role;
+    int64_t ordinal;
+    int removed;
+    char *snippet;            /* whitespace collapsed, <= RECALL_LINE_CHARS code points */
+    int clipped;              /* the line was cut at RECALL_LINE_CHARS */
+    int64_t summary_id;       /* covering node the model sees (top of the DAG), 0 none */
+    int64_t leaf_id;          /* the leaf that covers the entry, 0 none */
+    char *session_id;         /* cross-session hits: where it came from */
+    char *session_date;       /* YYYY-MM-DD */
+    char *session_cwd;
+} recall_hit;
+
+typedef struct recall_result {
+    recall_hit *hits;
+    size_t n;
+    int64_t total;            /* query mode: total hits; -1 when not computed (pattern) */
+    int more;                 /* more hits exist past this page */
+    int timed_out;            /* stopped at the time bound */
+    size_t scanned;           /* pattern: messages read */
+    size_t long_unindexed;    /* query: messages longer than the index reach */
+    size_t pattern_clipped;   /* pattern: messages read only to RECALL_PATTERN_CHARS */
+    /* cross-session accounting */
+    size_t stores_searched;
+    size_t stores_older;      /* older-generation stores counted, not searched */
+    size_t stores_skipped;    /* other project / unreadable */
+    int stop_stores, stop_hits, stop_time;
+} recall_result;
+
+int recall_grep(store *s, const recall_grep_opts *o, recall_result *out, char **err);
+/* Past sessions' stores under <agent_home>/lcm/ (current excluded), newest first. */
+int recall_grep_sessions(const char *agent_home, const char *current_session_id,
+                         const char *cwd, recall_scope scope, const recall_grep_opts *o,
+                         recall_result *out, char **err);
+/* The tool's text for a result (malloc'd): header with totals, one line per hit, and
+ * every bound the call hit. */
+char *recall_grep_format(const recall_grep_opts *o, recall_scope scope, const recall_result *r);
+void recall_result_free(recall_result *r);
+
+/* Describe "#12" / "12" (a summary) or a file handle by entry id, path or content id. */
+int recall_describe(store *s, const char *id, int redact, char **out, char **err);
+
+/* The completion service: request_json is {"systemPrompt","messages":[AgentMessage],
+ * "maxTokens"}; *out_json is the assistant AgentMessage (or plain text), malloc'd. A
+ * non-zero return is a failure (*err malloc'd). */
+typedef int (*recall_complete_fn)(void *ud, const char *request_json, char **out_json,
+                                  char **err);
+
+typedef struct recall_expand_opts {
+    int64_t summary_id;       /* address: a node's originals */
+    const char *entry_id;     /* address: one message */
+    const char *question;     /* what to answer (also the address when none given) */
+    size_t max_tokens;        /* 0 = RECALL_DEFAULT_MAX_TOKENS */
+    size_t char_offset;       /* entry_id only: start reading here (paging a message) */
+    int redact;
+    const char *past_label;   /* non-NULL: findings are tagged as a past session's history */
+} recall_expand_opts;
+
+int recall_expand(store *s, const recall_expand_opts *o, recall_complete_fn complete,
+                  void *ud, char **out, char **err);
+/* The same on a past session's store (opened read-only, never migrated). */
+int recall_expand_session(const char *agent_home, const char *session_id,
+                          const recall_expand_opts *o, recall_complete_fn complete, void *ud,
+                          char **out, char **err);
+
+#endif

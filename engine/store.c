@@ -1,0 +1,906 @@
+/*
+ * store.c -- the per-session SQLite store: open, schema and forward migrations, passive
+ * ingest, removed-branch marks, message reads and summary provenance writes (store.h).
+ * Owns the connection and its cached statements; nothing here talks to a host.
+ */
+#include "store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "files.h"
+#include "message.h"
+#include "sha256.h"
+#include "util.h"
+
+#define STORE_CALL_RING 64
+
+typedef struct store_call {
+    char *id;
+    char *path;
+} store_call;
+
+struct store {
+    sqlite3 *db;
+    char *path;
+    int read_only;
+    store_options opt;
+    sqlite3_stmt *st_exists;
+    sqlite3_stmt *st_insert;
+    sqlite3_stmt *st_fts;
+    sqlite3_stmt *st_handle;
+    char *last_entry; /* newest entry known stored: the O(1) "nothing new" check */
+    int64_t last_ordinal;
+    store_call calls[STORE_CALL_RING]; /* recent tool calls: id -> named path */
+    size_t call_next;
+};
+
+/* Version n -> n+1, applied in order inside one transaction each. A row's derived text
+ * sits beside its verbatim JSON because the index and the summarizer read the text while
+ * a read must return the original bytes. */
+static const char *const store_migrations[] = {
+    /* 0 -> 1 */
+    "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    "CREATE TABLE messages("
+    "  id INTEGER PRIMARY KEY,"
+    "  entry_id TEXT NOT NULL UNIQUE,"
+    "  ordinal INTEGER NOT NULL,"
+    "  role TEXT NOT NULL,"
+    "  text TEXT NOT NULL,"
+    "  chars INTEGER NOT NULL,"
+    "  tokens INTEGER NOT NULL,"
+    "  raw_json TEXT NOT NULL,"
+    "  payload TEXT,"
+    "  removed INTEGER NOT NULL DEFAULT 0,"
+    "  tool_name TEXT,"
+    "  tool_path TEXT,"
+    "  created INTEGER NOT NULL);"
+    "CREATE INDEX messages_ordinal ON messages(ordinal);"
+    "CREATE INDEX messages_removed ON messages(removed) WHERE removed = 1;"
+    "CREATE INDEX messages_long ON messages(chars) WHERE chars > 100000;"
+    "CREATE VIRTUAL TABLE messages_fts USING fts5(text, content='');"
+    "CREATE TABLE summaries("
+    "  id INTEGER PRIMARY KEY,"
+    "  kind TEXT NOT NULL CHECK(kind IN ('leaf','condensed')),"
+    "  depth INTEGER NOT NULL,"
+    "  text TEXT NOT NULL,"
+    "  tiers TEXT,"
+    "  tokens INTEGER NOT NULL,"
+    "  created INTEGER NOT NULL);"
+    "CREATE TABLE summary_children("
+    "  parent_id INTEGER NOT NULL REFERENCES summaries(id) ON DELETE CASCADE,"
+    "  child_id INTEGER NOT NULL REFERENCES summaries(id),"
+    "  position INTEGER NOT NULL,"
+    "  PRIMARY KEY(parent_id, child_id));"
+    "CREATE INDEX summary_children_child ON summary_children(child_id);"
+    "CREATE TABLE summary_spans("
+    "  summary_id INTEGER PRIMARY KEY REFERENCES summaries(id) ON DELETE CASCADE,"
+    "  first_ordinal INTEGER NOT NULL,"
+    "  last_ordinal INTEGER NOT NULL,"
+    "  first_entry TEXT NOT NULL,"
+    "  last_entry TEXT NOT NULL,"
+    "  entry_count INTEGER NOT NULL);"
+    "CREATE TABLE summary_messages("
+    "  summary_id INTEGER NOT NULL REFERENCES summaries(id) ON DELETE CASCADE,"
+    "  entry_id TEXT NOT NULL,"
+    "  position INTEGER NOT NULL,"
+    "  PRIMARY KEY(summary_id, entry_id));"
+    "CREATE INDEX summary_messages_entry ON summary_messages(entry_id);"
+    "CREATE VIRTUAL TABLE summaries_fts USING fts5(text, content='');"
+    "CREATE TABLE file_handles("
+    "  id INTEGER PRIMARY KEY,"
+    "  entry_id TEXT NOT NULL UNIQUE,"
+    "  path TEXT,"
+    "  content_id TEXT NOT NULL,"
+    "  kind TEXT NOT NULL,"
+    "  chars INTEGER NOT NULL,"
+    "  preview TEXT NOT NULL,"
+    "  summary TEXT NOT NULL);"
+    "CREATE INDEX file_handles_path ON file_handles(path);"
+    "CREATE TABLE runs("
+    "  id INTEGER PRIMARY KEY,"
+    "  kind TEXT NOT NULL,"
+    "  pid INTEGER NOT NULL,"
+    "  started INTEGER NOT NULL,"
+    "  finished INTEGER,"
+    "  status TEXT);",
+};
+
+static int store_sqlerr(store *s, char **err, const char *what)
+{
+    return lc_errf(err, LC_ERR, "store: %s: %s", what, sqlite3_errmsg(s->db));
+}
+
+static int store_exec(store *s, const char *sql, char **err)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        int rc = lc_errf(err, LC_ERR, "store: %s", msg ? msg : sqlite3_errmsg(s->db));
+        sqlite3_free(msg);
+        return rc;
+    }
+    return LC_OK;
+}
+
+static int store_pragma_int(store *s, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    int v = -1;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+int store_schema_version(store *s) { return store_pragma_int(s, "PRAGMA user_version"); }
+
+static int store_migrate(store *s, char **err)
+{
+    int target = (int)(sizeof store_migrations / sizeof store_migrations[0]);
+    int cur = store_schema_version(s);
+    if (cur < 0) return store_sqlerr(s, err, "reading user_version");
+    if (cur > target)
+        return lc_errf(err, LC_INVALID,
+                       "store: %s has schema version %d, newer than this build's %d",
+                       s->path, cur, target);
+    for (int v = cur; v < target; v++) {
+        int rc = store_exec(s, "BEGIN IMMEDIATE", err);
+        if (rc) return rc;
+        rc = store_exec(s, store_migrations[v], err);
+        if (rc == LC_OK) {
+            char sql[64];
+            snprintf(sql, sizeof sql, "PRAGMA user_version=%d", v + 1);
+            rc = store_exec(s, sql, err);
+        }
+        if (rc == LC_OK) rc = store_exec(s, "COMMIT", err);
+        if (rc) {
+            sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+            return rc;
+        }
+    }
+    return LC_OK;
+}
+
+static int store_prepare(store *s, sqlite3_stmt **st, const char *sql, char **err)
+{
+    if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL) != SQLITE_OK)
+        return store_sqlerr(s, err, "prepare");
+    return LC_OK;
+}
+
+static int store_meta_set(store *s, const char *key, const char *value, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = LC_OK;
+    if (sqlite3_prepare_v2(s->db, "INSERT OR IGNORE INTO meta(key, value) VALUES(?, ?)", -1,
+                           &st, NULL) != SQLITE_OK) {
+        rc = store_sqlerr(s, err, "meta");
+        goto done;
+    }
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, value ? value : "", -1, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_DONE) rc = store_sqlerr(s, err, "meta");
+done:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+char *store_meta_get(store *s, const char *key)
+{
+    sqlite3_stmt *st = NULL;
+    char *v = NULL;
+    if (sqlite3_prepare_v2(s->db, "SELECT value FROM meta WHERE key = ?", -1, &st, NULL) ==
+        SQLITE_OK) {
+        sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) == SQLITE_ROW) v = lc_strdup((const char *)sqlite3_column_text(st, 0));
+    }
+    sqlite3_finalize(st);
+    return v;
+}
+
+static int store_valid_id(const char *id)
+{
+    if (!id || !*id || strlen(id) > 200) return 0;
+    for (const char *p = id; *p; p++)
+        if (*p == '/' || *p == '\\' || (unsigned char)*p < 0x20) return 0;
+    return strcmp(id, ".") != 0 && strcmp(id, "..") != 0;
+}
+
+static store *store_alloc(const char *path)
+{
+    store *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->path = lc_strdup(path);
+    s->opt.large_file_chars = STORE_LARGE_FILE_CHARS;
+    s->opt.externalize_files = 1;
+    if (!s->path) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+int store_open(const char *agent_home, const char *session_id, const char *session_cwd,
+               store **out, char **err)
+{
+    char *dir = NULL, *path = NULL;
+    store *s = NULL;
+    int rc = LC_OK;
+    *out = NULL;
+    if (!agent_home || !*agent_home || !store_valid_id(session_id)) {
+        rc = lc_errf(err, LC_INVALID, "store: need an agent home and a plain session id");
+        goto done;
+    }
+    dir = lc_asprintf("%s/lcm", agent_home);
+    path = lc_asprintf("%s/lcm/%s.sqlite", agent_home, session_id);
+    if (!dir || !path) {
+        rc = lc_errf(err, LC_NOMEM, "store: out of memory");
+        goto done;
+    }
+    if ((rc = lc_mkdir_p(dir, 0700, err)) != LC_OK) goto done;
+    chmod(dir, 0700);
+    /* Create the file ourselves so it is born 0600; SQLite gives -wal/-shm the same mode. */
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        rc = lc_errf(err, LC_ERR, "store: cannot create %s: %s", path, strerror(errno));
+        goto done;
+    }
+    close(fd);
+    chmod(path, 0600);
+    if (!(s = store_alloc(path))) {
+        rc = lc_errf(err, LC_NOMEM, "store: out of memory");
+        goto done;
+    }
+    if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+        rc = store_sqlerr(s, err, "open");
+        goto done;
+    }
+    sqlite3_busy_timeout(s->db, 5000);
+    if ((rc = store_exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+                            "PRAGMA foreign_keys=ON;", err)) != LC_OK)
+        goto done;
+    if ((rc = store_migrate(s, err)) != LC_OK) goto done;
+    {
+        char created[32];
+        snprintf(created, sizeof created, "%lld", (long long)time(NULL) * 1000LL);
+        if ((rc = store_meta_set(s, "session_id", session_id, err)) != LC_OK) goto done;
+        if ((rc = store_meta_set(s, "cwd", session_cwd ? session_cwd : "", err)) != LC_OK) goto done;
+        if ((rc = store_meta_set(s, "created", created, err)) != LC_OK) goto done;
+    }
+    if ((rc = store_prepare(s, &s->st_exists, "SELECT ordinal FROM messages WHERE entry_id = ?",
+                            err)) != LC_OK)
+        goto done;
+    if ((rc = store_prepare(s, &s->st_insert,
+                            "INSERT OR IGNORE INTO messages(entry_id, ordinal, role, text, chars,"
+                            " tokens, raw_json, payload, tool_name, tool_path, created)"
+                            " VALUES(?,?,?,?,?,?,?,?,?,?,?)",
+                            err)) != LC_OK)
+        goto done;
+    if ((rc = store_prepare(s, &s->st_fts, "INSERT INTO messages_fts(rowid, text) VALUES(?, ?)",
+                            err)) != LC_OK)
+        goto done;
+    if ((rc = store_prepare(s, &s->st_handle,
+                            "INSERT OR IGNORE INTO file_handles(entry_id, path, content_id, kind,"
+                            " chars, preview, summary) VALUES(?,?,?,?,?,?,?)",
+                            err)) != LC_OK)
+        goto done;
+    *out = s;
+    s = NULL;
+done:
+    store_close(s);
+    free(dir);
+    free(path);
+    return rc;
+}
+
+int store_open_readonly(const char *db_path, store **out, int *schema_version, char **err)
+{
+    store *s = NULL;
+    int rc = LC_OK;
+    *out = NULL;
+    if (schema_version) *schema_version = -1;
+    if (!(s = store_alloc(db_path))) {
+        rc = lc_errf(err, LC_NOMEM, "store: out of memory");
+        goto done;
+    }
+    s->read_only = 1;
+    if (sqlite3_open_v2(db_path, &s->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        rc = store_sqlerr(s, err, "open read-only");
+        goto done;
+    }
+    sqlite3_busy_timeout(s->db, 1000);
+    if ((rc = store_exec(s, "PRAGMA query_only=1", err)) != LC_OK) goto done;
+    int v = store_schema_version(s);
+    if (v < 0) {
+        rc = store_sqlerr(s, err, "reading user_version");
+        goto done;
+    }
+    if (schema_version) *schema_version = v;
+    *out = s;
+    s = NULL;
+done:
+    store_close(s);
+    return rc;
+}
+
+void store_close(store *s)
+{
+    if (!s) return;
+    sqlite3_finalize(s->st_exists);
+    sqlite3_finalize(s->st_insert);
+    sqlite3_finalize(s->st_fts);
+    sqlite3_finalize(s->st_handle);
+    sqlite3_close(s->db);
+    for (size_t i = 0; i < STORE_CALL_RING; i++) {
+        free(s->calls[i].id);
+        free(s->calls[i].path);
+    }
+    free(s->last_entry);
+    free(s->path);
+    free(s);
+}
+
+void store_set_options(store *s, const store_options *opt)
+{
+    s->opt = *opt;
+    if (!s->opt.large_file_chars) s->opt.large_file_chars = STORE_LARGE_FILE_CHARS;
+}
+
+sqlite3 *store_db(store *s) { return s->db; }
+const char *store_path(const store *s) { return s->path; }
+
+int64_t store_message_count(store *s)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t n = -1;
+    if (sqlite3_prepare_v2(s->db, "SELECT count(*) FROM messages", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return n;
+}
+
+/* ---- ingest ----------------------------------------------------------------------- */
+
+/* The ordinal of a stored entry, or -1. */
+static int64_t store_lookup_ordinal(store *s, const char *entry_id)
+{
+    int64_t ord = -1;
+    sqlite3_bind_text(s->st_exists, 1, entry_id, -1, SQLITE_STATIC);
+    if (sqlite3_step(s->st_exists) == SQLITE_ROW) ord = sqlite3_column_int64(s->st_exists, 0);
+    sqlite3_reset(s->st_exists);
+    sqlite3_clear_bindings(s->st_exists);
+    return ord;
+}
+
+static const char *store_path_arg(const cJSON *args)
+{
+    static const char *const keys[] = {"path", "file_path", "filePath", "file", "filename"};
+    if (cJSON_IsString(args)) return NULL; /* arguments kept as a JSON string: not parsed here */
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, keys[i]);
+        if (cJSON_IsString(v) && v->valuestring[0]) return v->valuestring;
+    }
+    return NULL;
+}
+
+/* Remember the paths the assistant's tool calls named, so the result that follows can
+ * become a file handle without re-reading the assistant row. */
+static void store_note_calls(store *s, const cJSON *msg)
+{
+    const cJSON *content = cJSON_GetObjectItemCaseSensitive(msg, "content");
+    const cJSON *b;
+    cJSON_ArrayForEach(b, content)
+    {
+        const cJSON *type = cJSON_GetObjectItemCaseSensitive(b, "type");
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(b, "id");
+        if (!cJSON_IsString(type) || strcmp(type->valuestring, "toolCall") != 0 || !cJSON_IsString(id))
+            continue;
+        const cJSON *args = cJSON_GetObjectItemCaseSensitive(b, "arguments");
+        cJSON *parsed = NULL;
+        if (cJSON_IsString(args)) args = parsed = cJSON_Parse(args->valuestring);
+        const char *path = store_path_arg(args);
+        store_call *c = &s->calls[s->call_next++ % STORE_CALL_RING];
+        free(c->id);
+        free(c->path);
+        c->id = lc_strdup(id->valuestring);
+        c->path = path ? lc_strdup(path) : NULL;
+        cJSON_Delete(parsed);
+    }
+}
+
+static char *store_find_call_path(store *s, const char *call_id)
+{
+    for (size_t i = 0; i < STORE_CALL_RING; i++)
+        if (s->calls[i].id && strcmp(s->calls[i].id, call_id) == 0)
+            return s->calls[i].path ? lc_strdup(s->calls[i].path) : NULL;
+    /* The call was ingested by an earlier process: read the newest assistant rows. */
+    sqlite3_stmt *st = NULL;
+    char *path = NULL;
+    int found = 0;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT raw_json FROM messages WHERE role = 'assistant'"
+                           " ORDER BY id DESC LIMIT 16",
+                           -1, &st, NULL) != SQLITE_OK)
+        goto done;
+    while (!found && sqlite3_step(st) == SQLITE_ROW) {
+        cJSON *m = cJSON_Parse((const char *)sqlite3_column_text(st, 0));
+        if (!m) continue;
+        store_note_calls(s, m);
+        cJSON_Delete(m);
+        for (size_t i = 0; i < STORE_CALL_RING; i++)
+            if (s->calls[i].id && strcmp(s->calls[i].id, call_id) == 0) {
+                path = s->calls[i].path ? lc_strdup(s->calls[i].path) : NULL;
+                found = 1;
+                break;
+            }
+    }
+done:
+    sqlite3_finalize(st);
+    return path;
+}
+
+/* The blocks the derived text does not carry (thinking, images, signatures, unknown
+ * types or fields), as a JSON array text. */
+static char *store_payload_of(const cJSON *msg)
+{
+    const cJSON *content = cJSON_GetObjectItemCaseSensitive(msg, "content");
+    cJSON *arr = cJSON_CreateArray();
+    char *out = NULL;
+    if (!arr) return NULL;
+    const cJSON *b;
+    if (cJSON_IsArray(content)) {
+        cJSON_ArrayForEach(b, content)
+        {
+            const cJSON *type = cJSON_GetObjectItemCaseSensitive(b, "type");
+            const char *t = cJSON_IsString(type) ? type->valuestring : "";
+            int plain_text = strcmp(t, "text") == 0 && cJSON_GetArraySize(b) == 2;
+            int call = strcmp(t, "toolCall") == 0;
+            if (!plain_text && !call) cJSON_AddItemToArray(arr, cJSON_Duplicate(b, 1));
+        }
+    }
+    out = cJSON_PrintUnformatted(arr);
+    cJSON_Delete(arr);
+    return out;
+}
+
+static int store_record_handle(store *s, const char *entry_id, const char *path,
+                               const char *text, size_t len, size_t chars, char **err)
+{
+    char cid[65];
+    files_kind kind = path ? files_classify(path, text, len) : FILES_KIND_LARGE_INLINE;
+    char *preview = files_preview(text, len);
+    char *summary = files_explore(path, text, len, kind);
+    int rc = LC_OK;
+    if (!preview || !summary) {
+        rc = lc_errf(err, LC_NOMEM, "store: out of memory");
+        goto done;
+    }
+    sha256_hex(text, len, cid);
+    sqlite3_stmt *st = s->st_handle;
+    sqlite3_bind_text(st, 1, entry_id, -1, SQLITE_STATIC);
+    if (path)
+        sqlite3_bind_text(st, 2, path, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 2);
+    sqlite3_bind_text(st, 3, cid, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, files_kind_name(kind), -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 5, (sqlite3_int64)chars);
+    sqlite3_bind_text(st, 6, preview, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 7, summary, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_DONE) rc = store_sqlerr(s, err, "file handle");
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+done:
+    free(preview);
+    free(summary);
+    return rc;
+}
+
+/* Insert one message (already known to be new). *inserted = 1 when a row was written. */
+static int store_insert_one(store *s, const store_msg *m, int64_t ordinal,
+                            store_ingest_stats *stats, char **err)
+{
+    cJSON *msg = cJSON_ParseWithLength(m->json, m->json_len);
+    char *text = NULL, *payload = NULL, *path = NULL;
+    int rc = LC_OK, complete = 1;
+    if (!msg) {
+        rc = lc_errf(err, LC_INVALID, "store: entry %s: message is not valid JSON", m->entry_id);
+        goto done;
+    }
+    msg_role role = msg_role_of(msg);
+    text = msg_derive_text(msg, &complete);
+    if (!text) {
+        rc = lc_errf(err, LC_NOMEM, "store: out of memory");
+        goto done;
+    }
+    size_t tlen = strlen(text);
+    size_t chars = files_utf8_count(text, tlen);
+    if (!complete && !(payload = store_payload_of(msg))) {
+        rc = lc_errf(err, LC_NOMEM, "store: out of memory");
+        goto done;
+    }
+    const char *tool_name = NULL;
+    if (role == MSG_ROLE_ASSISTANT) store_note_calls(s, msg);
+    if (role == MSG_ROLE_TOOL_RESULT) {
+        tool_name = msg_tool_name(msg);
+        const char *call_id = msg_tool_call_id(msg);
+        if (call_id) path = store_find_call_path(s, call_id);
+    }
+    const cJSON *ts = cJSON_GetObjectItemCaseSensitive(msg, "timestamp");
+    /* The message's own timestamp, never the clock: a rebuilt store has identical rows. */
+    int64_t created = cJSON_IsNumber(ts) ? (int64_t)ts->valuedouble : 0;
+
+    sqlite3_stmt *st = s->st_insert;
+    sqlite3_bind_text(st, 1, m->entry_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, ordinal);
+    sqlite3_bind_text(st, 3, msg_role_name(role), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, text, (int)tlen, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 5, (sqlite3_int64)chars);
+    sqlite3_bind_int64(st, 6, (sqlite3_int64)msg_estimate_tokens(msg));
+    sqlite3_bind_text(st, 7, m->json, (int)m->json_len, SQLITE_STATIC);
+    if (payload)
+        sqlite3_bind_text(st, 8, payload, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 8);
+    if (tool_name)
+        sqlite3_bind_text(st, 9, tool_name, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 9);
+    if (path)
+        sqlite3_bind_text(st, 10, path, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 10);
+    sqlite3_bind_int64(st, 11, created);
+    int step = sqlite3_step(st);
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    if (step != SQLITE_DONE) {
+        rc = store_sqlerr(s, err, "insert message");
+        goto done;
+    }
+    if (sqlite3_changes(s->db) == 0) goto done; /* already stored */
+    sqlite3_int64 rowid = sqlite3_last_insert_rowid(s->db);
+    size_t ilen = files_utf8_prefix(text, tlen, STORE_INDEX_CHARS);
+    sqlite3_bind_int64(s->st_fts, 1, rowid);
+    sqlite3_bind_text(s->st_fts, 2, text, (int)ilen, SQLITE_STATIC);
+    step = sqlite3_step(s->st_fts);
+    sqlite3_reset(s->st_fts);
+    sqlite3_clear_bindings(s->st_fts);
+    if (step != SQLITE_DONE) {
+        rc = store_sqlerr(s, err, "index message");
+        goto done;
+    }
+    if (stats) {
+        stats->inserted++;
+        stats->text_bytes += tlen;
+    }
+    if (role == MSG_ROLE_TOOL_RESULT && s->opt.externalize_files &&
+        chars >= s->opt.large_file_chars) {
+        rc = store_record_handle(s, m->entry_id, path, text, tlen, chars, err);
+        if (rc == LC_OK && stats) stats->file_handles++;
+    }
+done:
+    cJSON_Delete(msg);
+    free(text);
+    free(payload);
+    free(path);
+    return rc;
+}
+
+static int64_t store_next_ordinal(store *s)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t n = 0;
+    if (sqlite3_prepare_v2(s->db, "SELECT max(ordinal) + 1 FROM messages", -1, &st, NULL) ==
+            SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+        n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return n;
+}
+
+int store_ingest(store *s, const store_msg *msgs, size_t n, store_ingest_stats *stats,
+                 char **err)
+{
+    store_ingest_stats local = {0};
+    int rc = LC_OK, in_tx = 0;
+    size_t first_new = 0;
+    int64_t ordinal = -1;
+    if (!stats) stats = &local;
+    memset(stats, 0, sizeof *stats);
+    if (s->read_only) return lc_errf(err, LC_INVALID, "store: opened read-only");
+
+    /* Walk back to the newest entry already stored: everything before it is stored too
+     * (a branch only grows at its leaf; a tree move is store_mark_branch's business). */
+    for (size_t i = n; i-- > 0;) {
+        const char *id = msgs[i].entry_id;
+        if (!id) continue;
+        stats->examined++;
+        int64_t ord = (s->last_entry && strcmp(s->last_entry, id) == 0)
+                          ? s->last_ordinal
+                          : store_lookup_ordinal(s, id);
+        if (ord >= 0) {
+            first_new = i + 1;
+            ordinal = ord + 1;
+            break;
+        }
+    }
+    if (first_new >= n) goto done;
+    if (ordinal < 0) ordinal = store_next_ordinal(s);
+
+    if ((rc = store_exec(s, "BEGIN IMMEDIATE", err)) != LC_OK) goto done;
+    in_tx = 1;
+    const char *newest = NULL;
+    for (size_t i = first_new; i < n; i++) {
+        if (!msgs[i].entry_id) continue;
+        if ((rc = store_insert_one(s, &msgs[i], ordinal, stats, err)) != LC_OK) goto done;
+        ordinal++;
+        newest = msgs[i].entry_id;
+    }
+    if ((rc = store_exec(s, "COMMIT", err)) != LC_OK) goto done;
+    in_tx = 0;
+    if (newest) {
+        free(s->last_entry);
+        s->last_entry = lc_strdup(newest);
+        s->last_ordinal = ordinal - 1;
+    }
+done:
+    if (in_tx) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
+/* ---- removed branches ------------------------------------------------------------- */
+
+int store_mark_branch(store *s, const char *const *active_ids, size_t n, size_t *marked,
+                      size_t *cleared, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = LC_OK, in_tx = 0;
+    if (marked) *marked = 0;
+    if (cleared) *cleared = 0;
+    if ((rc = store_exec(s, "BEGIN IMMEDIATE;"
+                            "CREATE TEMP TABLE IF NOT EXISTS store_active(id TEXT PRIMARY KEY);"
+                            "DELETE FROM store_active;",
+                         err)) != LC_OK)
+        goto done;
+    in_tx = 1;
+    if (sqlite3_prepare_v2(s->db, "INSERT OR IGNORE INTO store_active(id) VALUES(?)", -1, &st,
+                           NULL) != SQLITE_OK) {
+        rc = store_sqlerr(s, err, "mark branch");
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!active_ids[i]) continue;
+        sqlite3_bind_text(st, 1, active_ids[i], -1, SQLITE_STATIC);
+        int step = sqlite3_step(st);
+        sqlite3_reset(st);
+        if (step != SQLITE_DONE) {
+            rc = store_sqlerr(s, err, "mark branch");
+            goto done;
+        }
+    }
+    if ((rc = store_exec(s, "UPDATE messages SET removed = 1 WHERE removed = 0 AND entry_id NOT IN"
+                            " (SELECT id FROM store_active)",
+                         err)) != LC_OK)
+        goto done;
+    if (marked) *marked = (size_t)sqlite3_changes(s->db);
+    if ((rc = store_exec(s, "UPDATE messages SET removed = 0 WHERE removed = 1 AND entry_id IN"
+                            " (SELECT id FROM store_active)",
+                         err)) != LC_OK)
+        goto done;
+    if (cleared) *cleared = (size_t)sqlite3_changes(s->db);
+    if ((rc = store_exec(s, "DELETE FROM store_active; COMMIT", err)) != LC_OK) goto done;
+    in_tx = 0;
+done:
+    sqlite3_finalize(st);
+    if (in_tx) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
+int store_set_removed(store *s, const char *const *entry_ids, size_t n, int removed,
+                      char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = LC_OK, in_tx = 0;
+    if ((rc = store_exec(s, "BEGIN IMMEDIATE", err)) != LC_OK) goto done;
+    in_tx = 1;
+    if (sqlite3_prepare_v2(s->db, "UPDATE messages SET removed = ? WHERE entry_id = ?", -1, &st,
+                           NULL) != SQLITE_OK) {
+        rc = store_sqlerr(s, err, "set removed");
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+        sqlite3_bind_int(st, 1, removed ? 1 : 0);
+        sqlite3_bind_text(st, 2, entry_ids[i], -1, SQLITE_STATIC);
+        int step = sqlite3_step(st);
+        sqlite3_reset(st);
+        if (step != SQLITE_DONE) {
+            rc = store_sqlerr(s, err, "set removed");
+            goto done;
+        }
+    }
+    if ((rc = store_exec(s, "COMMIT", err)) != LC_OK) goto done;
+    in_tx = 0;
+done:
+    sqlite3_finalize(st);
+    if (in_tx) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
+/* ---- reads ------------------------------------------------------------------------ */
+
+static char *store_col_dup(sqlite3_stmt *st, int col)
+{
+    if (sqlite3_column_type(st, col) == SQLITE_NULL) return NULL;
+    const char *p = (const char *)sqlite3_column_text(st, col);
+    return lc_strndup(p ? p : "", (size_t)sqlite3_column_bytes(st, col));
+}
+
+int store_get_message(store *s, const char *entry_id, store_row *out, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = LC_OK;
+    memset(out, 0, sizeof *out);
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT id, entry_id, ordinal, role, text, raw_json, payload, tokens,"
+                           " chars, removed, tool_name, tool_path, created FROM messages"
+                           " WHERE entry_id = ?",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = store_sqlerr(s, err, "read message");
+        goto done;
+    }
+    sqlite3_bind_text(st, 1, entry_id, -1, SQLITE_STATIC);
+    int step = sqlite3_step(st);
+    if (step == SQLITE_DONE) {
+        rc = lc_errf(err, LC_NOTFOUND, "store: no entry %s", entry_id);
+        goto done;
+    }
+    if (step != SQLITE_ROW) {
+        rc = store_sqlerr(s, err, "read message");
+        goto done;
+    }
+    out->id = sqlite3_column_int64(st, 0);
+    out->entry_id = store_col_dup(st, 1);
+    out->ordinal = sqlite3_column_int64(st, 2);
+    out->role = store_col_dup(st, 3);
+    out->text = store_col_dup(st, 4);
+    out->raw_json = store_col_dup(st, 5);
+    out->raw_len = (size_t)sqlite3_column_bytes(st, 5);
+    out->payload = store_col_dup(st, 6);
+    out->tokens = sqlite3_column_int64(st, 7);
+    out->chars = sqlite3_column_int64(st, 8);
+    out->removed = sqlite3_column_int(st, 9);
+    out->tool_name = store_col_dup(st, 10);
+    out->tool_path = store_col_dup(st, 11);
+    out->created = sqlite3_column_int64(st, 12);
+    if (!out->entry_id || !out->text || !out->raw_json) {
+        store_row_free(out);
+        rc = lc_errf(err, LC_NOMEM, "store: out of memory");
+    }
+done:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+void store_row_free(store_row *r)
+{
+    free(r->entry_id);
+    free(r->role);
+    free(r->text);
+    free(r->raw_json);
+    free(r->payload);
+    free(r->tool_name);
+    free(r->tool_path);
+    memset(r, 0, sizeof *r);
+}
+
+/* ---- summaries -------------------------------------------------------------------- */
+
+static int store_step_done(store *s, sqlite3_stmt *st, const char *what, char **err)
+{
+    int step = sqlite3_step(st);
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return step == SQLITE_DONE ? LC_OK : store_sqlerr(s, err, what);
+}
+
+int store_summary_add(store *s, const store_summary *in, int64_t *out_id, char **err)
+{
+    sqlite3_stmt *ins = NULL, *child = NULL, *msg = NULL, *span = NULL, *fts = NULL;
+    int rc = LC_OK, in_tx = 0;
+    int leaf = in->kind && strcmp(in->kind, "leaf") == 0;
+    if (!in->text || (!leaf && (!in->kind || strcmp(in->kind, "condensed") != 0)) ||
+        (leaf && in->n_entries == 0) || (!leaf && in->n_children == 0))
+        return lc_errf(err, LC_INVALID,
+                       "store: a summary is a leaf over entries or a condensed node over children");
+    if ((rc = store_exec(s, "BEGIN IMMEDIATE", err)) != LC_OK) goto done;
+    in_tx = 1;
+    if (sqlite3_prepare_v2(s->db,
+                           "INSERT INTO summaries(kind, depth, text, tiers, tokens, created)"
+                           " VALUES(?,?,?,?,?,?)",
+                           -1, &ins, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db,
+                           "INSERT INTO summary_children(parent_id, child_id, position)"
+                           " VALUES(?,?,?)",
+                           -1, &child, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db,
+                           "INSERT OR IGNORE INTO summary_messages(summary_id, entry_id, position)"
+                           " VALUES(?,?,?)",
+                           -1, &msg, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "INSERT INTO summaries_fts(rowid, text) VALUES(?,?)", -1, &fts,
+                           NULL) != SQLITE_OK) {
+        rc = store_sqlerr(s, err, "summary");
+        goto done;
+    }
+    sqlite3_bind_text(ins, 1, leaf ? "leaf" : "condensed", -1, SQLITE_STATIC);
+    sqlite3_bind_int(ins, 2, in->depth);
+    sqlite3_bind_text(ins, 3, in->text, -1, SQLITE_STATIC);
+    if (in->tiers_json)
+        sqlite3_bind_text(ins, 4, in->tiers_json, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(ins, 4);
+    sqlite3_bind_int64(ins, 5, in->tokens);
+    sqlite3_bind_int64(ins, 6, (sqlite3_int64)time(NULL) * 1000);
+    if ((rc = store_step_done(s, ins, "summary", err)) != LC_OK) goto done;
+    int64_t id = sqlite3_last_insert_rowid(s->db);
+    for (size_t i = 0; leaf && i < in->n_entries; i++) {
+        sqlite3_bind_int64(msg, 1, id);
+        sqlite3_bind_text(msg, 2, in->entry_ids[i], -1, SQLITE_STATIC);
+        sqlite3_bind_int64(msg, 3, (sqlite3_int64)i);
+        if ((rc = store_step_done(s, msg, "summary entries", err)) != LC_OK) goto done;
+    }
+    for (size_t i = 0; !leaf && i < in->n_children; i++) {
+        sqlite3_bind_int64(child, 1, id);
+        sqlite3_bind_int64(child, 2, in->children[i]);
+        sqlite3_bind_int64(child, 3, (sqlite3_int64)i);
+        if ((rc = store_step_done(s, child, "summary children", err)) != LC_OK) goto done;
+    }
+    /* The span is derived from the covered rows, so it names ordinals the store holds. */
+    const char *span_sql =
+        leaf ? "INSERT INTO summary_spans(summary_id, first_ordinal, last_ordinal, first_entry,"
+               " last_entry, entry_count)"
+               " SELECT ?1, min(m.ordinal), max(m.ordinal),"
+               " (SELECT entry_id FROM summary_messages WHERE summary_id = ?1 ORDER BY position LIMIT 1),"
+               " (SELECT entry_id FROM summary_messages WHERE summary_id = ?1 ORDER BY position DESC LIMIT 1),"
+               " count(*) FROM summary_messages sm JOIN messages m ON m.entry_id = sm.entry_id"
+               " WHERE sm.summary_id = ?1"
+             : "INSERT INTO summary_spans(summary_id, first_ordinal, last_ordinal, first_entry,"
+               " last_entry, entry_count)"
+               " SELECT ?1, min(sp.first_ordinal), max(sp.last_ordinal),"
+               " (SELECT sp2.first_entry FROM summary_children c2 JOIN summary_spans sp2"
+               "   ON sp2.summary_id = c2.child_id WHERE c2.parent_id = ?1 ORDER BY c2.position LIMIT 1),"
+               " (SELECT sp2.last_entry FROM summary_children c2 JOIN summary_spans sp2"
+               "   ON sp2.summary_id = c2.child_id WHERE c2.parent_id = ?1 ORDER BY c2.position DESC LIMIT 1),"
+               " sum(sp.entry_count) FROM summary_children c JOIN summary_spans sp"
+               " ON sp.summary_id = c.child_id WHERE c.parent_id = ?1";
+    if (sqlite3_prepare_v2(s->db, span_sql, -1, &span, NULL) != SQLITE_OK) {
+        rc = store_sqlerr(s, err, "summary span");
+        goto done;
+    }
+    sqlite3_bind_int64(span, 1, id);
+    if ((rc = store_step_done(s, span, "summary span (does it cover stored entries?)", err)) != LC_OK)
+        goto done;
+    sqlite3_bind_int64(fts, 1, id);
+    sqlite3_bind_text(fts, 2, in->text, -1, SQLITE_STATIC);
+    if ((rc = store_step_done(s, fts, "summary index", err)) != LC_OK) goto done;
+    if ((rc = store_exec(s, "COMMIT", err)) != LC_OK) goto done;
+    in_tx = 0;
+    if (out_id) *out_id = id;
+done:
+    sqlite3_finalize(ins);
+    sqlite3_finalize(child);
+    sqlite3_finalize(msg);
+    sqlite3_finalize(span);
+    sqlite3_finalize(fts);
+    if (in_tx) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}

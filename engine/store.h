@@ -1,0 +1,121 @@
+/*
+ * store.h -- the lossless per-session store: one SQLite database (WAL, FTS5) under
+ * <agent home>/lcm/<session id>.sqlite. Owns the schema and its forward migrations, the
+ * passive ingest of session messages (verbatim JSON + derived text + FTS index), the
+ * removed-branch marks, file-handle rows and the summary/provenance tables the DAG writes.
+ * The session file stays the source of truth: the store is a derived index that is rebuilt
+ * row for row from the same messages.
+ */
+#ifndef LC_STORE_H
+#define LC_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+/* The schema this build writes and reads. A store below it is `older-generation` for
+ * read-only openers; a read-write open migrates it forward. */
+#define STORE_SCHEMA_VERSION 1
+
+/* Bounds (characters are Unicode code points of the UTF-8 text). */
+#define STORE_INDEX_CHARS 100000      /* FTS5 holds the first this-many characters */
+#define STORE_LARGE_FILE_CHARS 32000  /* default largeFileChars */
+
+typedef struct store store;
+
+/* One message to ingest: the session entry id and the AgentMessage JSON exactly as the
+ * session file holds it (borrowed for the call). Messages without an entry id are not
+ * session entries (synthesized by the host) and are skipped. */
+typedef struct store_msg {
+    const char *entry_id;
+    const char *json;
+    size_t json_len;
+} store_msg;
+
+typedef struct store_options {
+    size_t large_file_chars;   /* 0 = STORE_LARGE_FILE_CHARS */
+    int externalize_files;     /* 0 disables file handles */
+} store_options;
+
+typedef struct store_ingest_stats {
+    size_t inserted;      /* new rows */
+    size_t examined;      /* messages looked at (O(new) when nothing is new) */
+    size_t text_bytes;    /* derived text bytes of the new rows */
+    size_t file_handles;  /* handles recorded (incl. large-inline) */
+} store_ingest_stats;
+
+/* One stored message, as a read returns it (all strings malloc'd; store_row_free). */
+typedef struct store_row {
+    int64_t id;
+    char *entry_id;
+    int64_t ordinal;
+    char *role;
+    char *text;          /* derived text */
+    char *raw_json;      /* the original AgentMessage bytes */
+    size_t raw_len;
+    char *payload;       /* JSON array of the blocks the text does not carry; NULL if complete */
+    int64_t tokens;
+    int64_t chars;       /* code points of text */
+    int removed;
+    char *tool_name;
+    char *tool_path;
+    int64_t created;
+} store_row;
+
+/* A summary to record (the DAG's writer). Borrowed for the call. */
+typedef struct store_summary {
+    const char *kind;                 /* "leaf" | "condensed" */
+    int depth;
+    const char *text;
+    const char *tiers_json;           /* may be NULL: {"rich": "...", ...} */
+    int64_t tokens;
+    const char *const *entry_ids;     /* leaf: the covered entries, in order */
+    size_t n_entries;
+    const int64_t *children;          /* condensed: the child summary ids, in order */
+    size_t n_children;
+} store_summary;
+
+/* Open (creating folder 0700 / file 0600 when absent) the session's store, migrate it to
+ * STORE_SCHEMA_VERSION and record meta (session id, cwd, created) on creation. */
+int store_open(const char *agent_home, const char *session_id, const char *session_cwd,
+               store **out, char **err);
+/* Open a store file read-only with writes forbidden on the connection (query_only). It is
+ * never migrated: *schema_version (if not NULL) reports what the file holds, and the
+ * caller decides whether it can answer (== STORE_SCHEMA_VERSION). */
+int store_open_readonly(const char *db_path, store **out, int *schema_version, char **err);
+void store_close(store *s);
+
+void store_set_options(store *s, const store_options *opt);
+/* The connection, for engine modules that read the schema (recall, dag). */
+sqlite3 *store_db(store *s);
+const char *store_path(const store *s);
+/* meta values (session_id, cwd, created); NULL when absent. malloc'd. */
+char *store_meta_get(store *s, const char *key);
+int store_schema_version(store *s);
+
+/* Ingest what is new in `msgs` (a branch's messages root to leaf, or any suffix of it):
+ * walks back from the end to the newest stored entry, so a call with nothing new costs
+ * O(1) lookups. Idempotent (INSERT OR IGNORE on entry id), one transaction. */
+int store_ingest(store *s, const store_msg *msgs, size_t n, store_ingest_stats *stats,
+                 char **err);
+
+/* A tree move: `active_ids` is the whole active branch (entry ids root to leaf). Entries
+ * not in it are marked removed (bytes kept); entries in it lose the mark. Only rows whose
+ * mark changes are written. *marked / *cleared (may be NULL) count them. */
+int store_mark_branch(store *s, const char *const *active_ids, size_t n, size_t *marked,
+                      size_t *cleared, char **err);
+/* Incremental form: set or clear the mark on the given entries. */
+int store_set_removed(store *s, const char *const *entry_ids, size_t n, int removed,
+                      char **err);
+
+/* Read one message by entry id (LC_NOTFOUND when absent). */
+int store_get_message(store *s, const char *entry_id, store_row *out, char **err);
+void store_row_free(store_row *r);
+int64_t store_message_count(store *s);
+
+/* Record a summary with its provenance (children, span, covered entries) and index its
+ * text, in one transaction. *out_id receives the new id. */
+int store_summary_add(store *s, const store_summary *in, int64_t *out_id, char **err);
+
+#endif

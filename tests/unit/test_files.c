@@ -1,0 +1,148 @@
+/*
+ * test_files.c -- file-handle kinds and rule-built exploration summaries: code (language,
+ * lines, top-level declarations capped at 12 with "(+N more)"), JSON shape, JSONL row keys,
+ * CSV/TSV columns, Markdown headings, text size and first line, and the preview bound.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "files.h"
+#include "util.h"
+
+static char *explore(const char *path, const char *body, files_kind *kind)
+{
+    *kind = files_classify(path, body, strlen(body));
+    return files_explore(path, body, strlen(body), *kind);
+}
+
+static void test_typescript_names_top_level_declarations_capped_at_twelve(void **state)
+{
+    (void)state;
+    sbuf b = {0};
+    sb_puts(&b, "import x from 'y';\nexport function compact(a: number) {\n  const inner = 1;\n}\n");
+    sb_puts(&b, "export class Engine {\n  method() {}\n}\ninterface Opts { a: 1 }\ntype Id = string;\n");
+    for (int i = 0; i < 12; i++) sb_printf(&b, "const v%d = %d;\n", i, i);
+    files_kind k;
+    char *s = explore("src/engine.ts", b.p, &k);
+    assert_int_equal(k, FILES_KIND_CODE);
+    assert_non_null(strstr(s, "TypeScript, 21 lines; 16 top-level declaration(s): function compact, class Engine, "
+                              "interface Opts, type Id, const v0"));
+    assert_non_null(strstr(s, "(+4 more)"));
+    assert_null(strstr(s, "inner"));
+    assert_null(strstr(s, "method"));
+    free(s);
+    sb_free(&b);
+}
+
+static void test_c_and_python_declarations_found_by_rule(void **state)
+{
+    (void)state;
+    const char *c = "#include <stdio.h>\n#define MAX 4\ntypedef struct store store;\nstruct pair {\n  int a;\n};\n"
+                    "static int helper(int x)\n{\n    return x;\n}\nint main(void);\nint\nrun(void) {\n  if (x) {}\n}\n";
+    files_kind k;
+    char *s = explore("a/b/x.c", c, &k);
+    assert_int_equal(k, FILES_KIND_CODE);
+    assert_non_null(strstr(s, "C, 15 lines; 4 top-level declaration(s): macro MAX, typedef store, struct pair, function helper"));
+    free(s);
+    const char *py = "import os\n\nclass Engine:\n    def method(self):\n        pass\n\nasync def main():\n    pass\n";
+    s = explore("tool.py", py, &k);
+    assert_non_null(strstr(s, "Python, 8 lines; 2 top-level declaration(s): class Engine, def main"));
+    free(s);
+}
+
+static void test_json_shape_names_one_level_of_keys(void **state)
+{
+    (void)state;
+    files_kind k;
+    char *s = explore("items.json", "[{\"id\":1,\"name\":\"a\"},{\"id\":2,\"name\":\"b\"}]", &k);
+    assert_int_equal(k, FILES_KIND_JSON);
+    assert_string_equal(s, "array of 2 objects, keys: id, name");
+    free(s);
+    s = explore("cfg", "{\"a\":[1,2,3],\"b\":{\"x\":1,\"y\":2},\"c\":true}", &k);
+    assert_int_equal(k, FILES_KIND_JSON); /* no extension: the body decides */
+    assert_string_equal(s, "object with 3 key(s): a (array of 3), b (object, 2 keys), c");
+    free(s);
+}
+
+static void test_jsonl_csv_tsv_markdown_and_text(void **state)
+{
+    (void)state;
+    files_kind k;
+    char *s = explore("rows.jsonl", "{\"a\":1,\"b\":2}\n{\"a\":3,\"c\":4}\n", &k);
+    assert_int_equal(k, FILES_KIND_JSONL);
+    assert_string_equal(s, "JSONL, 2 rows, row keys: a, b, c");
+    free(s);
+    s = explore("t.csv", "id,\"name\",score\n1,a,2\n2,b,3\n", &k);
+    assert_int_equal(k, FILES_KIND_CSV);
+    assert_string_equal(s, "CSV table, 2 rows, 3 columns: id, name, score");
+    free(s);
+    s = explore("t.tsv", "x\ty\n1\t2\n", &k);
+    assert_int_equal(k, FILES_KIND_TSV);
+    assert_string_equal(s, "TSV table, 1 rows, 2 columns: x, y");
+    free(s);
+    s = explore("README.md", "# Title\ntext\n```\n# not a heading\n```\n## Usage\n", &k);
+    assert_int_equal(k, FILES_KIND_MARKDOWN);
+    assert_string_equal(s, "Markdown, 6 lines, 2 heading(s): Title, Usage");
+    free(s);
+    s = explore("notes.txt", "\n  first real line\nsecond\n", &k);
+    assert_int_equal(k, FILES_KIND_TEXT);
+    assert_string_equal(s, "text, 26 chars, 3 lines; first line: first real line");
+    free(s);
+}
+
+static void test_binary_reports_size_and_large_inline_is_labelled(void **state)
+{
+    (void)state;
+    char bin[64] = "PK\x03\x04";
+    memset(bin + 4, 1, 59);
+    bin[63] = '\0';
+    assert_int_equal(files_classify("a.zip", bin, 63), FILES_KIND_BINARY);
+    char *s = files_explore("a.zip", bin, 63, FILES_KIND_BINARY);
+    assert_string_equal(s, "zip, 63 bytes (no rule for this family)");
+    free(s);
+    s = files_explore(NULL, "hello\nworld\n", 12, FILES_KIND_LARGE_INLINE);
+    assert_non_null(strstr(s, "large-inline, no path named; text, 12 chars"));
+    assert_string_equal(files_kind_name(FILES_KIND_LARGE_INLINE), "large-inline");
+    free(s);
+}
+
+static void test_summary_and_preview_are_bounded_without_splitting_utf8(void **state)
+{
+    (void)state;
+    sbuf b = {0};
+    for (int i = 0; i < 2000; i++) sb_puts(&b, "\xc3\xa9"); /* é x 2000, one line */
+    char *p = files_preview(b.p, b.len);
+    assert_int_equal(strlen(p), FILES_PREVIEW_CHARS * 2);
+    free(p);
+    sbuf md = {0};
+    for (int i = 0; i < 40; i++) sb_printf(&md, "# A rather long heading number %d \xc3\xa9\xc3\xa9\n", i);
+    files_kind k;
+    char *s = explore("doc.md", md.p, &k);
+    assert_true(strlen(s) <= FILES_SUMMARY_MAX);
+    assert_int_equal(files_utf8_count(s, strlen(s)) > 0, 1);
+    free(s);
+    assert_int_equal(files_utf8_prefix("a\xc3\xa9z", 4, 2), 3);
+    assert_int_equal(files_utf8_count("a\xc3\xa9z", 4), 3);
+    sb_free(&b);
+    sb_free(&md);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_typescript_names_top_level_declarations_capped_at_twelve),
+        cmocka_unit_test(test_c_and_python_declarations_found_by_rule),
+        cmocka_unit_test(test_json_shape_names_one_level_of_keys),
+        cmocka_unit_test(test_jsonl_csv_tsv_markdown_and_text),
+        cmocka_unit_test(test_binary_reports_size_and_large_inline_is_labelled),
+        cmocka_unit_test(test_summary_and_preview_are_bounded_without_splitting_utf8),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,595 @@
+/*
+ * test_recall.c -- grep (query and pattern modes, paging, removed entries, summary scope,
+ * past sessions), describe, and the bounded reader with and without a completion function,
+ * on real SQLite stores in a temp dir.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "recall.h"
+#include "store.h"
+#include "util.h"
+
+static char home[256];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(home, sizeof home, "/tmp/lc-recall-XXXXXX");
+    assert_non_null(mkdtemp(home));
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", home);
+    return system(cmd);
+}
+
+static store *open_store(const char *sid, const char *cwd)
+{
+    store *s = NULL;
+    char *err = NULL;
+    assert_int_equal(store_open(home, sid, cwd, &s, &err), LC_OK);
+    return s;
+}
+
+/* n user messages "message i about topic", with `needle` planted in message `at`. */
+static void fill(store *s, size_t n, size_t at, const char *needle, const char *prefix)
+{
+    store_msg *m = calloc(n, sizeof *m);
+    char **bufs = calloc(n, sizeof *bufs);
+    char **ids = calloc(n, sizeof *ids);
+    for (size_t i = 0; i < n; i++) {
+        ids[i] = lc_asprintf("%s%zu", prefix, i);
+        bufs[i] = lc_asprintf("{\"role\":\"user\",\"content\":\"message %zu about   the\\n\\tgeneral topic%s%s\","
+                              "\"timestamp\":%zu}",
+                              i, i == at ? " " : "", i == at ? needle : "", 1000 + i);
+        m[i].entry_id = ids[i];
+        m[i].json = bufs[i];
+        m[i].json_len = strlen(bufs[i]);
+    }
+    char *err = NULL;
+    assert_int_equal(store_ingest(s, m, n, NULL, &err), LC_OK);
+    for (size_t i = 0; i < n; i++) free(bufs[i]), free(ids[i]);
+    free(bufs);
+    free(ids);
+    free(m);
+}
+
+static void add_raw(store *s, const char *id, const char *text)
+{
+    sbuf b = {0};
+    sb_puts(&b, "{\"role\":\"user\",\"content\":\"");
+    sb_puts(&b, text);
+    sb_puts(&b, "\",\"timestamp\":5}");
+    store_msg m = {id, b.p, b.len};
+    char *err = NULL;
+    assert_int_equal(store_ingest(s, &m, 1, NULL, &err), LC_OK);
+    sb_free(&b);
+}
+
+static void test_query_mode_reports_total_and_pages_by_twenty(void **state)
+{
+    (void)state;
+    store *s = open_store("q", "/p");
+    fill(s, 45, 7, "ZEBRA-needle", "e");
+    recall_grep_opts o = {.query = "general topic"};
+    recall_result r;
+    char *err = NULL;
+    assert_int_equal(recall_grep(s, &o, &r, &err), LC_OK);
+    assert_int_equal(r.total, 45);
+    assert_int_equal(r.n, 20);
+    assert_true(r.more);
+    char *text = recall_grep_format(&o, RECALL_SCOPE_SESSION, &r);
+    assert_non_null(strstr(text, "45 hit(s); showing 1-20"));
+    assert_non_null(strstr(text, "offset 20"));
+    free(text);
+    recall_result_free(&r);
+    o.offset = 40;
+    assert_int_equal(recall_grep(s, &o, &r, &err), LC_OK);
+    assert_int_equal(r.n, 5);
+    assert_false(r.more);
+    recall_result_free(&r);
+    recall_grep_opts n = {.query = "zebra"};
+    assert_int_equal(recall_grep(s, &n, &r, &err), LC_OK);
+    assert_int_equal(r.total, 1);
+    assert_string_equal(r.hits[0].entry_id, "e7");
+    /* whitespace collapsed in the line */
+    assert_non_null(strstr(r.hits[0].snippet, "about the general topic ZEBRA-needle"));
+    recall_result_free(&r);
+    store_close(s);
+}
+
+static void test_query_with_bad_fts_syntax_is_refused_with_a_hint(void **state)
+{
+    (void)state;
+    store *s = open_store("qs", "/p");
+    fill(s, 3, 0, "x", "e");
+    recall_grep_opts o = {.query = "\"unbalanced"};
+    recall_result r;
+    char *err = NULL;
+    assert_int_equal(recall_grep(s, &o, &r, &err), LC_INVALID);
+    assert_non_null(strstr(err, "pattern"));
+    free(err);
+    store_close(s);
+}
+
+static void test_pattern_mode_says_more_exist_instead_of_counting(void **state)
+{
+    (void)state;
+    store *s = open_store("p", "/p");
+    fill(s, 30, 12, "ptr=0x7ffe(12)", "e");
+    recall_grep_opts o = {.pattern = "MESSAGE \\d+ about"};
+    recall_result r;
+    char *err = NULL;
+    assert_int_equal(recall_grep(s, &o, &r, &err), LC_OK); /* case-insensitive by default */
+    assert_int_equal(r.n, 20);
+    assert_true(r.more);
+    assert_int_equal(r.total, -1);
+    char *text = recall_grep_format(&o, RECALL_SCOPE_SESSION, &r);
+    assert_non_null(strstr(text, "more matches exist"));
+    free(text);
+    recall_result_free(&r);
+    o.case_sensitive = 1;
+    assert_int_equal(recall_grep(s, &o, &r, &err), LC_OK);
+    assert_int_equal(r.n, 0);
+    recall_result_free(&r);
+    recall_grep_opts p = {.pattern = "0x7ffe\\(12\\)"};
+    assert_int_equal(recall_grep(s, &p, &r, &err), LC_OK);
+    assert_int_equal(r.n, 1);
+    assert_false(r.more);
+    assert_string_equal(r.hits[0].entry_id, "e12");
+    recall_result_free(&r);
+    recall_grep_opts bad = {.pattern = "(unclosed"};
+    assert_int_equal(recall_grep(s, &bad, &r, &err), LC_INVALID);
+    assert_non_null(strstr(err, "does not compile"));
+    free(err);
+    store_close(s);
+}
+
+static void test_pattern_time_bound_is_named(void **state)
+{
+    (void)state;
+    store *s = open_store("pt", "/p");
+    fill(s, 200, 0, "x", "e");
+    /* A zero-length budget stops at the first check: the bound must be named. */
+    recall_grep_opts o = {.pattern = "nothing-matches-this", .time_budget_ms = 1e-9};
+    recall_result r;
+    char *err = NULL;
+    assert_int_equal(recall_grep(s, &o, &r, &err), LC_OK);
+    assert_true(r.timed_out);
+    char *text = recall_grep_format(&o, RECALL_SCOPE_SESSION, &r);
+    assert_non_null(strstr(text, "one-second pattern limit"));
+    free(text);
+    recall_result_free(&r);
+    store_close(s);
+}
+
+static void test_removed_entries_are_skipped_unless_included_and_labelled(void **state)
+{
+    (void)state;
+    store *s = open_store("rm", "/p");
+    fill(s, 10, 8, "abandonedbranchword", "e");
+    const char *active[] = {"e0", "e1", "e2", "e3", "e4"};
+    char *err = NULL;
+    assert_int_equal(store_mark_branch(s, active, 5, NULL, NULL, &err), LC_OK);
+    recall_grep_opts o = {.query = "abandonedbranchword"};
+    recall_result r;
+    assert_int_equal(recall_grep(s, &o, &r, &err), LC_OK);
+    assert_int_equal(r.total, 0);
+    recall_result_free(&r);
+    o.include_removed = 1;
+    assert_int_equal(recall_grep(s, &o, &r, &err), LC_OK);
+    assert_int_equal(r.total, 1);
+    assert_true(r.hits[0].removed);
+    char *text = recall_grep_format(&o, RECALL_SCOPE_SESSION, &r);
+    assert_non_null(strstr(text, "[removed] e8"));
+    free(text);
+    recall_result_free(&r);
+    recall_grep_opts p = {.pattern = "abandoned\\w+", .include_removed = 1};
+    assert_int_equal(recall_grep(s, &p, &r, &err), LC_OK);
+    assert_int_equal(r.n, 1);
+    assert_true(r.hits[0].removed);
+    recall_result_free(&r);
+    store_close(s);
+}
+
+static void test_hits_name_covering_summary_and_summary_scope_limits_search(void **state)
+{
+    (void)state;
+    store *s = open_store("sum", "/p");
+    fill(s, 10, 2, "needleinleaf", "e");
+    const char *l1[] = {"e0", "e1", "e2"}, *l2[] = {"e3", "e4"};
+    store_summary a = {"leaf", 0, "leaf one", NULL, 3, l1, 3, NULL, 0};
+    store_summary b = {"leaf", 0, "leaf two", NULL, 3, l2, 2, NULL, 0};
+    int64_t ia, ib, ic;
+    char *err = NULL;
+    assert_int_equal(store_summary_add(s, &a, &ia, &err), LC_OK);
+    assert_int_equal(store_summary_add(s, &b, &ib, &err), LC_OK);
+    int64_t kids[] = {ia, ib};
+    store_summary c = {"condensed", 1, "both leaves", NULL, 2, NULL, 0, kids, 2};
+    assert_int_equal(store_summary_add(s, &c, &ic, &err), LC_OK);
+    recall_grep_opts o = {.query = "needleinleaf"};
+    recall_result r;
+    assert_int_equal(recall_grep(s, &o, &r, &err), LC_OK);
+    assert_int_equal(r.n, 1);
+    assert_int_equal(r.hits[0].summary_id, ic);
+    assert_int_equal(r.hits[0].leaf_id, ia);
+    char *text = recall_grep_format(&o, RECALL_SCOPE_SESSION, &r);
+    char want[64];
+    snprintf(want, sizeof want, "covered by summary #%lld", (long long)ic);
+    assert_non_null(strstr(text, want));
+    free(text);
+    recall_result_free(&r);
+    recall_grep_opts sc = {.query = "general", .summary_id = ib};
+    assert_int_equal(recall_grep(s, &sc, &r, &err), LC_OK);
+    assert_int_equal(r.total, 2);
+    recall_result_free(&r);
+    sc.summary_id = ic;
+    assert_int_equal(recall_grep(s, &sc, &r, &err), LC_OK);
+    assert_int_equal(r.total, 5);
+    recall_result_free(&r);
+    recall_grep_opts sp = {.pattern = "general", .summary_id = ia};
+    assert_int_equal(recall_grep(s, &sp, &r, &err), LC_OK);
+    assert_int_equal(r.n, 3);
+    recall_result_free(&r);
+    sc.summary_id = 999;
+    assert_int_equal(recall_grep(s, &sc, &r, &err), LC_NOTFOUND);
+    free(err);
+    store_close(s);
+}
+
+static char *repeat(const char *unit, size_t times)
+{
+    sbuf b = {0};
+    for (size_t i = 0; i < times; i++) sb_puts(&b, unit);
+    return sb_detach(&b);
+}
+
+static void test_long_messages_name_index_pattern_and_line_bounds(void **state)
+{
+    (void)state;
+    store *s = open_store("long", "/p");
+    /* 110,000 chars then a word past the index reach, 250,000 total. */
+    char *head = repeat("abcdefghij", 11000);
+    char *tail = repeat("klmnopqrst", 14000);
+    char *text = lc_asprintf("%s deepword %s", head, tail);
+    add_raw(s, "big", text);
+    recall_grep_opts q = {.query = "deepword"};
+    recall_result r;
+    char *err = NULL;
+    assert_int_equal(recall_grep(s, &q, &r, &err), LC_OK);
+    assert_int_equal(r.total, 0); /* beyond the index reach */
+    assert_int_equal(r.long_unindexed, 1);
+    char *out = recall_grep_format(&q, RECALL_SCOPE_SESSION, &r);
+    assert_non_null(strstr(out, "first 100000 characters"));
+    free(out);
+    recall_result_free(&r);
+    recall_grep_opts p = {.pattern = "deepword"};
+    assert_int_equal(recall_grep(s, &p, &r, &err), LC_OK);
+    assert_int_equal(r.n, 1); /* the pattern reads past the index */
+    assert_true(r.hits[0].clipped);
+    assert_int_equal(r.pattern_clipped, 1);
+    out = recall_grep_format(&p, RECALL_SCOPE_SESSION, &r);
+    assert_non_null(strstr(out, "clipped at 400 characters"));
+    assert_non_null(strstr(out, "first 200000 characters"));
+    assert_non_null(strstr(r.hits[0].snippet, "deepword"));
+    free(out);
+    recall_result_free(&r);
+    free(head);
+    free(tail);
+    free(text);
+    store_close(s);
+}
+
+static void test_snippets_are_redacted_when_asked(void **state)
+{
+    (void)state;
+    store *s = open_store("red", "/p");
+    add_raw(s, "k", "my key is sk-proj-abcdefghijklmnopqrstuvwxyz0123 keep it");
+    recall_grep_opts o = {.query = "key", .redact = 1};
+    recall_result r;
+    char *err = NULL;
+    assert_int_equal(recall_grep(s, &o, &r, &err), LC_OK);
+    assert_null(strstr(r.hits[0].snippet, "sk-proj"));
+    assert_non_null(strstr(r.hits[0].snippet, "[REDACTED]"));
+    recall_result_free(&r);
+    o.redact = 0;
+    assert_int_equal(recall_grep(s, &o, &r, &err), LC_OK);
+    assert_non_null(strstr(r.hits[0].snippet, "sk-proj"));
+    recall_result_free(&r);
+    store_close(s);
+}
+
+static void make_old_generation_store(const char *sid)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/lcm/%s.sqlite", home, sid);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "CREATE TABLE messages(id INTEGER PRIMARY KEY, text TEXT);"
+                                      "INSERT INTO messages(text) VALUES('pastneedle in old');",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+}
+
+static void test_past_sessions_are_searched_read_only_with_labels(void **state)
+{
+    (void)state;
+    store *a = open_store("past-a", "/proj/one");
+    fill(a, 5, 3, "pastneedle", "a");
+    store_close(a);
+    store *b = open_store("past-b", "/proj/two");
+    fill(b, 5, 1, "pastneedle", "b");
+    store_close(b);
+    make_old_generation_store("past-old");
+    store *cur = open_store("current", "/proj/one");
+    fill(cur, 3, 0, "pastneedle", "c");
+    recall_grep_opts o = {.query = "pastneedle"};
+    recall_result r;
+    char *err = NULL;
+    assert_int_equal(recall_grep_sessions(home, "current", "/proj/one", RECALL_SCOPE_SESSIONS, &o, &r, &err), LC_OK);
+    assert_int_equal(r.n, 1);
+    assert_string_equal(r.hits[0].session_id, "past-a");
+    assert_string_equal(r.hits[0].entry_id, "a3");
+    assert_string_equal(r.hits[0].session_cwd, "/proj/one");
+    assert_int_equal(r.stores_older, 1);
+    char *text = recall_grep_format(&o, RECALL_SCOPE_SESSIONS, &r);
+    assert_non_null(strstr(text, "past session past-a"));
+    assert_non_null(strstr(text, "older-generation"));
+    free(text);
+    recall_result_free(&r);
+    recall_grep_opts p = {.pattern = "pastneedle"};
+    assert_int_equal(recall_grep_sessions(home, "current", "/proj/one", RECALL_SCOPE_ALL_SESSIONS, &p, &r, &err), LC_OK);
+    assert_int_equal(r.n, 2);
+    assert_int_equal(r.stores_searched, 2);
+    recall_result_free(&r);
+    /* The old store was not migrated by the search. */
+    char path[512];
+    snprintf(path, sizeof path, "%s/lcm/past-old.sqlite", home);
+    store *ro;
+    int v;
+    assert_int_equal(store_open_readonly(path, &ro, &v, &err), LC_OK);
+    assert_int_equal(v, 0);
+    store_close(ro);
+    /* A past entry reads through the session's store, tagged as past history. */
+    recall_expand_opts eo = {.entry_id = "a3"};
+    char *out = NULL;
+    assert_int_equal(recall_expand_session(home, "past-a", &eo, NULL, NULL, &out, &err), LC_OK);
+    assert_non_null(strstr(out, "[past session history: session past-a"));
+    assert_non_null(strstr(out, "pastneedle"));
+    free(out);
+    assert_int_equal(recall_expand_session(home, "past-old", &eo, NULL, NULL, &out, &err), LC_INVALID);
+    assert_non_null(strstr(err, "older-generation"));
+    free(err);
+    store_close(cur);
+}
+
+static void test_read_only_store_forbids_writes(void **state)
+{
+    (void)state;
+    store *a = open_store("ro", "/p");
+    fill(a, 2, 0, "x", "e");
+    store_close(a);
+    char path[512];
+    snprintf(path, sizeof path, "%s/lcm/ro.sqlite", home);
+    store *ro;
+    int v;
+    char *err = NULL;
+    assert_int_equal(store_open_readonly(path, &ro, &v, &err), LC_OK);
+    assert_int_not_equal(sqlite3_exec(store_db(ro), "DELETE FROM messages", NULL, NULL, NULL), SQLITE_OK);
+    store_msg m = {"new", "{\"role\":\"user\",\"content\":\"x\"}", 30};
+    assert_int_equal(store_ingest(ro, &m, 1, NULL, &err), LC_INVALID);
+    free(err);
+    store_close(ro);
+}
+
+typedef struct scripted {
+    int calls;
+    int fail;
+    char last_request[200000];
+} scripted;
+
+static int scripted_complete(void *ud, const char *request_json, char **out_json, char **err)
+{
+    scripted *sc = ud;
+    sc->calls++;
+    snprintf(sc->last_request, sizeof sc->last_request, "%s", request_json);
+    if (sc->fail) {
+        *err = lc_strdup("no model configured");
+        return 1;
+    }
+    *out_json = lc_asprintf("{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"finding %d: the needle is "
+                            "N07=4821\"}],\"stopReason\":\"stop\"}",
+                            sc->calls);
+    return 0;
+}
+
+static void test_expand_refuses_unknown_address_before_any_model_call(void **state)
+{
+    (void)state;
+    store *s = open_store("x1", "/p");
+    fill(s, 3, 0, "x", "e");
+    scripted sc = {0};
+    recall_expand_opts o = {.entry_id = "missing", .question = "what?"};
+    char *out = NULL, *err = NULL;
+    assert_int_equal(recall_expand(s, &o, scripted_complete, &sc, &out, &err), LC_NOTFOUND);
+    assert_int_equal(sc.calls, 0);
+    free(err);
+    err = NULL;
+    recall_expand_opts o2 = {.summary_id = 42};
+    assert_int_equal(recall_expand(s, &o2, scripted_complete, &sc, &out, &err), LC_NOTFOUND);
+    assert_int_equal(sc.calls, 0);
+    assert_non_null(strstr(err, "#42"));
+    free(err);
+    store_close(s);
+}
+
+static void test_expand_with_model_reads_windows_and_returns_findings(void **state)
+{
+    (void)state;
+    store *s = open_store("x2", "/p");
+    char *body = repeat("0123456789", 5000); /* 50,000 chars: three windows */
+    char *text = lc_asprintf("N07=4821 %s", body);
+    add_raw(s, "big", text);
+    scripted sc = {0};
+    recall_expand_opts o = {.entry_id = "big", .question = "what is N07?", .max_tokens = 100000};
+    char *out = NULL, *err = NULL;
+    assert_int_equal(recall_expand(s, &o, scripted_complete, &sc, &out, &err), LC_OK);
+    assert_int_equal(sc.calls, 3);
+    assert_non_null(strstr(out, "findings"));
+    assert_non_null(strstr(out, "finding 3"));
+    assert_non_null(strstr(sc.last_request, "finding 2")); /* notes carried between turns */
+    assert_null(strstr(out, "0123456789")); /* originals stay out of the answer */
+    free(out);
+    free(body);
+    free(text);
+    store_close(s);
+}
+
+static void test_expand_is_bounded_by_max_tokens_and_turns(void **state)
+{
+    (void)state;
+    store *s = open_store("x3", "/p");
+    char *body = repeat("abcdefghij", 20000); /* 200,000 chars */
+    add_raw(s, "huge", body);
+    scripted sc = {0};
+    recall_expand_opts o = {.entry_id = "huge"}; /* default 10,000 tokens ~ 40,000 chars */
+    char *out = NULL, *err = NULL;
+    assert_int_equal(recall_expand(s, &o, scripted_complete, &sc, &out, &err), LC_OK);
+    assert_int_equal(sc.calls, 2);
+    assert_non_null(strstr(out, "stopped at max_tokens 10000"));
+    assert_non_null(strstr(out, "char_offset: 40000"));
+    free(out);
+    /* A wide budget still stops at six reader turns. */
+    sc.calls = 0;
+    o.max_tokens = 1000000;
+    assert_int_equal(recall_expand(s, &o, scripted_complete, &sc, &out, &err), LC_OK);
+    assert_int_equal(sc.calls, RECALL_MAX_TURNS);
+    assert_non_null(strstr(out, "6 reader turns"));
+    free(out);
+    /* Paging inside the message from an offset. */
+    sc.calls = 0;
+    o.max_tokens = 0;
+    o.char_offset = 190000;
+    assert_int_equal(recall_expand(s, &o, NULL, NULL, &out, &err), LC_OK);
+    assert_non_null(strstr(out, "chars 190000..200000 of 200000"));
+    assert_null(strstr(out, "bound:"));
+    free(out);
+    free(body);
+    store_close(s);
+}
+
+static void test_expand_without_model_returns_verbatim_windows_and_says_so(void **state)
+{
+    (void)state;
+    store *s = open_store("x4", "/p");
+    fill(s, 6, 4, "N07=4821", "e");
+    const char *l[] = {"e3", "e4", "e5"};
+    store_summary a = {"leaf", 0, "leaf", NULL, 3, l, 3, NULL, 0};
+    int64_t id;
+    char *err = NULL, *out = NULL;
+    assert_int_equal(store_summary_add(s, &a, &id, &err), LC_OK);
+    recall_expand_opts o = {.summary_id = id};
+    assert_int_equal(recall_expand(s, &o, NULL, NULL, &out, &err), LC_OK);
+    assert_non_null(strstr(out, "no model available"));
+    assert_non_null(strstr(out, "N07=4821"));
+    assert_non_null(strstr(out, "entry e3"));
+    assert_null(strstr(out, "entry e2"));
+    free(out);
+    /* A failing model falls back the same way and names why. */
+    scripted sc = {.fail = 1};
+    assert_int_equal(recall_expand(s, &o, scripted_complete, &sc, &out, &err), LC_OK);
+    assert_int_equal(sc.calls, 1);
+    assert_non_null(strstr(out, "no model available (no model configured)"));
+    free(out);
+    /* A question alone finds its messages through the index. */
+    recall_expand_opts q = {.question = "where is N07"};
+    assert_int_equal(recall_expand(s, &q, NULL, NULL, &out, &err), LC_OK);
+    assert_non_null(strstr(out, "N07=4821"));
+    free(out);
+    store_close(s);
+}
+
+static void test_describe_summary_reports_tiers_cost_and_files(void **state)
+{
+    (void)state;
+    store *s = open_store("d", "/p");
+    char *body = repeat("{\"id\":1,\"name\":\"x\"},", 2000);
+    char *json = lc_asprintf("[%s{\"id\":2,\"name\":\"y\"}]", body);
+    sbuf b = {0};
+    sb_puts(&b, "{\"role\":\"toolResult\",\"toolCallId\":\"c1\",\"toolName\":\"read\",\"content\":[{\"type\":\"text\",\"text\":");
+    cJSON *str = cJSON_CreateString(json);
+    char *enc = cJSON_PrintUnformatted(str);
+    sb_puts(&b, enc);
+    sb_puts(&b, "}],\"timestamp\":3}");
+    const char *call = "{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\",\"id\":\"c1\",\"name\":\"read\","
+                       "\"arguments\":{\"path\":\"data/items.json\"}}],\"timestamp\":2}";
+    store_msg m[2] = {{"a1", call, strlen(call)}, {"r1", b.p, b.len}};
+    char *err = NULL, *out = NULL;
+    assert_int_equal(store_ingest(s, m, 2, NULL, &err), LC_OK);
+    const char *l[] = {"a1", "r1"};
+    store_summary sm = {"leaf", 0, "read the items file", "{\"rich\":\"read data/items.json: 2001 items\"}", 5, l, 2, NULL, 0};
+    int64_t id;
+    assert_int_equal(store_summary_add(s, &sm, &id, &err), LC_OK);
+    char key[16];
+    snprintf(key, sizeof key, "#%lld", (long long)id);
+    assert_int_equal(recall_describe(s, key, 1, &out, &err), LC_OK);
+    assert_non_null(strstr(out, "[lcm:summary #"));
+    assert_non_null(strstr(out, "span a1..r1"));
+    assert_non_null(strstr(out, "rich 32 chars"));
+    assert_non_null(strstr(out, "2001 items"));
+    assert_non_null(strstr(out, "originals: 2 message(s)"));
+    assert_non_null(strstr(out, "data/items.json (json"));
+    assert_non_null(strstr(out, "array of 2001 objects, keys: id, name"));
+    free(out);
+    assert_int_equal(recall_describe(s, "data/items.json", 1, &out, &err), LC_OK);
+    assert_non_null(strstr(out, "kind: json"));
+    assert_non_null(strstr(out, "content id: sha256:"));
+    free(out);
+    assert_int_equal(recall_describe(s, "#999", 1, &out, &err), LC_NOTFOUND);
+    free(err);
+    free(enc);
+    cJSON_Delete(str);
+    sb_free(&b);
+    free(json);
+    free(body);
+    store_close(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_query_mode_reports_total_and_pages_by_twenty, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_query_with_bad_fts_syntax_is_refused_with_a_hint, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pattern_mode_says_more_exist_instead_of_counting, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pattern_time_bound_is_named, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_removed_entries_are_skipped_unless_included_and_labelled, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hits_name_covering_summary_and_summary_scope_limits_search, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_long_messages_name_index_pattern_and_line_bounds, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_snippets_are_redacted_when_asked, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_past_sessions_are_searched_read_only_with_labels, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_read_only_store_forbids_writes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_expand_refuses_unknown_address_before_any_model_call, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_expand_with_model_reads_windows_and_returns_findings, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_expand_is_bounded_by_max_tokens_and_turns, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_expand_without_model_returns_verbatim_windows_and_says_so, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_describe_summary_reports_tiers_cost_and_files, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

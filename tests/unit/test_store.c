@@ -1,0 +1,501 @@
+/*
+ * test_store.c -- the lossless store on real SQLite files in a temp dir: schema, modes,
+ * migrations, idempotent O(new) ingest, verbatim round trip of every message shape,
+ * rebuild identity, removed-branch marks, file handles and summary provenance.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sha256.h"
+#include "store.h"
+#include "util.h"
+
+static char home[256];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(home, sizeof home, "/tmp/lc-store-XXXXXX");
+    assert_non_null(mkdtemp(home));
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", home);
+    return system(cmd);
+}
+
+static store *open_store(const char *sid)
+{
+    store *s = NULL;
+    char *err = NULL;
+    int rc = store_open(home, sid, "/work/proj", &s, &err);
+    if (rc) fprintf(stderr, "store_open: %s\n", err ? err : "?");
+    assert_int_equal(rc, LC_OK);
+    free(err);
+    return s;
+}
+
+/* The message shapes a session holds, keyed by entry id. */
+static const char *const shapes[][2] = {
+    {"e1", "{\"role\":\"user\",\"content\":\"plain string content\",\"timestamp\":1700000000001}"},
+    {"e2", "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"block text\"}],\"timestamp\":1700000000002}"},
+    {"e3", "{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\",\"thinking\":\"hmm\",\"thinkingSignature\":\"c2ln\"},"
+           "{\"type\":\"text\",\"text\":\"I will read it\"},{\"type\":\"toolCall\",\"id\":\"call_1\",\"name\":\"read\","
+           "\"arguments\":{\"path\":\"src/engine.ts\"}}],\"api\":\"openai-completions\",\"provider\":\"x\",\"model\":\"m\","
+           "\"usage\":{\"input\":10,\"output\":5,\"cacheRead\":0,\"cacheWrite\":0,\"totalTokens\":15},"
+           "\"stopReason\":\"toolUse\",\"timestamp\":1700000000003}"},
+    {"e4", "{\"role\":\"toolResult\",\"toolCallId\":\"call_1\",\"toolName\":\"read\",\"content\":[{\"type\":\"text\","
+           "\"text\":\"export function a() {}\"}],\"isError\":false,\"timestamp\":1700000000004}"},
+    {"e5", "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"look\"},{\"type\":\"image\",\"data\":\"iVBORw0KGgo=\","
+           "\"mimeType\":\"image/png\"}],\"timestamp\":1700000000005}"},
+    {"e6", "{\"role\":\"bashExecution\",\"command\":\"ls -la\",\"output\":\"total 0\\n\",\"exitCode\":0,"
+           "\"cancelled\":false,\"truncated\":false,\"timestamp\":1700000000006}"},
+    {"e7", "{\"role\":\"custom\",\"customType\":\"note\",\"content\":\"a custom note \\u00e9\\u4e2d\",\"display\":true,"
+           "\"timestamp\":1700000000007}"},
+    {"e8", "{\"role\":\"compactionSummary\",\"summary\":\"earlier work summarized\",\"tokensBefore\":1234,"
+           "\"timestamp\":1700000000008}"},
+    {"e9", "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"done\"},{\"type\":\"futureBlock\",\"x\":1}],"
+           "\"stopReason\":\"stop\",\"timestamp\":1700000000009}"},
+};
+#define NSHAPES (sizeof shapes / sizeof shapes[0])
+
+static void shape_msgs(store_msg *m, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        m[i].entry_id = shapes[i][0];
+        m[i].json = shapes[i][1];
+        m[i].json_len = strlen(shapes[i][1]);
+    }
+}
+
+static void ingest_ok(store *s, const store_msg *m, size_t n, store_ingest_stats *st)
+{
+    char *err = NULL;
+    int rc = store_ingest(s, m, n, st, &err);
+    if (rc) fprintf(stderr, "ingest: %s\n", err ? err : "?");
+    assert_int_equal(rc, LC_OK);
+    free(err);
+}
+
+static void test_open_creates_private_wal_store_with_schema_and_meta(void **state)
+{
+    (void)state;
+    store *s = open_store("sess-a");
+    char path[512];
+    struct stat sb;
+    snprintf(path, sizeof path, "%s/lcm", home);
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0700);
+    snprintf(path, sizeof path, "%s/lcm/sess-a.sqlite", home);
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0600);
+    assert_int_equal(store_schema_version(s), STORE_SCHEMA_VERSION);
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(store_db(s), "PRAGMA journal_mode", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(st, 0), "wal");
+    sqlite3_finalize(st);
+    char *sid = store_meta_get(s, "session_id"), *cwd = store_meta_get(s, "cwd");
+    assert_string_equal(sid, "sess-a");
+    assert_string_equal(cwd, "/work/proj");
+    free(sid);
+    free(cwd);
+    store_close(s);
+}
+
+static void test_open_refuses_session_id_with_path_separator(void **state)
+{
+    (void)state;
+    store *s = NULL;
+    char *err = NULL;
+    assert_int_equal(store_open(home, "../escape", "/", &s, &err), LC_INVALID);
+    assert_null(s);
+    assert_non_null(err);
+    free(err);
+}
+
+static void test_open_migrates_an_empty_older_file_forward(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/lcm", home);
+    mkdir(path, 0700);
+    snprintf(path, sizeof path, "%s/lcm/old.sqlite", home);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "PRAGMA user_version=0", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    store *ro = NULL;
+    int v = -1;
+    char *err = NULL;
+    assert_int_equal(store_open_readonly(path, &ro, &v, &err), LC_OK);
+    assert_int_equal(v, 0); /* a read-only opener sees the old generation, untouched */
+    store_close(ro);
+    store *s = open_store("old");
+    assert_int_equal(store_schema_version(s), STORE_SCHEMA_VERSION);
+    store_close(s);
+}
+
+static void test_open_refuses_store_from_newer_build(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/lcm", home);
+    mkdir(path, 0700);
+    snprintf(path, sizeof path, "%s/lcm/new.sqlite", home);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "PRAGMA user_version=99", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    store *s = NULL;
+    char *err = NULL;
+    assert_int_equal(store_open(home, "new", "/", &s, &err), LC_INVALID);
+    assert_non_null(strstr(err, "newer"));
+    free(err);
+}
+
+static void test_ingest_writes_only_new_messages_idempotently(void **state)
+{
+    (void)state;
+    store *s = open_store("sess-b");
+    store_msg m[NSHAPES];
+    store_ingest_stats st;
+    shape_msgs(m, NSHAPES);
+    ingest_ok(s, m, 4, &st);
+    assert_int_equal(st.inserted, 4);
+    ingest_ok(s, m, 4, &st);
+    assert_int_equal(st.inserted, 0);
+    assert_int_equal(st.examined, 1); /* nothing new costs one lookup, not a scan */
+    ingest_ok(s, m, NSHAPES, &st);
+    assert_int_equal(st.inserted, NSHAPES - 4);
+    assert_int_equal(st.examined, NSHAPES - 4 + 1);
+    assert_int_equal(store_message_count(s), NSHAPES);
+    store_close(s);
+    /* A new process: the "newest stored" check comes from the file, not memory. */
+    s = open_store("sess-b");
+    ingest_ok(s, m, NSHAPES, &st);
+    assert_int_equal(st.inserted, 0);
+    assert_int_equal(st.examined, 1);
+    store_close(s);
+}
+
+static void test_ingest_skips_messages_without_entry_id(void **state)
+{
+    (void)state;
+    store *s = open_store("sess-c");
+    store_msg m[2] = {{"x1", shapes[0][1], strlen(shapes[0][1])}, {NULL, shapes[1][1], strlen(shapes[1][1])}};
+    store_ingest_stats st;
+    ingest_ok(s, m, 2, &st);
+    assert_int_equal(st.inserted, 1);
+    assert_int_equal(store_message_count(s), 1);
+    store_close(s);
+}
+
+static void test_ingest_rejects_malformed_json_and_rolls_back(void **state)
+{
+    (void)state;
+    store *s = open_store("sess-d");
+    store_msg m[2] = {{"ok", shapes[0][1], strlen(shapes[0][1])}, {"bad", "{\"role\":", 8}};
+    char *err = NULL;
+    assert_int_equal(store_ingest(s, m, 2, NULL, &err), LC_INVALID);
+    assert_non_null(strstr(err, "bad"));
+    free(err);
+    assert_int_equal(store_message_count(s), 0);
+    store_close(s);
+}
+
+static void test_read_returns_verbatim_bytes_for_every_shape(void **state)
+{
+    (void)state;
+    store *s = open_store("sess-e");
+    store_msg m[NSHAPES];
+    shape_msgs(m, NSHAPES);
+    ingest_ok(s, m, NSHAPES, NULL);
+    for (size_t i = 0; i < NSHAPES; i++) {
+        store_row r;
+        char *err = NULL;
+        assert_int_equal(store_get_message(s, shapes[i][0], &r, &err), LC_OK);
+        char a[65], b[65];
+        sha256_hex(shapes[i][1], strlen(shapes[i][1]), a);
+        sha256_hex(r.raw_json, r.raw_len, b);
+        assert_string_equal(a, b);
+        assert_int_equal((int)r.ordinal, (int)i);
+        store_row_free(&r);
+    }
+    store_row r;
+    assert_int_equal(store_get_message(s, "e3", &r, NULL), LC_OK);
+    assert_non_null(r.payload); /* thinking + signature are not in the text */
+    assert_non_null(strstr(r.payload, "thinkingSignature"));
+    assert_null(strstr(r.payload, "toolCall"));
+    assert_non_null(strstr(r.text, "I will read it"));
+    store_row_free(&r);
+    assert_int_equal(store_get_message(s, "e2", &r, NULL), LC_OK);
+    assert_null(r.payload); /* complete text: one copy */
+    assert_string_equal(r.text, "block text");
+    store_row_free(&r);
+    assert_int_equal(store_get_message(s, "e5", &r, NULL), LC_OK);
+    assert_non_null(strstr(r.payload, "image/png"));
+    store_row_free(&r);
+    assert_int_equal(store_get_message(s, "e9", &r, NULL), LC_OK);
+    assert_non_null(strstr(r.payload, "futureBlock"));
+    store_row_free(&r);
+    assert_int_equal(store_get_message(s, "e4", &r, NULL), LC_OK);
+    assert_string_equal(r.tool_name, "read");
+    assert_string_equal(r.tool_path, "src/engine.ts");
+    assert_int_equal(r.created, 1700000000004LL);
+    store_row_free(&r);
+    char *err = NULL;
+    assert_int_equal(store_get_message(s, "nope", &r, &err), LC_NOTFOUND);
+    free(err);
+    store_close(s);
+}
+
+static char *dump_rows(store *s)
+{
+    sbuf b = {0};
+    const char *const q[] = {
+        "SELECT id, entry_id, ordinal, role, text, chars, tokens, raw_json, payload, removed,"
+        " tool_name, tool_path, created FROM messages ORDER BY id",
+        "SELECT entry_id, path, content_id, kind, chars, preview, summary FROM file_handles ORDER BY id",
+        "SELECT rowid FROM messages_fts WHERE messages_fts MATCH 'text OR note OR done' ORDER BY rowid",
+    };
+    for (size_t k = 0; k < 3; k++) {
+        sqlite3_stmt *st;
+        assert_int_equal(sqlite3_prepare_v2(store_db(s), q[k], -1, &st, NULL), SQLITE_OK);
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            for (int c = 0; c < sqlite3_column_count(st); c++) {
+                const unsigned char *t = sqlite3_column_text(st, c);
+                sb_printf(&b, "%s|", t ? (const char *)t : "<null>");
+            }
+            sb_putc(&b, '\n');
+        }
+        sqlite3_finalize(st);
+    }
+    return sb_detach(&b);
+}
+
+static void test_delete_and_reingest_gives_identical_rows(void **state)
+{
+    (void)state;
+    store *s = open_store("sess-f");
+    store_msg m[NSHAPES];
+    shape_msgs(m, NSHAPES);
+    ingest_ok(s, m, 3, NULL);
+    ingest_ok(s, m, NSHAPES, NULL); /* two turns */
+    char *before = dump_rows(s);
+    store_close(s);
+    char path[512];
+    const char *const suffix[] = {"", "-wal", "-shm"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/lcm/sess-f.sqlite%s", home, suffix[i]);
+        unlink(path);
+    }
+    s = open_store("sess-f");
+    ingest_ok(s, m, NSHAPES, NULL); /* one replay of the whole branch */
+    char *after = dump_rows(s);
+    assert_string_equal(before, after);
+    assert_true(strlen(before) > 500);
+    free(before);
+    free(after);
+    store_close(s);
+}
+
+static int removed_of(store *s, const char *id)
+{
+    store_row r;
+    assert_int_equal(store_get_message(s, id, &r, NULL), LC_OK);
+    int v = r.removed;
+    store_row_free(&r);
+    return v;
+}
+
+static void test_tree_move_marks_left_entries_and_moving_back_clears(void **state)
+{
+    (void)state;
+    store *s = open_store("sess-g");
+    store_msg m[NSHAPES];
+    shape_msgs(m, NSHAPES);
+    ingest_ok(s, m, 6, NULL);
+    const char *branch_b[] = {"e1", "e2", "e3"};
+    size_t marked, cleared;
+    char *err = NULL;
+    assert_int_equal(store_mark_branch(s, branch_b, 3, &marked, &cleared, &err), LC_OK);
+    assert_int_equal(marked, 3);
+    assert_int_equal(cleared, 0);
+    assert_int_equal(removed_of(s, "e4"), 1);
+    assert_int_equal(removed_of(s, "e2"), 0);
+    store_row r;
+    assert_int_equal(store_get_message(s, "e5", &r, NULL), LC_OK); /* bytes kept */
+    assert_non_null(strstr(r.raw_json, "image/png"));
+    store_row_free(&r);
+    const char *branch_a[] = {"e1", "e2", "e3", "e4", "e5", "e6"};
+    assert_int_equal(store_mark_branch(s, branch_a, 6, &marked, &cleared, &err), LC_OK);
+    assert_int_equal(marked, 0);
+    assert_int_equal(cleared, 3);
+    assert_int_equal(removed_of(s, "e4"), 0);
+    const char *one[] = {"e6"};
+    assert_int_equal(store_set_removed(s, one, 1, 1, &err), LC_OK);
+    assert_int_equal(removed_of(s, "e6"), 1);
+    assert_int_equal(store_set_removed(s, one, 1, 0, &err), LC_OK);
+    assert_int_equal(removed_of(s, "e6"), 0);
+    store_close(s);
+}
+
+static char *tool_pair(const char *call_id, const char *path_json, char **result, size_t body_chars,
+                       char fill)
+{
+    char *call = lc_asprintf("{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\",\"id\":\"%s\","
+                             "\"name\":\"read\",\"arguments\":{%s}}],\"stopReason\":\"toolUse\",\"timestamp\":1}",
+                             call_id, path_json);
+    char *body = malloc(body_chars + 1);
+    memset(body, fill, body_chars);
+    for (size_t i = 80; i < body_chars; i += 81) body[i] = 'n'; /* placeholder for \n below */
+    body[body_chars] = '\0';
+    sbuf b = {0};
+    sb_printf(&b, "{\"role\":\"toolResult\",\"toolCallId\":\"%s\",\"toolName\":\"read\",\"content\":[{\"type\":"
+                  "\"text\",\"text\":\"",
+              call_id);
+    for (size_t i = 0; i < body_chars; i++) {
+        if (body[i] == 'n' && i % 81 == 80)
+            sb_puts(&b, "\\n");
+        else
+            sb_putc(&b, body[i]);
+    }
+    sb_puts(&b, "\"}],\"isError\":false,\"timestamp\":2}");
+    free(body);
+    *result = sb_detach(&b);
+    return call;
+}
+
+static void test_large_tool_result_with_path_becomes_file_handle(void **state)
+{
+    (void)state;
+    store *s = open_store("sess-h");
+    char *res1, *res2, *res3;
+    char *call1 = tool_pair("c1", "\"path\":\"notes/big.txt\"", &res1, 40000, 'a');
+    char *call2 = tool_pair("c2", "\"command\":\"cat big\"", &res2, 40000, 'b');
+    char *call3 = tool_pair("c3", "\"path\":\"small.txt\"", &res3, 1000, 'c');
+    store_msg m[6] = {{"a1", call1, strlen(call1)}, {"r1", res1, strlen(res1)},
+                      {"a2", call2, strlen(call2)}, {"r2", res2, strlen(res2)},
+                      {"a3", call3, strlen(call3)}, {"r3", res3, strlen(res3)}};
+    store_ingest_stats st;
+    ingest_ok(s, m, 6, &st);
+    assert_int_equal(st.file_handles, 2);
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(store_db(s),
+                                        "SELECT entry_id, path, kind, length(preview), summary, content_id"
+                                        " FROM file_handles ORDER BY id",
+                                        -1, &q, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(q, 0), "r1");
+    assert_string_equal((const char *)sqlite3_column_text(q, 1), "notes/big.txt");
+    assert_string_equal((const char *)sqlite3_column_text(q, 2), "text");
+    assert_true(sqlite3_column_int(q, 3) <= 1200);
+    assert_non_null(strstr((const char *)sqlite3_column_text(q, 4), "first line: aaaa"));
+    assert_int_equal(strlen((const char *)sqlite3_column_text(q, 5)), 64);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(q, 0), "r2");
+    assert_int_equal(sqlite3_column_type(q, 1), SQLITE_NULL);
+    assert_string_equal((const char *)sqlite3_column_text(q, 2), "large-inline");
+    assert_int_equal(sqlite3_step(q), SQLITE_DONE);
+    sqlite3_finalize(q);
+    store_row r;
+    assert_int_equal(store_get_message(s, "r1", &r, NULL), LC_OK); /* the bytes stay in the row */
+    assert_int_equal(r.chars, 40000);
+    store_row_free(&r);
+    store_close(s);
+    free(call1), free(call2), free(call3), free(res1), free(res2), free(res3);
+}
+
+static void test_tool_path_found_for_call_ingested_by_earlier_process(void **state)
+{
+    (void)state;
+    store *s = open_store("sess-i");
+    char *res;
+    char *call = tool_pair("cx", "\"file_path\":\"data/rows.csv\"", &res, 33000, 'z');
+    store_msg m[2] = {{"a1", call, strlen(call)}, {"r1", res, strlen(res)}};
+    ingest_ok(s, m, 1, NULL);
+    store_close(s);
+    s = open_store("sess-i");
+    ingest_ok(s, m, 2, NULL);
+    store_row r;
+    assert_int_equal(store_get_message(s, "r1", &r, NULL), LC_OK);
+    assert_string_equal(r.tool_path, "data/rows.csv");
+    store_row_free(&r);
+    store_close(s);
+    free(call);
+    free(res);
+}
+
+static void test_summary_add_records_span_children_and_refuses_unknown_entries(void **state)
+{
+    (void)state;
+    store *s = open_store("sess-j");
+    store_msg m[NSHAPES];
+    shape_msgs(m, NSHAPES);
+    ingest_ok(s, m, NSHAPES, NULL);
+    const char *l1[] = {"e1", "e2", "e3"}, *l2[] = {"e4", "e5"};
+    store_summary a = {"leaf", 0, "first leaf", NULL, 10, l1, 3, NULL, 0};
+    store_summary b = {"leaf", 0, "second leaf", "{\"rich\":\"a thorough second leaf\"}", 10, l2, 2, NULL, 0};
+    int64_t ia, ib, ic;
+    char *err = NULL;
+    assert_int_equal(store_summary_add(s, &a, &ia, &err), LC_OK);
+    assert_int_equal(store_summary_add(s, &b, &ib, &err), LC_OK);
+    int64_t kids[] = {ia, ib};
+    store_summary c = {"condensed", 1, "both", NULL, 5, NULL, 0, kids, 2};
+    assert_int_equal(store_summary_add(s, &c, &ic, &err), LC_OK);
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(store_db(s),
+                                        "SELECT first_ordinal, last_ordinal, first_entry, last_entry, entry_count"
+                                        " FROM summary_spans WHERE summary_id = ?",
+                                        -1, &q, NULL),
+                     SQLITE_OK);
+    sqlite3_bind_int64(q, 1, ic);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(q, 0), 0);
+    assert_int_equal(sqlite3_column_int(q, 1), 4);
+    assert_string_equal((const char *)sqlite3_column_text(q, 2), "e1");
+    assert_string_equal((const char *)sqlite3_column_text(q, 3), "e5");
+    assert_int_equal(sqlite3_column_int(q, 4), 5);
+    sqlite3_finalize(q);
+    const char *ghost[] = {"zz"};
+    store_summary g = {"leaf", 0, "ghost", NULL, 1, ghost, 1, NULL, 0};
+    assert_int_equal(store_summary_add(s, &g, NULL, &err), LC_ERR);
+    free(err);
+    store_close(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_open_creates_private_wal_store_with_schema_and_meta, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_open_refuses_session_id_with_path_separator, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_open_migrates_an_empty_older_file_forward, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_open_refuses_store_from_newer_build, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ingest_writes_only_new_messages_idempotently, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ingest_skips_messages_without_entry_id, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ingest_rejects_malformed_json_and_rolls_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_read_returns_verbatim_bytes_for_every_shape, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_delete_and_reingest_gives_identical_rows, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tree_move_marks_left_entries_and_moving_back_clears, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_large_tool_result_with_path_becomes_file_handle, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tool_path_found_for_call_ingested_by_earlier_process, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_summary_add_records_span_children_and_refuses_unknown_entries, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
