@@ -13,34 +13,13 @@
 #include "recall.h"
 #include "store.h"
 #include "util.h"
+#include "lcm.h"
 
-struct lcm_glue {
-    store *st;
-    int redact; /* redactSecrets; on unless configured off */
-    char *open_error;
-};
+
 
 static int lcm_command(void *ud, const char *args, char **out_text, char **err)
 {
-    lc_plugin *p = ud;
-    (void)err;
-    while (*args == ' ') args++;
-    if (*args == '\0' || strncmp(args, "status", 6) == 0) {
-        size_t n = p->context_calls ? p->last_n_messages : p->branch_messages;
-        size_t tokens = p->context_calls ? p->last_est_tokens : p->branch_tokens;
-        double pct = p->window > 0 ? 100.0 * (double)tokens / (double)p->window : 0.0;
-        long long stored = p->lcm && p->lcm->st ? (long long)store_message_count(p->lcm->st) : -1;
-        *out_text = lc_asprintf("session: %s\nmessages: %zu\ncontext: ~%zu / %ld tokens "
-                                "(%.1f%%)\nmodel: %s\nstore: %s (%lld messages)",
-                                p->session_id ? p->session_id : "?", n, tokens, p->window, pct,
-                                p->model ? p->model : "none",
-                                p->lcm && p->lcm->st ? store_path(p->lcm->st)
-                                : p->lcm && p->lcm->open_error ? p->lcm->open_error : "not open",
-                                stored < 0 ? 0 : stored);
-        return AP_OK;
-    }
-    *out_text = lc_asprintf("/lcm: unknown subcommand '%s' (try: status)", args);
-    return AP_OK;
+    return lcm_cmd_run(ud, args, out_text, err);
 }
 
 /* ---- tools ---------------------------------------------------------------------------- */
