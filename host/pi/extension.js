@@ -1,0 +1,840 @@
+/*
+ * extension.js -- the Pi bridge: a Pi coding-agent extension that is the host side of the
+ * agent plugin ABI (abi/agent_plugin.h) for build/lossless-context.so.
+ *
+ * Owns: the koffi mirror of the ABI structs, the ap_host_api table it hands the plugin
+ * (host functions mapped onto Pi's session manager, appendEntry, registerCommand,
+ * registerTool, ui.notify, the model and Pi's model registry), the per-entry JSON cache
+ * that keeps the context event O(new), and the mapping of each Pi event to its callback.
+ *
+ * Load it with `pi -e host/pi/extension.js` after `make`, or copy host/pi/ into Pi's
+ * extensions folder. The .so is ../../build/lossless-context.so relative to this file unless
+ * LOSSLESS_CONTEXT_SO names another. koffi comes from host/pi/node_modules (npm ci here),
+ * NODE_PATH, or the copy Pi itself ships.
+ */
+import { createRequire } from "node:module";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { Worker, MessageChannel, receiveMessageOnPort } from "node:worker_threads";
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+
+export const AP_ABI_VERSION = 1;
+export const AP_API_LEVEL = 1;
+const AP_OK = 0, AP_ERROR = 1, AP_INVALID = 3, AP_NOTFOUND = 4, AP_UNSUPPORTED = 5;
+const LEVELS = ["debug", "info", "warning", "error"];
+const STATUS_NAMES = ["AP_OK", "AP_ERROR", "AP_NOMEM", "AP_INVALID", "AP_NOTFOUND",
+    "AP_UNSUPPORTED", "AP_ABI_MISMATCH", "AP_BUSY"];
+/* Completions longer than this are abandoned so a stuck provider cannot hang Pi forever. */
+const COMPLETE_TIMEOUT_MS = 10 * 60 * 1000;
+
+/* ---- koffi and the ABI types ------------------------------------------------------------ */
+
+function piInstallFile() {
+    try { return process.argv[1] ? fs.realpathSync(process.argv[1]) : null; } catch { return null; }
+}
+
+/* koffi is looked up next to this file (and NODE_PATH) first; a Pi install carries its own
+ * copy under pi-tui, which serves when the user never ran npm ci in host/pi. */
+export function loadKoffi() {
+    const errors = [];
+    const bases = [path.join(HERE, "extension.js")];
+    const pi = piInstallFile();
+    if (pi) {
+        bases.push(pi);
+        try { bases.push(createRequire(pi).resolve("@mariozechner/pi-tui")); } catch { /* not Pi */ }
+    }
+    for (const base of bases) {
+        try { return createRequire(base)("koffi"); } catch (e) { errors.push(`${base}: ${e.message}`); }
+    }
+    throw new Error(`lossless-context: koffi not found (run npm ci in ${HERE}):\n${errors.join("\n")}`);
+}
+
+/* The ABI structs field by field, in header order. Every pointer is `void *` so that koffi
+ * never converts (or copies) what it points to behind our back. */
+const STRUCTS = {
+    ap_host_api: {
+        struct_size: "uint32_t", abi_version: "uint32_t", api_level: "uint32_t",
+        reserved0: "uint32_t", host_ctx: "void *", host_name: "void *",
+        free: "void *", log: "void *", notify: "void *", session_info: "void *",
+        get_branch: "void *", get_entry: "void *", append_custom: "void *",
+        get_model: "void *", complete: "void *", register_command: "void *",
+        register_tool: "void *",
+    },
+    ap_plugin: {
+        struct_size: "uint32_t", abi_version: "uint32_t", api_level: "uint32_t",
+        reserved0: "uint32_t", name: "void *", version: "void *", state: "void *",
+        release: "void *", release_context: "void *", unload: "void *",
+        session_start: "void *", session_shutdown: "void *", before_agent_start: "void *",
+        context: "void *", before_provider_request: "void *", turn_end: "void *",
+        tool_call: "void *", tool_result: "void *", session_before_compact: "void *",
+        session_compact: "void *", session_tree: "void *",
+    },
+    ap_message_in: { entry_id: "void *", json: "void *", json_len: "size_t" },
+    ap_context_event: {
+        struct_size: "uint32_t", reserved0: "uint32_t", n_messages: "size_t",
+        messages: "void *", system_prompt: "void *",
+    },
+    ap_context_item: { input_index: "int64_t", json: "void *" },
+    ap_context_result: { n_items: "size_t", items: "void *" },
+};
+
+const TYPE_CACHE = Symbol.for("lossless-context.pi-bridge.abi-types");
+
+/* koffi type names are global to one koffi instance and a reload evaluates this module
+ * again, so the types are defined once per koffi instance and kept on it. */
+export function abiTypes(koffi) {
+    if (koffi[TYPE_CACHE]) return koffi[TYPE_CACHE];
+    const p = "lcpi_";
+    const t = {
+        host: koffi.struct(`${p}ap_host_api`, STRUCTS.ap_host_api),
+        plugin: koffi.struct(`${p}ap_plugin`, STRUCTS.ap_plugin),
+        messageIn: koffi.struct(`${p}ap_message_in`, STRUCTS.ap_message_in),
+        contextEvent: koffi.struct(`${p}ap_context_event`, STRUCTS.ap_context_event),
+        contextItem: koffi.struct(`${p}ap_context_item`, STRUCTS.ap_context_item),
+        contextResult: koffi.struct(`${p}ap_context_result`, STRUCTS.ap_context_result),
+        /* Host slots the plugin calls (we implement them as registered callbacks). Out
+         * parameters arrive as raw pointers: we store host-allocated (malloc) strings there. */
+        logFn: koffi.proto(`void ${p}log_fn(void *host_ctx, int level, const char *msg)`),
+        outFn: koffi.proto(`int ${p}out_fn(void *host_ctx, void *out_json, void *err)`),
+        getEntryFn: koffi.proto(`int ${p}get_entry_fn(void *host_ctx, const char *id, void *out_json, void *err)`),
+        appendFn: koffi.proto(`int ${p}append_fn(void *host_ctx, const char *custom_type, const char *data_json, void *out_id, void *err)`),
+        completeFn: koffi.proto(`int ${p}complete_fn(void *host_ctx, const char *request_json, void *out_json, void *err)`),
+        regCommandFn: koffi.proto(`int ${p}reg_command_fn(void *host_ctx, const char *name, const char *description, void *handler, void *userdata, void *err)`),
+        regToolFn: koffi.proto(`int ${p}reg_tool_fn(void *host_ctx, const char *name, const char *description, const char *parameters_json, void *handler, void *userdata, void *err)`),
+        /* Plugin functions we call. */
+        commandFn: koffi.proto(`int ${p}command_fn(void *userdata, const char *args, _Out_ void **out_text, _Out_ void **err)`),
+        toolFn: koffi.proto(`int ${p}tool_fn(void *userdata, const char *call_json, _Out_ void **out_json, _Out_ void **err)`),
+        eventFn: koffi.proto(`int ${p}event_fn(void *state, const char *event_json, _Out_ void **out_json, _Out_ void **err)`),
+        contextFn: koffi.proto(`int ${p}context_fn(void *state, void *event, _Out_ void **out, _Out_ void **err)`),
+        releaseFn: koffi.proto(`void ${p}release_fn(void *state, void *ptr)`),
+        unloadFn: koffi.proto(`void ${p}unload_fn(void *state)`),
+    };
+    koffi[TYPE_CACHE] = t;
+    return t;
+}
+
+/* Sizes and offsets as koffi lays the structs out; tests/e2e compares them with the C
+ * compiler's sizeof/offsetof so a header change cannot silently skew the JS mirror. */
+export function abiLayout(koffi) {
+    const t = abiTypes(koffi);
+    const out = {};
+    const names = { ap_host_api: t.host, ap_plugin: t.plugin, ap_message_in: t.messageIn,
+        ap_context_event: t.contextEvent, ap_context_item: t.contextItem,
+        ap_context_result: t.contextResult };
+    for (const [name, type] of Object.entries(names)) {
+        const fields = {};
+        for (const f of Object.keys(STRUCTS[name])) fields[f] = koffi.offsetof(type, f);
+        out[name] = { size: koffi.sizeof(type), offsets: fields };
+    }
+    return out;
+}
+
+/* ---- libc: host-allocated buffers -------------------------------------------------------- */
+
+function libcFor(koffi) {
+    const lib = koffi.load("libc.so.6");
+    const dlsym = lib.func("void *dlsym(void *handle, const char *name)");
+    return {
+        strdup: lib.func("void *strdup(const char *s)"),
+        free: lib.func("void free(void *ptr)"),
+        /* host->free is libc's free itself, not a JS callback: the ABI lets any thread call
+         * it, and a JS callback from a plugin worker would have to wait for Pi's main thread. */
+        freePtr: dlsym(null, "free"),
+    };
+}
+
+function agentDirOf(env = process.env) {
+    const d = env.PI_CODING_AGENT_DIR;
+    if (d) return d === "~" ? os.homedir() : d.startsWith("~/") ? path.join(os.homedir(), d.slice(2)) : d;
+    return path.join(os.homedir(), ".pi", "agent");
+}
+
+/* ---- the context cache: one JSON text per session entry, found by key --------------------- */
+
+/* Pi hands `context` a structuredClone of its messages, so the event's objects are new on
+ * every request. Session entries are not: the same entry object lives as long as the
+ * session, so the serialized text is cached on it (WeakMap) and found again through a key
+ * that the cloned message still carries (role, timestamp, toolCallId). */
+function messageKey(m) {
+    return `${m && m.role}|${m && m.timestamp}|${(m && m.toolCallId) || ""}`;
+}
+
+function entryKey(e) {
+    switch (e.type) {
+        case "message": return messageKey(e.message);
+        case "custom_message": return `custom|${new Date(e.timestamp).getTime()}|`;
+        case "branch_summary": return `branchSummary|${new Date(e.timestamp).getTime()}|`;
+        case "compaction": return `compactionSummary|${new Date(e.timestamp).getTime()}|`;
+        default: return null;
+    }
+}
+
+export class BranchIndex {
+    constructor(libc) {
+        this.libc = libc;
+        this.entries = [];          /* the active branch root -> leaf, as far as synced */
+        this.pos = new Map();       /* entry id -> index in entries */
+        this.byKey = new Map();     /* message key -> entries carrying it */
+        this.texts = new WeakMap(); /* entry object -> {json, cJson, cId, len} */
+        this.leaf = undefined;
+        this.serializations = 0;    /* how many messages were serialized: tests watch O(new) */
+    }
+
+    /* Walks back from the leaf only until a known entry: O(new) as the session grows, O(moved)
+     * after a tree move. */
+    sync(sm) {
+        const leaf = sm.getLeafId();
+        if (leaf === this.leaf) return;
+        const fresh = [];
+        let id = leaf;
+        while (id && !this.pos.has(id)) {
+            const e = sm.getEntry(id);
+            if (!e) break;
+            fresh.push(e);
+            id = e.parentId;
+        }
+        this.truncate(id && this.pos.has(id) ? this.pos.get(id) + 1 : 0);
+        for (let i = fresh.length - 1; i >= 0; i--) this.push(fresh[i]);
+        this.leaf = leaf;
+    }
+
+    push(e) {
+        this.pos.set(e.id, this.entries.length);
+        this.entries.push(e);
+        const k = entryKey(e);
+        if (k === null) return;
+        const list = this.byKey.get(k);
+        if (list) list.push(e); else this.byKey.set(k, [e]);
+    }
+
+    truncate(n) {
+        while (this.entries.length > n) {
+            const e = this.entries.pop();
+            this.pos.delete(e.id);
+            const k = entryKey(e);
+            const list = k !== null ? this.byKey.get(k) : null;
+            if (list) {
+                const i = list.lastIndexOf(e);
+                if (i >= 0) list.splice(i, 1);
+                if (list.length === 0) this.byKey.delete(k);
+            }
+            this.dropText(e);
+        }
+    }
+
+    dropText(e) {
+        const t = this.texts.get(e);
+        if (!t) return;
+        this.libc.free(t.cJson);
+        this.libc.free(t.cId);
+        this.texts.delete(e);
+    }
+
+    /* The entry a cloned context message came from, or null. `used` keeps two messages with
+     * the same key (same millisecond) on distinct entries. */
+    match(m, used) {
+        const list = this.byKey.get(messageKey(m));
+        if (!list) return null;
+        for (const e of list) if (!used.has(e)) { used.add(e); return e; }
+        return null;
+    }
+
+    textOf(e, m) {
+        let t = this.texts.get(e);
+        if (!t) {
+            const json = JSON.stringify(m);
+            this.serializations++;
+            t = { json, len: Buffer.byteLength(json), cJson: this.libc.strdup(json), cId: this.libc.strdup(e.id) };
+            this.texts.set(e, t);
+        }
+        return t;
+    }
+
+    dispose() { this.truncate(0); this.leaf = undefined; }
+}
+
+/* ---- the bridge: one loaded plugin bound to one Pi extension runtime ---------------------- */
+
+export class Bridge {
+    /*
+     * pi: Pi's ExtensionAPI (or a stand-in with the same methods, for tests).
+     * opts: {soPath, agentDir, log(level, msg), koffi}
+     */
+    constructor(pi, opts = {}) {
+        this.pi = pi;
+        this.koffi = opts.koffi || loadKoffi();
+        this.t = abiTypes(this.koffi);
+        this.libc = libcFor(this.koffi);
+        this.soPath = opts.soPath || process.env.LOSSLESS_CONTEXT_SO ||
+            path.resolve(HERE, "..", "..", "build", "lossless-context.so");
+        this.agentDir = opts.agentDir || agentDirOf();
+        this.logSink = opts.log || null;
+        this.ctx = null;            /* the latest ExtensionContext Pi gave us */
+        this.alive = false;
+        this.callbacks = [];        /* registered koffi callbacks, unregistered at unload */
+        this.commands = new Map();
+        this.tools = new Map();
+        this.index = new BranchIndex(this.libc);
+        this.auth = null;           /* {model, apiKey, headers} resolved ahead of `complete` */
+        this.completer = null;
+        this.stats = { events: {}, contextCalls: 0 };
+    }
+
+    /* -- small helpers -- */
+
+    log(level, msg) {
+        const line = `${new Date().toISOString()} [${LEVELS[level] || level}] ${msg}\n`;
+        if (this.logSink) { this.logSink(level, msg); return; }
+        const file = process.env.LOSSLESS_CONTEXT_LOG || path.join(this.agentDir, "lcm", "pi-bridge.log");
+        try {
+            fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+            fs.appendFileSync(file, line, { mode: 0o600 });
+        } catch { /* logging must never break the agent */ }
+    }
+
+    notify(level, msg) {
+        const ctx = this.ctx;
+        const type = level >= 3 ? "error" : level === 2 ? "warning" : "info";
+        if (ctx && ctx.hasUI && ctx.ui) ctx.ui.notify(msg, type);
+        else process.stderr.write(`[${LEVELS[level] || "info"}] ${msg}\n`);
+        this.log(level, `notify: ${msg}`);
+    }
+
+    hostString(ptrOut, text) {
+        if (ptrOut) this.koffi.encode(ptrOut, "void *", this.libc.strdup(text));
+    }
+
+    /* Sets *err (host-allocated) and returns the status, the lc_errf pattern. */
+    hostFail(errOut, status, msg) {
+        this.hostString(errOut, msg);
+        return status;
+    }
+
+    pluginString(ptr) {
+        return ptr ? this.koffi.decode(ptr, "char", -1) : null;
+    }
+
+    release(ptr) {
+        if (ptr && this.desc.release) this.koffi.call(this.desc.release, this.t.releaseFn, this.desc.state, ptr);
+    }
+
+    /* Takes a plugin-returned string and releases the buffer. */
+    take(ptr) {
+        const s = this.pluginString(ptr);
+        this.release(ptr);
+        return s;
+    }
+
+    register(fn, proto) {
+        const cb = this.koffi.register(this, fn, this.koffi.pointer(proto));
+        this.callbacks.push(cb);
+        return cb;
+    }
+
+    sessionManager() {
+        return this.ctx && this.ctx.sessionManager;
+    }
+
+    /* -- host functions: every one catches, because an exception cannot cross into C -- */
+
+    guard(name, errOut, fn) {
+        try {
+            return fn();
+        } catch (e) {
+            this.log(3, `${name}: ${e && e.stack || e}`);
+            return this.hostFail(errOut, AP_ERROR, `${name}: ${e && e.message || e}`);
+        }
+    }
+
+    hSessionInfo(_ctx, out, err) {
+        return this.guard("session_info", err, () => {
+            const sm = this.sessionManager();
+            const info = {
+                id: sm ? sm.getSessionId() : "",
+                sessionFile: (sm && sm.getSessionFile()) || "",
+                cwd: (this.ctx && this.ctx.cwd) || (sm && sm.getCwd()) || process.cwd(),
+                agentHome: this.agentDir,
+                tmpDir: os.tmpdir(),
+            };
+            this.hostString(out, JSON.stringify(info));
+            return AP_OK;
+        });
+    }
+
+    hGetBranch(_ctx, out, err) {
+        return this.guard("get_branch", err, () => {
+            const sm = this.sessionManager();
+            if (!sm) return this.hostFail(err, AP_UNSUPPORTED, "no session is open yet");
+            this.hostString(out, JSON.stringify(sm.getBranch()));
+            return AP_OK;
+        });
+    }
+
+    hGetEntry(_ctx, id, out, err) {
+        return this.guard("get_entry", err, () => {
+            const sm = this.sessionManager();
+            const e = sm && id ? sm.getEntry(id) : undefined;
+            if (!e) return this.hostFail(err, AP_NOTFOUND, `no entry ${id}`);
+            this.hostString(out, JSON.stringify(e));
+            return AP_OK;
+        });
+    }
+
+    hAppendCustom(_ctx, customType, dataJson, outId, err) {
+        return this.guard("append_custom", err, () => {
+            let data;
+            try { data = JSON.parse(dataJson); } catch (e) {
+                return this.hostFail(err, AP_INVALID, `append_custom: data is not JSON: ${e.message}`);
+            }
+            const sm = this.sessionManager();
+            if (!sm) return this.hostFail(err, AP_UNSUPPORTED, "no session is open yet");
+            this.pi.appendEntry(customType, data);
+            const id = sm.getLeafId();
+            /* Pi appends with appendFileSync; fsync makes it durable as the ABI promises. Pi
+             * writes nothing before the first assistant message; the entry then lands with
+             * the rest of the session when Pi first flushes. */
+            const file = sm.getSessionFile && sm.getSessionFile();
+            if (file && fs.existsSync(file)) {
+                const fd = fs.openSync(file, "r");
+                try { fs.fsyncSync(fd); } finally { fs.closeSync(fd); }
+            }
+            if (outId && id) this.hostString(outId, id);
+            return AP_OK;
+        });
+    }
+
+    hGetModel(_ctx, out, err) {
+        return this.guard("get_model", err, () => {
+            const m = this.ctx && this.ctx.model;
+            if (!m) return this.hostFail(err, AP_UNSUPPORTED, "Pi has no model selected");
+            this.hostString(out, JSON.stringify({ provider: m.provider, id: m.id,
+                contextWindow: m.contextWindow, maxTokens: m.maxTokens }));
+            return AP_OK;
+        });
+    }
+
+    hLog(_ctx, level, msg) {
+        try { this.log(level, msg || ""); } catch { /* never throw into C */ }
+    }
+
+    hNotify(_ctx, level, msg) {
+        try { this.notify(level, msg || ""); } catch (e) { this.log(3, `notify: ${e}`); }
+    }
+
+    hRegisterCommand(_ctx, name, description, handler, userdata, err) {
+        return this.guard("register_command", err, () => {
+            if (!name || this.commands.has(name)) return this.hostFail(err, AP_INVALID, `command /${name} is taken`);
+            this.commands.set(name, { handler, userdata });
+            this.pi.registerCommand(name, {
+                description: description || "",
+                handler: async (args, ctx) => this.runCommand(name, args || "", ctx),
+            });
+            return AP_OK;
+        });
+    }
+
+    hRegisterTool(_ctx, name, description, paramsJson, handler, userdata, err) {
+        return this.guard("register_tool", err, () => {
+            let schema;
+            try { schema = JSON.parse(paramsJson); } catch { schema = null; }
+            if (!schema || typeof schema !== "object" || Array.isArray(schema))
+                return this.hostFail(err, AP_INVALID, `tool ${name}: parameters are not a JSON object`);
+            if (!name || this.tools.has(name)) return this.hostFail(err, AP_INVALID, `tool ${name} is taken`);
+            this.tools.set(name, { handler, userdata });
+            this.pi.registerTool({
+                name, label: name, description: description || "", parameters: schema,
+                execute: async (toolCallId, params, _signal, _onUpdate, ctx) =>
+                    this.runTool(name, toolCallId, params, ctx),
+            });
+            return AP_OK;
+        });
+    }
+
+    /* complete is blocking in the ABI; Pi's providers are async. A worker thread runs Pi's
+     * own pi-ai completion while this thread waits on a shared flag, so the call returns
+     * with the answer (the UI pauses meanwhile). */
+    hComplete(_ctx, requestJson, out, err) {
+        return this.guard("complete", err, () => {
+            const auth = this.auth;
+            if (!auth || !auth.model) return this.hostFail(err, AP_UNSUPPORTED, "no model with credentials is available to the bridge");
+            let req;
+            try { req = JSON.parse(requestJson); } catch (e) {
+                return this.hostFail(err, AP_INVALID, `complete: request is not JSON: ${e.message}`);
+            }
+            if (req.model && req.model !== auth.model.id && req.model !== `${auth.model.provider}/${auth.model.id}`)
+                return this.hostFail(err, AP_UNSUPPORTED, `complete: only the session's model ${auth.model.provider}/${auth.model.id} is available, not ${req.model}`);
+            const answer = this.completeSync(auth, req);
+            if (answer.error) return this.hostFail(err, AP_ERROR, answer.error);
+            this.hostString(out, JSON.stringify(answer.message));
+            return AP_OK;
+        });
+    }
+
+    completeSync(auth, req) {
+        if (!this.completer) {
+            const piAi = createRequire(piInstallFile() || path.join(HERE, "x.js")).resolve("@mariozechner/pi-ai");
+            const { port1, port2 } = new MessageChannel();
+            const flag = new Int32Array(new SharedArrayBuffer(4));
+            const worker = new Worker(COMPLETE_WORKER, {
+                eval: true, workerData: { port: port2, flag, piAi: pathToFileURL(piAi).href },
+                transferList: [port2],
+            });
+            worker.unref();
+            this.completer = { worker, port: port1, flag };
+        }
+        const { port, flag } = this.completer;
+        Atomics.store(flag, 0, 0);
+        port.postMessage({
+            model: auth.model, apiKey: auth.apiKey, headers: auth.headers,
+            context: { systemPrompt: req.systemPrompt, messages: req.messages || [] },
+            maxTokens: req.maxTokens,
+        });
+        if (Atomics.wait(flag, 0, 0, COMPLETE_TIMEOUT_MS) === "timed-out")
+            return { error: `complete: no answer within ${COMPLETE_TIMEOUT_MS / 1000} s` };
+        const msg = receiveMessageOnPort(port);
+        return msg ? msg.message : { error: "complete: the worker gave no answer" };
+    }
+
+    async refreshAuth(ctx) {
+        const m = ctx && ctx.model;
+        if (!m || !ctx.modelRegistry) { this.auth = null; return; }
+        if (this.auth && this.auth.model === m) return;
+        try {
+            const r = await ctx.modelRegistry.getApiKeyAndHeaders(m);
+            this.auth = r && r.ok ? { model: m, apiKey: r.apiKey, headers: r.headers } : null;
+        } catch (e) {
+            this.auth = null;
+            this.log(2, `no credentials for ${m.provider}/${m.id}: ${e.message}`);
+        }
+    }
+
+    /* -- loading -- */
+
+    load() {
+        const k = this.koffi, t = this.t;
+        this.lib = k.load(this.soPath);
+        const init = this.lib.func("int agent_plugin_init(void *host, void *plugin, void *errbuf, size_t errbuf_len)");
+        const cbs = {
+            log: this.register(this.hLog, t.logFn),
+            notify: this.register(this.hNotify, t.logFn),
+            session_info: this.register(this.hSessionInfo, t.outFn),
+            get_branch: this.register(this.hGetBranch, t.outFn),
+            get_entry: this.register(this.hGetEntry, t.getEntryFn),
+            append_custom: this.register(this.hAppendCustom, t.appendFn),
+            get_model: this.register(this.hGetModel, t.outFn),
+            complete: this.register(this.hComplete, t.completeFn),
+            register_command: this.register(this.hRegisterCommand, t.regCommandFn),
+            register_tool: this.register(this.hRegisterTool, t.regToolFn),
+        };
+        /* The table and descriptor live in koffi-allocated memory: the plugin keeps the host
+         * pointer until unload, so a call-scoped marshalled copy would not do. */
+        this.hostName = this.libc.strdup(`pi-bridge 0.1.0 (pi ${process.env.npm_package_version || ""})`.trim());
+        this.hostMem = k.alloc(t.host, 1);
+        k.encode(this.hostMem, t.host, {
+            struct_size: k.sizeof(t.host), abi_version: AP_ABI_VERSION, api_level: AP_API_LEVEL,
+            reserved0: 0, host_ctx: null, host_name: this.hostName, free: this.libc.freePtr, ...cbs,
+        });
+        this.descMem = k.alloc(t.plugin, 1);
+        const zero = {};
+        for (const [f, type] of Object.entries(STRUCTS.ap_plugin)) zero[f] = type === "void *" ? null : 0;
+        zero.struct_size = k.sizeof(t.plugin);
+        k.encode(this.descMem, t.plugin, zero);
+        const errbuf = Buffer.alloc(1024);
+        const rc = init(this.hostMem, this.descMem, errbuf, errbuf.length);
+        const desc = k.decode(this.descMem, t.plugin);
+        if (rc !== AP_OK) {
+            const msg = errbuf.toString("utf8", 0, Math.max(0, errbuf.indexOf(0)));
+            this.dropCallbacks();
+            throw new Error(`lossless-context (${this.soPath}) refused to load: ${STATUS_NAMES[rc] || rc}: ${msg}`);
+        }
+        if (desc.abi_version !== AP_ABI_VERSION || !desc.release) {
+            this.dropCallbacks();
+            throw new Error(`lossless-context (${this.soPath}) was built for ABI version ${desc.abi_version}; this bridge speaks ABI version ${AP_ABI_VERSION} (API level ${AP_API_LEVEL})`);
+        }
+        this.desc = desc;
+        this.name = this.pluginString(desc.name) || "plugin";
+        this.version = this.pluginString(desc.version) || "";
+        this.alive = true;
+        this.log(1, `loaded ${this.name} ${this.version} from ${this.soPath}`);
+        return this;
+    }
+
+    dropCallbacks() {
+        for (const cb of this.callbacks) this.koffi.unregister(cb);
+        this.callbacks = [];
+    }
+
+    unload() {
+        if (!this.alive) return;
+        this.alive = false;
+        try {
+            if (this.desc.unload) this.koffi.call(this.desc.unload, this.t.unloadFn, this.desc.state);
+        } finally {
+            this.index.dispose();
+            this.dropCallbacks();
+            if (this.completer) { this.completer.worker.terminate(); this.completer = null; }
+            this.koffi.free(this.hostMem);
+            this.koffi.free(this.descMem);
+            this.libc.free(this.hostName);
+            this.log(1, `unloaded ${this.name}`);
+        }
+    }
+
+    /* -- calling the plugin -- */
+
+    /* Calls an event callback with `payload` as JSON. Returns the parsed result, or
+     * undefined for "no change" and on failure (logged and shown, never thrown: the ABI
+     * says a failing plugin does not abort the turn). */
+    event(name, payload, ctx) {
+        if (ctx) this.ctx = ctx;
+        this.stats.events[name] = (this.stats.events[name] || 0) + 1;
+        const fn = this.alive ? this.desc[name] : null;
+        if (!fn) return undefined;
+        const out = [null], err = [null];
+        let rc;
+        try {
+            rc = this.koffi.call(fn, this.t.eventFn, this.desc.state, JSON.stringify(payload ?? {}), out, err);
+        } catch (e) {
+            this.log(3, `${name}: ${e.stack || e}`);
+            return undefined;
+        }
+        const text = this.take(out[0]);
+        const errText = this.take(err[0]);
+        if (rc !== AP_OK) {
+            this.failed(name, rc, errText);
+            return undefined;
+        }
+        if (text === null) return undefined;
+        try { return JSON.parse(text); } catch (e) {
+            this.failed(name, AP_INVALID, `the result is not JSON: ${e.message}`);
+            return undefined;
+        }
+    }
+
+    failed(what, rc, errText) {
+        const msg = `${this.name || "plugin"}: ${what} failed (${STATUS_NAMES[rc] || rc})${errText ? `: ${errText}` : ""}`;
+        this.log(3, msg);
+        try { this.notify(2, msg); } catch { /* the UI may be gone at shutdown */ }
+    }
+
+    /* The hot path. Returns the new message array, or undefined to send Pi's unchanged. */
+    context(messages, ctx) {
+        if (ctx) this.ctx = ctx;
+        this.stats.contextCalls++;
+        if (!this.alive || !this.desc.context) return undefined;
+        const k = this.koffi, t = this.t;
+        const sm = this.sessionManager();
+        if (sm) this.index.sync(sm);
+        const used = new Set();
+        const temps = [];
+        const rows = messages.map((m) => {
+            const e = sm ? this.index.match(m, used) : null;
+            if (e) {
+                const txt = this.index.textOf(e, m);
+                return { entry_id: txt.cId, json: txt.cJson, json_len: txt.len };
+            }
+            /* Not (yet) a session entry, or rewritten by an earlier extension: serialized
+             * for this call only. */
+            const json = JSON.stringify(m);
+            const c = this.libc.strdup(json);
+            temps.push(c);
+            return { entry_id: null, json: c, json_len: Buffer.byteLength(json) };
+        });
+        const n = rows.length;
+        const arr = n ? k.alloc(t.messageIn, n) : null;
+        if (n) k.encode(arr, k.array(t.messageIn, n), rows);
+        let sys = null;
+        try { sys = ctx && ctx.getSystemPrompt ? ctx.getSystemPrompt() : null; } catch { sys = null; }
+        const cSys = sys ? this.libc.strdup(sys) : null;
+        const ev = k.alloc(t.contextEvent, 1);
+        k.encode(ev, t.contextEvent, { struct_size: k.sizeof(t.contextEvent), reserved0: 0,
+            n_messages: n, messages: arr, system_prompt: cSys });
+        const out = [null], err = [null];
+        let rc;
+        try {
+            rc = k.call(this.desc.context, t.contextFn, this.desc.state, ev, out, err);
+        } finally {
+            k.free(ev);
+            if (arr) k.free(arr);
+            if (cSys) this.libc.free(cSys);
+            for (const c of temps) this.libc.free(c);
+        }
+        const errText = this.take(err[0]);
+        if (rc !== AP_OK) {
+            if (out[0]) this.releaseContext(out[0]);
+            this.failed("context", rc, errText);
+            return undefined;
+        }
+        if (!out[0]) return undefined;
+        let result;
+        try {
+            result = this.applyContext(out[0], messages);
+        } finally {
+            this.releaseContext(out[0]);
+        }
+        return result;
+    }
+
+    applyContext(resPtr, messages) {
+        const k = this.koffi, t = this.t;
+        const res = k.decode(resPtr, t.contextResult);
+        const n = Number(res.n_items);
+        const items = n ? k.decode(res.items, t.contextItem, n) : [];
+        const next = [];
+        for (let i = 0; i < items.length; i++) {
+            const idx = Number(items[i].input_index);
+            if (idx >= 0) {
+                if (idx >= messages.length) return this.reject(`item ${i} refers to input ${idx} of ${messages.length}`);
+                next.push(messages[idx]);
+                continue;
+            }
+            const json = this.pluginString(items[i].json);
+            if (json === null) return this.reject(`item ${i} is new but has no JSON`);
+            let m;
+            try { m = JSON.parse(json); } catch (e) { return this.reject(`item ${i} is not JSON: ${e.message}`); }
+            if (!m || typeof m !== "object" || typeof m.role !== "string") return this.reject(`item ${i} is not an AgentMessage`);
+            next.push(m);
+        }
+        return next;
+    }
+
+    reject(why) {
+        this.failed("context", AP_INVALID, `result rejected, sending the input unchanged: ${why}`);
+        return undefined;
+    }
+
+    releaseContext(ptr) {
+        if (this.desc.release_context) this.koffi.call(this.desc.release_context, this.t.releaseFn, this.desc.state, ptr);
+    }
+
+    runCommand(name, args, ctx) {
+        if (ctx) this.ctx = ctx;
+        const c = this.commands.get(name);
+        if (!this.alive || !c) { this.notify(2, `/${name}: the plugin is not loaded`); return undefined; }
+        const out = [null], err = [null];
+        const rc = this.koffi.call(c.handler, this.t.commandFn, c.userdata, args, out, err);
+        const text = this.take(out[0]);
+        const errText = this.take(err[0]);
+        if (rc !== AP_OK) {
+            this.notify(3, `/${name}: ${errText || STATUS_NAMES[rc] || rc}`);
+            return { ok: false, text: errText };
+        }
+        if (text) this.notify(1, text);
+        return { ok: true, text };
+    }
+
+    runTool(name, toolCallId, params, ctx) {
+        if (ctx) this.ctx = ctx;
+        const tool = this.tools.get(name);
+        if (!this.alive || !tool) throw new Error(`${name}: the plugin is not loaded`);
+        const out = [null], err = [null];
+        const rc = this.koffi.call(tool.handler, this.t.toolFn, tool.userdata,
+            JSON.stringify({ toolCallId, arguments: params ?? {} }), out, err);
+        const text = this.take(out[0]);
+        const errText = this.take(err[0]);
+        if (rc !== AP_OK) throw new Error(errText || `${name} failed (${STATUS_NAMES[rc] || rc})`);
+        let r;
+        try { r = JSON.parse(text); } catch { throw new Error(`${name}: the plugin's result is not JSON`); }
+        const content = Array.isArray(r.content) ? r.content : [];
+        /* Pi reports a tool error by the tool throwing. */
+        if (r.isError) throw new Error(content.filter((b) => b.type === "text").map((b) => b.text).join("\n") || `${name} failed`);
+        return { content, details: r.details ?? {} };
+    }
+}
+
+/* The completion worker: Pi's pi-ai does the provider call; the answer goes back through
+ * the port and the flag wakes the waiting thread. */
+const COMPLETE_WORKER = `
+const { workerData } = require("node:worker_threads");
+const { port, flag, piAi } = workerData;
+port.on("message", async (req) => {
+    let answer;
+    try {
+        const ai = await import(piAi);
+        const message = await ai.completeSimple(req.model, req.context,
+            { apiKey: req.apiKey, headers: req.headers, maxTokens: req.maxTokens });
+        answer = message && message.stopReason === "error"
+            ? { error: message.errorMessage || "the provider answered with an error" }
+            : { message };
+    } catch (e) {
+        answer = { error: String(e && e.message || e) };
+    }
+    port.postMessage(answer);
+    Atomics.store(flag, 0, 1);
+    Atomics.notify(flag, 0);
+});
+`;
+
+/* ---- the Pi extension ------------------------------------------------------------------- */
+
+function compactReason(event) {
+    /* Pi's event does not say why it compacts; custom instructions only come with /compact. */
+    return event.customInstructions !== undefined ? "manual" : "threshold";
+}
+
+export default function losslessContext(pi) {
+    let bridge;
+    try {
+        bridge = new Bridge(pi).load();
+    } catch (e) {
+        /* A missing .so must not stop Pi; say why once, at session start. */
+        pi.on("session_start", (_ev, ctx) => {
+            const msg = `lossless-context is not active: ${e.message}`;
+            if (ctx.hasUI) ctx.ui.notify(msg, "error"); else process.stderr.write(`[error] ${msg}\n`);
+        });
+        return;
+    }
+    pi.on("session_start", async (event, ctx) => {
+        await bridge.refreshAuth(ctx);
+        bridge.event("session_start", { reason: event.reason || "startup" }, ctx);
+    });
+    pi.on("model_select", async (_event, ctx) => { await bridge.refreshAuth(ctx); });
+    pi.on("session_shutdown", (_event, ctx) => {
+        bridge.event("session_shutdown", {}, ctx);
+        bridge.unload();
+    });
+    pi.on("before_agent_start", async (event, ctx) => {
+        await bridge.refreshAuth(ctx);
+        const r = bridge.event("before_agent_start", { prompt: event.prompt, systemPrompt: event.systemPrompt }, ctx);
+        return r && typeof r.systemPrompt === "string" ? { systemPrompt: r.systemPrompt } : undefined;
+    });
+    pi.on("context", (event, ctx) => {
+        const messages = bridge.context(event.messages, ctx);
+        return messages ? { messages } : undefined;
+    });
+    pi.on("before_provider_request", (event, ctx) => {
+        const r = bridge.event("before_provider_request", { payload: event.payload }, ctx);
+        return r && r.payload !== undefined ? r.payload : undefined;
+    });
+    pi.on("turn_end", (event, ctx) => {
+        bridge.event("turn_end", { turnIndex: event.turnIndex, message: event.message, toolResults: event.toolResults || [] }, ctx);
+    });
+    pi.on("tool_call", (event, ctx) => {
+        const r = bridge.event("tool_call", { toolCallId: event.toolCallId, toolName: event.toolName, input: event.input }, ctx);
+        return r && r.block ? { block: true, reason: r.reason } : undefined;
+    });
+    pi.on("tool_result", (event, ctx) => {
+        const r = bridge.event("tool_result", { toolCallId: event.toolCallId, toolName: event.toolName,
+            input: event.input, content: event.content, details: event.details, isError: event.isError }, ctx);
+        if (!r) return undefined;
+        const patch = {};
+        for (const f of ["content", "details", "isError"]) if (r[f] !== undefined) patch[f] = r[f];
+        return patch;
+    });
+    pi.on("session_before_compact", (event, ctx) => {
+        const r = bridge.event("session_before_compact", { reason: compactReason(event),
+            preparation: event.preparation, branchEntries: event.branchEntries }, ctx);
+        if (!r) return undefined;
+        if (r.cancel) return { cancel: true };
+        return r.compaction ? { compaction: r.compaction } : undefined;
+    });
+    pi.on("session_compact", (event, ctx) => {
+        bridge.event("session_compact", { compactionEntry: event.compactionEntry, fromExtension: !!event.fromExtension }, ctx);
+    });
+    pi.on("session_tree", (event, ctx) => {
+        bridge.event("session_tree", { newLeafId: event.newLeafId ?? null, oldLeafId: event.oldLeafId ?? null }, ctx);
+    });
+}

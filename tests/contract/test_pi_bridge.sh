@@ -1,0 +1,14 @@
+#!/bin/sh
+# Contract entry for the Pi bridge (host/pi/extension.js): runs tests/e2e/run.sh, which
+# installs the pinned Pi and koffi into BUILD/e2e-node and drives the real Pi against the
+# real .so. Skips only when node or npm is absent; any other failure fails.
+# LC_E2E_FULL=1 turns on issue 9's live-context and store assertions.
+ROOT=${ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+BUILD=${BUILD:-$ROOT/build}
+for tool in node npm; do
+    if ! command -v "$tool" >/dev/null 2>&1; then
+        echo "SKIP: $tool is not installed; the Pi bridge test needs node and npm"
+        exit 0
+    fi
+done
+exec sh "$ROOT/tests/e2e/run.sh" "$BUILD"

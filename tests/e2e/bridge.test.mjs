@@ -1,0 +1,239 @@
+// bridge.test.mjs -- unit tests of the Pi bridge (host/pi/extension.js) without Pi: a
+// stand-in ExtensionAPI and session manager drive the real koffi layer against the probe
+// plugin (tests/e2e/probe_plugin.c) and the real build of lossless-context.so.
+// Run by tests/e2e/run.sh with PROBE_SO, LC_SO, LAYOUT_BIN and NODE_PATH set.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import losslessContext, { Bridge, loadKoffi, abiLayout } from "../../host/pi/extension.js";
+
+const PROBE_SO = process.env.PROBE_SO;
+const LC_SO = process.env.LC_SO;
+const LAYOUT_BIN = process.env.LAYOUT_BIN;
+
+/* A session manager with Pi's read methods over an in-memory tree. */
+class FakeSession {
+    constructor() { this.byId = new Map(); this.leaf = null; this.n = 0; this.t = Date.parse("2025-11-29T17:00:00.000Z"); }
+    add(entry) {
+        const id = (0x10000000 + ++this.n).toString(16);
+        const e = { id, parentId: this.leaf, timestamp: new Date(this.t += 1000).toISOString(), ...entry };
+        this.byId.set(id, e);
+        this.leaf = id;
+        return e;
+    }
+    message(role, text, extra = {}) {
+        const content = role === "user" ? text : [{ type: "text", text }];
+        return this.add({ type: "message", message: { role, content, timestamp: this.t + 1000, ...extra } });
+    }
+    getLeafId() { return this.leaf; }
+    getEntry(id) { return this.byId.get(id); }
+    getBranch() {
+        const out = [];
+        for (let e = this.byId.get(this.leaf); e; e = e.parentId ? this.byId.get(e.parentId) : undefined) out.unshift(e);
+        return out;
+    }
+    getSessionId() { return "11111111-2222-3333-4444-555555555555"; }
+    getSessionFile() { return undefined; }
+    getCwd() { return "/tmp/project"; }
+    appendCustomEntry(customType, data) { return this.add({ type: "custom", customType, data }).id; }
+    /* What Pi sends: the branch's messages, cloned (Pi structuredClones before `context`). */
+    contextMessages() {
+        return structuredClone(this.getBranch().filter((e) => e.type === "message").map((e) => e.message));
+    }
+}
+
+function fakePi(sm) {
+    const api = {
+        commands: new Map(), tools: new Map(), handlers: new Map(), notes: [],
+        registerCommand(name, o) { this.commands.set(name, o); },
+        registerTool(def) { this.tools.set(def.name, def); },
+        appendEntry(type, data) { sm.appendCustomEntry(type, data); },
+        on(ev, fn) { this.handlers.set(ev, fn); },
+    };
+    api.ctx = {
+        sessionManager: sm, cwd: "/tmp/project", hasUI: true,
+        model: { provider: "fake", id: "fake-model", contextWindow: 32000, maxTokens: 2048 },
+        ui: { notify: (msg, type) => api.notes.push({ msg, type }) },
+        getSystemPrompt: () => api.systemPrompt || "You are a test.",
+    };
+    return api;
+}
+
+function newBridge(so, sm, logs = []) {
+    const pi = fakePi(sm);
+    const agentDir = fs.mkdtempSync(path.join(os.tmpdir(), "lc-bridge-"));
+    const b = new Bridge(pi, { soPath: so, agentDir, log: (level, msg) => logs.push([level, msg]) });
+    b.ctx = pi.ctx;
+    b.load();
+    return { b, pi, logs, agentDir };
+}
+
+test("koffi struct layout matches the C compiler's sizeof and offsetof", () => {
+    const c = JSON.parse(execFileSync(LAYOUT_BIN, { encoding: "utf8" }));
+    assert.deepEqual(abiLayout(loadKoffi()), c);
+});
+
+test("probe command reaches every host function and frees what they return", () => {
+    const sm = new FakeSession();
+    sm.message("user", "hello");
+    const { b, pi, logs } = newBridge(PROBE_SO, sm);
+    assert.deepEqual([...pi.commands.keys()], ["probe", "probe-count"]);
+    const r = b.runCommand("probe", '{"k":"v"}', pi.ctx);
+    assert.equal(r.ok, true);
+    const lines = Object.fromEntries(r.text.trim().split("\n").map((l) => { const i = l.indexOf("="); return [l.slice(0, i), l.slice(i + 1)]; }));
+    const info = JSON.parse(lines.session_info.slice(2));
+    assert.equal(info.id, sm.getSessionId());
+    assert.equal(info.cwd, "/tmp/project");
+    assert.equal(info.agentHome, b.agentDir);
+    assert.deepEqual(JSON.parse(lines.get_model.slice(2)), { provider: "fake", id: "fake-model", contextWindow: 32000, maxTokens: 2048 });
+    const newId = lines.append_custom.slice(2);
+    assert.equal(sm.getLeafId(), newId);
+    assert.deepEqual(sm.getEntry(newId).data, { k: "v" });
+    assert.equal(JSON.parse(lines.get_entry.slice(2)).customType, "probe-state");
+    assert.match(lines.get_missing, /^4:no entry ffffffff/);
+    assert.equal(JSON.parse(lines.get_branch.slice(2)).length, 2);
+    assert.ok(logs.some(([lvl, m]) => lvl === 1 && m === "probe: logged"));
+    assert.equal(pi.notes.at(-1).msg, r.text);
+    b.unload();
+});
+
+test("append_custom refuses data that is not JSON", () => {
+    const sm = new FakeSession();
+    const { b, pi } = newBridge(PROBE_SO, sm);
+    const r = b.runCommand("probe", "{not json", pi.ctx);
+    assert.match(r.text, /append_custom=3:append_custom: data is not JSON/);
+    assert.equal(sm.getBranch().length, 0);
+    b.unload();
+});
+
+test("context result is applied by index, reusing Pi's message objects", () => {
+    const sm = new FakeSession();
+    const first = sm.message("user", "one");
+    sm.message("assistant", "two");
+    sm.message("user", "three");
+    const { b, pi } = newBridge(PROBE_SO, sm);
+    const msgs = sm.contextMessages();
+    const out = b.context(msgs, pi.ctx);
+    assert.equal(out.length, 3);
+    assert.equal(out[0].content, `[probe replaced ${first.id}; 3 in]`);
+    assert.equal(out[1], msgs[1]);
+    assert.equal(out[2], msgs[2]);
+    b.unload();
+});
+
+test("context result with an out-of-range index is rejected and the input sent unchanged", () => {
+    const sm = new FakeSession();
+    sm.message("user", "one");
+    sm.message("assistant", "two");
+    const { b, pi, logs } = newBridge(PROBE_SO, sm);
+    pi.systemPrompt = "PROBE-BAD-INDEX";
+    assert.equal(b.context(sm.contextMessages(), pi.ctx), undefined);
+    assert.ok(logs.some(([lvl, m]) => lvl === 3 && /refers to input 7 of 2/.test(m)));
+    b.unload();
+});
+
+test("context serializes each session entry once across requests", () => {
+    const sm = new FakeSession();
+    for (let i = 0; i < 20; i++) sm.message(i % 2 ? "assistant" : "user", `m${i}`);
+    const { b, pi } = newBridge(PROBE_SO, sm);
+    b.context(sm.contextMessages(), pi.ctx);
+    assert.equal(b.index.serializations, 20);
+    sm.message("user", "m20");
+    sm.message("assistant", "m21");
+    b.context(sm.contextMessages(), pi.ctx);
+    assert.equal(b.index.serializations, 22);
+    b.unload();
+});
+
+test("context keeps entry ids right after the leaf moves back in the tree", () => {
+    const sm = new FakeSession();
+    const a = sm.message("user", "a");
+    sm.message("assistant", "b");
+    const { b, pi } = newBridge(PROBE_SO, sm);
+    b.context(sm.contextMessages(), pi.ctx);
+    sm.leaf = a.id;                       /* /tree back to the first message */
+    const c = sm.message("assistant", "c");
+    sm.message("user", "d");
+    const out = b.context(sm.contextMessages(), pi.ctx);
+    assert.equal(out.length, 3);
+    assert.equal(out[0].content, `[probe replaced ${a.id}; 3 in]`);
+    assert.deepEqual(b.index.entries.map((e) => e.id), [a.id, c.id, sm.getLeafId()]);
+    b.unload();
+});
+
+test("a message that is not a session entry crosses without an entry id", () => {
+    const sm = new FakeSession();
+    sm.message("user", "persisted");
+    const { b, pi } = newBridge(PROBE_SO, sm);
+    const msgs = [{ role: "user", content: "not persisted", timestamp: 42 }, ...sm.contextMessages()];
+    const out = b.context(msgs, pi.ctx);
+    assert.equal(out[0].content, "[probe replaced no-entry; 2 in]");
+    b.unload();
+});
+
+test("event results come back parsed and failures are notified, not thrown", () => {
+    const sm = new FakeSession();
+    const { b, pi } = newBridge(PROBE_SO, sm);
+    assert.deepEqual(b.event("before_agent_start", { prompt: "PROBE-REWRITE", systemPrompt: "x" }, pi.ctx), { systemPrompt: "rewritten by probe" });
+    assert.equal(b.event("turn_end", { turnIndex: 0, message: {}, toolResults: [] }, pi.ctx), undefined);
+    assert.equal(b.event("before_agent_start", { prompt: "PROBE-FAIL" }, pi.ctx), undefined);
+    assert.match(pi.notes.at(-1).msg, /before_agent_start failed \(AP_ERROR\): probe event failed on purpose/);
+    assert.equal(b.event("session_tree", {}, pi.ctx), undefined, "an unhandled event is a no-op");
+    b.unload();
+});
+
+test("tool results map to Pi's shape and a failing tool throws its error", () => {
+    const sm = new FakeSession();
+    const { b, pi } = newBridge(PROBE_SO, sm);
+    const tool = pi.tools.get("probe_tool");
+    assert.deepEqual(tool.parameters, { type: "object" });
+    const r = b.runTool("probe_tool", "call_1", { x: 1 }, pi.ctx);
+    assert.deepEqual(r, { content: [{ type: "text", text: "probed" }], details: { toolCallId: "call_1", arguments: { x: 1 } } });
+    assert.throws(() => b.runTool("probe_tool", "call_2", { fail: true }, pi.ctx), /probe tool failed on purpose/);
+    b.unload();
+    assert.throws(() => b.runTool("probe_tool", "call_3", {}, pi.ctx), /not loaded/);
+});
+
+test("the extension wires Pi events to the plugin and unloads at shutdown", async () => {
+    const sm = new FakeSession();
+    sm.message("user", "hi");
+    const pi = fakePi(sm);
+    process.env.LOSSLESS_CONTEXT_SO = PROBE_SO;
+    try { losslessContext(pi); } finally { delete process.env.LOSSLESS_CONTEXT_SO; }
+    for (const ev of ["session_start", "session_shutdown", "before_agent_start", "context",
+        "before_provider_request", "turn_end", "tool_call", "tool_result",
+        "session_before_compact", "session_compact", "session_tree"])
+        assert.ok(pi.handlers.has(ev), `handler for ${ev}`);
+    await pi.handlers.get("session_start")({ reason: "startup" }, pi.ctx);
+    const r = await pi.handlers.get("before_agent_start")({ prompt: "PROBE-REWRITE", systemPrompt: "s" }, pi.ctx);
+    assert.deepEqual(r, { systemPrompt: "rewritten by probe" });
+    pi.handlers.get("session_shutdown")({}, pi.ctx);
+    await pi.commands.get("probe-count").handler("", pi.ctx);
+    assert.match(pi.notes.at(-1).msg, /not loaded/);
+});
+
+test("a missing library leaves Pi running and says why at session start", async () => {
+    const pi = fakePi(new FakeSession());
+    process.env.LOSSLESS_CONTEXT_SO = "/nonexistent/lossless-context.so";
+    try { losslessContext(pi); } finally { delete process.env.LOSSLESS_CONTEXT_SO; }
+    await pi.handlers.get("session_start")({ reason: "startup" }, pi.ctx);
+    assert.match(pi.notes.at(-1).msg, /lossless-context is not active/);
+});
+
+test("lossless-context.so loads and registers its commands and tools", () => {
+    const sm = new FakeSession();
+    sm.message("user", "find the needle");
+    const { b, pi } = newBridge(LC_SO, sm);
+    for (const c of ["clm", "lcm"]) assert.ok(pi.commands.has(c), `command /${c}`);
+    assert.ok(pi.tools.has("lcm_grep"), "tool lcm_grep");
+    b.event("session_start", { reason: "startup" }, pi.ctx);
+    b.context(sm.contextMessages(), pi.ctx);
+    const st = b.runCommand("lcm", "status", pi.ctx);
+    assert.equal(st.ok, true, st.text);
+    assert.ok(st.text && st.text.length > 0);
+    b.event("session_shutdown", {}, pi.ctx);
+    b.unload();
+});

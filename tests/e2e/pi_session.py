@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""Drive the real Pi coding agent in RPC mode over a scripted multi-turn session.
+
+    pi_session.py --pi PI_BIN --extension EXT.js --work DIR --agent-dir DIR \
+                  --script SCRIPT.json --steps STEPS.json --out DIR
+
+Starts tests/contract/fake_openai.py on loopback with SCRIPT, writes a models.json that
+points a custom provider "fake" at it, runs `pi --mode rpc -e EXT` in WORK, and sends each
+step in STEPS (a JSON array of prompt texts; "/..." are commands). A prompt step waits for
+Pi's agent_end; a command step waits for its response and the notifications it caused.
+Writes OUT/events.jsonl (every RPC line), OUT/requests.jsonl (what the fake provider
+received), OUT/notes.json (notify texts per step) and prints nothing on success.
+Exits non-zero with a reason when Pi fails to start, a step times out, or Pi exits badly.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FAKE = os.path.join(HERE, "..", "contract", "fake_openai.py")
+STEP_TIMEOUT = 60
+
+
+def start_fake(script, record):
+    proc = subprocess.Popen([sys.executable, FAKE, "--port", "0", "--script", script,
+                             "--record", record], stdout=subprocess.PIPE, text=True)
+    port = proc.stdout.readline().strip()
+    if not port.isdigit():
+        proc.kill()
+        sys.exit("fake provider did not print its port")
+    return proc, int(port)
+
+
+def write_models(agent_dir, port):
+    os.makedirs(agent_dir, exist_ok=True)
+    models = {"providers": {"fake": {
+        "baseUrl": "http://127.0.0.1:%d/v1" % port, "api": "openai-completions",
+        "apiKey": "fake-key",
+        "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
+        "models": [{"id": "fake-model", "contextWindow": 32000, "maxTokens": 2048}]}}}
+    with open(os.path.join(agent_dir, "models.json"), "w") as f:
+        json.dump(models, f)
+    # No retries: a provider failure must fail the step, not stall it for seconds.
+    with open(os.path.join(agent_dir, "settings.json"), "w") as f:
+        json.dump({"retry": {"enabled": False}}, f)
+
+
+class Reader(threading.Thread):
+    """Collects Pi's stdout lines (split on LF only, as the RPC framing requires)."""
+
+    def __init__(self, stream, log):
+        super().__init__(daemon=True)
+        self.stream, self.log = stream, log
+        self.lines, self.cond = [], threading.Condition()
+
+    def run(self):
+        buf = b""
+        while True:
+            chunk = self.stream.read1(65536) if hasattr(self.stream, "read1") else self.stream.read(65536)
+            if not chunk:
+                break
+            buf += chunk
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                text = line.decode("utf-8", errors="replace").rstrip("\r")
+                self.log.write(text + "\n")
+                self.log.flush()
+                try:
+                    obj = json.loads(text)
+                except ValueError:
+                    continue
+                with self.cond:
+                    self.lines.append(obj)
+                    self.cond.notify_all()
+        with self.cond:
+            self.lines.append({"type": "_eof"})
+            self.cond.notify_all()
+
+    def wait_for(self, start, pred, timeout):
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while True:
+                for i in range(start, len(self.lines)):
+                    if self.lines[i].get("type") == "_eof":
+                        return None, i
+                    if pred(self.lines[i]):
+                        return self.lines[i], i + 1
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None, len(self.lines)
+                self.cond.wait(left)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    for a in ("pi", "extension", "work", "agent-dir", "script", "steps", "out"):
+        ap.add_argument("--" + a, required=True)
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    requests = os.path.join(a.out, "requests.jsonl")
+    open(requests, "w").close()
+    fake, port = start_fake(a.script, requests)
+    write_models(a.agent_dir, port)
+    env = dict(os.environ, PI_CODING_AGENT_DIR=a.agent_dir)
+    steps = json.load(open(a.steps))
+    notes = []
+    events = open(os.path.join(a.out, "events.jsonl"), "w")
+    stderr = open(os.path.join(a.out, "pi-stderr.txt"), "w")
+    pi = subprocess.Popen([a.pi, "--mode", "rpc", "--provider", "fake", "--model", "fake-model",
+                           "-e", a.extension], cwd=a.work, env=env, stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, stderr=stderr)
+    reader = Reader(pi.stdout, events)
+    reader.start()
+    pos = 0
+    failure = None
+    try:
+        for n, text in enumerate(steps):
+            rid = "step-%d" % n
+            pi.stdin.write((json.dumps({"id": rid, "type": "prompt", "message": text}) + "\n").encode())
+            pi.stdin.flush()
+            resp, after = reader.wait_for(pos, lambda o: o.get("id") == rid, STEP_TIMEOUT)
+            if not resp or not resp.get("success"):
+                failure = "step %d (%r): no successful response: %r" % (n, text, resp)
+                break
+            if text.startswith("/"):
+                # Extension commands run before the response; give late notifications a beat.
+                time.sleep(0.3)
+                end = len(reader.lines)
+            else:
+                done, end = reader.wait_for(pos, lambda o: o.get("type") == "agent_end", STEP_TIMEOUT)
+                if not done:
+                    failure = "step %d (%r): no agent_end within %d s" % (n, text, STEP_TIMEOUT)
+                    break
+            notes.append({"step": text, "notes": [o.get("message") for o in reader.lines[pos:end]
+                                                  if o.get("type") == "extension_ui_request"
+                                                  and o.get("method") == "notify"]})
+            pos = max(end, after)
+    finally:
+        pi.stdin.close()
+        try:
+            pi.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            pi.kill()
+            failure = failure or "pi did not exit after stdin closed"
+        reader.join(timeout=5)
+        fake.kill()
+        fake.wait()
+        events.close()
+        stderr.close()
+        with open(os.path.join(a.out, "notes.json"), "w") as f:
+            json.dump(notes, f, indent=1)
+    if failure:
+        sys.exit(failure)
+    if pi.returncode != 0:
+        sys.exit("pi exited with status %d" % pi.returncode)
+
+
+if __name__ == "__main__":
+    main()
