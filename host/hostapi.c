@@ -1,0 +1,452 @@
+/*
+ * hostapi.c -- the reference host's `ap_host_api` slots: logging and notices, session
+ * facts, branch and entry reads, durable custom entries, the model description, the
+ * completion service (serialized by a mutex so a plugin worker thread may call it), and
+ * the registries of plugin commands and tools.
+ */
+#include "hostapi.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "llm.h"
+#include "tools.h"
+#include "util.h"
+
+static const char *level_name(int level)
+{
+    switch (level) {
+    case AP_LEVEL_DEBUG: return "debug";
+    case AP_LEVEL_INFO: return "info";
+    case AP_LEVEL_WARNING: return "warning";
+    default: return "error";
+    }
+}
+
+static void log_line(host *h, int level, const char *msg)
+{
+    FILE *out = h->log_fp ? h->log_fp : (h->verbose ? stderr : NULL);
+    if (!out)
+        return;
+    char ts[40];
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    session_iso_time((long long)now.tv_sec * 1000 + now.tv_nsec / 1000000, ts, sizeof ts);
+    pthread_mutex_lock(&h->log_mu);
+    fprintf(out, "%s [%s] %s\n", ts, level_name(level), msg ? msg : "");
+    fflush(out);
+    pthread_mutex_unlock(&h->log_mu);
+}
+
+static void api_free(void *p)
+{
+    free(p);
+}
+
+static void api_log(void *ctx, int level, const char *msg)
+{
+    log_line(ctx, level, msg);
+}
+
+static void api_notify(void *ctx, int level, const char *msg)
+{
+    host *h = ctx;
+    pthread_mutex_lock(&h->log_mu);
+    fprintf(stderr, "[%s] %s\n", level == AP_LEVEL_DEBUG ? "info" : level_name(level),
+            msg ? msg : "");
+    pthread_mutex_unlock(&h->log_mu);
+    log_line(h, level, msg);
+}
+
+void host_log(host *h, int level, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = NULL;
+    if (vasprintf(&msg, fmt, ap) < 0)
+        msg = NULL;
+    va_end(ap);
+    log_line(h, level, msg ? msg : fmt);
+    free(msg);
+}
+
+void host_notify(host *h, int level, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = NULL;
+    if (vasprintf(&msg, fmt, ap) < 0)
+        msg = NULL;
+    va_end(ap);
+    api_notify(h, level, msg ? msg : fmt);
+    free(msg);
+}
+
+static int json_out(cJSON *o, char **out, char **err)
+{
+    char *s = o ? cJSON_PrintUnformatted(o) : NULL;
+    cJSON_Delete(o);
+    if (!s)
+        return lc_errf(err, AP_NOMEM, "out of memory");
+    *out = s;
+    return AP_OK;
+}
+
+static int api_session_info(void *ctx, char **out, char **err)
+{
+    host *h = ctx;
+    if (!out)
+        return lc_errf(err, AP_INVALID, "session_info: out_json is NULL");
+    *out = NULL;
+    if (!h->sess)
+        return lc_errf(err, AP_UNSUPPORTED, "no session is open");
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "id", session_id(h->sess));
+    cJSON_AddStringToObject(o, "sessionFile", session_path_name(h->sess));
+    cJSON_AddStringToObject(o, "cwd", h->cwd);
+    cJSON_AddStringToObject(o, "agentHome", h->home);
+    cJSON_AddStringToObject(o, "tmpDir", h->tmpdir);
+    return json_out(o, out, err);
+}
+
+static int api_get_branch(void *ctx, char **out, char **err)
+{
+    host *h = ctx;
+    if (!out)
+        return lc_errf(err, AP_INVALID, "get_branch: out_json is NULL");
+    *out = NULL;
+    if (!h->sess)
+        return lc_errf(err, AP_UNSUPPORTED, "no session is open");
+    *out = session_branch_json(h->sess);
+    return *out ? AP_OK : lc_errf(err, AP_NOMEM, "out of memory");
+}
+
+static int api_get_entry(void *ctx, const char *id, char **out, char **err)
+{
+    host *h = ctx;
+    if (!out || !id)
+        return lc_errf(err, AP_INVALID, "get_entry: entry_id and out_json are required");
+    *out = NULL;
+    if (!h->sess)
+        return lc_errf(err, AP_UNSUPPORTED, "no session is open");
+    sess_entry *e = session_find(h->sess, id);
+    if (!e)
+        return lc_errf(err, AP_NOTFOUND, "no entry with id %s", id);
+    *out = lc_strndup(e->line, e->line_len);
+    return *out ? AP_OK : lc_errf(err, AP_NOMEM, "out of memory");
+}
+
+static int api_append_custom(void *ctx, const char *custom_type, const char *data_json,
+                             char **out_id, char **err)
+{
+    host *h = ctx;
+    int rc = AP_OK;
+    cJSON *entry = NULL, *data = NULL;
+    if (out_id)
+        *out_id = NULL;
+    if (!custom_type || !*custom_type)
+        return lc_errf(err, AP_INVALID, "append_custom: customType is empty");
+    if (!h->sess)
+        return lc_errf(err, AP_UNSUPPORTED, "no session is open");
+    data = cJSON_Parse(data_json ? data_json : "null");
+    if (!data) {
+        rc = lc_errf(err, AP_INVALID, "append_custom: data is not valid JSON");
+        goto done;
+    }
+    entry = cJSON_CreateObject();
+    if (!entry) {
+        rc = lc_errf(err, AP_NOMEM, "out of memory");
+        goto done;
+    }
+    cJSON_AddStringToObject(entry, "type", "custom");
+    cJSON_AddStringToObject(entry, "customType", custom_type);
+    cJSON_AddItemToObject(entry, "data", data);
+    data = NULL;
+    sess_entry *e = NULL;
+    if ((rc = session_append(h->sess, entry, 1, &e, err)))
+        goto done;
+    if (out_id) {
+        *out_id = lc_strdup(e->id);
+        if (!*out_id)
+            rc = lc_errf(err, AP_NOMEM, "out of memory");
+    }
+done:
+    cJSON_Delete(entry);
+    cJSON_Delete(data);
+    return rc;
+}
+
+char *hostapi_model_json(host *h)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddStringToObject(o, "provider", h->model ? "openai-compatible" : "none");
+    cJSON_AddStringToObject(o, "id", h->model ? h->model : (h->replay ? "replay" : "none"));
+    cJSON_AddNumberToObject(o, "contextWindow", (double)h->window);
+    cJSON_AddNumberToObject(o, "maxTokens", (double)h->max_tokens);
+    char *s = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return s;
+}
+
+static int api_get_model(void *ctx, char **out, char **err)
+{
+    if (!out)
+        return lc_errf(err, AP_INVALID, "get_model: out_json is NULL");
+    *out = hostapi_model_json(ctx);
+    return *out ? AP_OK : lc_errf(err, AP_NOMEM, "out of memory");
+}
+
+static int api_complete(void *ctx, const char *request_json, char **out, char **err)
+{
+    host *h = ctx;
+    int rc = AP_OK;
+    cJSON *req = NULL, *payload = NULL;
+    char *payload_text = NULL;
+    const char **msgs = NULL;
+    char **owned = NULL;
+    size_t n = 0;
+    if (!out)
+        return lc_errf(err, AP_INVALID, "complete: out_json is NULL");
+    *out = NULL;
+    if (h->replay || !h->base_url || !h->model)
+        return lc_errf(err, AP_UNSUPPORTED, "this host has no model (replay or no --base-url/--model)");
+    req = cJSON_Parse(request_json ? request_json : "");
+    const cJSON *messages = req ? cJSON_GetObjectItemCaseSensitive(req, "messages") : NULL;
+    if (!cJSON_IsArray(messages)) {
+        rc = lc_errf(err, AP_INVALID, "complete: request needs a \"messages\" array");
+        goto done;
+    }
+    n = (size_t)cJSON_GetArraySize(messages);
+    msgs = calloc(n ? n : 1, sizeof *msgs);
+    owned = calloc(n ? n : 1, sizeof *owned);
+    if (!msgs || !owned) {
+        rc = lc_errf(err, AP_NOMEM, "out of memory");
+        goto done;
+    }
+    size_t i = 0;
+    const cJSON *m;
+    cJSON_ArrayForEach(m, messages) {
+        owned[i] = cJSON_PrintUnformatted(m);
+        if (!owned[i]) {
+            rc = lc_errf(err, AP_NOMEM, "out of memory");
+            goto done;
+        }
+        msgs[i] = owned[i];
+        i++;
+    }
+    const cJSON *sp = cJSON_GetObjectItemCaseSensitive(req, "systemPrompt");
+    const cJSON *mt = cJSON_GetObjectItemCaseSensitive(req, "maxTokens");
+    const cJSON *model = cJSON_GetObjectItemCaseSensitive(req, "model");
+    llm_config cfg = {.base_url = h->base_url,
+                      .model = cJSON_IsString(model) ? model->valuestring : h->model,
+                      .api_key = h->api_key,
+                      .timeout_seconds = 0};
+    payload = llm_build_payload(&cfg, cJSON_IsString(sp) ? sp->valuestring : NULL, msgs, n,
+                                NULL, cJSON_IsNumber(mt) ? (long)mt->valuedouble : h->max_tokens);
+    payload_text = payload ? cJSON_PrintUnformatted(payload) : NULL;
+    if (!payload_text) {
+        rc = lc_errf(err, AP_NOMEM, "cannot build the request payload");
+        goto done;
+    }
+    /* One request at a time: the host thread and plugin workers share one client. */
+    pthread_mutex_lock(&h->complete_mu);
+    char *lerr = NULL;
+    int lrc = llm_complete(&cfg, payload_text, out, &lerr);
+    pthread_mutex_unlock(&h->complete_mu);
+    if (lrc) {
+        rc = lc_errf(err, AP_ERROR, "completion failed: %s", lerr ? lerr : "unknown error");
+        free(lerr);
+        free(*out);
+        *out = NULL;
+    }
+done:
+    if (owned)
+        for (size_t k = 0; k < n; k++)
+            free(owned[k]);
+    free(owned);
+    free(msgs);
+    free(payload_text);
+    cJSON_Delete(payload);
+    cJSON_Delete(req);
+    return rc;
+}
+
+static int valid_name(const char *name)
+{
+    if (!name || !*name)
+        return 0;
+    for (const char *p = name; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '-' || *p == '_' || *p == ':' || *p == '.'))
+            return 0;
+    return 1;
+}
+
+host_command *hostapi_find_command(host *h, const char *name)
+{
+    for (size_t i = 0; i < h->n_cmds; i++)
+        if (strcmp(h->cmds[i].name, name) == 0)
+            return &h->cmds[i];
+    return NULL;
+}
+
+host_tool *hostapi_find_tool(host *h, const char *name)
+{
+    for (size_t i = 0; i < h->n_tools; i++)
+        if (strcmp(h->tools[i].name, name) == 0)
+            return &h->tools[i];
+    return NULL;
+}
+
+static int is_builtin_command(const char *name)
+{
+    static const char *const names[] = {"compact", "tree", "quit", "help", NULL};
+    for (size_t i = 0; names[i]; i++)
+        if (strcmp(names[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+static int api_register_command(void *ctx, const char *name, const char *description,
+                                ap_command_fn handler, void *userdata, char **err)
+{
+    host *h = ctx;
+    if (name && name[0] == '/')
+        name++;
+    if (!valid_name(name) || !handler)
+        return lc_errf(err, AP_INVALID, "register_command: a name [A-Za-z0-9_-:.] and a handler are required");
+    if (is_builtin_command(name) || hostapi_find_command(h, name))
+        return lc_errf(err, AP_INVALID, "register_command: /%s is already taken", name);
+    if (h->n_cmds == h->cap_cmds) {
+        size_t cap = h->cap_cmds ? h->cap_cmds * 2 : 8;
+        host_command *p = realloc(h->cmds, cap * sizeof *p);
+        if (!p)
+            return lc_errf(err, AP_NOMEM, "out of memory");
+        h->cmds = p;
+        h->cap_cmds = cap;
+    }
+    host_command *c = &h->cmds[h->n_cmds];
+    c->name = lc_strdup(name);
+    c->description = lc_strdup(description ? description : "");
+    if (!c->name || !c->description) {
+        free(c->name);
+        free(c->description);
+        return lc_errf(err, AP_NOMEM, "out of memory");
+    }
+    c->handler = handler;
+    c->userdata = userdata;
+    c->owner = h->current;
+    h->n_cmds++;
+    return AP_OK;
+}
+
+static int api_register_tool(void *ctx, const char *name, const char *description,
+                             const char *parameters_json, ap_tool_fn handler, void *userdata,
+                             char **err)
+{
+    host *h = ctx;
+    if (!valid_name(name) || !handler)
+        return lc_errf(err, AP_INVALID, "register_tool: a name and a handler are required");
+    cJSON *params = cJSON_Parse(parameters_json ? parameters_json : "");
+    int is_obj = cJSON_IsObject(params);
+    cJSON_Delete(params);
+    if (!is_obj)
+        return lc_errf(err, AP_INVALID, "register_tool: %s: parameters are not a JSON object", name);
+    if (tools_is_builtin(name) || hostapi_find_tool(h, name))
+        return lc_errf(err, AP_INVALID, "register_tool: %s is already taken", name);
+    if (h->n_tools == h->cap_tools) {
+        size_t cap = h->cap_tools ? h->cap_tools * 2 : 8;
+        host_tool *p = realloc(h->tools, cap * sizeof *p);
+        if (!p)
+            return lc_errf(err, AP_NOMEM, "out of memory");
+        h->tools = p;
+        h->cap_tools = cap;
+    }
+    host_tool *t = &h->tools[h->n_tools];
+    t->name = lc_strdup(name);
+    t->description = lc_strdup(description ? description : "");
+    t->parameters_json = lc_strdup(parameters_json);
+    if (!t->name || !t->description || !t->parameters_json) {
+        free(t->name);
+        free(t->description);
+        free(t->parameters_json);
+        return lc_errf(err, AP_NOMEM, "out of memory");
+    }
+    t->handler = handler;
+    t->userdata = userdata;
+    t->owner = h->current;
+    h->n_tools++;
+    return AP_OK;
+}
+
+void hostapi_forget_plugin(host *h, host_plugin *p)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < h->n_cmds; i++) {
+        if (h->cmds[i].owner == p) {
+            free(h->cmds[i].name);
+            free(h->cmds[i].description);
+        } else {
+            h->cmds[k++] = h->cmds[i];
+        }
+    }
+    h->n_cmds = k;
+    k = 0;
+    for (size_t i = 0; i < h->n_tools; i++) {
+        if (h->tools[i].owner == p) {
+            free(h->tools[i].name);
+            free(h->tools[i].description);
+            free(h->tools[i].parameters_json);
+        } else {
+            h->tools[k++] = h->tools[i];
+        }
+    }
+    h->n_tools = k;
+}
+
+void hostapi_init(host *h)
+{
+    pthread_mutex_init(&h->log_mu, NULL);
+    pthread_mutex_init(&h->complete_mu, NULL);
+    ap_host_api *a = &h->api;
+    memset(a, 0, sizeof *a);
+    a->struct_size = (uint32_t)sizeof *a;
+    a->abi_version = AP_ABI_VERSION;
+    a->api_level = AP_API_LEVEL;
+    a->host_ctx = h;
+    a->host_name = "agent-host 0.1.0";
+    a->free = api_free;
+    a->log = api_log;
+    a->notify = api_notify;
+    a->session_info = api_session_info;
+    a->get_branch = api_get_branch;
+    a->get_entry = api_get_entry;
+    a->append_custom = api_append_custom;
+    a->get_model = api_get_model;
+    a->complete = api_complete;
+    a->register_command = api_register_command;
+    a->register_tool = api_register_tool;
+}
+
+void hostapi_destroy(host *h)
+{
+    for (size_t i = 0; i < h->n_cmds; i++) {
+        free(h->cmds[i].name);
+        free(h->cmds[i].description);
+    }
+    free(h->cmds);
+    for (size_t i = 0; i < h->n_tools; i++) {
+        free(h->tools[i].name);
+        free(h->tools[i].description);
+        free(h->tools[i].parameters_json);
+    }
+    free(h->tools);
+    pthread_mutex_destroy(&h->log_mu);
+    pthread_mutex_destroy(&h->complete_mu);
+}

@@ -1,0 +1,87 @@
+/*
+ * hostapi.h -- the reference host's state and its implementation of `ap_host_api`:
+ * the one `host` value every part of agent-host shares (configuration, the session,
+ * loaded plugins, the commands and tools plugins registered, log/trace streams), and
+ * the function table handed to each plugin.
+ */
+#ifndef HOST_HOSTAPI_H
+#define HOST_HOSTAPI_H
+
+#include <pthread.h>
+#include <stdio.h>
+
+#include "agent_plugin.h"
+#include "session.h"
+
+typedef struct host_plugin {
+    char *name;      /* manifest name, else descriptor name, else file name */
+    char *so_path;
+    void *dl;
+    ap_plugin desc;  /* filled by agent_plugin_init */
+    int active;      /* init succeeded; callbacks may be called */
+} host_plugin;
+
+typedef struct host_command {
+    char *name;      /* without the slash */
+    char *description;
+    ap_command_fn handler;
+    void *userdata;
+    host_plugin *owner;
+} host_command;
+
+typedef struct host_tool {
+    char *name;
+    char *description;
+    char *parameters_json;
+    ap_tool_fn handler;
+    void *userdata;
+    host_plugin *owner;
+} host_tool;
+
+typedef struct host {
+    ap_host_api api;
+    session *sess;
+
+    host_plugin **plugins;
+    size_t n_plugins;
+    host_plugin *current; /* the plugin being called (owner of what it registers) */
+
+    host_command *cmds;
+    size_t n_cmds, cap_cmds;
+    host_tool *tools;
+    size_t n_tools, cap_tools;
+
+    char *home;
+    char *cwd;
+    char *tmpdir;
+    long window;
+    long max_tokens;
+    const char *base_url;
+    const char *model;
+    const char *api_key;
+    int replay;   /* no model: complete is AP_UNSUPPORTED */
+
+    FILE *log_fp;
+    int verbose;
+    FILE *trace_fp;
+    pthread_mutex_t log_mu;
+    pthread_mutex_t complete_mu;
+} host;
+
+/* Fill h->api with the host slots; h->api.host_ctx = h. */
+void hostapi_init(host *h);
+void hostapi_destroy(host *h);
+
+/* Log / notify from the host itself (same sinks the plugin slots use). */
+void host_log(host *h, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void host_notify(host *h, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+host_command *hostapi_find_command(host *h, const char *name);
+host_tool *hostapi_find_tool(host *h, const char *name);
+/* Drop what a plugin registered (it failed to load or is unloading). */
+void hostapi_forget_plugin(host *h, host_plugin *p);
+
+/* The model JSON {provider, id, contextWindow, maxTokens} (malloc'd). */
+char *hostapi_model_json(host *h);
+
+#endif

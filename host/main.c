@@ -1,0 +1,422 @@
+/*
+ * main.c -- agent-host's command line: parses the options, sets up the host (home,
+ * plugins, session, trace/log), and runs one of the modes: replay, gen, --tool,
+ * -p PROMPT, --command, or the interactive prompt. Exit status 0 on success, else 1
+ * with a one-line reason on stderr.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "gen.h"
+#include "hostapi.h"
+#include "loader.h"
+#include "replay.h"
+#include "session.h"
+#include "util.h"
+
+static const char USAGE[] =
+    "usage: agent-host [options] [replay IN.jsonl | gen [--seed N] [--tokens T] [--messages M] OUT.jsonl]\n"
+    "\n"
+    "The reference host of the lossless-context plugin ABI (abi/ABI.md). It loads plugins,\n"
+    "keeps a session as an append-only JSONL tree, and drives the agent lifecycle.\n"
+    "\n"
+    "Forms:\n"
+    "  agent-host --home D --plugin-dir P --session OUT.jsonl replay IN.jsonl [--window T]\n"
+    "      replay IN through the plugins turn by turn (every event, no model) into OUT\n"
+    "      (created if missing); ids, parents and timestamps of IN are kept\n"
+    "  agent-host --home D --plugin-dir P --session FILE --command \"/lcm status\"\n"
+    "      open FILE (session_start resume), run each command, print its text\n"
+    "  agent-host --home D --plugin-dir P --session FILE --tool NAME 'ARGS-JSON'\n"
+    "      call a tool as the model would (recorded as a toolCall + toolResult); print it\n"
+    "  agent-host --session FILE --base-url URL --model ID [--window T] -p \"PROMPT\"\n"
+    "      one prompt against an OpenAI-compatible endpoint, running tools until it stops\n"
+    "  agent-host gen --seed N --tokens T [--messages M] OUT.jsonl\n"
+    "      write a deterministic generated session (tests, demo, benchmarks)\n"
+    "  agent-host [options]\n"
+    "      interactive: type a prompt, /command args, /tree ID, /compact, /help, /quit\n"
+    "\n"
+    "Options:\n"
+    "  --home DIR         agent home reported to plugins (stores, config); default ~/.agent\n"
+    "  --plugin-dir DIR   load every plugin folder (plugin.json + .so) in DIR;\n"
+    "                     default DIR = HOME/plugins when it exists\n"
+    "  --plugin PATH      load one plugin .so directly (repeatable)\n"
+    "  --session FILE     the session JSONL; default a new file under HOME/sessions\n"
+    "  --window TOKENS    the model's context window (default 128000)\n"
+    "  --max-tokens N     max output tokens per request (default 8192)\n"
+    "  --base-url URL     OpenAI-compatible endpoint (\"/chat/completions\" is appended)\n"
+    "  --model ID         model id; the API key comes from OPENAI_API_KEY or AGENT_API_KEY\n"
+    "  --cwd DIR          working directory of the session and the tools (default: .)\n"
+    "  --command \"/x a\"   run a slash command after load or replay (repeatable)\n"
+    "  --tool NAME ARGS   call a tool with a JSON object of arguments\n"
+    "  -p PROMPT          one non-interactive prompt (needs --base-url and --model)\n"
+    "  --trace FILE       append one JSON line per plugin callback:\n"
+    "                     {event, plugin, handled, input, status, output}\n"
+    "  --verbose          log to stderr;  --log FILE  log to FILE\n"
+    "  -h, --help         this text\n";
+
+typedef struct options {
+    const char *home, *plugin_dir, *session, *base_url, *model, *cwd, *trace, *log;
+    const char **plugins;
+    size_t n_plugins;
+    const char **commands;
+    size_t n_commands;
+    const char *tool, *tool_args, *prompt;
+    const char *mode, *mode_arg;
+    long window, max_tokens, gen_tokens, gen_messages;
+    unsigned long long seed;
+    int verbose;
+} options;
+
+static int fail(const char *fmt, const char *a)
+{
+    fprintf(stderr, "agent-host: ");
+    fprintf(stderr, fmt, a ? a : "");
+    fputc('\n', stderr);
+    return 1;
+}
+
+static int parse_long(const char *s, long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || !end || *end || v < 0)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int push(const char ***list, size_t *n, const char *v)
+{
+    const char **p = realloc(*list, (*n + 1) * sizeof *p);
+    if (!p)
+        return -1;
+    p[(*n)++] = v;
+    *list = p;
+    return 0;
+}
+
+/* 0 = parsed, 1 = error (reported), 2 = help printed. */
+static int parse_args(int argc, char **argv, options *o)
+{
+    o->window = 128000;
+    o->max_tokens = 8192;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+#define NEED()                                                   \
+    do {                                                         \
+        if (!v)                                                  \
+            return fail("%s needs a value (see --help)", a);     \
+        i++;                                                     \
+    } while (0)
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(USAGE, stdout);
+            return 2;
+        } else if (!strcmp(a, "--home")) {
+            NEED();
+            o->home = v;
+        } else if (!strcmp(a, "--plugin-dir")) {
+            NEED();
+            o->plugin_dir = v;
+        } else if (!strcmp(a, "--plugin")) {
+            NEED();
+            if (push(&o->plugins, &o->n_plugins, v))
+                return fail("out of memory%s", NULL);
+        } else if (!strcmp(a, "--session")) {
+            NEED();
+            o->session = v;
+        } else if (!strcmp(a, "--window") || !strcmp(a, "--max-tokens") ||
+                   !strcmp(a, "--tokens") || !strcmp(a, "--messages")) {
+            NEED();
+            long n;
+            if (parse_long(v, &n))
+                return fail("%s needs a non-negative number", a);
+            if (!strcmp(a, "--window"))
+                o->window = n;
+            else if (!strcmp(a, "--max-tokens"))
+                o->max_tokens = n;
+            else if (!strcmp(a, "--tokens"))
+                o->gen_tokens = n;
+            else
+                o->gen_messages = n;
+        } else if (!strcmp(a, "--seed")) {
+            NEED();
+            o->seed = strtoull(v, NULL, 10);
+        } else if (!strcmp(a, "--base-url")) {
+            NEED();
+            o->base_url = v;
+        } else if (!strcmp(a, "--model")) {
+            NEED();
+            o->model = v;
+        } else if (!strcmp(a, "--cwd")) {
+            NEED();
+            o->cwd = v;
+        } else if (!strcmp(a, "--trace")) {
+            NEED();
+            o->trace = v;
+        } else if (!strcmp(a, "--log")) {
+            NEED();
+            o->log = v;
+        } else if (!strcmp(a, "--verbose")) {
+            o->verbose = 1;
+        } else if (!strcmp(a, "--command")) {
+            NEED();
+            if (push(&o->commands, &o->n_commands, v))
+                return fail("out of memory%s", NULL);
+        } else if (!strcmp(a, "--tool")) {
+            if (i + 2 >= argc)
+                return fail("--tool needs NAME and 'ARGS-JSON'%s", NULL);
+            o->tool = argv[++i];
+            o->tool_args = argv[++i];
+        } else if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) {
+            NEED();
+            o->prompt = v;
+        } else if (a[0] == '-' && a[1]) {
+            return fail("unknown option %s (see --help)", a);
+        } else if (!o->mode) {
+            if (strcmp(a, "replay") != 0 && strcmp(a, "gen") != 0)
+                return fail("unknown mode '%s' (replay or gen; see --help)", a);
+            o->mode = a;
+        } else if (!o->mode_arg) {
+            o->mode_arg = a;
+        } else {
+            return fail("unexpected argument %s", a);
+        }
+#undef NEED
+    }
+    if (o->mode && !o->mode_arg)
+        return fail("%s needs a file argument (see --help)", o->mode);
+    if (o->mode && !strcmp(o->mode, "replay") && !o->session)
+        return fail("replay needs --session OUT.jsonl%s", NULL);
+    if (o->window < 1024)
+        return fail("--window must be at least 1024 tokens%s", NULL);
+    return 0;
+}
+
+static void warn_cb(void *ud, const char *msg)
+{
+    host_notify(ud, AP_LEVEL_WARNING, "%s", msg);
+}
+
+static int print_command(agent *a, const char *cmd)
+{
+    char *out = NULL, *err = NULL;
+    int rc = agent_command(a, cmd, &out, &err);
+    if (rc) {
+        fprintf(stderr, "agent-host: %s\n", err ? err : "command failed");
+    } else if (out) {
+        fputs(out, stdout);
+        if (*out && out[strlen(out) - 1] != '\n')
+            fputc('\n', stdout);
+        fflush(stdout);
+    }
+    free(out);
+    free(err);
+    return rc;
+}
+
+static int interactive(agent *a)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    int tty = isatty(0);
+    ssize_t n;
+    for (;;) {
+        if (tty) {
+            fputs("> ", stdout);
+            fflush(stdout);
+        }
+        if ((n = getline(&line, &cap, stdin)) < 0)
+            break;
+        while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+            line[--n] = '\0';
+        if (n == 0)
+            continue;
+        if (!strcmp(line, "/quit") || !strcmp(line, "/exit"))
+            break;
+        if (line[0] == '/') {
+            print_command(a, line);
+            continue;
+        }
+        char *text = NULL, *err = NULL;
+        if (agent_prompt(a, line, &text, &err))
+            fprintf(stderr, "agent-host: %s\n", err ? err : "prompt failed");
+        else if (text)
+            printf("%s\n", text);
+        fflush(stdout);
+        free(text);
+        free(err);
+    }
+    free(line);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    options o = {0};
+    host h = {0};
+    agent a = {0};
+    int rc = parse_args(argc, argv, &o), status = 0, agent_ready = 0;
+    char *err = NULL, *home = NULL, *cwd = NULL, *session_path = NULL, *header = NULL;
+    if (rc) {
+        status = rc == 2 ? 0 : 1;
+        goto out;
+    }
+    if (o.mode && !strcmp(o.mode, "gen")) {
+        gen_options g = {.seed = o.seed, .tokens = o.gen_tokens, .messages = o.gen_messages};
+        if (g.tokens == 0 && g.messages == 0)
+            g.tokens = 20000;
+        if (gen_session(&g, o.mode_arg, &err)) {
+            status = fail("gen: %s", err);
+            goto out;
+        }
+        printf("generated %s (seed %llu)\n", o.mode_arg, o.seed);
+        goto out;
+    }
+
+    hostapi_init(&h);
+    const char *env_home = getenv("HOME");
+    home = o.home ? lc_strdup(o.home) : lc_asprintf("%s/.agent", env_home ? env_home : ".");
+    cwd = o.cwd ? realpath(o.cwd, NULL) : getcwd(NULL, 0);
+    if (!home || !cwd) {
+        status = fail("cannot resolve the home or working directory %s", o.cwd);
+        goto out;
+    }
+    if (lc_mkdir_p(home, 0700, &err)) {
+        status = fail("%s", err);
+        goto out;
+    }
+    h.home = home;
+    h.cwd = cwd;
+    h.tmpdir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    h.window = o.window;
+    h.max_tokens = o.max_tokens;
+    h.base_url = o.base_url;
+    h.model = o.model;
+    h.api_key = getenv("OPENAI_API_KEY") ? getenv("OPENAI_API_KEY") : getenv("AGENT_API_KEY");
+    h.replay = o.mode != NULL;
+    h.verbose = o.verbose;
+    if (o.log && !(h.log_fp = fopen(o.log, "a"))) {
+        status = fail("cannot open the log file %s", o.log);
+        goto out;
+    }
+    if (o.trace && !(h.trace_fp = fopen(o.trace, "a"))) {
+        status = fail("cannot open the trace file %s", o.trace);
+        goto out;
+    }
+
+    /* Plugins load before the session opens so their commands exist for session_start. */
+    char *default_dir = NULL;
+    const char *pdir = o.plugin_dir;
+    struct stat st;
+    if (!pdir) {
+        default_dir = lc_asprintf("%s/plugins", home);
+        if (default_dir && stat(default_dir, &st) == 0 && S_ISDIR(st.st_mode))
+            pdir = default_dir;
+    }
+    if (pdir)
+        loader_load_dir(&h, pdir);
+    free(default_dir);
+    for (size_t i = 0; i < o.n_plugins; i++) {
+        char *perr = NULL;
+        if (loader_load_file(&h, o.plugins[i], NULL, NULL, &perr))
+            host_notify(&h, AP_LEVEL_ERROR, "%s; skipped", perr ? perr : "plugin failed to load");
+        free(perr);
+    }
+
+    if (o.session) {
+        session_path = lc_strdup(o.session);
+    } else {
+        char *dir = lc_asprintf("%s/sessions", home);
+        if (!dir || lc_mkdir_p(dir, 0700, &err)) {
+            free(dir);
+            status = fail("%s", err ? err : "out of memory");
+            goto out;
+        }
+        char ts[40];
+        session_iso_time((long long)time(NULL) * 1000, ts, sizeof ts);
+        for (char *p = ts; *p; p++)
+            if (*p == ':' || *p == '.')
+                *p = '-';
+        session_path = lc_asprintf("%s/%s_%d.jsonl", dir, ts, (int)getpid());
+        free(dir);
+    }
+    if (o.mode && replay_read_header(o.mode_arg, &header, &err)) {
+        status = fail("%s", err);
+        goto out;
+    }
+    int existed = 0;
+    if (!session_path ||
+        session_open(session_path, cwd, header, warn_cb, &h, &h.sess, &existed, &err)) {
+        status = fail("%s", err ? err : "cannot open the session");
+        goto out;
+    }
+    agent_init(&a, &h);
+    agent_ready = 1;
+    if (o.mode)
+        replay_prepare(h.sess, header);
+    agent_session_start(&a, existed ? "resume" : "startup");
+
+    if (o.mode && replay_run(&a, o.mode_arg, &err)) {
+        status = fail("replay: %s", err);
+        goto shutdown;
+    }
+    if (o.tool) {
+        char *text = NULL;
+        int trc = agent_call_tool(&a, o.tool, o.tool_args, &text, &err);
+        if (text) {
+            fputs(text, stdout);
+            fputc('\n', stdout);
+        }
+        free(text);
+        if (trc) {
+            status = fail("%s", err);
+            goto shutdown;
+        }
+    }
+    if (o.prompt) {
+        char *text = NULL;
+        if (agent_prompt(&a, o.prompt, &text, &err)) {
+            free(text);
+            status = fail("%s", err);
+            goto shutdown;
+        }
+        if (text)
+            printf("%s\n", text);
+        free(text);
+    }
+    for (size_t i = 0; i < o.n_commands; i++)
+        if (print_command(&a, o.commands[i]))
+            status = 1;
+    if (!o.mode && !o.tool && !o.prompt && o.n_commands == 0)
+        interactive(&a);
+shutdown:
+    fflush(stdout);
+    agent_session_shutdown(&a);
+out:
+    if (agent_ready)
+        agent_destroy(&a);
+    if (h.api.struct_size) {
+        loader_unload_all(&h);
+        hostapi_destroy(&h);
+    }
+    session_close(h.sess);
+    if (h.log_fp)
+        fclose(h.log_fp);
+    if (h.trace_fp)
+        fclose(h.trace_fp);
+    free(o.plugins);
+    free(o.commands);
+    free(home);
+    free(cwd);
+    free(session_path);
+    free(header);
+    free(err);
+    return status;
+}
