@@ -112,7 +112,32 @@ static const char *const store_migrations[] = {
     "  started INTEGER NOT NULL,"
     "  finished INTEGER,"
     "  status TEXT);",
+    /* 1 -> 2: the projection's prepared cuts (the pointer message exactly as it is sent,
+     * so a pinned cut is byte-stable across requests and restarts), the pin itself, and
+     * the DAG's events (condensation-stalled, heal results) that status and doctor read. */
+    "CREATE TABLE lcm_cuts("
+    "  id INTEGER PRIMARY KEY,"
+    "  anchor_entry TEXT NOT NULL,"
+    "  anchor_ordinal INTEGER NOT NULL,"
+    "  message TEXT NOT NULL,"
+    "  tokens INTEGER NOT NULL,"
+    "  nodes TEXT NOT NULL,"
+    "  stubbed INTEGER NOT NULL,"
+    "  created INTEGER NOT NULL);"
+    "CREATE TABLE lcm_pin("
+    "  id INTEGER PRIMARY KEY CHECK(id = 1),"
+    "  cut_id INTEGER NOT NULL,"
+    "  applied_tokens INTEGER NOT NULL,"
+    "  window INTEGER NOT NULL,"
+    "  updated INTEGER NOT NULL);"
+    "CREATE TABLE lcm_events("
+    "  id INTEGER PRIMARY KEY,"
+    "  kind TEXT NOT NULL,"
+    "  data TEXT,"
+    "  created INTEGER NOT NULL);",
 };
+_Static_assert(sizeof store_migrations / sizeof store_migrations[0] == STORE_SCHEMA_VERSION,
+               "one migration per schema version");
 
 static int store_sqlerr(store *s, char **err, const char *what)
 {

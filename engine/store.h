@@ -16,7 +16,7 @@
 
 /* The schema this build writes and reads. A store below it is `older-generation` for
  * read-only openers; a read-write open migrates it forward. */
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
 
 /* Bounds (characters are Unicode code points of the UTF-8 text). */
 #define STORE_INDEX_CHARS 100000      /* FTS5 holds the first this-many characters */

@@ -1,18 +1,32 @@
 /*
- * lcm.c -- glue from ABI events to the lossless store and recall engine: open the
- * session's store at session_start, ingest what is new on every `context`, mark removed
- * branches on tree moves, and serve the recall tools lcm_grep / lcm_describe /
- * lcm_expand_query. No SQL here: everything goes through engine/store.h and recall.h.
+ * lcm.c -- glue from ABI events to the lossless store, the DAG and the projection: open
+ * the session's store at session_start, ingest what is new and project the request on
+ * every `context` (from memory: the applied cut and the prepared one), run the DAG pass
+ * and prepare the next cut between turns (turn_end), supply the host's compaction from
+ * the DAG (session_before_compact), mark removed branches on tree moves, and serve the
+ * recall tools lcm_grep / lcm_describe / lcm_expand_query. No SQL here: everything goes
+ * through the engine (store, dag, project, recall).
+ *
+ * LCM_REQUEST_LOG=<file> appends one JSON line per request (action, cut, tokens sent,
+ * window, and SHA-256 digests of the request and of its prefix the size of the previous
+ * request) so a test can prove the byte-for-byte extension property from outside.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
+#include "dag.h"
+#include "llm_http.h"
 #include "message.h"
 #include "plugin.h"
+#include "project.h"
 #include "recall.h"
+#include "sha256.h"
 #include "store.h"
+#include "summarize.h"
 #include "util.h"
+#include "zones.h"
 #include "lcm.h"
 
 
@@ -236,13 +250,213 @@ int lcm_glue_init(lc_plugin *p, char **err)
     return AP_OK;
 }
 
+/* ---- the projection's state ------------------------------------------------------- */
+
+struct lcm_proj {
+    project_cut pinned;        /* the applied cut (pin.cut_id), loaded once */
+    int has_pinned;
+    project_cut cand;          /* the newest prepared cut not yet applied */
+    int has_cand;
+    project_pin pin;
+    int pin_dirty;             /* decided in `context`, written between turns */
+    size_t hint;               /* where the pinned anchor was last found */
+    zones_resolved z;
+    long last_tokens, last_raw_tokens;
+    const char *last_action;
+    long passes;
+    llm_http_routes routes;
+    FILE *log;                 /* LCM_REQUEST_LOG */
+    unsigned long requests;
+    size_t prev_items;
+    char prev_sha[65];
+    size_t prev_n;
+    char *prev_last;           /* entry id of the previous request's last raw message */
+    project_plan plan;         /* the last request's plan, for the request log */
+    int64_t plan_cut;
+    int logged_plan;
+};
+
+static void lcm_proj_reset(struct lcm_proj *pr)
+{
+    project_cut_free(&pr->pinned);
+    project_cut_free(&pr->cand);
+    pr->has_pinned = pr->has_cand = 0;
+    memset(&pr->pin, 0, sizeof pr->pin);
+    pr->pin_dirty = 0;
+    pr->hint = 0;
+    pr->last_action = "keep";
+    free(pr->prev_last);
+    pr->prev_last = NULL;
+    pr->prev_items = pr->prev_n = 0;
+    pr->prev_sha[0] = '\0';
+}
+
+static void lcm_proj_free(struct lcm_proj *pr)
+{
+    if (!pr) return;
+    lcm_proj_reset(pr);
+    if (pr->log) fclose(pr->log);
+    free(pr);
+}
+
+void lcm_glue_view_get(lc_plugin *p, lcm_glue_view *out)
+{
+    memset(out, 0, sizeof *out);
+    out->last_action = "keep";
+    out->window = p->window;
+    if (!p->lcm || !p->lcm->proj) return;
+    struct lcm_proj *pr = p->lcm->proj;
+    out->cut_id = pr->pin.cut_id;
+    out->applied_tokens = pr->pin.applied_tokens;
+    out->window = pr->z.window > 0 ? pr->z.window : p->window;
+    out->last_tokens = pr->last_tokens;
+    out->last_raw_tokens = pr->last_raw_tokens;
+    out->last_action = pr->last_action;
+    out->passes = pr->passes;
+}
+
 void lcm_glue_free(lc_plugin *p)
 {
     if (!p->lcm) return;
+    lcm_cmd_free(p);
+    summ_free(p->lcm->summ);
+    lcm_proj_free(p->lcm->proj);
     store_close(p->lcm->st);
     free(p->lcm->open_error);
     free(p->lcm);
     p->lcm = NULL;
+}
+
+/* ---- the summarizer chain ------------------------------------------------------------ */
+
+/* `auto`: the session model through the host's completion service. */
+static int lcm_auto(void *ud, const char *system_prompt, const char *prompt, long max_tokens,
+                    summ_completion *out, char **err)
+{
+    lc_plugin *p = ud;
+    int rc = LC_OK;
+    char *req = NULL, *resp = NULL, *e = NULL;
+    cJSON *r = cJSON_CreateObject(), *a = NULL;
+    cJSON_AddStringToObject(r, "systemPrompt", system_prompt);
+    cJSON *msgs = cJSON_AddArrayToObject(r, "messages"), *m = cJSON_CreateObject();
+    cJSON_AddStringToObject(m, "role", "user");
+    cJSON_AddStringToObject(m, "content", prompt);
+    cJSON_AddItemToArray(msgs, m);
+    cJSON_AddNumberToObject(r, "maxTokens", (double)max_tokens);
+    if (!(req = cJSON_PrintUnformatted(r))) {
+        rc = lc_errf(err, LC_NOMEM, "out of memory");
+        goto done;
+    }
+    int hr = plugin_complete(p, req, &resp, &e);
+    if (hr == AP_UNSUPPORTED) {
+        rc = lc_errf(err, LC_NOTFOUND, "the host has no session model");
+        goto done;
+    }
+    if (hr != AP_OK) {
+        rc = lc_errf(err, LC_ERR, "%s", e ? e : "completion failed");
+        goto done;
+    }
+    a = cJSON_Parse(resp);
+    if (!a) {
+        out->text = lc_strdup(resp);
+        goto done;
+    }
+    out->text = msg_derive_text(a, NULL);
+    const char *stop = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "stopReason"));
+    out->stop_reason = lc_strdup(stop ? stop : "stop");
+    const cJSON *u = cJSON_GetObjectItemCaseSensitive(a, "usage");
+    const cJSON *in = cJSON_GetObjectItemCaseSensitive(u, "input");
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(u, "output");
+    out->input_tokens = cJSON_IsNumber(in) ? (long)in->valuedouble : 0;
+    out->output_tokens = cJSON_IsNumber(o) ? (long)o->valuedouble : 0;
+done:
+    free(e);
+    free(req);
+    free(resp);
+    cJSON_Delete(a);
+    cJSON_Delete(r);
+    return rc;
+}
+
+/* `provider/id`: the summarizer's own HTTP clients, routed by lcm.json's baseUrls. */
+static int lcm_model(void *ud, const char *provider, const char *model, const char *system_prompt,
+                     const char *prompt, long max_tokens, summ_completion *out, char **err)
+{
+    lc_plugin *p = ud;
+    return llm_http_summarizer(&p->lcm->proj->routes, provider, model, system_prompt, prompt,
+                               max_tokens, out, err);
+}
+
+static void lcm_summ_event(void *ud, const char *kind, const cJSON *data)
+{
+    lcm_cmd_metric(ud, kind, data);
+}
+
+static void lcm_summ_open(lc_plugin *p)
+{
+    const lcm_config *cfg = lcm_cmd_config(p);
+    struct lcm_proj *pr = p->lcm->proj;
+    char *e = NULL;
+    summ_free(p->lcm->summ);
+    p->lcm->summ = NULL;
+    if (!cfg) return;
+    pr->routes.base_urls = cfg->base_urls;
+    pr->routes.n_base_urls = cfg->n_base_urls;
+    summ_config sc = {
+        .chain = (const char *const *)cfg->summarizer,
+        .n_chain = cfg->n_summarizer,
+        .tokens_per_call = cfg->summarizer_tokens_per_call,
+        .tokens_per_pass = cfg->summarizer_tokens_per_pass,
+        .auto_fn = lcm_auto,
+        .model_fn = lcm_model,
+        .event_fn = lcm_summ_event,
+        .ud = p,
+    };
+    if (summ_create(&sc, &p->lcm->summ, &e) != LC_OK) {
+        plugin_log(p, AP_LEVEL_WARNING, "lcm: summarizer chain unavailable: %s", e ? e : "?");
+        free(e);
+    }
+}
+
+/* ---- zones and budgets ------------------------------------------------------------------ */
+
+static int lcm_zones(lc_plugin *p, zones_resolved *z)
+{
+    const lcm_config *cfg = lcm_cmd_config(p);
+    zones_cfg zc = cfg ? lcm_config_zones_for(cfg, p->model) : zones_cfg_unset();
+    long keep = cfg ? cfg->keep_recent_tokens : 0;
+    return zones_resolve(&zc, keep, p->window > 0 ? p->window : 128000, z, NULL);
+}
+
+/* The pointer block's budget: a quarter of the swap line, so a cut brings the request to
+ * about the fresh tail plus a quarter of the swap line, well under it, and the appends
+ * that follow have most of the band up to the re-cut line. */
+static long lcm_block_budget(const zones_resolved *z, const lcm_config *cfg)
+{
+    long b = z->swap_tokens / 4;
+    long floor = cfg ? cfg->summary_tokens * 2 : 2400;
+    return b > floor ? b : floor;
+}
+
+/* Load the pin and the cuts a previous process left (resume). */
+static void lcm_proj_load(lc_plugin *p)
+{
+    struct lcm_proj *pr = p->lcm->proj;
+    char *e = NULL;
+    lcm_proj_reset(pr);
+    if (project_pin_get(p->lcm->st, &pr->pin, &e) == LC_OK && pr->pin.cut_id > 0) {
+        if (project_get_cut(p->lcm->st, pr->pin.cut_id, &pr->pinned, &e) == LC_OK)
+            pr->has_pinned = 1;
+        else
+            memset(&pr->pin, 0, sizeof pr->pin);
+    }
+    free(e);
+    e = NULL;
+    if (project_latest_cut(p->lcm->st, &pr->cand, &e) == LC_OK) {
+        if (pr->has_pinned && pr->cand.id == pr->pinned.id) project_cut_free(&pr->cand);
+        else pr->has_cand = 1;
+    }
+    free(e);
 }
 
 /* Entry ids of the active branch (borrowed from `branch`), for removed-branch marks. */
@@ -289,6 +503,13 @@ int lcm_glue_session_start(lc_plugin *p, const cJSON *ev, char **err)
     (void)err;
     char *e = NULL;
     if (!p->lcm) return AP_OK;
+    summ_free(p->lcm->summ);
+    p->lcm->summ = NULL;
+    if (!p->lcm->proj && !(p->lcm->proj = calloc(1, sizeof *p->lcm->proj)))
+        return lc_errf(err, AP_NOMEM, "out of memory");
+    lcm_proj_reset(p->lcm->proj);
+    const char *logpath = getenv("LCM_REQUEST_LOG");
+    if (logpath && *logpath && !p->lcm->proj->log) p->lcm->proj->log = fopen(logpath, "a");
     store_close(p->lcm->st);
     p->lcm->st = NULL;
     free(p->lcm->open_error);
@@ -305,22 +526,105 @@ int lcm_glue_session_start(lc_plugin *p, const cJSON *ev, char **err)
     }
     /* Messages arrive with the first `context`; here only the marks of a resumed tree. */
     lcm_mark_from_host(p);
+    lcm_summ_open(p);
+    lcm_proj_load(p);
     return AP_OK;
+}
+
+static void lcm_pin_flush(lc_plugin *p)
+{
+    struct lcm_proj *pr = p->lcm ? p->lcm->proj : NULL;
+    char *e = NULL;
+    if (!pr || !pr->pin_dirty || !p->lcm->st) return;
+    int rc = pr->pin.cut_id > 0 ? project_pin_set(p->lcm->st, &pr->pin, &e)
+                                : project_pin_clear(p->lcm->st, &e);
+    if (rc != LC_OK) plugin_log(p, AP_LEVEL_WARNING, "lcm: the pin was not stored: %s", e ? e : "?");
+    else pr->pin_dirty = 0;
+    free(e);
 }
 
 int lcm_glue_session_shutdown(lc_plugin *p, char **err)
 {
     (void)err;
     if (p->lcm) {
+        lcm_pin_flush(p);
         store_close(p->lcm->st);
         p->lcm->st = NULL;
     }
     return AP_OK;
 }
 
-int lcm_glue_context(lc_plugin *p, const ap_context_event *ev, char **err)
+/* One JSON line per request for LCM_REQUEST_LOG. */
+void lcm_glue_context_sent(lc_plugin *p, const ap_context_event *ev, const ap_context_result *sent)
 {
-    (void)err;
+    struct lcm_proj *pr = p->lcm ? p->lcm->proj : NULL;
+    if (!pr || !pr->log || !pr->logged_plan) return;
+    pr->logged_plan = 0;
+    const project_plan *plan = &pr->plan;
+    const ap_context_item *items = sent ? sent->items : NULL;
+    size_t n_items = sent ? sent->n_items : 0;
+    long sent_tokens = 0;
+    sha256_ctx full, prefix;
+    uint8_t d[32];
+    char sha[65], psha[65] = "";
+    size_t count = items ? n_items : ev->n_messages;
+    sha256_init(&full);
+    for (size_t i = 0; i < count; i++) {
+        const char *json;
+        size_t len;
+        if (!items || items[i].input_index >= 0) {
+            size_t k = items ? (size_t)items[i].input_index : i;
+            json = ev->messages[k].json;
+            len = ev->messages[k].json_len;
+        } else {
+            json = items[i].json;
+            len = strlen(json);
+        }
+        if (i == pr->prev_items) {
+            prefix = full;
+            sha256_final(&prefix, d);
+            sha256_to_hex(d, psha);
+        }
+        sha256_update(&full, json, len);
+        sha256_update(&full, "\n", 1);
+        sent_tokens += project_tokens(len);
+    }
+    if (count == pr->prev_items) {
+        prefix = full;
+        sha256_final(&prefix, d);
+        sha256_to_hex(d, psha);
+    }
+    sha256_final(&full, d);
+    sha256_to_hex(d, sha);
+    /* The raw input only grew when the previous last message is still where it was. */
+    int appended = pr->prev_last && pr->prev_n <= ev->n_messages && pr->prev_n > 0 &&
+                   ev->messages[pr->prev_n - 1].entry_id &&
+                   strcmp(ev->messages[pr->prev_n - 1].entry_id, pr->prev_last) == 0;
+    fprintf(pr->log,
+            "{\"request\":%lu,\"action\":\"%s\",\"cut\":%lld,\"zone\":\"%s\",\"tokens\":%ld,"
+            "\"raw\":%ld,\"window\":%ld,\"swap\":%ld,\"recut\":%ld,\"messages\":%zu,\"items\":%zu,"
+            "\"rawAppended\":%s,\"prevItems\":%zu,\"prefixSha\":\"%s\",\"prevSha\":\"%s\",\"sha\":\"%s\"}\n",
+            pr->requests, project_action_name(plan->action),
+            (long long)pr->plan_cut, zones_zone_name(plan->zone), sent_tokens, plan->raw_tokens, pr->z.window, pr->z.swap_tokens, pr->z.recut_tokens, ev->n_messages,
+            count, appended ? "true" : "false", pr->prev_items, psha, pr->prev_sha, sha);
+    fflush(pr->log);
+    pr->prev_items = count;
+    memcpy(pr->prev_sha, sha, sizeof sha);
+    free(pr->prev_last);
+    const char *last = ev->messages[ev->n_messages - 1].entry_id;
+    pr->prev_last = last ? lc_strdup(last) : NULL;
+    pr->prev_n = ev->n_messages;
+}
+
+int lcm_glue_context(lc_plugin *p, const ap_context_event *ev, size_t clm_anchor,
+                     ap_context_result **out, char **err)
+{
+    int rc = AP_OK;
+    project_msg *pm = NULL;
+    project_item *items = NULL;
+    size_t n_items = 0;
+    ap_context_result *res = NULL;
+    *out = NULL;
     size_t tokens = 0;
     for (size_t i = 0; i < ev->n_messages; i++) tokens += (ev->messages[i].json_len + 3) / 4;
     p->last_est_tokens = tokens;
@@ -338,16 +642,209 @@ int lcm_glue_context(lc_plugin *p, const ap_context_event *ev, char **err)
     if (store_ingest(p->lcm->st, m, ev->n_messages, &st, &e) != LC_OK) {
         plugin_log(p, AP_LEVEL_WARNING, "lcm: ingest failed: %s", e ? e : "?");
         free(e);
+        e = NULL;
     }
     free(m);
+    struct lcm_proj *pr = p->lcm->proj;
+    if (!pr) return AP_OK;
+    if (lcm_zones(p, &pr->z) != LC_OK) return AP_OK;
+    /* The plan reads only what is in memory: the applied cut and the prepared one. */
+    if (!(pm = malloc(ev->n_messages * sizeof *pm))) return AP_OK;
+    for (size_t i = 0; i < ev->n_messages; i++)
+        pm[i] = (project_msg){ev->messages[i].entry_id, ev->messages[i].json_len};
+    project_plan plan;
+    project_decide(pm, ev->n_messages, clm_anchor, pr->has_pinned ? &pr->pinned : NULL,
+                   pr->has_cand ? &pr->cand : NULL, &pr->z, &pr->hint, &plan);
+    if ((rc = project_items(ev->n_messages, clm_anchor, &plan, &items, &n_items, err)) != LC_OK) {
+        rc = AP_NOMEM;
+        goto done;
+    }
+    pr->requests++;
+    pr->plan = plan;
+    pr->plan_cut = plan.use ? plan.use->id : 0;
+    pr->logged_plan = 1;
+    if (items) {
+        if (!(res = calloc(1, sizeof *res)) || !(res->items = calloc(n_items, sizeof *res->items))) {
+            rc = lc_errf(err, AP_NOMEM, "out of memory");
+            goto done;
+        }
+        res->n_items = n_items;
+        for (size_t i = 0; i < n_items; i++) {
+            res->items[i].input_index = items[i].index;
+            if (items[i].index < 0 && !(res->items[i].json = lc_strdup(items[i].json))) {
+                rc = lc_errf(err, AP_NOMEM, "out of memory");
+                goto done;
+            }
+        }
+    }
+    pr->last_tokens = plan.occupancy;
+    pr->last_raw_tokens = plan.raw_tokens;
+    pr->last_action = project_action_name(plan.action);
+    if (plan.action == PROJECT_SWAP || plan.action == PROJECT_RECUT) {
+        /* The candidate becomes the pin; it is stored between turns (pin_dirty). */
+        project_cut_free(&pr->pinned);
+        pr->pinned = pr->cand;
+        memset(&pr->cand, 0, sizeof pr->cand);
+        pr->has_cand = 0;
+        pr->has_pinned = 1;
+        pr->pin = (project_pin){pr->pinned.id, plan.current_tokens, pr->z.window};
+        pr->pin_dirty = 1;
+        plugin_log(p, AP_LEVEL_INFO, "lcm: %s to cut %lld at %ld of %ld tokens; the request is %ld",
+                   pr->last_action, (long long)pr->pin.cut_id, plan.current_tokens, pr->z.window,
+                   plan.occupancy);
+    } else if (plan.action == PROJECT_DROP) {
+        plugin_log(p, AP_LEVEL_INFO, "lcm: cut %lld no longer applies (its anchor left the context)",
+                   (long long)pr->pinned.id);
+        project_cut_free(&pr->pinned);
+        pr->has_pinned = 0;
+        memset(&pr->pin, 0, sizeof pr->pin);
+        pr->pin_dirty = 1;
+    }
+    *out = res;
+    res = NULL;
+done:
+    if (res) {
+        for (size_t i = 0; res->items && i < res->n_items; i++) free(res->items[i].json);
+        free(res->items);
+        free(res);
+    }
+    free(items);
+    free(pm);
+    return rc;
+}
+
+/* Between turns: store a pin decided in `context`, run a pass, prepare the next cut. */
+static void lcm_between_turns(lc_plugin *p, int flush_all)
+{
+    struct lcm_proj *pr = p->lcm ? p->lcm->proj : NULL;
+    const lcm_config *cfg = lcm_cmd_config(p);
+    char *e = NULL;
+    if (!pr || !p->lcm->st || !p->lcm->summ) return;
+    lcm_pin_flush(p);
+    long budget = lcm_block_budget(&pr->z, cfg);
+    /* Approaching the swap line, the last partial chunk is summarized too, so the cut
+     * that the line calls for is ready when it is crossed. */
+    int flush = flush_all || pr->last_tokens >= pr->z.swap_tokens - pr->z.swap_tokens / 10;
+    dag_opts o = {
+        .keep_recent_tokens = pr->z.keep_recent_tokens,
+        .leaf_chunk_tokens = cfg ? cfg->leaf_chunk_tokens : 0,
+        .summary_tokens = cfg ? cfg->summary_tokens : 0,
+        .block_budget = budget,
+        .max_source_tokens = cfg ? cfg->async_chunk_tokens : 0,
+        .flush = flush,
+    };
+    dag_stats ds;
+    if (dag_pass(p->lcm->st, p->lcm->summ, &o, &ds, &e) != LC_OK) {
+        plugin_log(p, AP_LEVEL_WARNING, "lcm: compaction pass failed: %s", e ? e : "?");
+        free(e);
+        return;
+    }
+    pr->passes++;
+    if (ds.leaves || ds.condensed) {
+        cJSON *d = cJSON_CreateObject();
+        cJSON_AddNumberToObject(d, "leaves", ds.leaves);
+        cJSON_AddNumberToObject(d, "condensed", ds.condensed);
+        cJSON_AddNumberToObject(d, "sourceTokens", (double)ds.source_tokens);
+        cJSON_AddNumberToObject(d, "blockTokens", (double)ds.block_tokens);
+        cJSON_AddBoolToObject(d, "stalled", ds.stalled);
+        lcm_cmd_metric(p, "compaction-pass", d);
+        cJSON_Delete(d);
+    }
+    if (!ds.leaves && !ds.condensed && (pr->has_cand || pr->has_pinned)) return;
+    int64_t id = 0;
+    int rc = project_prepare_cut(p->lcm->st, budget, &id, &e);
+    if (rc == LC_OK && id > 0 && (!pr->has_pinned || id != pr->pinned.id) &&
+        (!pr->has_cand || id != pr->cand.id)) {
+        project_cut c;
+        if (project_get_cut(p->lcm->st, id, &c, &e) == LC_OK) {
+            project_cut_free(&pr->cand);
+            pr->cand = c;
+            pr->has_cand = 1;
+        }
+    } else if (rc != LC_OK && rc != LC_NOTFOUND) {
+        plugin_log(p, AP_LEVEL_WARNING, "lcm: preparing a cut failed: %s", e ? e : "?");
+    }
+    free(e);
+}
+
+int lcm_glue_turn_end(lc_plugin *p, const cJSON *ev, char **err)
+{
+    (void)ev;
+    (void)err;
+    /* turn_end's messages get their entry ids when the host appends them; the next
+     * `context` ingests them with those ids, so only the DAG work happens here. */
+    lcm_between_turns(p, 0);
     return AP_OK;
 }
 
-/* turn_end's messages get their entry ids when the host appends them; the next
- * `context` ingests them with those ids, so nothing is written here. */
-int lcm_glue_turn_end(lc_plugin *p, const cJSON *ev, char **err) { (void)p; (void)ev; (void)err; return AP_OK; }
-int lcm_glue_before_compact(lc_plugin *p, const cJSON *ev, cJSON **out, char **err) { (void)p; (void)ev; (void)err; *out = NULL; return AP_OK; }
-int lcm_glue_compact(lc_plugin *p, const cJSON *ev, char **err) { (void)p; (void)ev; (void)err; return AP_OK; }
+/* The blocking regime: the host is about to compact. Supply its summary from the DAG,
+ * after a synchronous pass that covers everything before the kept entries; never cancel,
+ * and on any failure answer nothing so the host's own compaction runs. */
+int lcm_glue_before_compact(lc_plugin *p, const cJSON *ev, cJSON **out, char **err)
+{
+    (void)err;
+    *out = NULL;
+    struct lcm_proj *pr = p->lcm ? p->lcm->proj : NULL;
+    const lcm_config *cfg = lcm_cmd_config(p);
+    const cJSON *prep = cJSON_GetObjectItemCaseSensitive(ev, "preparation");
+    const char *first_kept = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(prep, "firstKeptEntryId"));
+    const cJSON *tb = cJSON_GetObjectItemCaseSensitive(prep, "tokensBefore");
+    char *e = NULL, *text = NULL;
+    dag_node *v = NULL;
+    size_t n = 0, k = 0;
+    store_row row = {0};
+    if (!pr || !p->lcm->st || !p->lcm->summ || !first_kept) return AP_OK;
+    lcm_pin_flush(p);
+    if (store_get_message(p->lcm->st, first_kept, &row, &e) != LC_OK) goto done;
+    long budget = lcm_block_budget(&pr->z, cfg);
+    dag_opts o = {
+        .leaf_chunk_tokens = cfg ? cfg->leaf_chunk_tokens : 0,
+        .summary_tokens = cfg ? cfg->summary_tokens : 0,
+        .block_budget = budget,
+        .flush = 1,
+        .before_ordinal = row.ordinal > 0 ? row.ordinal : 1,
+    };
+    dag_stats ds;
+    int64_t left = 0;
+    if (row.ordinal <= 0 || dag_pass(p->lcm->st, p->lcm->summ, &o, &ds, &e) != LC_OK ||
+        dag_uncovered(p->lcm->st, row.ordinal, &left, &e) != LC_OK || left > 0 ||
+        dag_frontier(p->lcm->st, &v, &n, &e) != LC_OK)
+        goto done;
+    pr->passes++;
+    /* The nodes that hold what the host is about to drop. */
+    while (k < n && v[k].first_ordinal < row.ordinal) k++;
+    if (k == 0) goto done;
+    int stubbed = 0;
+    if (project_render_text(v, k, budget, &text, &stubbed, &e) != LC_OK) goto done;
+    cJSON *res = cJSON_CreateObject(), *c = cJSON_AddObjectToObject(res, "compaction");
+    cJSON_AddStringToObject(c, "summary", text);
+    cJSON_AddStringToObject(c, "firstKeptEntryId", first_kept);
+    cJSON_AddNumberToObject(c, "tokensBefore", cJSON_IsNumber(tb) ? tb->valuedouble : 0);
+    cJSON *d = cJSON_AddObjectToObject(c, "details"), *lcm = cJSON_AddObjectToObject(d, "lcm");
+    cJSON *ids = cJSON_AddArrayToObject(lcm, "nodes");
+    for (size_t i = 0; i < k; i++) cJSON_AddItemToArray(ids, cJSON_CreateNumber((double)v[i].id));
+    cJSON_AddNumberToObject(lcm, "stubbed", stubbed);
+    *out = res;
+done:
+    if (!*out)
+        plugin_log(p, AP_LEVEL_WARNING, "lcm: the host's compaction runs unchanged: %s",
+                   e ? e : "the DAG could not cover the compacted messages");
+    free(e);
+    free(text);
+    dag_nodes_free(v, n);
+    store_row_free(&row);
+    return AP_OK;
+}
+
+int lcm_glue_compact(lc_plugin *p, const cJSON *ev, char **err)
+{
+    (void)ev;
+    (void)err;
+    /* The host's context now starts at its compaction; a pinned cut whose anchor is still
+     * there keeps applying, one whose anchor left is dropped by the next request. */
+    lcm_pin_flush(p);
+    return AP_OK;
+}
 
 int lcm_glue_tree(lc_plugin *p, const cJSON *ev, char **err)
 {
@@ -355,4 +852,12 @@ int lcm_glue_tree(lc_plugin *p, const cJSON *ev, char **err)
     (void)err;
     lcm_mark_from_host(p);
     return AP_OK;
+}
+
+/* Live context exports its anchor when it has one; until it does, no raw message is
+ * owned by a revision. */
+__attribute__((weak)) size_t clm_glue_anchor(lc_plugin *p)
+{
+    (void)p;
+    return 0;
 }

@@ -235,6 +235,42 @@ static void plugin_release_context(void *state, ap_context_result *r)
     free(r);
 }
 
+/* Compose the two projections: live context owns the prefix up to its anchor (its items
+ * before the first raw index >= anchor), LCM owns the raw suffix past it (its items after
+ * the `anchor` pass-through ones). Either alone is the answer. Both inputs are consumed. */
+static int plugin_chain_context(lc_plugin *p, ap_context_result *clm, ap_context_result *lcm,
+                                size_t anchor, ap_context_result **out, char **err)
+{
+    *out = NULL;
+    if (!clm || !lcm) {
+        *out = clm ? clm : lcm;
+        return AP_OK;
+    }
+    size_t head = 0;
+    while (head < clm->n_items && clm->items[head].input_index < (int64_t)anchor) head++;
+    size_t skip = anchor < lcm->n_items ? anchor : lcm->n_items;
+    ap_context_result *r = calloc(1, sizeof *r);
+    size_t n = head + (lcm->n_items - skip);
+    if (!r || !(r->items = calloc(n ? n : 1, sizeof *r->items))) {
+        free(r);
+        plugin_release_context(p, clm);
+        plugin_release_context(p, lcm);
+        return lc_errf(err, AP_NOMEM, "out of memory composing the context");
+    }
+    for (size_t i = 0; i < head; i++) {
+        r->items[r->n_items++] = clm->items[i];
+        clm->items[i].json = NULL;
+    }
+    for (size_t i = skip; i < lcm->n_items; i++) {
+        r->items[r->n_items++] = lcm->items[i];
+        lcm->items[i].json = NULL;
+    }
+    plugin_release_context(p, clm);
+    plugin_release_context(p, lcm);
+    *out = r;
+    return AP_OK;
+}
+
 static void plugin_unload(void *state)
 {
     lc_plugin *p = state;
@@ -318,9 +354,18 @@ static int on_context(void *state, const ap_context_event *ev, ap_context_result
         return lc_errf(err, AP_INVALID, "context: the event is missing or too small");
     p->context_calls++;
     p->last_n_messages = ev->n_messages;
-    int rc = lcm_glue_context(p, ev, err);
+    size_t anchor = clm_glue_anchor(p);
+    ap_context_result *lcm = NULL, *clm = NULL;
+    int rc = lcm_glue_context(p, ev, anchor, &lcm, err);
     if (rc != AP_OK) return rc;
-    return clm_glue_context(p, ev, out, err);
+    rc = clm_glue_context(p, ev, &clm, err);
+    if (rc != AP_OK) {
+        plugin_release_context(p, lcm);
+        return rc;
+    }
+    rc = plugin_chain_context(p, clm, lcm, anchor, out, err);
+    if (rc == AP_OK) lcm_glue_context_sent(p, ev, *out);
+    return rc;
 }
 
 static int on_before_provider_request(void *state, const char *json, char **out_json,

@@ -85,8 +85,17 @@ int lcm_glue_init(lc_plugin *p, char **err);
 void lcm_glue_free(lc_plugin *p);
 int lcm_glue_session_start(lc_plugin *p, const cJSON *ev, char **err);
 int lcm_glue_session_shutdown(lc_plugin *p, char **err);
-/* Runs before clm_glue_context on the raw input: ingest what is new. */
-int lcm_glue_context(lc_plugin *p, const ap_context_event *ev, char **err);
+/* Runs before clm_glue_context on the raw input: ingest what is new, then project the
+ * raw suffix past `clm_anchor` (the raw messages the active live-context revision owns;
+ * 0 when none). *out: NULL (send the input unchanged) or the projection of the raw input,
+ * released like any context result. */
+int lcm_glue_context(lc_plugin *p, const ap_context_event *ev, size_t clm_anchor,
+                     ap_context_result **out, char **err);
+/* After composition: what the host is sent (NULL = the input unchanged), for LCM's
+ * request log (LCM_REQUEST_LOG). */
+void lcm_glue_context_sent(lc_plugin *p, const ap_context_event *ev, const ap_context_result *sent);
+/* The count of raw messages owned by the active live-context revision (0 if none). */
+size_t clm_glue_anchor(lc_plugin *p);
 int lcm_glue_turn_end(lc_plugin *p, const cJSON *ev, char **err);
 int lcm_glue_before_compact(lc_plugin *p, const cJSON *ev, cJSON **out, char **err);
 int lcm_glue_compact(lc_plugin *p, const cJSON *ev, char **err);

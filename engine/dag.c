@@ -1,0 +1,768 @@
+/*
+ * dag.c -- the summary DAG: compaction passes, the frontier, node headers, coverage,
+ * event rows and heal (dag.h). Every node is written with its provenance in one
+ * transaction (store_summary_add), so the store is consistent after any crash and a pass
+ * resumes by asking which messages no leaf covers yet.
+ */
+#include "dag.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "util.h"
+
+#define DAG_DEFAULT_CHUNK 20000
+#define DAG_DEFAULT_SUMMARY 1200
+#define DAG_HEAL_WINDOWS 8
+
+/* Host compaction summaries are outside the DAG: they restate history the DAG already
+ * holds as originals, and summarizing them would summarize the same text twice. */
+#define DAG_ELIGIBLE " m.removed = 0 AND m.role NOT IN ('compactionSummary','branchSummary') "
+
+static int dag_sqlerr(store *s, char **err, const char *what)
+{
+    return lc_errf(err, LC_ERR, "dag: %s: %s", what, sqlite3_errmsg(store_db(s)));
+}
+
+static int64_t dag_now_ms(void) { return (int64_t)time(NULL) * 1000; }
+
+/* ---- events and runs ------------------------------------------------------------- */
+
+int dag_event(store *s, const char *kind, const char *data_json, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = LC_OK;
+    if (sqlite3_prepare_v2(store_db(s), "INSERT INTO lcm_events(kind, data, created) VALUES(?,?,?)",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = dag_sqlerr(s, err, "event");
+        goto done;
+    }
+    sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
+    if (data_json)
+        sqlite3_bind_text(st, 2, data_json, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 2);
+    sqlite3_bind_int64(st, 3, dag_now_ms());
+    if (sqlite3_step(st) != SQLITE_DONE) rc = dag_sqlerr(s, err, "event");
+done:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int64_t dag_event_count(store *s, const char *kind)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t n = 0;
+    if (sqlite3_prepare_v2(store_db(s), "SELECT count(*) FROM lcm_events WHERE kind = ?", -1, &st,
+                           NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) == SQLITE_ROW) n = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    return n;
+}
+
+/* A `runs` row while the pass works: doctor tells a pass in progress (live pid) from one
+ * whose writer died (its rows are still consistent, only the run row is left open). */
+static int64_t dag_run_begin(store *s, const char *kind)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t id = 0;
+    if (sqlite3_prepare_v2(store_db(s), "INSERT INTO runs(kind, pid, started) VALUES(?,?,?)", -1,
+                           &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, (sqlite3_int64)getpid());
+        sqlite3_bind_int64(st, 3, dag_now_ms());
+        if (sqlite3_step(st) == SQLITE_DONE) id = sqlite3_last_insert_rowid(store_db(s));
+    }
+    sqlite3_finalize(st);
+    return id;
+}
+
+static void dag_run_end(store *s, int64_t id, const char *status)
+{
+    sqlite3_stmt *st = NULL;
+    if (id <= 0) return;
+    if (sqlite3_prepare_v2(store_db(s), "UPDATE runs SET finished = ?, status = ? WHERE id = ?", -1,
+                           &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, dag_now_ms());
+        sqlite3_bind_text(st, 2, status, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 3, id);
+        sqlite3_step(st);
+    }
+    sqlite3_finalize(st);
+}
+
+/* ---- boundaries and coverage ------------------------------------------------------ */
+
+int dag_fresh_boundary(store *s, long keep_recent_tokens, int64_t *ordinal, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = LC_OK, step;
+    long acc = 0;
+    int64_t boundary = 0, last = -1;
+    int reached = 0;
+    if (sqlite3_prepare_v2(store_db(s),
+                           "SELECT ordinal, role, tokens FROM messages WHERE removed = 0"
+                           " ORDER BY ordinal DESC",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = dag_sqlerr(s, err, "fresh tail");
+        goto done;
+    }
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t ord = sqlite3_column_int64(st, 0);
+        const char *role = (const char *)sqlite3_column_text(st, 1);
+        if (last < 0) {
+            last = ord;
+            if (keep_recent_tokens <= 0) {
+                boundary = ord + 1;
+                reached = 1;
+                break;
+            }
+        }
+        if (!reached) {
+            acc += (long)sqlite3_column_int64(st, 2);
+            boundary = ord;
+            if (acc >= keep_recent_tokens) reached = 1;
+            if (!reached) continue;
+        }
+        /* A tail that starts at a toolResult would orphan it from its call. */
+        boundary = ord;
+        if (!role || strcmp(role, "toolResult") != 0) break;
+    }
+    if (step != SQLITE_ROW && step != SQLITE_DONE) {
+        rc = dag_sqlerr(s, err, "fresh tail");
+        goto done;
+    }
+    if (!reached) boundary = 0; /* everything is fresh */
+    else if (step == SQLITE_DONE) boundary = 0; /* walked to the first message: all in the tail */
+    *ordinal = boundary;
+done:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int dag_uncovered(store *s, int64_t before_ordinal, int64_t *count, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = LC_OK;
+    *count = 0;
+    if (sqlite3_prepare_v2(store_db(s),
+                           "SELECT count(*) FROM messages m WHERE" DAG_ELIGIBLE
+                           " AND (?1 <= 0 OR m.ordinal < ?1) AND NOT EXISTS"
+                           " (SELECT 1 FROM summary_messages sm WHERE sm.entry_id = m.entry_id)",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = dag_sqlerr(s, err, "coverage");
+        goto done;
+    }
+    sqlite3_bind_int64(st, 1, before_ordinal);
+    if (sqlite3_step(st) != SQLITE_ROW) {
+        rc = dag_sqlerr(s, err, "coverage");
+        goto done;
+    }
+    *count = sqlite3_column_int64(st, 0);
+done:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* ---- nodes -------------------------------------------------------------------------- */
+
+void dag_nodes_free(dag_node *v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++) {
+        free(v[i].text);
+        free(v[i].rich);
+        free(v[i].first_entry);
+        free(v[i].last_entry);
+    }
+    free(v);
+}
+
+char *dag_header(const dag_node *n)
+{
+    return lc_asprintf("[lcm:summary #%lld depth %d span %s..%s]", (long long)n->id, n->depth,
+                       n->first_entry ? n->first_entry : "?", n->last_entry ? n->last_entry : "?");
+}
+
+long dag_node_block_tokens(const dag_node *n)
+{
+    char *h = dag_header(n);
+    long t = (long)summ_estimate_tokens(h ? h : "") + (long)summ_estimate_tokens(n->text ? n->text : "") + 1;
+    free(h);
+    return t;
+}
+
+static char *dag_col(sqlite3_stmt *st, int col)
+{
+    const unsigned char *t = sqlite3_column_text(st, col);
+    return t ? lc_strdup((const char *)t) : NULL;
+}
+
+int dag_frontier(store *s, dag_node **out, size_t *n, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = LC_OK, step;
+    dag_node *v = NULL;
+    size_t k = 0, cap = 0;
+    *out = NULL;
+    *n = 0;
+    if (sqlite3_prepare_v2(store_db(s),
+                           "SELECT s.id, s.depth, s.kind, s.text, s.tiers, s.tokens, sp.first_ordinal,"
+                           " sp.last_ordinal, sp.first_entry, sp.last_entry, sp.entry_count"
+                           " FROM summaries s JOIN summary_spans sp ON sp.summary_id = s.id"
+                           " WHERE NOT EXISTS (SELECT 1 FROM summary_children c WHERE c.child_id = s.id)"
+                           " ORDER BY sp.first_ordinal, s.id",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = dag_sqlerr(s, err, "frontier");
+        goto done;
+    }
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        if (k == cap) {
+            size_t nc = cap ? cap * 2 : 16;
+            dag_node *nv = realloc(v, nc * sizeof *nv);
+            if (!nv) {
+                rc = lc_errf(err, LC_NOMEM, "dag: out of memory");
+                goto done;
+            }
+            v = nv;
+            cap = nc;
+        }
+        dag_node *d = &v[k++];
+        memset(d, 0, sizeof *d);
+        d->id = sqlite3_column_int64(st, 0);
+        d->depth = sqlite3_column_int(st, 1);
+        const char *kind = (const char *)sqlite3_column_text(st, 2);
+        d->leaf = kind && strcmp(kind, "leaf") == 0;
+        d->text = dag_col(st, 3);
+        if (sqlite3_column_type(st, 4) != SQLITE_NULL) {
+            cJSON *tiers = cJSON_Parse((const char *)sqlite3_column_text(st, 4));
+            const char *rich = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(tiers, "rich"));
+            if (rich) d->rich = lc_strdup(rich);
+            cJSON_Delete(tiers);
+        }
+        d->tokens = (long)sqlite3_column_int64(st, 5);
+        d->first_ordinal = sqlite3_column_int64(st, 6);
+        d->last_ordinal = sqlite3_column_int64(st, 7);
+        d->first_entry = dag_col(st, 8);
+        d->last_entry = dag_col(st, 9);
+        d->entry_count = sqlite3_column_int64(st, 10);
+        if (!d->text) {
+            rc = lc_errf(err, LC_NOMEM, "dag: out of memory");
+            goto done;
+        }
+    }
+    if (step != SQLITE_DONE) {
+        rc = dag_sqlerr(s, err, "frontier");
+        goto done;
+    }
+    *out = v;
+    *n = k;
+    v = NULL;
+    k = 0;
+done:
+    sqlite3_finalize(st);
+    dag_nodes_free(v, k);
+    return rc;
+}
+
+static long dag_block_total(const dag_node *v, size_t n)
+{
+    long t = 0;
+    for (size_t i = 0; i < n; i++) t += dag_node_block_tokens(&v[i]);
+    return t;
+}
+
+/* Write one node from a summarizer result; the tiers keep the thorough text and say which
+ * rung and entry produced the primary one (heal and describe read them). */
+static int dag_write_node(store *s, const summ_result *r, int depth, const char *const *entries,
+                          size_t n_entries, const int64_t *children, size_t n_children,
+                          int64_t *id, char **err)
+{
+    int rc;
+    cJSON *tiers = cJSON_CreateObject();
+    char *tiers_json = NULL;
+    if (!tiers) return lc_errf(err, LC_NOMEM, "dag: out of memory");
+    if (r->rich_text) cJSON_AddStringToObject(tiers, "rich", r->rich_text);
+    cJSON_AddNumberToObject(tiers, "level", r->level);
+    cJSON_AddStringToObject(tiers, "entry", r->entry ? r->entry : "?");
+    tiers_json = cJSON_PrintUnformatted(tiers);
+    cJSON_Delete(tiers);
+    if (!tiers_json) return lc_errf(err, LC_NOMEM, "dag: out of memory");
+    store_summary in = {
+        .kind = n_children ? "condensed" : "leaf",
+        .depth = depth,
+        .text = r->text,
+        .tiers_json = tiers_json,
+        .tokens = (int64_t)r->tokens,
+        .entry_ids = entries,
+        .n_entries = n_entries,
+        .children = children,
+        .n_children = n_children,
+    };
+    rc = store_summary_add(s, &in, id, err);
+    free(tiers_json);
+    return rc;
+}
+
+/* ---- leaves ------------------------------------------------------------------------- */
+
+typedef struct dag_chunk {
+    char **ids;
+    size_t n, cap;
+    sbuf src;
+    long tokens;
+    int64_t last_ordinal;
+} dag_chunk;
+
+static void dag_chunk_reset(dag_chunk *c)
+{
+    for (size_t i = 0; i < c->n; i++) free(c->ids[i]);
+    c->n = 0;
+    c->tokens = 0;
+    c->src.len = 0;
+    if (c->src.p) c->src.p[0] = '\0';
+}
+
+static void dag_chunk_free(dag_chunk *c)
+{
+    dag_chunk_reset(c);
+    free(c->ids);
+    sb_free(&c->src);
+}
+
+static int dag_chunk_add(dag_chunk *c, const char *id, const char *role, const char *text,
+                         long tokens, int64_t ordinal)
+{
+    if (c->n == c->cap) {
+        size_t nc = c->cap ? c->cap * 2 : 32;
+        char **ni = realloc(c->ids, nc * sizeof *ni);
+        if (!ni) return LC_NOMEM;
+        c->ids = ni;
+        c->cap = nc;
+    }
+    if (!(c->ids[c->n] = lc_strdup(id))) return LC_NOMEM;
+    c->n++;
+    sb_printf(&c->src, "%s: %s\n\n", role, text ? text : "");
+    c->tokens += tokens;
+    c->last_ordinal = ordinal;
+    return c->src.oom ? LC_NOMEM : LC_OK;
+}
+
+/* Read the next chunk of uncovered eligible messages after `after_ordinal` and before
+ * `boundary`. *complete: the chunk reached leaf_chunk tokens at a place a leaf may end. */
+static int dag_next_chunk(store *s, int64_t after_ordinal, int64_t boundary, long chunk_tokens,
+                          dag_chunk *c, int *complete, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = LC_OK, step;
+    *complete = 0;
+    dag_chunk_reset(c);
+    if (sqlite3_prepare_v2(store_db(s),
+                           "SELECT m.ordinal, m.entry_id, m.role, m.text, m.tokens FROM messages m"
+                           " WHERE" DAG_ELIGIBLE " AND m.ordinal > ?1 AND m.ordinal < ?2"
+                           " AND NOT EXISTS (SELECT 1 FROM summary_messages sm WHERE sm.entry_id = m.entry_id)"
+                           " ORDER BY m.ordinal",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = dag_sqlerr(s, err, "uncovered messages");
+        goto done;
+    }
+    sqlite3_bind_int64(st, 1, after_ordinal);
+    sqlite3_bind_int64(st, 2, boundary);
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *role = (const char *)sqlite3_column_text(st, 2);
+        /* A leaf ends where the chunk is full, but never right before a toolResult: the
+         * call and its result are one unit for the summary and for the cut after it. */
+        if (c->tokens >= chunk_tokens && (!role || strcmp(role, "toolResult") != 0)) {
+            *complete = 1;
+            break;
+        }
+        if (dag_chunk_add(c, (const char *)sqlite3_column_text(st, 1), role ? role : "?",
+                          (const char *)sqlite3_column_text(st, 3),
+                          (long)sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 0)) != LC_OK) {
+            rc = lc_errf(err, LC_NOMEM, "dag: out of memory");
+            goto done;
+        }
+    }
+    if (step != SQLITE_ROW && step != SQLITE_DONE) rc = dag_sqlerr(s, err, "uncovered messages");
+done:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static long dag_or(long v, long dflt) { return v > 0 ? v : dflt; }
+
+static int dag_leaves(store *s, summ_ctx *sc, const dag_opts *o, int64_t boundary,
+                      dag_stats *stats, int *nodes, char **err)
+{
+    int rc = LC_OK, complete = 0;
+    dag_chunk c = {0};
+    int64_t after = -1;
+    long chunk = dag_or(o->leaf_chunk_tokens, DAG_DEFAULT_CHUNK);
+    long target = dag_or(o->summary_tokens, DAG_DEFAULT_SUMMARY);
+    summ_result r = {0};
+    for (;;) {
+        if (o->max_nodes > 0 && *nodes >= o->max_nodes) break;
+        if (o->max_source_tokens > 0 && stats->source_tokens >= o->max_source_tokens) break;
+        if ((rc = dag_next_chunk(s, after, boundary, chunk, &c, &complete, err)) != LC_OK) goto done;
+        if (c.n == 0) break;
+        if (!complete && !o->flush) break;
+        if ((rc = summ_summarize(sc, c.src.p, (size_t)target, &r, err)) != LC_OK) goto done;
+        int64_t id = 0;
+        rc = dag_write_node(s, &r, 0, (const char *const *)c.ids, c.n, NULL, 0, &id, err);
+        if (rc != LC_OK) goto done;
+        stats->leaves++;
+        stats->source_tokens += c.tokens;
+        stats->summary_tokens += (long)r.tokens;
+        (*nodes)++;
+        summ_result_free(&r);
+        memset(&r, 0, sizeof r);
+        after = c.last_ordinal;
+        if (!complete) break;
+    }
+    /* Work left behind a cap is not an error: the next pass starts where this one ended. */
+    if (c.n > 0 && (complete || o->flush) &&
+        ((o->max_nodes > 0 && *nodes >= o->max_nodes) ||
+         (o->max_source_tokens > 0 && stats->source_tokens >= o->max_source_tokens)))
+        stats->capped = 1;
+done:
+    summ_result_free(&r);
+    dag_chunk_free(&c);
+    return rc;
+}
+
+/* ---- condensation -------------------------------------------------------------------- */
+
+/* The oldest run (>= 2) of adjacent same-depth nodes at the shallowest depth that has one.
+ * Returns the run length (0: none) and its start in *start. */
+static size_t dag_find_run(const dag_node *v, size_t n, size_t *start)
+{
+    for (int d = 0; d < DAG_MAX_DEPTH; d++) {
+        for (size_t i = 0; i + 1 < n; i++) {
+            if (v[i].depth != d || v[i + 1].depth != d) continue;
+            size_t len = 2;
+            while (len < DAG_MAX_FANOUT && i + len < n && v[i + len].depth == d) len++;
+            *start = i;
+            return len;
+        }
+    }
+    return 0;
+}
+
+static int dag_condense(store *s, summ_ctx *sc, const dag_opts *o, dag_stats *stats, int *nodes,
+                        char **err)
+{
+    int rc = LC_OK;
+    dag_node *v = NULL;
+    size_t n = 0;
+    long target = dag_or(o->summary_tokens, DAG_DEFAULT_SUMMARY);
+    summ_result r = {0};
+    sbuf src = {0};
+    for (;;) {
+        dag_nodes_free(v, n);
+        v = NULL;
+        if ((rc = dag_frontier(s, &v, &n, err)) != LC_OK) goto done;
+        stats->block_tokens = dag_block_total(v, n);
+        if (o->block_budget <= 0 || stats->block_tokens <= o->block_budget) break;
+        if (o->max_nodes > 0 && *nodes >= o->max_nodes) {
+            stats->capped = 1;
+            break;
+        }
+        size_t start = 0, len = dag_find_run(v, n, &start);
+        if (len == 0) {
+            char *data = lc_asprintf("{\"blockTokens\":%ld,\"budget\":%ld,\"frontier\":%zu}",
+                                     stats->block_tokens, o->block_budget, n);
+            stats->stalled = 1;
+            rc = dag_event(s, "condensation-stalled", data, err);
+            free(data);
+            goto done;
+        }
+        int depth = v[start].depth + 1;
+        assert(depth <= DAG_MAX_DEPTH);
+        int64_t children[DAG_MAX_FANOUT];
+        src.len = 0;
+        for (size_t i = 0; i < len; i++) {
+            char *h = dag_header(&v[start + i]);
+            sb_printf(&src, "%s\n%s\n\n", h ? h : "", v[start + i].text);
+            free(h);
+            children[i] = v[start + i].id;
+        }
+        if (src.oom) {
+            rc = lc_errf(err, LC_NOMEM, "dag: out of memory");
+            goto done;
+        }
+        if ((rc = summ_summarize(sc, src.p, (size_t)target, &r, err)) != LC_OK) goto done;
+        int64_t id = 0;
+        if ((rc = dag_write_node(s, &r, depth, NULL, 0, children, len, &id, err)) != LC_OK) goto done;
+        stats->condensed++;
+        stats->summary_tokens += (long)r.tokens;
+        (*nodes)++;
+        summ_result_free(&r);
+        memset(&r, 0, sizeof r);
+    }
+done:
+    summ_result_free(&r);
+    sb_free(&src);
+    dag_nodes_free(v, n);
+    return rc;
+}
+
+int dag_pass(store *s, summ_ctx *sc, const dag_opts *o, dag_stats *out, char **err)
+{
+    int rc = LC_OK, nodes = 0;
+    dag_stats stats = {0};
+    int64_t boundary = 0;
+    int64_t run = dag_run_begin(s, "dag-pass");
+    summ_pass_begin(sc);
+    if (o->before_ordinal > 0)
+        boundary = o->before_ordinal;
+    else if ((rc = dag_fresh_boundary(s, o->keep_recent_tokens, &boundary, err)) != LC_OK)
+        goto done;
+    stats.boundary_ordinal = boundary;
+    if ((rc = dag_leaves(s, sc, o, boundary, &stats, &nodes, err)) != LC_OK) goto done;
+    rc = dag_condense(s, sc, o, &stats, &nodes, err);
+done:
+    dag_run_end(s, run, rc != LC_OK ? "error" : stats.stalled ? "condensation-stalled"
+                                              : stats.capped ? "capped" : "ok");
+    if (out) *out = stats;
+    return rc;
+}
+
+/* ---- heal ----------------------------------------------------------------------------- */
+
+void dag_heal_report_free(dag_heal_report *r)
+{
+    if (!r) return;
+    free(r->text);
+    r->text = NULL;
+}
+
+/* The source a node was made from: its messages (leaf) or its children (condensed). */
+static char *dag_node_source(store *s, int64_t id, int leaf)
+{
+    sqlite3_stmt *st = NULL;
+    sbuf b = {0};
+    const char *sql = leaf ? "SELECT m.role, m.text FROM summary_messages sm JOIN messages m"
+                             " ON m.entry_id = sm.entry_id WHERE sm.summary_id = ? ORDER BY sm.position"
+                           : "SELECT '', s.text FROM summary_children c JOIN summaries s"
+                             " ON s.id = c.child_id WHERE c.parent_id = ? ORDER BY c.position";
+    if (sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQLITE_OK) return NULL;
+    sqlite3_bind_int64(st, 1, id);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *role = (const char *)sqlite3_column_text(st, 0);
+        const char *text = (const char *)sqlite3_column_text(st, 1);
+        if (role && *role) sb_printf(&b, "%s: ", role);
+        sb_printf(&b, "%s\n\n", text ? text : "");
+    }
+    sqlite3_finalize(st);
+    if (b.oom) {
+        sb_free(&b);
+        return NULL;
+    }
+    return b.p ? sb_detach(&b) : lc_strdup("");
+}
+
+static int dag_replace_text(store *s, int64_t id, const char *old_text, const char *text,
+                            char **err)
+{
+    sqlite3 *db = store_db(s);
+    sqlite3_stmt *up = NULL, *del = NULL, *ins = NULL;
+    int rc = LC_OK, in_tx = 0;
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+        rc = dag_sqlerr(s, err, "heal");
+        goto done;
+    }
+    in_tx = 1;
+    if (sqlite3_prepare_v2(db, "UPDATE summaries SET text = ?, tokens = ? WHERE id = ?", -1, &up,
+                           NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db,
+                           "INSERT INTO summaries_fts(summaries_fts, rowid, text) VALUES('delete', ?, ?)",
+                           -1, &del, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db, "INSERT INTO summaries_fts(rowid, text) VALUES(?, ?)", -1, &ins, NULL) !=
+            SQLITE_OK) {
+        rc = dag_sqlerr(s, err, "heal");
+        goto done;
+    }
+    sqlite3_bind_text(up, 1, text, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(up, 2, (sqlite3_int64)summ_estimate_tokens(text));
+    sqlite3_bind_int64(up, 3, id);
+    sqlite3_bind_int64(del, 1, id);
+    sqlite3_bind_text(del, 2, old_text, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(ins, 1, id);
+    sqlite3_bind_text(ins, 2, text, -1, SQLITE_STATIC);
+    if (sqlite3_step(up) != SQLITE_DONE || sqlite3_step(del) != SQLITE_DONE ||
+        sqlite3_step(ins) != SQLITE_DONE) {
+        rc = dag_sqlerr(s, err, "heal");
+        goto done;
+    }
+    if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+        rc = dag_sqlerr(s, err, "heal");
+        goto done;
+    }
+    in_tx = 0;
+done:
+    sqlite3_finalize(up);
+    sqlite3_finalize(del);
+    sqlite3_finalize(ins);
+    if (in_tx) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
+/* Map the source over windows of `window` tokens and reduce once. LC_BUSY: a budget
+ * refused a call. *out malloc'd. */
+static int dag_heal_text(summ_ctx *sc, const char *source, long window, long target, char **out,
+                         char **err)
+{
+    size_t len = strlen(source), step = (size_t)window * 4;
+    size_t windows = (len + step - 1) / step;
+    const char *entry = NULL;
+    int rc = LC_OK;
+    sbuf maps = {0};
+    *out = NULL;
+    if (windows <= 1)
+        return summ_run_chain(sc, source, (size_t)target, SUMM_DETAILS, "heal", out, &entry, err);
+    for (size_t w = 0; w < windows; w++) {
+        size_t from = w * step, n = len - from < step ? len - from : step;
+        char *part = lc_strndup(source + from, n), *text = NULL;
+        if (!part) {
+            rc = lc_errf(err, LC_NOMEM, "dag: out of memory");
+            goto done;
+        }
+        rc = summ_run_chain(sc, part, (size_t)target, SUMM_DETAILS, "heal-map", &text, &entry, err);
+        free(part);
+        if (rc != LC_OK) goto done;
+        sb_printf(&maps, "%s\n\n", text);
+        free(text);
+    }
+    if (maps.oom) {
+        rc = lc_errf(err, LC_NOMEM, "dag: out of memory");
+        goto done;
+    }
+    rc = summ_run_chain(sc, maps.p, (size_t)target, SUMM_DETAILS, "heal-reduce", out, &entry, err);
+done:
+    sb_free(&maps);
+    return rc;
+}
+
+int dag_heal(store *s, summ_ctx *sc, const dag_heal_opts *o, dag_heal_report *out, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = LC_OK, step, attempted = 0;
+    sbuf b = {0};
+    long window = dag_or(o->heal_source_tokens, 3000);
+    long target = dag_or(o->summary_tokens, DAG_DEFAULT_SUMMARY);
+    int64_t run = o->apply ? dag_run_begin(s, "heal") : 0;
+    memset(out, 0, sizeof *out);
+    if (sc) summ_pass_begin(sc);
+    if (sqlite3_prepare_v2(store_db(s),
+                           "SELECT id, kind, text FROM summaries WHERE substr(text, 1, ?) = ? ORDER BY id",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = dag_sqlerr(s, err, "heal");
+        goto done;
+    }
+    sqlite3_bind_int(st, 1, (int)strlen(SUMM_TRUNCATED_TAG));
+    sqlite3_bind_text(st, 2, SUMM_TRUNCATED_TAG, -1, SQLITE_STATIC);
+    /* Candidates are read first: a heal write must not run under an open read cursor. */
+    typedef struct cand { int64_t id; int leaf; char *text; } cand;
+    cand *cs = NULL;
+    size_t nc = 0, capc = 0;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        if (nc == capc) {
+            size_t ncap = capc ? capc * 2 : 16;
+            cand *n2 = realloc(cs, ncap * sizeof *n2);
+            if (!n2) break;
+            cs = n2;
+            capc = ncap;
+        }
+        cs[nc].id = sqlite3_column_int64(st, 0);
+        cs[nc].leaf = strcmp((const char *)sqlite3_column_text(st, 1), "leaf") == 0;
+        cs[nc].text = dag_col(st, 2);
+        nc++;
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    out->candidates = (int)nc;
+    sb_printf(&b, "heal%s: %zu mechanical node(s)\n", o->apply ? "" : " (dry run)", nc);
+    for (size_t i = 0; i < nc && rc == LC_OK; i++) {
+        char *source = dag_node_source(s, cs[i].id, cs[i].leaf), *text = NULL, *e = NULL;
+        long src_tokens = source ? (long)summ_estimate_tokens(source) : 0;
+        long windows = (src_tokens + window - 1) / window;
+        if (!source) {
+            rc = lc_errf(err, LC_NOMEM, "dag: out of memory");
+        } else if (windows > DAG_HEAL_WINDOWS) {
+            out->blocked++;
+            sb_printf(&b, "#%lld: blocked: source %ld tokens is %ld windows of %ld (max %d)\n",
+                      (long long)cs[i].id, src_tokens, windows, window, DAG_HEAL_WINDOWS);
+        } else if (o->max_nodes > 0 && attempted >= o->max_nodes) {
+            sb_printf(&b, "#%lld: left for a later run (--max-nodes %d)\n", (long long)cs[i].id,
+                      o->max_nodes);
+        } else if (!o->apply || !sc) {
+            attempted++;
+            sb_printf(&b, "#%lld: would re-derive from %ld source tokens in %ld window(s)\n",
+                      (long long)cs[i].id, src_tokens, windows < 1 ? 1 : windows);
+        } else {
+            summ_pass_stats ps;
+            summ_pass_stats_get(sc, &ps);
+            attempted++;
+            if (o->tokens_per_heal > 0 && ps.billed_tokens + src_tokens + target > o->tokens_per_heal) {
+                out->budget_stopped = 1;
+                sb_printf(&b, "#%lld: stopped: summarizerTokensPerHeal %ld would be crossed\n",
+                          (long long)cs[i].id, o->tokens_per_heal);
+                free(source);
+                break;
+            }
+            int hr = dag_heal_text(sc, source, window, target, &text, &e);
+            if (hr == LC_BUSY) {
+                out->budget_stopped = 1;
+                sb_printf(&b, "#%lld: stopped: a summarizer budget refused the call\n",
+                          (long long)cs[i].id);
+                free(e);
+                free(source);
+                break;
+            } else if (hr != LC_OK || !text || !*text ||
+                       strncmp(text, SUMM_TRUNCATED_TAG, strlen(SUMM_TRUNCATED_TAG)) == 0 ||
+                       summ_estimate_tokens(text) >= (size_t)src_tokens) {
+                out->unchanged++;
+                sb_printf(&b, "#%lld: unchanged (%s)\n", (long long)cs[i].id,
+                          hr != LC_OK ? (e ? e : "failed") : "no improvement");
+            } else if ((rc = dag_replace_text(s, cs[i].id, cs[i].text, text, err)) == LC_OK) {
+                out->healed++;
+                sb_printf(&b, "#%lld: healed (%zu tokens)\n", (long long)cs[i].id,
+                          summ_estimate_tokens(text));
+            }
+            free(e);
+            free(text);
+        }
+        free(source);
+    }
+    if (sc) {
+        summ_pass_stats ps;
+        summ_pass_stats_get(sc, &ps);
+        out->billed_tokens = ps.billed_tokens;
+    }
+    sb_printf(&b, "total: %d healed, %d unchanged, %d blocked%s; %ld tokens billed", out->healed,
+              out->unchanged, out->blocked, out->budget_stopped ? ", budget reached" : "",
+              out->billed_tokens);
+    if (o->apply && rc == LC_OK) {
+        char *data = lc_asprintf("{\"candidates\":%d,\"healed\":%d,\"unchanged\":%d,\"blocked\":%d,"
+                                 "\"billed\":%ld}",
+                                 out->candidates, out->healed, out->unchanged, out->blocked,
+                                 out->billed_tokens);
+        rc = dag_event(s, "heal", data, err);
+        free(data);
+    }
+    for (size_t i = 0; i < nc; i++) free(cs[i].text);
+    free(cs);
+    out->text = b.oom ? NULL : sb_detach(&b);
+    if (b.oom) sb_free(&b);
+done:
+    sqlite3_finalize(st);
+    dag_run_end(s, run, rc == LC_OK ? "ok" : "error");
+    return rc;
+}

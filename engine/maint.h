@@ -1,0 +1,174 @@
+/*
+ * maint.h -- store maintenance behind /lcm backup, export, import, doctor, gc, migrate and
+ * diagnose. Works on a bare SQLite connection (the live store's, or one a command-line
+ * tool opened) and on the store folder `<agent home>/lcm/`, so a second host or a CLI reuses
+ * it unchanged. Owns the integrity checks and their repairs, the verbatim JSONL export
+ * format, the retired-store and older-schema discovery, and the diagnose block's rules
+ * (bounded size, no bodies, `~` for home, masked error text).
+ */
+#ifndef LC_MAINT_H
+#define LC_MAINT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <cjson/cJSON.h>
+#include <sqlite3.h>
+
+#define MAINT_SAMPLE 8              /* offending ids named per check */
+#define MAINT_DIAG_BYTES 8192       /* the diagnose block's cap */
+#define MAINT_DIAG_ROWS 25          /* recent metric rows in the block */
+#define MAINT_MAX_DEPTH 8           /* the DAG depth cap (node shape check) */
+
+/* ---- cheap facts for /lcm status ----------------------------------------------------------- */
+
+int64_t maint_summary_count(sqlite3 *db);   /* 0 without a summaries table */
+int64_t maint_db_bytes(sqlite3 *db);        /* page_count x page_size */
+/* The projection pin as status prints it: "pinned at cut C (applied at X%)", or "none" when
+ * nothing is pinned or the store has no pin table (a build before the projection).
+ * malloc'd. */
+char *maint_pin_describe(sqlite3 *db);
+
+/* ---- backup / export / import ---------------------------------------------------------- */
+
+/* A copy of the database `src` is connected to, written to `dest_path` (mode 0600) with
+ * SQLite's online backup in one step: the copy is one read snapshot, consistent while
+ * another connection writes. dest_path must not exist. */
+int maint_backup(sqlite3 *src, const char *dest_path, char **err);
+
+/* Every row of every ordinary table (FTS shadow tables excluded: the index is derived)
+ * as JSONL, inside one read transaction: a header line
+ * {"lcmExport":1,"store":TAG,"schema":N,"tables":[...]} then {"table":T,"row":{...}} per
+ * row. Text is written byte for byte (only JSON's mandatory escapes), integers exactly,
+ * blobs as {"blob":"hex"}. The file is written to a temp name, fsynced and renamed, mode
+ * 0600. *rows (may be NULL) counts the rows. */
+int maint_export(sqlite3 *db, const char *tag, const char *path, int64_t *rows, char **err);
+
+/* 1 when a `runs` row has no finish and its pid is alive (this process included): a pass
+ * is running. *run_id (may be NULL) names it. 0 otherwise (also with no runs table). */
+int maint_pass_running(sqlite3 *db, int64_t *run_id);
+
+/* Load an export into `db`: rows are inserted unless their primary key exists (meta keeps
+ * the target's values), then the full-text indexes are rebuilt, all in one transaction.
+ * Refused (LC_BUSY) while a pass is running. *rows (may be NULL) counts inserted rows. */
+int maint_import(sqlite3 *db, const char *path, int64_t *rows, char **err);
+
+/* ---- doctor ------------------------------------------------------------------------------ */
+
+typedef struct maint_check {
+    const char *name;   /* static: "fts", "spans", "shape", "children", "duplicates",
+                           "foreign-keys", "schema", "dead-runs", "unleafed" */
+    int64_t count;      /* offending rows; 0 = the check passes */
+    char *sample;       /* up to MAINT_SAMPLE offending ids, ", "-joined (malloc'd) or NULL */
+    int info;           /* informational only (messages with no leaf yet is not a fault) */
+} maint_check;
+
+typedef struct maint_report {
+    maint_check *checks;
+    size_t n_checks;
+    int schema_version;
+    int64_t messages, summaries, removed, payload_bytes, file_handles, runs;
+    int64_t db_bytes;   /* page_count x page_size */
+    int64_t depth_hist[MAINT_MAX_DEPTH + 1];
+} maint_report;
+
+/* Run every check. `self` is this process's pid (its runs are never dead). The checks
+ * tolerate tables a build has not created yet. */
+int maint_doctor(sqlite3 *db, pid_t self, maint_report *out, char **err);
+void maint_report_free(maint_report *r);
+/* Faults (non-info checks with count > 0). */
+int64_t maint_report_faults(const maint_report *r);
+/* The checks as text lines ("fts: ok", "spans: 2 (#4, #9)"). malloc'd. */
+char *maint_report_format(const maint_report *r);
+
+typedef struct maint_repair_stats {
+    int fts_rebuilt;          /* both indexes re-derived from their rows */
+    int64_t dropped;          /* summaries whose span entry or child is gone (and parents) */
+    int64_t duplicates;       /* duplicate-span summaries removed */
+    int64_t reaped;           /* dead-writer runs closed */
+    int64_t orphans;          /* provenance rows that named no summary */
+} maint_repair_stats;
+
+/* Fix what doctor finds, in one transaction: rebuild both full-text indexes; drop summaries
+ * whose span names an entry the store lacks or whose child is gone (a parent of a dropped
+ * node loses a child and goes too); of summaries with the same span and depth keep the
+ * expandable one (all provenance present; then the oldest); close runs whose writer is
+ * dead (never `self`'s; a pid held by any live process reads as live); delete provenance
+ * rows that name no summary. */
+int maint_repair(sqlite3 *db, pid_t self, maint_repair_stats *out, char **err);
+
+/* 1 when pid names a live process (kill(pid, 0) succeeds or is refused for permission). */
+int maint_pid_alive(pid_t pid);
+
+/* ---- store folder: gc and migrate ----------------------------------------------------------- */
+
+typedef struct maint_store_info {
+    char *path;          /* the .sqlite file */
+    char *session_id;    /* meta session_id, else the file name without .sqlite */
+    int schema_version;  /* -1 when unreadable */
+    int64_t bytes;       /* file size (+ -wal) */
+} maint_store_info;
+
+typedef struct maint_store_list {
+    maint_store_info *v;
+    size_t n;
+} maint_store_list;
+void maint_store_list_free(maint_store_list *l);
+
+/* Stores under <agent_home>/lcm/ whose session has no session file any more: a session
+ * file is a *.jsonl in one of `session_dirs` (or one folder below) whose first line is a
+ * {"type":"session","id":ID} header. The current session's store is never listed. */
+int maint_gc_plan(const char *agent_home, const char *const *session_dirs, size_t n_dirs,
+                  const char *current_session, maint_store_list *out, char **err);
+/* Export every planned store into one file `export_path` (its stores one after the other,
+ * each with its header line), and only when the whole export is durably written, delete the
+ * stores (with -wal / -shm). A failed export deletes nothing. *deleted may be NULL. */
+int maint_gc_apply(const maint_store_list *plan, const char *export_path, size_t *deleted,
+                   char **err);
+
+/* Stores under <agent_home>/lcm/ whose schema version is below the build's. */
+int maint_migrate_plan(const char *agent_home, maint_store_list *out, char **err);
+/* Upgrade each planned store in place (a read-write open runs the forward migrations). */
+int maint_migrate_apply(const char *agent_home, const maint_store_list *plan, size_t *migrated,
+                        char **err);
+
+/* ---- diagnose ------------------------------------------------------------------------------- */
+
+typedef struct maint_diag_input {
+    const char *home;              /* the user's home (for `~`); NULL = $HOME */
+    const char *plugin_version;
+    const char *host_name;         /* may be NULL */
+    unsigned abi_version, api_level;
+    const char *mode;              /* "print", "interactive", ... may be NULL */
+    const char *session_id;        /* the store tag */
+    const char *session_file;      /* only its basename is printed */
+    int session_format;            /* session file format version (0 = unknown) */
+    sqlite3 *db;                   /* the live store, or NULL */
+    const char *store_path;
+    const char *pin;               /* "pinned at cut 3 (applied at 71%)" or "none" */
+    const char *thresholds;        /* zones_format_thresholds() text */
+    const char *model;             /* provider/id */
+    long window;
+    const char *chain;             /* the summarizer chain that runs */
+    const cJSON *config;           /* effective config (lcm_config_to_json) */
+    const char *config_path;
+    const cJSON *metrics_rows;     /* this session's rows, file order */
+} maint_diag_input;
+
+/* The one-block bug report: at most MAINT_DIAG_BYTES bytes. Carries no message body, no
+ * summary text, no query; every path inside home prints with `~` and any other absolute
+ * path as "[path]"; metric rows pass metrics_row_sanitized. When the block would exceed
+ * the cap, older recent rows are left out (the count left out is always printed).
+ * malloc'd; NULL on OOM. */
+char *maint_diagnose(const maint_diag_input *in);
+
+/* `path` with the home prefix replaced by `~`; a path outside home becomes "[path]".
+ * malloc'd. */
+char *maint_tilde(const char *home, const char *path);
+
+/* Write a diagnose block to `path` (mode 0600) with a final newline. An empty path is
+ * refused (LC_INVALID). */
+int maint_save(const char *path, const char *text, char **err);
+
+#endif

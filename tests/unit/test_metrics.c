@@ -1,0 +1,160 @@
+/*
+ * test_metrics.c -- the telemetry log: rows appended with their stamp, session and kind at
+ * mode 0600, read back per session with bad lines skipped, the /lcm report tally
+ * (model-fallback, heal runs), and the diagnose sanitizer.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "metrics.h"
+#include "util.h"
+
+static char home[256];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(home, sizeof home, "/tmp/lc-metrics-XXXXXX");
+    assert_non_null(mkdtemp(home));
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", home);
+    return system(cmd);
+}
+
+static void record(metrics *m, const char *kind, const char *json)
+{
+    cJSON *f = json ? cJSON_Parse(json) : NULL;
+    char *err = NULL;
+    assert_int_equal(metrics_record(m, kind, f, &err), LC_OK);
+    cJSON_Delete(f);
+}
+
+static void test_record_appends_one_stamped_row_per_event_at_mode_0600(void **state)
+{
+    (void)state;
+    metrics *m = NULL;
+    char *err = NULL;
+    assert_int_equal(metrics_open(home, "sess-a", &m, &err), LC_OK);
+    record(m, METRIC_SUMM_CALL, "{\"model\":\"auto\",\"stage\":\"leaf\",\"inputTokens\":120,\"kind\":\"spoof\"}");
+    record(m, METRIC_CONTEXT, NULL);
+    struct stat sb;
+    assert_int_equal(stat(metrics_path(m), &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0600);
+    cJSON *rows = NULL;
+    assert_int_equal(metrics_load(metrics_path(m), NULL, &rows, NULL, &err), LC_OK);
+    assert_int_equal(cJSON_GetArraySize(rows), 2);
+    cJSON *r0 = cJSON_GetArrayItem(rows, 0);
+    assert_string_equal(cJSON_GetObjectItem(r0, "kind")->valuestring, METRIC_SUMM_CALL);
+    assert_string_equal(cJSON_GetObjectItem(r0, "session")->valuestring, "sess-a");
+    assert_string_equal(cJSON_GetObjectItem(r0, "model")->valuestring, "auto");
+    assert_true(cJSON_GetObjectItem(r0, "ts")->valuedouble > 1.6e12);
+    cJSON_Delete(rows);
+    metrics_close(m);
+}
+
+static void test_load_keeps_one_session_and_skips_broken_lines(void **state)
+{
+    (void)state;
+    metrics *a = NULL, *b = NULL;
+    char *err = NULL;
+    assert_int_equal(metrics_open(home, "sess-a", &a, &err), LC_OK);
+    assert_int_equal(metrics_open(home, "sess-b", &b, &err), LC_OK);
+    record(a, METRIC_RECALL, NULL);
+    record(b, METRIC_RECALL, NULL);
+    record(a, METRIC_BRANCH, NULL);
+    FILE *fp = fopen(metrics_path(a), "a");
+    fputs("{not json\n", fp);
+    fclose(fp);
+    cJSON *rows = NULL;
+    size_t skipped = 0;
+    assert_int_equal(metrics_load(metrics_path(a), "sess-a", &rows, &skipped, &err), LC_OK);
+    assert_int_equal(cJSON_GetArraySize(rows), 2);
+    assert_int_equal(skipped, 1);
+    cJSON_Delete(rows);
+    /* A log that does not exist yet is an empty session, not an error. */
+    assert_int_equal(metrics_load("/nonexistent/metrics.jsonl", "x", &rows, NULL, &err), LC_OK);
+    assert_int_equal(cJSON_GetArraySize(rows), 0);
+    cJSON_Delete(rows);
+    metrics_close(a);
+    metrics_close(b);
+}
+
+static void test_report_names_model_fallback_heal_runs_and_billed_tokens(void **state)
+{
+    (void)state;
+    metrics *m = NULL;
+    char *err = NULL;
+    assert_int_equal(metrics_open(home, "s", &m, &err), LC_OK);
+    record(m, METRIC_SUMM_FALLBACK, "{\"from\":\"openrouter/x\",\"to\":\"auto\"}");
+    record(m, METRIC_SUMM_FALLBACK, NULL);
+    record(m, METRIC_SUMM_CALL, "{\"inputTokens\":1000,\"outputTokens\":200}");
+    record(m, METRIC_SUMM_CALL, "{\"inputTokens\":500,\"outputTokens\":100}");
+    record(m, METRIC_HEAL_START, NULL);
+    record(m, METRIC_HEAL_NODE, NULL);
+    record(m, METRIC_HEAL_NODE, NULL);
+    record(m, METRIC_HEAL_COMPLETE, NULL);
+    record(m, METRIC_CONTEXT, "{\"decision\":\"swap\",\"zone\":\"swap\"}");
+    cJSON *rows = NULL;
+    assert_int_equal(metrics_load(metrics_path(m), "s", &rows, NULL, &err), LC_OK);
+    char *r = metrics_report(rows, "s");
+    assert_non_null(r);
+    assert_non_null(strstr(r, "9 metric rows"));
+    assert_non_null(strstr(r, "model-fallback: 2"));
+    assert_non_null(strstr(r, "heal runs: 1 started, 1 completed, 2 nodes attempted"));
+    assert_non_null(strstr(r, "summarizer calls: 2, billed 1500 in / 300 out tokens"));
+    assert_non_null(strstr(r, "last: swap in zone swap"));
+    assert_non_null(strstr(r, "summarizer-fallback=2"));
+    free(r);
+    cJSON_Delete(rows);
+    metrics_close(m);
+}
+
+static void test_sanitized_row_masks_free_text_and_keeps_vocabulary(void **state)
+{
+    (void)state;
+    cJSON *row = cJSON_Parse("{\"ts\":1,\"session\":\"s-1\",\"kind\":\"summarizer-call\",\"model\":\"anthropic/claude-haiku-4-5\","
+                             "\"error\":\"401 invalid key sk-ant-api03-SECRETSECRET\",\"query\":\"needle words\","
+                             "\"path\":\"/home/u/project/file.c\",\"reason\":\"a sentence with spaces\","
+                             "\"stage\":\"leaf\",\"nested\":{\"model\":\"/abs/path\"},\"ok\":true}");
+    cJSON *s = metrics_row_sanitized(row);
+    char *t = cJSON_PrintUnformatted(s);
+    assert_null(strstr(t, "SECRET"));
+    assert_null(strstr(t, "needle"));
+    assert_null(strstr(t, "/home/u"));
+    assert_null(strstr(t, "/abs/path"));
+    assert_null(strstr(t, "sentence"));
+    assert_non_null(strstr(t, "\"model\":\"anthropic/claude-haiku-4-5\""));
+    assert_non_null(strstr(t, "\"stage\":\"leaf\""));
+    assert_non_null(strstr(t, "\"ok\":true"));
+    assert_non_null(strstr(t, "[masked"));
+    cJSON_free(t);
+    cJSON_Delete(s);
+    cJSON_Delete(row);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_record_appends_one_stamped_row_per_event_at_mode_0600, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_load_keeps_one_session_and_skips_broken_lines, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_report_names_model_fallback_heal_runs_and_billed_tokens, setup, teardown),
+        cmocka_unit_test(test_sanitized_row_masks_free_text_and_keeps_vocabulary),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
