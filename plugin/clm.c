@@ -1,49 +1,1350 @@
 /*
- * clm.c -- glue from ABI events to the live-context engine (skeleton: /clm status and
- * the /clm-compact command; every event passes through unchanged).
+ * clm.c -- the live-context glue (CLM architecture §2, §6, §7, §9): turns ABI events into
+ * calls of the CLM engine. Owns the glue state (clm_glue.h): the revision in force, the
+ * raw-prefix digest cache that keeps `context` O(new), the mirror folder and file, the
+ * one-call notices, the budget state, the settings in force, and the /clm and
+ * /clm-compact commands (the text pages live in clm_pages.c).
  */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
-#include "plugin.h"
-#include "util.h"
+#include "clm_glue.h"
+#include "message.h"
 
-static size_t clm_status_messages(const lc_plugin *p)
+#define CLM_SWEEP_AGE_S (7L * 24 * 3600)
+#define CLM_DIR_PREFIX "lossless-context-"
+
+/* Marks a raw message the observation cap looked at and left alone. */
+static char clm_not_capped[1];
+
+static const char clm_protocol_fallback[] =
+    "## Live context\n\n"
+    "The context of your next request is mirrored in `{{mirror}}`. Edit it with your file "
+    "tools; what it says when your turn ends becomes your next context. Keep the first "
+    "line and the document nonce; each block starts with a [[CTX_TURN ...]] header; delete "
+    "blocks to drop messages, edit their text, reorder them, or add blocks with ids that "
+    "start with new-. A notice on the next request says whether the edit was accepted.\n";
+
+static const char clm_compact_default[] =
+    "[CLM COMPACT] Compact your live context now by editing {{mirror}} (the next request is "
+    "~{{current}} tokens against a budget of {{budget}}). Keep the task, the decisions made, "
+    "the open items and every exact value you will need again (paths, numbers, names); drop "
+    "tool output you have already used, or replace it with the lines that mattered. The "
+    "harness removes nothing by itself: what the file says when your turn ends is your next "
+    "context.{{instructions}}";
+
+static double clm_now_ms(void)
 {
-    return p->context_calls ? p->last_n_messages : p->branch_messages;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec * 1000.0 + (double)(ts.tv_nsec / 1000000);
+}
+
+/* ---- host calls that must keep exact bytes (no cJSON round trip) ---------------------- */
+
+static int clm_host_error(clm_glue *g, int rc, char *herr, char **err, const char *what)
+{
+    lc_errf(err, rc, "%s: %s", what, herr ? herr : "the host gave no reason");
+    if (herr && AP_HOST_HAS(g->p->host, free)) g->p->host->free(herr);
+    return rc;
+}
+
+/* Persist a custom entry whose data is already JSON text: revision payloads carry message
+ * bytes verbatim, and a parse + print would reformat numbers inside them. */
+static int clm_append_raw(clm_glue *g, const char *type, const char *json, char **err)
+{
+    const ap_host_api *h = g->p->host;
+    if (!AP_HOST_HAS(h, append_custom))
+        return lc_errf(err, AP_UNSUPPORTED, "the host cannot append session entries");
+    char *id = NULL, *herr = NULL;
+    int rc = h->append_custom(h->host_ctx, type, json, &id, &herr);
+    if (rc != AP_OK) return clm_host_error(g, rc, herr, err, "appending a session entry failed");
+    if (AP_HOST_HAS(h, free)) h->free(id);
+    return AP_OK;
+}
+
+static int clm_branch_text(clm_glue *g, char **out, char **err)
+{
+    const ap_host_api *h = g->p->host;
+    *out = NULL;
+    if (!AP_HOST_HAS(h, get_branch))
+        return lc_errf(err, AP_UNSUPPORTED, "the host cannot list the branch");
+    char *json = NULL, *herr = NULL;
+    int rc = h->get_branch(h->host_ctx, &json, &herr);
+    if (rc != AP_OK) return clm_host_error(g, rc, herr, err, "reading the branch failed");
+    *out = lc_strdup(json ? json : "[]");
+    if (AP_HOST_HAS(h, free)) h->free(json);
+    return *out ? AP_OK : lc_errf(err, AP_NOMEM, "out of memory");
+}
+
+static void clm_notice(clm_glue *g, const char *text)
+{
+    if (!text || !*text) return;
+    if (g->notices.len) sb_puts(&g->notices, "\n\n");
+    sb_puts(&g->notices, text);
+}
+
+/* ---- the mirror folder ---------------------------------------------------------------- */
+
+static int clm_rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)ftw;
+    return flag == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+static void clm_rm_tree(const char *path)
+{
+    nftw(path, clm_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Stale folders of sessions that ended without a shutdown (a crash, a kill) hold
+ * conversation data: remove ours that are older than seven days. */
+static void clm_sweep(clm_glue *g)
+{
+    const char *tmp = g->p->tmp_dir && *g->p->tmp_dir ? g->p->tmp_dir : "/tmp";
+    DIR *d = opendir(tmp);
+    if (!d) return;
+    time_t now = time(NULL);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strncmp(e->d_name, CLM_DIR_PREFIX, strlen(CLM_DIR_PREFIX)) != 0) continue;
+        char *full = lc_asprintf("%s/%s", tmp, e->d_name);
+        struct stat st;
+        if (full && (!g->dir || strcmp(full, g->dir) != 0) && lstat(full, &st) == 0 &&
+            S_ISDIR(st.st_mode) && st.st_uid == getuid() && now - st.st_mtime > CLM_SWEEP_AGE_S) {
+            clm_rm_tree(full);
+            plugin_log(g->p, AP_LEVEL_INFO, "live context: removed stale mirror folder %s", full);
+        }
+        free(full);
+    }
+    closedir(d);
+}
+
+static void clm_set_paths(clm_glue *g)
+{
+    const char *tmp = g->p->tmp_dir && *g->p->tmp_dir ? g->p->tmp_dir : "/tmp";
+    char *sid = lc_strdup(g->p->session_id && *g->p->session_id ? g->p->session_id : "session");
+    for (char *c = sid; c && *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+              *c == '-' || *c == '_'))
+            *c = '_';
+    free(g->dir);
+    free(g->path);
+    g->dir = lc_asprintf("%s/%s%s", tmp, CLM_DIR_PREFIX, sid ? sid : "session");
+    g->path = g->dir ? lc_asprintf("%s/LIVE_CONTEXT.md", g->dir) : NULL;
+    free(sid);
+}
+
+/* ---- skills and steering -------------------------------------------------------------- */
+
+/* The skills folder ships beside the .so in its plugin folder; a .so loaded straight from
+ * the build folder finds the repository's skills/ one or two levels up. */
+static char *clm_read_skill(const char *name)
+{
+    Dl_info info;
+    char *text = NULL;
+    if (!dladdr((void *)clm_read_skill, &info) || !info.dli_fname) return NULL;
+    char *dir = lc_strdup(info.dli_fname);
+    char *slash = dir ? strrchr(dir, '/') : NULL;
+    if (!slash) {
+        free(dir);
+        return NULL;
+    }
+    *slash = '\0';
+    static const char *const ups[] = {"", "/..", "/../.."};
+    for (size_t i = 0; i < 3 && !text; i++) {
+        char *path = lc_asprintf("%s%s/skills/%s", dir, ups[i], name);
+        size_t len;
+        if (path && lc_read_file(path, &text, &len, NULL) != LC_OK) text = NULL;
+        free(path);
+    }
+    free(dir);
+    return text;
+}
+
+/* Replace every `key` in `text` with `value` (malloc'd). */
+static char *clm_replace(const char *text, const char *key, const char *value)
+{
+    sbuf b = {0};
+    size_t klen = strlen(key);
+    const char *s = text, *hit;
+    while ((hit = strstr(s, key))) {
+        sb_append(&b, s, (size_t)(hit - s));
+        sb_puts(&b, value);
+        s = hit + klen;
+    }
+    sb_puts(&b, s);
+    return sb_detach(&b);
+}
+
+static char *clm_resolve(clm_glue *g, const char *path)
+{
+    if (path[0] == '/' || !g->p->cwd || !*g->p->cwd) return lc_strdup(path);
+    return lc_asprintf("%s/%s", g->p->cwd, path);
+}
+
+/* Load the steering document named by `s` into *text/hash; NULL text when none. */
+static int clm_load_steering(clm_glue *g, const clm_settings *s, char **text, char hash[13],
+                             char **err)
+{
+    *text = NULL;
+    hash[0] = '\0';
+    if (!s->steering) return LC_OK;
+    char *path = clm_resolve(g, s->steering);
+    size_t len = 0;
+    char *e = NULL;
+    int rc = path ? lc_read_file(path, text, &len, &e) : LC_NOMEM;
+    if (rc != LC_OK) {
+        lc_errf(err, rc == LC_NOMEM ? LC_NOMEM : LC_INVALID,
+                "the steering document %s cannot be read: %s", path ? path : s->steering,
+                e ? e : "out of memory");
+        free(e);
+        free(path);
+        *text = NULL;
+        return rc == LC_NOMEM ? LC_NOMEM : LC_INVALID;
+    }
+    char hex[65];
+    sha256_hex(*text, len, hex);
+    memcpy(hash, hex, 12);
+    hash[12] = '\0';
+    free(path);
+    return LC_OK;
+}
+
+/* ---- the revision in force -------------------------------------------------------------- */
+
+static void clm_drop_revision(clm_glue *g)
+{
+    clm_revision_free(&g->rev);
+    free(g->rev_raw);
+    free(g->rev_tokens);
+    g->rev_raw = NULL;
+    g->rev_tokens = NULL;
+    g->has_rev = 0;
+}
+
+static void clm_raw_reset(clm_raw_cache *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (c->capped[i] != clm_not_capped) free(c->capped[i]);
+    c->n = 0;
+    sha256_init(&c->ctx);
+    free(c->first_id);
+    free(c->last_id);
+    c->first_id = c->last_id = NULL;
+    c->rev_checked = c->rev_ok = 0;
+    free(c->rev_why);
+    c->rev_why = NULL;
+}
+
+static void clm_raw_free(clm_raw_cache *c)
+{
+    clm_raw_reset(c);
+    free(c->tokens);
+    free(c->capped);
+    free(c->excluded);
+    memset(c, 0, sizeof *c);
+}
+
+/* The capped forms depend on the cap setting: forget them when it changes. */
+static void clm_raw_uncap(clm_raw_cache *c)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        if (c->capped[i] != clm_not_capped) free(c->capped[i]);
+        c->capped[i] = NULL;
+    }
+}
+
+/* Take ownership of r as the revision in force. raw_idx (owned, may be NULL) maps its
+ * messages to raw inputs with the same bytes. */
+static int clm_set_revision(clm_glue *g, clm_revision *r, long *raw_idx)
+{
+    clm_drop_revision(g);
+    g->rev = *r;
+    memset(r, 0, sizeof *r);
+    size_t n = g->rev.n_messages;
+    g->rev_raw = raw_idx ? raw_idx : malloc((n ? n : 1) * sizeof *g->rev_raw);
+    g->rev_tokens = malloc((n ? n : 1) * sizeof *g->rev_tokens);
+    if (!g->rev_raw || !g->rev_tokens) {
+        clm_drop_revision(g);
+        return LC_NOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!raw_idx) g->rev_raw[i] = -1;
+        g->rev_tokens[i] = msg_estimate_tokens_json(g->rev.messages[i]);
+    }
+    g->has_rev = 1;
+    return LC_OK;
+}
+
+static void clm_mark_stale(clm_glue *g, const char *why)
+{
+    if (g->have_view) {
+        g->view_stale = 1;
+        snprintf(g->stale_why, sizeof g->stale_why, "%s", why);
+    }
+    if (g->compact_pending) {
+        g->compact_pending = 0;
+        plugin_notify(g->p, AP_LEVEL_INFO, "/clm-compact: not sent, the live context changed (%s)",
+                      why);
+    }
+}
+
+/* Apply the newest settings entry of the branch (defaults when there is none). */
+static void clm_restore_settings(clm_glue *g, const cJSON *branch)
+{
+    const cJSON *e, *newest = NULL;
+    cJSON_ArrayForEach(e, branch) {
+        const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "type"));
+        const char *ct = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "customType"));
+        if (type && ct && strcmp(type, "custom") == 0 && strcmp(ct, CLM_SETTINGS_TYPE) == 0)
+            newest = cJSON_GetObjectItemCaseSensitive(e, "data");
+    }
+    char *problems = NULL;
+    long old_cap = g->set.obs_cap;
+    double old_head = g->set.obs_head;
+    if (newest) {
+        char *json = cJSON_PrintUnformatted(newest);
+        if (json) clm_settings_apply_overrides(&g->set, json, strlen(json), &problems, NULL);
+        free(json);
+    } else {
+        clm_settings_reset(&g->set, NULL);
+    }
+    free(g->set_problems);
+    g->set_problems = problems;
+    if (g->set.obs_cap != old_cap || g->set.obs_head != old_head) clm_raw_uncap(&g->raw);
+    char *text = NULL, *err = NULL, hash[13];
+    if (clm_load_steering(g, &g->set, &text, hash, &err) != LC_OK) {
+        plugin_notify(g->p, AP_LEVEL_WARNING, "live context: %s; no steering in force", err);
+        free(err);
+    }
+    free(g->steering_text);
+    g->steering_text = text;
+    memcpy(g->steering_hash, hash, sizeof hash);
+}
+
+/* Rebuild everything branch-local from the session entries (start, resume, tree move). */
+static int clm_restore(clm_glue *g, const char *why, char **err)
+{
+    char *text = NULL, *e = NULL;
+    cJSON *branch = NULL;
+    clm_branch_state st;
+    memset(&st, 0, sizeof st);
+    int rc = clm_branch_text(g, &text, err);
+    if (rc != AP_OK) return rc;
+    rc = clm_branch_reconstruct(text, strlen(text), &st, &e);
+    if (rc != LC_OK) {
+        /* An unreadable branch leaves the raw context: the transcript is never at risk. */
+        plugin_notify(g->p, AP_LEVEL_WARNING, "live context: %s; using the raw context",
+                      e ? e : "the branch cannot be read");
+        free(e);
+        clm_drop_revision(g);
+        rc = AP_OK;
+        goto done;
+    }
+    clm_drop_revision(g);
+    clm_raw_reset(&g->raw);
+    g->last_revision = st.last_revision;
+    g->enabled = st.enabled;
+    if (st.has_revision && clm_set_revision(g, &st.rev, NULL) != LC_OK) {
+        rc = lc_errf(err, AP_NOMEM, "out of memory restoring the live context");
+        goto done;
+    }
+    if (st.malformed)
+        plugin_notify(g->p, AP_LEVEL_WARNING, "live context: %zu unreadable state entr%s skipped",
+                      st.malformed, st.malformed == 1 ? "y" : "ies");
+    branch = cJSON_Parse(text);
+    g->accepted = g->rejected = 0;
+    g->observed_prev = 0;
+    const cJSON *en;
+    cJSON_ArrayForEach(en, branch) {
+        const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(en, "type"));
+        if (!type) continue;
+        if (strcmp(type, "message") == 0) {
+            long u = msg_usage_total(cJSON_GetObjectItemCaseSensitive(en, "message"));
+            if (u > 0) g->observed_prev = (size_t)u;
+        } else if (strcmp(type, "custom") == 0) {
+            const char *ct = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(en, "customType"));
+            const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetObjectItemCaseSensitive(en, "data"), "kind"));
+            if (ct && kind && strcmp(ct, CLM_STATE_TYPE) == 0) {
+                g->accepted += strcmp(kind, "accept") == 0;
+                g->rejected += strcmp(kind, "reject") == 0;
+            }
+        }
+    }
+    g->observed_stale = g->has_rev;
+    clm_restore_settings(g, branch);
+    clm_calib_init(&g->cal, getenv("LC_CLM_ESTIMATE_FACTOR"));
+    memset(&g->tiers, 0, sizeof g->tiers);
+    g->invalidations = 0;
+    clm_mark_stale(g, why);
+    plugin_log(g->p, AP_LEVEL_INFO, "live context restored (%s): %s", why,
+               g->has_rev ? "a revision is in force" : st.why);
+done:
+    clm_branch_state_free(&st);
+    cJSON_Delete(branch);
+    free(text);
+    return rc;
+}
+
+/* A bashExecution the user kept private never reaches the model (the host drops it too). */
+static int clm_excluded(const char *json)
+{
+    return strstr(json, "\"bashExecution\"") && strstr(json, "\"excludeFromContext\":true");
+}
+
+/* ---- the raw prefix: digest and per-message facts, O(new) per request ------------------ */
+
+static int clm_ids_equal(const char *a, const char *b)
+{
+    return a && b && strcmp(a, b) == 0;
+}
+
+static void clm_digest_now(const sha256_ctx *ctx, char hex[65])
+{
+    sha256_ctx c = *ctx;
+    uint8_t d[32];
+    sha256_final(&c, d);
+    sha256_to_hex(d, hex);
+}
+
+static void clm_check_anchor(clm_glue *g)
+{
+    char hex[65];
+    clm_raw_cache *c = &g->raw;
+    clm_digest_now(&c->ctx, hex);
+    c->rev_checked = 1;
+    c->rev_ok = strcmp(hex, g->rev.anchor_digest) == 0;
+    free(c->rev_why);
+    c->rev_why = c->rev_ok ? NULL
+                           : lc_asprintf("the %zu raw messages revision %ld replaces have changed",
+                                         g->rev.anchor_count, g->rev.revision);
+}
+
+/* Entries are immutable and a branch is a path in a tree, so the same first and last entry
+ * id at the same count means the same prefix: only what is new gets digested. Messages
+ * without an entry id (made by an earlier plugin) force a full pass. */
+static int clm_raw_update(clm_glue *g, const ap_message_in *m, size_t n)
+{
+    clm_raw_cache *c = &g->raw;
+    int same = c->n <= n && (c->n == 0 || (clm_ids_equal(c->first_id, m[0].entry_id) &&
+                                           clm_ids_equal(c->last_id, m[c->n - 1].entry_id)));
+    if (!same) clm_raw_reset(c);
+    if (n > c->cap) {
+        size_t cap = n + n / 2 + 16;
+        size_t *t = realloc(c->tokens, cap * sizeof *t);
+        if (!t) return LC_NOMEM;
+        c->tokens = t;
+        char **cp = realloc(c->capped, cap * sizeof *cp);
+        if (!cp) return LC_NOMEM;
+        c->capped = cp;
+        unsigned char *ex = realloc(c->excluded, cap);
+        if (!ex) return LC_NOMEM;
+        c->excluded = ex;
+        c->cap = cap;
+    }
+    for (size_t i = c->n; i < n; i++) {
+        if (g->has_rev && !c->rev_checked && i == g->rev.anchor_count) clm_check_anchor(g);
+        char len[32];
+        int k = snprintf(len, sizeof len, "%zu\n", m[i].json_len);
+        sha256_update(&c->ctx, len, (size_t)k);
+        sha256_update(&c->ctx, m[i].json, m[i].json_len);
+        c->tokens[i] = msg_estimate_tokens_json(m[i].json);
+        c->capped[i] = NULL;
+        c->excluded[i] = (unsigned char)clm_excluded(m[i].json);
+    }
+    if (g->has_rev && !c->rev_checked && n == g->rev.anchor_count) clm_check_anchor(g);
+    if (g->has_rev && !c->rev_checked) {
+        c->rev_checked = 1;
+        c->rev_ok = 0;
+        free(c->rev_why);
+        c->rev_why = lc_asprintf("revision %ld replaces %zu raw messages, but the branch has "
+                                 "only %zu", g->rev.revision, g->rev.anchor_count, n);
+    }
+    if (n && (c->n == 0 || !clm_ids_equal(c->first_id, m[0].entry_id))) {
+        free(c->first_id);
+        c->first_id = m[0].entry_id ? lc_strdup(m[0].entry_id) : NULL;
+    }
+    if (n) {
+        free(c->last_id);
+        c->last_id = m[n - 1].entry_id ? lc_strdup(m[n - 1].entry_id) : NULL;
+    }
+    c->n = n;
+    return LC_OK;
+}
+
+/* ---- observation cap ------------------------------------------------------------------ */
+
+static size_t clm_utf8_back(const char *s, size_t i)
+{
+    while (i > 0 && ((unsigned char)s[i] & 0xC0) == 0x80) i--;
+    return i;
+}
+
+/* A tool result over the cap keeps a head and a tail of its text around a marker that
+ * says how much was cut. NULL when the message needs no cap (or is not a tool result). */
+static char *clm_cap_message(const char *json, long cap, double head)
+{
+    char *out = NULL;
+    sbuf all = {0}, t = {0};
+    cJSON *m = cJSON_Parse(json);
+    if (msg_role_of(m) != MSG_ROLE_TOOL_RESULT) goto done;
+    cJSON *content = cJSON_GetObjectItemCaseSensitive(m, "content");
+    if (!cJSON_IsArray(content)) goto done;
+    cJSON *b;
+    cJSON_ArrayForEach(b, content) {
+        const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b, "type"));
+        const char *text = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b, "text"));
+        if (type && text && strcmp(type, "text") == 0) {
+            if (all.len) sb_putc(&all, '\n');
+            sb_puts(&all, text);
+        }
+    }
+    if (all.oom || all.len <= (size_t)cap) goto done;
+    size_t h = clm_utf8_back(all.p, (size_t)((double)cap * head));
+    size_t tail_from = clm_utf8_back(all.p, all.len - ((size_t)cap - h));
+    if (tail_from < h) tail_from = h;
+    sb_append(&t, all.p, h);
+    sb_printf(&t, "\n[... %zu characters omitted by the observation cap of %ld characters per "
+                  "tool result ...]\n", tail_from - h, cap);
+    sb_append(&t, all.p + tail_from, all.len - tail_from);
+    if (t.oom) goto done;
+    cJSON *nc = cJSON_CreateArray();
+    cJSON *tb = cJSON_CreateObject();
+    cJSON_AddStringToObject(tb, "type", "text");
+    cJSON_AddStringToObject(tb, "text", t.p);
+    cJSON_AddItemToArray(nc, tb);
+    cJSON_ArrayForEach(b, content) {
+        const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b, "type"));
+        if (!type || strcmp(type, "text") != 0) cJSON_AddItemToArray(nc, cJSON_Duplicate(b, 1));
+    }
+    cJSON_ReplaceItemInObjectCaseSensitive(m, "content", nc);
+    out = cJSON_PrintUnformatted(m);
+done:
+    sb_free(&all);
+    sb_free(&t);
+    cJSON_Delete(m);
+    return out;
+}
+
+/* ---- context -------------------------------------------------------------------------- */
+
+typedef struct clm_eff {
+    const char *json;
+    size_t len;
+    long raw;         /* input index with exactly these bytes, or -1 */
+    const char *key;  /* entry id for raw messages: stable block ids */
+    size_t tokens;
+} clm_eff;
+
+static char *clm_notice_message(const char *text)
+{
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddStringToObject(m, "role", "custom");
+    cJSON_AddStringToObject(m, "customType", CLM_NOTICE_TYPE);
+    cJSON_AddStringToObject(m, "content", text);
+    cJSON_AddBoolToObject(m, "display", 0);
+    cJSON_AddNumberToObject(m, "timestamp", clm_now_ms());
+    char *s = cJSON_PrintUnformatted(m);
+    cJSON_Delete(m);
+    return s;
+}
+
+size_t clm_glue_anchor(lc_plugin *p)
+{
+    const clm_glue *g = p->clm;
+    return g && g->enabled && g->has_rev ? g->rev.anchor_count : 0;
+}
+
+size_t clm_budget_of(const clm_glue *g)
+{
+    return g->set.budget > 0 ? (size_t)g->set.budget : (size_t)(g->p->window > 0 ? g->p->window : 128000);
+}
+
+static char *clm_compact_prompt(clm_glue *g, const char *instructions)
+{
+    char *tmpl = NULL;
+    if (g->set.compact_prompt) {
+        char *path = clm_resolve(g, g->set.compact_prompt);
+        size_t len;
+        if (!path || lc_read_file(path, &tmpl, &len, NULL) != LC_OK) tmpl = NULL;
+        free(path);
+        if (!tmpl) return NULL;
+    } else {
+        tmpl = lc_strdup(clm_compact_default);
+    }
+    char cur[32], bud[32];
+    snprintf(cur, sizeof cur, "%zu", g->est_next);
+    snprintf(bud, sizeof bud, "%zu", clm_budget_of(g));
+    char *also = instructions && *instructions ? lc_asprintf("\n\nAlso: %s", instructions)
+                                               : lc_strdup("");
+    int has_instr = strstr(tmpl, "{{instructions}}") != NULL;
+    char *a = clm_replace(tmpl, "{{mirror}}", g->path ? g->path : "LIVE_CONTEXT.md");
+    char *b = a ? clm_replace(a, "{{current}}", cur) : NULL;
+    char *c = b ? clm_replace(b, "{{budget}}", bud) : NULL;
+    char *d = c ? clm_replace(c, "{{instructions}}", also ? also : "") : NULL;
+    char *out = d && !has_instr && also && *also ? lc_asprintf("%s%s", d, also) : lc_strdup(d);
+    free(tmpl);
+    free(a);
+    free(b);
+    free(c);
+    free(d);
+    free(also);
+    return out;
+}
+
+static int clm_write_mirror(clm_glue *g, const char *text, size_t len, char **err)
+{
+    uint8_t h[32];
+    sha256(text, len, h);
+    if (g->mirror_current && memcmp(h, g->mirror_hash, 32) == 0) return LC_OK;
+    int rc = lc_mkdir_p(g->dir, 0700, err);
+    if (rc == LC_OK) chmod(g->dir, 0700);
+    if (rc == LC_OK) rc = lc_write_atomic(g->path, text, len, 0600, err);
+    if (rc != LC_OK) return rc;
+    memcpy(g->mirror_hash, h, 32);
+    g->mirror_current = 1;
+    return LC_OK;
+}
+
+/* Render the effective context into a fresh view and the mirror file. */
+static int clm_render(clm_glue *g, const clm_eff *eff, size_t n, size_t n_rev, size_t raw_n,
+                      char **err)
+{
+    int rc;
+    char nonce[CLM_NONCE_LEN + 1], *text = NULL;
+    size_t len = 0;
+    static unsigned long renders;
+    if (g->set.conservative)
+        clm_nonce_fresh(g->p->session_id ? g->p->session_id : "", ++renders, nonce);
+    else
+        clm_nonce_stable(g->p->session_id ? g->p->session_id : "",
+                         g->has_rev ? g->rev.anchor_digest : "", g->last_revision, nonce);
+    if (g->have_view) clm_view_free(&g->view);
+    g->have_view = 0;
+    rc = clm_view_init(&g->view, g->set.conservative ? CLM_MODE_CONSERVATIVE : CLM_MODE_CLM,
+                       g->last_revision, nonce, err);
+    if (rc != LC_OK) return rc;
+    g->have_view = 1;
+    for (size_t i = 0; i < n && rc == LC_OK; i++)
+        rc = clm_view_add(&g->view, eff[i].json, eff[i].len, eff[i].raw, eff[i].key, err);
+    if (rc == LC_OK) rc = clm_view_render(&g->view, &text, &len, err);
+    if (rc == LC_OK) rc = clm_write_mirror(g, text, len, err);
+    free(text);
+    if (rc != LC_OK) {
+        clm_view_free(&g->view);
+        g->have_view = 0;
+        return rc;
+    }
+    g->view_raw_n = raw_n;
+    g->view_rev_n = n_rev;
+    clm_digest_now(&g->raw.ctx, g->view_digest);
+    g->view_stale = 0;
+    return LC_OK;
+}
+
+int clm_glue_context(lc_plugin *p, const ap_context_event *ev, ap_context_result **out,
+                     char **err)
+{
+    clm_glue *g = p->clm;
+    int rc = AP_OK;
+    clm_eff *eff = NULL;
+    clm_text *texts = NULL;
+    size_t *toks = NULL;
+    clm_guard_result gr;
+    char *notice_msg = NULL;
+    memset(&gr, 0, sizeof gr);
+    *out = NULL;
+    g->tools_this_turn = 0;
+    if (!g->enabled) return AP_OK;
+    size_t n = ev->n_messages;
+    if ((rc = clm_raw_update(g, ev->messages, n)) != LC_OK) {
+        rc = lc_errf(err, AP_NOMEM, "live context: out of memory");
+        goto done;
+    }
+    if (g->has_rev && !g->raw.rev_ok) {
+        g->invalidations++;
+        char *t = lc_asprintf("[CLM] Revision %ld of the live context no longer matches the raw "
+                              "history (%s); the context is the raw transcript again.",
+                              g->rev.revision, g->raw.rev_why ? g->raw.rev_why : "changed");
+        clm_notice(g, t);
+        plugin_log(g->p, AP_LEVEL_WARNING, "%s", t ? t : "live context invalidated");
+        if (g->invalidations >= 2)
+            plugin_notify(g->p, AP_LEVEL_WARNING,
+                          "live context: the revision was invalidated %u times in a row; a "
+                          "plugin loaded before lossless-context may be changing the messages",
+                          g->invalidations);
+        free(t);
+        clm_drop_revision(g);
+    } else if (g->has_rev) {
+        g->invalidations = 0;
+    }
+    size_t anchor = g->has_rev ? g->rev.anchor_count : 0;
+    size_t n_rev = g->has_rev ? g->rev.n_messages : 0;
+    eff = calloc(n_rev + n + 1, sizeof *eff);
+    if (!eff) {
+        rc = lc_errf(err, AP_NOMEM, "live context: out of memory");
+        goto done;
+    }
+    size_t ne = 0;
+    int changed = g->has_rev;
+    for (size_t i = 0; i < n_rev; i++)
+        eff[ne++] = (clm_eff){g->rev.messages[i], g->rev.lens[i],
+                              g->rev_raw[i] >= 0 && (size_t)g->rev_raw[i] < n ? g->rev_raw[i] : -1,
+                              NULL, g->rev_tokens[i]};
+    g->capped_n = 0;
+    for (size_t i = anchor; i < n; i++) {
+        const ap_message_in *m = &ev->messages[i];
+        if (g->raw.excluded[i]) {
+            changed = 1;
+            continue;
+        }
+        clm_eff e = {m->json, m->json_len, (long)i, m->entry_id, g->raw.tokens[i]};
+        if (g->set.obs_cap > 0) {
+            if (!g->raw.capped[i]) {
+                char *c = clm_cap_message(m->json, g->set.obs_cap, g->set.obs_head);
+                g->raw.capped[i] = c ? c : clm_not_capped;
+            }
+            if (g->raw.capped[i] != clm_not_capped) {
+                e.json = g->raw.capped[i];
+                e.len = strlen(e.json);
+                e.raw = -1;
+                e.tokens = msg_estimate_tokens_json(e.json);
+                changed = 1;
+                g->capped_n++;
+            }
+        }
+        eff[ne++] = e;
+    }
+    /* Estimates: the system prompt, the notices so far, the messages. */
+    size_t sys = ev->system_prompt ? (strlen(ev->system_prompt) + 3) / 4 : 0;
+    size_t fixed = sys + (g->notices.len + 3) / 4;
+    size_t total = fixed;
+    for (size_t i = 0; i < ne; i++) total += eff[i].tokens;
+    size_t budget = clm_budget_of(g), reserve = (size_t)g->set.reserve;
+    size_t window = (size_t)(g->p->window > 0 ? g->p->window : 128000);
+    size_t limit = clm_guard_limit(budget, reserve, window);
+    g->withheld = 0;
+    if (g->set.guard && g->dir && (clm_calib_apply(&g->cal, total) > limit || g->guard.n > 0)) {
+        texts = malloc((ne ? ne : 1) * sizeof *texts);
+        toks = malloc((ne ? ne : 1) * sizeof *toks);
+        if (!texts || !toks) {
+            rc = lc_errf(err, AP_NOMEM, "live context: out of memory");
+            goto done;
+        }
+        for (size_t i = 0; i < ne; i++) {
+            texts[i] = (clm_text){eff[i].json, eff[i].len};
+            toks[i] = eff[i].tokens;
+        }
+        char *gerr = NULL;
+        lc_mkdir_p(g->dir, 0700, NULL);
+        if (clm_guard_apply(&g->guard, g->dir, texts, ne, n_rev, toks, fixed, limit, &g->cal, &gr,
+                            &gerr) != LC_OK) {
+            plugin_log(g->p, AP_LEVEL_WARNING, "live context: overflow guard failed: %s",
+                       gerr ? gerr : "unknown");
+        } else {
+            for (size_t i = 0; i < ne; i++) {
+                if (!gr.replace[i]) continue;
+                total -= eff[i].tokens;
+                eff[i].json = gr.replace[i];
+                eff[i].len = strlen(gr.replace[i]);
+                eff[i].raw = -1;
+                eff[i].tokens = msg_estimate_tokens_json(gr.replace[i]);
+                total += eff[i].tokens;
+                changed = 1;
+                g->withheld++;
+            }
+            if (gr.notice) clm_notice(g, gr.notice);
+        }
+        free(gerr);
+    }
+    clm_calib_sent(&g->cal, total);
+    g->est_next = clm_calib_apply(&g->cal, total);
+    if (g->set.reminders) {
+        size_t used = g->est_next;
+        if (!g->observed_stale && g->observed_prev > used) used = g->observed_prev;
+        int tier = clm_tiers_check(&g->tiers, used, budget, reserve);
+        if (tier) {
+            char *t = clm_budget_notice(tier, g->est_next, g->observed_prev, g->observed_stale,
+                                        budget, reserve);
+            clm_notice(g, t);
+            free(t);
+        }
+    }
+    if (!g->render_off && g->dir) {
+        char *rerr = NULL;
+        if (clm_render(g, eff, ne, n_rev, n, &rerr) != LC_OK) {
+            plugin_notify(g->p, AP_LEVEL_WARNING, "live context: the mirror cannot be written: %s",
+                          rerr ? rerr : "unknown");
+            free(rerr);
+        }
+    }
+    if (g->compact_pending) {
+        char *t = clm_compact_prompt(g, g->compact_baseline);
+        if (t) clm_notice(g, t);
+        else plugin_notify(g->p, AP_LEVEL_WARNING, "/clm-compact: the compact prompt %s cannot "
+                           "be read; nothing sent", g->set.compact_prompt);
+        free(t);
+        g->compact_pending = 0;
+        free(g->compact_baseline);
+        g->compact_baseline = NULL;
+    }
+    g->eff_n = ne;
+    g->eff_raw_n = n;
+    if (g->notices.len) {
+        notice_msg = clm_notice_message(g->notices.p);
+        sb_free(&g->notices);
+        changed = 1;
+    }
+    if (!changed) goto done;
+    ap_context_result *r = calloc(1, sizeof *r);
+    size_t n_items = ne + (notice_msg ? 1 : 0);
+    if (r) r->items = calloc(n_items ? n_items : 1, sizeof *r->items);
+    if (!r || !r->items) {
+        free(r);
+        rc = lc_errf(err, AP_NOMEM, "live context: out of memory");
+        goto done;
+    }
+    r->n_items = n_items;
+    for (size_t i = 0; i < ne; i++) {
+        r->items[i].input_index = eff[i].raw;
+        if (eff[i].raw < 0 && !(r->items[i].json = lc_strndup(eff[i].json, eff[i].len))) rc = AP_NOMEM;
+    }
+    if (notice_msg) {
+        r->items[ne].input_index = -1;
+        r->items[ne].json = notice_msg;
+        notice_msg = NULL;
+    }
+    if (rc != AP_OK) {
+        for (size_t i = 0; i < r->n_items; i++) free(r->items[i].json);
+        free(r->items);
+        free(r);
+        rc = lc_errf(err, AP_NOMEM, "live context: out of memory");
+        goto done;
+    }
+    *out = r;
+done:
+    clm_guard_result_free(&gr);
+    free(notice_msg);
+    free(eff);
+    free(texts);
+    free(toks);
+    return rc;
+}
+
+/* ---- turn_end: the edit ------------------------------------------------------------------ */
+
+static void clm_observe_usage(clm_glue *g, const cJSON *msg)
+{
+    long u = msg_usage_total(msg);
+    if (u <= 0) return;
+    clm_calib_observed(&g->cal, (size_t)u);
+    g->observed_prev = (size_t)u;
+    g->observed_stale = 0;
+}
+
+static int clm_accept(clm_glue *g, clm_outcome *o)
+{
+    char *payload = NULL, *perr = NULL;
+    long next = g->view.revision + 1;
+    int rc = clm_payload_accept(&g->view, o, next, g->view_raw_n, g->view_digest, &payload, &perr);
+    if (rc == LC_OK) rc = clm_append_raw(g, CLM_STATE_TYPE, payload, &perr);
+    if (rc != LC_OK) {
+        /* Persist before activate: what could not be saved never takes effect. */
+        char *t = lc_asprintf("[CLM] Your edit of LIVE_CONTEXT.md was valid but could not be "
+                              "saved (%s); the previous context stays in force.",
+                              perr ? perr : "unknown error");
+        clm_notice(g, t);
+        plugin_notify(g->p, AP_LEVEL_WARNING, "live context: %s", t ? t : "save failed");
+        free(t);
+        free(perr);
+        free(payload);
+        return LC_OK;
+    }
+    clm_revision r;
+    memset(&r, 0, sizeof r);
+    long *raw_idx = malloc((o->n_items ? o->n_items : 1) * sizeof *raw_idx);
+    r.messages = calloc(o->n_items ? o->n_items : 1, sizeof *r.messages);
+    r.lens = calloc(o->n_items ? o->n_items : 1, sizeof *r.lens);
+    if (!raw_idx || !r.messages || !r.lens) goto oom;
+    for (size_t i = 0; i < o->n_items; i++) {
+        size_t len;
+        const char *j = clm_item_json(&g->view, &o->items[i], &len);
+        if (!(r.messages[i] = lc_strndup(j, len))) goto oom;
+        r.lens[i] = len;
+        r.n_messages = i + 1;
+        raw_idx[i] = o->items[i].src >= 0 ? g->view.msgs[o->items[i].src].origin : -1;
+    }
+    r.revision = next;
+    r.anchor_count = g->view_raw_n;
+    memcpy(r.anchor_digest, g->view_digest, sizeof r.anchor_digest);
+    r.tokens_before = o->tokens_before;
+    r.tokens_after = o->tokens_after;
+    if (clm_set_revision(g, &r, raw_idx) != LC_OK) goto oom_noidx;
+    /* The anchor is the digest this very cache produced: no need to check it again. */
+    if (g->raw.n == g->view_raw_n) {
+        g->raw.rev_checked = g->raw.rev_ok = 1;
+    } else {
+        clm_raw_reset(&g->raw);
+    }
+    g->last_revision = next;
+    g->accepted++;
+    g->observed_stale = 1;
+    g->mirror_current = 0;
+    clm_notice(g, o->notice);
+    free(payload);
+    return LC_OK;
+oom:
+    free(raw_idx);
+oom_noidx:
+    clm_revision_free(&r);
+    free(payload);
+    return LC_NOMEM;
+}
+
+int clm_glue_turn_end(lc_plugin *p, const cJSON *ev, char **err)
+{
+    clm_glue *g = p->clm;
+    char *text = NULL, *e = NULL;
+    size_t len = 0;
+    clm_outcome o;
+    int rc = AP_OK, have_outcome = 0;
+    g->tools_this_turn = 0;
+    clm_observe_usage(g, cJSON_GetObjectItemCaseSensitive(ev, "message"));
+    if (!g->enabled || !g->have_view || !g->path) return AP_OK;
+    if (lc_read_file(g->path, &text, &len, &e) != LC_OK) {
+        /* A deleted mirror is no edit; it is rendered again before the next request. */
+        plugin_log(g->p, AP_LEVEL_INFO, "live context: mirror unreadable at turn end: %s",
+                   e ? e : "?");
+        free(e);
+        g->mirror_current = 0;
+        return AP_OK;
+    }
+    uint8_t h[32];
+    sha256(text, len, h);
+    if (g->mirror_current && memcmp(h, g->mirror_hash, 32) == 0) goto done;
+    g->mirror_current = 0;
+    if (g->view_stale) {
+        char *t = lc_asprintf("[CLM] Your edit of LIVE_CONTEXT.md was discarded: the live "
+                              "context changed under it (%s). LIVE_CONTEXT.md has been rendered "
+                              "again; read it before editing.", g->stale_why);
+        clm_notice(g, t);
+        free(t);
+        goto done;
+    }
+    if ((rc = clm_edit(&g->view, text, len, &o, err)) != LC_OK) goto done;
+    have_outcome = 1;
+    if (o.accepted) {
+        if (clm_accept(g, &o) != LC_OK) rc = lc_errf(err, AP_NOMEM, "live context: out of memory");
+    } else {
+        char *slim = clm_payload_reject(g->last_revision, o.reason ? o.reason : "rejected");
+        char *perr = NULL;
+        if (!slim || clm_append_raw(g, CLM_STATE_TYPE, slim, &perr) != AP_OK)
+            plugin_log(g->p, AP_LEVEL_WARNING, "live context: the rejection was not recorded: %s",
+                       perr ? perr : "out of memory");
+        free(perr);
+        free(slim);
+        g->rejected++;
+        clm_notice(g, o.notice);
+    }
+done:
+    if (have_outcome) clm_outcome_free(&o);
+    free(text);
+    return rc;
+}
+
+/* ---- the other events ------------------------------------------------------------------ */
+
+int clm_glue_session_start(lc_plugin *p, const cJSON *ev, char **err)
+{
+    clm_glue *g = p->clm;
+    const char *reason = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "reason"));
+    clm_set_paths(g);
+    clm_sweep(g);
+    g->render_off = p->model && strlen(p->model) >= 7 &&
+                    strcmp(p->model + strlen(p->model) - 7, "/replay") == 0;
+    if (g->have_view) {
+        clm_view_free(&g->view);
+        g->have_view = 0;
+    }
+    g->mirror_current = 0;
+    sb_free(&g->notices);
+    return clm_restore(g, reason ? reason : "start", err);
+}
+
+int clm_glue_session_shutdown(lc_plugin *p, char **err)
+{
+    clm_glue *g = p->clm;
+    (void)err;
+    if (g->dir) clm_rm_tree(g->dir);
+    if (g->have_view) clm_view_free(&g->view);
+    g->have_view = 0;
+    g->mirror_current = 0;
+    return AP_OK;
+}
+
+int clm_glue_before_agent_start(lc_plugin *p, const cJSON *ev, cJSON **out, char **err)
+{
+    clm_glue *g = p->clm;
+    (void)err;
+    *out = NULL;
+    if (!g->enabled) return AP_OK;
+    const char *sp = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "systemPrompt"));
+    char *skill = clm_read_skill("live-context.md");
+    if (!skill) {
+        plugin_log(p, AP_LEVEL_WARNING, "live context: skills/live-context.md not found beside "
+                   "the plugin; using the short built-in protocol");
+        skill = lc_strdup(clm_protocol_fallback);
+    }
+    char *proto = skill ? clm_replace(skill, "{{mirror}}", g->path ? g->path : "LIVE_CONTEXT.md") : NULL;
+    sbuf b = {0};
+    if (sp && *sp) sb_printf(&b, "%s\n\n", sp);
+    sb_puts(&b, proto ? proto : "");
+    if (g->steering_text)
+        sb_printf(&b, "\n\n## Context-management guidance (%s)\n\n%s", g->steering_hash,
+                  g->steering_text);
+    if (!b.oom) {
+        *out = cJSON_CreateObject();
+        cJSON_AddStringToObject(*out, "systemPrompt", b.p);
+    }
+    sb_free(&b);
+    free(skill);
+    free(proto);
+    return AP_OK;
+}
+
+int clm_glue_before_provider_request(lc_plugin *p, const cJSON *ev, cJSON **out, char **err)
+{
+    clm_glue *g = p->clm;
+    *out = NULL;
+    const cJSON *payload = cJSON_GetObjectItemCaseSensitive(ev, "payload");
+    if (!g->enabled || !cJSON_IsObject(payload)) return AP_OK;
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(payload, "replay"))) {
+        g->render_off = 1;
+        return AP_OK;
+    }
+    char *text = cJSON_PrintUnformatted(payload), *fixed = NULL;
+    if (!text) return lc_errf(err, AP_NOMEM, "live context: out of memory");
+    size_t window = (size_t)(p->window > 0 ? p->window : 128000);
+    size_t model_max = (size_t)(p->max_tokens > 0 ? p->max_tokens : 8192);
+    int rc = clm_max_tokens_repair(text, strlen(text), window, model_max, g->est_next, &fixed, err);
+    if (rc == LC_OK && fixed) {
+        cJSON *np = cJSON_Parse(fixed);
+        if (np) {
+            *out = cJSON_CreateObject();
+            cJSON_AddItemToObject(*out, "payload", np);
+            g->repairs++;
+        }
+    }
+    free(text);
+    free(fixed);
+    return rc;
+}
+
+int clm_glue_tool_call(lc_plugin *p, const cJSON *ev, cJSON **out, char **err)
+{
+    clm_glue *g = p->clm;
+    (void)ev, (void)err;
+    *out = NULL;
+    if (!g->enabled) return AP_OK;
+    g->tools_this_turn++;
+    if (g->set.one_tool && g->tools_this_turn > 1) {
+        *out = cJSON_CreateObject();
+        cJSON_AddBoolToObject(*out, "block", 1);
+        cJSON_AddStringToObject(*out, "reason", "oneToolPerTurn is on: only the first tool call "
+                                                "of an assistant turn runs; call this one again "
+                                                "in your next turn if you still need it.");
+    }
+    return AP_OK;
+}
+
+int clm_glue_tool_result(lc_plugin *p, const cJSON *ev, cJSON **out, char **err)
+{
+    clm_glue *g = p->clm;
+    (void)err;
+    *out = NULL;
+    if (!g->enabled || !g->set.size_trailer) return AP_OK;
+    const cJSON *content = cJSON_GetObjectItemCaseSensitive(ev, "content");
+    if (!cJSON_IsArray(content)) return AP_OK;
+    size_t chars = 0;
+    const cJSON *b;
+    cJSON_ArrayForEach(b, content) {
+        const char *t = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b, "text"));
+        if (t) chars += strlen(t);
+    }
+    size_t after = g->est_next + clm_calib_apply(&g->cal, (chars + 3) / 4);
+    cJSON *nc = cJSON_Duplicate(content, 1);
+    cJSON *tb = cJSON_CreateObject();
+    char *t = lc_asprintf("[context: ~%zu of %zu tokens after this result]", after, clm_budget_of(g));
+    cJSON_AddStringToObject(tb, "type", "text");
+    cJSON_AddStringToObject(tb, "text", t ? t : "");
+    cJSON_AddItemToArray(nc, tb);
+    free(t);
+    *out = cJSON_CreateObject();
+    cJSON_AddItemToObject(*out, "content", nc);
+    return AP_OK;
+}
+
+/* Threshold compactions summarize the raw transcript and would discard the model's
+ * accepted projection; a manual /compact is the user's explicit choice and always runs. */
+int clm_glue_before_compact(lc_plugin *p, const cJSON *ev, cJSON **out, char **err)
+{
+    clm_glue *g = p->clm;
+    (void)err;
+    *out = NULL;
+    const char *reason = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "reason"));
+    if (!g->enabled || !reason || strcmp(reason, "manual") == 0) return AP_OK;
+    int cancel = 0;
+    if (g->set.host_compaction == CLM_HC_OFF)
+        cancel = 1;
+    else if (g->set.host_compaction == CLM_HC_AUTO)
+        cancel = strcmp(reason, "threshold") == 0 && g->set.guard && g->has_rev;
+    if (cancel) {
+        *out = cJSON_CreateObject();
+        cJSON_AddBoolToObject(*out, "cancel", 1);
+        plugin_log(p, AP_LEVEL_INFO, "live context: cancelled a %s compaction (piCompaction=%s)",
+                   reason, g->set.val[CLM_SET_HOST_COMPACTION]);
+    }
+    return AP_OK;
+}
+
+int clm_glue_compact(lc_plugin *p, const cJSON *ev, char **err)
+{
+    clm_glue *g = p->clm;
+    (void)ev, (void)err;
+    if (g->has_rev) {
+        char *t = lc_asprintf("[CLM] The session was compacted: revision %ld of the live context "
+                              "no longer applies, and the compacted transcript is the new "
+                              "baseline.", g->rev.revision);
+        clm_notice(g, t);
+        free(t);
+    }
+    clm_drop_revision(g);
+    clm_raw_reset(&g->raw);
+    clm_mark_stale(g, "the session was compacted");
+    memset(&g->tiers, 0, sizeof g->tiers);
+    return AP_OK;
+}
+
+int clm_glue_tree(lc_plugin *p, const cJSON *ev, char **err)
+{
+    (void)ev;
+    return clm_restore(p->clm, "tree move", err);
+}
+
+/* ---- settings ---------------------------------------------------------------------------- */
+
+int clm_settings_commit(clm_glue *g, clm_settings *next, char **err)
+{
+    char *steer = NULL, hash[13] = "", *json = NULL;
+    int rc = clm_load_steering(g, next, &steer, hash, err);
+    if (rc != LC_OK) return rc;
+    if (next->compact_prompt) {
+        char *path = clm_resolve(g, next->compact_prompt), *t = NULL;
+        size_t len;
+        char *e = NULL;
+        if (!path || lc_read_file(path, &t, &len, &e) != LC_OK) {
+            rc = lc_errf(err, LC_INVALID, "the compact prompt %s cannot be read: %s",
+                         path ? path : next->compact_prompt, e ? e : "out of memory");
+            free(e);
+            free(path);
+            free(steer);
+            return rc;
+        }
+        free(t);
+        free(path);
+    }
+    if (!(json = clm_settings_overrides_json(next))) {
+        free(steer);
+        return lc_errf(err, LC_NOMEM, "out of memory");
+    }
+    rc = clm_append_raw(g, CLM_SETTINGS_TYPE, json, err);
+    free(json);
+    if (rc != AP_OK) {
+        free(steer);
+        return rc;
+    }
+    int cap_changed = next->obs_cap != g->set.obs_cap || next->obs_head != g->set.obs_head;
+    clm_settings_free(&g->set);
+    g->set = *next;
+    memset(next, 0, sizeof *next);
+    if (cap_changed) clm_raw_uncap(&g->raw);
+    free(g->steering_text);
+    g->steering_text = steer;
+    memcpy(g->steering_hash, hash, sizeof hash);
+    return LC_OK;
+}
+
+static char *clm_config_command(clm_glue *g, const char *args)
+{
+    clm_settings next;
+    char *err = NULL, *out = NULL;
+    while (*args == ' ') args++;
+    if (!*args) return clm_page_settings(g);
+    if (clm_settings_clone(&g->set, &next, &err) != LC_OK) goto fail;
+    if (strcmp(args, "reset") == 0) {
+        if (clm_settings_reset(&next, &err) != LC_OK || clm_settings_commit(g, &next, &err) != LC_OK)
+            goto fail;
+        clm_settings_free(&next);
+        return lc_strdup("live context settings: back to the defaults (saved)");
+    }
+    size_t klen = strcspn(args, " \t");
+    char *key = lc_strndup(args, klen);
+    const char *value = args + klen;
+    while (*value == ' ' || *value == '\t') value++;
+    if (!key) goto fail;
+    if (!*value) {
+        int id = clm_setting_find(key);
+        out = id >= 0 ? lc_asprintf("%s = %s (default %s)\n%s", clm_setting_def_of(id)->key,
+                                    g->set.val[id], g->set.dflt[id],
+                                    clm_setting_def_of(id)->description)
+                      : lc_asprintf("/clm config: unknown setting '%s'", key);
+        free(key);
+        clm_settings_free(&next);
+        return out;
+    }
+    if (clm_settings_set(&next, key, value, &err) != LC_OK ||
+        clm_settings_commit(g, &next, &err) != LC_OK) {
+        free(key);
+        goto fail;
+    }
+    int id = clm_setting_find(key);
+    out = lc_asprintf("%s = %s (saved)", clm_setting_def_of(id)->key, g->set.val[id]);
+    free(key);
+    clm_settings_free(&next);
+    return out;
+fail:
+    clm_settings_free(&next);
+    out = lc_asprintf("/clm config: %s; the settings in force are unchanged", err ? err : "failed");
+    free(err);
+    return out;
+}
+
+/* ---- commands ------------------------------------------------------------------------------ */
+
+static char *clm_toggle(clm_glue *g, int on)
+{
+    if (g->enabled == on) return lc_asprintf("live context is already %s", on ? "on" : "off");
+    char *slim = clm_payload_toggle(on), *err = NULL, *out;
+    if (!slim || clm_append_raw(g, CLM_STATE_TYPE, slim, &err) != AP_OK) {
+        out = lc_asprintf("/clm %s: not saved (%s); nothing changed", on ? "on" : "off",
+                          err ? err : "out of memory");
+    } else {
+        g->enabled = on;
+        clm_mark_stale(g, on ? "live context switched on" : "live context switched off");
+        if (!on && g->dir) clm_rm_tree(g->dir);
+        g->mirror_current = 0;
+        out = lc_asprintf("live context: %s%s", on ? "on" : "off (raw context; revisions kept)",
+                          on && g->has_rev ? " (the revision in force applies again)" : "");
+    }
+    free(slim);
+    free(err);
+    return out;
+}
+
+static char *clm_reset(clm_glue *g)
+{
+    char *payload = clm_payload_reset(g->last_revision + 1, "reset by the user"), *err = NULL, *out;
+    if (!payload || clm_append_raw(g, CLM_STATE_TYPE, payload, &err) != AP_OK) {
+        out = lc_asprintf("/clm reset: not saved (%s); nothing changed", err ? err : "out of memory");
+    } else {
+        g->last_revision++;
+        clm_drop_revision(g);
+        clm_raw_reset(&g->raw);
+        clm_mark_stale(g, "the user reset the live context");
+        g->observed_stale = 1;
+        clm_notice(g, "[CLM] The user reset the live context: it is the raw transcript again.");
+        out = lc_asprintf("live context reset to the raw transcript (revision %ld recorded)",
+                          g->last_revision);
+    }
+    free(payload);
+    free(err);
+    return out;
 }
 
 static int clm_command(void *ud, const char *args, char **out_text, char **err)
 {
     lc_plugin *p = ud;
+    clm_glue *g = p->clm;
     (void)err;
     while (*args == ' ') args++;
-    if (*args == '\0' || strncmp(args, "status", 6) == 0) {
-        size_t tokens = p->context_calls ? p->last_est_tokens : p->branch_tokens;
-        *out_text = lc_asprintf("live context: off (raw context)\n"
-                                "next request: ~%zu tokens estimated in %zu messages, "
-                                "window %ld\n"
-                                "edits: none",
-                                tokens, clm_status_messages(p), p->window);
-        return AP_OK;
-    }
-    *out_text = lc_asprintf("/clm: unknown subcommand '%s' (try: status)", args);
-    return AP_OK;
+    size_t wl = strcspn(args, " \t");
+    const char *rest = args + wl;
+    while (*rest == ' ' || *rest == '\t') rest++;
+#define IS(w) (wl == strlen(w) && strncmp(args, w, wl) == 0)
+    if (wl == 0 || IS("status")) *out_text = clm_page_status(g);
+    else if (IS("on")) *out_text = clm_toggle(g, 1);
+    else if (IS("off")) *out_text = clm_toggle(g, 0);
+    else if (IS("reset")) *out_text = clm_reset(g);
+    else if (IS("input")) *out_text = clm_page_input(g);
+    else if (IS("edits")) *out_text = clm_page_edits(g, rest);
+    else if (IS("overview")) *out_text = clm_page_overview(g);
+    else if (IS("settings")) *out_text = clm_page_settings(g);
+    else if (IS("config")) *out_text = clm_config_command(g, rest);
+    else
+        *out_text = lc_asprintf("/clm: unknown subcommand '%.*s' (try: status, input, edits, "
+                                "overview, settings, config KEY VALUE, config reset, on, off, "
+                                "reset)", (int)wl, args);
+#undef IS
+    return *out_text ? AP_OK : lc_errf(err, AP_NOMEM, "out of memory");
 }
 
+/* The ABI gives a plugin no way to send a user message, so the prompt rides on the next
+ * request as a one-call notice; the user starts that turn. */
 static int clm_compact_command(void *ud, const char *args, char **out_text, char **err)
 {
-    (void)ud;
-    (void)args;
-    (void)err;
-    *out_text = lc_strdup("/clm-compact: live context is not enabled in this build yet");
-    return AP_OK;
+    lc_plugin *p = ud;
+    clm_glue *g = p->clm;
+    if (!g->enabled) {
+        *out_text = lc_strdup("/clm-compact: live context is off (/clm on)");
+    } else if (g->compact_pending) {
+        *out_text = lc_strdup("/clm-compact: a compaction request is already waiting for the "
+                              "next turn");
+    } else {
+        free(g->compact_baseline);
+        g->compact_baseline = lc_strdup(args ? args : "");
+        g->compact_pending = 1;
+        *out_text = lc_strdup("/clm-compact: the compaction prompt goes out with the next "
+                              "request (this host lets a plugin add to a request but not start "
+                              "one): send any prompt, e.g. \"compact your context\", to run it.");
+    }
+    return *out_text ? AP_OK : lc_errf(err, AP_NOMEM, "out of memory");
+}
+
+/* ---- init / free ---------------------------------------------------------------------------- */
+
+static const char *clm_getenv(const char *name)
+{
+    return getenv(name);
 }
 
 int clm_glue_init(lc_plugin *p, char **err)
 {
-    int rc = plugin_register_command(p, "clm", "Live context: status, edits, settings",
-                                     clm_command, err);
+    clm_glue *g = calloc(1, sizeof *g);
+    char *problems = NULL;
+    if (!g) return lc_errf(err, AP_NOMEM, "out of memory");
+    g->p = p;
+    g->enabled = 1;
+    sha256_init(&g->raw.ctx);
+    if (clm_settings_init(&g->set, clm_getenv, &problems, err) != LC_OK) {
+        free(g);
+        return AP_NOMEM;
+    }
+    g->set_problems = problems;
+    clm_calib_init(&g->cal, getenv("LC_CLM_ESTIMATE_FACTOR"));
+    p->clm = g;
+    clm_set_paths(g);
+    int rc = plugin_register_command(p, "clm", "Live context: status, input, edits, overview, "
+                                     "settings, config, on/off, reset", clm_command, err);
     if (rc == AP_OK)
         rc = plugin_register_command(p, "clm-compact",
                                      "Ask the model to compact its live context", clm_compact_command,
@@ -51,15 +1352,21 @@ int clm_glue_init(lc_plugin *p, char **err)
     return rc;
 }
 
-void clm_glue_free(lc_plugin *p) { (void)p; }
-int clm_glue_session_start(lc_plugin *p, const cJSON *ev, char **err) { (void)p; (void)ev; (void)err; return AP_OK; }
-int clm_glue_session_shutdown(lc_plugin *p, char **err) { (void)p; (void)err; return AP_OK; }
-int clm_glue_before_agent_start(lc_plugin *p, const cJSON *ev, cJSON **out, char **err) { (void)p; (void)ev; (void)err; *out = NULL; return AP_OK; }
-int clm_glue_context(lc_plugin *p, const ap_context_event *ev, ap_context_result **out, char **err) { (void)p; (void)ev; (void)err; *out = NULL; return AP_OK; }
-int clm_glue_before_provider_request(lc_plugin *p, const cJSON *ev, cJSON **out, char **err) { (void)p; (void)ev; (void)err; *out = NULL; return AP_OK; }
-int clm_glue_turn_end(lc_plugin *p, const cJSON *ev, char **err) { (void)p; (void)ev; (void)err; return AP_OK; }
-int clm_glue_tool_call(lc_plugin *p, const cJSON *ev, cJSON **out, char **err) { (void)p; (void)ev; (void)err; *out = NULL; return AP_OK; }
-int clm_glue_tool_result(lc_plugin *p, const cJSON *ev, cJSON **out, char **err) { (void)p; (void)ev; (void)err; *out = NULL; return AP_OK; }
-int clm_glue_before_compact(lc_plugin *p, const cJSON *ev, cJSON **out, char **err) { (void)p; (void)ev; (void)err; *out = NULL; return AP_OK; }
-int clm_glue_compact(lc_plugin *p, const cJSON *ev, char **err) { (void)p; (void)ev; (void)err; return AP_OK; }
-int clm_glue_tree(lc_plugin *p, const cJSON *ev, char **err) { (void)p; (void)ev; (void)err; return AP_OK; }
+void clm_glue_free(lc_plugin *p)
+{
+    clm_glue *g = p ? p->clm : NULL;
+    if (!g) return;
+    clm_drop_revision(g);
+    clm_raw_free(&g->raw);
+    if (g->have_view) clm_view_free(&g->view);
+    clm_guard_cache_free(&g->guard);
+    clm_settings_free(&g->set);
+    sb_free(&g->notices);
+    free(g->set_problems);
+    free(g->dir);
+    free(g->path);
+    free(g->steering_text);
+    free(g->compact_baseline);
+    free(g);
+    p->clm = NULL;
+}

@@ -1,0 +1,100 @@
+/*
+ * clm_glue.h -- the live-context glue's private state, shared by clm.c (the lifecycle:
+ * events, mirror, revisions, budget) and clm_pages.c (the /clm text pages). Not part of
+ * the plugin's interface to plugin.c, which sees only the clm_glue_* functions.
+ */
+#ifndef LC_CLM_GLUE_H
+#define LC_CLM_GLUE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "clm_apply.h"
+#include "clm_budget.h"
+#include "clm_doc.h"
+#include "clm_revision.h"
+#include "clm_settings.h"
+#include "plugin.h"
+#include "sha256.h"
+#include "util.h"
+
+#define CLM_NOTICE_TYPE "live-context-notice"
+
+/* The raw messages seen so far, keyed on entry ids so that a request whose prefix did not
+ * change costs O(new): a running digest, per-message estimates and capped forms. */
+typedef struct clm_raw_cache {
+    size_t n;                 /* raw messages folded into ctx */
+    sha256_ctx ctx;
+    char *first_id, *last_id; /* entry ids of raw[0] and raw[n-1] */
+    size_t *tokens;           /* per raw message */
+    char **capped;            /* per raw message: observation-capped JSON or NULL */
+    unsigned char *excluded;  /* per raw message: kept out of the request (host rule) */
+    size_t cap;
+    int rev_checked;          /* the revision's anchor was compared with this prefix */
+    int rev_ok;
+    char *rev_why;            /* why it did not match (owned) */
+} clm_raw_cache;
+
+typedef struct clm_glue {
+    lc_plugin *p;
+    int enabled;
+    clm_settings set;
+    char *set_problems;        /* stored or environment values ignored (owned) */
+    /* the revision in force */
+    int has_rev;
+    clm_revision rev;
+    long *rev_raw;             /* per revision message: raw index with the same bytes, -1 */
+    size_t *rev_tokens;
+    long last_revision;        /* highest revision number on the branch */
+    unsigned accepted, rejected; /* on this branch, since start */
+    clm_raw_cache raw;
+    /* the last rendering */
+    clm_view view;
+    int have_view;
+    int view_stale;            /* the baseline moved since (tree, reset, compaction) */
+    char stale_why[96];
+    size_t view_raw_n;         /* raw messages the view covered: the anchor of an edit */
+    char view_digest[65];
+    size_t view_rev_n;         /* messages of the view that came from the revision */
+    uint8_t mirror_hash[32];
+    int mirror_current;        /* the file holds exactly the last rendering */
+    int render_off;            /* no model (replay): nobody can edit, nothing rendered */
+    char *dir, *path;
+    /* one-call notices for the next request */
+    sbuf notices;
+    /* budget */
+    clm_tiers tiers;
+    clm_calibrator cal;
+    clm_guard_cache guard;
+    size_t est_next;           /* calibrated estimate of the last request built */
+    size_t observed_prev;      /* provider's count of the previous request */
+    int observed_stale;
+    size_t withheld;           /* tool results withheld in the last request */
+    size_t capped_n;           /* tool results capped in the last request */
+    unsigned long repairs;     /* max_tokens raised */
+    unsigned invalidations;    /* consecutive revision invalidations */
+    /* what the last request carried */
+    size_t eff_n, eff_raw_n;
+    /* steering */
+    char *steering_text;
+    char steering_hash[13];
+    /* /clm-compact */
+    int compact_pending;
+    char *compact_baseline;    /* baseline of the view when it was asked (owned) */
+    unsigned tools_this_turn;
+} clm_glue;
+
+/* ---- clm.c services used by the pages ---- */
+size_t clm_budget_of(const clm_glue *g);
+/* Persist the settings in `next` (an overrides entry), then make them the ones in force.
+ * On failure nothing changes. */
+int clm_settings_commit(clm_glue *g, clm_settings *next, char **err);
+
+/* ---- clm_pages.c ---- */
+char *clm_page_status(clm_glue *g);
+char *clm_page_input(clm_glue *g);
+char *clm_page_edits(clm_glue *g, const char *args);
+char *clm_page_overview(clm_glue *g);
+char *clm_page_settings(clm_glue *g);
+
+#endif

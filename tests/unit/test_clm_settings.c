@@ -1,0 +1,150 @@
+/*
+ * test_clm_settings.c -- the live-context settings table: parsing to canonical values,
+ * environment defaults, stored overrides holding only non-default values, and malformed
+ * stored values ignored with a problem instead of breaking the load.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "clm_settings.h"
+#include "util.h"
+
+static const char *fake_env(const char *name)
+{
+    if (strcmp(name, "LC_CLM_BUDGET") == 0) return "32k";
+    if (strcmp(name, "LC_CLM_RESERVE") == 0) return "lots";
+    return NULL;
+}
+
+static void test_normalize_gives_canonical_values_and_rejects_bad_ones(void **state)
+{
+    (void)state;
+    char *c = NULL, *err = NULL;
+    assert_int_equal(clm_setting_normalize(CLM_SET_BUDGET, " 32k ", &c, NULL), LC_OK);
+    assert_string_equal(c, "32000");
+    free(c);
+    assert_int_equal(clm_setting_normalize(CLM_SET_BUDGET, "Window", &c, NULL), LC_OK);
+    assert_string_equal(c, "window");
+    free(c);
+    assert_int_equal(clm_setting_normalize(CLM_SET_BUDGET, "12", &c, &err), LC_INVALID);
+    assert_null(c);
+    assert_non_null(strstr(err, "at least 1000"));
+    free(err);
+    err = NULL;
+    assert_int_equal(clm_setting_normalize(CLM_SET_OBS_CAP, "10000:0.5", &c, NULL), LC_OK);
+    assert_string_equal(c, "10000:0.5");
+    free(c);
+    assert_int_equal(clm_setting_normalize(CLM_SET_OBS_CAP, "10000:0.8", &c, NULL), LC_OK);
+    assert_string_equal(c, "10000");
+    free(c);
+    assert_int_equal(clm_setting_normalize(CLM_SET_OBS_CAP, "10000:1.5", &c, &err), LC_INVALID);
+    free(err);
+    err = NULL;
+    assert_int_equal(clm_setting_normalize(CLM_SET_ONE_TOOL, "TRUE", &c, NULL), LC_OK);
+    assert_string_equal(c, "on");
+    free(c);
+    assert_int_equal(clm_setting_normalize(CLM_SET_HOST_COMPACTION, "sometimes", &c, &err),
+                     LC_INVALID);
+    assert_non_null(strstr(err, "auto, on or off"));
+    free(err);
+    assert_int_equal(clm_setting_normalize(CLM_SET_EDITING_MODE, "Conservative", &c, NULL), LC_OK);
+    assert_string_equal(c, "conservative");
+    free(c);
+}
+
+static void test_environment_sets_defaults_and_bad_values_are_reported(void **state)
+{
+    (void)state;
+    clm_settings s;
+    char *problems = NULL;
+    assert_int_equal(clm_settings_init(&s, fake_env, &problems, NULL), LC_OK);
+    assert_int_equal(s.budget, 32000);
+    assert_int_equal(s.reserve, 2048);
+    assert_non_null(problems);
+    assert_non_null(strstr(problems, "LC_CLM_RESERVE ignored"));
+    /* an environment default is not an override */
+    char *j = clm_settings_overrides_json(&s);
+    assert_string_equal(j, "{\"overrides\":{},\"version\":1}");
+    free(j);
+    free(problems);
+    clm_settings_free(&s);
+}
+
+static void test_overrides_hold_only_non_default_values(void **state)
+{
+    (void)state;
+    clm_settings s;
+    assert_int_equal(clm_settings_init(&s, NULL, NULL, NULL), LC_OK);
+    assert_int_equal(s.budget, 0);
+    assert_int_equal(clm_settings_set(&s, "sizeTrailer", "on", NULL), LC_OK);
+    assert_int_equal(clm_settings_set(&s, "reserve", "2048", NULL), LC_OK);
+    assert_int_equal(clm_settings_set(&s, "OBSERVATIONCAP", "5000:0.5", NULL), LC_OK);
+    assert_true(s.size_trailer);
+    assert_int_equal(s.obs_cap, 5000);
+    assert_true(s.obs_head > 0.49 && s.obs_head < 0.51);
+    char *j = clm_settings_overrides_json(&s);
+    assert_non_null(strstr(j, "\"sizeTrailer\":\"on\""));
+    assert_non_null(strstr(j, "\"observationCap\":\"5000:0.5\""));
+    assert_null(strstr(j, "reserve"));
+    /* and they come back on another instance */
+    clm_settings t;
+    assert_int_equal(clm_settings_init(&t, NULL, NULL, NULL), LC_OK);
+    char *problems = NULL;
+    assert_int_equal(clm_settings_apply_overrides(&t, j, strlen(j), &problems, NULL), LC_OK);
+    assert_null(problems);
+    assert_true(t.size_trailer);
+    assert_int_equal(t.obs_cap, 5000);
+    assert_true(clm_settings_changed(&t, CLM_SET_SIZE_TRAILER));
+    assert_false(clm_settings_changed(&t, CLM_SET_BUDGET));
+    free(j);
+    clm_settings_free(&t);
+    clm_settings_free(&s);
+}
+
+static void test_malformed_stored_values_are_skipped_with_a_problem(void **state)
+{
+    (void)state;
+    clm_settings s;
+    char *problems = NULL;
+    assert_int_equal(clm_settings_init(&s, NULL, NULL, NULL), LC_OK);
+    assert_int_equal(clm_settings_set(&s, "oneToolPerTurn", "on", NULL), LC_OK);
+    const char *stored = "{\"version\":1,\"overrides\":{\"budget\":\"tiny\",\"colour\":\"red\","
+                         "\"reserve\":\"4096\"}}";
+    assert_int_equal(clm_settings_apply_overrides(&s, stored, strlen(stored), &problems, NULL),
+                     LC_OK);
+    /* applying overrides starts from the defaults: the earlier change is gone */
+    assert_false(s.one_tool);
+    assert_int_equal(s.reserve, 4096);
+    assert_int_equal(s.budget, 0);
+    assert_non_null(strstr(problems, "'budget' ignored"));
+    assert_non_null(strstr(problems, "'colour' ignored: unknown setting"));
+    free(problems);
+    problems = NULL;
+    assert_int_equal(clm_settings_apply_overrides(&s, "[1]", 3, &problems, NULL), LC_OK);
+    assert_non_null(strstr(problems, "no overrides object"));
+    assert_int_equal(s.reserve, 2048);
+    free(problems);
+    char *err = NULL;
+    assert_int_equal(clm_settings_set(&s, "colour", "red", &err), LC_INVALID);
+    assert_non_null(strstr(err, "settings: budget, reserve"));
+    free(err);
+    clm_settings_free(&s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_normalize_gives_canonical_values_and_rejects_bad_ones),
+        cmocka_unit_test(test_environment_sets_defaults_and_bad_values_are_reported),
+        cmocka_unit_test(test_overrides_hold_only_non_default_values),
+        cmocka_unit_test(test_malformed_stored_values_are_skipped_with_a_problem),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
