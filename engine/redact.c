@@ -61,6 +61,15 @@ static void redact_init(void)
     redact_assign_re = redact_compile(redact_assign_pattern);
 }
 
+/* The patterns live as long as the library: freed when the plugin is unloaded (dlclose
+ * runs destructors), so a host that loads and unloads plugins does not leak them. */
+__attribute__((destructor)) static void redact_fini(void)
+{
+    pcre2_code_free(redact_keys_re);
+    pcre2_code_free(redact_assign_re);
+    redact_keys_re = redact_assign_re = NULL;
+}
+
 static int redact_has_digit(const char *s, size_t n)
 {
     for (size_t i = 0; i < n; i++)

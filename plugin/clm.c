@@ -652,8 +652,8 @@ static int clm_render(clm_glue *g, const clm_eff *eff, size_t n, size_t n_rev, s
     return LC_OK;
 }
 
-int clm_glue_context(lc_plugin *p, const ap_context_event *ev, ap_context_result **out,
-                     char **err)
+int clm_glue_context(lc_plugin *p, const ap_context_event *ev,
+                     const ap_context_result *lcm_suffix, ap_context_result **out, char **err)
 {
     clm_glue *g = p->clm;
     int rc = AP_OK;
@@ -690,7 +690,8 @@ int clm_glue_context(lc_plugin *p, const ap_context_event *ev, ap_context_result
     }
     size_t anchor = g->has_rev ? g->rev.anchor_count : 0;
     size_t n_rev = g->has_rev ? g->rev.n_messages : 0;
-    eff = calloc(n_rev + n + 1, sizeof *eff);
+    size_t n_suffix = lcm_suffix ? lcm_suffix->n_items : (n > anchor ? n - anchor : 0);
+    eff = calloc(n_rev + n_suffix + 1, sizeof *eff);
     if (!eff) {
         rc = lc_errf(err, AP_NOMEM, "live context: out of memory");
         goto done;
@@ -702,7 +703,20 @@ int clm_glue_context(lc_plugin *p, const ap_context_event *ev, ap_context_result
                               g->rev_raw[i] >= 0 && (size_t)g->rev_raw[i] < n ? g->rev_raw[i] : -1,
                               NULL, g->rev_tokens[i]};
     g->capped_n = 0;
-    for (size_t i = anchor; i < n; i++) {
+    if (lcm_suffix) changed = 1;
+    for (size_t k = 0; k < n_suffix; k++) {
+        size_t i = anchor + k;
+        if (lcm_suffix) {
+            const ap_context_item *it = &lcm_suffix->items[k];
+            if (it->input_index < 0) {
+                /* A summary pointer LCM put in place of aged raw messages. */
+                size_t len = it->json ? strlen(it->json) : 0;
+                if (len) eff[ne++] = (clm_eff){it->json, len, -1, NULL, msg_estimate_tokens_json(it->json)};
+                continue;
+            }
+            if ((size_t)it->input_index < anchor || (size_t)it->input_index >= n) continue;
+            i = (size_t)it->input_index;
+        }
         const ap_message_in *m = &ev->messages[i];
         if (g->raw.excluded[i]) {
             changed = 1;
@@ -845,6 +859,9 @@ done:
 
 static void clm_observe_usage(clm_glue *g, const cJSON *msg)
 {
+    /* A replayed message's usage measured the original run's request, not the one this
+     * replay sent: calibrating on it would inflate every estimate (and wake the guard). */
+    if (g->render_off) return;
     long u = msg_usage_total(msg);
     if (u <= 0) return;
     clm_calib_observed(&g->cal, (size_t)u);

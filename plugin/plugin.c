@@ -106,6 +106,24 @@ int plugin_get_branch(lc_plugin *p, cJSON **out, char **err)
     return AP_OK;
 }
 
+int plugin_get_entry(lc_plugin *p, const char *entry_id, cJSON **out, char **err)
+{
+    *out = NULL;
+    if (!AP_HOST_HAS(p->host, get_entry))
+        return lc_errf(err, AP_UNSUPPORTED, "the host cannot read an entry by id");
+    char *json = NULL, *herr = NULL;
+    int rc = p->host->get_entry(p->host->host_ctx, entry_id, &json, &herr);
+    if (rc != AP_OK) return plugin_host_error(p, rc, herr, err, "reading an entry failed");
+    *out = cJSON_Parse(json);
+    if (AP_HOST_HAS(p->host, free)) p->host->free(json);
+    if (!cJSON_IsObject(*out)) {
+        cJSON_Delete(*out);
+        *out = NULL;
+        return lc_errf(err, AP_INVALID, "the host's entry %s is not a JSON object", entry_id);
+    }
+    return AP_OK;
+}
+
 void plugin_refresh_model(lc_plugin *p)
 {
     if (!AP_HOST_HAS(p->host, get_model)) return;
@@ -235,41 +253,6 @@ static void plugin_release_context(void *state, ap_context_result *r)
     free(r);
 }
 
-/* Compose the two projections: live context owns the prefix up to its anchor (its items
- * before the first raw index >= anchor), LCM owns the raw suffix past it (its items after
- * the `anchor` pass-through ones). Either alone is the answer. Both inputs are consumed. */
-static int plugin_chain_context(lc_plugin *p, ap_context_result *clm, ap_context_result *lcm,
-                                size_t anchor, ap_context_result **out, char **err)
-{
-    *out = NULL;
-    if (!clm || !lcm) {
-        *out = clm ? clm : lcm;
-        return AP_OK;
-    }
-    size_t head = 0;
-    while (head < clm->n_items && clm->items[head].input_index < (int64_t)anchor) head++;
-    size_t skip = anchor < lcm->n_items ? anchor : lcm->n_items;
-    ap_context_result *r = calloc(1, sizeof *r);
-    size_t n = head + (lcm->n_items - skip);
-    if (!r || !(r->items = calloc(n ? n : 1, sizeof *r->items))) {
-        free(r);
-        plugin_release_context(p, clm);
-        plugin_release_context(p, lcm);
-        return lc_errf(err, AP_NOMEM, "out of memory composing the context");
-    }
-    for (size_t i = 0; i < head; i++) {
-        r->items[r->n_items++] = clm->items[i];
-        clm->items[i].json = NULL;
-    }
-    for (size_t i = skip; i < lcm->n_items; i++) {
-        r->items[r->n_items++] = lcm->items[i];
-        lcm->items[i].json = NULL;
-    }
-    plugin_release_context(p, clm);
-    plugin_release_context(p, lcm);
-    *out = r;
-    return AP_OK;
-}
 
 static void plugin_unload(void *state)
 {
@@ -358,12 +341,15 @@ static int on_context(void *state, const ap_context_event *ev, ap_context_result
     ap_context_result *lcm = NULL, *clm = NULL;
     int rc = lcm_glue_context(p, ev, anchor, &lcm, err);
     if (rc != AP_OK) return rc;
-    rc = clm_glue_context(p, ev, &clm, err);
-    if (rc != AP_OK) {
+    /* CLM works on LCM's projection of the raw suffix; with live context off it hands
+     * nothing back and LCM's projection is the answer. */
+    rc = clm_glue_context(p, ev, lcm, &clm, err);
+    if (rc == AP_OK) {
+        *out = clm ? clm : lcm;
+        if (clm) plugin_release_context(p, lcm);
+    } else {
         plugin_release_context(p, lcm);
-        return rc;
     }
-    rc = plugin_chain_context(p, clm, lcm, anchor, out, err);
     if (rc == AP_OK) lcm_glue_context_sent(p, ev, *out);
     return rc;
 }

@@ -51,6 +51,9 @@ int plugin_append_custom(lc_plugin *p, const char *custom_type, const cJSON *dat
                          char **out_id, char **err);
 /* The active branch as a parsed cJSON array (caller deletes). */
 int plugin_get_branch(lc_plugin *p, cJSON **out, char **err);
+/* One entry by id, parsed (caller deletes); AP_NOTFOUND when the host has no such entry,
+ * AP_UNSUPPORTED when it lacks the slot. */
+int plugin_get_entry(lc_plugin *p, const char *entry_id, cJSON **out, char **err);
 /* Refresh model facts from the host. */
 void plugin_refresh_model(lc_plugin *p);
 int plugin_register_command(lc_plugin *p, const char *name, const char *description,
@@ -71,8 +74,12 @@ void clm_glue_free(lc_plugin *p);
 int clm_glue_session_start(lc_plugin *p, const cJSON *ev, char **err);
 int clm_glue_session_shutdown(lc_plugin *p, char **err);
 int clm_glue_before_agent_start(lc_plugin *p, const cJSON *ev, cJSON **out, char **err);
-int clm_glue_context(lc_plugin *p, const ap_context_event *ev, ap_context_result **out,
-                     char **err);
+/* `lcm_suffix`: LCM's projection of the same raw input (items by raw index, or new
+ * summary-pointer messages), or NULL when LCM left the context alone. Items before the
+ * CLM anchor are the revision's and are skipped; the rest is the suffix CLM works on, so an
+ * accepted edit captures whatever the model saw, pointers included. */
+int clm_glue_context(lc_plugin *p, const ap_context_event *ev,
+                     const ap_context_result *lcm_suffix, ap_context_result **out, char **err);
 int clm_glue_before_provider_request(lc_plugin *p, const cJSON *ev, cJSON **out, char **err);
 int clm_glue_turn_end(lc_plugin *p, const cJSON *ev, char **err);
 int clm_glue_tool_call(lc_plugin *p, const cJSON *ev, cJSON **out, char **err);

@@ -8,7 +8,7 @@ PLUGINS="$BUILD/plugins"
 T=$(mktemp -d "${TMPDIR:-/tmp}/lc-contract.XXXXXX")
 HOME_DIR="$T/home"
 mkdir -p "$HOME_DIR"
-trap 'rm -rf "$T"' EXIT
+trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
 checks=0
 fail() { echo "FAIL: $*"; exit 1; }
 ok() { checks=$((checks+1)); }

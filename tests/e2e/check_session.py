@@ -58,7 +58,7 @@ def main():
     by_step = {s["step"]: s["notes"] for s in notes}
     lcm = "\n".join(by_step.get("/lcm status", []))
     clm = "\n".join(by_step.get("/clm status", []))
-    check(re.search(r"store", lcm), "/lcm status answered through Pi", notes)
+    check(re.search(r"LCM: \d+ messages", lcm), "/lcm status answered through Pi", notes)
     check(re.search(r"live context", clm), "/clm status answered through Pi", notes)
 
     check(len(requests) >= 5, "Pi sent every scripted request to the fake provider (%d)" % len(requests))
@@ -74,9 +74,11 @@ def main():
     grep_results = [e["message"] for e in msgs if e["message"].get("role") == "toolResult"
                     and e["message"].get("toolName") == "lcm_grep"]
     check(len(grep_results) == 1, "the model's lcm_grep call ran through the bridge", grep_results)
-    # The context event reached the plugin: its /clm status counts the messages it saw.
-    check(re.search(r"in (\d+) messages", clm) and int(re.search(r"in (\d+) messages", clm).group(1)) >= len(msgs) - 1,
-          "context events reached the plugin with the whole branch", clm)
+    # The context events reached the plugin: its store, fed only by them, counts the
+    # branch's messages (the last assistant reply arrives after the last context event).
+    stored = re.search(r"LCM: (\d+) messages", lcm)
+    check(stored and int(stored.group(1)) >= len(msgs) - 1,
+          "context events reached the plugin with the whole branch", lcm)
     stores = glob.glob(os.path.join(agent, "lcm", "*.sqlite"))
     check(stores, "the plugin's store lives under the agent home (<agent dir>/lcm/)", os.listdir(os.path.join(agent, "lcm")))
 
