@@ -387,6 +387,15 @@ int agent_context_build(agent *a, agent_context *c, char **err)
         c->n = r->n_items;
         which ^= 1;
     }
+    /* O(items the plugins returned): without a result the raw sums are already kept. */
+    h->sent_raw_tokens = session_context_tokens(h->sess, 0);
+    h->sent_tokens = h->sent_raw_tokens;
+    if (c->n_held > 0) {
+        h->sent_tokens = 0;
+        for (size_t k = 0; k < c->n; k++)
+            h->sent_tokens += msg_estimate_tokens_json(c->msgs[k].json);
+    }
+    h->sent_valid = 1;
     a->requests++;
     return LC_OK;
 }
@@ -663,6 +672,8 @@ int agent_compact(agent *a, const char *reason, const char *instructions, int *d
     long reserve = h->window >= 65536 ? 16384 : h->window / 4;
     long threshold = h->window - reserve;
     size_t tokens = session_context_tokens(s, !h->replay);
+    if (h->replay && h->sent_valid && tokens >= h->sent_raw_tokens)
+        tokens = h->sent_tokens + (tokens - h->sent_raw_tokens);
     if (strcmp(reason, "threshold") == 0 && (long)tokens <= threshold)
         return LC_OK;
     size_t keep = KEEP_RECENT_TOKENS;
@@ -759,6 +770,7 @@ int agent_compact(agent *a, const char *reason, const char *instructions, int *d
     if ((rc = session_append(s, entry, 1, &ce, err)))
         goto done;
     *did = 1;
+    h->sent_valid = 0; /* the raw context was rebuilt; the next request measures anew */
     a->compactions++;
     cJSON_Delete(ev);
     ev = cJSON_CreateObject();

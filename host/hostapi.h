@@ -60,6 +60,12 @@ typedef struct host {
     const char *model;
     const char *api_key;
     int replay;   /* no model: complete is AP_UNSUPPORTED */
+    /* The last request as the plugins shaped it: its estimated size, and the raw context's
+     * estimate at that moment. Replay has no provider usage, so its threshold compaction
+     * measures this (what was sent, plus what arrived since), as usage would. */
+    int sent_valid;
+    size_t sent_tokens;
+    size_t sent_raw_tokens;
 
     FILE *log_fp;
     int verbose;

@@ -12,7 +12,7 @@ printf '{"name":"example","version":"1.0.0","abiVersion":1,"library":"example-pl
 TR="$T/trace.jsonl"
 
 "$HOST" --home "$HOME_DIR" --plugin-dir "$P" --session "$T/s.jsonl" --trace "$TR" \
-    replay "$FX" --window 2000 >"$T/out" 2>"$T/err"
+    replay "$FX" --window 1200 >"$T/out" 2>"$T/err"
 assert_eq "$?" "0" "replay exits 0"
 
 python3 - "$TR" <<'PY' || fail "replay trace"
@@ -59,7 +59,7 @@ check(len(tree) == 1 and tree[0]["newLeafId"] == "b0000002" and tree[0]["oldLeaf
 bc = [r["input"] for r in lc if r["event"] == "session_before_compact"]
 check(bc and bc[0]["reason"] == "threshold", "threshold compaction reason")
 prep = bc[0]["preparation"]
-check(prep["firstKeptEntryId"] and prep["tokensBefore"] > 1500 and prep["messagesToSummarize"], "compaction preparation")
+check(prep["firstKeptEntryId"] and prep["tokensBefore"] > 900 and prep["messagesToSummarize"], "compaction preparation")
 sc = [i for i, e in enumerate(ev) if e == "session_compact"]
 check(sc and ev.index("session_before_compact") < sc[0], "session_compact after session_before_compact")
 entry = lc[sc[0]]["input"]["compactionEntry"]

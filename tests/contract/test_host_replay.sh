@@ -41,7 +41,7 @@ PY
 
 # 1. the fixture: a branch, a malformed line, another extension's custom entry
 "$HOST" --home "$HOME_DIR" --plugin-dir "$PLUGINS" --session "$T/out.jsonl" \
-    --trace "$T/trace.jsonl" replay "$FX" --window 2000 >"$T/stdout" 2>"$T/stderr"
+    --trace "$T/trace.jsonl" replay "$FX" --window 1200 >"$T/stdout" 2>"$T/stderr"
 assert_eq "$?" "0" "replay exits 0"
 assert_grep "$T/stderr" "branch.jsonl:11: malformed JSON; line skipped" "malformed line reported with its number"
 assert_grep "$T/stdout" "replayed 17 entries" "summary line counts the entries"
@@ -51,14 +51,14 @@ assert_nogrep "$T/out.jsonl" "broken01" "the malformed line is not carried over"
 assert_jsonl "$T/trace.jsonl" \
   "any(r['event']=='session_tree' and r.get('handled') and json.loads(json.dumps(r['input']))['newLeafId']=='b0000002' and r['input']['oldLeafId'] for r in rows)" \
   "session_tree fired with the abandoned branch's parent as newLeafId"
-assert_jsonl "$T/out.jsonl" "any(r['type']=='compaction' for r in rows[1:])" "threshold compaction ran with --window 2000"
+assert_jsonl "$T/out.jsonl" "any(r['type']=='compaction' for r in rows[1:])" "threshold compaction ran with --window 1200"
 assert_jsonl "$T/trace.jsonl" "any(r['event']=='session_compact' and r.get('handled') for r in rows)" "session_compact fired"
 # The input file is untouched.
 cmp -s "$FX" "$ROOT/tests/contract/fixtures/branch.jsonl" || fail "input unchanged"; ok
 
 # 2. deterministic: the same replay again gives the same bytes
 "$HOST" --home "$T/home2" --plugin-dir "$PLUGINS" --session "$T/out2.jsonl" \
-    replay "$FX" --window 2000 >/dev/null 2>&1
+    replay "$FX" --window 1200 >/dev/null 2>&1
 assert_eq "$?" "0" "second replay exits 0"
 cmp -s "$T/out.jsonl" "$T/out2.jsonl" || { diff "$T/out.jsonl" "$T/out2.jsonl" | head -5; fail "replay is deterministic"; }; ok
 

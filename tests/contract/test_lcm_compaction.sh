@@ -40,8 +40,13 @@ assert_jsonl "$TRACE" "sum(1 for r in rows if r['event'] == 'context' and r['han
 assert_jsonl "$TRACE" "all(r['status'] == 0 for r in rows if r['event'] == 'context' and r['handled'])" \
     "every context call succeeded"
 
-# the blocking regime: the host's compactions carry the DAG's summary
-assert_jsonl "$OUT" "sum(r.get('type') == 'compaction' for r in rows) >= 1" "the host compacted"
+# the async regime kept every request under the host's own threshold: it never compacted
+assert_jsonl "$OUT" "sum(r.get('type') == 'compaction' for r in rows) == 0" \
+    "the host never needed its threshold compaction"
+# the blocking regime: a host compaction (here /compact) is supplied from the DAG
+"$HOST" --home "$HOME_DIR" --plugin-dir "$PLUGINS" --session "$OUT" --window $WINDOW \
+    --command "/compact" > "$T/compact.txt" 2>&1 || { cat "$T/compact.txt"; fail "/compact"; }
+assert_jsonl "$OUT" "sum(r.get('type') == 'compaction' for r in rows) == 1" "the host compacted"
 assert_jsonl "$OUT" "all(r['fromHook'] and r['summary'].find('[lcm:summary #') >= 0 for r in rows if r.get('type') == 'compaction')" \
     "every host compaction was supplied from the DAG"
 
