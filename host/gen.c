@@ -109,11 +109,15 @@ static cJSON *usage(gen *g)
 {
     cJSON *u = cJSON_CreateObject();
     long out = 40 + pick(g, 400);
-    cJSON_AddNumberToObject(u, "input", (double)g->tokens);
+    /* The recording agent managed its context, so its requests stayed bounded: they grow
+     * with the raw history up to 90k tokens, then cycle between 60k and 90k as its
+     * compactions would. Raw-sized usage would claim requests no window could hold. */
+    long input = g->tokens <= 90000 ? g->tokens : 60000 + g->tokens % 30000;
+    cJSON_AddNumberToObject(u, "input", (double)input);
     cJSON_AddNumberToObject(u, "output", (double)out);
     cJSON_AddNumberToObject(u, "cacheRead", 0);
     cJSON_AddNumberToObject(u, "cacheWrite", 0);
-    cJSON_AddNumberToObject(u, "totalTokens", (double)(g->tokens + out));
+    cJSON_AddNumberToObject(u, "totalTokens", (double)(input + out));
     cJSON *c = cJSON_AddObjectToObject(u, "cost");
     cJSON_AddNumberToObject(c, "input", 0);
     cJSON_AddNumberToObject(c, "output", 0);

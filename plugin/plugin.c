@@ -226,16 +226,30 @@ static void plugin_count_branch(lc_plugin *p, const cJSON *branch)
 {
     p->branch_messages = 0;
     p->branch_tokens = 0;
+    p->branch_occupancy = 0;
+    size_t since_usage = 0;
+    long usage = 0;
     const cJSON *e;
     cJSON_ArrayForEach(e, branch)
     {
         const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(e, "type"));
         if (!type || strcmp(type, "message") != 0) continue;
+        const cJSON *m = cJSON_GetObjectItem(e, "message");
+        size_t t = msg_estimate_tokens(m);
         p->branch_messages++;
-        p->branch_tokens += msg_estimate_tokens(cJSON_GetObjectItem(e, "message"));
+        p->branch_tokens += t;
+        long u = msg_usage_total(m);
+        if (u > 0) {
+            usage = u;
+            since_usage = 0;
+        } else {
+            since_usage += t;
+        }
     }
+    /* Occupancy as the host sees it: the provider's count of the last request plus what
+     * arrived after it; the raw estimate only when no request was ever measured. */
+    p->branch_occupancy = usage > 0 ? (size_t)usage + since_usage : p->branch_tokens;
 }
-
 /* ---- callbacks ---------------------------------------------------------------------- */
 
 static void plugin_release(void *state, void *ptr)

@@ -37,6 +37,7 @@ typedef struct lc_plugin {
     /* the active branch's messages as counted at session_start (status on resume) */
     size_t branch_messages;
     size_t branch_tokens;
+    size_t branch_occupancy; /* last provider-reported request + estimates after it */
     struct clm_glue *clm;
     struct lcm_glue *lcm;
 } lc_plugin;
