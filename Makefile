@@ -113,3 +113,17 @@ clean:
 	rm -rf build build-asan
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+# ---- reliability checks (tests/fuzz/run.sh, tests/contract/test_valgrind.sh) ----------
+#   make fuzz        build the libFuzzer targets (clang, ASan+UBSan) into build-fuzz/ and run
+#                    each for FUZZ_SECONDS (default 60); FUZZ_SECONDS=10 is the CI size
+#   make valgrind    memcheck over the real host + .so (an unsanitized build)
+FUZZ_SECONDS ?= 60
+.PHONY: fuzz valgrind
+
+fuzz:
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) BUILD=build-fuzz sh tests/fuzz/run.sh
+
+valgrind:
+	@$(MAKE) --no-print-directory $(PLUGIN_SO) $(HOST_BIN) $(PLUGIN_DIR)/plugin.json
+	@BUILD=$(abspath $(BUILD)) ROOT=$(CURDIR) sh tests/contract/test_valgrind.sh

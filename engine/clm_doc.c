@@ -359,7 +359,7 @@ int clm_view_render(clm_view *v, char **out, size_t *out_len, char **err)
                   i + 1, m->label, m->id, m->is_protected ? "true" : "false");
         if (m->tool) sb_printf(&b, " tool=%s", m->tool);
         sb_puts(&b, "]]\n");
-        sb_append(&b, v->bodies.p + m->body_off, m->body_len);
+        if (m->body_len) sb_append(&b, v->bodies.p + m->body_off, m->body_len);
         sb_puts(&b, "\n\n");
     }
     if (b.oom) { rc = LC_NOMEM; goto done; }

@@ -23,7 +23,7 @@
 
 /* Host compaction summaries are outside the DAG: they restate history the DAG already
  * holds as originals, and summarizing them would summarize the same text twice. */
-#define DAG_ELIGIBLE " m.removed = 0 AND m.role NOT IN ('compactionSummary','branchSummary') "
+#define DAG_ELIGIBLE " m.removed = 0 AND m.role NOT IN (" STORE_DAG_EXCLUDED_ROLES ") "
 
 static int dag_sqlerr(store *s, char **err, const char *what)
 {
@@ -101,16 +101,21 @@ static void dag_run_end(store *s, int64_t id, const char *status)
 
 /* ---- boundaries and coverage ------------------------------------------------------ */
 
-int dag_fresh_boundary(store *s, long keep_recent_tokens, int64_t *ordinal, char **err)
+/* The fresh tail, walked from the newest message back: O(tail), never O(history). Also
+ * sums the tail's eligible messages that no leaf covers, so a pass knows how many
+ * uncovered tokens lie before the boundary without reading them. */
+static int dag_tail(store *s, long keep_recent_tokens, int64_t *ordinal, long *tail_uncovered,
+                    char **err)
 {
     sqlite3_stmt *st = NULL;
     int rc = LC_OK, step;
-    long acc = 0;
+    long acc = 0, unc = 0;
     int64_t boundary = 0, last = -1;
     int reached = 0;
     if (sqlite3_prepare_v2(store_db(s),
-                           "SELECT ordinal, role, tokens FROM messages WHERE removed = 0"
-                           " ORDER BY ordinal DESC",
+                           "SELECT m.ordinal, m.role, m.tokens, m.role NOT IN (" STORE_DAG_EXCLUDED_ROLES ")"
+                           " AND NOT EXISTS (SELECT 1 FROM summary_messages sm WHERE sm.entry_id = m.entry_id)"
+                           " FROM messages m WHERE m.removed = 0 ORDER BY m.ordinal DESC",
                            -1, &st, NULL) != SQLITE_OK) {
         rc = dag_sqlerr(s, err, "fresh tail");
         goto done;
@@ -118,6 +123,7 @@ int dag_fresh_boundary(store *s, long keep_recent_tokens, int64_t *ordinal, char
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t ord = sqlite3_column_int64(st, 0);
         const char *role = (const char *)sqlite3_column_text(st, 1);
+        long tokens = (long)sqlite3_column_int64(st, 2);
         if (last < 0) {
             last = ord;
             if (keep_recent_tokens <= 0) {
@@ -126,8 +132,9 @@ int dag_fresh_boundary(store *s, long keep_recent_tokens, int64_t *ordinal, char
                 break;
             }
         }
+        if (sqlite3_column_int(st, 3)) unc += tokens;
         if (!reached) {
-            acc += (long)sqlite3_column_int64(st, 2);
+            acc += tokens;
             boundary = ord;
             if (acc >= keep_recent_tokens) reached = 1;
             if (!reached) continue;
@@ -143,25 +150,35 @@ int dag_fresh_boundary(store *s, long keep_recent_tokens, int64_t *ordinal, char
     if (!reached) boundary = 0; /* everything is fresh */
     else if (step == SQLITE_DONE) boundary = 0; /* walked to the first message: all in the tail */
     *ordinal = boundary;
+    if (tail_uncovered) *tail_uncovered = unc;
 done:
     sqlite3_finalize(st);
     return rc;
+}
+
+int dag_fresh_boundary(store *s, long keep_recent_tokens, int64_t *ordinal, char **err)
+{
+    return dag_tail(s, keep_recent_tokens, ordinal, NULL, err);
 }
 
 int dag_uncovered(store *s, int64_t before_ordinal, int64_t *count, char **err)
 {
     sqlite3_stmt *st = NULL;
     int rc = LC_OK;
+    int64_t wm = 0;
     *count = 0;
+    /* Below the watermark every eligible message is covered: count from there. */
+    if ((rc = store_dag_progress(s, &wm, NULL, err)) != LC_OK) goto done;
     if (sqlite3_prepare_v2(store_db(s),
                            "SELECT count(*) FROM messages m WHERE" DAG_ELIGIBLE
-                           " AND (?1 <= 0 OR m.ordinal < ?1) AND NOT EXISTS"
+                           " AND m.ordinal >= ?2 AND (?1 <= 0 OR m.ordinal < ?1) AND NOT EXISTS"
                            " (SELECT 1 FROM summary_messages sm WHERE sm.entry_id = m.entry_id)",
                            -1, &st, NULL) != SQLITE_OK) {
         rc = dag_sqlerr(s, err, "coverage");
         goto done;
     }
     sqlite3_bind_int64(st, 1, before_ordinal);
+    sqlite3_bind_int64(st, 2, wm);
     if (sqlite3_step(st) != SQLITE_ROW) {
         rc = dag_sqlerr(s, err, "coverage");
         goto done;
@@ -318,7 +335,7 @@ typedef struct dag_chunk {
     size_t n, cap;
     sbuf src;
     long tokens;
-    int64_t last_ordinal;
+    int64_t first_ordinal, last_ordinal;
 } dag_chunk;
 
 static void dag_chunk_reset(dag_chunk *c)
@@ -351,6 +368,7 @@ static int dag_chunk_add(dag_chunk *c, const char *id, const char *role, const c
     c->n++;
     sb_printf(&c->src, "%s: %s\n\n", role, text ? text : "");
     c->tokens += tokens;
+    if (c->n == 1) c->first_ordinal = ordinal;
     c->last_ordinal = ordinal;
     return c->src.oom ? LC_NOMEM : LC_OK;
 }
@@ -398,21 +416,36 @@ done:
 
 static long dag_or(long v, long dflt) { return v > 0 ? v : dflt; }
 
+/* Leaves from the watermark on (store_dag_progress): everything eligible before it is
+ * covered, and the pending count says, without reading a row, whether the uncovered
+ * tokens before the boundary fill a chunk at all. A pass therefore reads only what it
+ * summarizes (plus at most one partial chunk with `flush`), never the history. */
 static int dag_leaves(store *s, summ_ctx *sc, const dag_opts *o, int64_t boundary,
-                      dag_stats *stats, int *nodes, char **err)
+                      long tail_uncovered, dag_stats *stats, int *nodes, int64_t *run, char **err)
 {
     int rc = LC_OK, complete = 0;
     dag_chunk c = {0};
-    int64_t after = -1;
+    int64_t wm = 0, pending = 0, next_wm = 0;
     long chunk = dag_or(o->leaf_chunk_tokens, DAG_DEFAULT_CHUNK);
     long target = dag_or(o->summary_tokens, DAG_DEFAULT_SUMMARY);
     summ_result r = {0};
+    if ((rc = store_dag_progress(s, &wm, &pending, err)) != LC_OK) goto done;
+    int64_t before = pending - tail_uncovered;
+    if (before <= 0 || (!o->flush && before < chunk)) goto done;
+    int64_t after = wm - 1;
     for (;;) {
+        next_wm = after + 1;
         if (o->max_nodes > 0 && *nodes >= o->max_nodes) break;
         if (o->max_source_tokens > 0 && stats->source_tokens >= o->max_source_tokens) break;
         if ((rc = dag_next_chunk(s, after, boundary, chunk, &c, &complete, err)) != LC_OK) goto done;
+        /* The range up to the boundary is exhausted once a read ends short of a chunk. */
+        next_wm = boundary > wm ? boundary : wm;
         if (c.n == 0) break;
-        if (!complete && !o->flush) break;
+        if (!complete && !o->flush) {
+            next_wm = c.first_ordinal;
+            break;
+        }
+        if (!*run) *run = dag_run_begin(s, "dag-pass");
         if ((rc = summ_summarize(sc, c.src.p, (size_t)target, &r, err)) != LC_OK) goto done;
         int64_t id = 0;
         rc = dag_write_node(s, &r, 0, (const char *const *)c.ids, c.n, NULL, 0, &id, err);
@@ -431,6 +464,7 @@ static int dag_leaves(store *s, summ_ctx *sc, const dag_opts *o, int64_t boundar
         ((o->max_nodes > 0 && *nodes >= o->max_nodes) ||
          (o->max_source_tokens > 0 && stats->source_tokens >= o->max_source_tokens)))
         stats->capped = 1;
+    if (next_wm > wm) rc = store_dag_set_watermark(s, wm, next_wm, NULL, err);
 done:
     summ_result_free(&r);
     dag_chunk_free(&c);
@@ -456,7 +490,7 @@ static size_t dag_find_run(const dag_node *v, size_t n, size_t *start)
 }
 
 static int dag_condense(store *s, summ_ctx *sc, const dag_opts *o, dag_stats *stats, int *nodes,
-                        char **err)
+                        int64_t *run, char **err)
 {
     int rc = LC_OK;
     dag_node *v = NULL;
@@ -464,12 +498,22 @@ static int dag_condense(store *s, summ_ctx *sc, const dag_opts *o, dag_stats *st
     long target = dag_or(o->summary_tokens, DAG_DEFAULT_SUMMARY);
     summ_result r = {0};
     sbuf src = {0};
+    /* Most passes add no node: the block measured last time still holds, and reading the
+     * frontier (every node of the history) is not needed to know it fits. */
+    int64_t known = 0;
+    if (store_dag_block_get(s, &known) && (o->block_budget <= 0 || known <= o->block_budget)) {
+        stats->block_tokens = (long)known;
+        goto done;
+    }
     for (;;) {
         dag_nodes_free(v, n);
         v = NULL;
         if ((rc = dag_frontier(s, &v, &n, err)) != LC_OK) goto done;
         stats->block_tokens = dag_block_total(v, n);
-        if (o->block_budget <= 0 || stats->block_tokens <= o->block_budget) break;
+        if (o->block_budget <= 0 || stats->block_tokens <= o->block_budget) {
+            rc = store_dag_block_put(s, stats->block_tokens, err);
+            break;
+        }
         if (o->max_nodes > 0 && *nodes >= o->max_nodes) {
             stats->capped = 1;
             break;
@@ -479,6 +523,7 @@ static int dag_condense(store *s, summ_ctx *sc, const dag_opts *o, dag_stats *st
             char *data = lc_asprintf("{\"blockTokens\":%ld,\"budget\":%ld,\"frontier\":%zu}",
                                      stats->block_tokens, o->block_budget, n);
             stats->stalled = 1;
+            if (!*run) *run = dag_run_begin(s, "dag-pass");
             rc = dag_event(s, "condensation-stalled", data, err);
             free(data);
             goto done;
@@ -497,6 +542,7 @@ static int dag_condense(store *s, summ_ctx *sc, const dag_opts *o, dag_stats *st
             rc = lc_errf(err, LC_NOMEM, "dag: out of memory");
             goto done;
         }
+        if (!*run) *run = dag_run_begin(s, "dag-pass");
         if ((rc = summ_summarize(sc, src.p, (size_t)target, &r, err)) != LC_OK) goto done;
         int64_t id = 0;
         if ((rc = dag_write_node(s, &r, depth, NULL, 0, children, len, &id, err)) != LC_OK) goto done;
@@ -518,15 +564,19 @@ int dag_pass(store *s, summ_ctx *sc, const dag_opts *o, dag_stats *out, char **e
     int rc = LC_OK, nodes = 0;
     dag_stats stats = {0};
     int64_t boundary = 0;
-    int64_t run = dag_run_begin(s, "dag-pass");
+    long tail_uncovered = 0; /* unknown with before_ordinal: pending bounds it from above */
+    /* The `runs` row is opened by the first write: a pass with nothing to do (most turns)
+     * writes nothing at all. */
+    int64_t run = 0;
     summ_pass_begin(sc);
     if (o->before_ordinal > 0)
         boundary = o->before_ordinal;
-    else if ((rc = dag_fresh_boundary(s, o->keep_recent_tokens, &boundary, err)) != LC_OK)
+    else if ((rc = dag_tail(s, o->keep_recent_tokens, &boundary, &tail_uncovered, err)) != LC_OK)
         goto done;
     stats.boundary_ordinal = boundary;
-    if ((rc = dag_leaves(s, sc, o, boundary, &stats, &nodes, err)) != LC_OK) goto done;
-    rc = dag_condense(s, sc, o, &stats, &nodes, err);
+    if ((rc = dag_leaves(s, sc, o, boundary, tail_uncovered, &stats, &nodes, &run, err)) != LC_OK)
+        goto done;
+    rc = dag_condense(s, sc, o, &stats, &nodes, &run, err);
 done:
     dag_run_end(s, run, rc != LC_OK ? "error" : stats.stalled ? "condensation-stalled"
                                               : stats.capped ? "capped" : "ok");

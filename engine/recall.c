@@ -421,7 +421,7 @@ int recall_grep_sessions(const char *agent_home, const char *current_session_id,
         files[nfiles].mtime = (double)sb.st_mtim.tv_sec * 1e3 + (double)sb.st_mtim.tv_nsec / 1e6;
         nfiles++;
     }
-    qsort(files, nfiles, sizeof *files, recall_by_mtime);
+    if (nfiles > 1) qsort(files, nfiles, sizeof *files, recall_by_mtime);
     size_t walked = 0;
     for (size_t i = 0; i < nfiles; i++) {
         if (walked >= RECALL_SESSIONS_MAX) {

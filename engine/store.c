@@ -139,6 +139,56 @@ static const char *const store_migrations[] = {
 _Static_assert(sizeof store_migrations / sizeof store_migrations[0] == STORE_SCHEMA_VERSION,
                "one migration per schema version");
 
+/* The DAG progress numbers (store.h) follow every write on this connection. TEMP triggers:
+ * they are not part of the recorded schema (other builds and read-only openers never see
+ * them), yet they fire for every writer that shares the connection (ingest, tree moves,
+ * the DAG, repair). Values live in meta as text, hence the casts. */
+#define STORE_WM "(SELECT CAST(value AS INTEGER) FROM main.meta WHERE key = 'dag_watermark')"
+#define STORE_ELIGIBLE(row) row ".removed = 0 AND " row ".role NOT IN (" STORE_DAG_EXCLUDED_ROLES ")"
+#define STORE_UNCOVERED(row) \
+    "NOT EXISTS (SELECT 1 FROM main.summary_messages sm WHERE sm.entry_id = " row ".entry_id)"
+#define STORE_ARRIVE(row)                                                                       \
+    "UPDATE meta SET value = min(CAST(value AS INTEGER), " row ".ordinal)"                \
+    " WHERE key = 'dag_watermark';"                                                            \
+    "UPDATE meta SET value = CAST(value AS INTEGER) + " row ".tokens"                     \
+    " WHERE key = 'dag_pending';"
+static const char store_progress_triggers[] =
+    "CREATE TEMP TRIGGER IF NOT EXISTS store_dag_ingest AFTER INSERT ON main.messages"
+    " WHEN " STORE_ELIGIBLE("new") " AND " STORE_UNCOVERED("new")
+    " BEGIN " STORE_ARRIVE("new") " END;"
+    "CREATE TEMP TRIGGER IF NOT EXISTS store_dag_restore AFTER UPDATE OF removed ON main.messages"
+    " WHEN old.removed = 1 AND " STORE_ELIGIBLE("new") " AND " STORE_UNCOVERED("new")
+    " BEGIN " STORE_ARRIVE("new") " END;"
+    "CREATE TEMP TRIGGER IF NOT EXISTS store_dag_remove AFTER UPDATE OF removed ON main.messages"
+    " WHEN old.removed = 0 AND new.removed = 1 AND new.role NOT IN (" STORE_DAG_EXCLUDED_ROLES ")"
+    " AND " STORE_UNCOVERED("new") " AND new.ordinal >= " STORE_WM
+    " BEGIN UPDATE meta SET value = CAST(value AS INTEGER) - new.tokens"
+    " WHERE key = 'dag_pending'; END;"
+    "CREATE TEMP TRIGGER IF NOT EXISTS store_dag_cover AFTER INSERT ON main.summary_messages"
+    " WHEN (SELECT count(*) FROM main.summary_messages sm WHERE sm.entry_id = new.entry_id) = 1"
+    " BEGIN UPDATE meta SET value = CAST(value AS INTEGER) -"
+    " (SELECT m.tokens FROM main.messages m WHERE m.entry_id = new.entry_id)"
+    " WHERE key = 'dag_pending' AND EXISTS (SELECT 1 FROM main.messages m"
+    " WHERE m.entry_id = new.entry_id AND " STORE_ELIGIBLE("m") " AND m.ordinal >= " STORE_WM "); END;"
+    "CREATE TEMP TRIGGER IF NOT EXISTS store_dag_uncover AFTER DELETE ON main.summary_messages"
+    " WHEN " STORE_UNCOVERED("old")
+    " BEGIN DELETE FROM meta WHERE key IN ('dag_watermark', 'dag_pending'); END;"
+    "CREATE TEMP TRIGGER IF NOT EXISTS store_dag_forget AFTER DELETE ON main.messages"
+    " BEGIN DELETE FROM meta WHERE key IN ('dag_watermark', 'dag_pending'); END;"
+    /* The pointer block's size is valid until a node or an edge changes. */
+    "CREATE TEMP TRIGGER IF NOT EXISTS store_block_add AFTER INSERT ON main.summaries"
+    " BEGIN DELETE FROM meta WHERE key = 'dag_block_tokens'; END;"
+    "CREATE TEMP TRIGGER IF NOT EXISTS store_block_edit AFTER UPDATE ON main.summaries"
+    " BEGIN DELETE FROM meta WHERE key = 'dag_block_tokens'; END;"
+    "CREATE TEMP TRIGGER IF NOT EXISTS store_block_drop AFTER DELETE ON main.summaries"
+    " BEGIN DELETE FROM meta WHERE key = 'dag_block_tokens'; END;"
+    "CREATE TEMP TRIGGER IF NOT EXISTS store_block_edge AFTER UPDATE ON main.summary_children"
+    " BEGIN DELETE FROM meta WHERE key = 'dag_block_tokens'; END;"
+    "CREATE TEMP TRIGGER IF NOT EXISTS store_block_unlink AFTER DELETE ON main.summary_children"
+    " BEGIN DELETE FROM meta WHERE key = 'dag_block_tokens'; END;"
+    "CREATE TEMP TRIGGER IF NOT EXISTS store_block_link AFTER INSERT ON main.summary_children"
+    " BEGIN DELETE FROM meta WHERE key = 'dag_block_tokens'; END;";
+
 static int store_sqlerr(store *s, char **err, const char *what)
 {
     return lc_errf(err, LC_ERR, "store: %s: %s", what, sqlite3_errmsg(s->db));
@@ -300,6 +350,7 @@ int store_open(const char *agent_home, const char *session_id, const char *sessi
         if ((rc = store_meta_set(s, "cwd", session_cwd ? session_cwd : "", err)) != LC_OK) goto done;
         if ((rc = store_meta_set(s, "created", created, err)) != LC_OK) goto done;
     }
+    if ((rc = store_exec(s, store_progress_triggers, err)) != LC_OK) goto done;
     if ((rc = store_prepare(s, &s->st_exists, "SELECT ordinal FROM messages WHERE entry_id = ?",
                             err)) != LC_OK)
         goto done;
@@ -738,8 +789,8 @@ int store_set_removed(store *s, const char *const *entry_ids, size_t n, int remo
     int rc = LC_OK, in_tx = 0;
     if ((rc = store_exec(s, "BEGIN IMMEDIATE", err)) != LC_OK) goto done;
     in_tx = 1;
-    if (sqlite3_prepare_v2(s->db, "UPDATE messages SET removed = ? WHERE entry_id = ?", -1, &st,
-                           NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(s->db, "UPDATE messages SET removed = ?1 WHERE entry_id = ?2 AND removed != ?1",
+                           -1, &st, NULL) != SQLITE_OK) {
         rc = store_sqlerr(s, err, "set removed");
         goto done;
     }
@@ -758,6 +809,116 @@ int store_set_removed(store *s, const char *const *entry_ids, size_t n, int remo
 done:
     sqlite3_finalize(st);
     if (in_tx) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
+/* ---- DAG progress ------------------------------------------------------------------- */
+
+static int store_meta_int(store *s, const char *key, int64_t *out)
+{
+    sqlite3_stmt *st = NULL;
+    int found = 0;
+    if (sqlite3_prepare_v2(s->db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?", -1, &st,
+                           NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            *out = sqlite3_column_int64(st, 0);
+            found = 1;
+        }
+    }
+    sqlite3_finalize(st);
+    return found;
+}
+
+/* The one full scan: a store written before the numbers existed, or one whose coverage
+ * was deleted (repair). Both numbers are written together, in one transaction. */
+static int store_dag_recompute(store *s, char **err)
+{
+    int rc = LC_OK, in_tx = 0;
+    if ((rc = store_exec(s, "BEGIN IMMEDIATE", err)) != LC_OK) goto done;
+    in_tx = 1;
+    rc = store_exec(
+        s,
+        "INSERT OR REPLACE INTO meta(key, value) SELECT 'dag_watermark', coalesce("
+        " (SELECT min(m.ordinal) FROM messages m WHERE " STORE_ELIGIBLE("m") " AND " STORE_UNCOVERED("m") "),"
+        " (SELECT max(ordinal) + 1 FROM messages), 0);"
+        "INSERT OR REPLACE INTO meta(key, value) SELECT 'dag_pending', coalesce("
+        " (SELECT sum(m.tokens) FROM messages m WHERE " STORE_ELIGIBLE("m") " AND " STORE_UNCOVERED("m") "), 0);"
+        "COMMIT",
+        err);
+    if (rc == LC_OK) in_tx = 0;
+done:
+    if (in_tx) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
+int store_dag_progress(store *s, int64_t *watermark, int64_t *pending, char **err)
+{
+    int rc = LC_OK;
+    int64_t w = 0, p = 0;
+    if (!store_meta_int(s, "dag_watermark", &w) || !store_meta_int(s, "dag_pending", &p)) {
+        if (s->read_only) {
+            /* Nothing may be written: report "everything may be uncovered". */
+            w = 0;
+            p = INT64_MAX;
+            goto done;
+        }
+        if ((rc = store_dag_recompute(s, err)) != LC_OK) goto done;
+        if (!store_meta_int(s, "dag_watermark", &w) || !store_meta_int(s, "dag_pending", &p)) {
+            rc = store_sqlerr(s, err, "dag progress");
+            goto done;
+        }
+    }
+done:
+    if (rc == LC_OK) {
+        if (watermark) *watermark = w;
+        if (pending) *pending = p;
+    }
+    return rc;
+}
+
+int store_dag_block_get(store *s, int64_t *tokens)
+{
+    return store_meta_int(s, "dag_block_tokens", tokens);
+}
+
+int store_dag_block_put(store *s, int64_t tokens, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = LC_OK;
+    if (sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO meta(key, value) VALUES('dag_block_tokens', ?)",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = store_sqlerr(s, err, "dag block");
+        goto done;
+    }
+    sqlite3_bind_int64(st, 1, tokens);
+    if (sqlite3_step(st) != SQLITE_DONE) rc = store_sqlerr(s, err, "dag block");
+done:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int store_dag_set_watermark(store *s, int64_t expect, int64_t value, int *moved, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = LC_OK;
+    if (moved) *moved = 0;
+    if (sqlite3_prepare_v2(s->db,
+                           "UPDATE meta SET value = ?1 WHERE key = 'dag_watermark'"
+                           " AND CAST(value AS INTEGER) = ?2",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = store_sqlerr(s, err, "dag watermark");
+        goto done;
+    }
+    sqlite3_bind_int64(st, 1, value);
+    sqlite3_bind_int64(st, 2, expect);
+    if (sqlite3_step(st) != SQLITE_DONE) {
+        rc = store_sqlerr(s, err, "dag watermark");
+        goto done;
+    }
+    if (moved) *moved = sqlite3_changes(s->db) > 0;
+done:
+    sqlite3_finalize(st);
     return rc;
 }
 

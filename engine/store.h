@@ -109,6 +109,30 @@ int store_mark_branch(store *s, const char *const *active_ids, size_t n, size_t 
 int store_set_removed(store *s, const char *const *entry_ids, size_t n, int removed,
                       char **err);
 
+/* ---- DAG progress ----------------------------------------------------------------------
+ * The DAG's leaves cover eligible messages (not removed, role outside
+ * STORE_DAG_EXCLUDED_ROLES). So that a compaction pass never rescans history, the store
+ * keeps two numbers in `meta`, maintained by triggers on its own connection at every
+ * write that can change them (ingest, removed marks, coverage):
+ *   watermark: every eligible message with an ordinal below it is covered by a leaf
+ *              (entries of a new branch, or restored ones, lower it);
+ *   pending:   the tokens of the eligible, uncovered messages at or past the watermark.
+ * A write through another connection that removes coverage or messages cannot keep them
+ * exact; those triggers drop the numbers instead and the next read recomputes them. */
+#define STORE_DAG_EXCLUDED_ROLES "'compactionSummary','branchSummary'"
+
+/* The current watermark and pending tokens; recomputed (one scan) when absent. */
+int store_dag_progress(store *s, int64_t *watermark, int64_t *pending, char **err);
+/* Move the watermark from `expect` to `value` (a pass that covered everything before
+ * `value`). A watermark that changed since `expect` was read (a concurrent ingest lowered
+ * it) is kept: *moved (may be NULL) says whether it moved. */
+int store_dag_set_watermark(store *s, int64_t expect, int64_t value, int *moved, char **err);
+
+/* The pointer block's tokens as the last pass measured them (dag_frontier), kept until a
+ * summary or an edge changes (triggers drop it). *_get returns 0 when none is known. */
+int store_dag_block_get(store *s, int64_t *tokens);
+int store_dag_block_put(store *s, int64_t tokens, char **err);
+
 /* Read one message by entry id (LC_NOTFOUND when absent). */
 int store_get_message(store *s, const char *entry_id, store_row *out, char **err);
 void store_row_free(store_row *r);

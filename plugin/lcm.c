@@ -274,7 +274,35 @@ struct lcm_proj {
     project_plan plan;         /* the last request's plan, for the request log */
     int64_t plan_cut;
     int logged_plan;
+    /* what the previous `context` carried, so the next one touches only what is new */
+    size_t seen_n;
+    size_t seen_tokens;
+    char *seen_first, *seen_last;
+    int seen_stored;           /* the previous ingest succeeded */
+    project_msg *pm;           /* the plan's input, reused across requests */
+    size_t pm_cap;
 };
+
+static int lcm_same_id(const char *a, const char *b)
+{
+    return a && b && strcmp(a, b) == 0;
+}
+
+static void lcm_seen_update(struct lcm_proj *pr, const ap_context_event *ev, size_t tokens,
+                            int stored)
+{
+    const char *first = ev->messages[0].entry_id, *last = ev->messages[ev->n_messages - 1].entry_id;
+    if (!lcm_same_id(pr->seen_first, first)) {
+        free(pr->seen_first);
+        pr->seen_first = first ? lc_strdup(first) : NULL;
+    }
+    free(pr->seen_last);
+    pr->seen_last = last ? lc_strdup(last) : NULL;
+    /* Without ids the next call cannot be matched: it starts over. */
+    pr->seen_n = pr->seen_first && pr->seen_last ? ev->n_messages : 0;
+    pr->seen_tokens = tokens;
+    pr->seen_stored = stored;
+}
 
 static void lcm_proj_reset(struct lcm_proj *pr)
 {
@@ -289,12 +317,18 @@ static void lcm_proj_reset(struct lcm_proj *pr)
     pr->prev_last = NULL;
     pr->prev_items = pr->prev_n = 0;
     pr->prev_sha[0] = '\0';
+    free(pr->seen_first);
+    free(pr->seen_last);
+    pr->seen_first = pr->seen_last = NULL;
+    pr->seen_n = pr->seen_tokens = 0;
+    pr->seen_stored = 0;
 }
 
 static void lcm_proj_free(struct lcm_proj *pr)
 {
     if (!pr) return;
     lcm_proj_reset(pr);
+    free(pr->pm);
     if (pr->log) fclose(pr->log);
     free(pr);
 }
@@ -497,6 +531,148 @@ static void lcm_mark_from_host(lc_plugin *p)
     cJSON_Delete(branch);
 }
 
+/* ---- tree moves: O(distance moved) ------------------------------------------------------ */
+
+/* The entries on one side of a move, leaf first, with an id -> position index so the
+ * other side's walk finds the common ancestor in O(1) a step. */
+typedef struct lcm_chain {
+    char **ids;
+    size_t n, cap;
+    size_t *slots;       /* open addressing: position + 1, 0 = empty */
+    size_t nslots;
+} lcm_chain;
+
+static size_t lcm_hash(const char *s)
+{
+    size_t h = 1469598103934665603ULL;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+static void lcm_chain_free(lcm_chain *c)
+{
+    for (size_t i = 0; i < c->n; i++) free(c->ids[i]);
+    free(c->ids);
+    free(c->slots);
+    memset(c, 0, sizeof *c);
+}
+
+/* Position of `id` in the chain, or -1. */
+static long lcm_chain_find(const lcm_chain *c, const char *id)
+{
+    if (!c->nslots) return -1;
+    for (size_t h = lcm_hash(id) & (c->nslots - 1);; h = (h + 1) & (c->nslots - 1)) {
+        size_t v = c->slots[h];
+        if (!v) return -1;
+        if (strcmp(c->ids[v - 1], id) == 0) return (long)(v - 1);
+    }
+}
+
+static int lcm_chain_add(lcm_chain *c, const char *id)
+{
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 64;
+        char **ids = realloc(c->ids, cap * sizeof *ids);
+        size_t *slots = calloc(cap * 2, sizeof *slots);
+        if (!ids || !slots) {
+            if (ids) c->ids = ids;
+            free(slots);
+            return LC_NOMEM;
+        }
+        c->ids = ids;
+        c->cap = cap;
+        free(c->slots);
+        c->slots = slots;
+        c->nslots = cap * 2;
+        for (size_t i = 0; i < c->n; i++) {
+            size_t h = lcm_hash(c->ids[i]) & (c->nslots - 1);
+            while (c->slots[h]) h = (h + 1) & (c->nslots - 1);
+            c->slots[h] = i + 1;
+        }
+    }
+    if (!(c->ids[c->n] = lc_strdup(id))) return LC_NOMEM;
+    size_t h = lcm_hash(id) & (c->nslots - 1);
+    while (c->slots[h]) h = (h + 1) & (c->nslots - 1);
+    c->slots[h] = ++c->n;
+    return LC_OK;
+}
+
+/* The parent id of an entry (malloc'd; NULL at the root). */
+static int lcm_parent_of(lc_plugin *p, const char *id, char **parent, char **err)
+{
+    cJSON *e = NULL;
+    int rc = plugin_get_entry(p, id, &e, err);
+    *parent = NULL;
+    if (rc != AP_OK) return rc;
+    const char *pid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "parentId"));
+    if (pid && *pid && !(*parent = lc_strdup(pid))) rc = lc_errf(err, AP_NOMEM, "out of memory");
+    cJSON_Delete(e);
+    return rc;
+}
+
+/* Walk parent links from both leaves, one step each in turn, until one side reaches an
+ * entry the other has passed: that is the common ancestor, and the entries walked before
+ * it are exactly those that left the branch (old side) and joined it (new side). Costs
+ * O(distance moved) host reads, however long the shared history. *left_n / *joined_n:
+ * how many entries of each chain are below the ancestor. */
+static int lcm_tree_walk(lc_plugin *p, const char *old_leaf, const char *new_leaf, lcm_chain *a,
+                         lcm_chain *b, size_t *left_n, size_t *joined_n, char **err)
+{
+    char *next[2] = {old_leaf ? lc_strdup(old_leaf) : NULL, new_leaf ? lc_strdup(new_leaf) : NULL};
+    lcm_chain *side[2] = {a, b};
+    int rc = AP_OK;
+    *left_n = *joined_n = 0;
+    if ((old_leaf && !next[0]) || (new_leaf && !next[1])) {
+        rc = lc_errf(err, AP_NOMEM, "out of memory");
+        goto done;
+    }
+    for (int k = 0; next[0] || next[1]; k ^= 1) {
+        if (!next[k]) continue;
+        long at = lcm_chain_find(side[k ^ 1], next[k]);
+        if (at >= 0) {
+            *left_n = k == 0 ? a->n : (size_t)at;
+            *joined_n = k == 0 ? (size_t)at : b->n;
+            goto done;
+        }
+        if (lcm_chain_find(side[k], next[k]) >= 0) {
+            rc = lc_errf(err, AP_INVALID, "entry %s is its own ancestor", next[k]);
+            goto done;
+        }
+        if ((rc = lcm_chain_add(side[k], next[k])) != LC_OK) {
+            rc = lc_errf(err, AP_NOMEM, "out of memory");
+            goto done;
+        }
+        char *parent = NULL;
+        if ((rc = lcm_parent_of(p, next[k], &parent, err)) != AP_OK) goto done;
+        free(next[k]);
+        next[k] = parent;
+    }
+    /* Two roots: nothing is shared. */
+    *left_n = a->n;
+    *joined_n = b->n;
+done:
+    free(next[0]);
+    free(next[1]);
+    return rc;
+}
+
+/* Mark what a move took off the branch and clear what it brought back. */
+static int lcm_mark_move(lc_plugin *p, const char *old_leaf, const char *new_leaf, char **err)
+{
+    lcm_chain a = {0}, b = {0};
+    size_t left = 0, joined = 0;
+    int rc = lcm_tree_walk(p, old_leaf, new_leaf, &a, &b, &left, &joined, err);
+    if (rc == AP_OK && left &&
+        store_set_removed(p->lcm->st, (const char *const *)a.ids, left, 1, err) != LC_OK)
+        rc = LC_ERR;
+    if (rc == AP_OK && joined &&
+        store_set_removed(p->lcm->st, (const char *const *)b.ids, joined, 0, err) != LC_OK)
+        rc = LC_ERR;
+    lcm_chain_free(&a);
+    lcm_chain_free(&b);
+    return rc;
+}
+
 int lcm_glue_session_start(lc_plugin *p, const cJSON *ev, char **err)
 {
     (void)ev;
@@ -568,6 +744,11 @@ void lcm_glue_context_sent(lc_plugin *p, const ap_context_event *ev, const ap_co
     uint8_t d[32];
     char sha[65], psha[65] = "";
     size_t count = items ? n_items : ev->n_messages;
+    /* Live context's one-call notice rides at the very end of one request only; the
+     * provider's cached prefix is everything before it, so that is what must survive. */
+    if (count > 0 && items && items[count - 1].input_index < 0 &&
+        strstr(items[count - 1].json, "\"customType\":\"live-context-notice\""))
+        count--;
     sha256_init(&full);
     for (size_t i = 0; i < count; i++) {
         const char *json;
@@ -625,31 +806,53 @@ int lcm_glue_context(lc_plugin *p, const ap_context_event *ev, size_t clm_anchor
     size_t n_items = 0;
     ap_context_result *res = NULL;
     *out = NULL;
-    size_t tokens = 0;
-    for (size_t i = 0; i < ev->n_messages; i++) tokens += (ev->messages[i].json_len + 3) / 4;
+    struct lcm_proj *pr = p->lcm ? p->lcm->proj : NULL;
+    /* The input only grew when its first message and the last one of the previous call
+     * are where they were: then only the new messages are summed, copied and ingested. */
+    size_t known = 0;
+    if (pr && pr->seen_n && pr->seen_n <= ev->n_messages &&
+        lcm_same_id(pr->seen_first, ev->messages[0].entry_id) &&
+        lcm_same_id(pr->seen_last, ev->messages[pr->seen_n - 1].entry_id))
+        known = pr->seen_n;
+    size_t tokens = known ? pr->seen_tokens : 0;
+    for (size_t i = known; i < ev->n_messages; i++) tokens += (ev->messages[i].json_len + 3) / 4;
     p->last_est_tokens = tokens;
     if (!p->lcm || !p->lcm->st || ev->n_messages == 0) return AP_OK;
-    store_msg *m = malloc(ev->n_messages * sizeof *m);
+    /* The previous last message is stored when the previous ingest succeeded, so the
+     * store's walk back stops at it. */
+    size_t from = known && pr->seen_stored && ev->messages[known - 1].entry_id ? known - 1 : 0;
+    size_t nm = ev->n_messages - from;
+    store_msg *m = malloc(nm * sizeof *m);
     if (!m) return AP_OK;
-    /* Only the tail is read unless it is new; the copy is O(n) pointers, no parsing. */
-    for (size_t i = 0; i < ev->n_messages; i++) {
-        m[i].entry_id = ev->messages[i].entry_id;
-        m[i].json = ev->messages[i].json;
-        m[i].json_len = ev->messages[i].json_len;
+    for (size_t i = 0; i < nm; i++) {
+        m[i].entry_id = ev->messages[from + i].entry_id;
+        m[i].json = ev->messages[from + i].json;
+        m[i].json_len = ev->messages[from + i].json_len;
     }
     char *e = NULL;
     store_ingest_stats st;
-    if (store_ingest(p->lcm->st, m, ev->n_messages, &st, &e) != LC_OK) {
+    int stored = store_ingest(p->lcm->st, m, nm, &st, &e) == LC_OK;
+    if (!stored) {
         plugin_log(p, AP_LEVEL_WARNING, "lcm: ingest failed: %s", e ? e : "?");
         free(e);
         e = NULL;
     }
     free(m);
-    struct lcm_proj *pr = p->lcm->proj;
+    if (pr) lcm_seen_update(pr, ev, tokens, stored);
     if (!pr) return AP_OK;
     if (lcm_zones(p, &pr->z) != LC_OK) return AP_OK;
     /* The plan reads only what is in memory: the applied cut and the prepared one. */
-    if (!(pm = malloc(ev->n_messages * sizeof *pm))) return AP_OK;
+    /* The entry id pointers are the host's, valid for this call only, so they are copied
+     * every time; the buffer itself is kept (a history-sized malloc per request would be
+     * an mmap and its page faults). */
+    if (ev->n_messages > pr->pm_cap) {
+        size_t cap = ev->n_messages + ev->n_messages / 2 + 64;
+        project_msg *v = realloc(pr->pm, cap * sizeof *v);
+        if (!v) return AP_OK;
+        pr->pm = v;
+        pr->pm_cap = cap;
+    }
+    pm = pr->pm;
     for (size_t i = 0; i < ev->n_messages; i++)
         pm[i] = (project_msg){ev->messages[i].entry_id, ev->messages[i].json_len};
     project_plan plan;
@@ -709,7 +912,6 @@ done:
         free(res);
     }
     free(items);
-    free(pm);
     return rc;
 }
 
@@ -848,8 +1050,19 @@ int lcm_glue_compact(lc_plugin *p, const cJSON *ev, char **err)
 
 int lcm_glue_tree(lc_plugin *p, const cJSON *ev, char **err)
 {
-    (void)ev;
     (void)err;
+    char *e = NULL;
+    if (!p->lcm || !p->lcm->st) return AP_OK;
+    const char *old_leaf = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "oldLeafId"));
+    const char *new_leaf = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "newLeafId"));
+    /* The marks were right for the old branch, so only the entries between the two leaves
+     * and their common ancestor change. A host that cannot say (no get_entry, no leaf
+     * ids) gets the whole-branch comparison. */
+    if (AP_HOST_HAS(p->host, get_entry) && (old_leaf || new_leaf) &&
+        lcm_mark_move(p, old_leaf, new_leaf, &e) == AP_OK)
+        return AP_OK;
+    if (e) plugin_log(p, AP_LEVEL_INFO, "lcm: tree move walked by whole branch: %s", e);
+    free(e);
     lcm_mark_from_host(p);
     return AP_OK;
 }

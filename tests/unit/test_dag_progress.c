@@ -1,0 +1,247 @@
+/* test_dag_progress.c -- the DAG's progress numbers (store_dag_progress: the watermark and
+ * the pending uncovered tokens) that keep a compaction pass O(new): a new branch whose
+ * entries take ordinals below the watermark is still covered, the numbers match a full
+ * recount after every kind of write, a pass with less than a chunk pending writes nothing,
+ * and removed marks are set incrementally (only rows whose mark changes are written). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <cjson/cJSON.h>
+
+#include "dag.h"
+#include "store.h"
+#include "summarize.h"
+#include "util.h"
+
+typedef struct fx {
+    char home[64];
+    store *st;
+    summ_ctx *sc;
+} fx;
+
+static int fx_setup(void **state)
+{
+    static const char *const chain[] = {"extractive"};
+    summ_config cfg = {.chain = chain, .n_chain = 1};
+    fx *f = calloc(1, sizeof *f);
+    snprintf(f->home, sizeof f->home, "/tmp/lc-dagp-XXXXXX");
+    assert_non_null(mkdtemp(f->home));
+    assert_int_equal(store_open(f->home, "sess", "/w", &f->st, NULL), LC_OK);
+    assert_int_equal(summ_create(&cfg, &f->sc, NULL), LC_OK);
+    *state = f;
+    return 0;
+}
+
+static int fx_teardown(void **state)
+{
+    fx *f = *state;
+    char cmd[128];
+    summ_free(f->sc);
+    store_close(f->st);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->home);
+    assert_int_equal(system(cmd), 0);
+    free(f);
+    return 0;
+}
+
+/* A branch: ids[i] = <prefix[i]>NN, user/assistant alternating, ~`tokens` tokens each. */
+typedef struct branch {
+    char ids[128][16];
+    char *json[128];
+    size_t n;
+} branch;
+
+static void branch_add(branch *b, const char *prefix, int i, int tokens)
+{
+    sbuf t = {0};
+    snprintf(b->ids[b->n], sizeof b->ids[b->n], "%s%02d", prefix, i);
+    sb_printf(&t, "Message %s%02d decided build_%d. ", prefix, i, i);
+    while ((long)t.len < tokens * 4) sb_printf(&t, "The worker read the file and reported ok %zu. ", t.len);
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddStringToObject(m, "role", i % 2 ? "assistant" : "user");
+    cJSON_AddStringToObject(m, "content", t.p);
+    b->json[b->n++] = cJSON_PrintUnformatted(m);
+    cJSON_Delete(m);
+    sb_free(&t);
+}
+
+static void branch_free(branch *b)
+{
+    for (size_t i = 0; i < b->n; i++) free(b->json[i]);
+    b->n = 0;
+}
+
+static void branch_ingest(store *s, const branch *b)
+{
+    store_msg m[128];
+    for (size_t i = 0; i < b->n; i++) m[i] = (store_msg){b->ids[i], b->json[i], strlen(b->json[i])};
+    assert_int_equal(store_ingest(s, m, b->n, NULL, NULL), LC_OK);
+}
+
+static int64_t q1(store *s, const char *sql)
+{
+    sqlite3_stmt *q = NULL;
+    int64_t v = -1;
+    assert_int_equal(sqlite3_prepare_v2(store_db(s), sql, -1, &q, NULL), SQLITE_OK);
+    if (sqlite3_step(q) == SQLITE_ROW) v = sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    return v;
+}
+
+#define UNCOVERED                                                                              \
+    " FROM messages m WHERE m.removed = 0 AND m.role NOT IN (" STORE_DAG_EXCLUDED_ROLES ")"    \
+    " AND NOT EXISTS (SELECT 1 FROM summary_messages sm WHERE sm.entry_id = m.entry_id)"
+
+/* The numbers must equal a full recount: the pending tokens exactly, and no uncovered
+ * eligible message below the watermark. */
+static void assert_progress_exact(store *s)
+{
+    int64_t w = -1, p = -1;
+    char sql[512];
+    assert_int_equal(store_dag_progress(s, &w, &p, NULL), LC_OK);
+    assert_int_equal(p, q1(s, "SELECT coalesce(sum(m.tokens), 0)" UNCOVERED));
+    snprintf(sql, sizeof sql, "SELECT count(*)" UNCOVERED " AND m.ordinal < %lld", (long long)w);
+    assert_int_equal(q1(s, sql), 0);
+}
+
+static dag_opts opts(int flush)
+{
+    dag_opts o = {.keep_recent_tokens = 3000, .leaf_chunk_tokens = 4000, .summary_tokens = 200,
+                  .flush = flush};
+    return o;
+}
+
+static void test_new_branch_below_the_watermark_is_still_covered(void **state)
+{
+    fx *f = *state;
+    branch a = {0}, b = {0};
+    for (int i = 0; i < 60; i++) branch_add(&a, "a", i, 500);
+    branch_ingest(f->st, &a);
+    dag_opts o = opts(0);
+    dag_stats ds;
+    assert_int_equal(dag_pass(f->st, f->sc, &o, &ds, NULL), LC_OK);
+    int64_t w = 0;
+    assert_int_equal(store_dag_progress(f->st, &w, NULL, NULL), LC_OK);
+    assert_true(w >= 40); /* the pass moved the watermark over what it covered */
+    assert_progress_exact(f->st);
+
+    /* Move back to a09 and grow a branch there: its entries take ordinals 10.. */
+    const char *left[50];
+    for (int i = 0; i < 50; i++) left[i] = a.ids[10 + i];
+    assert_int_equal(store_set_removed(f->st, left, 50, 1, NULL), LC_OK);
+    for (int i = 0; i < 10; i++) branch_add(&b, "a", i, 500);
+    for (int i = 10; i < 70; i++) branch_add(&b, "b", i, 500);
+    branch_ingest(f->st, &b);
+    assert_int_equal(store_dag_progress(f->st, &w, NULL, NULL), LC_OK);
+    assert_int_equal(w, 10);
+    assert_progress_exact(f->st);
+
+    o = opts(1);
+    assert_int_equal(dag_pass(f->st, f->sc, &o, &ds, NULL), LC_OK);
+    assert_true(ds.leaves >= 5);
+    char sql[512];
+    snprintf(sql, sizeof sql, "SELECT count(*)" UNCOVERED " AND m.ordinal < %lld",
+             (long long)ds.boundary_ordinal);
+    assert_int_equal(q1(f->st, sql), 0);
+    assert_int_equal(q1(f->st, "SELECT count(*) FROM summary_messages WHERE entry_id = 'b10'"), 1);
+    assert_progress_exact(f->st);
+    branch_free(&a);
+    branch_free(&b);
+}
+
+static void test_progress_matches_a_recount_after_ingest_cover_remove_restore_and_repair(void **state)
+{
+    fx *f = *state;
+    branch a = {0};
+    for (int i = 0; i < 40; i++) branch_add(&a, "a", i, 400);
+    branch_ingest(f->st, &a);
+    assert_progress_exact(f->st);
+    dag_opts o = opts(0);
+    dag_stats ds;
+    assert_int_equal(dag_pass(f->st, f->sc, &o, &ds, NULL), LC_OK);
+    assert_true(ds.leaves >= 2);
+    assert_progress_exact(f->st);
+    /* Removing covered and uncovered entries, then restoring them. */
+    const char *some[] = {a.ids[1], a.ids[2], a.ids[30], a.ids[31], a.ids[39]};
+    assert_int_equal(store_set_removed(f->st, some, 5, 1, NULL), LC_OK);
+    assert_progress_exact(f->st);
+    assert_int_equal(store_set_removed(f->st, some, 5, 0, NULL), LC_OK);
+    assert_progress_exact(f->st);
+    /* A repair that deletes coverage: the numbers are dropped and recounted. */
+    assert_int_equal(sqlite3_exec(store_db(f->st),
+                                  "DELETE FROM summary_messages WHERE summary_id = (SELECT min(id) FROM summaries)",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    int64_t w = -1;
+    assert_int_equal(store_dag_progress(f->st, &w, NULL, NULL), LC_OK);
+    assert_int_equal(w, 0);
+    assert_progress_exact(f->st);
+    branch_free(&a);
+}
+
+static void test_pass_with_less_than_a_chunk_pending_writes_nothing(void **state)
+{
+    fx *f = *state;
+    branch a = {0};
+    for (int i = 0; i < 12; i++) branch_add(&a, "a", i, 500); /* 6,000 tokens: tail + 3,000 */
+    branch_ingest(f->st, &a);
+    dag_opts o = opts(0);
+    dag_stats ds;
+    int64_t w0 = -1, w1 = -1;
+    assert_int_equal(store_dag_progress(f->st, &w0, NULL, NULL), LC_OK);
+    assert_int_equal(dag_pass(f->st, f->sc, &o, &ds, NULL), LC_OK);
+    assert_int_equal(ds.leaves, 0);
+    assert_int_equal(q1(f->st, "SELECT count(*) FROM runs"), 0);
+    assert_int_equal(store_dag_progress(f->st, &w1, NULL, NULL), LC_OK);
+    assert_int_equal(w1, w0);
+    branch_free(&a);
+}
+
+static void test_set_removed_writes_only_rows_whose_mark_changes(void **state)
+{
+    fx *f = *state;
+    branch a = {0};
+    for (int i = 0; i < 6; i++) branch_add(&a, "a", i, 50);
+    branch_ingest(f->st, &a);
+    assert_int_equal(sqlite3_exec(store_db(f->st),
+                                  "CREATE TEMP TABLE writes(id TEXT);"
+                                  "CREATE TEMP TRIGGER count_writes AFTER UPDATE OF removed ON main.messages"
+                                  " BEGIN INSERT INTO writes VALUES(new.entry_id); END;",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    const char *first[] = {a.ids[3], a.ids[4]};
+    assert_int_equal(store_set_removed(f->st, first, 2, 1, NULL), LC_OK);
+    assert_int_equal(q1(f->st, "SELECT count(*) FROM writes"), 2);
+    /* Two already removed, one newly: one write. */
+    const char *again[] = {a.ids[3], a.ids[4], a.ids[5]};
+    assert_int_equal(store_set_removed(f->st, again, 3, 1, NULL), LC_OK);
+    assert_int_equal(q1(f->st, "SELECT count(*) FROM writes"), 3);
+    assert_int_equal(q1(f->st, "SELECT count(*) FROM messages WHERE removed = 1"), 3);
+    /* Clearing an unmarked entry writes nothing; clearing a marked one writes it. */
+    const char *back[] = {a.ids[0], a.ids[4]};
+    assert_int_equal(store_set_removed(f->st, back, 2, 0, NULL), LC_OK);
+    assert_int_equal(q1(f->st, "SELECT count(*) FROM writes"), 4);
+    assert_int_equal(q1(f->st, "SELECT count(*) FROM messages WHERE removed = 1"), 2);
+    assert_int_equal(q1(f->st, "SELECT count(*) FROM messages WHERE removed = 1 AND entry_id IN ('a03','a05')"), 2);
+    assert_progress_exact(f->st);
+    branch_free(&a);
+}
+
+int main(void)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_new_branch_below_the_watermark_is_still_covered),
+        T(test_progress_matches_a_recount_after_ingest_cover_remove_restore_and_repair),
+        T(test_pass_with_less_than_a_chunk_pending_writes_nothing),
+        T(test_set_removed_writes_only_rows_whose_mark_changes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
