@@ -34,7 +34,7 @@ ABI2_SO    := $(BUILD)/tests/abi2-plugin.so
 
 .PHONY: all deps demo test asan bench eval clean check-exports
 
-all: $(PLUGIN_SO) $(HOST_BIN) $(PLUGIN_DIR)/plugin.json $(UNIT_BIN) $(EXAMPLE_SO) $(ABI2_SO) $(BENCH_BIN)
+all: $(PLUGIN_SO) $(HOST_BIN) $(BUILD)/lcm $(PLUGIN_DIR)/plugin.json $(UNIT_BIN) $(EXAMPLE_SO) $(ABI2_SO) $(BENCH_BIN)
 
 deps:
 	@sh tests/deps.sh
@@ -127,3 +127,45 @@ fuzz:
 valgrind:
 	@$(MAKE) --no-print-directory $(PLUGIN_SO) $(HOST_BIN) $(PLUGIN_DIR)/plugin.json
 	@BUILD=$(abspath $(BUILD)) ROOT=$(CURDIR) sh tests/contract/test_valgrind.sh
+
+# ---- build/lcm: the MCP server and transcript import (tools/lcm/) -------------------------
+LCM_SRC := $(wildcard tools/lcm/*.c)
+LCM_OBJ := $(LCM_SRC:%.c=$(BUILD)/obj/%.o)
+LCM_BIN := $(BUILD)/lcm
+
+$(LCM_BIN): $(LCM_OBJ) $(ENGINE_LIB)
+	$(CC) $(SAN) -o $@ $(LCM_OBJ) $(ENGINE_LIB) $(LIBS)
+
+# ---- crash consistency and ThreadSanitizer (tests/crash/, tests/contract/test_crash_small.sh)
+#   make crash       SIGKILL the host at random points of ingest, a compaction pass, a revision
+#                    persist and a backup; restart and check (CRASH_TRIALS, default 200)
+#   make tsan        the tests with worker threads / concurrent connections under TSan
+CRASH_TRIALS ?= 200
+TSAN_TESTS = test_summarize_http test_host_llm test_maint test_store
+.PHONY: crash tsan
+
+crash:
+	@$(MAKE) --no-print-directory $(PLUGIN_SO) $(HOST_BIN) $(PLUGIN_DIR)/plugin.json
+	@python3 tests/crash/crash.py --build $(BUILD) --trials $(CRASH_TRIALS) $(if $(CRASH_SEED),--seed $(CRASH_SEED))
+
+tsan:
+	@$(MAKE) --no-print-directory BUILD=build-tsan OPT=-O1 SAN="-fsanitize=thread" \
+		$(TSAN_TESTS:%=build-tsan/tests/%)
+	@bad=0; for t in $(TSAN_TESTS); do \
+		if TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" build-tsan/tests/$$t >build-tsan/$$t.log 2>&1; \
+		then echo "PASS tsan $$t"; else echo "FAIL tsan $$t (log: build-tsan/$$t.log)"; \
+			grep -A8 'WARNING: ThreadSanitizer' build-tsan/$$t.log | head -20; bad=1; fi; done; exit $$bad
+
+# ---- the procedural long-context evaluation (tests/eval/eval.py) ------------------------
+#   make eval                         the ladder 32k 128k 512k 2M tokens at a 128k window
+#   make eval EVAL_SIZES="64k 8M"     other lengths (EVAL_WINDOW, EVAL_SEED, EVAL_JOBS too)
+#   writes $(BUILD)/eval/report.json, table.md, context-<size>.svg, metrics.jsonl (appended)
+EVAL_SIZES  ?= 32k 128k 512k 2M
+EVAL_WINDOW ?= 128000
+EVAL_SEED   ?= 1
+EVAL_JOBS   ?= 2
+
+eval:
+	@$(MAKE) --no-print-directory $(PLUGIN_SO) $(HOST_BIN) $(PLUGIN_DIR)/plugin.json
+	@python3 tests/eval/eval.py --build $(BUILD) --sizes "$(EVAL_SIZES)" --window $(EVAL_WINDOW) \
+		--seed $(EVAL_SEED) --jobs $(EVAL_JOBS)

@@ -3,6 +3,7 @@
  * max_tokens repair (see clm_budget.h).
  */
 #include "clm_budget.h"
+#include "clm_safefs.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -152,9 +153,12 @@ static int withhold(clm_guard_cache *c, const char *dir, const char *key, const 
     text = msg_derive_text(m, NULL);
     wdir = lc_asprintf("%s/withheld", dir);
     path = lc_asprintf("%s/withheld/%.16s.txt", dir, key);
+    char fname[32];
+    snprintf(fname, sizeof fname, "%.16s.txt", key);
     if (!text || !wdir || !path) { rc = LC_NOMEM; goto done; }
-    if ((rc = lc_mkdir_p(wdir, 0700, err)) != LC_OK) goto done;
-    if ((rc = lc_write_atomic(path, text, strlen(text), 0600, err)) != LC_OK) goto done;
+    /* The model can write in this folder: never through a planted symlink. */
+    if ((rc = clm_safe_dir(dir, err)) != LC_OK) goto done;
+    if ((rc = clm_safe_write(wdir, fname, text, strlen(text), err)) != LC_OK) goto done;
     msg = lc_asprintf("[CLM] Tool result withheld by the overflow guard: tool %s, call %s, "
                       "~%zu tokens; the request limit is %zu tokens. The full text is in %s "
                       "-- read it, or the part you need, if you still need it.",

@@ -166,6 +166,11 @@ done:
     return rc;
 }
 
+int clm_revision_from_data(const cJSON *data, clm_revision *out, char **err)
+{
+    return revision_from(data, out, err);
+}
+
 int clm_revision_parse(const char *json, size_t len, clm_revision *out, char **err)
 {
     cJSON *data = cJSON_ParseWithLength(json, len);

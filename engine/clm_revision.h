@@ -50,6 +50,9 @@ char *clm_payload_toggle(int enabled);
 
 /* Parse an accept/reset payload (the `data` of a state entry). */
 int clm_revision_parse(const char *json, size_t len, clm_revision *out, char **err);
+/* The same from the parsed `data` object (a tree move has the entry parsed already). */
+struct cJSON;
+int clm_revision_from_data(const struct cJSON *data, clm_revision *out, char **err);
 
 /* What the state entries of one branch say. */
 typedef struct clm_branch_state {

@@ -99,17 +99,55 @@ char *maint_pin_describe(sqlite3 *db)
 
 /* ---- backup ------------------------------------------------------------------------------ */
 
+/* Remove `<dest>.tmp.<pid>` files (and their -journal) left in dest's folder by a backup
+ * whose process died mid-copy: a kill must not leave a half-written copy behind for good. */
+static void maint_backup_sweep(const char *dest_path)
+{
+    char *dir = lc_strdup(dest_path);
+    char *slash = dir ? strrchr(dir, '/') : NULL;
+    DIR *d = NULL;
+    struct dirent *e;
+    if (!slash) goto done;
+    *slash = '\0';
+    if (!(d = opendir(*dir ? dir : "/"))) goto done;
+    while ((e = readdir(d))) {
+        const char *t = strstr(e->d_name, ".tmp.");
+        char *end = NULL;
+        if (strncmp(e->d_name, "lcm-backup-", 11) != 0 || !t) continue;
+        long pid = strtol(t + 5, &end, 10);
+        if (!end || end == t + 5 || (*end && strcmp(end, "-journal") && strcmp(end, "-wal") && strcmp(end, "-shm"))) continue;
+        if (pid == (long)getpid() || maint_pid_alive((pid_t)pid)) continue;
+        char *full = lc_asprintf("%s/%s", dir, e->d_name);
+        if (full) unlink(full);
+        free(full);
+    }
+done:
+    if (d) closedir(d);
+    free(dir);
+}
+
 int maint_backup(sqlite3 *src, const char *dest_path, char **err)
 {
     sqlite3 *dst = NULL;
     sqlite3_backup *bk = NULL;
     int rc = LC_OK, fd;
+    char *tmp = NULL, *dir = NULL;
     if (!src || !dest_path || !*dest_path) return lc_errf(err, LC_INVALID, "backup: no store or path");
-    /* Born 0600 and never over an existing file: a backup must not replace another copy. */
-    fd = open(dest_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0) return lc_errf(err, LC_ERR, "backup: cannot create %s: %s", dest_path, strerror(errno));
+    maint_backup_sweep(dest_path);
+    /* The copy is built under a temp name and linked into place only once complete and
+     * flushed: a kill mid-copy leaves no file under the backup's name. */
+    if (!(tmp = lc_asprintf("%s.tmp.%ld", dest_path, (long)getpid()))) {
+        rc = lc_errf(err, LC_NOMEM, "backup: out of memory");
+        goto done;
+    }
+    unlink(tmp);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        rc = lc_errf(err, LC_ERR, "backup: cannot create %s: %s", tmp, strerror(errno));
+        goto done;
+    }
     close(fd);
-    if (sqlite3_open_v2(dest_path, &dst, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+    if (sqlite3_open_v2(tmp, &dst, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
         rc = maint_sqlerr(dst, err, "backup open");
         goto done;
     }
@@ -128,10 +166,35 @@ int maint_backup(sqlite3 *src, const char *dest_path, char **err)
     }
     /* The copy is a standalone file: no -wal to carry along. */
     if ((rc = maint_exec(dst, "PRAGMA journal_mode=DELETE", err)) != LC_OK) goto done;
+    sqlite3_close(dst);
+    dst = NULL;
+    if ((fd = open(tmp, O_RDONLY | O_CLOEXEC)) < 0 || fsync(fd) != 0) {
+        rc = lc_errf(err, LC_ERR, "backup: cannot flush %s: %s", tmp, strerror(errno));
+        if (fd >= 0) close(fd);
+        goto done;
+    }
+    close(fd);
+    /* link, not rename: a backup never replaces another copy of the same name. */
+    if (link(tmp, dest_path) != 0) {
+        rc = lc_errf(err, LC_ERR, "backup: cannot create %s: %s", dest_path, strerror(errno));
+        goto done;
+    }
+    unlink(tmp);
+    dir = lc_strdup(dest_path);
+    char *slash = dir ? strrchr(dir, '/') : NULL;
+    if (slash) {
+        *slash = '\0';
+        if ((fd = open(*dir ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+            fsync(fd);
+            close(fd);
+        }
+    }
 done:
     if (bk) sqlite3_backup_finish(bk);
     sqlite3_close(dst);
-    if (rc != LC_OK) unlink(dest_path);
+    if (rc != LC_OK && tmp) unlink(tmp);
+    free(tmp);
+    free(dir);
     return rc;
 }
 

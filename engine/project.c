@@ -220,6 +220,17 @@ int project_latest_cut(store *s, project_cut *out, char **err)
                             0, out, err);
 }
 
+int project_branch_cut(store *s, project_cut *out, char **err)
+{
+    /* Removed marks follow the active branch, so a cut whose anchor is not removed stands
+     * on it: the newest such cut is what a request on this branch may swap to. */
+    return project_read_cut(s,
+                            "SELECT c.id, c.anchor_entry, c.anchor_ordinal, c.message, c.nodes,"
+                            " c.stubbed FROM lcm_cuts c JOIN messages m ON m.entry_id = c.anchor_entry"
+                            " WHERE m.removed = 0 ORDER BY c.id DESC LIMIT 1",
+                            0, out, err);
+}
+
 int project_prepare_cut(store *s, long budget, int64_t *cut_id, char **err)
 {
     dag_node *v = NULL;

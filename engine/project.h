@@ -54,6 +54,8 @@ int project_prepare_cut(store *s, long budget, int64_t *cut_id, char **err);
 int project_get_cut(store *s, int64_t id, project_cut *out, char **err);
 /* The newest prepared cut; LC_NOTFOUND when there is none. */
 int project_latest_cut(store *s, project_cut *out, char **err);
+/* The newest cut anchored on the active branch (its anchor message is not removed). */
+int project_branch_cut(store *s, project_cut *out, char **err);
 
 typedef struct project_pin {
     int64_t cut_id;         /* 0 = nothing swapped */

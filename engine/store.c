@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -303,6 +304,37 @@ static store *store_alloc(const char *path)
     return s;
 }
 
+/* A DAG run whose process died (SIGKILL, power loss) left its `runs` row open; its
+ * transaction rolled back with it, so the row is all that remains. Close it at the next
+ * read-write open, so a crash never shows up as a doctor fault after the restart. Our own
+ * pid and any live pid (which may be that writer) are left alone. */
+static int store_reap_dead_runs(store *s, char **err)
+{
+    sqlite3_stmt *st = NULL, *up = NULL;
+    int rc = LC_OK;
+    if (sqlite3_prepare_v2(s->db, "SELECT id, pid FROM runs WHERE finished IS NULL", -1, &st, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "UPDATE runs SET finished = ?, status = 'reaped' WHERE id = ? AND finished IS NULL",
+                           -1, &up, NULL) != SQLITE_OK) {
+        rc = store_sqlerr(s, err, "runs");
+        goto done;
+    }
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        pid_t pid = (pid_t)sqlite3_column_int64(st, 1);
+        if (pid == getpid() || (pid > 0 && (kill(pid, 0) == 0 || errno == EPERM))) continue;
+        sqlite3_bind_int64(up, 1, (sqlite3_int64)time(NULL) * 1000);
+        sqlite3_bind_int64(up, 2, sqlite3_column_int64(st, 0));
+        if (sqlite3_step(up) != SQLITE_DONE) {
+            rc = store_sqlerr(s, err, "reap run");
+            goto done;
+        }
+        sqlite3_reset(up);
+    }
+done:
+    sqlite3_finalize(st);
+    sqlite3_finalize(up);
+    return rc;
+}
+
 int store_open(const char *agent_home, const char *session_id, const char *session_cwd,
                store **out, char **err)
 {
@@ -343,6 +375,7 @@ int store_open(const char *agent_home, const char *session_id, const char *sessi
                             "PRAGMA foreign_keys=ON;", err)) != LC_OK)
         goto done;
     if ((rc = store_migrate(s, err)) != LC_OK) goto done;
+    if ((rc = store_reap_dead_runs(s, err)) != LC_OK) goto done;
     {
         char created[32];
         snprintf(created, sizeof created, "%lld", (long long)time(NULL) * 1000LL);

@@ -1021,7 +1021,8 @@ static int model_request(agent *a, const char *system_prompt, const cJSON *tools
         goto done;
     }
     char *lerr = NULL;
-    if (llm_complete(&cfg, text, out_msg, &lerr)) {
+    /* The interactive loop streams its answers (and can cancel them); elsewhere NULL. */
+    if (llm_complete_stream(&cfg, text, llm_default_stream(), out_msg, &lerr)) {
         rc = lc_errf(err, LC_ERR, "model request failed: %s", lerr ? lerr : "unknown error");
         free(lerr);
     }

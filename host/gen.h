@@ -1,8 +1,11 @@
 /*
- * gen.h -- a deterministic session generator for tests, the demo and benchmarks:
- * user prompts, assistant text + thinking + parallel tool calls, tool results of a few
- * shapes (file reads, command output, errors), needles like `N07=4821`, a custom entry
- * of another extension now and then, and branches abandoned through /tree.
+ * gen.h -- a deterministic session generator for tests, the demo, the benchmarks and the
+ * long-context evaluation: user prompts, assistant text + thinking + parallel tool calls,
+ * tool results of realistic shapes (source files, JSON, logs, CSV, command output, grep
+ * hits, errors), some of them above the 32,000-character file-handle line and read from a
+ * named path, a custom entry of another extension now and then, branches abandoned
+ * through /tree, and needles `N<seq>=<value>` whose keys never repeat. The same options
+ * always give the same bytes.
  */
 #ifndef HOST_GEN_H
 #define HOST_GEN_H
@@ -13,6 +16,11 @@ typedef struct gen_options {
     uint64_t seed;
     long tokens;    /* stop once the estimated tokens written reach this (0 = no limit) */
     long messages;  /* stop once this many messages were written (0 = no limit) */
+    /* When set, the planted needles are written here as JSONL, one per needle:
+     * {"key","value","entry_id","where","part","seq"}; where is user | assistant | tool |
+     * large-tool | removed-branch, and part says which of the first four a needle in a
+     * removed branch sits in. */
+    const char *needles_path;
 } gen_options;
 
 /* Write the session to `out_path` (replaced atomically). Prints nothing. */

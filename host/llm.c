@@ -406,6 +406,188 @@ typedef struct llm_body {
     int too_big;
 } llm_body;
 
+/* ---- server-sent events ----------------------------------------------------------- */
+
+#define LLM_MAX_TOOL_CALLS 128
+#define LLM_SSE_RAW_BYTES 65536
+
+typedef struct llm_sse_call {
+    sbuf id, name, args;
+} llm_sse_call;
+
+/* What the chunks said so far; at the end it is turned into the one-shot response shape
+ * so that one converter serves both modes. */
+typedef struct llm_sse {
+    const llm_stream *st;
+    sbuf line;          /* the current, unfinished line */
+    sbuf raw;           /* the first bytes as received: an error answer is a JSON body */
+    sbuf text, thinking, finish, model;
+    llm_sse_call calls[LLM_MAX_TOOL_CALLS];
+    int n_calls;
+    cJSON *usage;       /* from the final chunk */
+    cJSON *error;       /* an error object sent in the stream */
+    int done;
+} llm_sse;
+
+static void llm_sse_free(llm_sse *s)
+{
+    sb_free(&s->line);
+    sb_free(&s->raw);
+    sb_free(&s->text);
+    sb_free(&s->thinking);
+    sb_free(&s->finish);
+    sb_free(&s->model);
+    for (int i = 0; i < s->n_calls; i++) {
+        sb_free(&s->calls[i].id);
+        sb_free(&s->calls[i].name);
+        sb_free(&s->calls[i].args);
+    }
+    cJSON_Delete(s->usage);
+    cJSON_Delete(s->error);
+}
+
+static void llm_sse_piece(llm_sse *s, sbuf *into, const char *kind, const cJSON *v)
+{
+    if (!cJSON_IsString(v) || !v->valuestring[0]) return;
+    size_t n = strlen(v->valuestring);
+    sb_append(into, v->valuestring, n);
+    if (s->st && s->st->on_delta) s->st->on_delta(s->st->ud, kind, v->valuestring, n);
+}
+
+static void llm_sse_event(llm_sse *s, const char *data)
+{
+    if (strcmp(data, "[DONE]") == 0) {
+        s->done = 1;
+        return;
+    }
+    cJSON *c = cJSON_Parse(data);
+    if (!cJSON_IsObject(c)) {
+        cJSON_Delete(c);
+        return;
+    }
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(c, "error");
+    if (e && !s->error) s->error = cJSON_Duplicate(e, 1);
+    const char *m = llm_str(c, "model");
+    if (m && !s->model.len) sb_puts(&s->model, m);
+    const cJSON *u = cJSON_GetObjectItemCaseSensitive(c, "usage");
+    if (cJSON_IsObject(u)) {
+        cJSON_Delete(s->usage);
+        s->usage = cJSON_Duplicate(u, 1);
+    }
+    const cJSON *choices = cJSON_GetObjectItemCaseSensitive(c, "choices");
+    const cJSON *ch = cJSON_IsArray(choices) ? cJSON_GetArrayItem(choices, 0) : NULL;
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(ch, "delta");
+    const char *fin = llm_str(ch, "finish_reason");
+    if (fin) {
+        s->finish.len = 0;
+        sb_puts(&s->finish, fin);
+    }
+    if (cJSON_IsObject(d)) {
+        const cJSON *r = cJSON_GetObjectItemCaseSensitive(d, "reasoning_content");
+        if (!r) r = cJSON_GetObjectItemCaseSensitive(d, "reasoning");
+        llm_sse_piece(s, &s->thinking, "thinking", r);
+        llm_sse_piece(s, &s->text, "text", cJSON_GetObjectItemCaseSensitive(d, "content"));
+        const cJSON *tc;
+        cJSON_ArrayForEach(tc, cJSON_GetObjectItemCaseSensitive(d, "tool_calls"))
+        {
+            const cJSON *ix = cJSON_GetObjectItemCaseSensitive(tc, "index");
+            int k = cJSON_IsNumber(ix) ? ix->valueint : s->n_calls - 1;
+            if (k < 0 || k >= LLM_MAX_TOOL_CALLS) continue;
+            while (s->n_calls <= k) memset(&s->calls[s->n_calls++], 0, sizeof s->calls[0]);
+            const cJSON *fn = cJSON_GetObjectItemCaseSensitive(tc, "function");
+            const char *id = llm_str(tc, "id"), *name = llm_str(fn, "name"), *args = llm_str(fn, "arguments");
+            if (id && !s->calls[k].id.len) sb_puts(&s->calls[k].id, id);
+            if (name) sb_puts(&s->calls[k].name, name);
+            if (args) sb_puts(&s->calls[k].args, args);
+        }
+    }
+    cJSON_Delete(c);
+}
+
+static size_t llm_sse_write_cb(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+    llm_sse *s = userdata;
+    size_t n = size * nmemb;
+    if (s->raw.len < LLM_SSE_RAW_BYTES) sb_append(&s->raw, ptr, n < LLM_SSE_RAW_BYTES ? n : LLM_SSE_RAW_BYTES);
+    for (size_t i = 0; i < n; i++) {
+        if (ptr[i] != '\n') {
+            if (s->line.len >= LLM_MAX_RESPONSE_BYTES || sb_putc(&s->line, ptr[i]) != LC_OK) return 0;
+            continue;
+        }
+        char *l = s->line.p ? s->line.p : "";
+        size_t len = s->line.len;
+        if (len && l[len - 1] == '\r') l[--len] = 0;
+        if (strncmp(l, "data:", 5) == 0) llm_sse_event(s, l + 5 + (l[5] == ' '));
+        s->line.len = 0;
+        if (s->line.p) s->line.p[0] = 0;
+    }
+    return n;
+}
+
+/* The answer as the one-shot response shape (malloc'd JSON). `partial`: a cancelled
+ * answer, whose unfinished tool calls are dropped. */
+static char *llm_sse_response(const llm_sse *s, int partial)
+{
+    cJSON *r = cJSON_CreateObject(), *choices = cJSON_AddArrayToObject(r, "choices");
+    cJSON *ch = cJSON_CreateObject(), *msg = cJSON_CreateObject();
+    cJSON_AddStringToObject(msg, "role", "assistant");
+    cJSON_AddStringToObject(msg, "content", s->text.p ? s->text.p : "");
+    if (s->thinking.len) cJSON_AddStringToObject(msg, "reasoning_content", s->thinking.p);
+    if (!partial && s->n_calls) {
+        cJSON *calls = cJSON_AddArrayToObject(msg, "tool_calls");
+        for (int i = 0; i < s->n_calls; i++) {
+            cJSON *c = cJSON_CreateObject(), *fn = cJSON_CreateObject();
+            cJSON_AddStringToObject(c, "id", s->calls[i].id.p ? s->calls[i].id.p : "");
+            cJSON_AddStringToObject(c, "type", "function");
+            cJSON_AddStringToObject(fn, "name", s->calls[i].name.p ? s->calls[i].name.p : "");
+            cJSON_AddStringToObject(fn, "arguments", s->calls[i].args.p ? s->calls[i].args.p : "");
+            cJSON_AddItemToObject(c, "function", fn);
+            cJSON_AddItemToArray(calls, c);
+        }
+    }
+    cJSON_AddItemToObject(ch, "message", msg);
+    if (s->finish.len) cJSON_AddStringToObject(ch, "finish_reason", s->finish.p);
+    cJSON_AddItemToArray(choices, ch);
+    if (s->model.len) cJSON_AddStringToObject(r, "model", s->model.p);
+    if (s->usage) cJSON_AddItemToObject(r, "usage", cJSON_Duplicate(s->usage, 1));
+    char *out = cJSON_PrintUnformatted(r);
+    cJSON_Delete(r);
+    return out;
+}
+
+static int llm_progress_cb(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                           curl_off_t ulnow)
+{
+    (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+    const llm_stream *st = ud;
+    return st && st->cancel && *st->cancel ? 1 : 0;
+}
+
+/* The payload with streaming asked for (malloc'd). */
+static char *llm_stream_payload(const char *payload_json)
+{
+    cJSON *p = cJSON_Parse(payload_json);
+    char *out = NULL;
+    if (!cJSON_IsObject(p)) {
+        cJSON_Delete(p);
+        return lc_strdup(payload_json);
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(p, "stream");
+    cJSON_DeleteItemFromObjectCaseSensitive(p, "stream_options");
+    cJSON_AddBoolToObject(p, "stream", 1);
+    cJSON *so = cJSON_AddObjectToObject(p, "stream_options");
+    cJSON_AddBoolToObject(so, "include_usage", 1);
+    out = cJSON_PrintUnformatted(p);
+    cJSON_Delete(p);
+    return out;
+}
+
+static _Thread_local const llm_stream *llm_thread_stream;
+
+void llm_set_default_stream(const llm_stream *stream) { llm_thread_stream = stream; }
+
+const llm_stream *llm_default_stream(void) { return llm_thread_stream; }
+
 static size_t llm_write_cb(char *ptr, size_t size, size_t nmemb, void *userdata)
 {
     llm_body *body = userdata;
@@ -600,11 +782,18 @@ static char *llm_payload_model(const llm_config *cfg, const char *payload_json)
 int llm_complete(const llm_config *cfg, const char *payload_json, char **out_message_json,
                  char **err)
 {
+    return llm_complete_stream(cfg, payload_json, NULL, out_message_json, err);
+}
+
+int llm_complete_stream(const llm_config *cfg, const char *payload_json, const llm_stream *stream,
+                        char **out_message_json, char **err)
+{
     int rc = LC_ERR;
     CURL *curl = NULL;
     struct curl_slist *headers = NULL;
     llm_body body = {0};
-    char *url = NULL, *auth = NULL, *model = NULL, *noproxy = NULL;
+    llm_sse sse = {0};
+    char *url = NULL, *auth = NULL, *model = NULL, *noproxy = NULL, *spayload = NULL, *assembled = NULL;
     char errbuf[CURL_ERROR_SIZE] = "";
 
     if (out_message_json) *out_message_json = NULL;
@@ -622,12 +811,18 @@ int llm_complete(const llm_config *cfg, const char *payload_json, char **out_mes
     url = lc_asprintf("%.*s/chat/completions", (int)blen, cfg->base_url);
     model = llm_payload_model(cfg, payload_json);
     curl = curl_easy_init();
+    if (stream && !(spayload = llm_stream_payload(payload_json))) {
+        rc = lc_errf(err, LC_NOMEM, "out of memory preparing the model request");
+        goto done;
+    }
+    if (spayload) payload_json = spayload;
+    sse.st = stream;
     if (!url || !model || !curl) {
         rc = lc_errf(err, LC_NOMEM, "out of memory preparing the model request");
         goto done;
     }
     headers = curl_slist_append(headers, "Content-Type: application/json");
-    headers = curl_slist_append(headers, "Accept: application/json");
+    headers = curl_slist_append(headers, stream ? "Accept: text/event-stream" : "Accept: application/json");
     if (cfg->api_key && cfg->api_key[0]) {
         auth = lc_asprintf("Authorization: Bearer %s", cfg->api_key);
         if (auth) headers = curl_slist_append(headers, auth);
@@ -637,8 +832,16 @@ int llm_complete(const llm_config *cfg, const char *payload_json, char **out_mes
     curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(curl, CURLOPT_POSTFIELDS, payload_json);
     curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(payload_json));
-    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, llm_write_cb);
-    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
+    if (stream) {
+        curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, llm_sse_write_cb);
+        curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sse);
+        curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, llm_progress_cb);
+        curl_easy_setopt(curl, CURLOPT_XFERINFODATA, (void *)stream);
+        curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+    } else {
+        curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, llm_write_cb);
+        curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
+    }
     curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
     curl_easy_setopt(curl, CURLOPT_TIMEOUT, timeout);
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT,
@@ -656,6 +859,30 @@ int llm_complete(const llm_config *cfg, const char *payload_json, char **out_mes
     if (noproxy) curl_easy_setopt(curl, CURLOPT_NOPROXY, noproxy);
 
     CURLcode cc = curl_easy_perform(curl);
+    if (stream && cc == CURLE_ABORTED_BY_CALLBACK) {
+        /* Ctrl-C: what was already said is kept as an aborted answer. */
+        if (!sse.text.len && !sse.thinking.len) {
+            rc = lc_errf(err, LLM_CANCELLED, "interrupted");
+            goto done;
+        }
+        sb_free(&sse.finish);
+        if (!(assembled = llm_sse_response(&sse, 1))) {
+            rc = lc_errf(err, LC_NOMEM, "out of memory");
+            goto done;
+        }
+        cJSON *m = NULL;
+        if ((rc = llm_convert_response(model, assembled, out_message_json, err)) == LC_OK &&
+            (m = cJSON_Parse(*out_message_json))) {
+            cJSON_ReplaceItemInObjectCaseSensitive(m, "stopReason", cJSON_CreateString("aborted"));
+            char *t = cJSON_PrintUnformatted(m);
+            if (t) {
+                free(*out_message_json);
+                *out_message_json = t;
+            }
+        }
+        cJSON_Delete(m);
+        goto done;
+    }
     if (cc != CURLE_OK) {
         if (body.too_big)
             rc = lc_errf(err, LC_ERR, "POST %s: response larger than %u bytes", url,
@@ -670,6 +897,25 @@ int llm_complete(const llm_config *cfg, const char *payload_json, char **out_mes
         rc = lc_errf(err, LC_NOMEM, "out of memory reading the model response");
         goto done;
     }
+    if (stream && status >= 200 && status < 300) {
+        if (sse.error) {
+            char *et = cJSON_PrintUnformatted(sse.error);
+            char *wrapped = et ? lc_asprintf("{\"error\":%s}", et) : NULL;
+            char *m = wrapped ? llm_error_message(wrapped) : NULL;
+            rc = lc_errf(err, LC_ERR, "model error: %s", m ? m : "?");
+            free(m);
+            free(wrapped);
+            free(et);
+            goto done;
+        }
+        if (!(assembled = llm_sse_response(&sse, 0))) {
+            rc = lc_errf(err, LC_NOMEM, "out of memory");
+            goto done;
+        }
+        rc = llm_convert_response(model, assembled, out_message_json, err);
+        goto done;
+    }
+    if (stream && sse.raw.len) sb_append(&body.buf, sse.raw.p, sse.raw.len);
     if (status < 200 || status >= 300) {
         char *m = llm_error_message(body.buf.p);
         rc = lc_errf(err, LC_ERR, "HTTP %ld from %s: %s", status, url, m ? m : "?");
@@ -681,6 +927,9 @@ done:
     if (curl) curl_easy_cleanup(curl);
     curl_slist_free_all(headers);
     sb_free(&body.buf);
+    llm_sse_free(&sse);
+    free(spayload);
+    free(assembled);
     free(url);
     free(auth);
     free(model);

@@ -2,11 +2,15 @@
  * llm.h -- the reference host's model client: one OpenAI-compatible chat-completions
  * call over libcurl. Converts the context (AgentMessage JSON texts) and the offered
  * tools into the provider payload, and the provider's answer back into an assistant
- * AgentMessage with usage. No streaming needed; "stream": false.
+ * AgentMessage with usage. llm_complete asks for one JSON answer ("stream": false);
+ * llm_complete_stream asks for server-sent events, hands text deltas to a callback as they
+ * arrive, assembles tool-call deltas, takes usage from the final chunk, and can be
+ * cancelled mid-answer (a flag the transfer's progress callback checks).
  */
 #ifndef HOST_LLM_H
 #define HOST_LLM_H
 
+#include <signal.h>
 #include <stddef.h>
 
 #include <cjson/cJSON.h>
@@ -36,5 +40,31 @@ cJSON *llm_build_payload(const llm_config *cfg, const char *system_prompt,
  * the provider's error message, or the curl error. */
 int llm_complete(const llm_config *cfg, const char *payload_json, char **out_message_json,
                  char **err);
+
+/* Streaming: on_delta (may be NULL) gets each piece of answer text as it arrives, kind
+ * "text" or "thinking" (borrowed for the call). `cancel` (may be NULL) is polled during
+ * the transfer: non-zero stops it. A cancelled answer that already produced text or
+ * thinking is returned as an assistant message with stopReason "aborted" (its partial
+ * text kept, unfinished tool calls dropped); cancelled before any, it is an error
+ * (LLM_CANCELLED). */
+typedef void (*llm_delta_fn)(void *ud, const char *kind, const char *text, size_t len);
+
+typedef struct llm_stream {
+    llm_delta_fn on_delta;
+    void *ud;
+    volatile sig_atomic_t *cancel;
+} llm_stream;
+
+#define LLM_CANCELLED 8
+
+/* The same as llm_complete with "stream": true (and stream_options.include_usage) set in
+ * the payload. stream == NULL is exactly llm_complete. */
+int llm_complete_stream(const llm_config *cfg, const char *payload_json, const llm_stream *stream,
+                        char **out_message_json, char **err);
+
+/* The process's interactive stream (NULL when none was set): the agent loop streams its
+ * own model requests through it, plugins' completion requests never do. */
+void llm_set_default_stream(const llm_stream *stream);
+const llm_stream *llm_default_stream(void);
 
 #endif

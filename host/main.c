@@ -5,6 +5,7 @@
  * with a one-line reason on stderr.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,13 +15,14 @@
 #include "agent.h"
 #include "gen.h"
 #include "hostapi.h"
+#include "llm.h"
 #include "loader.h"
 #include "replay.h"
 #include "session.h"
 #include "util.h"
 
 static const char USAGE[] =
-    "usage: agent-host [options] [replay IN.jsonl | gen [--seed N] [--tokens T] [--messages M] OUT.jsonl]\n"
+    "usage: agent-host [options] [replay IN.jsonl | gen [--seed N] [--tokens T] [--messages M] [--needles F] OUT.jsonl]\n"
     "\n"
     "The reference host of the lossless-context plugin ABI (abi/ABI.md). It loads plugins,\n"
     "keeps a session as an append-only JSONL tree, and drives the agent lifecycle.\n"
@@ -35,8 +37,9 @@ static const char USAGE[] =
     "      call a tool as the model would (recorded as a toolCall + toolResult); print it\n"
     "  agent-host --session FILE --base-url URL --model ID [--window T] -p \"PROMPT\"\n"
     "      one prompt against an OpenAI-compatible endpoint, running tools until it stops\n"
-    "  agent-host gen --seed N --tokens T [--messages M] OUT.jsonl\n"
-    "      write a deterministic generated session (tests, demo, benchmarks)\n"
+    "  agent-host gen --seed N --tokens T [--messages M] [--needles F] OUT.jsonl\n"
+    "      write a deterministic generated session (tests, demo, benchmarks);\n"
+    "      --needles F also writes the planted needles as JSONL (the evaluation's answers)\n"
     "  agent-host [options]\n"
     "      interactive: type a prompt, /command args, /tree ID, /compact, /help, /quit\n"
     "\n"
@@ -67,6 +70,7 @@ typedef struct options {
     size_t n_commands;
     const char *tool, *tool_args, *prompt;
     const char *mode, *mode_arg;
+    const char *gen_needles;
     long window, max_tokens, gen_tokens, gen_messages;
     unsigned long long seed;
     int verbose;
@@ -145,6 +149,9 @@ static int parse_args(int argc, char **argv, options *o)
                 o->gen_tokens = n;
             else
                 o->gen_messages = n;
+        } else if (!strcmp(a, "--needles")) {
+            NEED();
+            o->gen_needles = v;
         } else if (!strcmp(a, "--seed")) {
             NEED();
             o->seed = strtoull(v, NULL, 10);
@@ -221,19 +228,70 @@ static int print_command(agent *a, const char *cmd)
     return rc;
 }
 
+/* Ctrl-C: the streaming transfer polls this and stops the turn; at the prompt, a
+ * second one in a row leaves. */
+static volatile sig_atomic_t interrupted;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+typedef struct stream_state {
+    int printed;      /* answer text went to stdout this turn */
+    int in_thinking;
+} stream_state;
+
+static void print_delta(void *ud, const char *kind, const char *text, size_t len)
+{
+    stream_state *st = ud;
+    int thinking = strcmp(kind, "thinking") == 0;
+    /* Thinking is shown dim on a terminal, and only there. */
+    if (thinking && !isatty(1))
+        return;
+    if (thinking != st->in_thinking)
+        fputs(thinking ? "\033[2m" : "\033[0m\n", stdout);
+    st->in_thinking = thinking;
+    fwrite(text, 1, len, stdout);
+    fflush(stdout);
+    if (!thinking)
+        st->printed = 1;
+}
+
 static int interactive(agent *a)
 {
     char *line = NULL;
     size_t cap = 0;
-    int tty = isatty(0);
+    int tty = isatty(0), prompt_interrupts = 0;
     ssize_t n;
+    stream_state st = {0};
+    llm_stream stream = {print_delta, &st, &interrupted};
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    /* No SA_RESTART: Ctrl-C at the prompt must end the blocked read. */
+    sigaction(SIGINT, &sa, &old);
+    llm_set_default_stream(&stream);
     for (;;) {
         if (tty) {
             fputs("> ", stdout);
             fflush(stdout);
         }
-        if ((n = getline(&line, &cap, stdin)) < 0)
+        interrupted = 0;
+        errno = 0;
+        if ((n = getline(&line, &cap, stdin)) < 0) {
+            if (errno == EINTR && interrupted) {
+                clearerr(stdin);
+                if (++prompt_interrupts >= 2)
+                    break;
+                fputs("\n(Ctrl-C again to quit, or /quit)\n", stdout);
+                continue;
+            }
             break;
+        }
+        prompt_interrupts = 0;
         while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
             line[--n] = '\0';
         if (n == 0)
@@ -245,14 +303,25 @@ static int interactive(agent *a)
             continue;
         }
         char *text = NULL, *err = NULL;
-        if (agent_prompt(a, line, &text, &err))
+        memset(&st, 0, sizeof st);
+        int prc = agent_prompt(a, line, &text, &err);
+        if (st.in_thinking)
+            fputs("\033[0m", stdout);
+        if (st.printed)
+            fputc('\n', stdout);
+        if (interrupted)
+            /* What was appended before the interrupt stays in the session. */
+            fputs("[interrupted: the turn stopped; the session keeps what was said]\n", stdout);
+        else if (prc)
             fprintf(stderr, "agent-host: %s\n", err ? err : "prompt failed");
-        else if (text)
+        else if (text && !st.printed)
             printf("%s\n", text);
         fflush(stdout);
         free(text);
         free(err);
     }
+    llm_set_default_stream(NULL);
+    sigaction(SIGINT, &old, NULL);
     free(line);
     return 0;
 }
@@ -269,7 +338,8 @@ int main(int argc, char **argv)
         goto out;
     }
     if (o.mode && !strcmp(o.mode, "gen")) {
-        gen_options g = {.seed = o.seed, .tokens = o.gen_tokens, .messages = o.gen_messages};
+        gen_options g = {.seed = o.seed, .tokens = o.gen_tokens, .messages = o.gen_messages,
+                         .needles_path = o.gen_needles};
         if (g.tokens == 0 && g.messages == 0)
             g.tokens = 20000;
         if (gen_session(&g, o.mode_arg, &err)) {

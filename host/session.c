@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -632,9 +633,19 @@ static int attach(session *s, sess_entry *e)
 
 static int write_line(session *s, const char *line, size_t len, int durable, char **err)
 {
+    struct stat st;
+    int have_size = fflush(s->fp) == 0 && fstat(fileno(s->fp), &st) == 0;
     if (fwrite(line, 1, len, s->fp) != len || fputc('\n', s->fp) == EOF ||
-        fflush(s->fp) != 0)
-        return lc_errf(err, LC_ERR, "cannot write %s: %s", s->path, strerror(errno));
+        fflush(s->fp) != 0) {
+        int e = errno;
+        /* A short append (disk full, EFBIG) must not leave half a line that the next
+         * append would weld onto: drop the unwritten rest and cut back to the last whole
+         * line, so the file stays valid JSONL. */
+        __fpurge(s->fp);
+        clearerr(s->fp);
+        if (have_size && ftruncate(fileno(s->fp), st.st_size) != 0) e = errno;
+        return lc_errf(err, LC_ERR, "cannot write %s: %s", s->path, strerror(e));
+    }
     if (durable && fsync(fileno(s->fp)) != 0)
         return lc_errf(err, LC_ERR, "cannot fsync %s: %s", s->path, strerror(errno));
     return LC_OK;

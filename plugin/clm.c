@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "clm_glue.h"
+#include "clm_safefs.h"
 #include "message.h"
 
 #define CLM_SWEEP_AGE_S (7L * 24 * 3600)
@@ -58,15 +59,22 @@ static int clm_host_error(clm_glue *g, int rc, char *herr, char **err, const cha
 }
 
 /* Persist a custom entry whose data is already JSON text: revision payloads carry message
- * bytes verbatim, and a parse + print would reformat numbers inside them. */
-static int clm_append_raw(clm_glue *g, const char *type, const char *json, char **err)
+ * bytes verbatim, and a parse + print would reformat numbers inside them. The entry is
+ * also a mark of the branch (kind, revision, enabled as in clm_marks.h); its id is kept
+ * there, and in *out_id (optional, malloc'd). */
+static int clm_append_raw(clm_glue *g, const char *type, const char *json, clm_mark_kind kind,
+                          long revision, int enabled, char **out_id, char **err)
 {
     const ap_host_api *h = g->p->host;
+    if (out_id) *out_id = NULL;
     if (!AP_HOST_HAS(h, append_custom))
         return lc_errf(err, AP_UNSUPPORTED, "the host cannot append session entries");
     char *id = NULL, *herr = NULL;
     int rc = h->append_custom(h->host_ctx, type, json, &id, &herr);
     if (rc != AP_OK) return clm_host_error(g, rc, herr, err, "appending a session entry failed");
+    /* Without the id a later tree move cannot tell whether the entry left the branch. */
+    if (!id || clm_marks_push(&g->marks, id, kind, revision, enabled) != LC_OK) g->marks_ok = 0;
+    if (out_id && id) *out_id = lc_strdup(id);
     if (AP_HOST_HAS(h, free)) h->free(id);
     return AP_OK;
 }
@@ -233,13 +241,14 @@ static void clm_drop_revision(clm_glue *g)
 
 static void clm_raw_reset(clm_raw_cache *c)
 {
-    for (size_t i = 0; i < c->n; i++)
+    for (size_t i = 0; i < c->n; i++) {
         if (c->capped[i] != clm_not_capped) free(c->capped[i]);
+        free(c->ids[i]);
+    }
     c->n = 0;
+    c->n_anon = 0;
     sha256_init(&c->ctx);
-    free(c->first_id);
-    free(c->last_id);
-    c->first_id = c->last_id = NULL;
+    c->n_ckpt = 0;
     c->rev_checked = c->rev_ok = 0;
     free(c->rev_why);
     c->rev_why = NULL;
@@ -251,7 +260,36 @@ static void clm_raw_free(clm_raw_cache *c)
     free(c->tokens);
     free(c->capped);
     free(c->excluded);
+    free(c->ids);
+    free(c->ckpt);
     memset(c, 0, sizeof *c);
+}
+
+/* Forget every raw message from index `k` on, back to the checkpoint at or below it: the
+ * digest resumes from that checkpoint, so at most CLM_RAW_CKPT - 1 kept messages are
+ * hashed again. A revision whose anchor lies past the cut is checked again. */
+static void clm_raw_truncate(clm_raw_cache *c, size_t k, size_t anchor)
+{
+    if (k >= c->n) return;
+    size_t j = k / CLM_RAW_CKPT;
+    if (j >= c->n_ckpt) {
+        clm_raw_reset(c);
+        return;
+    }
+    size_t keep = j * CLM_RAW_CKPT;
+    for (size_t i = keep; i < c->n; i++) {
+        if (c->capped[i] != clm_not_capped) free(c->capped[i]);
+        if (!c->ids[i]) c->n_anon--;
+        free(c->ids[i]);
+    }
+    c->ctx = c->ckpt[j];
+    c->n_ckpt = j + 1;
+    c->n = keep;
+    if (keep < anchor || keep == 0) {
+        c->rev_checked = c->rev_ok = 0;
+        free(c->rev_why);
+        c->rev_why = NULL;
+    }
 }
 
 /* The capped forms depend on the cap setting: forget them when it changes. */
@@ -298,21 +336,19 @@ static void clm_mark_stale(clm_glue *g, const char *why)
     }
 }
 
-/* Apply the newest settings entry of the branch (defaults when there is none). */
-static void clm_restore_settings(clm_glue *g, const cJSON *branch)
+static int clm_ids_equal(const char *a, const char *b)
 {
-    const cJSON *e, *newest = NULL;
-    cJSON_ArrayForEach(e, branch) {
-        const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "type"));
-        const char *ct = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "customType"));
-        if (type && ct && strcmp(type, "custom") == 0 && strcmp(ct, CLM_SETTINGS_TYPE) == 0)
-            newest = cJSON_GetObjectItemCaseSensitive(e, "data");
-    }
+    return a && b && strcmp(a, b) == 0;
+}
+
+/* Apply the settings entry `data` (NULL: the defaults) and load its steering document. */
+static void clm_restore_settings(clm_glue *g, const cJSON *data)
+{
     char *problems = NULL;
     long old_cap = g->set.obs_cap;
     double old_head = g->set.obs_head;
-    if (newest) {
-        char *json = cJSON_PrintUnformatted(newest);
+    if (data) {
+        char *json = cJSON_PrintUnformatted(data);
         if (json) clm_settings_apply_overrides(&g->set, json, strlen(json), &problems, NULL);
         free(json);
     } else {
@@ -331,15 +367,49 @@ static void clm_restore_settings(clm_glue *g, const cJSON *branch)
     memcpy(g->steering_hash, hash, sizeof hash);
 }
 
-/* Rebuild everything branch-local from the session entries (start, resume, tree move). */
+static void clm_set_id(char **slot, const char *id)
+{
+    free(*slot);
+    *slot = id ? lc_strdup(id) : NULL;
+}
+
+/* The revision changed under the raw cache: its anchor must be digested again, which
+ * costs at most a checkpoint's worth of messages, not the history. */
+static void clm_raw_rev_changed(clm_glue *g)
+{
+    clm_raw_cache *c = &g->raw;
+    if (g->has_rev) clm_raw_truncate(c, g->rev.anchor_count, g->rev.anchor_count);
+    c->rev_checked = c->rev_ok = 0;
+    free(c->rev_why);
+    c->rev_why = NULL;
+}
+
+/* What every restore ends with: branch-local counters and one-shot state start over. */
+static void clm_restore_finish(clm_glue *g, const char *why, const char *no_rev_why)
+{
+    g->observed_stale = g->has_rev;
+    clm_calib_init(&g->cal, getenv("LC_CLM_ESTIMATE_FACTOR"));
+    memset(&g->tiers, 0, sizeof g->tiers);
+    g->invalidations = 0;
+    clm_mark_stale(g, why);
+    plugin_log(g->p, AP_LEVEL_INFO, "live context restored (%s): %s", why,
+               g->has_rev ? "a revision is in force" : no_rev_why);
+}
+
+/* Rebuild everything branch-local from the whole branch (start, resume, or a tree move
+ * the marks cannot follow): O(branch), once. */
 static int clm_restore(clm_glue *g, const char *why, char **err)
 {
     char *text = NULL, *e = NULL;
     cJSON *branch = NULL;
     clm_branch_state st;
+    clm_marks_view mv;
     memset(&st, 0, sizeof st);
     int rc = clm_branch_text(g, &text, err);
     if (rc != AP_OK) return rc;
+    g->tree_full++;
+    clm_marks_free(&g->marks);
+    g->marks_ok = 0;
     rc = clm_branch_reconstruct(text, strlen(text), &st, &e);
     if (rc != LC_OK) {
         /* An unreadable branch leaves the raw context: the transcript is never at risk. */
@@ -362,37 +432,159 @@ static int clm_restore(clm_glue *g, const char *why, char **err)
         plugin_notify(g->p, AP_LEVEL_WARNING, "live context: %zu unreadable state entr%s skipped",
                       st.malformed, st.malformed == 1 ? "y" : "ies");
     branch = cJSON_Parse(text);
-    g->accepted = g->rejected = 0;
     g->observed_prev = 0;
+    g->marks_ok = cJSON_IsArray(branch);
     const cJSON *en;
     cJSON_ArrayForEach(en, branch) {
+        if (clm_marks_push_entry(&g->marks, en) != LC_OK) g->marks_ok = 0;
         const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(en, "type"));
-        if (!type) continue;
-        if (strcmp(type, "message") == 0) {
+        if (type && strcmp(type, "message") == 0) {
             long u = msg_usage_total(cJSON_GetObjectItemCaseSensitive(en, "message"));
             if (u > 0) g->observed_prev = (size_t)u;
-        } else if (strcmp(type, "custom") == 0) {
-            const char *ct = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(en, "customType"));
-            const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
-                cJSON_GetObjectItemCaseSensitive(en, "data"), "kind"));
-            if (ct && kind && strcmp(ct, CLM_STATE_TYPE) == 0) {
-                g->accepted += strcmp(kind, "accept") == 0;
-                g->rejected += strcmp(kind, "reject") == 0;
-            }
         }
     }
-    g->observed_stale = g->has_rev;
-    clm_restore_settings(g, branch);
-    clm_calib_init(&g->cal, getenv("LC_CLM_ESTIMATE_FACTOR"));
-    memset(&g->tiers, 0, sizeof g->tiers);
-    g->invalidations = 0;
-    clm_mark_stale(g, why);
-    plugin_log(g->p, AP_LEVEL_INFO, "live context restored (%s): %s", why,
-               g->has_rev ? "a revision is in force" : st.why);
+    clm_marks_summarize(&g->marks, &mv);
+    /* The marks must tell the same story as the full reading, or tree moves fall back to
+     * full readings. */
+    if ((mv.in_force != NULL) != (st.has_revision != 0) ||
+        (mv.in_force && mv.in_force->revision != g->rev.revision))
+        g->marks_ok = 0;
+    g->accepted = mv.accepted;
+    g->rejected = mv.rejected;
+    clm_set_id(&g->rev_entry_id, g->has_rev && mv.in_force ? mv.in_force->id : NULL);
+    const cJSON *sdata = NULL;
+    if (mv.settings) {
+        cJSON_ArrayForEach(en, branch) {
+            const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(en, "id"));
+            if (id && strcmp(id, mv.settings->id) == 0)
+                sdata = cJSON_GetObjectItemCaseSensitive(en, "data");
+        }
+    }
+    clm_set_id(&g->settings_entry_id, mv.settings ? mv.settings->id : NULL);
+    clm_restore_settings(g, sdata);
+    clm_restore_finish(g, why, st.why);
 done:
     clm_branch_state_free(&st);
     cJSON_Delete(branch);
     free(text);
+    return rc;
+}
+
+static int clm_fetch(void *ud, const char *id, cJSON **out, char **err)
+{
+    clm_glue *g = ud;
+    int rc = plugin_get_entry(g->p, id, out, err);
+    return rc == AP_OK ? LC_OK : rc == AP_NOTFOUND ? LC_NOTFOUND : rc == AP_NOMEM ? LC_NOMEM : LC_ERR;
+}
+
+/* The provider's count of the newest request on the branch: usually a message of the new
+ * path; otherwise a few entries above the common ancestor. Bounded: past the bound the
+ * previous size is unknown (0), which only delays the observed-size reminder. */
+#define CLM_USAGE_WALK 64
+static size_t clm_usage_after_move(clm_glue *g, const clm_tree_move *mv)
+{
+    for (size_t i = mv->n_came; i-- > 0;) {
+        const cJSON *e = mv->came[i];
+        const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "type"));
+        if (!type || strcmp(type, "message") != 0) continue;
+        long u = msg_usage_total(cJSON_GetObjectItemCaseSensitive(e, "message"));
+        if (u > 0) return (size_t)u;
+    }
+    char *id = mv->ancestor ? lc_strdup(mv->ancestor) : NULL;
+    size_t found = 0;
+    for (int step = 0; id && step < CLM_USAGE_WALK && !found; step++) {
+        cJSON *e = NULL;
+        if (clm_fetch(g, id, &e, NULL) != LC_OK) break;
+        const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "type"));
+        if (type && strcmp(type, "message") == 0) {
+            long u = msg_usage_total(cJSON_GetObjectItemCaseSensitive(e, "message"));
+            if (u > 0) found = (size_t)u;
+        }
+        const char *parent = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "parentId"));
+        free(id);
+        id = parent ? lc_strdup(parent) : NULL;
+        cJSON_Delete(e);
+    }
+    free(id);
+    return found;
+}
+
+/* A tree move in O(distance moved): walk both leaves to their common ancestor, update the
+ * marks, and fetch only the entries whose content is needed (the revision in force and
+ * the settings, when they changed). LC_OK when done; anything else: read the branch. */
+static int clm_tree_fast(clm_glue *g, const cJSON *ev)
+{
+    const char *old_leaf = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "oldLeafId"));
+    const char *new_leaf = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "newLeafId"));
+    clm_tree_move mv;
+    clm_marks_view v;
+    cJSON *entry = NULL;
+    char *e = NULL;
+    int rc;
+    if (!g->marks_ok || !old_leaf || !AP_HOST_HAS(g->p->host, get_entry)) return LC_ERR;
+    memset(&mv, 0, sizeof mv);
+    if ((rc = clm_tree_diff(old_leaf, new_leaf, clm_fetch, g, &mv, &e)) != LC_OK) {
+        plugin_log(g->p, AP_LEVEL_INFO, "live context: tree walk failed (%s); reading the branch",
+                   e ? e : "?");
+        free(e);
+        return rc;
+    }
+    size_t usage = clm_usage_after_move(g, &mv);
+    if ((rc = clm_marks_move(&g->marks, &mv, NULL)) != LC_OK) {
+        g->marks_ok = 0;
+        goto done;
+    }
+    clm_marks_summarize(&g->marks, &v);
+    if (!v.in_force) {
+        if (g->has_rev) {
+            clm_drop_revision(g);
+            clm_raw_rev_changed(g);
+        }
+        clm_set_id(&g->rev_entry_id, NULL);
+    } else if (!g->has_rev || !g->rev_entry_id || strcmp(g->rev_entry_id, v.in_force->id) != 0) {
+        clm_revision r;
+        if ((rc = clm_fetch(g, v.in_force->id, &entry, &e)) != LC_OK ||
+            (rc = clm_revision_from_data(cJSON_GetObjectItemCaseSensitive(entry, "data"), &r,
+                                         &e)) != LC_OK) {
+            /* The marks are already moved; a full reading decides (and reports) instead. */
+            plugin_log(g->p, AP_LEVEL_INFO, "live context: revision %ld unreadable (%s)",
+                       v.in_force->revision, e ? e : "?");
+            free(e);
+            g->marks_ok = 0;
+            goto done;
+        }
+        if ((rc = clm_set_revision(g, &r, NULL)) != LC_OK) {
+            clm_revision_free(&r);
+            g->marks_ok = 0;
+            goto done;
+        }
+        clm_set_id(&g->rev_entry_id, v.in_force->id);
+        clm_raw_rev_changed(g);
+    }
+    const char *sid = v.settings ? v.settings->id : NULL;
+    if (!clm_ids_equal(sid, g->settings_entry_id) && (sid || g->settings_entry_id)) {
+        cJSON_Delete(entry);
+        entry = NULL;
+        if (sid && (rc = clm_fetch(g, sid, &entry, NULL)) != LC_OK) {
+            g->marks_ok = 0;
+            goto done;
+        }
+        clm_restore_settings(g, sid ? cJSON_GetObjectItemCaseSensitive(entry, "data") : NULL);
+        clm_set_id(&g->settings_entry_id, sid);
+    }
+    g->last_revision = v.last_revision;
+    g->enabled = v.enabled;
+    g->accepted = v.accepted;
+    g->rejected = v.rejected;
+    g->observed_prev = usage;
+    g->tree_fast++;
+    char why[96];
+    snprintf(why, sizeof why, "tree move, incremental: %zu entries left, %zu came",
+             mv.n_left, mv.n_came);
+    clm_restore_finish(g, why, v.why);
+done:
+    cJSON_Delete(entry);
+    clm_tree_move_free(&mv);
     return rc;
 }
 
@@ -403,11 +595,6 @@ static int clm_excluded(const char *json)
 }
 
 /* ---- the raw prefix: digest and per-message facts, O(new) per request ------------------ */
-
-static int clm_ids_equal(const char *a, const char *b)
-{
-    return a && b && strcmp(a, b) == 0;
-}
 
 static void clm_digest_now(const sha256_ctx *ctx, char hex[65])
 {
@@ -430,15 +617,31 @@ static void clm_check_anchor(clm_glue *g)
                                          g->rev.anchor_count, g->rev.revision);
 }
 
-/* Entries are immutable and a branch is a path in a tree, so the same first and last entry
- * id at the same count means the same prefix: only what is new gets digested. Messages
- * without an entry id (made by an earlier plugin) force a full pass. */
-static int clm_raw_update(clm_glue *g, const ap_message_in *m, size_t n)
+/* Entries are immutable and a branch is a path in a tree, so equal entry ids at index i
+ * mean equal messages 0..i: the prefix shared with the previous request is found by a
+ * binary search over ids (O(log n)), and only what follows it is digested again. Messages
+ * without an entry id (made by an earlier plugin) bound the trusted prefix. */
+static int clm_raw_same(const clm_raw_cache *c, const ap_message_in *m, size_t i)
 {
-    clm_raw_cache *c = &g->raw;
-    int same = c->n <= n && (c->n == 0 || (clm_ids_equal(c->first_id, m[0].entry_id) &&
-                                           clm_ids_equal(c->last_id, m[c->n - 1].entry_id)));
-    if (!same) clm_raw_reset(c);
+    return clm_ids_equal(c->ids[i], m[i].entry_id);
+}
+
+static size_t clm_raw_common(const clm_raw_cache *c, const ap_message_in *m, size_t n)
+{
+    size_t lim = c->n < n ? c->n : n;
+    if (lim == 0 || c->n_anon > 0 || !clm_raw_same(c, m, 0)) return 0;
+    if (clm_raw_same(c, m, lim - 1)) return lim;
+    size_t lo = 1, hi = lim - 1; /* m[0..lo) shared; m[hi] is not */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (clm_raw_same(c, m, mid)) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+static int clm_raw_grow(clm_raw_cache *c, size_t n)
+{
     if (n > c->cap) {
         size_t cap = n + n / 2 + 16;
         size_t *t = realloc(c->tokens, cap * sizeof *t);
@@ -450,19 +653,50 @@ static int clm_raw_update(clm_glue *g, const ap_message_in *m, size_t n)
         unsigned char *ex = realloc(c->excluded, cap);
         if (!ex) return LC_NOMEM;
         c->excluded = ex;
+        char **ids = realloc(c->ids, cap * sizeof *ids);
+        if (!ids) return LC_NOMEM;
+        c->ids = ids;
         c->cap = cap;
     }
+    size_t need = n / CLM_RAW_CKPT + 1;
+    if (need > c->ckpt_cap) {
+        size_t cap = need + need / 2 + 4;
+        sha256_ctx *k = realloc(c->ckpt, cap * sizeof *k);
+        if (!k) return LC_NOMEM;
+        c->ckpt = k;
+        c->ckpt_cap = cap;
+    }
+    return LC_OK;
+}
+
+static int clm_raw_update(clm_glue *g, const ap_message_in *m, size_t n)
+{
+    clm_raw_cache *c = &g->raw;
+    size_t anchor = g->has_rev ? g->rev.anchor_count : 0;
+    size_t k = clm_raw_common(c, m, n);
+    if (k == 0 && c->n) clm_raw_reset(c);
+    else if (k < c->n) clm_raw_truncate(c, k, anchor);
+    if (clm_raw_grow(c, n) != LC_OK) return LC_NOMEM;
+    if (c->n == 0) {
+        sha256_init(&c->ctx);
+        c->ckpt[0] = c->ctx;
+        c->n_ckpt = 1;
+    }
     for (size_t i = c->n; i < n; i++) {
-        if (g->has_rev && !c->rev_checked && i == g->rev.anchor_count) clm_check_anchor(g);
+        if (g->has_rev && !c->rev_checked && i == anchor) clm_check_anchor(g);
         char len[32];
-        int k = snprintf(len, sizeof len, "%zu\n", m[i].json_len);
-        sha256_update(&c->ctx, len, (size_t)k);
+        int w = snprintf(len, sizeof len, "%zu\n", m[i].json_len);
+        sha256_update(&c->ctx, len, (size_t)w);
         sha256_update(&c->ctx, m[i].json, m[i].json_len);
+        if ((i + 1) % CLM_RAW_CKPT == 0) c->ckpt[c->n_ckpt++] = c->ctx;
         c->tokens[i] = msg_estimate_tokens_json(m[i].json);
         c->capped[i] = NULL;
         c->excluded[i] = (unsigned char)clm_excluded(m[i].json);
+        c->ids[i] = m[i].entry_id ? lc_strdup(m[i].entry_id) : NULL;
+        if (!c->ids[i]) c->n_anon++;
+        c->n = i + 1;
     }
-    if (g->has_rev && !c->rev_checked && n == g->rev.anchor_count) clm_check_anchor(g);
+    if (g->has_rev && !c->rev_checked && n == anchor) clm_check_anchor(g);
     if (g->has_rev && !c->rev_checked) {
         c->rev_checked = 1;
         c->rev_ok = 0;
@@ -470,15 +704,6 @@ static int clm_raw_update(clm_glue *g, const ap_message_in *m, size_t n)
         c->rev_why = lc_asprintf("revision %ld replaces %zu raw messages, but the branch has "
                                  "only %zu", g->rev.revision, g->rev.anchor_count, n);
     }
-    if (n && (c->n == 0 || !clm_ids_equal(c->first_id, m[0].entry_id))) {
-        free(c->first_id);
-        c->first_id = m[0].entry_id ? lc_strdup(m[0].entry_id) : NULL;
-    }
-    if (n) {
-        free(c->last_id);
-        c->last_id = m[n - 1].entry_id ? lc_strdup(m[n - 1].entry_id) : NULL;
-    }
-    c->n = n;
     return LC_OK;
 }
 
@@ -607,9 +832,7 @@ static int clm_write_mirror(clm_glue *g, const char *text, size_t len, char **er
     uint8_t h[32];
     sha256(text, len, h);
     if (g->mirror_current && memcmp(h, g->mirror_hash, 32) == 0) return LC_OK;
-    int rc = lc_mkdir_p(g->dir, 0700, err);
-    if (rc == LC_OK) chmod(g->dir, 0700);
-    if (rc == LC_OK) rc = lc_write_atomic(g->path, text, len, 0600, err);
+    int rc = clm_safe_write(g->dir, "LIVE_CONTEXT.md", text, len, err);
     if (rc != LC_OK) return rc;
     memcpy(g->mirror_hash, h, 32);
     g->mirror_current = 1;
@@ -760,7 +983,6 @@ int clm_glue_context(lc_plugin *p, const ap_context_event *ev,
             toks[i] = eff[i].tokens;
         }
         char *gerr = NULL;
-        lc_mkdir_p(g->dir, 0700, NULL);
         if (clm_guard_apply(&g->guard, g->dir, texts, ne, n_rev, toks, fixed, limit, &g->cal, &gr,
                             &gerr) != LC_OK) {
             plugin_log(g->p, AP_LEVEL_WARNING, "live context: overflow guard failed: %s",
@@ -871,10 +1093,11 @@ static void clm_observe_usage(clm_glue *g, const cJSON *msg)
 
 static int clm_accept(clm_glue *g, clm_outcome *o)
 {
-    char *payload = NULL, *perr = NULL;
+    char *payload = NULL, *perr = NULL, *entry_id = NULL;
     long next = g->view.revision + 1;
     int rc = clm_payload_accept(&g->view, o, next, g->view_raw_n, g->view_digest, &payload, &perr);
-    if (rc == LC_OK) rc = clm_append_raw(g, CLM_STATE_TYPE, payload, &perr);
+    if (rc == LC_OK)
+        rc = clm_append_raw(g, CLM_STATE_TYPE, payload, CLM_MARK_ACCEPT, next, 1, &entry_id, &perr);
     if (rc != LC_OK) {
         /* Persist before activate: what could not be saved never takes effect. */
         char *t = lc_asprintf("[CLM] Your edit of LIVE_CONTEXT.md was valid but could not be "
@@ -907,11 +1130,15 @@ static int clm_accept(clm_glue *g, clm_outcome *o)
     r.tokens_before = o->tokens_before;
     r.tokens_after = o->tokens_after;
     if (clm_set_revision(g, &r, raw_idx) != LC_OK) goto oom_noidx;
+    free(g->rev_entry_id);
+    g->rev_entry_id = entry_id;
+    entry_id = NULL;
     /* The anchor is the digest this very cache produced: no need to check it again. */
     if (g->raw.n == g->view_raw_n) {
         g->raw.rev_checked = g->raw.rev_ok = 1;
     } else {
-        clm_raw_reset(&g->raw);
+        clm_raw_truncate(&g->raw, g->view_raw_n, g->view_raw_n);
+        g->raw.rev_checked = 0;
     }
     g->last_revision = next;
     g->accepted++;
@@ -925,6 +1152,7 @@ oom:
 oom_noidx:
     clm_revision_free(&r);
     free(payload);
+    free(entry_id);
     return LC_NOMEM;
 }
 
@@ -938,10 +1166,20 @@ int clm_glue_turn_end(lc_plugin *p, const cJSON *ev, char **err)
     g->tools_this_turn = 0;
     clm_observe_usage(g, cJSON_GetObjectItemCaseSensitive(ev, "message"));
     if (!g->enabled || !g->have_view || !g->path) return AP_OK;
-    if (lc_read_file(g->path, &text, &len, &e) != LC_OK) {
-        /* A deleted mirror is no edit; it is rendered again before the next request. */
-        plugin_log(g->p, AP_LEVEL_INFO, "live context: mirror unreadable at turn end: %s",
-                   e ? e : "?");
+    int rrc = clm_safe_read(g->path, CLM_MIRROR_MAX_BYTES, &text, &len, &e);
+    if (rrc != LC_OK) {
+        /* A deleted mirror is no edit; a refused one (a symlink, a huge file) is named to
+         * the model. Either way it is rendered again before the next request. */
+        if (rrc == LC_INVALID) {
+            char *t = lc_asprintf("[CLM] LIVE_CONTEXT.md was not read, so your edit was ignored: "
+                                  "%s. The file has been rendered again.", e ? e : "refused");
+            clm_notice(g, t);
+            plugin_notify(g->p, AP_LEVEL_WARNING, "live context: %s", t ? t : "mirror refused");
+            free(t);
+        } else {
+            plugin_log(g->p, AP_LEVEL_INFO, "live context: mirror unreadable at turn end: %s",
+                       e ? e : "?");
+        }
         free(e);
         g->mirror_current = 0;
         return AP_OK;
@@ -965,7 +1203,8 @@ int clm_glue_turn_end(lc_plugin *p, const cJSON *ev, char **err)
     } else {
         char *slim = clm_payload_reject(g->last_revision, o.reason ? o.reason : "rejected");
         char *perr = NULL;
-        if (!slim || clm_append_raw(g, CLM_STATE_TYPE, slim, &perr) != AP_OK)
+        if (!slim || clm_append_raw(g, CLM_STATE_TYPE, slim, CLM_MARK_REJECT, g->last_revision, 1,
+                                     NULL, &perr) != AP_OK)
             plugin_log(g->p, AP_LEVEL_WARNING, "live context: the rejection was not recorded: %s",
                        perr ? perr : "out of memory");
         free(perr);
@@ -1137,7 +1376,13 @@ int clm_glue_before_compact(lc_plugin *p, const cJSON *ev, cJSON **out, char **e
 int clm_glue_compact(lc_plugin *p, const cJSON *ev, char **err)
 {
     clm_glue *g = p->clm;
-    (void)ev, (void)err;
+    (void)err;
+    const char *cid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(ev, "compactionEntry"), "id"));
+    if (!cid || clm_marks_push(&g->marks, cid, CLM_MARK_COMPACTION, -1, 1) != LC_OK)
+        g->marks_ok = 0;
+    free(g->rev_entry_id);
+    g->rev_entry_id = NULL;
     if (g->has_rev) {
         char *t = lc_asprintf("[CLM] The session was compacted: revision %ld of the live context "
                               "no longer applies, and the compacted transcript is the new "
@@ -1154,7 +1399,7 @@ int clm_glue_compact(lc_plugin *p, const cJSON *ev, char **err)
 
 int clm_glue_tree(lc_plugin *p, const cJSON *ev, char **err)
 {
-    (void)ev;
+    if (clm_tree_fast(p->clm, ev) == LC_OK) return AP_OK;
     return clm_restore(p->clm, "tree move", err);
 }
 
@@ -1162,7 +1407,7 @@ int clm_glue_tree(lc_plugin *p, const cJSON *ev, char **err)
 
 int clm_settings_commit(clm_glue *g, clm_settings *next, char **err)
 {
-    char *steer = NULL, hash[13] = "", *json = NULL;
+    char *steer = NULL, hash[13] = "", *json = NULL, *entry_id = NULL;
     int rc = clm_load_steering(g, next, &steer, hash, err);
     if (rc != LC_OK) return rc;
     if (next->compact_prompt) {
@@ -1184,12 +1429,14 @@ int clm_settings_commit(clm_glue *g, clm_settings *next, char **err)
         free(steer);
         return lc_errf(err, LC_NOMEM, "out of memory");
     }
-    rc = clm_append_raw(g, CLM_SETTINGS_TYPE, json, err);
+    rc = clm_append_raw(g, CLM_SETTINGS_TYPE, json, CLM_MARK_SETTINGS, -1, 1, &entry_id, err);
     free(json);
     if (rc != AP_OK) {
         free(steer);
         return rc;
     }
+    free(g->settings_entry_id);
+    g->settings_entry_id = entry_id;
     int cap_changed = next->obs_cap != g->set.obs_cap || next->obs_head != g->set.obs_head;
     clm_settings_free(&g->set);
     g->set = *next;
@@ -1252,7 +1499,7 @@ static char *clm_toggle(clm_glue *g, int on)
 {
     if (g->enabled == on) return lc_asprintf("live context is already %s", on ? "on" : "off");
     char *slim = clm_payload_toggle(on), *err = NULL, *out;
-    if (!slim || clm_append_raw(g, CLM_STATE_TYPE, slim, &err) != AP_OK) {
+    if (!slim || clm_append_raw(g, CLM_STATE_TYPE, slim, CLM_MARK_TOGGLE, -1, on, NULL, &err) != AP_OK) {
         out = lc_asprintf("/clm %s: not saved (%s); nothing changed", on ? "on" : "off",
                           err ? err : "out of memory");
     } else {
@@ -1271,12 +1518,13 @@ static char *clm_toggle(clm_glue *g, int on)
 static char *clm_reset(clm_glue *g)
 {
     char *payload = clm_payload_reset(g->last_revision + 1, "reset by the user"), *err = NULL, *out;
-    if (!payload || clm_append_raw(g, CLM_STATE_TYPE, payload, &err) != AP_OK) {
+    if (!payload || clm_append_raw(g, CLM_STATE_TYPE, payload, CLM_MARK_RESET, g->last_revision + 1, 1,
+                                        NULL, &err) != AP_OK) {
         out = lc_asprintf("/clm reset: not saved (%s); nothing changed", err ? err : "out of memory");
     } else {
         g->last_revision++;
         clm_drop_revision(g);
-        clm_raw_reset(&g->raw);
+        clm_raw_rev_changed(g);
         clm_mark_stale(g, "the user reset the live context");
         g->observed_stale = 1;
         clm_notice(g, "[CLM] The user reset the live context: it is the raw transcript again.");
@@ -1375,6 +1623,9 @@ void clm_glue_free(lc_plugin *p)
     if (!g) return;
     clm_drop_revision(g);
     clm_raw_free(&g->raw);
+    clm_marks_free(&g->marks);
+    free(g->rev_entry_id);
+    free(g->settings_entry_id);
     if (g->have_view) clm_view_free(&g->view);
     clm_guard_cache_free(&g->guard);
     clm_settings_free(&g->set);

@@ -12,6 +12,7 @@
 #include "clm_apply.h"
 #include "clm_budget.h"
 #include "clm_doc.h"
+#include "clm_marks.h"
 #include "clm_revision.h"
 #include "clm_settings.h"
 #include "plugin.h"
@@ -20,12 +21,20 @@
 
 #define CLM_NOTICE_TYPE "live-context-notice"
 
+/* Digest checkpoints are kept every this many raw messages: a tree move re-hashes at
+ * most this many messages of the common prefix, plus what is new. */
+#define CLM_RAW_CKPT 64
+
 /* The raw messages seen so far, keyed on entry ids so that a request whose prefix did not
- * change costs O(new): a running digest, per-message estimates and capped forms. */
+ * change costs O(new), and one after a tree move O(distance moved): a running digest with
+ * checkpoints, per-message ids, estimates and capped forms. */
 typedef struct clm_raw_cache {
     size_t n;                 /* raw messages folded into ctx */
     sha256_ctx ctx;
-    char *first_id, *last_id; /* entry ids of raw[0] and raw[n-1] */
+    sha256_ctx *ckpt;         /* ckpt[j]: the digest state after j * CLM_RAW_CKPT messages */
+    size_t n_ckpt, ckpt_cap;
+    char **ids;               /* per raw message: its entry id (owned) or NULL */
+    size_t n_anon;            /* raw messages with no entry id (a full pass each time) */
     size_t *tokens;           /* per raw message */
     char **capped;            /* per raw message: observation-capped JSON or NULL */
     unsigned char *excluded;  /* per raw message: kept out of the request (host rule) */
@@ -45,6 +54,11 @@ typedef struct clm_glue {
     clm_revision rev;
     long *rev_raw;             /* per revision message: raw index with the same bytes, -1 */
     size_t *rev_tokens;
+    char *rev_entry_id;        /* the state entry it came from (owned), NULL if unknown */
+    clm_marks marks;           /* the branch's state/settings/compaction entries */
+    int marks_ok;              /* marks describe the branch: tree moves can be incremental */
+    char *settings_entry_id;   /* the settings entry in force (owned), NULL: defaults */
+    unsigned long tree_fast, tree_full; /* tree moves done incrementally / by a full read */
     long last_revision;        /* highest revision number on the branch */
     unsigned accepted, rejected; /* on this branch, since start */
     clm_raw_cache raw;

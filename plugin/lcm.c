@@ -10,10 +10,14 @@
  * LCM_REQUEST_LOG=<file> appends one JSON line per request (action, cut, tokens sent,
  * window, and SHA-256 digests of the request and of its prefix the size of the previous
  * request) so a test can prove the byte-for-byte extension property from outside.
+ * With the log on, LCM_REQUEST_DUMP=<file> also rewrites that file on every request with
+ * the messages sent, one per line, so an evaluation can read the surface the model saw
+ * last (off by default: it costs one context-sized write per request).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "config.h"
 #include "dag.h"
@@ -657,11 +661,44 @@ done:
 }
 
 /* Mark what a move took off the branch and clear what it brought back. */
+/* Store the message entries among `ids` (leaf first) that no `context` ever carried: the
+ * tail of a branch abandoned before its next request, or the last turn of a session. The
+ * store logs every message, not only those a model request saw. */
+static void lcm_ingest_entries(lc_plugin *p, char *const *ids, size_t n)
+{
+    store_msg *m = calloc(n ? n : 1, sizeof *m);
+    char **json = calloc(n ? n : 1, sizeof *json);
+    size_t k = 0;
+    char *e = NULL;
+    if (!m || !json) goto done;
+    for (size_t i = n; i-- > 0;) {
+        cJSON *entry = NULL;
+        if (plugin_get_entry(p, ids[i], &entry, NULL) != AP_OK) continue;
+        const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(entry, "type"));
+        const cJSON *msg = cJSON_GetObjectItemCaseSensitive(entry, "message");
+        if (type && strcmp(type, "message") == 0 && cJSON_IsObject(msg) &&
+            (json[k] = cJSON_PrintUnformatted(msg))) {
+            m[k] = (store_msg){ids[i], json[k], strlen(json[k])};
+            k++;
+        }
+        cJSON_Delete(entry);
+    }
+    store_ingest_stats st;
+    if (k && store_ingest(p->lcm->st, m, k, &st, &e) != LC_OK)
+        plugin_log(p, AP_LEVEL_WARNING, "lcm: storing a branch's last messages failed: %s", e ? e : "?");
+done:
+    for (size_t i = 0; json && i < k; i++) free(json[i]);
+    free(json);
+    free(m);
+    free(e);
+}
+
 static int lcm_mark_move(lc_plugin *p, const char *old_leaf, const char *new_leaf, char **err)
 {
     lcm_chain a = {0}, b = {0};
     size_t left = 0, joined = 0;
     int rc = lcm_tree_walk(p, old_leaf, new_leaf, &a, &b, &left, &joined, err);
+    if (rc == AP_OK && left) lcm_ingest_entries(p, a.ids, left);
     if (rc == AP_OK && left &&
         store_set_removed(p->lcm->st, (const char *const *)a.ids, left, 1, err) != LC_OK)
         rc = LC_ERR;
@@ -719,15 +756,55 @@ static void lcm_pin_flush(lc_plugin *p)
     free(e);
 }
 
+/* The session's last turn reached no `context`: store what the branch ends with. One
+ * branch read per session, never per request. */
+static void lcm_ingest_branch_tail(lc_plugin *p)
+{
+    cJSON *branch = NULL;
+    if (!p->lcm->st || plugin_get_branch(p, &branch, NULL) != AP_OK) return;
+    size_t n = (size_t)cJSON_GetArraySize(branch), k = 0, i = 0;
+    const cJSON **entries = calloc(n ? n : 1, sizeof *entries);
+    char **ids = calloc(n ? n : 1, sizeof *ids);
+    const cJSON *e;
+    if (!entries || !ids) goto done;
+    cJSON_ArrayForEach(e, branch) entries[i++] = e;
+    /* Leaf first, as a tree walk yields them; stop at the first stored message. */
+    while (i-- > 0) {
+        const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(entries[i], "id"));
+        const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(entries[i], "type"));
+        if (!id || !type || strcmp(type, "message") != 0) continue;
+        store_row row = {0};
+        int found = store_get_message(p->lcm->st, id, &row, NULL) == LC_OK;
+        store_row_free(&row);
+        if (found) break;
+        ids[k++] = (char *)id;
+    }
+    if (k) lcm_ingest_entries(p, ids, k);
+done:
+    free(entries);
+    free(ids);
+    cJSON_Delete(branch);
+}
+
 int lcm_glue_session_shutdown(lc_plugin *p, char **err)
 {
     (void)err;
     if (p->lcm) {
+        lcm_ingest_branch_tail(p);
         lcm_pin_flush(p);
         store_close(p->lcm->st);
         p->lcm->st = NULL;
     }
     return AP_OK;
+}
+
+/* Wall-clock ms, the clock of metrics.jsonl, so a reader can place compaction passes
+ * between requests. */
+static long long lcm_log_epoch_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (long long)ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
 /* One JSON line per request for LCM_REQUEST_LOG. */
@@ -744,6 +821,8 @@ void lcm_glue_context_sent(lc_plugin *p, const ap_context_event *ev, const ap_co
     uint8_t d[32];
     char sha[65], psha[65] = "";
     size_t count = items ? n_items : ev->n_messages;
+    const char *dump_path = getenv("LCM_REQUEST_DUMP");
+    FILE *dump = dump_path && *dump_path ? fopen(dump_path, "w") : NULL;
     /* Live context's one-call notice rides at the very end of one request only; the
      * provider's cached prefix is everything before it, so that is what must survive. */
     if (count > 0 && items && items[count - 1].input_index < 0 &&
@@ -769,7 +848,12 @@ void lcm_glue_context_sent(lc_plugin *p, const ap_context_event *ev, const ap_co
         sha256_update(&full, json, len);
         sha256_update(&full, "\n", 1);
         sent_tokens += project_tokens(len);
+        if (dump) {
+            fwrite(json, 1, len, dump);
+            fputc('\n', dump);
+        }
     }
+    if (dump) fclose(dump);
     if (count == pr->prev_items) {
         prefix = full;
         sha256_final(&prefix, d);
@@ -782,10 +866,10 @@ void lcm_glue_context_sent(lc_plugin *p, const ap_context_event *ev, const ap_co
                    ev->messages[pr->prev_n - 1].entry_id &&
                    strcmp(ev->messages[pr->prev_n - 1].entry_id, pr->prev_last) == 0;
     fprintf(pr->log,
-            "{\"request\":%lu,\"action\":\"%s\",\"cut\":%lld,\"zone\":\"%s\",\"tokens\":%ld,"
+            "{\"request\":%lu,\"ts\":%lld,\"action\":\"%s\",\"cut\":%lld,\"zone\":\"%s\",\"tokens\":%ld,"
             "\"raw\":%ld,\"window\":%ld,\"swap\":%ld,\"recut\":%ld,\"messages\":%zu,\"items\":%zu,"
             "\"rawAppended\":%s,\"prevItems\":%zu,\"prefixSha\":\"%s\",\"prevSha\":\"%s\",\"sha\":\"%s\"}\n",
-            pr->requests, project_action_name(plan->action),
+            pr->requests, lcm_log_epoch_ms(), project_action_name(plan->action),
             (long long)pr->plan_cut, zones_zone_name(plan->zone), sent_tokens, plan->raw_tokens, pr->z.window, pr->z.swap_tokens, pr->z.recut_tokens, ev->n_messages,
             count, appended ? "true" : "false", pr->prev_items, psha, pr->prev_sha, sha);
     fflush(pr->log);
@@ -915,6 +999,28 @@ done:
     return rc;
 }
 
+/* Render the current frontier as the next cut and make it the candidate the context hook
+ * may swap to. Runs between turns and after tree moves, never inside `context`. */
+static void lcm_refresh_candidate(lc_plugin *p, long budget)
+{
+    struct lcm_proj *pr = p->lcm->proj;
+    char *e = NULL;
+    int64_t id = 0;
+    int rc = project_prepare_cut(p->lcm->st, budget, &id, &e);
+    if (rc == LC_OK && id > 0 && (!pr->has_pinned || id != pr->pinned.id) &&
+        (!pr->has_cand || id != pr->cand.id)) {
+        project_cut c;
+        if (project_get_cut(p->lcm->st, id, &c, &e) == LC_OK) {
+            project_cut_free(&pr->cand);
+            pr->cand = c;
+            pr->has_cand = 1;
+        }
+    } else if (rc != LC_OK && rc != LC_NOTFOUND) {
+        plugin_log(p, AP_LEVEL_WARNING, "lcm: preparing a cut failed: %s", e ? e : "?");
+    }
+    free(e);
+}
+
 /* Between turns: store a pin decided in `context`, run a pass, prepare the next cut. */
 static void lcm_between_turns(lc_plugin *p, int flush_all)
 {
@@ -953,20 +1059,7 @@ static void lcm_between_turns(lc_plugin *p, int flush_all)
         cJSON_Delete(d);
     }
     if (!ds.leaves && !ds.condensed && (pr->has_cand || pr->has_pinned)) return;
-    int64_t id = 0;
-    int rc = project_prepare_cut(p->lcm->st, budget, &id, &e);
-    if (rc == LC_OK && id > 0 && (!pr->has_pinned || id != pr->pinned.id) &&
-        (!pr->has_cand || id != pr->cand.id)) {
-        project_cut c;
-        if (project_get_cut(p->lcm->st, id, &c, &e) == LC_OK) {
-            project_cut_free(&pr->cand);
-            pr->cand = c;
-            pr->has_cand = 1;
-        }
-    } else if (rc != LC_OK && rc != LC_NOTFOUND) {
-        plugin_log(p, AP_LEVEL_WARNING, "lcm: preparing a cut failed: %s", e ? e : "?");
-    }
-    free(e);
+    lcm_refresh_candidate(p, budget);
 }
 
 int lcm_glue_turn_end(lc_plugin *p, const cJSON *ev, char **err)
@@ -1058,19 +1151,25 @@ int lcm_glue_tree(lc_plugin *p, const cJSON *ev, char **err)
     /* The marks were right for the old branch, so only the entries between the two leaves
      * and their common ancestor change. A host that cannot say (no get_entry, no leaf
      * ids) gets the whole-branch comparison. */
-    if (AP_HOST_HAS(p->host, get_entry) && (old_leaf || new_leaf) &&
-        lcm_mark_move(p, old_leaf, new_leaf, &e) == AP_OK)
-        return AP_OK;
-    if (e) plugin_log(p, AP_LEVEL_INFO, "lcm: tree move walked by whole branch: %s", e);
+    if (!(AP_HOST_HAS(p->host, get_entry) && (old_leaf || new_leaf) &&
+          lcm_mark_move(p, old_leaf, new_leaf, &e) == AP_OK)) {
+        if (e) plugin_log(p, AP_LEVEL_INFO, "lcm: tree move walked by whole branch: %s", e);
+        lcm_mark_from_host(p);
+    }
     free(e);
-    lcm_mark_from_host(p);
+    /* The latest cut may stand on the branch just left: the candidate becomes the newest
+     * cut on the branch now active, so a request past the lines has a cut to swap to. */
+    struct lcm_proj *pr = p->lcm->proj;
+    project_cut c;
+    if (pr && project_branch_cut(p->lcm->st, &c, NULL) == LC_OK) {
+        if (pr->has_pinned && c.id == pr->pinned.id) {
+            project_cut_free(&c);
+        } else {
+            if (pr->has_cand) project_cut_free(&pr->cand);
+            pr->cand = c;
+            pr->has_cand = 1;
+        }
+    }
     return AP_OK;
 }
 
-/* Live context exports its anchor when it has one; until it does, no raw message is
- * owned by a revision. */
-__attribute__((weak)) size_t clm_glue_anchor(lc_plugin *p)
-{
-    (void)p;
-    return 0;
-}

@@ -132,10 +132,13 @@ printf '[{"content":"THIRD_DONE"}]' > "$T/script3.json"
 start_server "$T/script3.json" "$T/r3.jsonl"
 printf '/tree %s\n/clm status\nthird prompt THIRD_Q\n/quit\n' "$REV1" | \
     "$HOST" --home "$HOME_DIR" --plugin-dir "$PLUGINS" --session "$S" --cwd "$T/work" \
+    --log "$T/tree.log" \
     --base-url "http://127.0.0.1:$PORT/v1" --model fake > "$T/out3.txt" 2> "$T/err3.txt" \
     || { cat "$T/out3.txt" "$T/err3.txt"; fail "tree run"; }
 ok
 assert_grep "$T/out3.txt" "revision 1 in force" "after /tree the status shows revision 1"
+# The move walked only the entries between the two leaves, not the whole branch.
+assert_grep "$T/tree.log" "live context restored (tree move, incremental: [0-9]* entries left, 0 came)" "the /tree move is incremental"
 R="$T/r3.jsonl"
 check "has(rows[0], 'NOTE_ONE') and not has(rows[0], 'MARK_A_OUTPUT') and not has(rows[0], 'REWRITE_NOTES') and not has(rows[0], 'USER_ONE_EDITED') and 'THIRD_Q' in text(body(rows[0])[-1])" "after /tree the request carries revision 1"
 

@@ -26,7 +26,10 @@ assert_jsonl "$REQ" "max(r['raw'] for r in rows) > $WINDOW" \
     "the raw context did outgrow the window (the projection was needed)"
 assert_jsonl "$REQ" "sum(r['action'] == 'swap' for r in rows) >= 1" "at least one swap"
 assert_jsonl "$REQ" "sum(r['action'] == 'recut' for r in rows) >= 1" "at least one re-cut"
-assert_jsonl "$REQ" "all(b['prefixSha'] == a['sha'] for a, b in zip(rows, rows[1:]) if b['action'] == 'keep' and b['rawAppended'] and b['cut'] == a['cut'] > 0)" \
+# Past live context's overflow-guard limit (window - 4096 - reserve 2048, CLM §7a) the
+# guard withholds the oldest raw tool result on purpose; below it nothing may move.
+GUARD=$((WINDOW - 4096 - 2048))
+assert_jsonl "$REQ" "all(b['prefixSha'] == a['sha'] for a, b in zip(rows, rows[1:]) if b['action'] == 'keep' and b['rawAppended'] and b['cut'] == a['cut'] > 0 and max(a['tokens'], b['tokens']) < $GUARD)" \
     "a request that keeps the pin extends the previous one byte for byte"
 assert_jsonl "$REQ" "sum(1 for a, b in zip(rows, rows[1:]) if b['action'] == 'keep' and b['rawAppended'] and b['cut'] == a['cut'] > 0 and b['zone'] == 'swap') >= 20" \
     "many requests between the swap and re-cut lines were checked"
@@ -40,13 +43,13 @@ assert_jsonl "$TRACE" "sum(1 for r in rows if r['event'] == 'context' and r['han
 assert_jsonl "$TRACE" "all(r['status'] == 0 for r in rows if r['event'] == 'context' and r['handled'])" \
     "every context call succeeded"
 
-# the async regime kept every request under the host's own threshold: it never compacted
-assert_jsonl "$OUT" "sum(r.get('type') == 'compaction' for r in rows) == 0" \
-    "the host never needed its threshold compaction"
+# (On a window this small the host's own threshold, window - window/4, sits below the re-cut
+# line, so the host may compact in the band; every such compaction must come from the DAG.)
+NHOST=$(grep -c '"type":"compaction"' "$OUT")
 # the blocking regime: a host compaction (here /compact) is supplied from the DAG
 "$HOST" --home "$HOME_DIR" --plugin-dir "$PLUGINS" --session "$OUT" --window $WINDOW \
     --command "/compact" > "$T/compact.txt" 2>&1 || { cat "$T/compact.txt"; fail "/compact"; }
-assert_jsonl "$OUT" "sum(r.get('type') == 'compaction' for r in rows) == 1" "the host compacted"
+assert_jsonl "$OUT" "sum(r.get('type') == 'compaction' for r in rows) >= max(1, $NHOST)" "the host compacted"
 assert_jsonl "$OUT" "all(r['fromHook'] and r['summary'].find('[lcm:summary #') >= 0 for r in rows if r.get('type') == 'compaction')" \
     "every host compaction was supplied from the DAG"
 
@@ -61,8 +64,10 @@ first_unc, unc_tokens = c.execute(f"SELECT min(ordinal), coalesce(sum(tokens),0)
 last_cov = c.execute(f"SELECT max(m.ordinal) FROM messages m WHERE {elig} AND NOT ({unc})").fetchone()[0]
 dup = c.execute("SELECT count(*) FROM (SELECT entry_id FROM summary_messages GROUP BY entry_id HAVING count(*) > 1)").fetchone()[0]
 total = c.execute(f"SELECT count(*) FROM messages m WHERE {elig}").fetchone()[0]
-# keep-recent is 11,200 at this window (half the swap line); one leaf chunk may wait
-ok = dup == 0 and last_cov is not None and (first_unc is None or first_unc > last_cov) and unc_tokens <= 11200 + 3000 + 4000
+big = c.execute(f"SELECT coalesce(max(tokens),0) FROM messages m WHERE {elig} AND {unc}").fetchone()[0]
+# keep-recent is 11,200 at this window (half the swap line); one leaf chunk may wait, and
+# the tail ends on a whole message, however large (a tool result can be 20k tokens)
+ok = dup == 0 and last_cov is not None and (first_unc is None or first_unc > last_cov) and unc_tokens <= 11200 + 3000 + 4000 + big
 print(f"eligible {total}, last covered {last_cov}, first uncovered {first_unc}, uncovered tokens {unc_tokens}, duplicates {dup}")
 sys.exit(0 if ok else 1)
 PY

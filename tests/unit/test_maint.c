@@ -300,8 +300,8 @@ static void test_dead_writer_runs_are_reaped_but_never_ours_or_a_live_pid(void *
 
 typedef struct writer_arg {
     const char *path;
-    volatile int stop;
-    int pairs;
+    _Atomic int stop;
+    _Atomic int pairs;
 } writer_arg;
 
 static void *writer(void *p)

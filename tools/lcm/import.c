@@ -1,0 +1,737 @@
+/*
+ * import.c -- transcripts of Pi, Claude Code and Codex into a lossless store.
+ *
+ * Every format is first turned into the same thing: entries (id, parent, kind) in file
+ * order, some of which carry an AgentMessage. The tree is then replayed the way the plugin
+ * sees it through the reference host: each new message is ingested right after the message
+ * that ends its branch's model context (so its ordinal is that one's + 1), a compaction's
+ * context starts with the compaction summary followed by the entries it keeps, and at the
+ * end everything off the final branch (leaf = last entry) is marked removed. Consecutive
+ * messages of one branch go to store_ingest in one batch (one transaction).
+ */
+#include "import.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "jsonl.h"
+#include "store.h"
+#include "util.h"
+
+#define IMP_BATCH 1024
+#define IMP_PROGRESS_LINES 512
+#define IMP_DETECT_LINES 25
+
+enum { IMP_OTHER = 0, IMP_MESSAGE, IMP_COMPACTION };
+
+typedef struct imp_entry {
+    char *id;
+    long parent;     /* index, -1 for a root */
+    int kind;
+    long ctxlast;    /* the entry whose message ends the context at this entry, -1 none */
+    char *msg;       /* compaction: its summary message (ingested when nothing is kept) */
+} imp_entry;
+
+typedef struct imp {
+    const char *home;
+    imp_entry *v;
+    size_t n, cap;
+    size_t *slots;   /* id -> index + 1, open addressing */
+    size_t nslots;
+    store *st;
+    char session_id[256];
+    char *cwd;
+    store_msg *batch;
+    char **batch_own;   /* JSON texts the batch owns */
+    long *batch_idx;
+    size_t nb;
+    import_stats *stats;
+    long prev_linear;   /* Codex: the previous entry (its transcript is a line) */
+    /* Claude Code / Codex: tool names by call id, so a result names its tool */
+    cJSON *tool_names;
+} imp;
+
+const char *import_format_name(import_format f)
+{
+    switch (f) {
+    case IMPORT_PI: return "pi";
+    case IMPORT_CLAUDE: return "claude-code";
+    case IMPORT_CODEX: return "codex";
+    default: return "unknown";
+    }
+}
+
+static const char *jstr(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* ISO-8601 UTC to epoch milliseconds, as the reference host reads entry timestamps
+ * (0 when unparsable, like the host). */
+static long long imp_iso_ms(const char *iso)
+{
+    int y, mo, d, h, mi, s, ms = 0, used = 0;
+    if (!iso || sscanf(iso, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &s, &used) != 6) return 0;
+    if (iso[used] == '.') {
+        int digits = 0;
+        for (const char *p = iso + used + 1; *p >= '0' && *p <= '9'; p++, digits++)
+            if (digits < 3) ms = ms * 10 + (*p - '0');
+        for (; digits > 0 && digits < 3; digits++) ms *= 10;
+    }
+    struct tm tm = {0};
+    tm.tm_year = y - 1900;
+    tm.tm_mon = mo - 1;
+    tm.tm_mday = d;
+    tm.tm_hour = h;
+    tm.tm_min = mi;
+    tm.tm_sec = s;
+    long long t = (long long)timegm(&tm) * 1000 + ms;
+    return t < 0 ? 0 : t;
+}
+
+static size_t imp_hash(const char *s)
+{
+    size_t h = 1469598103934665603ULL;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+static long imp_find(const imp *m, const char *id)
+{
+    if (!id || !m->nslots) return -1;
+    for (size_t h = imp_hash(id) & (m->nslots - 1);; h = (h + 1) & (m->nslots - 1)) {
+        size_t x = m->slots[h];
+        if (!x) return -1;
+        if (strcmp(m->v[x - 1].id, id) == 0) return (long)(x - 1);
+    }
+}
+
+static int imp_grow(imp *m)
+{
+    size_t cap = m->cap ? m->cap * 2 : 1024;
+    imp_entry *v = realloc(m->v, cap * sizeof *v);
+    if (!v) return LC_NOMEM;
+    m->v = v;
+    size_t *slots = calloc(cap * 2, sizeof *slots);
+    if (!slots) return LC_NOMEM;
+    free(m->slots);
+    m->slots = slots;
+    m->nslots = cap * 2;
+    m->cap = cap;
+    for (size_t i = 0; i < m->n; i++) {
+        size_t h = imp_hash(m->v[i].id) & (m->nslots - 1);
+        while (m->slots[h]) h = (h + 1) & (m->nslots - 1);
+        m->slots[h] = i + 1;
+    }
+    return LC_OK;
+}
+
+/* ---- the store side ------------------------------------------------------------------- */
+
+static int imp_open_store(imp *m, char **err)
+{
+    if (m->st) return LC_OK;
+    if (!m->session_id[0]) return lc_errf(err, LC_INVALID, "the transcript names no session id before its first message");
+    return store_open(m->home, m->session_id, m->cwd ? m->cwd : "", &m->st, err);
+}
+
+static int imp_flush(imp *m, char **err)
+{
+    int rc = LC_OK;
+    store_ingest_stats s;
+    if (m->nb == 0) return LC_OK;
+    if ((rc = imp_open_store(m, err)) != LC_OK) goto done;
+    if ((rc = store_ingest(m->st, m->batch, m->nb, &s, err)) != LC_OK) goto done;
+    m->stats->inserted += s.inserted;
+done:
+    for (size_t i = 0; i < m->nb; i++) free(m->batch_own[i]);
+    m->nb = 0;
+    return rc;
+}
+
+/* Queue one message (json owned by the batch from here, NULL allowed for an entry known
+ * to be stored). */
+static int imp_queue(imp *m, long idx, char *json, char **err)
+{
+    int rc;
+    if (m->nb == IMP_BATCH && (rc = imp_flush(m, err)) != LC_OK) {
+        free(json);
+        return rc;
+    }
+    m->batch[m->nb].entry_id = m->v[idx].id;
+    m->batch[m->nb].json = json ? json : "";
+    m->batch[m->nb].json_len = json ? strlen(json) : 0;
+    m->batch_own[m->nb] = json;
+    m->batch_idx[m->nb] = idx;
+    m->nb++;
+    return LC_OK;
+}
+
+/* A new message entry: ingest it after the message that ends its parent's context. */
+static int imp_ingest(imp *m, long self, char *json, char **err)
+{
+    long prev = m->v[self].parent >= 0 ? m->v[m->v[self].parent].ctxlast : -1;
+    int rc;
+    m->stats->messages++;
+    if (!(m->nb > 0 && m->batch_idx[m->nb - 1] == prev)) {
+        if ((rc = imp_flush(m, err)) != LC_OK) {
+            free(json);
+            return rc;
+        }
+        /* The predecessor is stored already unless it is a compaction summary that
+         * nothing kept after; then it goes in first, as the plugin would see it. */
+        if (prev >= 0) {
+            char *pj = m->v[prev].kind == IMP_COMPACTION && m->v[prev].msg ? lc_strdup(m->v[prev].msg) : NULL;
+            if (m->v[prev].kind == IMP_COMPACTION && !pj) {
+                free(json);
+                return lc_errf(err, LC_NOMEM, "out of memory");
+            }
+            if ((rc = imp_queue(m, prev, pj, err)) != LC_OK) {
+                free(json);
+                return rc;
+            }
+        }
+    }
+    return imp_queue(m, self, json, err);
+}
+
+/* Add an entry in file order. `json` (owned) is its message for IMP_MESSAGE, the summary
+ * message for IMP_COMPACTION; first_kept only for compactions. */
+static int imp_add(imp *m, const char *id, const char *parent_id, int kind, char *json,
+                   const char *first_kept, char **err)
+{
+    if (!id || !*id || imp_find(m, id) >= 0) {
+        m->stats->bad_lines++;
+        free(json);
+        return LC_OK;
+    }
+    if (m->n == m->cap && imp_grow(m) != LC_OK) {
+        free(json);
+        return lc_errf(err, LC_NOMEM, "out of memory");
+    }
+    long self = (long)m->n;
+    imp_entry *e = &m->v[m->n];
+    memset(e, 0, sizeof *e);
+    if (!(e->id = lc_strdup(id))) {
+        free(json);
+        return lc_errf(err, LC_NOMEM, "out of memory");
+    }
+    e->parent = imp_find(m, parent_id);
+    e->kind = kind;
+    size_t h = imp_hash(id) & (m->nslots - 1);
+    while (m->slots[h]) h = (h + 1) & (m->nslots - 1);
+    m->slots[h] = ++m->n;
+    m->prev_linear = self;
+    if (kind == IMP_MESSAGE) {
+        e->ctxlast = self;
+        return imp_ingest(m, self, json, err);
+    }
+    if (kind == IMP_COMPACTION) {
+        /* The kept entries run from firstKeptEntryId up to the compaction; the last
+         * message among them ends the context, else the summary alone does. */
+        e->msg = json;
+        e->ctxlast = self;
+        long nearest = -1;
+        for (long x = e->parent; x >= 0 && first_kept; x = m->v[x].parent) {
+            if (nearest < 0 && m->v[x].kind == IMP_MESSAGE) nearest = x;
+            if (strcmp(m->v[x].id, first_kept) == 0) {
+                if (nearest >= 0) e->ctxlast = nearest;
+                break;
+            }
+        }
+        return LC_OK;
+    }
+    free(json);
+    e->ctxlast = e->parent >= 0 ? m->v[e->parent].ctxlast : -1;
+    return LC_OK;
+}
+
+static char *imp_print(cJSON *o)
+{
+    char *s = o ? cJSON_PrintUnformatted(o) : NULL;
+    cJSON_Delete(o);
+    return s;
+}
+
+/* ---- Pi session files ----------------------------------------------------------------- */
+
+/* The message an entry contributes to the context, built as the reference host builds it. */
+static char *pi_entry_message(const cJSON *root, const char *type, long long ts)
+{
+    if (strcmp(type, "message") == 0) {
+        const cJSON *msg = cJSON_GetObjectItemCaseSensitive(root, "message");
+        return cJSON_IsObject(msg) ? cJSON_PrintUnformatted(msg) : NULL;
+    }
+    cJSON *m = NULL;
+    if (strcmp(type, "custom_message") == 0) {
+        m = cJSON_CreateObject();
+        const char *ct = jstr(root, "customType");
+        const cJSON *content = cJSON_GetObjectItemCaseSensitive(root, "content");
+        const cJSON *display = cJSON_GetObjectItemCaseSensitive(root, "display");
+        const cJSON *details = cJSON_GetObjectItemCaseSensitive(root, "details");
+        cJSON_AddStringToObject(m, "role", "custom");
+        cJSON_AddStringToObject(m, "customType", ct ? ct : "");
+        cJSON_AddItemToObject(m, "content", content ? cJSON_Duplicate(content, 1) : cJSON_CreateString(""));
+        cJSON_AddBoolToObject(m, "display", display ? cJSON_IsTrue(display) : 1);
+        if (details) cJSON_AddItemToObject(m, "details", cJSON_Duplicate(details, 1));
+        cJSON_AddNumberToObject(m, "timestamp", (double)ts);
+    } else if (strcmp(type, "branch_summary") == 0) {
+        const char *summary = jstr(root, "summary"), *from = jstr(root, "fromId");
+        if (!summary) return NULL;
+        m = cJSON_CreateObject();
+        cJSON_AddStringToObject(m, "role", "branchSummary");
+        cJSON_AddStringToObject(m, "summary", summary);
+        cJSON_AddStringToObject(m, "fromId", from ? from : "");
+        cJSON_AddNumberToObject(m, "timestamp", (double)ts);
+    } else if (strcmp(type, "compaction") == 0) {
+        const char *summary = jstr(root, "summary");
+        const cJSON *before = cJSON_GetObjectItemCaseSensitive(root, "tokensBefore");
+        m = cJSON_CreateObject();
+        cJSON_AddStringToObject(m, "role", "compactionSummary");
+        cJSON_AddStringToObject(m, "summary", summary ? summary : "");
+        cJSON_AddNumberToObject(m, "tokensBefore", cJSON_IsNumber(before) ? before->valuedouble : 0);
+        cJSON_AddNumberToObject(m, "timestamp", (double)ts);
+    }
+    return imp_print(m);
+}
+
+static int pi_line(imp *m, const cJSON *root, size_t lineno, char **err)
+{
+    const char *type = jstr(root, "type");
+    if (!type) {
+        m->stats->bad_lines++;
+        return LC_OK;
+    }
+    if (strcmp(type, "session") == 0) {
+        const char *id = jstr(root, "id"), *cwd = jstr(root, "cwd");
+        if (id && !m->session_id[0]) snprintf(m->session_id, sizeof m->session_id, "%s", id);
+        if (cwd && !m->cwd) m->cwd = lc_strdup(cwd);
+        return LC_OK;
+    }
+    /* Version-1 files had no ids: the entries form one line, in file order. */
+    char synth[32];
+    const char *id = jstr(root, "id"), *parent = jstr(root, "parentId");
+    if (!id) {
+        snprintf(synth, sizeof synth, "line-%zu", lineno);
+        id = synth;
+        if (m->n) parent = m->v[m->n - 1].id;
+    }
+    long long ts = imp_iso_ms(jstr(root, "timestamp"));
+    char *json = pi_entry_message(root, type, ts);
+    int kind = !json ? IMP_OTHER : strcmp(type, "compaction") == 0 ? IMP_COMPACTION : IMP_MESSAGE;
+    return imp_add(m, id, parent, kind, json, jstr(root, "firstKeptEntryId"), err);
+}
+
+/* ---- Claude Code transcripts ------------------------------------------------------------ */
+
+static const char *claude_stop(const char *s)
+{
+    if (!s) return NULL;
+    if (!strcmp(s, "end_turn") || !strcmp(s, "stop_sequence")) return "stop";
+    if (!strcmp(s, "tool_use")) return "toolUse";
+    if (!strcmp(s, "max_tokens")) return "length";
+    return s;
+}
+
+/* text / image / thinking / tool_use blocks in AgentMessage shapes. */
+static cJSON *claude_block(imp *m, const cJSON *b)
+{
+    const char *t = jstr(b, "type");
+    cJSON *o = NULL;
+    if (!t) return NULL;
+    if (!strcmp(t, "text") && jstr(b, "text")) {
+        o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "type", "text");
+        cJSON_AddStringToObject(o, "text", jstr(b, "text"));
+    } else if (!strcmp(t, "thinking") && jstr(b, "thinking")) {
+        o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "type", "thinking");
+        cJSON_AddStringToObject(o, "thinking", jstr(b, "thinking"));
+    } else if (!strcmp(t, "tool_use")) {
+        const cJSON *in = cJSON_GetObjectItemCaseSensitive(b, "input");
+        const char *id = jstr(b, "id"), *name = jstr(b, "name");
+        o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "type", "toolCall");
+        cJSON_AddStringToObject(o, "id", id ? id : "");
+        cJSON_AddStringToObject(o, "name", name ? name : "");
+        cJSON_AddItemToObject(o, "arguments", in ? cJSON_Duplicate(in, 1) : cJSON_CreateObject());
+        if (id && name && m->tool_names && !cJSON_GetObjectItemCaseSensitive(m->tool_names, id))
+            cJSON_AddStringToObject(m->tool_names, id, name);
+    } else if (!strcmp(t, "image")) {
+        const cJSON *src = cJSON_GetObjectItemCaseSensitive(b, "source");
+        o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "type", "image");
+        cJSON_AddStringToObject(o, "data", jstr(src, "data") ? jstr(src, "data") : "");
+        cJSON_AddStringToObject(o, "mimeType", jstr(src, "media_type") ? jstr(src, "media_type") : "image/png");
+    }
+    return o;
+}
+
+/* Content (a string or blocks) as an AgentMessage content array. */
+static cJSON *claude_content(imp *m, const cJSON *c)
+{
+    cJSON *arr = cJSON_CreateArray();
+    if (cJSON_IsString(c)) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "type", "text");
+        cJSON_AddStringToObject(o, "text", c->valuestring);
+        cJSON_AddItemToArray(arr, o);
+    } else if (cJSON_IsArray(c)) {
+        const cJSON *b;
+        cJSON_ArrayForEach(b, c)
+        {
+            cJSON *o = claude_block(m, b);
+            if (o) cJSON_AddItemToArray(arr, o);
+        }
+    }
+    return arr;
+}
+
+static int claude_line(imp *m, const cJSON *root, char **err)
+{
+    const char *type = jstr(root, "type"), *uuid = jstr(root, "uuid"), *parent = jstr(root, "parentUuid");
+    const char *sid = jstr(root, "sessionId"), *cwd = jstr(root, "cwd");
+    int rc = LC_OK;
+    if (sid && !m->session_id[0]) snprintf(m->session_id, sizeof m->session_id, "claude-%s", sid);
+    if (cwd && !m->cwd) m->cwd = lc_strdup(cwd);
+    /* Sub-agent conversations (sidechains) are not the session's own history. */
+    if (!uuid || cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "isSidechain"))) return LC_OK;
+    const cJSON *msg = cJSON_GetObjectItemCaseSensitive(root, "message");
+    long long ts = imp_iso_ms(jstr(root, "timestamp"));
+    if (!type || !cJSON_IsObject(msg) || (strcmp(type, "user") != 0 && strcmp(type, "assistant") != 0))
+        return imp_add(m, uuid, parent, IMP_OTHER, NULL, NULL, err);
+    const cJSON *content = cJSON_GetObjectItemCaseSensitive(msg, "content");
+    if (strcmp(type, "assistant") == 0) {
+        cJSON *o = cJSON_CreateObject(), *usage = cJSON_CreateObject();
+        const cJSON *u = cJSON_GetObjectItemCaseSensitive(msg, "usage");
+        cJSON_AddStringToObject(o, "role", "assistant");
+        cJSON_AddItemToObject(o, "content", claude_content(m, content));
+        if (jstr(msg, "model")) cJSON_AddStringToObject(o, "model", jstr(msg, "model"));
+        const char *stop = claude_stop(jstr(msg, "stop_reason"));
+        if (stop) cJSON_AddStringToObject(o, "stopReason", stop);
+        if (cJSON_IsObject(u)) {
+            static const char *const keys[][2] = {{"input_tokens", "input"}, {"output_tokens", "output"},
+                                                  {"cache_read_input_tokens", "cacheRead"},
+                                                  {"cache_creation_input_tokens", "cacheWrite"}};
+            double total = 0;
+            for (size_t i = 0; i < 4; i++) {
+                const cJSON *v = cJSON_GetObjectItemCaseSensitive(u, keys[i][0]);
+                double x = cJSON_IsNumber(v) ? v->valuedouble : 0;
+                total += x;
+                cJSON_AddNumberToObject(usage, keys[i][1], x);
+            }
+            cJSON_AddNumberToObject(usage, "totalTokens", total);
+            cJSON_AddItemToObject(o, "usage", usage);
+        } else {
+            cJSON_Delete(usage);
+        }
+        cJSON_AddNumberToObject(o, "timestamp", (double)ts);
+        return imp_add(m, uuid, parent, IMP_MESSAGE, imp_print(o), NULL, err);
+    }
+    /* A user line: tool results (each its own toolResult message) and/or the user's text.
+     * The line's uuid names the last message so that children find their parent. */
+    cJSON *parts = cJSON_CreateArray(), *user = NULL;
+    if (cJSON_IsArray(content)) {
+        const cJSON *b;
+        cJSON_ArrayForEach(b, content)
+        {
+            const char *bt = jstr(b, "type");
+            if (bt && strcmp(bt, "tool_result") == 0) {
+                const char *cid = jstr(b, "tool_use_id");
+                const char *name = cid && m->tool_names ? jstr(m->tool_names, cid) : NULL;
+                cJSON *o = cJSON_CreateObject();
+                cJSON_AddStringToObject(o, "role", "toolResult");
+                cJSON_AddStringToObject(o, "toolCallId", cid ? cid : "");
+                cJSON_AddStringToObject(o, "toolName", name ? name : "");
+                cJSON_AddItemToObject(o, "content", claude_content(m, cJSON_GetObjectItemCaseSensitive(b, "content")));
+                cJSON_AddBoolToObject(o, "isError", cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(b, "is_error")));
+                cJSON_AddNumberToObject(o, "timestamp", (double)ts);
+                cJSON_AddItemToArray(parts, o);
+            } else {
+                cJSON *o = claude_block(m, b);
+                if (o) {
+                    if (!user) user = cJSON_CreateArray();
+                    cJSON_AddItemToArray(user, o);
+                }
+            }
+        }
+    } else if (cJSON_IsString(content)) {
+        user = claude_content(m, content);
+    }
+    if (user) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "role", "user");
+        cJSON_AddItemToObject(o, "content", user);
+        cJSON_AddNumberToObject(o, "timestamp", (double)ts);
+        cJSON_AddItemToArray(parts, o);
+    }
+    int n = cJSON_GetArraySize(parts);
+    if (n == 0) {
+        cJSON_Delete(parts);
+        return imp_add(m, uuid, parent, IMP_OTHER, NULL, NULL, err);
+    }
+    char *prev = parent ? lc_strdup(parent) : NULL;
+    for (int i = 0; i < n && rc == LC_OK; i++) {
+        char *id = i == n - 1 ? lc_strdup(uuid) : lc_asprintf("%s:%d", uuid, i);
+        char *json = cJSON_PrintUnformatted(cJSON_GetArrayItem(parts, i));
+        if (!id || !json) {
+            free(json);
+            rc = lc_errf(err, LC_NOMEM, "out of memory");
+        } else {
+            rc = imp_add(m, id, prev, IMP_MESSAGE, json, NULL, err);
+        }
+        free(prev);
+        prev = id;
+    }
+    free(prev);
+    cJSON_Delete(parts);
+    return rc;
+}
+
+/* ---- Codex rollouts ------------------------------------------------------------------- */
+
+static char *codex_text(const cJSON *content)
+{
+    sbuf b = {0};
+    const cJSON *c;
+    if (cJSON_IsString(content)) return lc_strdup(content->valuestring);
+    cJSON_ArrayForEach(c, content)
+    {
+        const char *t = jstr(c, "text");
+        if (!t) continue;
+        if (b.len) sb_puts(&b, "\n");
+        sb_puts(&b, t);
+    }
+    return sb_detach(&b);
+}
+
+static int codex_item(imp *m, const cJSON *p, long long ts, size_t lineno, char **err)
+{
+    const char *t = jstr(p, "type");
+    char id[48], previd[48];
+    cJSON *o = NULL;
+    snprintf(id, sizeof id, "codex-line-%zu", lineno);
+    if (m->prev_linear >= 0) snprintf(previd, sizeof previd, "%s", m->v[m->prev_linear].id);
+    const char *parent = m->prev_linear >= 0 ? previd : NULL;
+    if (!t) return LC_OK;
+    if (!strcmp(t, "message")) {
+        const char *role = jstr(p, "role");
+        if (!role || (strcmp(role, "user") != 0 && strcmp(role, "assistant") != 0)) return LC_OK;
+        char *text = codex_text(cJSON_GetObjectItemCaseSensitive(p, "content"));
+        o = cJSON_CreateObject();
+        cJSON *arr = cJSON_AddArrayToObject(o, "content"), *blk = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "role", role);
+        cJSON_AddStringToObject(blk, "type", "text");
+        cJSON_AddStringToObject(blk, "text", text ? text : "");
+        cJSON_AddItemToArray(arr, blk);
+        free(text);
+    } else if (!strcmp(t, "function_call") || !strcmp(t, "custom_tool_call") || !strcmp(t, "local_shell_call")) {
+        const char *name = jstr(p, "name") ? jstr(p, "name") : !strcmp(t, "local_shell_call") ? "local_shell" : "";
+        const char *cid = jstr(p, "call_id") ? jstr(p, "call_id") : jstr(p, "id");
+        const char *args = jstr(p, "arguments") ? jstr(p, "arguments") : jstr(p, "input");
+        cJSON *parsed = args ? cJSON_Parse(args) : NULL;
+        if (!parsed && !args) parsed = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(p, "action"), 1);
+        if (!cJSON_IsObject(parsed)) {
+            cJSON_Delete(parsed);
+            parsed = cJSON_CreateObject();
+            if (args) cJSON_AddStringToObject(parsed, "input", args);
+        }
+        o = cJSON_CreateObject();
+        cJSON *arr = cJSON_AddArrayToObject(o, "content"), *blk = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "role", "assistant");
+        cJSON_AddStringToObject(blk, "type", "toolCall");
+        cJSON_AddStringToObject(blk, "id", cid ? cid : "");
+        cJSON_AddStringToObject(blk, "name", name);
+        cJSON_AddItemToObject(blk, "arguments", parsed);
+        cJSON_AddItemToArray(arr, blk);
+        cJSON_AddStringToObject(o, "stopReason", "toolUse");
+        if (cid && m->tool_names && !cJSON_GetObjectItemCaseSensitive(m->tool_names, cid))
+            cJSON_AddStringToObject(m->tool_names, cid, name);
+    } else if (!strcmp(t, "function_call_output") || !strcmp(t, "custom_tool_call_output")) {
+        const char *cid = jstr(p, "call_id");
+        const char *name = cid && m->tool_names ? jstr(m->tool_names, cid) : NULL;
+        const cJSON *out = cJSON_GetObjectItemCaseSensitive(p, "output");
+        char *text = NULL;
+        if (cJSON_IsString(out)) {
+            /* Older rollouts wrap the output as {"output": "...", "metadata": {...}}. */
+            cJSON *inner = cJSON_Parse(out->valuestring);
+            text = lc_strdup(inner && jstr(inner, "output") ? jstr(inner, "output") : out->valuestring);
+            cJSON_Delete(inner);
+        } else if (cJSON_IsObject(out) && jstr(out, "content")) {
+            text = lc_strdup(jstr(out, "content"));
+        } else if (out) {
+            text = cJSON_PrintUnformatted(out);
+        }
+        o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "role", "toolResult");
+        cJSON_AddStringToObject(o, "toolCallId", cid ? cid : "");
+        cJSON_AddStringToObject(o, "toolName", name ? name : "");
+        cJSON *arr = cJSON_AddArrayToObject(o, "content"), *blk = cJSON_CreateObject();
+        cJSON_AddStringToObject(blk, "type", "text");
+        cJSON_AddStringToObject(blk, "text", text ? text : "");
+        cJSON_AddItemToArray(arr, blk);
+        cJSON_AddBoolToObject(o, "isError", 0);
+        free(text);
+    } else {
+        return LC_OK; /* reasoning (mostly encrypted), web search calls, ... */
+    }
+    cJSON_AddNumberToObject(o, "timestamp", (double)ts);
+    return imp_add(m, id, parent, IMP_MESSAGE, imp_print(o), NULL, err);
+}
+
+static int codex_line(imp *m, const cJSON *root, size_t lineno, char **err)
+{
+    const char *type = jstr(root, "type");
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(root, "payload");
+    long long ts = imp_iso_ms(jstr(root, "timestamp"));
+    if (type && !strcmp(type, "session_meta") && cJSON_IsObject(p)) {
+        const char *id = jstr(p, "id"), *cwd = jstr(p, "cwd");
+        if (id && !m->session_id[0]) snprintf(m->session_id, sizeof m->session_id, "codex-%s", id);
+        if (cwd && !m->cwd) m->cwd = lc_strdup(cwd);
+        return LC_OK;
+    }
+    if (type && !strcmp(type, "response_item") && cJSON_IsObject(p)) return codex_item(m, p, ts, lineno, err);
+    if (type && !strcmp(type, "compacted") && cJSON_IsObject(p) && jstr(p, "message")) {
+        char id[48], previd[48];
+        snprintf(id, sizeof id, "codex-line-%zu", lineno);
+        if (m->prev_linear >= 0) snprintf(previd, sizeof previd, "%s", m->v[m->prev_linear].id);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "role", "compactionSummary");
+        cJSON_AddStringToObject(o, "summary", jstr(p, "message"));
+        cJSON_AddNumberToObject(o, "timestamp", (double)ts);
+        return imp_add(m, id, m->prev_linear >= 0 ? previd : NULL, IMP_MESSAGE, imp_print(o), NULL, err);
+    }
+    if (type && (!strcmp(type, "event_msg") || !strcmp(type, "turn_context"))) return LC_OK;
+    /* The first rollout format: a bare header, then bare items. */
+    if (!type && jstr(root, "id") && !cJSON_GetObjectItemCaseSensitive(root, "record_type")) {
+        if (!m->session_id[0]) snprintf(m->session_id, sizeof m->session_id, "codex-%s", jstr(root, "id"));
+        return LC_OK;
+    }
+    if (type && !cJSON_GetObjectItemCaseSensitive(root, "record_type")) return codex_item(m, root, ts, lineno, err);
+    return LC_OK;
+}
+
+/* ---- detection and the driver ------------------------------------------------------------ */
+
+static import_format imp_shape(const cJSON *root)
+{
+    const char *type = jstr(root, "type");
+    if (!cJSON_IsObject(root)) return IMPORT_UNKNOWN;
+    if (type && !strcmp(type, "session") && jstr(root, "id")) return IMPORT_PI;
+    if (type && (!strcmp(type, "session_meta") || !strcmp(type, "response_item") || !strcmp(type, "turn_context")))
+        return IMPORT_CODEX;
+    if (jstr(root, "sessionId") && (jstr(root, "uuid") || cJSON_GetObjectItemCaseSensitive(root, "parentUuid")))
+        return IMPORT_CLAUDE;
+    if (type && !strcmp(type, "summary") && jstr(root, "leafUuid")) return IMPORT_CLAUDE;
+    if (!type && jstr(root, "id") && cJSON_GetObjectItemCaseSensitive(root, "instructions")) return IMPORT_CODEX;
+    return IMPORT_UNKNOWN;
+}
+
+int import_detect(const char *path, import_format *out, char **err)
+{
+    jsonl_reader *r = NULL;
+    const char *line;
+    size_t len;
+    int rc = jsonl_open(path, &r, err);
+    *out = IMPORT_UNKNOWN;
+    if (rc != LC_OK) return rc;
+    for (int i = 0; i < IMP_DETECT_LINES && *out == IMPORT_UNKNOWN; i++) {
+        if ((rc = jsonl_next(r, &line, &len, NULL)) != LC_OK) break;
+        cJSON *root = cJSON_ParseWithLength(line, len);
+        *out = imp_shape(root);
+        cJSON_Delete(root);
+    }
+    jsonl_close(r);
+    if (*out == IMPORT_UNKNOWN)
+        return lc_errf(err, LC_INVALID, "%s: not a Pi session file, a Claude Code transcript or a Codex rollout", path);
+    return LC_OK;
+}
+
+/* Ids of the final branch: the last entry up to its root. */
+static int imp_mark(imp *m, char **err)
+{
+    size_t n = 0, marked = 0;
+    int rc = LC_OK;
+    if (!m->st || !m->n) return LC_OK;
+    const char **ids = malloc(m->n * sizeof *ids);
+    if (!ids) return lc_errf(err, LC_NOMEM, "out of memory");
+    for (long x = (long)m->n - 1; x >= 0 && n < m->n; x = m->v[x].parent) ids[n++] = m->v[x].id;
+    rc = store_mark_branch(m->st, ids, n, &marked, NULL, err);
+    m->stats->removed = marked;
+    free(ids);
+    return rc;
+}
+
+int import_file(const char *home, const char *path, import_progress_fn progress, void *ud,
+                import_stats *st, char **err)
+{
+    imp m = {0};
+    jsonl_reader *r = NULL;
+    const char *line;
+    size_t len, lineno = 0;
+    struct stat sb;
+    int rc;
+    memset(st, 0, sizeof *st);
+    m.home = home;
+    m.stats = st;
+    m.prev_linear = -1;
+    if ((rc = import_detect(path, &st->format, err)) != LC_OK) return rc;
+    long long total = stat(path, &sb) == 0 ? (long long)sb.st_size : 0;
+    m.batch = malloc(IMP_BATCH * sizeof *m.batch);
+    m.batch_own = malloc(IMP_BATCH * sizeof *m.batch_own);
+    m.batch_idx = malloc(IMP_BATCH * sizeof *m.batch_idx);
+    m.tool_names = cJSON_CreateObject();
+    if (!m.batch || !m.batch_own || !m.batch_idx || !m.tool_names) {
+        rc = lc_errf(err, LC_NOMEM, "out of memory");
+        goto done;
+    }
+    if ((rc = jsonl_open(path, &r, err)) != LC_OK) goto done;
+    while ((rc = jsonl_next(r, &line, &len, &lineno)) == LC_OK) {
+        cJSON *root = cJSON_ParseWithLength(line, len);
+        st->lines++;
+        if (!cJSON_IsObject(root)) {
+            st->bad_lines++;
+        } else {
+            switch (st->format) {
+            case IMPORT_PI: rc = pi_line(&m, root, lineno, err); break;
+            case IMPORT_CLAUDE: rc = claude_line(&m, root, err); break;
+            default: rc = codex_line(&m, root, lineno, err); break;
+            }
+        }
+        cJSON_Delete(root);
+        if (rc != LC_OK) goto done;
+        if (progress && st->lines % IMP_PROGRESS_LINES == 0) progress(ud, jsonl_offset(r), total);
+    }
+    if (rc != LC_NOTFOUND) {
+        rc = lc_errf(err, LC_ERR, "%s: %s", path, jsonl_error(r) ? jsonl_error(r) : "read failed");
+        goto done;
+    }
+    if ((rc = imp_flush(&m, err)) != LC_OK) goto done;
+    /* A transcript with no message still gets its (empty) store, so it is listed. */
+    if ((rc = imp_open_store(&m, err)) != LC_OK) goto done;
+    if ((rc = imp_mark(&m, err)) != LC_OK) goto done;
+    snprintf(st->session_id, sizeof st->session_id, "%s", m.session_id);
+    if (progress) progress(ud, total, total);
+done:
+    for (size_t i = 0; i < m.nb; i++) free(m.batch_own[i]);
+    for (size_t i = 0; i < m.n; i++) {
+        free(m.v[i].id);
+        free(m.v[i].msg);
+    }
+    free(m.v);
+    free(m.slots);
+    free(m.batch);
+    free(m.batch_own);
+    free(m.batch_idx);
+    free(m.cwd);
+    cJSON_Delete(m.tool_names);
+    jsonl_close(r);
+    store_close(m.st);
+    return rc;
+}

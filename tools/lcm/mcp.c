@@ -1,0 +1,636 @@
+/*
+ * mcp.c -- the MCP stdio server and its read-only tools over the stores in <home>/lcm/.
+ * Every store is opened read-only per call and closed before the answer is written, so
+ * the server holds no lock between calls and sees what a live session wrote meanwhile.
+ */
+#include "mcp.h"
+
+#include <dirent.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "maint.h"
+#include "recall.h"
+#include "store.h"
+#include "util.h"
+
+#define MCP_SERVER_NAME "lcm"
+#define MCP_SERVER_VERSION "0.1.0"
+#define MCP_SESSIONS_PAGE 50
+
+static const char *const mcp_versions[] = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"};
+
+/* ---- argument helpers ------------------------------------------------------------------- */
+
+static const char *mcp_str(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(v) && v->valuestring[0] ? v->valuestring : NULL;
+}
+
+/* A non-negative integer argument; -1 when present but not one (the caller refuses it). */
+static long long mcp_uint(const cJSON *o, const char *k, long long dflt)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (!v) return dflt;
+    if (cJSON_IsNumber(v) && v->valuedouble >= 0) return (long long)v->valuedouble;
+    if (cJSON_IsString(v) && v->valuestring[0] >= '0' && v->valuestring[0] <= '9')
+        return atoll(v->valuestring);
+    return -1;
+}
+
+/* A summary id given as 12, "12" or "#12"; 0 when absent. */
+static int64_t mcp_summary_id(const cJSON *o)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "summary_id");
+    if (cJSON_IsNumber(v)) return (int64_t)v->valuedouble;
+    if (cJSON_IsString(v)) return atoll(v->valuestring[0] == '#' ? v->valuestring + 1 : v->valuestring);
+    return 0;
+}
+
+/* Session ids name files under <home>/lcm/: nothing that walks out of it. */
+static int mcp_session_ok(const char *id)
+{
+    return id && *id && !strchr(id, '/') && !strstr(id, "..") && strlen(id) < 256;
+}
+
+/* Open one session's store read-only; it must be of this build's schema to be answered. */
+static int mcp_open_session(const mcp_ctx *c, const char *id, store **out, char **err)
+{
+    int version = -1, rc;
+    char *path = NULL;
+    struct stat sb;
+    *out = NULL;
+    if (!mcp_session_ok(id)) return lc_errf(err, LC_INVALID, "a session is a plain session id (see lcm_sessions)");
+    if (!(path = lc_asprintf("%s/lcm/%s.sqlite", c->home, id))) return lc_errf(err, LC_NOMEM, "out of memory");
+    if (stat(path, &sb) != 0) {
+        rc = lc_errf(err, LC_NOTFOUND, "no store for session %s under %s/lcm (see lcm_sessions)", id, c->home);
+        goto done;
+    }
+    if ((rc = store_open_readonly(path, out, &version, err)) != LC_OK) goto done;
+    if (version != STORE_SCHEMA_VERSION) {
+        store_close(*out);
+        *out = NULL;
+        rc = lc_errf(err, LC_INVALID,
+                     "session %s has an older-generation store (schema %d); `/lcm migrate` in a session upgrades it",
+                     id, version);
+    }
+done:
+    free(path);
+    return rc;
+}
+
+/* ---- the store folder ----------------------------------------------------------------------- */
+
+typedef struct mcp_store {
+    char *id, *cwd, *date;
+    long long created;
+    int64_t messages, summaries, bytes;
+    int schema;
+} mcp_store;
+
+static void mcp_stores_free(mcp_store *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(v[i].id);
+        free(v[i].cwd);
+        free(v[i].date);
+    }
+    free(v);
+}
+
+static int mcp_store_newer(const void *a, const void *b)
+{
+    const mcp_store *x = a, *y = b;
+    if (x->created != y->created) return x->created < y->created ? 1 : -1;
+    return strcmp(x->id, y->id);
+}
+
+static char *mcp_date(long long ms)
+{
+    char buf[32];
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+    if (ms <= 0 || !gmtime_r(&t, &tm)) return lc_strdup("?");
+    strftime(buf, sizeof buf, "%Y-%m-%d %H:%M", &tm);
+    return lc_strdup(buf);
+}
+
+/* Every *.sqlite under <home>/lcm/, newest first. A missing folder is an empty list. */
+static int mcp_list_stores(const mcp_ctx *c, mcp_store **out, size_t *n_out, char **err)
+{
+    char *dir = lc_asprintf("%s/lcm", c->home);
+    DIR *d = NULL;
+    mcp_store *v = NULL;
+    size_t n = 0, cap = 0;
+    int rc = LC_OK;
+    struct dirent *de;
+    *out = NULL;
+    *n_out = 0;
+    if (!dir) return lc_errf(err, LC_NOMEM, "out of memory");
+    if (!(d = opendir(dir))) goto done;
+    while ((de = readdir(d))) {
+        size_t l = strlen(de->d_name);
+        if (l < 8 || strcmp(de->d_name + l - 7, ".sqlite") != 0) continue;
+        if (n == cap) {
+            size_t nc = cap ? cap * 2 : 16;
+            mcp_store *nv = realloc(v, nc * sizeof *nv);
+            if (!nv) {
+                rc = lc_errf(err, LC_NOMEM, "out of memory");
+                goto done;
+            }
+            v = nv;
+            cap = nc;
+        }
+        mcp_store *m = &v[n];
+        memset(m, 0, sizeof *m);
+        m->schema = -1;
+        char *path = lc_asprintf("%s/%s", dir, de->d_name);
+        store *s = NULL;
+        char *e = NULL;
+        if (path && store_open_readonly(path, &s, &m->schema, &e) == LC_OK) {
+            char *created = store_meta_get(s, "created");
+            m->id = store_meta_get(s, "session_id");
+            m->cwd = store_meta_get(s, "cwd");
+            m->created = created ? atoll(created) : 0;
+            m->messages = store_message_count(s);
+            m->summaries = maint_summary_count(store_db(s));
+            m->bytes = maint_db_bytes(store_db(s));
+            free(created);
+            store_close(s);
+        }
+        free(e);
+        free(path);
+        if (!m->id) m->id = lc_strndup(de->d_name, l - 7);
+        m->date = mcp_date(m->created);
+        n++;
+    }
+    qsort(v, n, sizeof *v, mcp_store_newer);
+    *out = v;
+    *n_out = n;
+    v = NULL;
+    n = 0;
+done:
+    if (d) closedir(d);
+    mcp_stores_free(v, n);
+    free(dir);
+    return rc;
+}
+
+/* ---- tools ------------------------------------------------------------------------------ */
+
+/* recall's texts name the plugin's reader tool; here the reader is lcm_expand. */
+static char *mcp_rename_reader(char *text)
+{
+    static const char from[] = "lcm_expand_query", to[] = "lcm_expand";
+    sbuf b = {0};
+    const char *p = text, *hit;
+    if (!text || !strstr(text, from)) return text;
+    while ((hit = strstr(p, from))) {
+        sb_append(&b, p, (size_t)(hit - p));
+        sb_puts(&b, to);
+        p = hit + sizeof from - 1;
+    }
+    sb_puts(&b, p);
+    free(text);
+    return sb_detach(&b);
+}
+
+static int mcp_fail(char *msg, char **text, int *is_error)
+{
+    *is_error = 1;
+    *text = msg ? msg : lc_strdup("lcm: failed");
+    return *text ? LC_OK : LC_NOMEM;
+}
+
+static int mcp_tool_grep(const mcp_ctx *c, const cJSON *a, char **text, int *is_error)
+{
+    recall_grep_opts o = {0};
+    recall_result r;
+    store *s = NULL;
+    char *e = NULL;
+    int rc;
+    o.query = mcp_str(a, "query");
+    o.pattern = mcp_str(a, "pattern");
+    if (!o.query == !o.pattern)
+        return mcp_fail(lc_strdup("lcm_grep: give exactly one of query (full-text) or pattern (regex)"), text,
+                        is_error);
+    long long off = mcp_uint(a, "offset", 0);
+    if (off < 0) return mcp_fail(lc_strdup("lcm_grep: offset is a non-negative integer"), text, is_error);
+    o.offset = (size_t)off;
+    o.case_sensitive = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "case_sensitive"));
+    o.include_removed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "include_removed"));
+    o.summary_id = mcp_summary_id(a);
+    o.redact = 1;
+    /* scope: "all_sessions" (default), "sessions" (one project, by cwd), "session" with a
+     * `session` argument, or a session id given directly as the scope. */
+    const char *scope_s = mcp_str(a, "scope"), *session = mcp_str(a, "session");
+    if (!scope_s) scope_s = session ? "session" : "all_sessions";
+    if (strcmp(scope_s, "all_sessions") == 0 || strcmp(scope_s, "sessions") == 0) {
+        recall_scope scope = scope_s[0] == 'a' ? RECALL_SCOPE_ALL_SESSIONS : RECALL_SCOPE_SESSIONS;
+        const char *cwd = mcp_str(a, "cwd");
+        if (!cwd) cwd = c->cwd;
+        if (scope == RECALL_SCOPE_SESSIONS && !cwd)
+            return mcp_fail(lc_strdup("lcm_grep: scope sessions needs a cwd (the project folder)"), text, is_error);
+        rc = recall_grep_sessions(c->home, NULL, cwd ? cwd : "", scope, &o, &r, &e);
+        if (rc != LC_OK) return mcp_fail(e, text, is_error);
+        *text = recall_grep_format(&o, scope, &r);
+        recall_result_free(&r);
+        return *text ? LC_OK : LC_NOMEM;
+    }
+    if (strcmp(scope_s, "session") != 0) session = scope_s;
+    if (!session) return mcp_fail(lc_strdup("lcm_grep: scope session needs a session id (see lcm_sessions)"), text, is_error);
+    if (mcp_open_session(c, session, &s, &e) != LC_OK) return mcp_fail(e, text, is_error);
+    rc = recall_grep(s, &o, &r, &e);
+    store_close(s);
+    if (rc != LC_OK) return mcp_fail(e, text, is_error);
+    char *body = recall_grep_format(&o, RECALL_SCOPE_SESSION, &r);
+    recall_result_free(&r);
+    *text = body ? lc_asprintf("session %s\n%s", session, body) : NULL;
+    free(body);
+    return *text ? LC_OK : LC_NOMEM;
+}
+
+static int mcp_tool_describe(const mcp_ctx *c, const cJSON *a, char **text, int *is_error)
+{
+    store *s = NULL;
+    char *e = NULL, idbuf[32];
+    const char *id = mcp_str(a, "id");
+    if (!id && mcp_summary_id(a) > 0) {
+        snprintf(idbuf, sizeof idbuf, "%lld", (long long)mcp_summary_id(a));
+        id = idbuf;
+    }
+    if (!id) id = mcp_str(a, "path");
+    if (!id) return mcp_fail(lc_strdup("lcm_describe: give id (#12, an entry id, a path or a content id) or summary_id"), text, is_error);
+    if (mcp_open_session(c, mcp_str(a, "session"), &s, &e) != LC_OK) return mcp_fail(e, text, is_error);
+    int rc = recall_describe(s, id, 1, text, &e);
+    store_close(s);
+    if (rc != LC_OK) return mcp_fail(e, text, is_error);
+    return LC_OK;
+}
+
+static int mcp_tool_expand(const mcp_ctx *c, const cJSON *a, char **text, int *is_error)
+{
+    recall_expand_opts o = {0};
+    char *e = NULL;
+    o.summary_id = mcp_summary_id(a);
+    o.entry_id = mcp_str(a, "entry_id");
+    o.question = mcp_str(a, "question");
+    if (!o.question) o.question = mcp_str(a, "query");
+    long long mt = mcp_uint(a, "max_tokens", 0), co = mcp_uint(a, "char_offset", 0);
+    if (mt < 0 || co < 0)
+        return mcp_fail(lc_strdup("lcm_expand: max_tokens and char_offset are non-negative integers"), text, is_error);
+    o.max_tokens = (size_t)mt;
+    o.char_offset = (size_t)co;
+    o.redact = 1;
+    if (!o.summary_id && !o.entry_id && !o.question)
+        return mcp_fail(lc_strdup("lcm_expand: give summary_id, entry_id or question"), text, is_error);
+    const char *session = mcp_str(a, "session");
+    if (!session) return mcp_fail(lc_strdup("lcm_expand: session is required (see lcm_sessions)"), text, is_error);
+    /* No completion function: the reader returns verbatim windows of the originals. */
+    if (recall_expand_session(c->home, session, &o, NULL, NULL, text, &e) != LC_OK)
+        return mcp_fail(e, text, is_error);
+    free(e);
+    return LC_OK;
+}
+
+static int mcp_tool_sessions(const mcp_ctx *c, const cJSON *a, char **text, int *is_error)
+{
+    mcp_store *v = NULL;
+    size_t n = 0, shown = 0, matched = 0;
+    char *e = NULL;
+    sbuf b = {0};
+    const char *cwd = mcp_str(a, "cwd");
+    long long off = mcp_uint(a, "offset", 0), lim = mcp_uint(a, "limit", MCP_SESSIONS_PAGE);
+    if (off < 0 || lim < 0) return mcp_fail(lc_strdup("lcm_sessions: offset and limit are non-negative integers"), text, is_error);
+    if (lim == 0) lim = MCP_SESSIONS_PAGE;
+    if (mcp_list_stores(c, &v, &n, &e) != LC_OK) return mcp_fail(e, text, is_error);
+    for (size_t i = 0; i < n; i++) {
+        if (cwd && (!v[i].cwd || strcmp(v[i].cwd, cwd) != 0)) continue;
+        if (matched++ < (size_t)off || shown >= (size_t)lim) continue;
+        shown++;
+        sb_printf(&b, "%s  %s  %lld messages  %lld summaries  cwd %s%s\n", v[i].id, v[i].date,
+                  (long long)v[i].messages, (long long)v[i].summaries, v[i].cwd && *v[i].cwd ? v[i].cwd : "?",
+                  v[i].schema == STORE_SCHEMA_VERSION ? "" : "  [older-generation store: not searchable until migrated]");
+    }
+    char *body = sb_detach(&b);
+    *text = body ? lc_asprintf("%zu stores under %s/lcm%s%s; showing %zu from offset %lld%s\n%s", matched, c->home,
+                               cwd ? " with cwd " : "", cwd ? cwd : "", shown, off,
+                               (size_t)off + shown < matched ? " (more: raise offset)" : "", body)
+                 : NULL;
+    free(body);
+    mcp_stores_free(v, n);
+    return *text ? LC_OK : LC_NOMEM;
+}
+
+static int mcp_tool_status(const mcp_ctx *c, const cJSON *a, char **text, int *is_error)
+{
+    (void)a;
+    mcp_store *v = NULL;
+    size_t n = 0, older = 0;
+    int64_t msgs = 0, sums = 0, bytes = 0;
+    char *e = NULL;
+    if (mcp_list_stores(c, &v, &n, &e) != LC_OK) return mcp_fail(e, text, is_error);
+    for (size_t i = 0; i < n; i++) {
+        msgs += v[i].messages;
+        sums += v[i].summaries;
+        bytes += v[i].bytes;
+        if (v[i].schema != STORE_SCHEMA_VERSION) older++;
+    }
+    *text = lc_asprintf("lcm (read-only MCP server %s)\nstores: %s/lcm\nsessions: %zu (%zu older-generation)\n"
+                        "messages: %lld\nsummaries: %lld\nbytes: %lld\nnewest: %s%s%s\nschema: %d",
+                        MCP_SERVER_VERSION, c->home, n, older, (long long)msgs, (long long)sums, (long long)bytes,
+                        n ? v[0].id : "none", n ? " " : "", n ? v[0].date : "", STORE_SCHEMA_VERSION);
+    mcp_stores_free(v, n);
+    return *text ? LC_OK : LC_NOMEM;
+}
+
+typedef int (*mcp_tool_fn)(const mcp_ctx *c, const cJSON *a, char **text, int *is_error);
+
+static const struct mcp_tool {
+    const char *name, *description, *schema;
+    mcp_tool_fn fn;
+} mcp_tools[] = {
+    {"lcm_grep",
+     "Search the lossless history of agent sessions (every message verbatim, also what compaction removed): "
+     "query (FTS5 full-text: words, \"phrases\", AND/OR, prefix*) or pattern (PCRE2 regex). 20 hits a page; "
+     "each hit names its session and entry id for lcm_expand.",
+     "{\"type\":\"object\",\"properties\":{"
+     "\"query\":{\"type\":\"string\",\"description\":\"full-text query\"},"
+     "\"pattern\":{\"type\":\"string\",\"description\":\"regular expression (PCRE2) over the full text\"},"
+     "\"scope\":{\"type\":\"string\",\"description\":\"all_sessions (default), sessions (one project: cwd), "
+     "session (with session), or a session id\"},"
+     "\"session\":{\"type\":\"string\",\"description\":\"a session id from lcm_sessions\"},"
+     "\"cwd\":{\"type\":\"string\",\"description\":\"project folder for scope sessions (default: the server's)\"},"
+     "\"case_sensitive\":{\"type\":\"boolean\"},"
+     "\"include_removed\":{\"type\":\"boolean\",\"description\":\"include abandoned branches, labelled [removed]\"},"
+     "\"summary_id\":{\"type\":\"integer\",\"description\":\"with a session: search one summary's originals\"},"
+     "\"offset\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"hits to skip (paging)\"}}}",
+     mcp_tool_grep},
+    {"lcm_describe",
+     "Describe a summary of a session (text, tiers, span, cost of reading its originals) or a stored file handle.",
+     "{\"type\":\"object\",\"properties\":{"
+     "\"session\":{\"type\":\"string\",\"description\":\"a session id from lcm_sessions\"},"
+     "\"id\":{\"type\":\"string\",\"description\":\"#12 (a summary), or a file handle's entry id, path or content id\"},"
+     "\"summary_id\":{\"type\":\"integer\"}},\"required\":[\"session\"]}",
+     mcp_tool_describe},
+    {"lcm_expand",
+     "Read stored originals verbatim, in bounded windows: a summary's originals (summary_id), one message "
+     "(entry_id, paged by char_offset) or the messages matching a question.",
+     "{\"type\":\"object\",\"properties\":{"
+     "\"session\":{\"type\":\"string\",\"description\":\"a session id from lcm_sessions or an lcm_grep hit\"},"
+     "\"summary_id\":{\"type\":\"integer\"},"
+     "\"entry_id\":{\"type\":\"string\"},"
+     "\"question\":{\"type\":\"string\",\"description\":\"what to find (also the address when no id is given)\"},"
+     "\"max_tokens\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"budget, default 10000\"},"
+     "\"char_offset\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"with entry_id: continue at this character\"}},"
+     "\"required\":[\"session\"]}",
+     mcp_tool_expand},
+    {"lcm_sessions",
+     "List the stored sessions, newest first: id, date, messages, summaries, cwd.",
+     "{\"type\":\"object\",\"properties\":{"
+     "\"cwd\":{\"type\":\"string\",\"description\":\"only sessions of this project folder\"},"
+     "\"offset\":{\"type\":\"integer\",\"minimum\":0},"
+     "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"default 50\"}}}",
+     mcp_tool_sessions},
+    {"lcm_status",
+     "Where the stores are and how much they hold (sessions, messages, summaries, bytes).",
+     "{\"type\":\"object\",\"properties\":{}}", mcp_tool_status},
+};
+#define MCP_N_TOOLS (sizeof mcp_tools / sizeof mcp_tools[0])
+
+int mcp_tool_call(const mcp_ctx *c, const char *name, const cJSON *args, char **text, int *is_error)
+{
+    *text = NULL;
+    *is_error = 0;
+    for (size_t i = 0; i < MCP_N_TOOLS; i++) {
+        if (strcmp(mcp_tools[i].name, name) != 0) continue;
+        int rc = mcp_tools[i].fn(c, args, text, is_error);
+        if (rc == LC_OK && !(*text = mcp_rename_reader(*text))) rc = LC_NOMEM;
+        return rc;
+    }
+    return LC_NOTFOUND;
+}
+
+cJSON *mcp_tool_list(void)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (size_t i = 0; arr && i < MCP_N_TOOLS; i++) {
+        cJSON *t = cJSON_CreateObject(), *schema = cJSON_Parse(mcp_tools[i].schema);
+        cJSON *ann = cJSON_CreateObject();
+        if (!t || !schema || !ann) {
+            cJSON_Delete(t);
+            cJSON_Delete(schema);
+            cJSON_Delete(ann);
+            cJSON_Delete(arr);
+            return NULL;
+        }
+        cJSON_AddStringToObject(t, "name", mcp_tools[i].name);
+        cJSON_AddStringToObject(t, "description", mcp_tools[i].description);
+        cJSON_AddItemToObject(t, "inputSchema", schema);
+        cJSON_AddBoolToObject(ann, "readOnlyHint", 1);
+        cJSON_AddBoolToObject(ann, "openWorldHint", 0);
+        cJSON_AddItemToObject(t, "annotations", ann);
+        cJSON_AddItemToArray(arr, t);
+    }
+    return arr;
+}
+
+/* ---- JSON-RPC ----------------------------------------------------------------------------- */
+
+static cJSON *mcp_error(const cJSON *id, int code, const char *msg)
+{
+    cJSON *r = cJSON_CreateObject(), *e = cJSON_CreateObject();
+    if (!r || !e) {
+        cJSON_Delete(r);
+        cJSON_Delete(e);
+        return NULL;
+    }
+    cJSON_AddStringToObject(r, "jsonrpc", "2.0");
+    cJSON_AddItemToObject(r, "id", id ? cJSON_Duplicate(id, 1) : cJSON_CreateNull());
+    cJSON_AddNumberToObject(e, "code", code);
+    cJSON_AddStringToObject(e, "message", msg);
+    cJSON_AddItemToObject(r, "error", e);
+    return r;
+}
+
+static cJSON *mcp_result(const cJSON *id, cJSON *result)
+{
+    cJSON *r = cJSON_CreateObject();
+    if (!r || !result) {
+        cJSON_Delete(r);
+        cJSON_Delete(result);
+        return NULL;
+    }
+    cJSON_AddStringToObject(r, "jsonrpc", "2.0");
+    cJSON_AddItemToObject(r, "id", cJSON_Duplicate(id, 1));
+    cJSON_AddItemToObject(r, "result", result);
+    return r;
+}
+
+static cJSON *mcp_initialize(const cJSON *id, const cJSON *params)
+{
+    const char *asked = mcp_str(params, "protocolVersion");
+    const char *version = MCP_PROTOCOL_LATEST;
+    if (!asked) return mcp_error(id, MCP_INVALID_PARAMS, "initialize: params.protocolVersion is required");
+    for (size_t i = 0; i < sizeof mcp_versions / sizeof mcp_versions[0]; i++)
+        if (strcmp(asked, mcp_versions[i]) == 0) version = mcp_versions[i];
+    cJSON *res = cJSON_CreateObject(), *caps = cJSON_CreateObject(), *tools = cJSON_CreateObject(),
+          *info = cJSON_CreateObject();
+    if (!res || !caps || !tools || !info) {
+        cJSON_Delete(res);
+        cJSON_Delete(caps);
+        cJSON_Delete(tools);
+        cJSON_Delete(info);
+        return NULL;
+    }
+    cJSON_AddStringToObject(res, "protocolVersion", version);
+    cJSON_AddBoolToObject(tools, "listChanged", 0);
+    cJSON_AddItemToObject(caps, "tools", tools);
+    cJSON_AddItemToObject(res, "capabilities", caps);
+    cJSON_AddStringToObject(info, "name", MCP_SERVER_NAME);
+    cJSON_AddStringToObject(info, "version", MCP_SERVER_VERSION);
+    cJSON_AddItemToObject(res, "serverInfo", info);
+    cJSON_AddStringToObject(res, "instructions",
+                            "Read-only access to lossless-context stores: every message of past agent sessions, "
+                            "verbatim. Start with lcm_grep (scope all_sessions by default) or lcm_sessions; read "
+                            "originals with lcm_expand (session + entry_id or summary_id).");
+    return mcp_result(id, res);
+}
+
+static cJSON *mcp_call(const mcp_ctx *c, const cJSON *id, const cJSON *params)
+{
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(params, "name");
+    const cJSON *args = cJSON_GetObjectItemCaseSensitive(params, "arguments");
+    char *text = NULL;
+    int is_error = 0;
+    if (!cJSON_IsObject(params) || !cJSON_IsString(name))
+        return mcp_error(id, MCP_INVALID_PARAMS, "tools/call: params.name is required");
+    if (args && !cJSON_IsObject(args) && !cJSON_IsNull(args))
+        return mcp_error(id, MCP_INVALID_PARAMS, "tools/call: params.arguments must be an object");
+    int rc = mcp_tool_call(c, name->valuestring, cJSON_IsObject(args) ? args : NULL, &text, &is_error);
+    if (rc == LC_NOTFOUND) {
+        char *msg = lc_asprintf("Unknown tool: %s", name->valuestring);
+        cJSON *r = mcp_error(id, MCP_INVALID_PARAMS, msg ? msg : "Unknown tool");
+        free(msg);
+        return r;
+    }
+    if (rc != LC_OK || !text) {
+        free(text);
+        return mcp_error(id, MCP_INTERNAL_ERROR, "out of memory");
+    }
+    cJSON *res = cJSON_CreateObject(), *content = cJSON_CreateArray(), *block = cJSON_CreateObject();
+    if (res && content && block) {
+        cJSON_AddStringToObject(block, "type", "text");
+        cJSON_AddStringToObject(block, "text", text);
+        cJSON_AddItemToArray(content, block);
+        block = NULL;
+        cJSON_AddItemToObject(res, "content", content);
+        content = NULL;
+        cJSON_AddBoolToObject(res, "isError", is_error);
+    } else {
+        cJSON_Delete(res);
+        res = NULL;
+    }
+    cJSON_Delete(content);
+    cJSON_Delete(block);
+    free(text);
+    return mcp_result(id, res);
+}
+
+/* One request or notification object; NULL when nothing is answered. */
+static cJSON *mcp_dispatch(const mcp_ctx *c, const cJSON *msg)
+{
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(msg, "id");
+    const cJSON *method = cJSON_GetObjectItemCaseSensitive(msg, "method");
+    const cJSON *params = cJSON_GetObjectItemCaseSensitive(msg, "params");
+    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(msg, "jsonrpc");
+    int id_ok = id && (cJSON_IsString(id) || cJSON_IsNumber(id));
+    if (!cJSON_IsObject(msg)) return mcp_error(NULL, MCP_INVALID_REQUEST, "Invalid Request: not an object");
+    /* A response from the client (we send no requests, so nothing waits for it). */
+    if (!method && (cJSON_GetObjectItemCaseSensitive(msg, "result") || cJSON_GetObjectItemCaseSensitive(msg, "error")))
+        return NULL;
+    if (!cJSON_IsString(ver) || strcmp(ver->valuestring, "2.0") != 0 || !cJSON_IsString(method) ||
+        (id && !id_ok) || (params && !cJSON_IsObject(params) && !cJSON_IsArray(params)))
+        return mcp_error(id_ok ? id : NULL, MCP_INVALID_REQUEST, "Invalid Request");
+    const char *m = method->valuestring;
+    if (!id) return NULL; /* notifications (initialized, cancelled, ...) need no answer */
+    if (strcmp(m, "initialize") == 0) return mcp_initialize(id, params);
+    if (strcmp(m, "ping") == 0) return mcp_result(id, cJSON_CreateObject());
+    if (strcmp(m, "tools/list") == 0) {
+        cJSON *res = cJSON_CreateObject(), *tools = mcp_tool_list();
+        if (!res || !tools) {
+            cJSON_Delete(res);
+            cJSON_Delete(tools);
+            return NULL;
+        }
+        cJSON_AddItemToObject(res, "tools", tools);
+        return mcp_result(id, res);
+    }
+    if (strcmp(m, "tools/call") == 0) return mcp_call(c, id, params);
+    char *txt = lc_asprintf("Method not found: %s", m);
+    cJSON *r = mcp_error(id, MCP_METHOD_NOT_FOUND, txt ? txt : "Method not found");
+    free(txt);
+    return r;
+}
+
+char *mcp_handle_line(const mcp_ctx *c, const char *line, size_t len)
+{
+    cJSON *in = cJSON_ParseWithLength(line, len), *out = NULL;
+    char *text = NULL;
+    if (!in) {
+        out = mcp_error(NULL, MCP_PARSE_ERROR, "Parse error");
+    } else if (cJSON_IsArray(in)) {
+        /* A batch (protocol 2025-03-26): answer each request, in one array. */
+        if (cJSON_GetArraySize(in) == 0) {
+            out = mcp_error(NULL, MCP_INVALID_REQUEST, "Invalid Request: empty batch");
+        } else {
+            out = cJSON_CreateArray();
+            const cJSON *m;
+            cJSON_ArrayForEach(m, in)
+            {
+                cJSON *r = mcp_dispatch(c, m);
+                if (r && out) cJSON_AddItemToArray(out, r);
+                else cJSON_Delete(r);
+            }
+            if (out && cJSON_GetArraySize(out) == 0) {
+                cJSON_Delete(out);
+                out = NULL;
+            }
+        }
+    } else {
+        out = mcp_dispatch(c, in);
+    }
+    if (out) text = cJSON_PrintUnformatted(out);
+    cJSON_Delete(in);
+    cJSON_Delete(out);
+    return text;
+}
+
+int mcp_serve(const mcp_ctx *c, FILE *in, FILE *out, char **err)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    int rc = LC_OK;
+    while ((n = getline(&line, &cap, in)) >= 0) {
+        while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r')) n--;
+        size_t lead = 0;
+        while (lead < (size_t)n && (line[lead] == ' ' || line[lead] == '\t')) lead++;
+        if (lead == (size_t)n) continue;
+        char *resp = mcp_handle_line(c, line + lead, (size_t)n - lead);
+        if (resp) {
+            int bad = fputs(resp, out) < 0 || fputc('\n', out) == EOF || fflush(out) != 0;
+            free(resp);
+            if (bad) {
+                rc = lc_errf(err, LC_ERR, "lcm mcp: writing to the client failed");
+                break;
+            }
+        }
+    }
+    free(line);
+    return rc;
+}
