@@ -97,3 +97,74 @@ void jsonl_close(jsonl_reader *r)
     free(r->error);
     free(r);
 }
+
+/* ---- member spans ------------------------------------------------------------------- */
+
+static size_t json_skip_ws(const char *s, size_t n, size_t i)
+{
+    while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) i++;
+    return i;
+}
+
+/* Index just past the string starting at s[i] == '"', or n when unterminated. */
+static size_t json_skip_string(const char *s, size_t n, size_t i)
+{
+    for (i++; i < n; i++) {
+        if (s[i] == '\\') i++;
+        else if (s[i] == '"') return i + 1;
+    }
+    return n;
+}
+
+/* Index just past the value starting at s[i]; strings are skipped whole, so brackets
+ * inside them do not count. */
+static size_t json_skip_value(const char *s, size_t n, size_t i)
+{
+    if (i >= n) return n;
+    if (s[i] == '"') return json_skip_string(s, n, i);
+    if (s[i] != '{' && s[i] != '[') {
+        while (i < n && s[i] != ',' && s[i] != '}' && s[i] != ']' && s[i] != ' ' &&
+               s[i] != '\n' && s[i] != '\r' && s[i] != '\t')
+            i++;
+        return i;
+    }
+    size_t depth = 0;
+    for (; i < n; i++) {
+        char c = s[i];
+        if (c == '"') {
+            i = json_skip_string(s, n, i) - 1;
+        } else if (c == '{' || c == '[') {
+            depth++;
+        } else if (c == '}' || c == ']') {
+            if (--depth == 0) return i + 1;
+        }
+    }
+    return n;
+}
+
+int json_member_span(const char *s, size_t n, const char *key, size_t *off, size_t *len)
+{
+    size_t klen = strlen(key);
+    size_t i = json_skip_ws(s, n, 0);
+    if (i >= n || s[i] != '{') return LC_INVALID;
+    i = json_skip_ws(s, n, i + 1);
+    while (i < n && s[i] == '"') {
+        size_t kend = json_skip_string(s, n, i);
+        if (kend >= n) return LC_INVALID;
+        int match = kend - i - 2 == klen && memcmp(s + i + 1, key, klen) == 0;
+        i = json_skip_ws(s, n, kend);
+        if (i >= n || s[i] != ':') return LC_INVALID;
+        i = json_skip_ws(s, n, i + 1);
+        size_t vend = json_skip_value(s, n, i);
+        if (vend > n || vend == i) return LC_INVALID;
+        if (match) {
+            *off = i;
+            *len = vend - i;
+            return LC_OK;
+        }
+        i = json_skip_ws(s, n, vend);
+        if (i < n && s[i] == ',') i = json_skip_ws(s, n, i + 1);
+        else break;
+    }
+    return LC_NOTFOUND;
+}

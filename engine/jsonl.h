@@ -37,4 +37,10 @@ const char *jsonl_error(const jsonl_reader *r);
 /* Close the file and free the reader. NULL is a no-op. */
 void jsonl_close(jsonl_reader *r);
 
+/* The exact bytes of the value of top-level member `key` in the JSON object text `s`
+ * (*off, *len), so a message crosses byte for byte as the session file holds it: no
+ * re-serialization, no lost \u0000, no reformatted numbers. LC_NOTFOUND when absent,
+ * LC_INVALID when `s` is not an object this scanner can walk. */
+int json_member_span(const char *s, size_t n, const char *key, size_t *off, size_t *len);
+
 #endif

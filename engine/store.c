@@ -614,11 +614,29 @@ done:
     return rc;
 }
 
+/* Parse a message for its derived text. cJSON ends a string at an escaped NUL, which
+ * would hide everything after it from search; the parse sees U+FFFD there instead (the
+ * same six bytes), while raw_json keeps the original. */
+static cJSON *store_parse_for_text(const char *json, size_t len)
+{
+    if (!memmem(json, len, "\\u0000", 6)) return cJSON_ParseWithLength(json, len);
+    char *copy = lc_strndup(json, len);
+    if (!copy) return NULL;
+    for (char *p = copy; (p = memmem(p, len - (size_t)(p - copy), "\\u0000", 6)) != NULL; p += 6) {
+        size_t slashes = 0;
+        for (char *q = p; q > copy && q[-1] == '\\'; q--) slashes++;
+        if (slashes % 2 == 0) memcpy(p, "\\ufffd", 6);
+    }
+    cJSON *m = cJSON_ParseWithLength(copy, len);
+    free(copy);
+    return m;
+}
+
 /* Insert one message (already known to be new). *inserted = 1 when a row was written. */
 static int store_insert_one(store *s, const store_msg *m, int64_t ordinal,
                             store_ingest_stats *stats, char **err)
 {
-    cJSON *msg = cJSON_ParseWithLength(m->json, m->json_len);
+    cJSON *msg = store_parse_for_text(m->json, m->json_len);
     char *text = NULL, *payload = NULL, *path = NULL;
     int rc = LC_OK, complete = 1;
     if (!msg) {

@@ -270,10 +270,13 @@ static int replay_entry(replay *r, const char *line, size_t len, long lineno, co
     rc = session_append_line(s, text ? text : owned_line, 0, &e, &err);
     free(owned_line);
     if (rc) {
-        host_notify(a->h, AP_LEVEL_WARNING, "%s:%ld: %s; line skipped", path, lineno,
-                    err ? err : "cannot append");
-        r->bad++;
-        rc = LC_OK;
+        /* The output cannot take this entry (disk full, write error): stop here. Going on
+         * would write its descendants without their parent; a later run resumes from it. */
+        char *why = lc_asprintf("%s:%ld: the session file cannot be written (%s); replay "
+                                "stopped here, run it again to resume", path, lineno,
+                                err ? err : "cannot append");
+        free(err);
+        err = why;
         goto done;
     }
     r->appended++;

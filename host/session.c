@@ -6,6 +6,8 @@
  */
 #include "session.h"
 
+#include "jsonl.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -16,12 +18,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "jsonl.h"
 #include "message.h"
 #include "util.h"
 
 struct session {
     char *path;
     FILE *fp;
+    int torn; /* the file ends in a torn line: the next append starts a new line first */
     char *id;
     char *cwd;
 
@@ -291,7 +295,14 @@ static int entry_from_json(const cJSON *root, const char *line, size_t len, long
     }
     msg = entry_message(root, type, e->ts_ms);
     if (msg) {
-        e->msg = cJSON_PrintUnformatted(msg);
+        /* A message entry crosses as the file holds it, byte for byte: no re-serialization
+         * (which would lose \u0000 and reformat numbers). Built messages are printed. */
+        size_t moff = 0, mlen = 0;
+        if (strcmp(type, "message") == 0 &&
+            json_member_span(line, len, "message", &moff, &mlen) == LC_OK)
+            e->msg = lc_strndup(line + moff, mlen);
+        else
+            e->msg = cJSON_PrintUnformatted(msg);
         if (!e->msg) {
             rc = LC_NOMEM;
             goto done;
@@ -635,7 +646,8 @@ static int write_line(session *s, const char *line, size_t len, int durable, cha
 {
     struct stat st;
     int have_size = fflush(s->fp) == 0 && fstat(fileno(s->fp), &st) == 0;
-    if (fwrite(line, 1, len, s->fp) != len || fputc('\n', s->fp) == EOF ||
+    if ((s->torn && fputc('\n', s->fp) == EOF) || fwrite(line, 1, len, s->fp) != len ||
+        fputc('\n', s->fp) == EOF ||
         fflush(s->fp) != 0) {
         int e = errno;
         /* A short append (disk full, EFBIG) must not leave half a line that the next
@@ -646,6 +658,7 @@ static int write_line(session *s, const char *line, size_t len, int durable, cha
         if (have_size && ftruncate(fileno(s->fp), st.st_size) != 0) e = errno;
         return lc_errf(err, LC_ERR, "cannot write %s: %s", s->path, strerror(e));
     }
+    s->torn = 0;
     if (durable && fsync(fileno(s->fp)) != 0)
         return lc_errf(err, LC_ERR, "cannot fsync %s: %s", s->path, strerror(errno));
     return LC_OK;
@@ -894,10 +907,10 @@ int session_open(const char *path, const char *cwd, const char *header_line,
         }
         if ((rc = read_header(s, hdr, err)) || (rc = write_line(s, hdr, strlen(hdr), 1, err)))
             goto done;
-    } else if (!ends_newline && fputc('\n', s->fp) == EOF) {
-        /* A torn last line stays as it is; the next entry starts on its own line. */
-        rc = lc_errf(err, LC_ERR, "cannot write %s", path);
-        goto done;
+    } else if (!ends_newline) {
+        /* A torn last line stays as it is (opening never writes); the next entry, if any,
+         * starts on its own line. */
+        s->torn = 1;
     }
     for (size_t i = 0; i < s->n_entries; i++) {
         sess_entry *e = s->entries[i];

@@ -710,54 +710,9 @@ static int lcm_mark_move(lc_plugin *p, const char *old_leaf, const char *new_lea
     return rc;
 }
 
-int lcm_glue_session_start(lc_plugin *p, const cJSON *ev, char **err)
-{
-    (void)ev;
-    (void)err;
-    char *e = NULL;
-    if (!p->lcm) return AP_OK;
-    summ_free(p->lcm->summ);
-    p->lcm->summ = NULL;
-    if (!p->lcm->proj && !(p->lcm->proj = calloc(1, sizeof *p->lcm->proj)))
-        return lc_errf(err, AP_NOMEM, "out of memory");
-    lcm_proj_reset(p->lcm->proj);
-    const char *logpath = getenv("LCM_REQUEST_LOG");
-    if (logpath && *logpath && !p->lcm->proj->log) p->lcm->proj->log = fopen(logpath, "a");
-    store_close(p->lcm->st);
-    p->lcm->st = NULL;
-    free(p->lcm->open_error);
-    p->lcm->open_error = NULL;
-    if (!p->agent_home || !p->session_id) {
-        p->lcm->open_error = lc_strdup("the host gave no agent home or session id");
-        return AP_OK;
-    }
-    /* A store that cannot open costs recall, never the session: say so and go on. */
-    if (store_open(p->agent_home, p->session_id, p->cwd, &p->lcm->st, &e) != LC_OK) {
-        plugin_log(p, AP_LEVEL_WARNING, "lcm: %s", e ? e : "store open failed");
-        p->lcm->open_error = e;
-        return AP_OK;
-    }
-    /* Messages arrive with the first `context`; here only the marks of a resumed tree. */
-    lcm_mark_from_host(p);
-    lcm_summ_open(p);
-    lcm_proj_load(p);
-    return AP_OK;
-}
-
-static void lcm_pin_flush(lc_plugin *p)
-{
-    struct lcm_proj *pr = p->lcm ? p->lcm->proj : NULL;
-    char *e = NULL;
-    if (!pr || !pr->pin_dirty || !p->lcm->st) return;
-    int rc = pr->pin.cut_id > 0 ? project_pin_set(p->lcm->st, &pr->pin, &e)
-                                : project_pin_clear(p->lcm->st, &e);
-    if (rc != LC_OK) plugin_log(p, AP_LEVEL_WARNING, "lcm: the pin was not stored: %s", e ? e : "?");
-    else pr->pin_dirty = 0;
-    free(e);
-}
-
-/* The session's last turn reached no `context`: store what the branch ends with. One
- * branch read per session, never per request. */
+/* Store what the branch ends with that no `context` carried: the last turn of a session,
+ * or what a crash or a failed write left out. One branch read per session start or end,
+ * never per request. */
 static void lcm_ingest_branch_tail(lc_plugin *p)
 {
     cJSON *branch = NULL;
@@ -785,6 +740,55 @@ done:
     free(ids);
     cJSON_Delete(branch);
 }
+
+int lcm_glue_session_start(lc_plugin *p, const cJSON *ev, char **err)
+{
+    (void)ev;
+    (void)err;
+    char *e = NULL;
+    if (!p->lcm) return AP_OK;
+    summ_free(p->lcm->summ);
+    p->lcm->summ = NULL;
+    if (!p->lcm->proj && !(p->lcm->proj = calloc(1, sizeof *p->lcm->proj)))
+        return lc_errf(err, AP_NOMEM, "out of memory");
+    lcm_proj_reset(p->lcm->proj);
+    const char *logpath = getenv("LCM_REQUEST_LOG");
+    if (logpath && *logpath && !p->lcm->proj->log) p->lcm->proj->log = fopen(logpath, "a");
+    store_close(p->lcm->st);
+    p->lcm->st = NULL;
+    free(p->lcm->open_error);
+    p->lcm->open_error = NULL;
+    if (!p->agent_home || !p->session_id) {
+        p->lcm->open_error = lc_strdup("the host gave no agent home or session id");
+        return AP_OK;
+    }
+    /* A store that cannot open costs recall, never the session: say so and go on. */
+    if (store_open(p->agent_home, p->session_id, p->cwd, &p->lcm->st, &e) != LC_OK) {
+        plugin_log(p, AP_LEVEL_WARNING, "lcm: %s", e ? e : "store open failed");
+        p->lcm->open_error = e;
+        return AP_OK;
+    }
+    /* The marks of a resumed tree, and what the store missed (a crash, a failed write, a
+     * deleted store): the branch read once here is the session file's truth. */
+    lcm_mark_from_host(p);
+    lcm_ingest_branch_tail(p);
+    lcm_summ_open(p);
+    lcm_proj_load(p);
+    return AP_OK;
+}
+
+static void lcm_pin_flush(lc_plugin *p)
+{
+    struct lcm_proj *pr = p->lcm ? p->lcm->proj : NULL;
+    char *e = NULL;
+    if (!pr || !pr->pin_dirty || !p->lcm->st) return;
+    int rc = pr->pin.cut_id > 0 ? project_pin_set(p->lcm->st, &pr->pin, &e)
+                                : project_pin_clear(p->lcm->st, &e);
+    if (rc != LC_OK) plugin_log(p, AP_LEVEL_WARNING, "lcm: the pin was not stored: %s", e ? e : "?");
+    else pr->pin_dirty = 0;
+    free(e);
+}
+
 
 int lcm_glue_session_shutdown(lc_plugin *p, char **err)
 {

@@ -199,7 +199,10 @@ def probe_grep(host, batch):
         r = {"grep": rc == 0 and line is not None}
         if removed:
             r["grep"] = r["grep"] and "[removed]" in line
-            r["hidden"] = hidden_out is not None and n["entry_id"] not in hidden_out
+            # A hit names its entry at the start of its line; the id can also appear inside
+            # the text of an earlier probe's recorded tool call, which is no hit for it.
+            r["hidden"] = hidden_out is not None and not re.search(
+                r"^- (\[removed\] )?%s " % re.escape(n["entry_id"]), hidden_out, re.M)
         m = re.search(r"covered by summary #(\d+)", line or "")
         r["grep_cover"] = int(m.group(1)) if m else None
         res[n["key"]] = r
