@@ -2,7 +2,7 @@
 # Contract entry for the Pi bridge (host/pi/extension.js): runs tests/e2e/run.sh, which
 # installs the pinned Pi and koffi into BUILD/e2e-node and drives the real Pi against the
 # real .so. Skips only when node or npm is absent; any other failure fails.
-# LC_E2E_FULL=1 turns on issue 9's live-context and store assertions.
+# Issue 9's live-context and store assertions run by default; LC_E2E_FULL=0 drops them.
 ROOT=${ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 BUILD=${BUILD:-$ROOT/build}
 for tool in node npm; do

@@ -3,7 +3,7 @@
 # end-to-end session with the real Pi coding agent against a scripted fake provider.
 #
 #   sh tests/e2e/run.sh [BUILD]          BUILD defaults to ./build (needs `make` first)
-#   LC_E2E_FULL=1 sh tests/e2e/run.sh    also assert issue 9's live-context and store claims
+#   LC_E2E_FULL=0 sh tests/e2e/run.sh    skip issue 9's live-context and store claims
 #
 # Installs the pinned packages of tests/e2e/package-lock.json (Pi, koffi) into
 # BUILD/e2e-node once (re-installed when the lock file changes). Nothing touches the real
@@ -41,15 +41,15 @@ PROBE_SO="$OUT/probe-plugin.so" LC_SO="$SO" LAYOUT_BIN="$OUT/layout" \
 
 # -- the real Pi over a scripted multi-turn session ---------------------------------------
 T=$(mktemp -d "${TMPDIR:-/tmp}/lc-pi-e2e.XXXXXX")
-mkdir -p "$T/home" "$T/agent" "$T/work"
+mkdir -p "$T/home" "$T/agent" "$T/work" "$T/tmp"
 printf '# demo project\n' >"$T/work/README.md"
 status=0
-HOME="$T/home" LOSSLESS_CONTEXT_SO="$SO" python3 "$E2E/pi_session.py" --pi "$PI" \
+HOME="$T/home" TMPDIR="$T/tmp" LOSSLESS_CONTEXT_SO="$SO" python3 "$E2E/pi_session.py" --pi "$PI" \
     --extension "$ROOT/host/pi/extension.js" --work "$T/work" --agent-dir "$T/agent" \
     --script "$E2E/fixtures/script.json" --steps "$E2E/fixtures/steps.json" --out "$T/out" || status=$?
 if [ "$status" -eq 0 ]; then
     full=""
-    [ "${LC_E2E_FULL:-0}" = "1" ] && full="--full"
+    [ "${LC_E2E_FULL:-1}" = "1" ] && full="--full"
     python3 "$E2E/check_session.py" "$T/out" "$T/agent" $full || status=$?
 fi
 if [ "$status" -ne 0 ]; then
