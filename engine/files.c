@@ -85,6 +85,15 @@ static void files_compile(void)
     }
 }
 
+/* Compiled once, freed when the library is unloaded (dlclose runs destructors). */
+__attribute__((destructor)) static void files_fini(void)
+{
+    for (size_t i = 0; i < FILES_NLANGS; i++) {
+        pcre2_code_free(files_re[i]);
+        files_re[i] = NULL;
+    }
+}
+
 const char *files_kind_name(files_kind k)
 {
     switch (k) {

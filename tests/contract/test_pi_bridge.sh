@@ -11,11 +11,10 @@ for tool in node npm; do
         exit 0
     fi
 done
-# A sanitizer build of the .so needs its runtime loaded before node's own libraries; node
-# itself is not instrumented, so leak reports would be node's, not ours.
+# A sanitizer build of the .so cannot live inside node: node is not instrumented, and the
+# bridge's libc allocations would meet ASan's. The plain build runs this test (make test).
 if ldd "$BUILD/lossless-context.so" 2>/dev/null | grep -q libasan; then
-    LD_PRELOAD="$(cc -print-file-name=libasan.so):$(cc -print-file-name=libubsan.so)"
-    ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
-    export LD_PRELOAD ASAN_OPTIONS
+    echo "SKIP: $BUILD/lossless-context.so is a sanitizer build; node cannot host it (make test runs this)"
+    exit 0
 fi
 exec sh "$ROOT/tests/e2e/run.sh" "$BUILD"
