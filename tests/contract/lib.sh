@@ -8,7 +8,9 @@ PLUGINS="$BUILD/plugins"
 T=$(mktemp -d "${TMPDIR:-/tmp}/lc-contract.XXXXXX")
 HOME_DIR="$T/home"
 mkdir -p "$HOME_DIR"
-trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+SERVER_PID=""
+cleanup() { [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$T"; }
+trap cleanup EXIT
 checks=0
 fail() { echo "FAIL: $*"; exit 1; }
 ok() { checks=$((checks+1)); }
@@ -27,3 +29,16 @@ PY
 }
 assert_jsonl() { pyjsonl "$1" "$2" || fail "$3"; ok; }
 done_ok() { echo "ok: $checks checks"; }
+# start_server SCRIPT RECORD: (re)start the scripted loopback model
+# (tests/contract/fake_openai.py); sets PORT. The EXIT trap stops it.
+start_server() {
+    [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
+    : > "$T/port"
+    python3 "$ROOT/tests/contract/fake_openai.py" --port 0 --script "$1" --record "$2" \
+        > "$T/port" 2>"$T/server.err" &
+    SERVER_PID=$!
+    i=0
+    while [ ! -s "$T/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
+    PORT=$(head -n 1 "$T/port")
+    [ -n "$PORT" ] || { cat "$T/server.err"; fail "fake model server did not start"; }
+}

@@ -8,22 +8,7 @@
 # withheld behind a same-call note naming its file under withheld/ and the limit).
 . "$(dirname "$0")/lib.sh"
 
-FAKE="$ROOT/tests/contract/fake_openai.py"
 CLMPY="$ROOT/tests/contract/clm"
-SERVER_PID=""
-cleanup() { [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; rm -rf "$T"; }
-trap cleanup EXIT
-
-start_server() {
-    [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
-    : > "$T/port"
-    python3 "$FAKE" --port 0 --script "$1" --record "$2" > "$T/port" 2>"$T/server.err" &
-    SERVER_PID=$!
-    i=0
-    while [ ! -s "$T/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
-    PORT=$(head -n 1 "$T/port")
-    [ -n "$PORT" ] || { cat "$T/server.err"; fail "fake model server did not start"; }
-}
 
 check() {
     PYTHONPATH="$CLMPY" python3 - "$R" "$1" <<'PY' || fail "$2"
