@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "dag.h"
 #include "lcm.h"
 #include "maint.h"
 #include "metrics.h"
@@ -785,6 +786,49 @@ done:
 
 /* ---- entry ------------------------------------------------------------------------------ */
 
+/* /lcm heal [--apply] [--max-nodes N]: find summaries the mechanical truncation wrote and,
+ * with --apply, re-derive them with the summarizer chain within summarizerTokensPerHeal. A
+ * dry run spends nothing. */
+static char *lcm_cmd_heal(lc_plugin *p, char *rest)
+{
+    const lcm_config *cfg = lcm_cmd_config(p);
+    dag_heal_opts o = {0};
+    dag_heal_report r = {0};
+    char *e = NULL, *out = NULL, *w;
+    if (!p->lcm || !p->lcm->st || !p->lcm->summ) return lcm_cmd_no_store(p);
+    while ((w = lcm_cmd_word(&rest)) != NULL) {
+        if (!strcmp(w, "--apply")) {
+            o.apply = 1;
+        } else if (!strcmp(w, "--max-nodes")) {
+            char *n = lcm_cmd_word(&rest), *end = NULL;
+            long v = n ? strtol(n, &end, 10) : 0;
+            if (!n || *end || v <= 0) return lc_strdup("/lcm heal: --max-nodes takes a positive number");
+            o.max_nodes = (int)v;
+        } else {
+            return lc_asprintf("/lcm heal: unknown option '%s' (--apply, --max-nodes N)", w);
+        }
+    }
+    o.tokens_per_heal = cfg ? cfg->summarizer_tokens_per_heal : 120000;
+    o.heal_source_tokens = cfg ? lcm_config_heal_source_tokens(cfg) : 9600;
+    o.summary_tokens = cfg ? cfg->summary_tokens : 1200;
+    lcm_cmd_metric_kv(p, METRIC_HEAL_START, "mode", o.apply ? "apply" : "dry-run", "maxNodes",
+                      (double)o.max_nodes);
+    if (dag_heal(p->lcm->st, p->lcm->summ, &o, &r, &e) != LC_OK) {
+        out = lc_asprintf("/lcm heal: %s", e ? e : "failed");
+    } else {
+        out = lc_asprintf("heal (%s): %d mechanical node(s), %d healed, %d unchanged, %d blocked "
+                          "(source beyond eight windows), %s%ld tokens billed\n%s",
+                          o.apply ? "apply" : "dry run", r.candidates, r.healed, r.unchanged,
+                          r.blocked, r.budget_stopped ? "stopped by summarizerTokensPerHeal, " : "",
+                          r.billed_tokens, r.text ? r.text : "");
+        lcm_cmd_metric_kv(p, METRIC_HEAL_COMPLETE, "mode", o.apply ? "apply" : "dry-run", "healed",
+                          (double)r.healed);
+    }
+    dag_heal_report_free(&r);
+    free(e);
+    return out;
+}
+
 static const char lcm_cmd_help[] =
     "/lcm [status]            projection state: messages, pin, occupancy, thresholds, window\n"
     "/lcm settings [KEY VAL]  the cockpit; KEY VAL applies now and writes lcm.json (.bak kept)\n"
@@ -795,6 +839,7 @@ static const char lcm_cmd_help[] =
     "/lcm doctor [--repair]   store checks, thresholds, summarizer chain, footprint\n"
     "/lcm gc [--apply]        retired stores; --apply exports then DELETES them\n"
     "/lcm migrate [--apply]   older-schema stores; --apply upgrades them in place\n"
+    "/lcm heal [--apply] [--max-nodes N]  re-derive truncated summaries (dry run spends nothing)\n"
     "/lcm diagnose [--save F] one block for a bug report (<= 8 KB, no bodies, no paths)";
 
 int lcm_cmd_run(lc_plugin *p, const char *args, char **out_text, char **err)
@@ -812,6 +857,7 @@ int lcm_cmd_run(lc_plugin *p, const char *args, char **out_text, char **err)
     else if (!strcmp(sub, "doctor")) text = lcm_cmd_doctor(p, rest);
     else if (!strcmp(sub, "gc")) text = lcm_cmd_gc(p, rest);
     else if (!strcmp(sub, "migrate")) text = lcm_cmd_migrate(p, rest);
+    else if (!strcmp(sub, "heal")) text = lcm_cmd_heal(p, rest);
     else if (!strcmp(sub, "diagnose")) text = lcm_cmd_diagnose(p, rest);
     else if (!strcmp(sub, "help")) text = lc_strdup(lcm_cmd_help);
     else text = lc_asprintf("/lcm: unknown subcommand '%s'\n%s", sub, lcm_cmd_help);

@@ -130,6 +130,22 @@ lcm --command "/lcm diagnose --save" >"$T/diagnone" 2>&1
 assert_grep "$T/diagnone" "give a file path" "--save without a path is refused"
 
 # migrate: nothing to do on current stores; an older one is listed and upgraded
+# heal: a node the mechanical truncation wrote is found by the dry run (which spends
+# nothing) and re-derived by --apply within its budgets
+DBH=$(ls "$HOME_DIR"/lcm/*.sqlite | grep -v old | head -1)
+python3 - "$DBH" <<'PY' || fail "plant a truncated summary"
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+row = c.execute("SELECT id FROM summaries ORDER BY id LIMIT 1").fetchone()
+assert row, "the replay made no summary"
+c.execute("UPDATE summaries SET text = '[lcm:truncated] ' || substr(text, 1, 80) WHERE id = ?", row)
+c.commit()
+PY
+ok
+lcm --command "/lcm heal" --command "/lcm heal --apply --max-nodes 1" --command "/lcm heal --max-nodes x" >"$T/heal" 2>&1
+assert_grep "$T/heal" "heal (dry run): 1 mechanical node(s), 0 healed" "heal dry run finds the truncated node"
+assert_grep "$T/heal" "heal (apply): 1 mechanical node(s), 1 healed" "heal --apply re-derives it"
+assert_grep "$T/heal" "--max-nodes takes a positive number" "a bad --max-nodes is refused"
 lcm --command "/lcm migrate" >"$T/mig" 2>&1
 assert_grep "$T/mig" "every store is at schema" "migrate dry run on current stores"
 python3 -c "import sqlite3,sys;c=sqlite3.connect(sys.argv[1]);c.execute('create table legacy(x)');c.commit()" "$LCMDIR/old.sqlite"
