@@ -38,6 +38,7 @@ struct store {
     sqlite3_stmt *st_insert;
     sqlite3_stmt *st_fts;
     sqlite3_stmt *st_handle;
+    char *mode_note;  /* a wrong mode fixed at open, for the caller to report */
     char *last_entry; /* newest entry known stored: the O(1) "nothing new" check */
     int64_t last_ordinal;
     store_call calls[STORE_CALL_RING]; /* recent tool calls: id -> named path */
@@ -353,6 +354,11 @@ int store_open(const char *agent_home, const char *session_id, const char *sessi
         goto done;
     }
     if ((rc = lc_mkdir_p(dir, 0700, err)) != LC_OK) goto done;
+    /* Stores hold every word of a session: a folder or file others can read is fixed and
+     * reported, not silently trusted. */
+    struct stat dst, fst;
+    mode_t dir_was = stat(dir, &dst) == 0 ? (dst.st_mode & 07777) : 0700;
+    mode_t file_was = stat(path, &fst) == 0 ? (fst.st_mode & 07777) : 0600;
     chmod(dir, 0700);
     /* Create the file ourselves so it is born 0600; SQLite gives -wal/-shm the same mode. */
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
@@ -366,6 +372,10 @@ int store_open(const char *agent_home, const char *session_id, const char *sessi
         rc = lc_errf(err, LC_NOMEM, "store: out of memory");
         goto done;
     }
+    if (dir_was != 0700 || file_was != 0600)
+        s->mode_note = lc_asprintf("store modes fixed: folder %s was %04o (now 0700), file %s was "
+                                   "%04o (now 0600)", dir, (unsigned)dir_was, path,
+                                   (unsigned)file_was);
     if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
         rc = store_sqlerr(s, err, "open");
         goto done;
@@ -453,6 +463,7 @@ void store_close(store *s)
         free(s->calls[i].path);
     }
     free(s->last_entry);
+    free(s->mode_note);
     free(s->path);
     free(s);
 }
@@ -464,6 +475,8 @@ void store_set_options(store *s, const store_options *opt)
 }
 
 sqlite3 *store_db(store *s) { return s->db; }
+const char *store_mode_note(const store *s) { return s ? s->mode_note : NULL; }
+
 const char *store_path(const store *s) { return s->path; }
 
 int64_t store_message_count(store *s)

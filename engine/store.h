@@ -90,6 +90,9 @@ void store_set_options(store *s, const store_options *opt);
 /* The connection, for engine modules that read the schema (recall, dag). */
 sqlite3 *store_db(store *s);
 const char *store_path(const store *s);
+/* When store_open found the folder or file readable by others and fixed it, a sentence
+ * saying so (borrowed; NULL when the modes were right). */
+const char *store_mode_note(const store *s);
 /* meta values (session_id, cwd, created); NULL when absent. malloc'd. */
 char *store_meta_get(store *s, const char *key);
 int store_schema_version(store *s);

@@ -768,6 +768,8 @@ int lcm_glue_session_start(lc_plugin *p, const cJSON *ev, char **err)
         p->lcm->open_error = e;
         return AP_OK;
     }
+    if (store_mode_note(p->lcm->st))
+        plugin_notify(p, AP_LEVEL_WARNING, "lcm: %s", store_mode_note(p->lcm->st));
     /* The marks of a resumed tree, and what the store missed (a crash, a failed write, a
      * deleted store): the branch read once here is the session file's truth. */
     lcm_mark_from_host(p);

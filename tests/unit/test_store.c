@@ -480,9 +480,41 @@ static void test_summary_add_records_span_children_and_refuses_unknown_entries(v
     store_close(s);
 }
 
+static void test_open_fixes_and_reports_modes_others_could_read(void **state)
+{
+    (void)state;
+    char home[] = "/tmp/lc-store-modes-XXXXXX";
+    assert_non_null(mkdtemp(home));
+    store *s = NULL;
+    assert_int_equal(store_open(home, "modes", "/w", &s, NULL), LC_OK);
+    assert_null(store_mode_note(s));
+    char *path = lc_strdup(store_path(s));
+    store_close(s);
+    char *dir = lc_asprintf("%s/lcm", home);
+    chmod(path, 0644);
+    chmod(dir, 0755);
+    assert_int_equal(store_open(home, "modes", "/w", &s, NULL), LC_OK);
+    const char *note = store_mode_note(s);
+    assert_non_null(note);
+    assert_non_null(strstr(note, "was 0755 (now 0700)"));
+    assert_non_null(strstr(note, "was 0644 (now 0600)"));
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    assert_int_equal(stat(dir, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+    store_close(s);
+    char *cmd = lc_asprintf("rm -rf %s", home);
+    assert_int_equal(system(cmd), 0);
+    free(cmd);
+    free(dir);
+    free(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_open_fixes_and_reports_modes_others_could_read),
         cmocka_unit_test_setup_teardown(test_open_creates_private_wal_store_with_schema_and_meta, setup, teardown),
         cmocka_unit_test_setup_teardown(test_open_refuses_session_id_with_path_separator, setup, teardown),
         cmocka_unit_test_setup_teardown(test_open_migrates_an_empty_older_file_forward, setup, teardown),
