@@ -19,23 +19,7 @@
 #include "metrics.h"
 #include "util.h"
 
-static char home[256];
-
-static int setup(void **state)
-{
-    (void)state;
-    snprintf(home, sizeof home, "/tmp/lc-metrics-XXXXXX");
-    assert_non_null(mkdtemp(home));
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", home);
-    return system(cmd);
-}
+#include "temp_home.h"
 
 static void record(metrics *m, const char *kind, const char *json)
 {
