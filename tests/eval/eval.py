@@ -336,6 +336,18 @@ def run_length(args, tokens, out_dir):
 
     live = [r for r in results if r["where"] != "removed-branch"]
     window = reqs[-1]["window"] if reqs else args.window
+    # The swap band is append-only: a request that keeps the previous one's pin over a raw
+    # input that only grew must start with that request's bytes (the provider's cached
+    # prefix), unless live context's overflow guard (window - 4096 - 2048) re-shaped it.
+    guard = window - 4096 - 2048
+    keeps = [(p, q) for p, q in zip(reqs, reqs[1:]) if q.get("action") == "keep" and
+             q.get("rawAppended") and q.get("cut") == p.get("cut") and (p.get("cut") or 0) > 0 and
+             max(p["tokens"], q["tokens"]) < guard]
+    not_extended = [q["request"] for p, q in keeps if q.get("prefixSha") != p.get("sha")]
+    for req in not_extended:
+        failures.append(("request %d" % req, "kept the pin but does not extend the previous request byte for byte"))
+    # Requests over the window are reported in the peak column ("N over"), not as failures:
+    # at a small window one tool result can be larger than the window itself.
     peak = max((q["tokens"] for q in reqs), default=0)
     last = reqs[-1] if reqs else {}
     passes = [m for m in read_jsonl(os.path.join(home, "lcm", "metrics.jsonl"))
@@ -364,6 +376,7 @@ def run_length(args, tokens, out_dir):
         "surface_verbatim": sum(1 for r in live if r["surface"] == "verbatim"),
         "surface_summary": sum(1 for r in live if r["surface"] == "summary"),
         "recall_only": sum(1 for r in live if not r["surface"] and r.get("address") and r.get("grep")),
+        "append_checked": len(keeps), "append_broken": len(not_extended),
         "failures": len(failures),
         "replay_s": round(replay_wall, 2), "probe_s": round(probe_wall, 2), "tool_calls": sum(h.calls for h in hosts),
         "wall_s": round(time.monotonic() - t_start, 2), "peak_rss_mb": round(rss / 1024.0, 1),
@@ -383,7 +396,8 @@ COLUMNS = [
     ("peak", "peak sent / window"), ("summaries", "summaries"), ("dag_depth", "DAG depth"),
     ("compression", "compression"), ("needles", "needles"), ("by_address", "by address"),
     ("one_window", "one window"), ("by_grep", "by grep"), ("surface", "surface (verbatim+summary) / live"),
-    ("recall_only", "recall only"), ("failures", "failures"), ("wall_s", "wall s (replay)"),
+    ("recall_only", "recall only"), ("append", "byte-extensions"), ("failures", "failures"),
+    ("wall_s", "wall s (replay)"),
     ("peak_rss_mb", "peak RSS MB"),
 ]
 
@@ -392,6 +406,8 @@ def cell(row, key):
     if key == "peak":
         over = ", %d over" % row["over_window"] if row["over_window"] else ""
         return "%d / %d (%.0f%%%s)" % (row["peak_sent"], row["window"], row["peak_pct"] or 0, over)
+    if key == "append":
+        return "%d / %d" % (row["append_checked"] - row["append_broken"], row["append_checked"])
     if key == "surface":
         return "%d (%d+%d) / %d" % (row["surface"], row["surface_verbatim"], row["surface_summary"], row["surface_live"])
     if key == "wall_s":
@@ -429,10 +445,11 @@ def main():
         rows.append(row)
         all_fail += [(row["size"], k, w) for k, w in failures]
         print("%s: %d tokens, %d requests, peak %d/%d, %d summaries depth %d, needles %d: address %d, "
-              "one window %d, grep %d, surface %d/%d, recall only %d, failures %d, %.1fs, %.1f MB"
+              "one window %d, grep %d, surface %d/%d, recall only %d, byte-extensions %d/%d, failures %d, %.1fs, %.1f MB"
               % (row["size"], row["tokens"], row["requests"], row["peak_sent"], row["window"],
                  row["summaries"], row["dag_depth"], row["needles"], row["by_address"], row["one_window"],
-                 row["by_grep"], row["surface"], row["surface_live"], row["recall_only"], row["failures"],
+                 row["by_grep"], row["surface"], row["surface_live"], row["recall_only"],
+                 row["append_checked"] - row["append_broken"], row["append_checked"], row["failures"],
                  row["wall_s"], row["peak_rss_mb"]), flush=True)
         metric = dict(row, ts=int(time.time() * 1000), kind="eval", seed=a.seed)
         with open(os.path.join(out, "metrics.jsonl"), "a", encoding="utf-8") as fh:
