@@ -270,6 +270,23 @@ done:
     return rc;
 }
 
+int store_meta_put(store *s, const char *key, const char *value, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = LC_OK;
+    if (sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)", -1,
+                           &st, NULL) != SQLITE_OK) {
+        rc = store_sqlerr(s, err, "meta");
+        goto done;
+    }
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, value ? value : "", -1, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_DONE) rc = store_sqlerr(s, err, "meta");
+done:
+    sqlite3_finalize(st);
+    return rc;
+}
+
 char *store_meta_get(store *s, const char *key)
 {
     sqlite3_stmt *st = NULL;

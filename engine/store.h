@@ -95,6 +95,8 @@ const char *store_path(const store *s);
 const char *store_mode_note(const store *s);
 /* meta values (session_id, cwd, created); NULL when absent. malloc'd. */
 char *store_meta_get(store *s, const char *key);
+/* Set (or replace) a meta value. */
+int store_meta_put(store *s, const char *key, const char *value, char **err);
 int store_schema_version(store *s);
 
 /* Ingest what is new in `msgs` (a branch's messages root to leaf, or any suffix of it):

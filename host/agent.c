@@ -728,6 +728,8 @@ int agent_compact(agent *a, const char *reason, const char *instructions, int *d
         cJSON_AddStringToObject(prep, "previousSummary", previous);
     cJSON_AddBoolToObject(prep, "isSplitTurn", 0);
     cJSON_AddStringToObject(ev, "reason", reason);
+    if (strcmp(reason, "overflow") == 0 && a->overflow_error)
+        cJSON_AddStringToObject(ev, "error", a->overflow_error);
     if (instructions && *instructions)
         cJSON_AddStringToObject(ev, "customInstructions", instructions);
     if ((rc = agent_fire(a, "session_before_compact", ev, &res)))
@@ -1068,9 +1070,12 @@ int agent_prompt(agent *a, const char *prompt, char **final_text, char **err)
         if (rc && !retried && is_overflow_error(rerr)) {
             /* The provider says the context is too long: compact once and retry. */
             retried = 1;
+            a->overflow_error = rerr; /* the provider's words reach session_before_compact */
+            rc = agent_compact(a, "overflow", NULL, &did, err);
+            a->overflow_error = NULL;
             free(rerr);
             rerr = NULL;
-            if ((rc = agent_compact(a, "overflow", NULL, &did, err)))
+            if (rc)
                 goto done;
             turn--;
             continue;

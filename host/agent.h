@@ -16,6 +16,7 @@ typedef struct agent {
     host *h;
     char *system_prompt;  /* the base system prompt of every request */
     char *run_prompt;     /* this prompt's system prompt when a plugin replaced it */
+    const char *overflow_error; /* during an overflow compaction: the provider's error text */
     long turn_index;
     long requests;        /* context events fired */
     long tree_moves;

@@ -741,6 +741,44 @@ done:
     cJSON_Delete(branch);
 }
 
+/* A window correction survives restarts in the store's meta: "believed corrected source". */
+static void lcm_window_load(lc_plugin *p)
+{
+    char *v = store_meta_get(p->lcm->st, "window_correction");
+    long believed = 0, corrected = 0;
+    char source[32] = "";
+    if (v && sscanf(v, "%ld %ld %31s", &believed, &corrected, source) == 3 && corrected > 0) {
+        p->window_corrected_from = believed;
+        p->window_corrected = corrected;
+        snprintf(p->window_source, sizeof p->window_source, "%s", source);
+        plugin_apply_window(p);
+    }
+    free(v);
+}
+
+/* A provider error that names the real context length (an overflow) corrects the window
+ * the host reported: record it, use it from now on, and say so. */
+static void lcm_window_correct(lc_plugin *p, const char *error_text)
+{
+    zones_window_correction corr;
+    if (!error_text || p->window_believed <= 0 ||
+        !zones_correction_from_error(p->window_believed, error_text, &corr))
+        return;
+    p->window_corrected_from = corr.believed;
+    p->window_corrected = corr.corrected;
+    snprintf(p->window_source, sizeof p->window_source, "%s", corr.source);
+    plugin_apply_window(p);
+    char *v = lc_asprintf("%ld %ld %s", corr.believed, corr.corrected, corr.source);
+    char *e = NULL;
+    if (v && p->lcm->st && store_meta_put(p->lcm->st, "window_correction", v, &e) != LC_OK)
+        plugin_log(p, AP_LEVEL_WARNING, "lcm: the window correction was not stored: %s", e ? e : "?");
+    plugin_notify(p, AP_LEVEL_WARNING, "lcm: the host believes a %ld-token window; the provider "
+                  "says %ld: thresholds now use %ld (%s)", corr.believed, corr.corrected,
+                  corr.corrected, corr.source);
+    free(v);
+    free(e);
+}
+
 int lcm_glue_session_start(lc_plugin *p, const cJSON *ev, char **err)
 {
     (void)ev;
@@ -768,6 +806,7 @@ int lcm_glue_session_start(lc_plugin *p, const cJSON *ev, char **err)
         p->lcm->open_error = e;
         return AP_OK;
     }
+    lcm_window_load(p);
     if (store_mode_note(p->lcm->st))
         plugin_notify(p, AP_LEVEL_WARNING, "lcm: %s", store_mode_note(p->lcm->st));
     /* The marks of a resumed tree, and what the store missed (a crash, a failed write, a
@@ -1087,6 +1126,9 @@ int lcm_glue_before_compact(lc_plugin *p, const cJSON *ev, cJSON **out, char **e
     *out = NULL;
     struct lcm_proj *pr = p->lcm ? p->lcm->proj : NULL;
     const lcm_config *cfg = lcm_cmd_config(p);
+    const char *reason = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "reason"));
+    if (reason && strcmp(reason, "overflow") == 0)
+        lcm_window_correct(p, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "error")));
     const cJSON *prep = cJSON_GetObjectItemCaseSensitive(ev, "preparation");
     const char *first_kept = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(prep, "firstKeptEntryId"));
     const cJSON *tb = cJSON_GetObjectItemCaseSensitive(prep, "tokensBefore");

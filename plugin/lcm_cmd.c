@@ -229,7 +229,13 @@ static char *lcm_cmd_status(lc_plugin *p)
         sb_printf(&b, "thresholds: %s\n", t ? t : "?");
         free(t);
     }
-    sb_printf(&b, "window: %s (%s)", window > 0 ? w : "unknown", window > 0 ? "host" : "default 128.0k");
+    if (p->window_corrected > 0 && p->window == p->window_corrected) {
+        char bw[32];
+        lcm_cmd_tok(bw, sizeof bw, (double)p->window_believed);
+        sb_printf(&b, "window: the host believes %s, corrected to %s (%s)", bw, w, p->window_source);
+    } else {
+        sb_printf(&b, "window: %s (%s)", window > 0 ? w : "unknown", window > 0 ? "host" : "default 128.0k");
+    }
     if (b.oom) {
         sb_free(&b);
         return NULL;

@@ -124,6 +124,16 @@ int plugin_get_entry(lc_plugin *p, const char *entry_id, cJSON **out, char **err
     return AP_OK;
 }
 
+void plugin_apply_window(lc_plugin *p)
+{
+    /* A correction belongs to the window it corrected: a model switch that changes the
+     * host's figure makes it stale. */
+    if (p->window_corrected > 0 && p->window_believed == p->window_corrected_from)
+        p->window = p->window_corrected;
+    else if (p->window_believed > 0)
+        p->window = p->window_believed;
+}
+
 void plugin_refresh_model(lc_plugin *p)
 {
     if (!AP_HOST_HAS(p->host, get_model)) return;
@@ -141,7 +151,8 @@ void plugin_refresh_model(lc_plugin *p)
     cJSON *mt = cJSON_GetObjectItem(m, "maxTokens");
     free(p->model);
     p->model = lc_asprintf("%s/%s", prov ? prov : "unknown", id ? id : "unknown");
-    if (cJSON_IsNumber(win) && win->valuedouble > 0) p->window = (long)win->valuedouble;
+    if (cJSON_IsNumber(win) && win->valuedouble > 0) p->window_believed = (long)win->valuedouble;
+    plugin_apply_window(p);
     if (cJSON_IsNumber(mt) && mt->valuedouble > 0) p->max_tokens = (long)mt->valuedouble;
     cJSON_Delete(m);
 }

@@ -28,7 +28,11 @@ typedef struct lc_plugin {
     char *tmp_dir;
     /* the model, refreshed at session_start and before each request */
     char *model;        /* "provider/id" */
-    long window;        /* context window in tokens */
+    long window;        /* context window in tokens: the host's, or its correction */
+    long window_believed;   /* what the host reports */
+    long window_corrected;  /* > 0: a provider error showed the real window ... */
+    long window_corrected_from; /* ... when the host believed this one */
+    char window_source[32]; /* where the correction came from ("provider-error") */
     long max_tokens;
     /* what the last `context` call carried (for status before any store exists) */
     size_t last_n_messages;
@@ -57,6 +61,8 @@ int plugin_get_branch(lc_plugin *p, cJSON **out, char **err);
 int plugin_get_entry(lc_plugin *p, const char *entry_id, cJSON **out, char **err);
 /* Refresh model facts from the host. */
 void plugin_refresh_model(lc_plugin *p);
+/* p->window from the host's figure and a recorded correction. */
+void plugin_apply_window(lc_plugin *p);
 int plugin_register_command(lc_plugin *p, const char *name, const char *description,
                             ap_command_fn fn, char **err);
 int plugin_register_tool(lc_plugin *p, const char *name, const char *description,
