@@ -5,7 +5,15 @@
 # or when a benchmark fails to run; the other figures are reported, not judged.
 # BENCH_REPLAY_SIZES overrides the replay sizes (default 5000 10000 20000 40000).
 # BENCH_SVG=FILE also draws the replay's cost per request against history size there.
+# The whole output also lands in BUILD/bench/report.txt and, parsed, BUILD/bench/report.json.
 BUILD=${1:-build}
+if [ -z "${BENCH_TEE:-}" ]; then
+    mkdir -p "$BUILD/bench"
+    { BENCH_TEE=1 sh "$0" "$@"; echo $? >"$BUILD/bench/status"; } | tee "$BUILD/bench/report.txt"
+    rc=$(cat "$BUILD/bench/status")
+    python3 tests/bench/report.py "$BUILD/bench/report.txt" "$BUILD/bench/report.json"
+    exit $rc
+fi
 SIZES=${BENCH_REPLAY_SIZES:-5000 10000 20000 40000}
 status=0
 
@@ -35,5 +43,12 @@ echo "## DAG: one compaction pass"
 run "$BUILD/bench/bench_dag"
 echo "## extractive summarizer"
 run "$BUILD/bench/bench_summarize"
+echo "## plugin: .so size and load time (20 host runs with and without it)"
+run sh -c 'b=$1; h=$(mktemp -d); s=$(stat -c %s "$b/lossless-context.so");
+    t0=$(date +%s%N); for i in $(seq 20); do "$b/agent-host" --home "$h" --session "$h/a.jsonl" --command "/help" >/dev/null 2>&1; done
+    t1=$(date +%s%N); for i in $(seq 20); do "$b/agent-host" --home "$h" --plugin-dir "$b/plugins" --session "$h/b.jsonl" --command "/lcm help" >/dev/null 2>&1; done
+    t2=$(date +%s%N); rm -rf "$h"
+    echo "so size: $s bytes"; echo "host run without plugin: $(( (t1 - t0) / 20000 )) us"
+    echo "host run with plugin (load, session start, a command, unload): $(( (t2 - t1) / 20000 )) us"' sh "$BUILD"
 [ "$status" -eq 0 ] && echo "benchmarks: all ran" || echo "benchmarks: some failed (see above)"
 exit "$status"
