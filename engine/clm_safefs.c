@@ -38,47 +38,11 @@ int clm_safe_dir(const char *dir, char **err)
 
 int clm_safe_write(const char *dir, const char *name, const void *data, size_t len, char **err)
 {
-    int rc = clm_safe_dir(dir, err), fd = -1;
-    char *tmp = NULL, *path = NULL;
+    int rc = clm_safe_dir(dir, err);
     if (rc != LC_OK) return rc;
-    tmp = lc_asprintf("%s/.%s.tmp.%ld", dir, name, (long)getpid());
-    path = lc_asprintf("%s/%s", dir, name);
-    if (!tmp || !path) {
-        rc = lc_errf(err, LC_NOMEM, "out of memory");
-        goto done;
-    }
-    /* Whatever sits at the temp name (a planted symlink) goes; O_EXCL | O_NOFOLLOW then
-     * guarantee the bytes land in a file this call created. */
-    unlink(tmp);
-    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        rc = lc_errf(err, LC_ERR, "cannot create %s: %s", tmp, strerror(errno));
-        goto done;
-    }
-    const char *p = data;
-    size_t left = len;
-    while (left > 0) {
-        ssize_t n = write(fd, p, left);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) {
-            rc = lc_errf(err, LC_ERR, "cannot write %s: %s", tmp, strerror(errno));
-            goto done;
-        }
-        p += n;
-        left -= (size_t)n;
-    }
-    if (fsync(fd) != 0 || close(fd) != 0) {
-        fd = -1;
-        rc = lc_errf(err, LC_ERR, "cannot flush %s: %s", tmp, strerror(errno));
-        goto done;
-    }
-    fd = -1;
-    /* rename replaces a symlink at the destination; it never writes through it. */
-    if (rename(tmp, path) != 0) rc = lc_errf(err, LC_ERR, "cannot rename %s: %s", tmp, strerror(errno));
-done:
-    if (fd >= 0) close(fd);
-    if (rc != LC_OK && tmp) unlink(tmp);
-    free(tmp);
+    char *path = lc_asprintf("%s/%s", dir, name);
+    if (!path) return lc_errf(err, LC_NOMEM, "out of memory");
+    rc = lc_write_atomic(path, data, len, 0600, err);
     free(path);
     return rc;
 }

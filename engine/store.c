@@ -253,12 +253,15 @@ static int store_prepare(store *s, sqlite3_stmt **st, const char *sql, char **er
     return LC_OK;
 }
 
-static int store_meta_set(store *s, const char *key, const char *value, char **err)
+/* Write a meta value: `replace` overwrites, otherwise the first value written stays (the
+ * session id and created date are facts of the store's birth). */
+static int store_meta_write(store *s, const char *key, const char *value, int replace, char **err)
 {
     sqlite3_stmt *st = NULL;
     int rc = LC_OK;
-    if (sqlite3_prepare_v2(s->db, "INSERT OR IGNORE INTO meta(key, value) VALUES(?, ?)", -1,
-                           &st, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(s->db, replace ? "INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)"
+                                          : "INSERT OR IGNORE INTO meta(key, value) VALUES(?, ?)",
+                           -1, &st, NULL) != SQLITE_OK) {
         rc = store_sqlerr(s, err, "meta");
         goto done;
     }
@@ -270,21 +273,14 @@ done:
     return rc;
 }
 
+static int store_meta_set(store *s, const char *key, const char *value, char **err)
+{
+    return store_meta_write(s, key, value, 0, err);
+}
+
 int store_meta_put(store *s, const char *key, const char *value, char **err)
 {
-    sqlite3_stmt *st = NULL;
-    int rc = LC_OK;
-    if (sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)", -1,
-                           &st, NULL) != SQLITE_OK) {
-        rc = store_sqlerr(s, err, "meta");
-        goto done;
-    }
-    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, value ? value : "", -1, SQLITE_STATIC);
-    if (sqlite3_step(st) != SQLITE_DONE) rc = store_sqlerr(s, err, "meta");
-done:
-    sqlite3_finalize(st);
-    return rc;
+    return store_meta_write(s, key, value, 1, err);
 }
 
 char *store_meta_get(store *s, const char *key)

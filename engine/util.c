@@ -175,13 +175,20 @@ int lc_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
 {
     int rc = LC_OK;
     int fd = -1;
-    char *tmp = lc_asprintf("%s.tmp.%ld", path, (long)getpid());
     char *dir = lc_strdup(path);
+    const char *slash0 = strrchr(path, '/');
+    char *tmp = slash0 ? lc_asprintf("%.*s/.%s.tmp.%ld", (int)(slash0 - path), path, slash0 + 1,
+                                     (long)getpid())
+                       : lc_asprintf(".%s.tmp.%ld", path, (long)getpid());
     if (!tmp || !dir) {
         rc = lc_errf(err, LC_NOMEM, "out of memory");
         goto done;
     }
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+    /* Whatever sits at the temp name (a leftover, or a planted symlink) goes; O_EXCL and
+     * O_NOFOLLOW then guarantee the bytes land in a file this call created. The rename
+     * replaces a symlink at `path`; it never writes through it. */
+    unlink(tmp);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
     if (fd < 0) {
         rc = lc_errf(err, LC_ERR, "cannot create %s: %s", tmp, strerror(errno));
         goto done;

@@ -42,8 +42,9 @@ char *lc_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int lc_mkdir_p(const char *path, mode_t mode, char **err);
 /* Read a whole file; *out is malloc'd and NUL-terminated. LC_NOTFOUND if absent. */
 int lc_read_file(const char *path, char **out, size_t *out_len, char **err);
-/* Write a file durably and atomically: a temp file in the same folder, fsync, rename,
- * then fsync the folder. A reader sees the old or the new file, never a partial one. */
+/* Write a file durably and atomically: a hidden temp file in the same folder (created
+ * O_EXCL | O_NOFOLLOW), fsync, rename, then fsync the folder. A reader sees the old or the
+ * new file, never a partial one, and a symlink at either name is never written through. */
 int lc_write_atomic(const char *path, const void *data, size_t len, mode_t mode, char **err);
 
 /* Monotonic milliseconds, for metrics. */
