@@ -370,8 +370,10 @@ static size_t project_find(const project_msg *msgs, size_t n, size_t from, const
 {
     if (hint >= from && hint < n && msgs[hint].entry_id && strcmp(msgs[hint].entry_id, entry) == 0)
         return hint;
-    for (size_t i = from; i < n; i++)
-        if (msgs[i].entry_id && strcmp(msgs[i].entry_id, entry) == 0) return i;
+    /* Newest first: a cut leaves only the fresh tail (and what arrived since) after its
+     * anchor, so the walk costs O(tail), not O(history), whichever cut the hint follows. */
+    for (size_t i = n; i > from; i--)
+        if (msgs[i - 1].entry_id && strcmp(msgs[i - 1].entry_id, entry) == 0) return i - 1;
     return n;
 }
 
