@@ -1552,7 +1552,7 @@ static int clm_command(void *ud, const char *args, char **out_text, char **err)
     else if (IS("reset")) *out_text = clm_reset(g);
     else if (IS("input")) *out_text = clm_page_input(g);
     else if (IS("edits")) *out_text = clm_page_edits(g, rest);
-    else if (IS("overview")) *out_text = clm_page_overview(g);
+    else if (IS("overview")) *out_text = clm_page_overview(g, rest);
     else if (IS("settings")) *out_text = clm_page_settings(g);
     else if (IS("config")) *out_text = clm_config_command(g, rest);
     else

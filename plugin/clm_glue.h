@@ -108,7 +108,7 @@ int clm_settings_commit(clm_glue *g, clm_settings *next, char **err);
 char *clm_page_status(clm_glue *g);
 char *clm_page_input(clm_glue *g);
 char *clm_page_edits(clm_glue *g, const char *args);
-char *clm_page_overview(clm_glue *g);
+char *clm_page_overview(clm_glue *g, const char *args);
 char *clm_page_settings(clm_glue *g);
 
 #endif

@@ -264,102 +264,213 @@ char *clm_page_edits(clm_glue *g, const char *args)
     return sb_detach(&b);
 }
 
-char *clm_page_overview(clm_glue *g)
+/* One provider-reported request on the branch: its size, the user turn it belongs to, and
+ * how many accepted edits followed it. */
+typedef struct pages_req {
+    size_t size, turn;
+    int edits;
+} pages_req;
+
+/* An event under the chart: a compaction or an accepted edit, after request `at`. */
+typedef struct pages_event {
+    size_t at;
+    char *text;
+} pages_event;
+
+typedef enum { PAGES_FIT, PAGES_REQUESTS, PAGES_TURNS } pages_zoom;
+
+static const char *const pages_zoom_names[] = {"fit", "requests", "turns"};
+
+/* The branch's requests and events, from session entries alone (§8: the timeline is
+ * derived, not stored, so it works on resume). */
+static int pages_timeline(clm_glue *g, pages_req **reqs, size_t *n_reqs, pages_event **evs,
+                          size_t *n_evs, size_t *n_turns)
 {
-    sbuf b = {0};
     cJSON *branch = pages_branch(g);
-    size_t n = 0, cap = 64;
-    size_t *sizes = malloc(cap * sizeof *sizes);
-    int *edited = calloc(cap, sizeof *edited);
-    size_t compactions = 0;
+    pages_req *r = NULL;
+    pages_event *ev = NULL;
+    size_t n = 0, cap = 0, ne = 0, ecap = 0, turns = 0;
+    int rc = LC_NOMEM;
     const cJSON *e;
-    if (!branch || !sizes || !edited) {
-        free(sizes);
-        free(edited);
-        cJSON_Delete(branch);
-        return lc_strdup("overview: the branch cannot be read");
-    }
-    sbuf points = {0};
+    if (!branch) return LC_ERR;
     cJSON_ArrayForEach(e, branch) {
         const char *type = pages_str(e, "type");
+        char *text = NULL;
         if (!type) continue;
         if (strcmp(type, "message") == 0) {
-            long u = msg_usage_total(cJSON_GetObjectItemCaseSensitive(e, "message"));
+            const cJSON *m = cJSON_GetObjectItemCaseSensitive(e, "message");
+            const char *role = pages_str(m, "role");
+            if (role && strcmp(role, "user") == 0) turns++;
+            long u = msg_usage_total(m);
             if (u <= 0) continue;
             if (n == cap) {
-                cap *= 2;
-                size_t *s2 = realloc(sizes, cap * sizeof *s2);
-                int *e2 = realloc(edited, cap * sizeof *e2);
-                if (s2) sizes = s2;
-                if (e2) edited = e2;
-                if (!s2 || !e2) break;
+                pages_req *r2 = realloc(r, (cap = cap ? cap * 2 : 64) * sizeof *r2);
+                if (!r2) goto done;
+                r = r2;
             }
-            sizes[n] = (size_t)u;
-            edited[n++] = 0;
+            r[n++] = (pages_req){(size_t)u, turns ? turns - 1 : 0, 0};
         } else if (strcmp(type, "compaction") == 0) {
-            compactions++;
-            sb_printf(&points, "  compaction after request %zu: %.0f tokens before\n", n,
-                      pages_num(e, "tokensBefore"));
+            text = lc_asprintf("compaction after request %zu: %.0f tokens before", n,
+                               pages_num(e, "tokensBefore"));
         } else {
             const cJSON *d = pages_state(e);
             const char *kind = pages_str(d, "kind");
             if (kind && strcmp(kind, "accept") == 0 && n > 0) {
-                edited[n - 1]++;
-                sb_printf(&points, "  revision %.0f accepted after request %zu: %.0f -> %.0f "
-                                   "messages' tokens\n", pages_num(d, "revision"), n,
-                          pages_num(d, "tokensBefore"), pages_num(d, "tokensAfter"));
+                r[n - 1].edits++;
+                text = lc_asprintf("revision %.0f accepted after request %zu: %.0f -> %.0f "
+                                   "messages' tokens", pages_num(d, "revision"), n,
+                                   pages_num(d, "tokensBefore"), pages_num(d, "tokensAfter"));
             }
         }
+        if (!text) continue;
+        if (ne == ecap) {
+            pages_event *e2 = realloc(ev, (ecap = ecap ? ecap * 2 : 16) * sizeof *e2);
+            if (!e2) {
+                free(text);
+                goto done;
+            }
+            ev = e2;
+        }
+        ev[ne++] = (pages_event){n, text};
     }
+    rc = LC_OK;
+done:
+    cJSON_Delete(branch);
+    if (rc != LC_OK) {
+        for (size_t i = 0; i < ne; i++) free(ev[i].text);
+        free(ev);
+        free(r);
+        ev = NULL, r = NULL, n = ne = 0;
+    }
+    *reqs = r, *n_reqs = n, *evs = ev, *n_evs = ne, *n_turns = turns;
+    return rc;
+}
+
+/* Draws columns [0, w): each column is the peak of the requests mapped to it, a digit above
+ * it counts the accepted edits in it, '^' under it marks the selected column. */
+static void pages_chart(sbuf *b, const size_t *col, const int *mark, size_t w, size_t sel,
+                        size_t budget)
+{
+    size_t top = budget;
+    for (size_t c = 0; c < w; c++)
+        if (col[c] > top) top = col[c];
+    size_t budget_row = (size_t)((double)budget * CLM_CHART_H / (double)top + 0.5);
+    sb_puts(b, "        ");
+    for (size_t c = 0; c < w; c++) sb_putc(b, mark[c] > 9 ? '+' : mark[c] ? (char)('0' + mark[c]) : ' ');
+    sb_puts(b, "   (digits: accepted edits in that column)\n");
+    for (size_t r = CLM_CHART_H; r >= 1; r--) {
+        sb_printf(b, "%7zu ", (size_t)((double)top * (double)r / CLM_CHART_H));
+        for (size_t c = 0; c < w; c++) {
+            size_t h = (size_t)((double)col[c] * CLM_CHART_H / (double)top + 0.5);
+            sb_putc(b, h >= r ? '#' : r == budget_row ? '-' : ' ');
+        }
+        if (r == budget_row) sb_puts(b, " budget");
+        sb_putc(b, '\n');
+    }
+    sb_puts(b, "        ");
+    for (size_t c = 0; c < w; c++) sb_putc(b, '=');
+    sb_puts(b, "\n        ");
+    for (size_t c = 0; c < w; c++) sb_putc(b, c == sel ? '^' : ' ');
+    sb_putc(b, '\n');
+}
+
+/* `/clm overview [fit|requests|turns] [at K|now]`: the panel's zoom (`z`) and its
+ * selection (`← →` over the events) as arguments, since a text page cannot be steered. */
+char *clm_page_overview(clm_glue *g, const char *args)
+{
+    sbuf b = {0};
+    pages_req *req = NULL;
+    pages_event *ev = NULL;
+    size_t n = 0, ne = 0, turns = 0;
+    pages_zoom zoom = PAGES_FIT;
+    long at = 0; /* 1-based event index; 0 = now */
+    char word[32];
+    const char *a = args ? args : "";
+    while (*a) {
+        size_t wl = strcspn(a, " \t");
+        if (wl == 0) {
+            a++;
+            continue;
+        }
+        snprintf(word, sizeof word, "%.*s", (int)(wl < sizeof word ? wl : sizeof word - 1), a);
+        a += wl;
+        int known = 0;
+        for (int z = 0; z < 3; z++)
+            if (strcmp(word, pages_zoom_names[z]) == 0) zoom = (pages_zoom)z, known = 1;
+        if (strcmp(word, "now") == 0) at = 0, known = 1;
+        if (strcmp(word, "at") == 0) {
+            char *endp;
+            while (*a == ' ' || *a == '\t') a++;
+            at = strtol(a, &endp, 10);
+            known = endp != a && at >= 1;
+            a = endp;
+        }
+        if (!known)
+            return lc_asprintf("overview: unknown argument '%s' (usage: /clm overview "
+                               "[fit|requests|turns] [at K|now], K numbers the events listed "
+                               "under the chart)", word);
+    }
+    if (pages_timeline(g, &req, &n, &ev, &ne, &turns) != LC_OK)
+        return lc_strdup("overview: the branch cannot be read");
     size_t budget = clm_budget_of(g);
     if (n == 0) {
         sb_printf(&b, "overview: no provider-reported request sizes on this branch yet "
                       "(budget %zu tokens)\n", budget);
-    } else {
-        size_t w = n < CLM_CHART_W ? n : CLM_CHART_W;
-        size_t col[CLM_CHART_W];
-        int mark[CLM_CHART_W];
-        size_t top = budget;
-        for (size_t c = 0; c < w; c++) {
-            size_t from = c * n / w, to = (c + 1) * n / w;
-            col[c] = 0;
-            mark[c] = 0;
-            for (size_t i = from; i < to; i++) {
-                if (sizes[i] > col[c]) col[c] = sizes[i];
-                mark[c] += edited[i];
-            }
-            if (col[c] > top) top = col[c];
-        }
-        size_t budget_row = (size_t)((double)budget * CLM_CHART_H / (double)top + 0.5);
-        sb_printf(&b, "overview: %zu provider-reported requests on this branch (one column per "
-                      "%s), peak %zu tokens, budget %zu (---)\n",
-                  n, w == n ? "request" : "bucket of requests, its peak", top, budget);
-        sb_puts(&b, "        ");
-        for (size_t c = 0; c < w; c++) sb_putc(&b, mark[c] > 9 ? '+' : mark[c] ? (char)('0' + mark[c]) : ' ');
-        sb_puts(&b, "   (digits: accepted edits after that column)\n");
-        for (size_t r = CLM_CHART_H; r >= 1; r--) {
-            size_t level = (size_t)((double)top * (double)r / CLM_CHART_H);
-            sb_printf(&b, "%7zu ", level);
-            for (size_t c = 0; c < w; c++) {
-                size_t h = (size_t)((double)col[c] * CLM_CHART_H / (double)top + 0.5);
-                char ch = h >= r ? '#' : r == budget_row ? '-' : ' ';
-                sb_putc(&b, ch);
-            }
-            if (r == budget_row) sb_puts(&b, " budget");
-            sb_putc(&b, '\n');
-        }
-        sb_puts(&b, "        ");
-        for (size_t c = 0; c < w; c++) sb_putc(&b, '=');
-        sb_printf(&b, "\n        first request%*snow\n", (int)(w > 16 ? w - 16 : 1), "");
+        goto events;
     }
-    if (points.len) {
-        sb_printf(&b, "events (%zu compactions):\n", compactions);
-        sb_append(&b, points.p, points.len);
+    if (at > (long)ne) {
+        sb_printf(&b, "overview: there is no event %ld (this branch has %zu); showing now\n", at, ne);
+        at = 0;
     }
-    sb_free(&points);
-    free(sizes);
-    free(edited);
-    cJSON_Delete(branch);
+    /* The selected request: the one an event followed, or the latest. */
+    size_t sel = at ? (ev[at - 1].at ? ev[at - 1].at - 1 : 0) : n - 1;
+    /* Groups: requests, or user turns; the chart shows groups [g0, g1) in w columns. */
+    size_t ngroups = zoom == PAGES_TURNS ? req[n - 1].turn + 1 : n;
+    size_t g0 = 0, g1 = ngroups;
+    if (zoom == PAGES_REQUESTS && n > CLM_CHART_W) {
+        size_t half = CLM_CHART_W / 2;
+        g0 = sel > half ? sel - half : 0;
+        if (g0 + CLM_CHART_W > n) g0 = n - CLM_CHART_W;
+        g1 = g0 + CLM_CHART_W;
+    }
+    size_t span = g1 - g0, w = span < CLM_CHART_W ? span : CLM_CHART_W;
+    size_t col[CLM_CHART_W] = {0};
+    int mark[CLM_CHART_W] = {0};
+    size_t peak = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t grp = zoom == PAGES_TURNS ? req[i].turn : i;
+        if (grp < g0 || grp >= g1) continue;
+        size_t c = (grp - g0) * w / span;
+        if (req[i].size > col[c]) col[c] = req[i].size;
+        if (req[i].size > peak) peak = req[i].size;
+        mark[c] += req[i].edits;
+    }
+    size_t sel_grp = zoom == PAGES_TURNS ? req[sel].turn : sel;
+    size_t sel_col = sel_grp >= g0 && sel_grp < g1 ? (sel_grp - g0) * w / span : (size_t)-1;
+    sb_printf(&b, "overview (%s): %zu provider-reported requests on this branch in %zu user "
+                  "turns, peak %zu tokens shown, budget %zu (---)\n",
+              pages_zoom_names[zoom], n, turns, peak, budget);
+    if (zoom == PAGES_REQUESTS && n <= CLM_CHART_W)
+        sb_puts(&b, "one column per request already fits: same as fit\n");
+    if (zoom == PAGES_TURNS)
+        sb_printf(&b, "one column per %s, its peak request\n",
+                  w == span ? "user turn" : "group of user turns");
+    else if (w == span)
+        sb_printf(&b, "one column per request: requests %zu-%zu of %zu\n", g0 + 1, g1, n);
+    else
+        sb_printf(&b, "one column per bucket of ~%zu requests, its peak\n", (span + w - 1) / w);
+    pages_chart(&b, col, mark, w, sel_col, budget);
+    sb_printf(&b, "        ^ %s: request %zu of %zu, user turn %zu\n", at ? "selected event" : "now",
+              sel + 1, n, req[sel].turn + 1);
+events:
+    if (ne) {
+        sb_printf(&b, "events (%zu; /clm overview at K selects one):\n", ne);
+        for (size_t i = 0; i < ne; i++)
+            sb_printf(&b, "  %c %zu. %s\n", (long)i + 1 == at ? '>' : ' ', i + 1, ev[i].text);
+    }
+    for (size_t i = 0; i < ne; i++) free(ev[i].text);
+    free(ev);
+    free(req);
     return sb_detach(&b);
 }
 
