@@ -197,33 +197,58 @@ static int recall_add_hit(store *s, recall_result *r, sqlite3_stmt *st, const ch
     return LC_OK;
 }
 
+/* One hit's row by id (the FTS rowid), in the column layout recall_add_hit reads. */
+static int recall_query_hit(store *s, sqlite3_stmt *row, int64_t id, char terms[][64], size_t nterms,
+                            int redact, recall_result *r, char **err)
+{
+    int rc = LC_OK;
+    sqlite3_bind_int64(row, 1, id);
+    int step = sqlite3_step(row);
+    if (step == SQLITE_ROW) {
+        const char *text = (const char *)sqlite3_column_text(row, 5);
+        size_t len = (size_t)sqlite3_column_bytes(row, 5);
+        size_t ilen = files_utf8_prefix(text, len, STORE_INDEX_CHARS);
+        size_t ms = recall_find_terms(text, ilen, terms, nterms);
+        if (recall_add_hit(s, r, row, text, len, ms, redact) != LC_OK)
+            rc = lc_errf(err, LC_NOMEM, "recall: out of memory");
+    } else if (step != SQLITE_DONE) {
+        rc = recall_sqlerr(s, err, "query");
+    }
+    sqlite3_reset(row);
+    return rc;
+}
+
+/* Query mode. Counting and paging read only the FTS index: the removed and summary
+ * filters are sets of rowids (the removed ones through their partial index), so no
+ * message row is touched until a hit is shown. bm25 ranks every match before the first
+ * row comes out, so a query matching more than RECALL_RANK_MAX messages is paged newest
+ * stored first (the doclist walked in rowid order) and the output says why. The order
+ * depends on the count alone, so the same query and offset page the same order. */
 static int recall_grep_query(store *s, const recall_grep_opts *o, recall_result *r, char **err)
 {
     sqlite3 *db = store_db(s);
-    sqlite3_stmt *cnt = NULL, *pg = NULL, *lng = NULL;
+    sqlite3_stmt *cnt = NULL, *pg = NULL, *row = NULL, *lng = NULL;
     int rc = LC_OK;
     size_t limit = o->limit ? o->limit : RECALL_PAGE;
     char terms[16][64];
     size_t nterms = recall_query_terms(o->query, terms, 16);
-    const char *where = " FROM messages_fts f JOIN messages m ON m.id = f.rowid"
-                        " WHERE messages_fts MATCH ?2 AND (m.removed = 0 OR ?3)"
-                        " AND (?1 = 0 OR m.entry_id IN (SELECT entry_id FROM scope))";
-    char *sql_cnt = lc_asprintf(RECALL_SCOPE_CTE "SELECT count(*)%s", where);
-    char *sql_pg = lc_asprintf(RECALL_SCOPE_CTE "SELECT m.id, m.entry_id, m.role, m.ordinal,"
-                               " m.removed, m.text%s ORDER BY f.rank, m.ordinal LIMIT ?4 OFFSET ?5",
-                               where);
-    if (!sql_cnt || !sql_pg) {
+    char *where = lc_asprintf(" FROM messages_fts f WHERE messages_fts MATCH ?2%s%s",
+                              o->include_removed ? "" : " AND f.rowid NOT IN (SELECT id FROM messages WHERE removed = 1)",
+                              o->summary_id > 0 ? " AND f.rowid IN (SELECT m.id FROM messages m"
+                                                  " WHERE m.entry_id IN (SELECT entry_id FROM scope))"
+                                                : "");
+    char *sql_cnt = where ? lc_asprintf(RECALL_SCOPE_CTE "SELECT count(*)%s", where) : NULL;
+    char *sql_pg = NULL;
+    if (!sql_cnt) {
         rc = lc_errf(err, LC_NOMEM, "recall: out of memory");
         goto done;
     }
-    if (sqlite3_prepare_v2(db, sql_cnt, -1, &cnt, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db, sql_pg, -1, &pg, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(db, sql_cnt, -1, &cnt, NULL) != SQLITE_OK) {
         rc = recall_sqlerr(s, err, "query");
         goto done;
     }
     sqlite3_bind_int64(cnt, 1, o->summary_id);
     sqlite3_bind_text(cnt, 2, o->query, -1, SQLITE_STATIC);
-    sqlite3_bind_int(cnt, 3, o->include_removed ? 1 : 0);
     if (sqlite3_step(cnt) != SQLITE_ROW) {
         rc = lc_errf(err, LC_INVALID,
                      "lcm_grep: query is not valid FTS5 syntax (%s); quote phrases with \"...\","
@@ -232,25 +257,33 @@ static int recall_grep_query(store *s, const recall_grep_opts *o, recall_result 
         goto done;
     }
     r->total = sqlite3_column_int64(cnt, 0);
-    sqlite3_bind_int64(pg, 1, o->summary_id);
-    sqlite3_bind_text(pg, 2, o->query, -1, SQLITE_STATIC);
-    sqlite3_bind_int(pg, 3, o->include_removed ? 1 : 0);
-    sqlite3_bind_int64(pg, 4, (sqlite3_int64)limit);
-    sqlite3_bind_int64(pg, 5, (sqlite3_int64)o->offset);
-    int step;
-    while ((step = sqlite3_step(pg)) == SQLITE_ROW) {
-        const char *text = (const char *)sqlite3_column_text(pg, 5);
-        size_t len = (size_t)sqlite3_column_bytes(pg, 5);
-        size_t ilen = files_utf8_prefix(text, len, STORE_INDEX_CHARS);
-        size_t ms = recall_find_terms(text, ilen, terms, nterms);
-        if ((rc = recall_add_hit(s, r, pg, text, len, ms, o->redact)) != LC_OK) {
-            rc = lc_errf(err, rc, "recall: out of memory");
+    r->newest_first = r->total > RECALL_RANK_MAX;
+    if (r->total > 0 && o->offset < (size_t)r->total) {
+        /* rowid breaks bm25 ties so that pages do not overlap. */
+        sql_pg = lc_asprintf(RECALL_SCOPE_CTE "SELECT f.rowid%s ORDER BY %s LIMIT ?3 OFFSET ?4", where,
+                             r->newest_first ? "f.rowid DESC" : "f.rank, f.rowid");
+        if (!sql_pg) {
+            rc = lc_errf(err, LC_NOMEM, "recall: out of memory");
             goto done;
         }
-    }
-    if (step != SQLITE_DONE) {
-        rc = recall_sqlerr(s, err, "query");
-        goto done;
+        if (sqlite3_prepare_v2(db, sql_pg, -1, &pg, NULL) != SQLITE_OK ||
+            sqlite3_prepare_v2(db, "SELECT id, entry_id, role, ordinal, removed, text FROM messages WHERE id = ?",
+                               -1, &row, NULL) != SQLITE_OK) {
+            rc = recall_sqlerr(s, err, "query");
+            goto done;
+        }
+        sqlite3_bind_int64(pg, 1, o->summary_id);
+        sqlite3_bind_text(pg, 2, o->query, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(pg, 3, (sqlite3_int64)limit);
+        sqlite3_bind_int64(pg, 4, (sqlite3_int64)o->offset);
+        int step;
+        while ((step = sqlite3_step(pg)) == SQLITE_ROW)
+            if ((rc = recall_query_hit(s, row, sqlite3_column_int64(pg, 0), terms, nterms, o->redact, r, err)) != LC_OK)
+                goto done;
+        if (step != SQLITE_DONE) {
+            rc = recall_sqlerr(s, err, "query");
+            goto done;
+        }
     }
     r->more = (int64_t)(o->offset + r->n) < r->total;
     /* Messages the index holds only in part: named so a miss there is not a surprise. */
@@ -262,7 +295,9 @@ static int recall_grep_query(store *s, const recall_grep_opts *o, recall_result 
 done:
     sqlite3_finalize(cnt);
     sqlite3_finalize(pg);
+    sqlite3_finalize(row);
     sqlite3_finalize(lng);
+    free(where);
     free(sql_cnt);
     free(sql_pg);
     return rc;
@@ -486,6 +521,10 @@ int recall_grep_sessions(const char *agent_home, const char *current_session_id,
         } else {
             out->stores_searched++;
             if (pr.timed_out) out->stop_time = 1;
+            if (pr.newest_first) {
+                out->newest_first = 1;
+                if (pr.total > out->rank_skipped_total) out->rank_skipped_total = pr.total;
+            }
             for (size_t k = 0; k < pr.n; k++) {
                 recall_hit *h = recall_push(out);
                 if (!h) break;
@@ -554,6 +593,14 @@ char *recall_grep_format(const recall_grep_opts *o, recall_scope scope, const re
     else if (r->more && scope == RECALL_SCOPE_SESSION)
         sb_printf(&b, "more matches exist: call again with offset %zu\n", o->offset + r->n);
     if (any_clipped) sb_printf(&b, "bound: a grep line is clipped at %d characters; lcm_expand_query reads the entry\n", RECALL_LINE_CHARS);
+    if (query && r->newest_first && scope == RECALL_SCOPE_SESSION)
+        sb_printf(&b, "order: newest stored first, not by relevance: %lld matches are more than the %d"
+                  " that are ranked; add words or a \"phrase\" for a ranked page\n",
+                  (long long)r->total, RECALL_RANK_MAX);
+    else if (query && r->newest_first)
+        sb_printf(&b, "order: newest stored first within a session, not by relevance: a store holds %lld"
+                  " matches, more than the %d that are ranked; add words or a \"phrase\" for a ranked page\n",
+                  (long long)r->rank_skipped_total, RECALL_RANK_MAX);
     if (query && r->long_unindexed)
         sb_printf(&b, "bound: the index holds the first %d characters of a message; %zu message(s) are longer (use pattern to read up to %d)\n",
                   STORE_INDEX_CHARS, r->long_unindexed, RECALL_PATTERN_CHARS);

@@ -24,6 +24,7 @@
 #define RECALL_SESSIONS_MAX 20           /* past stores walked */
 #define RECALL_SESSIONS_HITS 40          /* hits across past sessions */
 #define RECALL_SESSIONS_MS 1500.0        /* cross-session wall-clock bound */
+#define RECALL_RANK_MAX 5000             /* query: more matches than this are not ranked */
 
 typedef enum recall_scope {
     RECALL_SCOPE_SESSION = 0,   /* this session's store */
@@ -65,6 +66,9 @@ typedef struct recall_result {
     int timed_out;            /* stopped at the time bound */
     size_t scanned;           /* pattern: messages read */
     size_t long_unindexed;    /* query: messages longer than the index reach */
+    int newest_first;         /* query: total > RECALL_RANK_MAX, so the page is newest
+                                 stored first instead of ranked by bm25 */
+    int64_t rank_skipped_total; /* cross-session: the largest such store's match count */
     size_t pattern_clipped;   /* pattern: messages read only to RECALL_PATTERN_CHARS */
     /* cross-session accounting */
     size_t stores_searched;

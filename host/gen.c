@@ -19,7 +19,7 @@
 #include "session.h"
 #include "util.h"
 
-enum { GEN_MAX_PENDING = 8, GEN_LARGE_MIN = 32000, GEN_LARGE_SPAN = 48000 };
+enum { GEN_MAX_PENDING = 8, GEN_LARGE_MIN = 32000, GEN_LARGE_SPAN = 48000, GEN_MAX_FANOUT = 32 };
 
 typedef struct gen_needle {
     char key[24];
@@ -38,6 +38,7 @@ typedef struct gen {
     long tokens;
     long needles;
     int abandoned;      /* the turn being written will be left by a /tree move */
+    int fanout;         /* gen_options.fanout, clamped; 0 = the default mix */
     gen_needle pend[GEN_MAX_PENDING];
     int n_pend;         /* needles in the message being built, bound to its id by emit */
     sbuf out;
@@ -336,7 +337,8 @@ static cJSON *tool_call(gen *g, gen_call *c, int n)
     c->large = 0;
     snprintf(c->id, sizeof c->id, "call_%u_%d", g->counter, n);
     snprintf(c->path, sizeof c->path, "src/mod%u.c", pick(g, 40));
-    if (strcmp(c->name, "read") == 0 && pick(g, 16) == 0) {
+    /* The draw happens in every mode so that the default mix keeps its bytes. */
+    if (strcmp(c->name, "read") == 0 && pick(g, 16) == 0 && !g->fanout) {
         gen_large_kind k = (gen_large_kind)pick(g, N_LARGE);
         c->large = (int)k + 1;
         snprintf(c->path, sizeof c->path, LARGE_PATHS[k], pick(g, 100));
@@ -398,8 +400,9 @@ static void turn(gen *g, const char *parent)
         sb_puts(&t, " first.");
         cJSON_AddItemToArray(content, text_block("text", "text", t.p));
         sb_free(&t);
-        int calls = 1 + (int)pick(g, 3);
-        gen_call cs[3];
+        int calls = g->fanout ? g->fanout / 2 + (int)pick(g, (unsigned)(g->fanout - g->fanout / 2 + 1))
+                              : 1 + (int)pick(g, 3);
+        gen_call cs[GEN_MAX_FANOUT];
         for (int c = 0; c < calls; c++)
             cJSON_AddItemToArray(content, tool_call(g, &cs[c], c));
         message(g, g->last_id, assistant(g, content, "toolUse"));
@@ -439,6 +442,12 @@ int gen_session(const gen_options *opt, const char *out_path, char **err)
     int rc = LC_OK;
     if (!g.rng)
         g.rng = 1;
+    const char *fan = getenv("AGENT_GEN_FANOUT");
+    g.fanout = opt->fanout ? opt->fanout : fan && *fan ? atoi(fan) : 0;
+    if (g.fanout < 0 || g.fanout == 1)
+        g.fanout = 0;
+    if (g.fanout > GEN_MAX_FANOUT)
+        g.fanout = GEN_MAX_FANOUT;
     g.id_salt = (uint32_t)next(&g);
     char ts[40], uuid[48];
     session_iso_time(g.clock, ts, sizeof ts);

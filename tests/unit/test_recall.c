@@ -98,6 +98,117 @@ static void test_query_mode_reports_total_and_pages_by_twenty(void **state)
     store_close(s);
 }
 
+/* Over RECALL_RANK_MAX matches, bm25 is not computed: the page is newest stored first,
+ * consecutive offsets continue the same order, and the output says why. At the bound
+ * (one match removed) the same query is ranked again. */
+static void test_query_over_rank_max_pages_newest_first_and_says_why(void **state)
+{
+    (void)state;
+    store *s = open_store("many", "/p");
+    size_t n = RECALL_RANK_MAX + 1;
+    fill(s, n, 3, "rarezebra", "e");
+    recall_grep_opts o = {.query = "general topic"};
+    recall_result r;
+    char *err = NULL, id[32];
+    assert_int_equal(recall_grep(s, &o, &r, &err), LC_OK);
+    assert_int_equal(r.total, (int64_t)n);
+    assert_true(r.newest_first);
+    assert_int_equal(r.n, 20);
+    for (size_t i = 0; i < 20; i++) {
+        snprintf(id, sizeof id, "e%zu", n - 1 - i);
+        assert_string_equal(r.hits[i].entry_id, id);
+    }
+    char *text = recall_grep_format(&o, RECALL_SCOPE_SESSION, &r);
+    char want[160];
+    snprintf(want, sizeof want, "order: newest stored first, not by relevance: %zu matches are more than the %d that are ranked",
+             n, RECALL_RANK_MAX);
+    assert_non_null(strstr(text, want));
+    assert_non_null(strstr(text, "showing 1-20"));
+    free(text);
+    recall_result_free(&r);
+    o.offset = 20;
+    assert_int_equal(recall_grep(s, &o, &r, &err), LC_OK);
+    assert_true(r.newest_first);
+    for (size_t i = 0; i < 20; i++) {
+        snprintf(id, sizeof id, "e%zu", n - 21 - i);
+        assert_string_equal(r.hits[i].entry_id, id);
+    }
+    recall_result_free(&r);
+    /* The last page ends at the oldest message. */
+    o.offset = n - 1;
+    assert_int_equal(recall_grep(s, &o, &r, &err), LC_OK);
+    assert_int_equal(r.n, 1);
+    assert_string_equal(r.hits[0].entry_id, "e0");
+    assert_false(r.more);
+    recall_result_free(&r);
+    /* A rare word in the same store is still ranked, with no order note. */
+    recall_grep_opts rare = {.query = "rarezebra"};
+    assert_int_equal(recall_grep(s, &rare, &r, &err), LC_OK);
+    assert_false(r.newest_first);
+    assert_string_equal(r.hits[0].entry_id, "e3");
+    text = recall_grep_format(&rare, RECALL_SCOPE_SESSION, &r);
+    assert_null(strstr(text, "order:"));
+    free(text);
+    recall_result_free(&r);
+    /* One match removed: exactly RECALL_RANK_MAX remain, ranked; included, it leads. */
+    snprintf(id, sizeof id, "e%zu", n - 1);
+    const char *gone[] = {id};
+    assert_int_equal(store_set_removed(s, gone, 1, 1, &err), LC_OK);
+    recall_grep_opts at = {.query = "general topic"};
+    assert_int_equal(recall_grep(s, &at, &r, &err), LC_OK);
+    assert_int_equal(r.total, RECALL_RANK_MAX);
+    assert_false(r.newest_first);
+    for (size_t i = 0; i < r.n; i++) assert_string_not_equal(r.hits[i].entry_id, id);
+    recall_result_free(&r);
+    at.include_removed = 1;
+    assert_int_equal(recall_grep(s, &at, &r, &err), LC_OK);
+    assert_true(r.newest_first);
+    assert_string_equal(r.hits[0].entry_id, id);
+    assert_true(r.hits[0].removed);
+    recall_result_free(&r);
+    store_close(s);
+}
+
+/* At or under RECALL_RANK_MAX matches the order is bm25's (not storage order), and
+ * paging by offset walks that order without repeating or skipping a hit. */
+static void test_query_under_rank_max_is_ranked_and_pages_in_rank_order(void **state)
+{
+    (void)state;
+    store *s = open_store("rank", "/p");
+    add_raw(s, "a0", "kiwi appears once in this much longer message about many other things entirely");
+    add_raw(s, "a1", "kiwi kiwi kiwi");
+    add_raw(s, "a2", "kiwi and a few other words here");
+    for (int i = 3; i < 9; i++) {
+        char id[8];
+        snprintf(id, sizeof id, "a%d", i);
+        add_raw(s, id, "kiwi once, with some padding words around it to lower its score");
+    }
+    recall_grep_opts o = {.query = "kiwi", .limit = 100};
+    recall_result all;
+    char *err = NULL;
+    assert_int_equal(recall_grep(s, &o, &all, &err), LC_OK);
+    assert_int_equal(all.total, 9);
+    assert_int_equal(all.n, 9);
+    assert_false(all.newest_first);
+    /* The densest message ranks first although it is neither the oldest nor the newest. */
+    assert_string_equal(all.hits[0].entry_id, "a1");
+    char *text = recall_grep_format(&o, RECALL_SCOPE_SESSION, &all);
+    assert_null(strstr(text, "order:"));
+    free(text);
+    size_t seen = 0;
+    for (size_t off = 0; off < 9; off += 2) {
+        recall_grep_opts pg = {.query = "kiwi", .limit = 2, .offset = off};
+        recall_result r;
+        assert_int_equal(recall_grep(s, &pg, &r, &err), LC_OK);
+        for (size_t i = 0; i < r.n; i++) assert_string_equal(r.hits[i].entry_id, all.hits[seen++].entry_id);
+        assert_int_equal(r.more, off + r.n < 9);
+        recall_result_free(&r);
+    }
+    assert_int_equal(seen, 9);
+    recall_result_free(&all);
+    store_close(s);
+}
+
 static void test_query_with_bad_fts_syntax_is_refused_with_a_hint(void **state)
 {
     (void)state;
@@ -560,6 +671,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_query_mode_reports_total_and_pages_by_twenty, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_query_over_rank_max_pages_newest_first_and_says_why, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_query_under_rank_max_is_ranked_and_pages_in_rank_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_query_with_bad_fts_syntax_is_refused_with_a_hint, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pattern_mode_says_more_exist_instead_of_counting, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pattern_time_bound_is_named, setup, teardown),
