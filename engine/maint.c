@@ -1154,7 +1154,11 @@ char *maint_tilde(const char *home, const char *path)
     return lc_strdup(path);
 }
 
-/* Replace every occurrence of the home prefix in `s` by `~`, and (redact) mask secrets. */
+/* Replace every occurrence of the home prefix in `s` by `~`, then mask secrets: every
+ * rule (redact), or only the credential shapes for text in this package's own vocabulary
+ * (config keys and metric fields such as "summaryTokens":1200 are not secrets, but a key
+ * pasted into a config value or carried by a provider error still must not leave). The
+ * block is meant to be pasted in public, so redactSecrets: false does not apply here. */
 static char *maint_scrub_as(const char *home, const char *s, int redact)
 {
     sbuf b = {0};
@@ -1170,8 +1174,8 @@ static char *maint_scrub_as(const char *home, const char *s, int redact)
     }
     char *t = b.oom ? NULL : sb_detach(&b);
     sb_free(&b);
-    if (!t || !redact) return t;
-    char *r = redact_text(t, strlen(t), 1, NULL);
+    if (!t) return t;
+    char *r = redact ? redact_text(t, strlen(t), 1, NULL) : redact_keys(t, strlen(t), NULL);
     free(t);
     return r;
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "redact.h"
 #include "util.h"
 
 size_t summ_estimate_tokens(const char *text) { return text ? (strlen(text) + 3) / 4 : 0; }
@@ -631,8 +632,28 @@ static const char *summ_system_prompt(summ_style style)
            "still open. No preamble.";
 }
 
+/* Replace *text by its masked copy (unless send_unmasked). A provider's error text can
+ * quote the request or the key it rejected, and it travels on into events, metrics and
+ * notices. On OOM the text is overwritten in place rather than passed on unmasked; it
+ * stays non-NULL, because a NULL reason would read as success. */
+static void summ_mask(const summ_ctx *s, char **text)
+{
+    if (!*text || s->cfg.send_unmasked) return;
+    char *m = redact_text(*text, strlen(*text), 1, NULL);
+    if (m) {
+        free(*text);
+        *text = m;
+        return;
+    }
+    static const char withheld[] = "(withheld)";
+    size_t n = strlen(*text);
+    if (n > sizeof withheld - 1) n = sizeof withheld - 1;
+    memcpy(*text, withheld, n);
+    (*text)[n] = '\0';
+}
+
 /* One model attempt. Returns LC_OK with *text on success; LC_NOTFOUND for a missing
- * entry; LC_ERR with *why (malloc'd) on a failure. */
+ * entry; LC_ERR with *why (malloc'd, masked) on a failure. */
 static int summ_call(summ_ctx *s, summ_entry *e, const char *system, const char *prompt,
                      long max_tokens, const char *stage, char **text, char **why)
 {
@@ -649,6 +670,7 @@ static int summ_call(summ_ctx *s, summ_entry *e, const char *system, const char 
     if (rc == LC_NOTFOUND) {
         *why = err ? err : lc_strdup(e->kind == SUMM_KIND_AUTO ? "no session model"
                                                                : "no provider for this entry");
+        summ_mask(s, why);
         summ_completion_free(&c);
         return LC_NOTFOUND;
     }
@@ -668,6 +690,7 @@ static int summ_call(summ_ctx *s, summ_entry *e, const char *system, const char 
     } else if (summ_blank(c.text)) {
         *why = lc_strdup("empty answer");
     }
+    summ_mask(s, why);
     cJSON *d = cJSON_CreateObject();
     cJSON_AddStringToObject(d, "model", e->name);
     cJSON_AddStringToObject(d, "stage", stage);
@@ -706,17 +729,21 @@ int summ_run_chain(summ_ctx *s, const char *source, size_t target_tokens, summ_s
                    const char *stage, char **out_text, const char **out_entry, char **err)
 {
     int rc = LC_ERR;
-    char *prompt = NULL, *first_why = NULL;
+    char *prompt = NULL, *first_why = NULL, *masked = NULL;
     const char *first_entry = NULL;
     size_t *snapshot = NULL;
     *out_text = NULL;
     if (s->pass.capped) return lc_errf(err, LC_BUSY, "summarizer budget reached for this pass");
     const char *system = summ_system_prompt(style);
     long max_tokens = (long)target_tokens * 3 < 256 ? 256 : (long)target_tokens * 3;
-    prompt = lc_asprintf("%s the conversation excerpt below in at most about %zu tokens.\n\n"
-                         "<excerpt>\n%s\n</excerpt>",
-                         style == SUMM_BULLETS ? "Rewrite as bullet points" : "Summarize",
-                         target_tokens, source);
+    /* The request is the seam where stored text leaves for a model: every level, every
+     * stage (leaf, condensation over stored summaries, heal) builds it here. */
+    masked = redact_text(source, strlen(source), !s->cfg.send_unmasked, NULL);
+    if (masked)
+        prompt = lc_asprintf("%s the conversation excerpt below in at most about %zu tokens.\n\n"
+                             "<excerpt>\n%s\n</excerpt>",
+                             style == SUMM_BULLETS ? "Rewrite as bullet points" : "Summarize",
+                             target_tokens, masked);
     snapshot = malloc(s->n_entries * sizeof *snapshot);
     if (!prompt || !snapshot) {
         rc = lc_errf(err, LC_NOMEM, "out of memory");
@@ -796,6 +823,7 @@ int summ_run_chain(summ_ctx *s, const char *source, size_t target_tokens, summ_s
                  first_why ? ": " : "", first_why ? first_why : "");
 done:
     free(prompt);
+    free(masked);
     free(first_why);
     free(snapshot);
     return rc;

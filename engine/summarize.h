@@ -75,6 +75,9 @@ typedef struct summ_config {
     summ_model_fn model_fn;     /* NULL: every provider/id entry is unknown */
     summ_event_fn event_fn;     /* may be NULL */
     void *ud;                   /* passed to the three functions */
+    int send_unmasked;          /* redactSecrets: false. 0 (the default): the text a model
+                                 * request carries, and the provider error text an event
+                                 * carries, pass redact_text first */
 } summ_config;
 
 typedef struct summ_ctx summ_ctx;
@@ -103,8 +106,11 @@ typedef struct summ_pass_stats {
 void summ_pass_stats_get(const summ_ctx *s, summ_pass_stats *out);
 
 /* One summary through the chain at one level. style SUMM_DETAILS (preserve details) or
- * SUMM_BULLETS. On success *out_text (malloc'd) and *out_entry (borrowed from the ctx, e.g.
- * "auto", "extractive") are set. When the pass is capped (or this call is refused by a
+ * SUMM_BULLETS. Every model entry (auto, provider/id) receives the source masked (unless
+ * send_unmasked); the extractive entry reads it as stored, because it sends nothing
+ * anywhere and what it returns is stored, which redactSecrets must never change. On
+ * success *out_text (malloc'd) and *out_entry (borrowed from the ctx, e.g. "auto",
+ * "extractive") are set. When the pass is capped (or this call is refused by a
  * budget) returns LC_BUSY without calling anything: the caller truncates. */
 int summ_run_chain(summ_ctx *s, const char *source, size_t target_tokens, summ_style style,
                    const char *stage, char **out_text, const char **out_entry, char **err);
