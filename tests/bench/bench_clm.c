@@ -1,8 +1,9 @@
 /*
  * bench_clm.c -- live-context throughput on a large session: render, parse + apply of
  * an untouched mirror, and of an edited one, for 1,000 messages of ~400k estimated
- * tokens in total; peak RSS at the end. Prints one line per figure. Not a test: it
- * asserts nothing about speed.
+ * tokens in total; peak RSS after building the messages, after the render and at the
+ * end (one process: each reading is a high-water mark, the increase is the step's).
+ * Prints one line per figure. Not a test: it asserts nothing about speed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,13 @@ static char *text_of(size_t n, unsigned seed)
     }
     t[n] = '\0';
     return t;
+}
+
+static long rss_now(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss;
 }
 
 static char *json_string(const char *s)
@@ -74,6 +82,7 @@ int main(void)
     size_t tokens = 0;
     for (size_t i = 0; i < N_MSG; i++) tokens += msg_estimate_tokens_json(msgs[i]);
 
+    long rss_msgs = rss_now();
     double t0 = lc_now_ms();
     clm_view v;
     char *text;
@@ -83,7 +92,9 @@ int main(void)
         clm_view_add(&v, msgs[i], strlen(msgs[i]), (long)i, NULL, NULL);
     clm_view_render(&v, &text, &len, NULL);
     double t1 = lc_now_ms();
+    long rss_render = rss_now();
     clm_outcome o;
+    double t1b = lc_now_ms();
     clm_edit(&v, text, len, &o, NULL);
     double t2 = lc_now_ms();
     int identical = o.accepted && o.n_items == N_MSG;
@@ -119,11 +130,15 @@ int main(void)
     printf("bench_clm context: %d messages, ~%zu estimated tokens, %zu JSON bytes, mirror %zu bytes\n",
            N_MSG, tokens, chars, len);
     printf("bench_clm render_ms: %.1f\n", t1 - t0);
-    printf("bench_clm parse_apply_untouched_ms: %.1f (identity %s)\n", t2 - t1,
+    printf("bench_clm parse_apply_untouched_ms: %.1f (identity %s)\n", t2 - t1b,
            identical ? "ok" : "FAILED");
     printf("bench_clm parse_apply_edit_ms: %.1f (accepted %s, %zu messages after)\n", t4 - t3,
            o.accepted ? "yes" : "no", o.n_items);
     printf("bench_clm revision_payload_ms: %.1f (%zu bytes)\n", t5 - t4, payload ? strlen(payload) : 0);
+    printf("bench_clm peak RSS with the messages built: %ld kB\n", rss_msgs);
+    printf("bench_clm peak RSS after render: %ld kB (+%ld kB)\n", rss_render, rss_render - rss_msgs);
+    printf("bench_clm peak RSS after parse, apply and payload: %ld kB (+%ld kB)\n", ru.ru_maxrss,
+           ru.ru_maxrss - rss_render);
     printf("bench_clm peak_rss_kb: %ld\n", ru.ru_maxrss);
     free(payload);
     clm_outcome_free(&o);

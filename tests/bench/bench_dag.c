@@ -5,11 +5,13 @@
  * Ingests a seeded synthetic session into a temporary store, runs one compaction pass
  * (leaves + condensation, fresh tail 20,000 tokens) and prints source tokens per second
  * (wall clock of the pass, SQLite writes included), the leaf compression ratio (source /
- * leaf tokens) and the block ratio (source / pointer block tokens).
+ * leaf tokens) and the block ratio (source / pointer block tokens), and the peak RSS
+ * after the ingest and after the pass (one process: the pass's own need is the increase).
  * Defaults: 1,000,000 / 20,000 / 1,200 / 8,000. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "dag.h"
@@ -68,6 +70,9 @@ int main(int argc, char **argv)
         sb_free(&text);
     }
     double t_ingest = lc_now_ms() - t0;
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    long rss_ingest = ru.ru_maxrss;
     static const char *const chain[] = {"extractive"};
     summ_config cfg = {.chain = chain, .n_chain = 1};
     summ_ctx *sc = NULL;
@@ -94,6 +99,9 @@ int main(int argc, char **argv)
            leaf_tokens ? (double)s.source_tokens / (double)leaf_tokens : 0.0, s.source_tokens, leaf_tokens,
            s.block_tokens ? (double)s.source_tokens / (double)s.block_tokens : 0.0, s.block_tokens, budget,
            s.stalled ? ", condensation-stalled" : "");
+    getrusage(RUSAGE_SELF, &ru);
+    printf("peak RSS after the ingest: %ld kB\n", rss_ingest);
+    printf("peak RSS after the pass: %ld kB (+%ld kB)\n", ru.ru_maxrss, ru.ru_maxrss - rss_ingest);
     summ_free(sc);
     store_close(st);
     char cmd[96];

@@ -3,10 +3,14 @@
  * FTS5 insertion of the same text in one transaction (the physical limit), the cost of
  * one more turn at 1k / 10k / 100k messages of history, and query / pattern latency
  * (median, p99). One line per figure. Usage: bench_store [max_history (default 100000)]
+ * One process runs every group, so peak RSS is the high-water mark after each group with
+ * its increase over the previous one (the generated corpus is the baseline).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <sys/resource.h>
 
 #include <sqlite3.h>
 
@@ -73,6 +77,15 @@ static void report_latency(const char *name, double *v, size_t n)
     printf("%s: median %.3f ms, p99 %.3f ms (%zu runs)\n", name, v[n / 2], v[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1], n);
 }
 
+/* ru_maxrss only grows: a group's own need shows as the increase it caused. */
+static void report_rss(const char *after, long *prev)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("peak RSS after %s: %ld kB (+%ld kB)\n", after, ru.ru_maxrss, ru.ru_maxrss - *prev);
+    *prev = ru.ru_maxrss;
+}
+
 static int die(const char *what, char *err)
 {
     fprintf(stderr, "bench_store: %s: %s\n", what, err ? err : "?");
@@ -88,6 +101,8 @@ int main(int argc, char **argv)
     if (!mkdtemp(home)) return 1;
     corpus c = {0};
     corpus_make(&c, max + 1);
+    long rss = 0;
+    report_rss("generating the corpus", &rss);
 
     /* Ingest of the whole corpus, one call per 2-message turn, as the host would. */
     size_t bulk = max < 20000 ? max : 20000;
@@ -104,6 +119,7 @@ int main(int argc, char **argv)
     printf("ingest per turn (%zu msgs, 2 per call): %.1f MB/s of message JSON, %.0f msgs/s\n", bulk,
            (double)bytes / 1e6 / (ms / 1e3), (double)bulk / (ms / 1e3));
     store_close(s);
+    report_rss("ingest per turn", &rss);
 
     /* The same messages in one ingest call (one transaction). */
     if (store_open(home, "one", "/bench", &s, &err)) return die("open", err);
@@ -113,6 +129,7 @@ int main(int argc, char **argv)
     printf("ingest one transaction (%zu msgs): %.1f MB/s, %.0f msgs/s\n", bulk, (double)bytes / 1e6 / (ms / 1e3),
            (double)bulk / (ms / 1e3));
     store_close(s);
+    report_rss("ingest in one transaction", &rss);
 
     /* Raw FTS5 insertion of the same JSON texts in one transaction: the physical limit. */
     {
@@ -140,6 +157,7 @@ int main(int argc, char **argv)
         sqlite3_finalize(st);
         sqlite3_close(db);
     }
+    report_rss("raw FTS5 insert", &rss);
 
     /* One more turn at growing history: the call gets the whole branch, as context does. */
     if (store_open(home, "grow", "/bench", &s, &err)) return die("open", err);
@@ -163,6 +181,7 @@ int main(int argc, char **argv)
         if (store_ingest(s, c.m, have + 1, NULL, &err)) return die("ingest", err);
         printf("one more turn at %zu msgs: %.3f ms\n", have, lc_now_ms() - t0);
     }
+    report_rss("growing the history", &rss);
 
     /* Query and pattern latency over the grown store. */
     double q[50], qc[10], p[20];
@@ -200,6 +219,7 @@ int main(int argc, char **argv)
     }
     snprintf(name, sizeof name, "pattern latency at %zu msgs", have);
     report_latency(name, p, 20);
+    report_rss("queries and patterns", &rss);
     store_close(s);
     corpus_free(&c);
     char cmd[128];

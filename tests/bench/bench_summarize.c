@@ -5,10 +5,12 @@
  * Generates a seeded synthetic session (prose, tool output, paths, and a needle
  * `Nxx=dddd` every ~5,000 tokens), summarizes it in leaf chunks with summ_extractive,
  * and prints source tokens per second, the compression ratio (source / summary tokens)
- * and how many needles survived verbatim. Defaults: 1,000,000 / 20,000 / 1,200. */
+ * how many needles survived verbatim, and the process's peak RSS (one chunk in memory at
+ * a time, so it is the summarizer's working set plus the chunk). Defaults: 1,000,000 / 20,000 / 1,200. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "summarize.h"
 #include "util.h"
@@ -84,5 +86,8 @@ int main(int argc, char **argv)
     printf("  compression: %.1fx (%ld -> %ld tokens)\n",
            out_tokens ? (double)src_tokens / (double)out_tokens : 0.0, src_tokens, out_tokens);
     printf("  needles kept verbatim: %ld / %ld\n", kept, needles);
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("  peak RSS: %ld kB\n", ru.ru_maxrss);
     return 0;
 }

@@ -3,7 +3,9 @@
 # Usage: sh tests/bench/run.sh [BUILD]   (BUILD defaults to build; binaries must be built)
 # Exit status: 1 when the replay's per-request cost is not flat (bench_replay.sh decides)
 # or when a benchmark fails to run; the other figures are reported, not judged.
-# BENCH_REPLAY_SIZES overrides the replay sizes (default 5000 10000 20000 40000).
+# BENCH_REPLAY_SIZES overrides the replay sizes (default 5000 10000 20000 40000);
+# BENCH_CONTEXT_SIZES the context hook's history sizes (default 1000 10000 100000).
+# Every figure group reports the peak RSS of the process that produced it.
 # BENCH_SVG=FILE also draws the replay's cost per request against history size there.
 # The whole output also lands in BUILD/bench/report.txt and, parsed, BUILD/bench/report.json.
 BUILD=${1:-build}
@@ -12,14 +14,19 @@ if [ -z "${BENCH_TEE:-}" ]; then
     { BENCH_TEE=1 sh "$0" "$@"; echo $? >"$BUILD/bench/status"; } | tee "$BUILD/bench/report.txt"
     rc=$(cat "$BUILD/bench/status")
     python3 tests/bench/report.py "$BUILD/bench/report.txt" "$BUILD/bench/report.json"
-    exit $rc
+    exit "$rc"
 fi
 SIZES=${BENCH_REPLAY_SIZES:-5000 10000 20000 40000}
+CONTEXT_SIZES=${BENCH_CONTEXT_SIZES:-1000 10000 100000}
 status=0
+START=$(date +%s%N)
 
 run() {
     echo "\$ $*"
+    t0=$(date +%s%N)
     "$@" || { echo "FAILED (exit $?): $*"; status=1; }
+    t1=$(date +%s%N)
+    echo "section wall time: $(( (t1 - t0) / 1000000 )) ms"
     echo
 }
 
@@ -37,6 +44,9 @@ fi
 rm -f "$REPLAY_OUT"
 echo "## store: ingest throughput, one more turn at 1k/10k/100k, query/pattern latency"
 run "$BUILD/bench/bench_store"
+echo "## context hook: cost per call at growing history, JSON parse and serialization apart"
+# shellcheck disable=SC2086
+run "$BUILD/bench/bench_context" "$BUILD/lossless-context.so" $CONTEXT_SIZES
 echo "## live context: render, parse + apply"
 run "$BUILD/bench/bench_clm"
 echo "## DAG: one compaction pass"
@@ -47,8 +57,14 @@ echo "## plugin: .so size and load time (20 host runs with and without it)"
 run sh -c 'b=$1; h=$(mktemp -d); s=$(stat -c %s "$b/lossless-context.so");
     t0=$(date +%s%N); for i in $(seq 20); do "$b/agent-host" --home "$h" --session "$h/a.jsonl" --command "/help" >/dev/null 2>&1; done
     t1=$(date +%s%N); for i in $(seq 20); do "$b/agent-host" --home "$h" --plugin-dir "$b/plugins" --session "$h/b.jsonl" --command "/lcm help" >/dev/null 2>&1; done
-    t2=$(date +%s%N); rm -rf "$h"
+    t2=$(date +%s%N)
+    "$b/bench/bench_rss" -o "$h/rss" "$b/agent-host" --home "$h" --session "$h/c.jsonl" --command "/help" >/dev/null 2>&1
+    "$b/bench/bench_rss" -o "$h/rss" "$b/agent-host" --home "$h" --plugin-dir "$b/plugins" --session "$h/d.jsonl" --command "/lcm help" >/dev/null 2>&1
+    r0=$(sed -n 1p "$h/rss"); r1=$(sed -n 2p "$h/rss"); rm -rf "$h"
     echo "so size: $s bytes"; echo "host run without plugin: $(( (t1 - t0) / 20000 )) us"
-    echo "host run with plugin (load, session start, a command, unload): $(( (t2 - t1) / 20000 )) us"' sh "$BUILD"
+    echo "host run with plugin (load, session start, a command, unload): $(( (t2 - t1) / 20000 )) us"
+    echo "host peak RSS without plugin: $r0 kB"
+    echo "host peak RSS with plugin: $r1 kB (+$(( r1 - r0 )) kB)"' sh "$BUILD"
+echo "benchmarks total wall time: $(( ($(date +%s%N) - START) / 1000000 )) ms"
 [ "$status" -eq 0 ] && echo "benchmarks: all ran" || echo "benchmarks: some failed (see above)"
 exit "$status"
