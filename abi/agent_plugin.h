@@ -23,6 +23,9 @@
  * Threading: the host calls every plugin callback, command and tool handler from one
  * thread (the "host thread"). A plugin worker thread may call only the slots marked
  * [any thread]: log, complete, free.
+ *
+ * API levels: 1 = everything up to register_tool / session_tree. 2 appends the host slots
+ * send_user_message and get_entries and the plugin callback agent_end.
  */
 #ifndef AGENT_PLUGIN_H
 #define AGENT_PLUGIN_H
@@ -35,7 +38,14 @@ extern "C" {
 #endif
 
 #define AP_ABI_VERSION 1
-#define AP_API_LEVEL 1
+#define AP_API_LEVEL 2
+
+/* The layout a plugin is built against. A plugin that must also build with the level-1
+ * layout (or a test that proves level-1 plugins still load) defines it as 1 before
+ * including this header; the level-2 fields then do not exist at compile time. */
+#ifndef AP_TARGET_API_LEVEL
+#define AP_TARGET_API_LEVEL AP_API_LEVEL
+#endif
 
 /* The exported entry symbol's name, for dlsym. */
 #define AP_ENTRY_SYMBOL "agent_plugin_init"
@@ -136,6 +146,24 @@ typedef struct ap_host_api {
     int (*register_tool)(void *host_ctx, const char *name, const char *description,
                          const char *parameters_json, ap_tool_fn handler, void *userdata,
                          char **err);
+
+#if AP_TARGET_API_LEVEL >= 2
+    /* ---- API level 2 ---- */
+
+    /* Queue `text` (borrowed, copied; non-empty UTF-8) as an ordinary user prompt. The host
+     * delivers it once the agent is idle: right after the calling command or callback
+     * returns when it is idle now, else after the running agent loop ends (after
+     * agent_end). It starts a turn like a prompt the user typed (before_agent_start, the
+     * model, tools, turn_end, agent_end). Host thread only. AP_BUSY when a message from this
+     * plugin is already queued and not yet delivered; AP_UNSUPPORTED when the host cannot
+     * run a prompt now (no model, e.g. replay). *err host-allocated. */
+    int (*send_user_message)(void *host_ctx, const char *text, char **err);
+
+    /* Every entry of the session -- all branches, in file order, the session header
+     * excluded -- as a JSON array of entries shaped as get_branch returns them. O(session):
+     * meant for session_start, not for every request. *out_json host-allocated. */
+    int (*get_entries)(void *host_ctx, char **out_json, char **err);
+#endif
 } ap_host_api;
 
 /* True when the host table has a usable `slot` (present in its layout and non-NULL). */
@@ -217,7 +245,19 @@ typedef struct ap_plugin {
     ap_event_fn session_before_compact;  /* {"preparation","reason"} -> {"cancel"}|{"compaction"} */
     ap_event_fn session_compact;         /* {"compactionEntry","fromExtension"} */
     ap_event_fn session_tree;            /* {"newLeafId","oldLeafId"} */
+
+#if AP_TARGET_API_LEVEL >= 2
+    /* ---- API level 2: a host of level 1 never calls these (the slot is past its
+     * struct_size or NULL); write them only when plugin->struct_size covers them. ---- */
+    ap_event_fn agent_end;               /* {"status":"done|error|interrupted"}: the agent
+                                          * loop of one prompt finished; the host is idle */
+#endif
 } ap_plugin;
+
+/* True when the host's descriptor has room for `field` (a plugin checks before it writes a
+ * callback of a level above 1). */
+#define AP_PLUGIN_HAS_ROOM(plugin, field) \
+    ((plugin) != NULL && (plugin)->struct_size >= offsetof(ap_plugin, field) + sizeof((plugin)->field))
 
 /* The one exported symbol. Returns AP_OK and fills *plugin, or a failure status with a
  * sentence in errbuf (host-provided, errbuf_len bytes, always NUL-terminated by the

@@ -42,7 +42,7 @@ int clm_safe_write(const char *dir, const char *name, const void *data, size_t l
     if (rc != LC_OK) return rc;
     char *path = lc_asprintf("%s/%s", dir, name);
     if (!path) return lc_errf(err, LC_NOMEM, "out of memory");
-    rc = lc_write_atomic(path, data, len, 0600, err);
+    rc = lc_write_scratch(path, data, len, 0600, err);
     free(path);
     return rc;
 }

@@ -16,7 +16,8 @@
 /* Create `dir` (mode 0700) if missing; LC_INVALID with *err when it is a symlink, not a
  * directory, owned by another user, or open to group or others. */
 int clm_safe_dir(const char *dir, char **err);
-/* Write dir/name atomically (mode 0600) after clm_safe_dir(dir). */
+/* Write dir/name atomically (mode 0600) after clm_safe_dir(dir); a scratch write (no fsync):
+ * the mirror and withheld files are regenerated whenever they are needed. */
 int clm_safe_write(const char *dir, const char *name, const void *data, size_t len, char **err);
 /* Read a regular file without following a symlink, at most `cap` bytes. LC_NOTFOUND when
  * absent; LC_INVALID (with *err naming the reason or the cap) when refused. */

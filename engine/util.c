@@ -171,7 +171,8 @@ done:
     return rc;
 }
 
-int lc_write_atomic(const char *path, const void *data, size_t len, mode_t mode, char **err)
+static int util_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
+                             int durable, char **err)
 {
     int rc = LC_OK;
     int fd = -1;
@@ -205,7 +206,7 @@ int lc_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
         p += n;
         left -= (size_t)n;
     }
-    if (fsync(fd) != 0 || close(fd) != 0) {
+    if ((durable && fsync(fd) != 0) || close(fd) != 0) {
         fd = -1;
         rc = lc_errf(err, LC_ERR, "cannot flush %s: %s", tmp, strerror(errno));
         goto done;
@@ -215,7 +216,7 @@ int lc_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
         rc = lc_errf(err, LC_ERR, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
         goto done;
     }
-    char *slash = strrchr(dir, '/');
+    char *slash = durable ? strrchr(dir, '/') : NULL;
     if (slash) {
         *slash = '\0';
         int dfd = open(slash == dir ? "/" : dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -230,6 +231,16 @@ done:
     free(tmp);
     free(dir);
     return rc;
+}
+
+int lc_write_atomic(const char *path, const void *data, size_t len, mode_t mode, char **err)
+{
+    return util_write_atomic(path, data, len, mode, 1, err);
+}
+
+int lc_write_scratch(const char *path, const void *data, size_t len, mode_t mode, char **err)
+{
+    return util_write_atomic(path, data, len, mode, 0, err);
 }
 
 double lc_now_ms(void)

@@ -46,6 +46,10 @@ int lc_read_file(const char *path, char **out, size_t *out_len, char **err);
  * O_EXCL | O_NOFOLLOW), fsync, rename, then fsync the folder. A reader sees the old or the
  * new file, never a partial one, and a symlink at either name is never written through. */
 int lc_write_atomic(const char *path, const void *data, size_t len, mode_t mode, char **err);
+/* The same atomic replace without the two fsyncs, for scratch files the plugin rewrites on
+ * demand (the mirror before every request, withheld tool results): a crash may lose them,
+ * never tear them, and two fsyncs per request cost more than the rest of the hook. */
+int lc_write_scratch(const char *path, const void *data, size_t len, mode_t mode, char **err);
 
 /* Monotonic milliseconds, for metrics. */
 double lc_now_ms(void);

@@ -58,6 +58,7 @@ static ap_event_fn event_fn(const ap_plugin *d, const char *name)
         {"session_before_compact", offsetof(ap_plugin, session_before_compact)},
         {"session_compact", offsetof(ap_plugin, session_compact)},
         {"session_tree", offsetof(ap_plugin, session_tree)},
+        {"agent_end", offsetof(ap_plugin, agent_end)},
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
         if (strcmp(table[i].name, name) != 0)
@@ -247,6 +248,17 @@ void agent_session_start(agent *a, const char *reason)
     cJSON *ev = cJSON_CreateObject();
     cJSON_AddStringToObject(ev, "reason", reason);
     agent_fire(a, "session_start", ev, NULL);
+    cJSON_Delete(ev);
+}
+
+void agent_agent_end(agent *a, const char *status)
+{
+    /* A level-1 host (AGENT_HOST_API_LEVEL=1) has no agent_end: it is not fired at all. */
+    if (a->h->api.api_level < 2)
+        return;
+    cJSON *ev = cJSON_CreateObject();
+    cJSON_AddStringToObject(ev, "status", status);
+    agent_fire(a, "agent_end", ev, NULL);
     cJSON_Delete(ev);
 }
 
@@ -1120,6 +1132,10 @@ int agent_prompt(agent *a, const char *prompt, char **final_text, char **err)
     }
     rc = lc_errf(err, LC_ERR, "stopped after %d model turns without a final answer", AGENT_MAX_TURNS);
 done:
+    /* The loop of this prompt is over, whatever ended it: plugins may act on idle now. */
+    const llm_stream *ls = llm_default_stream();
+    int cancelled = ls && ls->cancel && *ls->cancel;
+    agent_agent_end(a, rc == LC_OK ? "done" : cancelled ? "interrupted" : "error");
     free(sp);
     cJSON_Delete(ev);
     cJSON_Delete(res);

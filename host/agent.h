@@ -47,6 +47,11 @@ int agent_fire(agent *a, const char *name, const cJSON *event, cJSON **result);
  * requests of this prompt (a->run_prompt). */
 void agent_before_agent_start(agent *a, const char *prompt);
 
+/* agent_end {status: done|error|interrupted} (API level 2; not fired when the host
+ * plays a level-1 host). agent_prompt fires it when its loop ends; the replay fires it
+ * when a recorded prompt's turns are over. */
+void agent_agent_end(agent *a, const char *status);
+
 /* session_start {reason} and session_shutdown {}. */
 void agent_session_start(agent *a, const char *reason);
 void agent_session_shutdown(agent *a);

@@ -140,6 +140,38 @@ static int api_get_entry(void *ctx, const char *id, char **out, char **err)
     return *out ? AP_OK : lc_errf(err, AP_NOMEM, "out of memory");
 }
 
+/* Fault seam for contract tests: AGENT_HOST_FAIL_APPEND=<customType>[:<count>] makes the
+ * next <count> (default 1) appends of that custom type fail with AP_ERROR "injected
+ * failure", so a test can show what a plugin does when a persist is refused (disk full,
+ * I/O error) without filling a disk. The count is process-wide; unset, nothing changes. */
+static int fail_append_injected(const char *custom_type)
+{
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    static int parsed;
+    static long left;
+    static char type[128];
+    int fail = 0;
+    pthread_mutex_lock(&mu);
+    if (!parsed) {
+        parsed = 1;
+        const char *spec = getenv("AGENT_HOST_FAIL_APPEND");
+        if (spec && *spec) {
+            size_t tl = strcspn(spec, ":");
+            if (tl < sizeof type) {
+                memcpy(type, spec, tl);
+                type[tl] = '\0';
+                left = spec[tl] == ':' ? strtol(spec + tl + 1, NULL, 10) : 1;
+            }
+        }
+    }
+    if (left > 0 && strcmp(type, custom_type) == 0) {
+        left--;
+        fail = 1;
+    }
+    pthread_mutex_unlock(&mu);
+    return fail;
+}
+
 static int api_append_custom(void *ctx, const char *custom_type, const char *data_json,
                              char **out_id, char **err)
 {
@@ -152,6 +184,8 @@ static int api_append_custom(void *ctx, const char *custom_type, const char *dat
         return lc_errf(err, AP_INVALID, "append_custom: customType is empty");
     if (!h->sess)
         return lc_errf(err, AP_UNSUPPORTED, "no session is open");
+    if (fail_append_injected(custom_type))
+        return lc_errf(err, AP_ERROR, "injected failure");
     data = cJSON_Parse(data_json ? data_json : "null");
     if (!data) {
         rc = lc_errf(err, AP_INVALID, "append_custom: data is not valid JSON");
@@ -188,7 +222,13 @@ char *hostapi_model_json(host *h)
     cJSON_AddStringToObject(o, "provider", h->model ? "openai-compatible" : "none");
     cJSON_AddStringToObject(o, "id", h->model ? h->model : (h->replay ? "replay" : "none"));
     cJSON_AddNumberToObject(o, "contextWindow", (double)h->window);
-    cJSON_AddNumberToObject(o, "maxTokens", (double)h->max_tokens);
+    /* Test seam: AGENT_HOST_MODEL_MAX_TOKENS=N reports a model output limit above the
+     * per-request --max-tokens, the situation of a host that clamps a request below the
+     * model's limit (pi-ai does, from its raw-state estimate), so a contract test can
+     * reach a plugin's max_tokens repair. */
+    const char *mm = getenv("AGENT_HOST_MODEL_MAX_TOKENS");
+    long model_max = mm && *mm ? strtol(mm, NULL, 10) : 0;
+    cJSON_AddNumberToObject(o, "maxTokens", (double)(model_max > 0 ? model_max : h->max_tokens));
     char *s = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     return s;
@@ -275,6 +315,79 @@ done:
     cJSON_Delete(payload);
     cJSON_Delete(req);
     return rc;
+}
+
+/* ---- API level 2 ---- */
+
+static int api_send_user_message(void *ctx, const char *text, char **err)
+{
+    host *h = ctx;
+    if (!pthread_equal(pthread_self(), h->host_thread))
+        return lc_errf(err, AP_INVALID, "send_user_message: call it from the host thread");
+    if (!text || !*text)
+        return lc_errf(err, AP_INVALID, "send_user_message: the text is empty");
+    if (h->replay || !h->base_url || !h->model)
+        return lc_errf(err, AP_UNSUPPORTED, "this host cannot run a prompt: it has no model "
+                       "(replay, or no --base-url/--model)");
+    for (size_t i = 0; i < h->n_queued; i++)
+        if (h->queued[i].owner == h->current)
+            return lc_errf(err, AP_BUSY, "send_user_message: a message from this plugin is "
+                           "already waiting to be delivered");
+    if (h->n_queued == h->cap_queued) {
+        size_t cap = h->cap_queued ? h->cap_queued * 2 : 4;
+        struct host_queued *q = realloc(h->queued, cap * sizeof *q);
+        if (!q)
+            return lc_errf(err, AP_NOMEM, "out of memory");
+        h->queued = q;
+        h->cap_queued = cap;
+    }
+    char *copy = lc_strdup(text);
+    if (!copy)
+        return lc_errf(err, AP_NOMEM, "out of memory");
+    h->queued[h->n_queued].owner = h->current;
+    h->queued[h->n_queued].text = copy;
+    h->n_queued++;
+    host_log(h, AP_LEVEL_INFO, "plugin '%s' queued a user message (%zu bytes)",
+             h->current ? h->current->name : "?", strlen(text));
+    return AP_OK;
+}
+
+static int api_get_entries(void *ctx, char **out, char **err)
+{
+    host *h = ctx;
+    if (!out)
+        return lc_errf(err, AP_INVALID, "get_entries: out_json is NULL");
+    *out = NULL;
+    if (!h->sess)
+        return lc_errf(err, AP_UNSUPPORTED, "no session is open");
+    *out = session_entries_json(h->sess);
+    return *out ? AP_OK : lc_errf(err, AP_NOMEM, "out of memory");
+}
+
+char *hostapi_take_queued(host *h, host_plugin **owner)
+{
+    if (owner)
+        *owner = NULL;
+    if (h->n_queued == 0)
+        return NULL;
+    char *text = h->queued[0].text;
+    if (owner)
+        *owner = h->queued[0].owner;
+    memmove(h->queued, h->queued + 1, (h->n_queued - 1) * sizeof *h->queued);
+    h->n_queued--;
+    return text;
+}
+
+void hostapi_drop_queued(host *h, host_plugin *p)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < h->n_queued; i++) {
+        if (!p || h->queued[i].owner == p)
+            free(h->queued[i].text);
+        else
+            h->queued[k++] = h->queued[i];
+    }
+    h->n_queued = k;
 }
 
 static int valid_name(const char *name)
@@ -408,6 +521,7 @@ void hostapi_forget_plugin(host *h, host_plugin *p)
         }
     }
     h->n_tools = k;
+    hostapi_drop_queued(h, p);
 }
 
 void hostapi_init(host *h)
@@ -432,6 +546,17 @@ void hostapi_init(host *h)
     a->complete = api_complete;
     a->register_command = api_register_command;
     a->register_tool = api_register_tool;
+    h->host_thread = pthread_self();
+    /* AGENT_HOST_API_LEVEL=1 makes this host a level-1 one (a shorter table, no agent_end),
+     * so the plugin's fallbacks for older hosts can be tested against the real binary. */
+    const char *lvl = getenv("AGENT_HOST_API_LEVEL");
+    if (lvl && strcmp(lvl, "1") == 0) {
+        a->struct_size = (uint32_t)offsetof(ap_host_api, send_user_message);
+        a->api_level = 1;
+        return;
+    }
+    a->send_user_message = api_send_user_message;
+    a->get_entries = api_get_entries;
 }
 
 void hostapi_destroy(host *h)
@@ -447,6 +572,8 @@ void hostapi_destroy(host *h)
         free(h->tools[i].parameters_json);
     }
     free(h->tools);
+    hostapi_drop_queued(h, NULL);
+    free(h->queued);
     pthread_mutex_destroy(&h->log_mu);
     pthread_mutex_destroy(&h->complete_mu);
 }

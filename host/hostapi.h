@@ -42,6 +42,12 @@ typedef struct host {
     ap_host_api api;
     session *sess;
 
+    /* User prompts plugins queued with send_user_message (API level 2), oldest first; the
+     * run loop (main.c) delivers them when the agent is idle. */
+    struct host_queued { host_plugin *owner; char *text; } *queued;
+    size_t n_queued, cap_queued;
+    pthread_t host_thread; /* the thread that calls plugins; host-thread-only slots check it */
+
     host_plugin **plugins;
     size_t n_plugins;
     host_plugin *current; /* the plugin being called (owner of what it registers) */
@@ -89,5 +95,10 @@ void hostapi_forget_plugin(host *h, host_plugin *p);
 
 /* The model JSON {provider, id, contextWindow, maxTokens} (malloc'd). */
 char *hostapi_model_json(host *h);
+
+/* Take the oldest queued user prompt (malloc'd text, caller frees; NULL when none). */
+char *hostapi_take_queued(host *h, host_plugin **owner);
+/* Drop the queued prompts of one plugin (it unloads), or all when p is NULL. */
+void hostapi_drop_queued(host *h, host_plugin *p);
 
 #endif

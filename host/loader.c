@@ -73,7 +73,10 @@ int loader_load_file(host *h, const char *so_path, const char *manifest_name,
         goto done;
     }
     memset(&p->desc, 0, sizeof p->desc);
-    p->desc.struct_size = (uint32_t)sizeof p->desc;
+    /* A level-1 host hands out the level-1 descriptor; the memory stays full-size and
+     * zeroed, so level-2 slots read as NULL whatever the plugin does. */
+    p->desc.struct_size = h->api.api_level >= 2 ? (uint32_t)sizeof p->desc
+                                                : (uint32_t)offsetof(ap_plugin, agent_end);
     h->current = p;
     int irc = init(&h->api, &p->desc, errbuf, sizeof errbuf);
     h->current = NULL;

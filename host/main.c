@@ -60,7 +60,14 @@ static const char USAGE[] =
     "  --trace FILE       append one JSON line per plugin callback:\n"
     "                     {event, plugin, handled, input, status, output}\n"
     "  --verbose          log to stderr;  --log FILE  log to FILE\n"
-    "  -h, --help         this text\n";
+    "  -h, --help         this text\n"
+    "\n"
+    "A prompt a plugin queues (send_user_message, API level 2, e.g. /clm-compact) runs as\n"
+    "the next prompt once the agent is idle: after the command, -p prompt or --tool call\n"
+    "that queued it, in every mode that has a model (--base-url and --model); its answer\n"
+    "is printed like a -p answer. Replay has no model: the slot answers AP_UNSUPPORTED.\n"
+    "AGENT_HOST_API_LEVEL=1 makes the host a level-1 host (no send_user_message,\n"
+    "get_entries or agent_end), to test a plugin's fallbacks.\n";
 
 typedef struct options {
     const char *home, *plugin_dir, *session, *base_url, *model, *cwd, *trace, *log;
@@ -228,6 +235,52 @@ static int print_command(agent *a, const char *cmd)
     return rc;
 }
 
+/* Run the user prompts plugins queued with send_user_message, oldest first, now that the
+ * agent is idle: right after the command or prompt that queued them. A prompt's agent_end
+ * may queue the next one; MAX_DELIVERIES in a row stops a plugin that always does. */
+enum { MAX_DELIVERIES = 16 };
+
+typedef int (*run_prompt_fn)(agent *a, const char *prompt, void *ud);
+
+static int deliver_queued(agent *a, run_prompt_fn run, void *ud)
+{
+    int status = 0;
+    for (int i = 0;; i++) {
+        host_plugin *owner = NULL;
+        char *text = hostapi_take_queued(a->h, &owner);
+        if (!text)
+            break;
+        if (i >= MAX_DELIVERIES) {
+            host_notify(a->h, AP_LEVEL_WARNING, "plugin '%s' queued more than %d prompts in a "
+                        "row; the rest are dropped", owner ? owner->name : "?", MAX_DELIVERIES);
+            free(text);
+            hostapi_drop_queued(a->h, NULL);
+            break;
+        }
+        host_notify(a->h, AP_LEVEL_INFO, "plugin '%s' sends a prompt (%zu characters)",
+                    owner ? owner->name : "?", strlen(text));
+        if (run(a, text, ud))
+            status = 1;
+        free(text);
+    }
+    return status;
+}
+
+static int run_prompt_plain(agent *a, const char *prompt, void *ud)
+{
+    (void)ud;
+    char *text = NULL, *err = NULL;
+    int rc = agent_prompt(a, prompt, &text, &err);
+    if (rc)
+        fprintf(stderr, "agent-host: %s\n", err ? err : "prompt failed");
+    else if (text)
+        printf("%s\n", text);
+    fflush(stdout);
+    free(text);
+    free(err);
+    return rc;
+}
+
 /* Ctrl-C: the streaming transfer polls this and stops the turn; at the prompt, a
  * second one in a row leaves. */
 static volatile sig_atomic_t interrupted;
@@ -257,6 +310,30 @@ static void print_delta(void *ud, const char *kind, const char *text, size_t len
     fflush(stdout);
     if (!thinking)
         st->printed = 1;
+}
+
+static int run_prompt_streamed(agent *a, const char *prompt, void *ud)
+{
+    stream_state *st = ud;
+    char *text = NULL, *err = NULL;
+    memset(st, 0, sizeof *st);
+    interrupted = 0;
+    int prc = agent_prompt(a, prompt, &text, &err);
+    if (st->in_thinking)
+        fputs("\033[0m", stdout);
+    if (st->printed)
+        fputc('\n', stdout);
+    if (interrupted)
+        /* What was appended before the interrupt stays in the session. */
+        fputs("[interrupted: the turn stopped; the session keeps what was said]\n", stdout);
+    else if (prc)
+        fprintf(stderr, "agent-host: %s\n", err ? err : "prompt failed");
+    else if (text && !st->printed)
+        printf("%s\n", text);
+    fflush(stdout);
+    free(text);
+    free(err);
+    return prc;
 }
 
 static int interactive(agent *a)
@@ -298,27 +375,16 @@ static int interactive(agent *a)
             continue;
         if (!strcmp(line, "/quit") || !strcmp(line, "/exit"))
             break;
-        if (line[0] == '/') {
+        if (line[0] == '/')
             print_command(a, line);
-            continue;
+        else
+            run_prompt_streamed(a, line, &st);
+        if (interrupted && a->h->n_queued) {
+            /* Ctrl-C stops what runs next too: a plugin's queued prompt is not started. */
+            hostapi_drop_queued(a->h, NULL);
+            fputs("[interrupted: a prompt a plugin queued was dropped]\n", stdout);
         }
-        char *text = NULL, *err = NULL;
-        memset(&st, 0, sizeof st);
-        int prc = agent_prompt(a, line, &text, &err);
-        if (st.in_thinking)
-            fputs("\033[0m", stdout);
-        if (st.printed)
-            fputc('\n', stdout);
-        if (interrupted)
-            /* What was appended before the interrupt stays in the session. */
-            fputs("[interrupted: the turn stopped; the session keeps what was said]\n", stdout);
-        else if (prc)
-            fprintf(stderr, "agent-host: %s\n", err ? err : "prompt failed");
-        else if (text && !st.printed)
-            printf("%s\n", text);
-        fflush(stdout);
-        free(text);
-        free(err);
+        deliver_queued(a, run_prompt_streamed, &st);
     }
     llm_set_default_stream(NULL);
     sigaction(SIGINT, &old, NULL);
@@ -461,9 +527,15 @@ int main(int argc, char **argv)
             printf("%s\n", text);
         free(text);
     }
-    for (size_t i = 0; i < o.n_commands; i++)
+    /* Prompts plugins queued meanwhile run once the agent is idle (API level 2). */
+    if (deliver_queued(&a, run_prompt_plain, NULL))
+        status = 1;
+    for (size_t i = 0; i < o.n_commands; i++) {
         if (print_command(&a, o.commands[i]))
             status = 1;
+        if (deliver_queued(&a, run_prompt_plain, NULL))
+            status = 1;
+    }
     if (!o.mode && !o.tool && !o.prompt && o.n_commands == 0)
         interactive(&a);
 shutdown:

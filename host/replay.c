@@ -21,6 +21,7 @@ typedef struct replay {
     cJSON *assistant;     /* the assistant whose tool calls are being answered */
     cJSON *results;       /* their toolResult messages so far */
     int pending;          /* calls without a result yet */
+    int in_prompt;        /* a recorded prompt's loop is running (agent_end pending) */
     long appended, skipped, bad;
 } replay;
 
@@ -94,6 +95,16 @@ static void flush_turn(replay *r)
     after_turn(r);
 }
 
+/* The recorded prompt's loop is over (the next prompt, a tree move, the end of the input):
+ * agent_end, as a live host fires it once the agent is idle. */
+static void end_prompt(replay *r)
+{
+    if (!r->in_prompt)
+        return;
+    r->in_prompt = 0;
+    agent_agent_end(r->a, "done");
+}
+
 static const cJSON *find_call(const cJSON *assistant, const char *id)
 {
     const cJSON *content = cJSON_GetObjectItemCaseSensitive(assistant, "content"), *b;
@@ -121,6 +132,8 @@ static void events_before(replay *r, cJSON *root, const char *type, int *changed
     msg_role role = msg_role_of(msg);
     if (role == MSG_ROLE_USER) {
         flush_turn(r);
+        end_prompt(r);
+        r->in_prompt = 1;
         char *text = msg_derive_text(msg, NULL);
         agent_before_agent_start(a, text);
         free(text);
@@ -256,6 +269,7 @@ static int replay_entry(replay *r, const char *line, size_t len, long lineno, co
         changed = 1;
     } else {
         flush_turn(r);
+        end_prompt(r);
         if ((rc = agent_move_leaf(a, parent, &err)))
             goto done;
         leaf = session_leaf(s);
@@ -320,6 +334,7 @@ int replay_run(agent *a, const char *in_path, char **err)
             break;
     }
     flush_turn(&r);
+    end_prompt(&r);
     session_set_clock(s, NULL);
     if (!rc)
         rc = session_sync(s, err);

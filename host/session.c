@@ -590,6 +590,23 @@ size_t session_entry_count(const session *s)
     return s->n_entries;
 }
 
+char *session_entries_json(const session *s)
+{
+    sbuf b = {0};
+    sb_putc(&b, '[');
+    for (size_t i = 0; i < s->n_entries; i++) {
+        if (i)
+            sb_putc(&b, ',');
+        sb_append(&b, s->entries[i]->line, s->entries[i]->line_len);
+    }
+    sb_putc(&b, ']');
+    if (b.oom) {
+        sb_free(&b);
+        return NULL;
+    }
+    return sb_detach(&b);
+}
+
 char *session_branch_json(const session *s)
 {
     sbuf b = {0};

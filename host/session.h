@@ -59,6 +59,8 @@ size_t session_entry_count(const session *s);
 sess_entry *const *session_branch(const session *s, size_t *n);
 /* The active branch as a JSON array of entries (malloc'd). */
 char *session_branch_json(const session *s);
+/* Every entry (all branches, file order) as a JSON array (malloc'd). */
+char *session_entries_json(const session *s);
 
 /* Append an entry built from `entry` (its type and fields; id, parentId and timestamp
  * are filled here: parentId is the leaf). The leaf moves to it. durable: fsync before

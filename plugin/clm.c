@@ -323,14 +323,42 @@ static int clm_set_revision(clm_glue *g, clm_revision *r, long *raw_idx)
     return LC_OK;
 }
 
+/* An edit is read at turn_end; one that lands after that read (a slow background job of
+ * the model's, a hand edit) is still only a draft when the baseline moves. The next
+ * rendering would overwrite it silently, so it is discarded here, by name: mirror_hash
+ * holds what the plugin last wrote or read, and anything else on disk is that draft. */
+static void clm_discard_draft(clm_glue *g, const char *why)
+{
+    char *text = NULL;
+    size_t len = 0;
+    uint8_t h[32];
+    if (!g->have_view || !g->path ||
+        clm_safe_read(g->path, CLM_MIRROR_MAX_BYTES, &text, &len, NULL) != LC_OK)
+        return;
+    sha256(text, len, h);
+    free(text);
+    if (memcmp(h, g->mirror_hash, 32) == 0) return;
+    g->mirror_current = 0;
+    plugin_notify(g->p, AP_LEVEL_WARNING, "live context: an unread edit of LIVE_CONTEXT.md was "
+                  "discarded (%s); nothing from it was saved", why);
+    char *t = lc_asprintf("[CLM] Your edit of LIVE_CONTEXT.md was discarded before it was read: "
+                          "the live context changed under it (%s). Nothing from it was saved; "
+                          "LIVE_CONTEXT.md has been rendered again, read it before editing.", why);
+    clm_notice(g, t);
+    free(t);
+}
+
 static void clm_mark_stale(clm_glue *g, const char *why)
 {
+    clm_discard_draft(g, why);
+    g->stale_epoch++;
     if (g->have_view) {
         g->view_stale = 1;
         snprintf(g->stale_why, sizeof g->stale_why, "%s", why);
     }
     if (g->compact_pending) {
         g->compact_pending = 0;
+        g->compact_wait = 0;
         plugin_notify(g->p, AP_LEVEL_INFO, "/clm-compact: not sent, the live context changed (%s)",
                       why);
     }
@@ -1024,7 +1052,7 @@ int clm_glue_context(lc_plugin *p, const ap_context_event *ev,
             free(rerr);
         }
     }
-    if (g->compact_pending) {
+    if (g->compact_pending && !g->compact_wait) {
         char *t = clm_compact_prompt(g, g->compact_baseline);
         if (t) clm_notice(g, t);
         else plugin_notify(g->p, AP_LEVEL_WARNING, "/clm-compact: the compact prompt %s cannot "
@@ -1188,6 +1216,7 @@ int clm_glue_turn_end(lc_plugin *p, const cJSON *ev, char **err)
     sha256(text, len, h);
     if (g->mirror_current && memcmp(h, g->mirror_hash, 32) == 0) goto done;
     g->mirror_current = 0;
+    memcpy(g->mirror_hash, h, 32); /* read now: only a later write is a draft */
     if (g->view_stale) {
         char *t = lc_asprintf("[CLM] Your edit of LIVE_CONTEXT.md was discarded: the live "
                               "context changed under it (%s). LIVE_CONTEXT.md has been rendered "
@@ -1241,6 +1270,7 @@ int clm_glue_session_shutdown(lc_plugin *p, char **err)
 {
     clm_glue *g = p->clm;
     (void)err;
+    clm_mark_stale(g, "the session shut down");
     if (g->dir) clm_rm_tree(g->dir);
     if (g->have_view) clm_view_free(&g->view);
     g->have_view = 0;
@@ -1563,26 +1593,117 @@ static int clm_command(void *ud, const char *args, char **out_text, char **err)
     return *out_text ? AP_OK : lc_errf(err, AP_NOMEM, "out of memory");
 }
 
-/* The ABI gives a plugin no way to send a user message, so the prompt rides on the next
- * request as a one-call notice; the user starts that turn. */
+/* Forget the waiting request. */
+static void clm_compact_clear(clm_glue *g)
+{
+    g->compact_pending = 0;
+    g->compact_wait = 0;
+    free(g->compact_baseline);
+    g->compact_baseline = NULL;
+}
+
+/* Build the prompt and hand it to the host as a user message. Returns AP_OK, or the
+ * host's status with *why (malloc'd) saying what went wrong. */
+static int clm_compact_send(clm_glue *g, const char *instructions, char **why)
+{
+    char *t = clm_compact_prompt(g, instructions);
+    if (!t) {
+        *why = lc_asprintf("the compact prompt %s cannot be read",
+                           g->set.compact_prompt ? g->set.compact_prompt : "(built in)");
+        return AP_INVALID;
+    }
+    int rc = plugin_send_user_message(g->p, t, why);
+    free(t);
+    return rc;
+}
+
+/* The level-1 path: the prompt rides on the next request as a one-call notice, and the
+ * user starts that turn. */
+static char *clm_compact_as_notice(clm_glue *g, const char *args, const char *reason)
+{
+    free(g->compact_baseline);
+    g->compact_baseline = lc_strdup(args ? args : "");
+    g->compact_pending = 1;
+    g->compact_wait = 0;
+    return lc_asprintf("/clm-compact: the compaction prompt goes out with the next request "
+                       "(%s): send any prompt, e.g. \"compact your context\", to run it.", reason);
+}
+
+/* §7d: wait for idle, then send the prompt as an ordinary user message. Idle now: send it
+ * at once (the host runs it when this command returns). Busy: record the baseline and
+ * send it at agent_end unless the live context changed meanwhile. */
 static int clm_compact_command(void *ud, const char *args, char **out_text, char **err)
 {
     lc_plugin *p = ud;
     clm_glue *g = p->clm;
+    if (!args) args = "";
+    while (*args == ' ' || *args == '\t') args++;
     if (!g->enabled) {
         *out_text = lc_strdup("/clm-compact: live context is off (/clm on)");
     } else if (g->compact_pending) {
-        *out_text = lc_strdup("/clm-compact: a compaction request is already waiting for the "
-                              "next turn");
-    } else {
+        *out_text = lc_strdup(g->compact_wait
+                                  ? "/clm-compact: refused, a compaction request is already waiting "
+                                    "for the agent to finish"
+                                  : "/clm-compact: refused, a compaction request is already waiting "
+                                    "for the next request");
+    } else if (!plugin_can_send(p)) {
+        *out_text = clm_compact_as_notice(g, args, "this host is below API level 2: a plugin "
+                                                   "can add to a request but not start one");
+    } else if (p->agent_busy) {
         free(g->compact_baseline);
-        g->compact_baseline = lc_strdup(args ? args : "");
+        g->compact_baseline = lc_strdup(args);
         g->compact_pending = 1;
-        *out_text = lc_strdup("/clm-compact: the compaction prompt goes out with the next "
-                              "request (this host lets a plugin add to a request but not start "
-                              "one): send any prompt, e.g. \"compact your context\", to run it.");
+        g->compact_wait = 1;
+        g->compact_epoch = g->stale_epoch;
+        g->compact_enabled = g->enabled;
+        *out_text = lc_strdup("/clm-compact: the agent is busy; the compaction prompt is sent "
+                              "when it finishes (a tree move, /clm reset, reload or shutdown "
+                              "meanwhile cancels it)");
+    } else {
+        char *why = NULL;
+        int rc = clm_compact_send(g, args, &why);
+        if (rc == AP_OK)
+            *out_text = lc_strdup("/clm-compact: the compaction prompt was sent as a user "
+                                  "message; the model edits LIVE_CONTEXT.md in that turn");
+        else if (rc == AP_UNSUPPORTED)
+            *out_text = clm_compact_as_notice(g, args, why ? why : "the host cannot start a turn");
+        else
+            *out_text = lc_asprintf("/clm-compact: not sent (%s)", why ? why : "the host refused");
+        free(why);
     }
     return *out_text ? AP_OK : lc_errf(err, AP_NOMEM, "out of memory");
+}
+
+int clm_glue_agent_end(lc_plugin *p, const cJSON *ev, char **err)
+{
+    clm_glue *g = p->clm;
+    (void)ev;
+    (void)err;
+    if (!g || !g->compact_pending || !g->compact_wait) return AP_OK;
+    /* clm_mark_stale cancels a waiting request as it happens; the epoch check also covers
+     * a baseline change that reached no hook (the switch, a restore that failed). */
+    const char *changed = g->stale_epoch != g->compact_epoch ? "the branch or revision was replaced"
+                          : g->enabled != g->compact_enabled ? "live context was switched"
+                          : NULL;
+    if (changed) {
+        plugin_notify(p, AP_LEVEL_INFO, "/clm-compact: not sent, the live context changed (%s)",
+                      changed);
+        clm_compact_clear(g);
+        return AP_OK;
+    }
+    char *why = NULL;
+    char *instructions = g->compact_baseline;
+    g->compact_baseline = NULL;
+    clm_compact_clear(g);
+    int rc = clm_compact_send(g, instructions, &why);
+    if (rc == AP_OK)
+        plugin_notify(p, AP_LEVEL_INFO, "/clm-compact: the agent is idle; the compaction prompt "
+                      "was sent");
+    else
+        plugin_notify(p, AP_LEVEL_WARNING, "/clm-compact: not sent (%s)", why ? why : "the host refused");
+    free(why);
+    free(instructions);
+    return AP_OK;
 }
 
 /* ---- init / free ---------------------------------------------------------------------------- */

@@ -70,7 +70,8 @@ typedef struct clm_glue {
     size_t view_raw_n;         /* raw messages the view covered: the anchor of an edit */
     char view_digest[65];
     size_t view_rev_n;         /* messages of the view that came from the revision */
-    uint8_t mirror_hash[32];
+    uint8_t mirror_hash[32];   /* SHA-256 of what the plugin last wrote or read: a later
+                                * write by anyone else is a draft */
     int mirror_current;        /* the file holds exactly the last rendering */
     int render_off;            /* no model (replay): nobody can edit, nothing rendered */
     char *dir, *path;
@@ -94,7 +95,12 @@ typedef struct clm_glue {
     char steering_hash[13];
     /* /clm-compact */
     int compact_pending;
-    char *compact_baseline;    /* baseline of the view when it was asked (owned) */
+    int compact_wait;          /* 1: waiting for agent_end to send it as a user message;
+                                * 0: it rides on the next request as a notice (level 1) */
+    char *compact_baseline;    /* the typed instructions of the waiting request (owned) */
+    unsigned long stale_epoch; /* bumped by every baseline change (tree, reset, reload...) */
+    unsigned long compact_epoch; /* stale_epoch when /clm-compact was asked */
+    int compact_enabled;       /* live context on/off then */
     unsigned tools_this_turn;
 } clm_glue;
 

@@ -21,6 +21,7 @@
 
 #include "config.h"
 #include "dag.h"
+#include "jsonl.h"
 #include "llm_http.h"
 #include "message.h"
 #include "plugin.h"
@@ -89,6 +90,27 @@ static int lcm_no_store(lc_plugin *p, char **out, char **err)
                           1, out, err);
 }
 
+/* The session header's cwd (the project a past-session search matches on), read from the
+ * session file's first line: session_info's cwd is the host process's, which differs from
+ * the header when a session is resumed or replayed elsewhere. Falls back to it. */
+static char *lcm_header_cwd(const lc_plugin *p)
+{
+    char *line = NULL, *cwd = NULL;
+    size_t cap = 0;
+    FILE *f = p->session_file ? fopen(p->session_file, "r") : NULL;
+    if (f && getline(&line, &cap, f) > 0) {
+        cJSON *h = cJSON_Parse(line);
+        const cJSON *c = cJSON_GetObjectItemCaseSensitive(h, "cwd");
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(h, "type");
+        if (cJSON_IsString(t) && !strcmp(t->valuestring, "session") && cJSON_IsString(c) && *c->valuestring)
+            cwd = lc_strdup(c->valuestring);
+        cJSON_Delete(h);
+    }
+    if (f) fclose(f);
+    free(line);
+    return cwd ? cwd : p->cwd ? lc_strdup(p->cwd) : NULL;
+}
+
 static int lcm_tool_grep(void *ud, const char *call_json, char **out, char **err)
 {
     lc_plugin *p = ud;
@@ -117,7 +139,9 @@ static int lcm_tool_grep(void *ud, const char *call_json, char **out, char **err
         }
         rc = recall_grep(p->lcm->st, &o, &r, &e);
     } else {
-        rc = recall_grep_sessions(p->agent_home ? p->agent_home : ".", p->session_id, p->cwd, scope, &o, &r, &e);
+        char *cwd = p->lcm && p->lcm->st ? store_meta_get(p->lcm->st, "cwd") : lcm_header_cwd(p);
+        rc = recall_grep_sessions(p->agent_home ? p->agent_home : ".", p->session_id, cwd, scope, &o, &r, &e);
+        free(cwd);
     }
     if (rc != LC_OK) {
         rc = lcm_tool_error(e, out, err);
@@ -449,6 +473,7 @@ static void lcm_summ_open(lc_plugin *p)
         .model_fn = lcm_model,
         .event_fn = lcm_summ_event,
         .ud = p,
+        .send_unmasked = !cfg->redact_secrets,
     };
     if (summ_create(&sc, &p->lcm->summ, &e) != LC_OK) {
         plugin_log(p, AP_LEVEL_WARNING, "lcm: summarizer chain unavailable: %s", e ? e : "?");
@@ -660,6 +685,25 @@ done:
     return rc;
 }
 
+/* The AgentMessage of a message entry exactly as the host holds it (malloc'd; NULL when the
+ * entry is not a message or cannot be read): the bytes `context` would have carried, so a
+ * message stored from here is identical to one stored from a request. */
+static char *lcm_entry_message(lc_plugin *p, const char *id)
+{
+    char *text = NULL, *out = NULL;
+    size_t off = 0, len = 0;
+    if (plugin_get_entry_text(p, id, &text, NULL) != AP_OK) return NULL;
+    cJSON *e = cJSON_Parse(text);
+    const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "type"));
+    if (type && strcmp(type, "message") == 0 &&
+        cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(e, "message")) &&
+        json_member_span(text, strlen(text), "message", &off, &len) == LC_OK)
+        out = lc_strndup(text + off, len);
+    cJSON_Delete(e);
+    free(text);
+    return out;
+}
+
 /* Mark what a move took off the branch and clear what it brought back. */
 /* Store the message entries among `ids` (leaf first) that no `context` ever carried: the
  * tail of a branch abandoned before its next request, or the last turn of a session. The
@@ -672,16 +716,10 @@ static void lcm_ingest_entries(lc_plugin *p, char *const *ids, size_t n)
     char *e = NULL;
     if (!m || !json) goto done;
     for (size_t i = n; i-- > 0;) {
-        cJSON *entry = NULL;
-        if (plugin_get_entry(p, ids[i], &entry, NULL) != AP_OK) continue;
-        const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(entry, "type"));
-        const cJSON *msg = cJSON_GetObjectItemCaseSensitive(entry, "message");
-        if (type && strcmp(type, "message") == 0 && cJSON_IsObject(msg) &&
-            (json[k] = cJSON_PrintUnformatted(msg))) {
+        if ((json[k] = lcm_entry_message(p, ids[i]))) {
             m[k] = (store_msg){ids[i], json[k], strlen(json[k])};
             k++;
         }
-        cJSON_Delete(entry);
     }
     store_ingest_stats st;
     if (k && store_ingest(p->lcm->st, m, k, &st, &e) != LC_OK)
@@ -739,6 +777,65 @@ done:
     free(entries);
     free(ids);
     cJSON_Delete(branch);
+}
+
+/* Store every message of the session that sits on no active branch and never reached the
+ * store: a branch abandoned before its next request while the store could not be written
+ * (a full disk, a crash, a deleted store). Reads every entry once per session start
+ * (get_entries, API level 2; a level-1 host lists only the active branch, so this is
+ * skipped there); writes only the missing messages, whose exact bytes come from one
+ * get_entry each. lcm_mark_from_host then marks them removed like any abandoned tail. */
+static void lcm_ingest_offbranch(lc_plugin *p)
+{
+    cJSON *all = NULL, *branch = NULL;
+    lcm_chain on = {0};
+    store_msg *m = NULL;
+    char **json = NULL;
+    size_t k = 0, n = 0;
+    char *e = NULL;
+    int rc = plugin_get_entries(p, &all, &e);
+    if (rc != AP_OK) {
+        if (rc != AP_UNSUPPORTED)
+            plugin_log(p, AP_LEVEL_WARNING, "lcm: the session's entries are unavailable: %s", e ? e : "?");
+        goto done;
+    }
+    if (plugin_get_branch(p, &branch, NULL) != AP_OK) goto done;
+    const cJSON *x;
+    cJSON_ArrayForEach(x, branch)
+    {
+        const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(x, "id"));
+        if (id && lcm_chain_find(&on, id) < 0 && lcm_chain_add(&on, id) != LC_OK) goto done;
+    }
+    n = (size_t)cJSON_GetArraySize(all);
+    m = calloc(n ? n : 1, sizeof *m);
+    json = calloc(n ? n : 1, sizeof *json);
+    if (!m || !json) goto done;
+    cJSON_ArrayForEach(x, all)
+    {
+        const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(x, "id"));
+        const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(x, "type"));
+        if (!id || !type || strcmp(type, "message") != 0 || lcm_chain_find(&on, id) >= 0) continue;
+        store_row row = {0};
+        int found = store_get_message(p->lcm->st, id, &row, NULL) == LC_OK;
+        store_row_free(&row);
+        if (found || !(json[k] = lcm_entry_message(p, id))) continue;
+        m[k] = (store_msg){id, json[k], strlen(json[k])};
+        k++;
+    }
+    store_ingest_stats st;
+    if (k && store_ingest(p->lcm->st, m, k, &st, &e) != LC_OK)
+        plugin_log(p, AP_LEVEL_WARNING, "lcm: storing off-branch messages failed: %s", e ? e : "?");
+    else if (k)
+        plugin_log(p, AP_LEVEL_INFO, "lcm: %zu message(s) of abandoned branches were missing from "
+                   "the store and are stored now", st.inserted);
+done:
+    for (size_t i = 0; json && i < k; i++) free(json[i]);
+    free(json);
+    free(m);
+    free(e);
+    lcm_chain_free(&on);
+    cJSON_Delete(branch);
+    cJSON_Delete(all);
 }
 
 /* A window correction survives restarts in the store's meta: "believed corrected source". */
@@ -801,16 +898,28 @@ int lcm_glue_session_start(lc_plugin *p, const cJSON *ev, char **err)
         return AP_OK;
     }
     /* A store that cannot open costs recall, never the session: say so and go on. */
-    if (store_open(p->agent_home, p->session_id, p->cwd, &p->lcm->st, &e) != LC_OK) {
+    char *hcwd = lcm_header_cwd(p), *mcwd = NULL;
+    if (store_open(p->agent_home, p->session_id, hcwd, &p->lcm->st, &e) != LC_OK) {
         plugin_log(p, AP_LEVEL_WARNING, "lcm: %s", e ? e : "store open failed");
         p->lcm->open_error = e;
+        free(hcwd);
         return AP_OK;
     }
+    /* A store written before the header's cwd was recorded holds the process's. */
+    if (hcwd && (!(mcwd = store_meta_get(p->lcm->st, "cwd")) || strcmp(mcwd, hcwd) != 0) &&
+        store_meta_put(p->lcm->st, "cwd", hcwd, &e) != LC_OK) {
+        plugin_log(p, AP_LEVEL_WARNING, "lcm: %s", e ? e : "cwd not recorded");
+        free(e);
+        e = NULL;
+    }
+    free(hcwd);
+    free(mcwd);
     lcm_window_load(p);
     if (store_mode_note(p->lcm->st))
         plugin_notify(p, AP_LEVEL_WARNING, "lcm: %s", store_mode_note(p->lcm->st));
     /* The marks of a resumed tree, and what the store missed (a crash, a failed write, a
      * deleted store): the branch read once here is the session file's truth. */
+    lcm_ingest_offbranch(p);
     lcm_mark_from_host(p);
     lcm_ingest_branch_tail(p);
     lcm_summ_open(p);

@@ -124,6 +124,51 @@ int plugin_get_entry(lc_plugin *p, const char *entry_id, cJSON **out, char **err
     return AP_OK;
 }
 
+int plugin_get_entry_text(lc_plugin *p, const char *entry_id, char **out, char **err)
+{
+    *out = NULL;
+    if (!AP_HOST_HAS(p->host, get_entry))
+        return lc_errf(err, AP_UNSUPPORTED, "the host cannot read an entry by id");
+    char *json = NULL, *herr = NULL;
+    int rc = p->host->get_entry(p->host->host_ctx, entry_id, &json, &herr);
+    if (rc != AP_OK) return plugin_host_error(p, rc, herr, err, "reading an entry failed");
+    *out = plugin_take_host_string(p, json);
+    return *out ? AP_OK : lc_errf(err, AP_NOMEM, "out of memory");
+}
+
+int plugin_get_entries(lc_plugin *p, cJSON **out, char **err)
+{
+    *out = NULL;
+    if (!AP_HOST_HAS(p->host, get_entries))
+        return lc_errf(err, AP_UNSUPPORTED, "the host cannot list every entry (API level < 2)");
+    char *json = NULL, *herr = NULL;
+    int rc = p->host->get_entries(p->host->host_ctx, &json, &herr);
+    if (rc != AP_OK) return plugin_host_error(p, rc, herr, err, "reading the session's entries failed");
+    *out = cJSON_Parse(json);
+    if (AP_HOST_HAS(p->host, free)) p->host->free(json);
+    if (!*out || !cJSON_IsArray(*out)) {
+        cJSON_Delete(*out);
+        *out = NULL;
+        return lc_errf(err, AP_INVALID, "the host's entries are not a JSON array");
+    }
+    return AP_OK;
+}
+
+int plugin_can_send(const lc_plugin *p)
+{
+    return AP_HOST_HAS(p->host, send_user_message);
+}
+
+int plugin_send_user_message(lc_plugin *p, const char *text, char **err)
+{
+    if (!plugin_can_send(p))
+        return lc_errf(err, AP_UNSUPPORTED, "the host cannot start a turn (API level < 2)");
+    char *herr = NULL;
+    int rc = p->host->send_user_message(p->host->host_ctx, text, &herr);
+    if (rc != AP_OK) return plugin_host_error(p, rc, herr, err, "sending a user message failed");
+    return AP_OK;
+}
+
 void plugin_apply_window(lc_plugin *p)
 {
     /* A correction belongs to the window it corrected: a model switch that changes the
@@ -327,6 +372,8 @@ static int on_session_start(void *state, const char *json, char **out_json, char
     if (plugin_get_branch(p, &branch, &berr) == AP_OK) plugin_count_branch(p, branch);
     free(berr);
     cJSON_Delete(branch);
+    /* A new or reloaded session starts idle. */
+    p->agent_busy = 0;
     int rc = lcm_glue_session_start(p, ev, err);
     if (rc == AP_OK) rc = clm_glue_session_start(p, ev, err);
     return plugin_finish(ev, NULL, rc, out_json);
@@ -348,6 +395,9 @@ static int on_before_agent_start(void *state, const char *json, char **out_json,
     *out_json = NULL;
     cJSON *ev = plugin_parse_event(json, "before_agent_start", err);
     if (!ev) return AP_INVALID;
+    /* Only a host that reports the loop's end can have it tracked; on a level-1 host the
+     * plugin never learns of idle, so it never waits for it. */
+    if (p->idle_known) p->agent_busy = 1;
     cJSON *out = NULL;
     int rc = clm_glue_before_agent_start(p, ev, &out, err);
     return plugin_finish(ev, out, rc, out_json);
@@ -462,6 +512,17 @@ static int on_session_tree(void *state, const char *json, char **out_json, char 
     return plugin_finish(ev, NULL, rc, out_json);
 }
 
+static int on_agent_end(void *state, const char *json, char **out_json, char **err)
+{
+    lc_plugin *p = state;
+    *out_json = NULL;
+    cJSON *ev = plugin_parse_event(json, "agent_end", err);
+    if (!ev) return AP_INVALID;
+    p->agent_busy = 0;
+    int rc = clm_glue_agent_end(p, ev, err);
+    return plugin_finish(ev, NULL, rc, out_json);
+}
+
 /* ---- entry point -------------------------------------------------------------------- */
 
 AP_EXPORT int agent_plugin_init(const ap_host_api *host, ap_plugin *plugin, char *errbuf,
@@ -482,12 +543,13 @@ AP_EXPORT int agent_plugin_init(const ap_host_api *host, ap_plugin *plugin, char
                      AP_ABI_VERSION, AP_API_LEVEL, host->abi_version, host->api_level);
         goto done;
     }
-    /* The descriptor must be at least as large as the layout we fill. */
-    if (plugin->struct_size < sizeof(ap_plugin)) {
+    /* The descriptor must hold at least the level-1 layout; the level-2 callback is
+     * written only when the host's descriptor has room for it. */
+    if (plugin->struct_size < offsetof(ap_plugin, agent_end)) {
         rc = lc_errf(&err, AP_ABI_MISMATCH,
-                     "the host's plugin descriptor is %u bytes; lossless-context needs %zu "
-                     "(API level %d)",
-                     plugin->struct_size, sizeof(ap_plugin), AP_API_LEVEL);
+                     "the host's plugin descriptor is %u bytes; lossless-context needs at least "
+                     "%zu (API level 1)",
+                     plugin->struct_size, offsetof(ap_plugin, agent_end));
         goto done;
     }
     p = calloc(1, sizeof *p);
@@ -516,6 +578,10 @@ AP_EXPORT int agent_plugin_init(const ap_host_api *host, ap_plugin *plugin, char
     plugin->session_before_compact = on_session_before_compact;
     plugin->session_compact = on_session_compact;
     plugin->session_tree = on_session_tree;
+    if (AP_PLUGIN_HAS_ROOM(plugin, agent_end)) {
+        plugin->agent_end = on_agent_end;
+        p->idle_known = host->api_level >= 2;
+    }
     plugin_refresh_session(p);
     plugin_refresh_model(p);
     if ((rc = lcm_glue_init(p, &err)) != AP_OK) goto done;

@@ -42,6 +42,10 @@ typedef struct lc_plugin {
     size_t branch_messages;
     size_t branch_tokens;
     size_t branch_occupancy; /* last provider-reported request + estimates after it */
+    /* An agent loop is running: from before_agent_start until agent_end (API level 2).
+     * A user message sent while it runs would start a second loop, so /clm-compact waits. */
+    int agent_busy;
+    int idle_known;     /* the host fires agent_end (level 2 with room for the callback) */
     struct clm_glue *clm;
     struct lcm_glue *lcm;
 } lc_plugin;
@@ -59,6 +63,17 @@ int plugin_get_branch(lc_plugin *p, cJSON **out, char **err);
 /* One entry by id, parsed (caller deletes); AP_NOTFOUND when the host has no such entry,
  * AP_UNSUPPORTED when it lacks the slot. */
 int plugin_get_entry(lc_plugin *p, const char *entry_id, cJSON **out, char **err);
+/* One entry by id as the host's text (malloc'd), unparsed, so a message can cross byte
+ * for byte; AP_NOTFOUND / AP_UNSUPPORTED as plugin_get_entry. */
+int plugin_get_entry_text(lc_plugin *p, const char *entry_id, char **out, char **err);
+/* Every session entry, all branches, file order, parsed (caller deletes); AP_UNSUPPORTED
+ * on a host below API level 2. */
+int plugin_get_entries(lc_plugin *p, cJSON **out, char **err);
+/* Queue `text` as a user prompt the host runs once idle (API level 2). AP_UNSUPPORTED when
+ * the host lacks the slot or cannot run a prompt; AP_BUSY when one is already queued. */
+int plugin_send_user_message(lc_plugin *p, const char *text, char **err);
+/* The host can start a turn for the plugin (it offers send_user_message). */
+int plugin_can_send(const lc_plugin *p);
 /* Refresh model facts from the host. */
 void plugin_refresh_model(lc_plugin *p);
 /* p->window from the host's figure and a recorded correction. */
@@ -94,6 +109,9 @@ int clm_glue_tool_result(lc_plugin *p, const cJSON *ev, cJSON **out, char **err)
 int clm_glue_before_compact(lc_plugin *p, const cJSON *ev, cJSON **out, char **err);
 int clm_glue_compact(lc_plugin *p, const cJSON *ev, char **err);
 int clm_glue_tree(lc_plugin *p, const cJSON *ev, char **err);
+/* agent_end: the host is idle; a /clm-compact waiting for it is sent now (or dropped
+ * with a notice when the live context changed meanwhile). */
+int clm_glue_agent_end(lc_plugin *p, const cJSON *ev, char **err);
 
 int lcm_glue_init(lc_plugin *p, char **err);
 void lcm_glue_free(lc_plugin *p);

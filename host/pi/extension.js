@@ -3,8 +3,9 @@
  * agent plugin ABI (abi/agent_plugin.h) for build/lossless-context.so.
  *
  * Owns: the koffi mirror of the ABI structs, the ap_host_api table it hands the plugin
- * (host functions mapped onto Pi's session manager, appendEntry, registerCommand,
- * registerTool, ui.notify, the model and Pi's model registry), the per-entry JSON cache
+ * (host functions mapped onto Pi's session manager -- getBranch, getEntry, getEntries --,
+ * appendEntry, registerCommand, registerTool, sendUserMessage, ui.notify, the model and
+ * Pi's model registry; API level 2), the per-entry JSON cache
  * that keeps the context event O(new), and the mapping of each Pi event to its callback.
  *
  * Load it with `pi -e host/pi/extension.js` after `make`, or copy host/pi/ into Pi's
@@ -22,8 +23,8 @@ import { Worker, MessageChannel, receiveMessageOnPort } from "node:worker_thread
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
 export const AP_ABI_VERSION = 1;
-export const AP_API_LEVEL = 1;
-const AP_OK = 0, AP_ERROR = 1, AP_INVALID = 3, AP_NOTFOUND = 4, AP_UNSUPPORTED = 5;
+export const AP_API_LEVEL = 2;
+const AP_OK = 0, AP_ERROR = 1, AP_INVALID = 3, AP_NOTFOUND = 4, AP_UNSUPPORTED = 5, AP_BUSY = 7;
 const LEVELS = ["debug", "info", "warning", "error"];
 const STATUS_NAMES = ["AP_OK", "AP_ERROR", "AP_NOMEM", "AP_INVALID", "AP_NOTFOUND",
     "AP_UNSUPPORTED", "AP_ABI_MISMATCH", "AP_BUSY"];
@@ -62,6 +63,8 @@ const STRUCTS = {
         get_branch: "void *", get_entry: "void *", append_custom: "void *",
         get_model: "void *", complete: "void *", register_command: "void *",
         register_tool: "void *",
+        /* API level 2 */
+        send_user_message: "void *", get_entries: "void *",
     },
     ap_plugin: {
         struct_size: "uint32_t", abi_version: "uint32_t", api_level: "uint32_t",
@@ -71,6 +74,8 @@ const STRUCTS = {
         context: "void *", before_provider_request: "void *", turn_end: "void *",
         tool_call: "void *", tool_result: "void *", session_before_compact: "void *",
         session_compact: "void *", session_tree: "void *",
+        /* API level 2 */
+        agent_end: "void *",
     },
     ap_message_in: { entry_id: "void *", json: "void *", json_len: "size_t" },
     ap_context_event: {
@@ -103,6 +108,7 @@ export function abiTypes(koffi) {
         appendFn: koffi.proto(`int ${p}append_fn(void *host_ctx, const char *custom_type, const char *data_json, void *out_id, void *err)`),
         completeFn: koffi.proto(`int ${p}complete_fn(void *host_ctx, const char *request_json, void *out_json, void *err)`),
         regCommandFn: koffi.proto(`int ${p}reg_command_fn(void *host_ctx, const char *name, const char *description, void *handler, void *userdata, void *err)`),
+        sendFn: koffi.proto(`int ${p}send_fn(void *host_ctx, const char *text, void *err)`),
         regToolFn: koffi.proto(`int ${p}reg_tool_fn(void *host_ctx, const char *name, const char *description, const char *parameters_json, void *handler, void *userdata, void *err)`),
         /* Plugin functions we call. */
         commandFn: koffi.proto(`int ${p}command_fn(void *userdata, const char *args, _Out_ void **out_text, _Out_ void **err)`),
@@ -281,6 +287,8 @@ export class Bridge {
         this.auth = null;           /* {model, apiKey, headers} resolved ahead of `complete` */
         this.completer = null;
         this.stats = { events: {}, contextCalls: 0 };
+        this.outbox = null;         /* the plugin's queued user message, until Pi takes it */
+        this.ending = false;        /* inside agent_end: Pi still streams, but its loop is over */
     }
 
     /* -- small helpers -- */
@@ -406,6 +414,56 @@ export class Bridge {
         });
     }
 
+    hGetEntries(_ctx, out, err) {
+        return this.guard("get_entries", err, () => {
+            const sm = this.sessionManager();
+            if (!sm || !sm.getEntries) return this.hostFail(err, AP_UNSUPPORTED, "no session is open yet");
+            this.hostString(out, JSON.stringify(sm.getEntries()));
+            return AP_OK;
+        });
+    }
+
+    /* send_user_message: queued here and handed to Pi once the calling command or callback
+     * has returned. Pi takes it as a prompt when idle and as a follow-up while it streams;
+     * inside agent_end Pi still counts as streaming but its loop is over (a follow-up would
+     * wait for the next prompt), so then it waits for idle. */
+    hSendUserMessage(_ctx, text, err) {
+        return this.guard("send_user_message", err, () => {
+            if (!text) return this.hostFail(err, AP_INVALID, "send_user_message: the text is empty");
+            if (typeof this.pi.sendUserMessage !== "function")
+                return this.hostFail(err, AP_UNSUPPORTED, "this Pi cannot send a user message for an extension");
+            if (this.outbox !== null)
+                return this.hostFail(err, AP_BUSY, "send_user_message: a message from this plugin is already waiting to be delivered");
+            this.outbox = text;
+            setImmediate(() => this.deliver());
+            return AP_OK;
+        });
+    }
+
+    deliver(waitedMs = 0) {
+        const text = this.outbox;
+        if (text === null || !this.alive) { this.outbox = null; return; }
+        const ctx = this.ctx;
+        const idle = !ctx || typeof ctx.isIdle !== "function" || ctx.isIdle();
+        if (!idle && this.ending && waitedMs < COMPLETE_TIMEOUT_MS) {
+            setTimeout(() => this.deliver(waitedMs + 20), 20);
+            return;
+        }
+        this.outbox = null;
+        try {
+            if (idle) this.pi.sendUserMessage(text);
+            else this.pi.sendUserMessage(text, { deliverAs: "followUp" });
+            this.log(1, `delivered a user message for ${this.name} (${text.length} characters${idle ? "" : ", as a follow-up"})`);
+        } catch (e) {
+            this.failed("send_user_message", AP_ERROR, `Pi refused the message: ${e && e.message || e}`);
+        }
+    }
+
+    agentEnd(ctx) {
+        this.ending = true;
+        try { this.event("agent_end", { status: "done" }, ctx); } finally { this.ending = false; }
+    }
+
     hGetModel(_ctx, out, err) {
         return this.guard("get_model", err, () => {
             const m = this.ctx && this.ctx.model;
@@ -528,6 +586,8 @@ export class Bridge {
             complete: this.register(this.hComplete, t.completeFn),
             register_command: this.register(this.hRegisterCommand, t.regCommandFn),
             register_tool: this.register(this.hRegisterTool, t.regToolFn),
+            send_user_message: this.register(this.hSendUserMessage, t.sendFn),
+            get_entries: this.register(this.hGetEntries, t.outFn),
         };
         /* The table and descriptor live in koffi-allocated memory: the plugin keeps the host
          * pointer until unload, so a call-scoped marshalled copy would not do. */
@@ -837,4 +897,5 @@ export default function losslessContext(pi) {
     pi.on("session_tree", (event, ctx) => {
         bridge.event("session_tree", { newLeafId: event.newLeafId ?? null, oldLeafId: event.oldLeafId ?? null }, ctx);
     });
+    pi.on("agent_end", (_event, ctx) => { bridge.agentEnd(ctx); });
 }

@@ -55,7 +55,7 @@ assert_jsonl "$S" "[r['data']['enabled'] for r in rows if r.get('customType') ==
 
 run --command "/clm overview" --command "/clm edits" --command "/clm input" --command "/clm bogus" > "$T/pages.txt"
 ok
-assert_grep "$T/pages.txt" "overview: " "the overview page answers"
+assert_grep "$T/pages.txt" "^overview" "the overview page answers"
 assert_grep "$T/pages.txt" "switched off" "the edits page lists the toggles"
 assert_grep "$T/pages.txt" "input: " "the input page answers"
 assert_grep "$T/pages.txt" "unknown subcommand 'bogus'" "an unknown subcommand is named"

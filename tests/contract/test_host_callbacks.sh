@@ -26,7 +26,7 @@ def check(cond, what):
         print("FAIL:", what); print(ev); sys.exit(1)
 ALL = ["session_start", "session_shutdown", "before_agent_start", "context",
        "before_provider_request", "turn_end", "tool_call", "tool_result",
-       "session_before_compact", "session_compact", "session_tree"]
+       "session_before_compact", "session_compact", "session_tree", "agent_end"]
 for name in ALL:
     check(any(r["event"] == name and r["handled"] for r in lc), "lossless-context handled " + name)
     check(any(r["event"] == name for r in ex), "example plugin saw " + name + " fired (handled or not)")
@@ -35,6 +35,13 @@ check(ev[-1] == "session_shutdown", "session_shutdown last")
 bas = [r for r in lc if r["event"] == "before_agent_start"]
 check(len(bas) == 4, "one before_agent_start per user prompt (4)")
 check(bas[0]["input"]["prompt"].startswith("Set N07=4821"), "prompt text")
+# agent_end (API level 2): once per recorded prompt, when its loop is over -- before the
+# next prompt, before a tree move, and after the last one -- never inside a turn.
+ae = [i for i, e in enumerate(ev) if e == "agent_end"]
+check(len(ae) == 4 and all(lc[i]["input"] == {"status": "done"} for i in ae), "one agent_end {status: done} per prompt (4)")
+bai = [i for i, e in enumerate(ev) if e == "before_agent_start"]
+check(all(bai[k] < ae[k] < bai[k + 1] for k in range(3)) and bai[3] < ae[3], "agent_end closes each prompt before the next starts")
+check(ev.index("session_tree") > ae[1] and ev.index("session_tree") < bai[2], "the loop ends before the tree move")
 check(all(isinstance(r["input"]["systemPrompt"], str) for r in bas), "systemPrompt given")
 ctx = [i for i, e in enumerate(ev) if e == "context"]
 check(len(ctx) == 6, "one context per assistant message (6), got %d" % len(ctx))

@@ -35,6 +35,7 @@ class FakeSession {
         for (let e = this.byId.get(this.leaf); e; e = e.parentId ? this.byId.get(e.parentId) : undefined) out.unshift(e);
         return out;
     }
+    getEntries() { return [...this.byId.values()]; }
     getSessionId() { return "11111111-2222-3333-4444-555555555555"; }
     getSessionFile() { return undefined; }
     getCwd() { return "/tmp/project"; }
@@ -47,7 +48,8 @@ class FakeSession {
 
 function fakePi(sm) {
     const api = {
-        commands: new Map(), tools: new Map(), handlers: new Map(), notes: [],
+        commands: new Map(), tools: new Map(), handlers: new Map(), notes: [], sent: [], idle: true,
+        sendUserMessage(text, opts) { this.sent.push({ text, opts }); },
         registerCommand(name, o) { this.commands.set(name, o); },
         registerTool(def) { this.tools.set(def.name, def); },
         appendEntry(type, data) { sm.appendCustomEntry(type, data); },
@@ -58,6 +60,7 @@ function fakePi(sm) {
         model: { provider: "fake", id: "fake-model", contextWindow: 32000, maxTokens: 2048 },
         ui: { notify: (msg, type) => api.notes.push({ msg, type }) },
         getSystemPrompt: () => api.systemPrompt || "You are a test.",
+        isIdle: () => api.idle,
     };
     return api;
 }
@@ -95,6 +98,7 @@ test("probe command reaches every host function and frees what they return", () 
     assert.equal(JSON.parse(lines.get_entry.slice(2)).customType, "probe-state");
     assert.match(lines.get_missing, /^4:no entry ffffffff/);
     assert.equal(JSON.parse(lines.get_branch.slice(2)).length, 2);
+    assert.deepEqual(JSON.parse(lines.get_entries.slice(2)).map((e) => e.id), sm.getEntries().map((e) => e.id));
     assert.ok(logs.some(([lvl, m]) => lvl === 1 && m === "probe: logged"));
     assert.equal(pi.notes.at(-1).msg, r.text);
     b.unload();
@@ -205,7 +209,7 @@ test("the extension wires Pi events to the plugin and unloads at shutdown", asyn
     try { losslessContext(pi); } finally { delete process.env.LOSSLESS_CONTEXT_SO; }
     for (const ev of ["session_start", "session_shutdown", "before_agent_start", "context",
         "before_provider_request", "turn_end", "tool_call", "tool_result",
-        "session_before_compact", "session_compact", "session_tree"])
+        "session_before_compact", "session_compact", "session_tree", "agent_end"])
         assert.ok(pi.handlers.has(ev), `handler for ${ev}`);
     await pi.handlers.get("session_start")({ reason: "startup" }, pi.ctx);
     const r = await pi.handlers.get("before_agent_start")({ prompt: "PROBE-REWRITE", systemPrompt: "s" }, pi.ctx);
@@ -235,5 +239,60 @@ test("lossless-context.so loads and registers its commands and tools", () => {
     assert.equal(st.ok, true, st.text);
     assert.ok(st.text && st.text.length > 0);
     b.event("session_shutdown", {}, pi.ctx);
+    b.unload();
+});
+
+const tick = () => new Promise((r) => setImmediate(r));
+
+test("/clm-compact waits for agent_end while busy, refuses a second, then sends the prompt", async () => {
+    const sm = new FakeSession();
+    sm.message("user", "task KEEP_ME");
+    sm.message("assistant", "working");
+    const { b, pi } = newBridge(LC_SO, sm);
+    b.event("session_start", { reason: "startup" }, pi.ctx);
+    b.event("before_agent_start", { prompt: "go", systemPrompt: "s" }, pi.ctx);
+    const first = b.runCommand("clm-compact", "keep X", pi.ctx);
+    assert.match(first.text, /the agent is busy; the compaction prompt is sent when it finishes/);
+    const second = b.runCommand("clm-compact", "again", pi.ctx);
+    assert.match(second.text, /refused, a compaction request is already waiting for the agent to finish/);
+    await tick();
+    assert.equal(pi.sent.length, 0, "nothing is sent while the agent runs");
+    pi.idle = false;                    /* Pi still streams while agent_end handlers run */
+    b.agentEnd(pi.ctx);
+    pi.idle = true;
+    await new Promise((r) => setTimeout(r, 60));
+    assert.equal(pi.sent.length, 1);
+    assert.match(pi.sent[0].text, /^\[CLM COMPACT\] Compact your live context now/);
+    assert.ok(pi.sent[0].text.endsWith("Also: keep X"), pi.sent[0].text);
+    assert.equal(pi.sent[0].opts, undefined, "delivered as a prompt once Pi is idle, not as a follow-up");
+
+    /* A tree move while it waits cancels it; agent_end then sends nothing. */
+    b.event("before_agent_start", { prompt: "go on", systemPrompt: "s" }, pi.ctx);
+    b.runCommand("clm-compact", "", pi.ctx);
+    b.event("session_tree", { newLeafId: sm.getBranch()[0].id, oldLeafId: sm.getLeafId() }, pi.ctx);
+    assert.ok(pi.notes.some((n) => /\/clm-compact: not sent, the live context changed \(tree move/.test(n.msg)),
+        JSON.stringify(pi.notes.map((n) => n.msg)));
+    b.agentEnd(pi.ctx);
+    await new Promise((r) => setTimeout(r, 40));
+    assert.equal(pi.sent.length, 1, "a cancelled request is never sent");
+
+    /* Idle: sent at once (after the command returns). */
+    const now = b.runCommand("clm-compact", "", pi.ctx);
+    assert.match(now.text, /sent as a user message/);
+    await tick();
+    assert.equal(pi.sent.length, 2);
+    b.event("session_shutdown", {}, pi.ctx);
+    b.unload();
+});
+
+test("send_user_message: one message at a time, a follow-up while Pi streams", async () => {
+    const sm = new FakeSession();
+    const { b, pi } = newBridge(LC_SO, sm);
+    assert.equal(b.hSendUserMessage(null, "one", null), 0);
+    assert.equal(b.hSendUserMessage(null, "two", null), 7, "AP_BUSY while one is queued");
+    pi.idle = false;
+    await tick();
+    assert.deepEqual(pi.sent, [{ text: "one", opts: { deliverAs: "followUp" } }]);
+    assert.equal(b.hSendUserMessage(null, "", null), 3);
     b.unload();
 });

@@ -23,7 +23,8 @@ int main(void)
     FIELD(ap_host_api, get_branch); FIELD(ap_host_api, get_entry);
     FIELD(ap_host_api, append_custom); FIELD(ap_host_api, get_model);
     FIELD(ap_host_api, complete); FIELD(ap_host_api, register_command);
-    FIELD(ap_host_api, register_tool);
+    FIELD(ap_host_api, register_tool); FIELD(ap_host_api, send_user_message);
+    FIELD(ap_host_api, get_entries);
     printf("}},\"ap_plugin\":{\"size\":%zu,\"offsets\":{", sizeof(ap_plugin));
     first = 1;
     FIELD(ap_plugin, struct_size); FIELD(ap_plugin, abi_version); FIELD(ap_plugin, api_level);
@@ -34,7 +35,7 @@ int main(void)
     FIELD(ap_plugin, before_provider_request); FIELD(ap_plugin, turn_end);
     FIELD(ap_plugin, tool_call); FIELD(ap_plugin, tool_result);
     FIELD(ap_plugin, session_before_compact); FIELD(ap_plugin, session_compact);
-    FIELD(ap_plugin, session_tree);
+    FIELD(ap_plugin, session_tree); FIELD(ap_plugin, agent_end);
     printf("}},\"ap_message_in\":{\"size\":%zu,\"offsets\":{", sizeof(ap_message_in));
     first = 1;
     FIELD(ap_message_in, entry_id); FIELD(ap_message_in, json); FIELD(ap_message_in, json_len);

@@ -57,6 +57,11 @@ static int probe_command(void *ud, const char *args, char **out_text, char **err
     out = e = NULL;
     rc = probe_host->get_branch(ctx, &out, &e);
     probe_slot(buf, sizeof buf, "get_branch", rc, out, e);
+    out = e = NULL;
+    if (AP_HOST_HAS(probe_host, get_entries)) {
+        rc = probe_host->get_entries(ctx, &out, &e);
+        probe_slot(buf, sizeof buf, "get_entries", rc, out, e);
+    }
     probe_host->log(ctx, AP_LEVEL_INFO, "probe: logged");
     *out_text = probe_dup(buf);
     return AP_OK;
