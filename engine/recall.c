@@ -60,11 +60,25 @@ static recall_hit *recall_push(recall_result *r)
 
 /* The line a hit shows: from a little before the match, whitespace collapsed, clipped at
  * RECALL_LINE_CHARS code points. */
+/* How far a grep line reaches back for the start of the token it would otherwise cut. */
+#define RECALL_TOKEN_REACH 256
+
 static char *recall_snippet(const char *text, size_t len, size_t ms, int redact, int *clipped)
 {
     sbuf b = {0};
     size_t start = ms > 80 ? ms - 80 : 0;
-    while (start > 0 && ((unsigned char)text[start] & 0xC0) == 0x80) start--;
+    /* Cut only between tokens: a secret cut in half no longer has the shape redaction
+     * knows, and its visible half would leak. Reach back to the token's start, or, for a
+     * token too long to show whole, skip to its end. */
+    if (start > 0 && !isspace((unsigned char)text[start - 1])) {
+        size_t back = start;
+        while (back > 0 && start - back < RECALL_TOKEN_REACH && !isspace((unsigned char)text[back - 1])) back--;
+        if (back == 0 || isspace((unsigned char)text[back - 1])) {
+            start = back;
+        } else {
+            while (start < ms && !isspace((unsigned char)text[start])) start++;
+        }
+    }
     size_t chars = 0, i = start;
     int space = 0;
     *clipped = 0;
@@ -81,6 +95,15 @@ static char *recall_snippet(const char *text, size_t len, size_t ms, int redact,
         }
         if (chars >= RECALL_LINE_CHARS) {
             *clipped = 1;
+            /* The same at the end: drop the token the clip would cut. */
+            if (!space && i > start && !isspace((unsigned char)text[i - 1])) {
+                size_t keep = b.len;
+                while (keep > 0 && b.p[keep - 1] != ' ') keep--;
+                if (keep > 3) {
+                    b.len = keep - 1;
+                    b.p[b.len] = '\0';
+                }
+            }
             break;
         }
         if (space && b.len > 0 && chars + 1 < RECALL_LINE_CHARS) {
@@ -624,7 +647,7 @@ char *recall_grep_format(const recall_grep_opts *o, recall_scope scope, const re
 
 /* ---- describe ------------------------------------------------------------------------ */
 
-static int recall_describe_summary(store *s, int64_t id, int redact, sbuf *b, char **err)
+static int recall_describe_summary(store *s, int64_t id, sbuf *b, char **err)
 {
     sqlite3 *db = store_db(s);
     sqlite3_stmt *st = NULL;
@@ -644,7 +667,6 @@ static int recall_describe_summary(store *s, int64_t id, int redact, sbuf *b, ch
         goto done;
     }
     const char *text = (const char *)sqlite3_column_text(st, 2);
-    char *masked = redact_text(text, strlen(text), redact, NULL);
     sb_printf(b, "[lcm:summary #%lld depth %d span %s..%s] %s, %lld token(s), %lld entries (ordinals %lld..%lld)\n",
               (long long)id, sqlite3_column_int(st, 1),
               sqlite3_column_text(st, 5) ? (const char *)sqlite3_column_text(st, 5) : "?",
@@ -659,14 +681,10 @@ static int recall_describe_summary(store *s, int64_t id, int redact, sbuf *b, ch
     sb_printf(b, "tiers: primary %zu chars", strlen(text));
     if (cJSON_IsString(rich)) sb_printf(b, ", rich %zu chars", strlen(rich->valuestring));
     sb_putc(b, '\n');
-    if (cJSON_IsString(rich)) {
-        char *mr = redact_text(rich->valuestring, strlen(rich->valuestring), redact, NULL);
-        sb_printf(b, "text (rich tier):\n%s\n", mr ? mr : "");
-        free(mr);
-    } else {
-        sb_printf(b, "text:\n%s\n", masked ? masked : "");
-    }
-    free(masked);
+    if (cJSON_IsString(rich))
+        sb_printf(b, "text (rich tier):\n%s\n", rich->valuestring);
+    else
+        sb_printf(b, "text:\n%s\n", text);
     cJSON_Delete(tiers);
     sqlite3_finalize(st);
     st = NULL;
@@ -713,7 +731,7 @@ done:
     return rc;
 }
 
-static int recall_describe_file(store *s, const char *id, int redact, sbuf *b, char **err)
+static int recall_describe_file(store *s, const char *id, sbuf *b, char **err)
 {
     sqlite3_stmt *st = NULL;
     int rc = LC_OK;
@@ -729,15 +747,12 @@ static int recall_describe_file(store *s, const char *id, int redact, sbuf *b, c
         rc = lc_errf(err, LC_NOTFOUND, "lcm_describe: no summary or file handle \"%s\" in this store", id);
         goto done;
     }
-    const char *preview = (const char *)sqlite3_column_text(st, 5);
-    char *mp = redact_text(preview, strlen(preview), redact, NULL);
     sb_printf(b, "file handle: %s\nentry: %s\ncontent id: sha256:%s\nkind: %s\nsize: %lld chars\nsummary: %s\npreview (first %d chars):\n%s\n",
               sqlite3_column_text(st, 1) ? (const char *)sqlite3_column_text(st, 1) : "(no path: large-inline)",
               sqlite3_column_text(st, 0), sqlite3_column_text(st, 2), sqlite3_column_text(st, 3),
               (long long)sqlite3_column_int64(st, 4), sqlite3_column_text(st, 6), FILES_PREVIEW_CHARS,
-              mp ? mp : "");
+              (const char *)sqlite3_column_text(st, 5));
     sb_puts(b, "the verbatim body: lcm_expand_query({entry_id})\n");
-    free(mp);
 done:
     sqlite3_finalize(st);
     return rc;
@@ -753,14 +768,18 @@ int recall_describe(store *s, const char *id, int redact, char **out, char **err
     char *end = NULL;
     long long n = strtoll(p, &end, 10);
     if (end && end != p && *end == '\0' && n > 0)
-        rc = recall_describe_summary(s, n, redact, &b, err);
+        rc = recall_describe_summary(s, n, &b, err);
     else
-        rc = recall_describe_file(s, id, redact, &b, err);
+        rc = recall_describe_file(s, id, &b, err);
     if (rc) {
         sb_free(&b);
         return rc;
     }
-    *out = sb_detach(&b);
+    /* Masked as a whole: a secret can sit in any field (a summary, its tiers, a file
+     * handle's rule-built summary or preview, a path), never in one place only. */
+    char *text = sb_detach(&b);
+    *out = text ? redact_text(text, strlen(text), redact, NULL) : NULL;
+    free(text);
     return *out ? LC_OK : lc_errf(err, LC_NOMEM, "recall: out of memory");
 }
 

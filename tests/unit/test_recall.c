@@ -667,6 +667,34 @@ static void test_describe_summary_reports_tiers_cost_and_files(void **state)
     store_close(s);
 }
 
+/* A grep line starts 80 characters before the match; a secret straddling that edge must
+ * not show its tail unmasked, nor one straddling the 400-character clip its head. */
+static void test_grep_line_never_cuts_a_secret_in_half(void **state)
+{
+    (void)state;
+    store *s = open_store("k", "/p");
+    const char *key = "sk-ant-api03-QQQw1E2QQQw1E2QQQw1E2QQQw1E2QQQw1E2QQQw1E2QQQw1E2QQQw1E2AA";
+    sbuf t = {0};
+    sb_puts(&t, "the key ");
+    sb_puts(&t, key);
+    sb_puts(&t, " and that one was then rotated");
+    for (int i = 0; i < 57; i++) sb_puts(&t, " tail"); /* the next token straddles the clip */
+    sb_puts(&t, " ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghij12 end");
+    add_raw(s, "k1", t.p);
+    recall_grep_opts o = {.query = "rotated", .redact = 1};
+    recall_result r;
+    char *err = NULL;
+    assert_int_equal(recall_grep(s, &o, &r, &err), LC_OK);
+    assert_int_equal(r.n, 1);
+    assert_non_null(strstr(r.hits[0].snippet, "[REDACTED] and that one was then rotated"));
+    assert_null(strstr(r.hits[0].snippet, "QQQw1E2"));
+    assert_null(strstr(r.hits[0].snippet, "ghp_"));
+    assert_null(strstr(r.hits[0].snippet, "ABCDEFGH"));
+    recall_result_free(&r);
+    sb_free(&t);
+    store_close(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -687,6 +715,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_expand_is_bounded_by_max_tokens_and_turns, setup, teardown),
         cmocka_unit_test_setup_teardown(test_expand_without_model_returns_verbatim_windows_and_says_so, setup, teardown),
         cmocka_unit_test_setup_teardown(test_describe_summary_reports_tiers_cost_and_files, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_grep_line_never_cuts_a_secret_in_half, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
