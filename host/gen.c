@@ -442,8 +442,7 @@ int gen_session(const gen_options *opt, const char *out_path, char **err)
     int rc = LC_OK;
     if (!g.rng)
         g.rng = 1;
-    const char *fan = getenv("AGENT_GEN_FANOUT");
-    g.fanout = opt->fanout ? opt->fanout : fan && *fan ? atoi(fan) : 0;
+    g.fanout = opt->fanout;
     if (g.fanout < 0 || g.fanout == 1)
         g.fanout = 0;
     if (g.fanout > GEN_MAX_FANOUT)

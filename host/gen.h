@@ -21,10 +21,9 @@ typedef struct gen_options {
      * large-tool | removed-branch, and part says which of the first four a needle in a
      * removed branch sits in. */
     const char *needles_path;
-    /* Parallel tool calls per assistant round: 0 keeps the default mix (1..3 calls, large
-     * files read now and then); N >= 2 writes N/2..N calls a round and no large file, so a session of many messages costs few requests (store-scale tests). When 0,
-     * the environment variable AGENT_GEN_FANOUT supplies it (the command line has no
-     * flag for it yet). */
+    /* Parallel tool calls per assistant round (--fanout): 0 keeps the default mix (1..3
+     * calls, large files read now and then); N >= 2 writes N/2..N calls a round and no
+     * large file, so a session of many messages costs few requests (store-scale tests). */
     int fanout;
 } gen_options;
 

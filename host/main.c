@@ -22,7 +22,7 @@
 #include "util.h"
 
 static const char USAGE[] =
-    "usage: agent-host [options] [replay IN.jsonl | gen [--seed N] [--tokens T] [--messages M] [--needles F] OUT.jsonl]\n"
+    "usage: agent-host [options] [replay IN.jsonl | gen [--seed N] [--tokens T] [--messages M] [--fanout K] [--needles F] OUT.jsonl]\n"
     "\n"
     "The reference host of the lossless-context plugin ABI (abi/ABI.md). It loads plugins,\n"
     "keeps a session as an append-only JSONL tree, and drives the agent lifecycle.\n"
@@ -37,8 +37,10 @@ static const char USAGE[] =
     "      call a tool as the model would (recorded as a toolCall + toolResult); print it\n"
     "  agent-host --session FILE --base-url URL --model ID [--window T] -p \"PROMPT\"\n"
     "      one prompt against an OpenAI-compatible endpoint, running tools until it stops\n"
-    "  agent-host gen --seed N --tokens T [--messages M] [--needles F] OUT.jsonl\n"
+    "  agent-host gen --seed N --tokens T [--messages M] [--fanout K] [--needles F] OUT.jsonl\n"
     "      write a deterministic generated session (tests, demo, benchmarks);\n"
+    "      --fanout K writes K/2..K parallel tool calls per assistant round and no large files\n"
+    "      (many small messages)\n"
     "      --needles F also writes the planted needles as JSONL (the evaluation's answers)\n"
     "  agent-host [options]\n"
     "      interactive: type a prompt, /command args, /tree ID, /compact, /help, /quit\n"
@@ -78,7 +80,7 @@ typedef struct options {
     const char *tool, *tool_args, *prompt;
     const char *mode, *mode_arg;
     const char *gen_needles;
-    long window, max_tokens, gen_tokens, gen_messages;
+    long window, max_tokens, gen_tokens, gen_messages, gen_fanout;
     unsigned long long seed;
     int verbose;
 } options;
@@ -143,7 +145,7 @@ static int parse_args(int argc, char **argv, options *o)
             NEED();
             o->session = v;
         } else if (!strcmp(a, "--window") || !strcmp(a, "--max-tokens") ||
-                   !strcmp(a, "--tokens") || !strcmp(a, "--messages")) {
+                   !strcmp(a, "--tokens") || !strcmp(a, "--messages") || !strcmp(a, "--fanout")) {
             NEED();
             long n;
             if (parse_long(v, &n))
@@ -154,6 +156,8 @@ static int parse_args(int argc, char **argv, options *o)
                 o->max_tokens = n;
             else if (!strcmp(a, "--tokens"))
                 o->gen_tokens = n;
+            else if (!strcmp(a, "--fanout"))
+                o->gen_fanout = n;
             else
                 o->gen_messages = n;
         } else if (!strcmp(a, "--needles")) {
@@ -405,7 +409,7 @@ int main(int argc, char **argv)
     }
     if (o.mode && !strcmp(o.mode, "gen")) {
         gen_options g = {.seed = o.seed, .tokens = o.gen_tokens, .messages = o.gen_messages,
-                         .needles_path = o.gen_needles};
+                         .needles_path = o.gen_needles, .fanout = (int)o.gen_fanout};
         if (g.tokens == 0 && g.messages == 0)
             g.tokens = 20000;
         if (gen_session(&g, o.mode_arg, &err)) {

@@ -44,6 +44,8 @@ fi
 rm -f "$REPLAY_OUT"
 echo "## store: ingest throughput, one more turn at 1k/10k/100k, query/pattern latency"
 run "$BUILD/bench/bench_store"
+echo "## lcm_grep ranked queries beside raw FTS5 (count, bm25 order, rowid order) on the same index"
+run "$BUILD/bench/bench_recall" 100000
 echo "## context hook: cost per call at growing history, JSON parse and serialization apart"
 # shellcheck disable=SC2086
 run "$BUILD/bench/bench_context" "$BUILD/lossless-context.so" $CONTEXT_SIZES

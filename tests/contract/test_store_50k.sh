@@ -16,7 +16,7 @@ if nm "$HOST" 2>/dev/null | grep -q __asan_init || ldd "$BUILD/lossless-context.
 fi
 # Many tool calls per assistant round: many messages, few requests (the replay's cost is
 # per request), no large files.
-AGENT_GEN_FANOUT=24 "$HOST" gen --seed 11 --messages "$N" --needles "$T/needles.jsonl" "$T/a.jsonl" >/dev/null \
+"$HOST" gen --fanout 24 --seed 11 --messages "$N" --needles "$T/needles.jsonl" "$T/a.jsonl" >/dev/null \
     || fail "gen"
 mkdir -p "$T/cwd1" "$T/cwd2" "$T/cwd3"
 replay_a() {
