@@ -969,11 +969,26 @@ static int recall_expand_collect(store *s, const recall_expand_opts *o, recall_r
             free(qs);
             return lc_errf(err, LC_INVALID, "lcm_expand_query: give summary_id, entry_id or a question with words");
         }
+        /* As in lcm_grep: bm25 over more than RECALL_RANK_MAX matches costs a second or
+         * more on common words, so past that the newest matching messages are read. */
+        long long matches = 0;
+        if (sqlite3_prepare_v2(db, "SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ?1", -1, &st,
+                               NULL) == SQLITE_OK) {
+            sqlite3_bind_text(st, 1, qs, -1, SQLITE_STATIC);
+            if (sqlite3_step(st) == SQLITE_ROW) matches = sqlite3_column_int64(st, 0);
+        }
+        sqlite3_finalize(st);
+        st = NULL;
         if (sqlite3_prepare_v2(db,
-                               "SELECT entry_id, role, removed, text FROM (SELECT m.entry_id, m.role, m.removed,"
-                               " m.text, m.ordinal, m.id FROM messages_fts f JOIN messages m ON m.id = f.rowid"
-                               " WHERE messages_fts MATCH ?1 AND m.removed = 0 ORDER BY f.rank LIMIT 20)"
-                               " ORDER BY ordinal, id",
+                               matches > RECALL_RANK_MAX
+                                   ? "SELECT entry_id, role, removed, text FROM (SELECT m.entry_id, m.role, m.removed,"
+                                     " m.text, m.ordinal, m.id FROM messages_fts f JOIN messages m ON m.id = f.rowid"
+                                     " WHERE messages_fts MATCH ?1 AND m.removed = 0 ORDER BY f.rowid DESC LIMIT 20)"
+                                     " ORDER BY ordinal, id"
+                                   : "SELECT entry_id, role, removed, text FROM (SELECT m.entry_id, m.role, m.removed,"
+                                     " m.text, m.ordinal, m.id FROM messages_fts f JOIN messages m ON m.id = f.rowid"
+                                     " WHERE messages_fts MATCH ?1 AND m.removed = 0 ORDER BY f.rank LIMIT 20)"
+                                     " ORDER BY ordinal, id",
                                -1, &st, NULL) != SQLITE_OK) {
             free(qs);
             rc = recall_sqlerr(s, err, "expand");
@@ -1078,7 +1093,12 @@ int recall_expand(store *s, const recall_expand_opts *o, recall_complete_fn comp
         for (size_t k = 0; k < r.n; k++) sb_printf(&b, "--- window %zu of %zu ---\n%s", k + 1, r.n, r.w[k].text);
     }
     recall_expand_bounds(&r, max_tokens, &b);
-    if (!(*out = sb_detach(&b))) rc = lc_errf(err, LC_NOMEM, "recall: out of memory");
+    /* Once more over the whole answer: a host's error text (a provider quoting a rejected
+     * key) rides in it too. Masking is idempotent, so the masked windows stay as they are. */
+    char *text = sb_detach(&b);
+    if (!(*out = text ? redact_text(text, strlen(text), o->redact, NULL) : NULL))
+        rc = lc_errf(err, LC_NOMEM, "recall: out of memory");
+    free(text);
 done:
     sb_free(&b);
     recall_reader_free(&r);

@@ -695,6 +695,30 @@ static void test_grep_line_never_cuts_a_secret_in_half(void **state)
     store_close(s);
 }
 
+/* A question whose words are in more messages than are ranked reads the newest of them
+ * (bm25 over all would take seconds); under the limit it reads the best-ranked. */
+static void test_expand_question_on_common_words_reads_the_newest_matches(void **state)
+{
+    (void)state;
+    store *s = open_store("xq", "/p");
+    size_t n = RECALL_RANK_MAX + 10;
+    fill(s, n, 3, "ZEBRA-needle", "e");
+    recall_expand_opts q = {.question = "general topic", .max_tokens = 200000};
+    char *err = NULL, *out = NULL;
+    char last[32];
+    snprintf(last, sizeof last, "entry e%zu,", n - 1);
+    assert_int_equal(recall_expand(s, &q, NULL, NULL, &out, &err), LC_OK);
+    assert_non_null(strstr(out, last));
+    assert_null(strstr(out, "entry e0,"));
+    free(out);
+    recall_expand_opts r = {.question = "zebra"};
+    assert_int_equal(recall_expand(s, &r, NULL, NULL, &out, &err), LC_OK);
+    assert_non_null(strstr(out, "ZEBRA-needle"));
+    assert_null(strstr(out, last));
+    free(out);
+    store_close(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -716,6 +740,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_expand_without_model_returns_verbatim_windows_and_says_so, setup, teardown),
         cmocka_unit_test_setup_teardown(test_describe_summary_reports_tiers_cost_and_files, setup, teardown),
         cmocka_unit_test_setup_teardown(test_grep_line_never_cuts_a_secret_in_half, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_expand_question_on_common_words_reads_the_newest_matches, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
