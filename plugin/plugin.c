@@ -88,22 +88,30 @@ done:
     return rc;
 }
 
-int plugin_get_branch(lc_plugin *p, cJSON **out, char **err)
+/* A host slot that answers with a JSON array (the branch, every entry), parsed. */
+static int plugin_host_array(lc_plugin *p, int (*slot)(void *, char **, char **), const char *missing,
+                             const char *failed, const char *what, cJSON **out, char **err)
 {
     *out = NULL;
-    if (!AP_HOST_HAS(p->host, get_branch))
-        return lc_errf(err, AP_UNSUPPORTED, "the host cannot list the branch");
+    if (!slot) return lc_errf(err, AP_UNSUPPORTED, "%s", missing);
     char *json = NULL, *herr = NULL;
-    int rc = p->host->get_branch(p->host->host_ctx, &json, &herr);
-    if (rc != AP_OK) return plugin_host_error(p, rc, herr, err, "reading the branch failed");
+    int rc = slot(p->host->host_ctx, &json, &herr);
+    if (rc != AP_OK) return plugin_host_error(p, rc, herr, err, failed);
     *out = cJSON_Parse(json);
     if (AP_HOST_HAS(p->host, free)) p->host->free(json);
     if (!*out || !cJSON_IsArray(*out)) {
         cJSON_Delete(*out);
         *out = NULL;
-        return lc_errf(err, AP_INVALID, "the host's branch is not a JSON array");
+        return lc_errf(err, AP_INVALID, "the host's answer (%s) is not a JSON array", what);
     }
     return AP_OK;
+}
+
+int plugin_get_branch(lc_plugin *p, cJSON **out, char **err)
+{
+    return plugin_host_array(p, AP_HOST_HAS(p->host, get_branch) ? p->host->get_branch : NULL,
+                             "the host cannot list the branch", "reading the branch failed",
+                             "branch", out, err);
 }
 
 int plugin_get_entry(lc_plugin *p, const char *entry_id, cJSON **out, char **err)
@@ -138,20 +146,9 @@ int plugin_get_entry_text(lc_plugin *p, const char *entry_id, char **out, char *
 
 int plugin_get_entries(lc_plugin *p, cJSON **out, char **err)
 {
-    *out = NULL;
-    if (!AP_HOST_HAS(p->host, get_entries))
-        return lc_errf(err, AP_UNSUPPORTED, "the host cannot list every entry (API level < 2)");
-    char *json = NULL, *herr = NULL;
-    int rc = p->host->get_entries(p->host->host_ctx, &json, &herr);
-    if (rc != AP_OK) return plugin_host_error(p, rc, herr, err, "reading the session's entries failed");
-    *out = cJSON_Parse(json);
-    if (AP_HOST_HAS(p->host, free)) p->host->free(json);
-    if (!*out || !cJSON_IsArray(*out)) {
-        cJSON_Delete(*out);
-        *out = NULL;
-        return lc_errf(err, AP_INVALID, "the host's entries are not a JSON array");
-    }
-    return AP_OK;
+    return plugin_host_array(p, AP_HOST_HAS(p->host, get_entries) ? p->host->get_entries : NULL,
+                             "the host cannot list every entry (API level < 2)",
+                             "reading the session's entries failed", "entries", out, err);
 }
 
 int plugin_can_send(const lc_plugin *p)

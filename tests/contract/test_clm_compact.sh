@@ -9,19 +9,7 @@
 # test (tests/e2e/bridge.test.mjs) drives it through the real .so.
 . "$(dirname "$0")/lib.sh"
 
-CLMPY="$ROOT/tests/contract/clm"
-check() {
-    PYTHONPATH="$CLMPY" python3 - "$R" "$1" <<'PY' || fail "$2"
-import json, sys
-from requests_view import *
-rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-if not eval(sys.argv[2]):
-    for i, r in enumerate(rows):
-        print("request", i + 1, json.dumps([(m["role"], text(m)[:120]) for m in body(r)]))
-    sys.exit(1)
-PY
-    ok
-}
+. "$ROOT/tests/contract/clm/check.sh"
 
 mkdir -p "$T/work" "$T/tmp"
 export TMPDIR="$T/tmp"

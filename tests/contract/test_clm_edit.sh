@@ -7,22 +7,8 @@
 # live-context-state entries; a resumed session and a /tree move restore the right revision.
 . "$(dirname "$0")/lib.sh"
 
-CLMPY="$ROOT/tests/contract/clm"
 
-# check PY-EXPR DESCRIPTION: evaluate over the recorded requests in $R (rows), with the
-# helpers of clm/requests.py; on failure print a summary of every request.
-check() {
-    PYTHONPATH="$CLMPY" python3 - "$R" "$1" <<'PY' || fail "$2"
-import json, sys
-from requests_view import *
-rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-if not eval(sys.argv[2]):
-    for i, r in enumerate(rows):
-        print("request", i + 1, json.dumps([(m["role"], text(m)[:100]) for m in body(r)]))
-    sys.exit(1)
-PY
-    ok
-}
+. "$ROOT/tests/contract/clm/check.sh"
 
 mkdir -p "$T/work" "$T/tmp"
 export TMPDIR="$T/tmp"

@@ -16,34 +16,10 @@
 #      prompt stays byte-identical, and the CLM-mode nonce is stable between accepted edits.
 . "$(dirname "$0")/lib.sh"
 
-CLMPY="$ROOT/tests/contract/clm"
 # the interpreter itself, not a version-manager shim: every step and check starts one
 PY=$(python3 -c 'import sys; print(sys.executable)')
 
-# check PY-EXPR DESCRIPTION: evaluate over the recorded requests in $R (rows), with the
-# helpers of clm/requests_view.py; on failure print a summary of every request.
-check() {
-    PYTHONPATH="$CLMPY" "$PY" - "$R" "$1" <<'PY' || fail "$2"
-import json, re, sys
-from requests_view import *
-rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-def nonce(path):
-    return re.search(r"document=(\w+)", open(path).readline()).group(1)
-def block_id(path, needle):
-    last = None
-    for line in open(path):
-        if line.startswith("[[CTX_TURN "):
-            last = re.search(r" id=(\S+)", line).group(1)
-        elif needle in line:
-            return last
-if not eval(sys.argv[2]):
-    for i, r in enumerate(rows):
-        print("request", i + 1, r.get("max_tokens"),
-              json.dumps([(m["role"], text(m)[:100]) for m in body(r)]))
-    sys.exit(1)
-PY
-    ok
-}
+. "$ROOT/tests/contract/clm/check.sh"
 states() { echo "[r['data']['kind'] for r in rows if r.get('customType') == 'live-context-state']"; }
 
 mkdir -p "$T/work" "$T/tmp" "$T/snap"

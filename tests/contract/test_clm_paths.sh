@@ -8,22 +8,8 @@
 # withheld behind a same-call note naming its file under withheld/ and the limit).
 . "$(dirname "$0")/lib.sh"
 
-CLMPY="$ROOT/tests/contract/clm"
 
-check() {
-    PYTHONPATH="$CLMPY" python3 - "$R" "$1" <<'PY' || fail "$2"
-import json, sys
-from requests_view import *
-rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-def sysp(r): return r["messages"][0]["content"] if r["messages"][0]["role"] == "system" else ""
-def tools(r): return [text(m) for m in body(r) if m["role"] == "tool"]
-if not eval(sys.argv[2]):
-    for i, r in enumerate(rows):
-        print("request", i + 1, json.dumps([(m["role"], text(m)[:160]) for m in body(r)]))
-    sys.exit(1)
-PY
-    ok
-}
+. "$ROOT/tests/contract/clm/check.sh"
 
 new_session() { # SID FILE
     printf '{"type":"session","version":3,"id":"%s","timestamp":"2025-11-29T17:00:00.000Z","cwd":"%s"}\n' \

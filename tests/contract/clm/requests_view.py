@@ -19,3 +19,27 @@ def has(r, s):
 
 def idx(r, s):
     return [i for i, m in enumerate(body(r)) if s in text(m)]
+
+
+def sysp(r):
+    return r["messages"][0]["content"] if r["messages"][0]["role"] == "system" else ""
+
+
+def tools(r):
+    return [text(m) for m in body(r) if m["role"] == "tool"]
+
+
+def nonce(path):
+    import re
+    return re.search(r"document=(\w+)", open(path).readline()).group(1)
+
+
+def block_id(path, needle):
+    import re
+    last = None
+    for line in open(path):
+        if line.startswith("[[CTX_TURN "):
+            last = re.search(r" id=(\S+)", line).group(1)
+        elif needle in line:
+            return last
+    return None
