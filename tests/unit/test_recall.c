@@ -179,7 +179,7 @@ static void test_query_under_rank_max_is_ranked_and_pages_in_rank_order(void **s
     add_raw(s, "a1", "kiwi kiwi kiwi");
     add_raw(s, "a2", "kiwi and a few other words here");
     for (int i = 3; i < 9; i++) {
-        char id[8];
+        char id[16];
         snprintf(id, sizeof id, "a%d", i);
         add_raw(s, id, "kiwi once, with some padding words around it to lower its score");
     }
