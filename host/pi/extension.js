@@ -459,9 +459,22 @@ export class Bridge {
         }
     }
 
-    agentEnd(ctx) {
+    /* Pi's agent_end carries the run's messages; the last assistant's stopReason tells a
+     * run that failed ("error") or was stopped ("aborted") from one that finished. */
+    static endStatus(event) {
+        const msgs = event && Array.isArray(event.messages) ? event.messages : [];
+        for (let i = msgs.length - 1; i >= 0; i--) {
+            if (!msgs[i] || msgs[i].role !== "assistant") continue;
+            if (msgs[i].stopReason === "error") return "error";
+            if (msgs[i].stopReason === "aborted") return "interrupted";
+            break;
+        }
+        return "done";
+    }
+
+    agentEnd(ctx, event) {
         this.ending = true;
-        try { this.event("agent_end", { status: "done" }, ctx); } finally { this.ending = false; }
+        try { this.event("agent_end", { status: Bridge.endStatus(event) }, ctx); } finally { this.ending = false; }
     }
 
     hGetModel(_ctx, out, err) {
@@ -897,5 +910,5 @@ export default function losslessContext(pi) {
     pi.on("session_tree", (event, ctx) => {
         bridge.event("session_tree", { newLeafId: event.newLeafId ?? null, oldLeafId: event.oldLeafId ?? null }, ctx);
     });
-    pi.on("agent_end", (_event, ctx) => { bridge.agentEnd(ctx); });
+    pi.on("agent_end", (event, ctx) => { bridge.agentEnd(ctx, event); });
 }

@@ -83,7 +83,7 @@ test("probe command reaches every host function and frees what they return", () 
     const sm = new FakeSession();
     sm.message("user", "hello");
     const { b, pi, logs } = newBridge(PROBE_SO, sm);
-    assert.deepEqual([...pi.commands.keys()], ["probe", "probe-count"]);
+    assert.deepEqual([...pi.commands.keys()], ["probe", "probe-count", "probe-last-end"]);
     const r = b.runCommand("probe", '{"k":"v"}', pi.ctx);
     assert.equal(r.ok, true);
     const lines = Object.fromEntries(r.text.trim().split("\n").map((l) => { const i = l.indexOf("="); return [l.slice(0, i), l.slice(i + 1)]; }));
@@ -101,6 +101,23 @@ test("probe command reaches every host function and frees what they return", () 
     assert.deepEqual(JSON.parse(lines.get_entries.slice(2)).map((e) => e.id), sm.getEntries().map((e) => e.id));
     assert.ok(logs.some(([lvl, m]) => lvl === 1 && m === "probe: logged"));
     assert.equal(pi.notes.at(-1).msg, r.text);
+    b.unload();
+});
+
+test("agent_end tells the plugin how Pi's run ended, from the last assistant's stopReason", () => {
+    const sm = new FakeSession();
+    const { b, pi } = newBridge(PROBE_SO, sm);
+    const ended = (messages) => {
+        b.agentEnd(pi.ctx, { type: "agent_end", messages });
+        return b.runCommand("probe-last-end", "", pi.ctx).text;
+    };
+    const user = { role: "user", content: "go" };
+    const asst = (stopReason) => ({ role: "assistant", content: [], stopReason });
+    assert.equal(ended([user, asst("stop")]), '{"status":"done"}');
+    assert.equal(ended([user, asst("aborted")]), '{"status":"interrupted"}');
+    assert.equal(ended([user, asst("error"), { role: "toolResult", content: [] }]), '{"status":"error"}');
+    assert.equal(ended([user, asst("error"), asst("toolUse")]), '{"status":"done"}');
+    assert.equal(ended([]), '{"status":"done"}');
     b.unload();
 });
 

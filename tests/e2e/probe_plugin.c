@@ -128,6 +128,24 @@ static int probe_count(void *ud, const char *args, char **out_text, char **err)
     return AP_OK;
 }
 
+/* agent_end's payload, kept for the probe-last-end command (the bridge's status mapping). */
+static char probe_last_end[128];
+
+static int probe_agent_end(void *st, const char *json, char **out_json, char **err)
+{
+    (void)st, (void)err;
+    *out_json = NULL;
+    snprintf(probe_last_end, sizeof probe_last_end, "%s", json);
+    return AP_OK;
+}
+
+static int probe_last_end_cmd(void *ud, const char *args, char **out_text, char **err)
+{
+    (void)ud, (void)args, (void)err;
+    *out_text = probe_dup(probe_last_end[0] ? probe_last_end : "(none)");
+    return AP_OK;
+}
+
 static void probe_release(void *st, void *p) { (void)st; free(p); }
 
 static void probe_release_context(void *st, ap_context_result *r)
@@ -156,8 +174,11 @@ AP_EXPORT int agent_plugin_init(const ap_host_api *host, ap_plugin *p, char *err
     p->release = probe_release, p->release_context = probe_release_context;
     p->unload = probe_unload, p->context = probe_context;
     p->before_agent_start = probe_event, p->turn_end = probe_event;
+    p->agent_end = probe_agent_end;
+    probe_last_end[0] = '\0';
     if (host->register_command(host->host_ctx, "probe", "Call every host function", probe_command, NULL, NULL) ||
         host->register_command(host->host_ctx, "probe-count", "Count context calls", probe_count, NULL, NULL) ||
+        host->register_command(host->host_ctx, "probe-last-end", "The last agent_end payload", probe_last_end_cmd, NULL, NULL) ||
         host->register_tool(host->host_ctx, "probe_tool", "Echo the call", "{\"type\":\"object\"}", probe_tool, NULL, NULL))
         return snprintf(errbuf, errlen, "probe could not register"), AP_ERROR;
     if (host->register_command(host->host_ctx, "probe", "again", probe_command, NULL, NULL) != AP_INVALID)
