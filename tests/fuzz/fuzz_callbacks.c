@@ -28,7 +28,7 @@ enum {
     ACT_SESSION_START, ACT_SESSION_SHUTDOWN, ACT_BEFORE_AGENT_START, ACT_CONTEXT,
     ACT_BEFORE_PROVIDER_REQUEST, ACT_TURN_END, ACT_TOOL_CALL, ACT_TOOL_RESULT,
     ACT_BEFORE_COMPACT, ACT_COMPACT, ACT_TREE, ACT_SET_BRANCH, ACT_TOOLS, ACT_COMMANDS,
-    ACT_COUNT
+    ACT_AGENT_END, ACT_COUNT
 };
 
 #define MAX_REG 32
@@ -83,6 +83,19 @@ static int h_get_branch(void *ctx, char **out, char **err)
     (void)ctx; (void)err;
     *out = dup_str(H.branch ? H.branch : "[]");
     return *out ? AP_OK : AP_NOMEM;
+}
+
+/* Level 2: every entry is the branch here; a queued prompt is accepted and dropped (the
+ * fuzz host never runs one), which is what a plugin sees from a host that will. */
+static int h_get_entries(void *ctx, char **out, char **err)
+{
+    return h_get_branch(ctx, out, err);
+}
+
+static int h_send_user_message(void *ctx, const char *text, char **err)
+{
+    (void)ctx; (void)err;
+    return text && *text ? AP_OK : AP_INVALID;
 }
 
 static int h_get_entry(void *ctx, const char *id, char **out, char **err)
@@ -172,6 +185,8 @@ static const ap_host_api HOST = {
     .complete = h_complete,
     .register_command = h_register_command,
     .register_tool = h_register_tool,
+    .send_user_message = h_send_user_message,
+    .get_entries = h_get_entries,
 };
 
 static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
@@ -298,6 +313,7 @@ static void run_chunk(const ap_plugin *pl, int act, char *payload)
     case ACT_BEFORE_COMPACT: call_event(pl, pl->session_before_compact, payload); break;
     case ACT_COMPACT: call_event(pl, pl->session_compact, payload); break;
     case ACT_TREE: call_event(pl, pl->session_tree, payload); break;
+    case ACT_AGENT_END: call_event(pl, pl->agent_end, payload); break;
     case ACT_SET_BRANCH:
         free(H.branch);
         H.branch = dup_str(payload);
