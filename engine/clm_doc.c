@@ -152,12 +152,19 @@ static char *sanitized_dup(const char *s)
     return o;
 }
 
-int clm_view_init(clm_view *v, clm_mode mode, long revision, const char *nonce, char **err)
+static int nonce_check(const char *nonce, char **err)
 {
-    memset(v, 0, sizeof *v);
     if (!nonce || strlen(nonce) != CLM_NONCE_LEN || !valid_token(nonce, CLM_NONCE_LEN + 1, 0))
         return lc_errf(err, LC_INVALID, "clm view: the nonce must be %d hex characters",
                        CLM_NONCE_LEN);
+    return LC_OK;
+}
+
+int clm_view_init(clm_view *v, clm_mode mode, long revision, const char *nonce, char **err)
+{
+    memset(v, 0, sizeof *v);
+    int rc = nonce_check(nonce, err);
+    if (rc != LC_OK) return rc;
     v->mode = mode;
     v->revision = revision;
     memcpy(v->nonce, nonce, CLM_NONCE_LEN + 1);
@@ -169,6 +176,7 @@ static void vmsg_free(clm_vmsg *m)
     free(m->json);
     free(m->call_id);
     free(m->tool);
+    free(m->key);
     for (size_t i = 0; i < m->n_calls; i++) free(m->calls[i]);
     free(m->calls);
 }
@@ -179,6 +187,7 @@ void clm_view_free(clm_view *v)
     for (size_t i = 0; i < v->n; i++) vmsg_free(&v->msgs[i]);
     free(v->msgs);
     free(v->meta_line);
+    free(v->seg_ckpt);
     sb_free(&v->bodies);
     memset(v, 0, sizeof *v);
 }
@@ -244,6 +253,7 @@ int clm_view_add(clm_view *v, const char *json, size_t json_len, long origin,
     vm.json = lc_strndup(json, json_len);
     body = msg_derive_text(m, NULL);
     if (!vm.json || !body) { rc = LC_NOMEM; goto done; }
+    if (key && !(vm.key = lc_strdup(key))) { rc = LC_NOMEM; goto done; }
     vm.json_len = json_len;
     vm.origin = origin;
     vm.role = msg_role_of(m);
@@ -296,6 +306,47 @@ done:
     return rc;
 }
 
+int clm_view_same(const clm_view *v, size_t i, const char *json, size_t json_len, long origin,
+                  const char *key)
+{
+    if (i >= v->n) return 0;
+    const clm_vmsg *m = &v->msgs[i];
+    if (m->origin != origin || m->json_len != json_len) return 0;
+    /* The id derives from the key when one is given, else from the text: an empty key
+     * counts as none there, but equality here stays strict (NULL vs "" differ) so that
+     * "same" never needs reasoning about what the id derivation ignores. */
+    if ((m->key == NULL) != (key == NULL)) return 0;
+    if (key && strcmp(m->key, key) != 0) return 0;
+    return memcmp(m->json, json, json_len) == 0;
+}
+
+void clm_view_truncate(clm_view *v, size_t n)
+{
+    if (n >= v->n) return;
+    for (size_t i = n; i < v->n; i++) {
+        long o = v->msgs[i].owner;
+        /* An owner always precedes its result, so only kept owners need their count fixed. */
+        if (o >= 0 && (size_t)o < n) v->msgs[o].n_results--;
+    }
+    v->bodies.len = v->msgs[n].body_off;
+    if (v->bodies.p) v->bodies.p[v->bodies.len] = '\0';
+    for (size_t i = n; i < v->n; i++) vmsg_free(&v->msgs[i]);
+    v->n = n;
+    if (v->base_n > n) v->base_n = 0; /* the digest cannot be rewound: hash the ids again */
+    if (v->seg_valid > n) v->seg_valid = n;
+    v->finished = 0;
+}
+
+int clm_view_rebase(clm_view *v, long revision, const char *nonce, char **err)
+{
+    int rc = nonce_check(nonce, err);
+    if (rc != LC_OK) return rc;
+    v->revision = revision;
+    memcpy(v->nonce, nonce, CLM_NONCE_LEN + 1);
+    v->finished = 0;
+    return LC_OK;
+}
+
 long clm_view_find(const clm_view *v, const char *id)
 {
     /* Ids start with their ordinal: try that slot first, then scan. */
@@ -313,7 +364,14 @@ static int view_finish(clm_view *v)
 {
     if (v->finished) return LC_OK;
     long first_user = -1, last_user = -1;
+    unsigned char was[2] = {0, 0};
+    long was_at[2] = {-1, -1};
+    size_t k = 0;
     for (size_t i = 0; i < v->n; i++) {
+        if (v->msgs[i].is_protected && k < 2) {
+            was[k] = 1;
+            was_at[k++] = (long)i;
+        }
         v->msgs[i].is_protected = 0;
         if (v->msgs[i].role == MSG_ROLE_USER) {
             if (first_user < 0) first_user = (long)i;
@@ -324,14 +382,26 @@ static int view_finish(clm_view *v)
         if (first_user >= 0) v->msgs[first_user].is_protected = 1;
         if (last_user >= 0) v->msgs[last_user].is_protected = 1;
     }
-    sha256_ctx c;
+    /* A block whose protected= flag changed renders differently: the resumable digest of
+     * the blocks is valid only before it. At most two messages are protected. */
+    for (size_t j = 0; j < 2; j++) {
+        if (was[j] && !v->msgs[was_at[j]].is_protected && (size_t)was_at[j] < v->seg_valid)
+            v->seg_valid = (size_t)was_at[j];
+    }
+    for (long u = first_user; u >= 0; u = (u == last_user ? -1 : last_user)) {
+        if (v->msgs[u].is_protected && !(was_at[0] == u || was_at[1] == u) &&
+            (size_t)u < v->seg_valid)
+            v->seg_valid = (size_t)u;
+    }
     uint8_t d[32];
     char hex[65];
-    sha256_init(&c);
-    for (size_t i = 0; i < v->n; i++) {
-        sha256_update(&c, v->msgs[i].id, strlen(v->msgs[i].id));
-        sha256_update(&c, "\n", 1);
+    if (v->base_n == 0) sha256_init(&v->base_ctx);
+    for (size_t i = v->base_n; i < v->n; i++) {
+        sha256_update(&v->base_ctx, v->msgs[i].id, strlen(v->msgs[i].id));
+        sha256_update(&v->base_ctx, "\n", 1);
     }
+    v->base_n = v->n;
+    sha256_ctx c = v->base_ctx;
     sha256_final(&c, d);
     sha256_to_hex(d, hex);
     memcpy(v->baseline, hex, 12);
@@ -344,31 +414,123 @@ static int view_finish(clm_view *v)
     return LC_OK;
 }
 
-int clm_view_render(clm_view *v, char **out, size_t *out_len, char **err)
+void clm_mirror_digest(const char *text, size_t len, uint8_t out[32])
+{
+    const char *nl = memchr(text, '\n', len);
+    size_t first = nl ? (size_t)(nl - text) + 1 : len;
+    uint8_t a[32], b[32];
+    sha256(text, first, a);
+    sha256(text + first, len - first, b);
+    sha256_ctx c;
+    sha256_init(&c);
+    sha256_update(&c, "clm-mirror\n", 11);
+    sha256_update(&c, a, 32);
+    sha256_update(&c, b, 32);
+    sha256_final(&c, out);
+}
+
+static int render_text(clm_view *v, char **out, size_t *out_len, uint8_t *digest, char **err)
 {
     int rc;
     sbuf b = {0};
+    sha256_ctx rest;
+    size_t from = 0, rest_start = 0;
+    memset(&rest, 0, sizeof rest);
     *out = NULL;
     if ((rc = view_finish(v)) != LC_OK) goto done;
-    sb_reserve(&b, v->bodies.len + v->n * 128 + 128);
+    if (digest) {
+        if (strcmp(v->seg_nonce, v->nonce) != 0) v->seg_valid = 0;
+        size_t j = v->seg_valid / CLM_SEG_CKPT;
+        if (j >= v->n_seg_ckpt) j = v->n_seg_ckpt ? v->n_seg_ckpt - 1 : 0;
+        size_t need = v->n / CLM_SEG_CKPT + 1;
+        if (need > v->cap_seg_ckpt) {
+            size_t cap = need + need / 2 + 4;
+            sha256_ctx *p = realloc(v->seg_ckpt, cap * sizeof *p);
+            if (!p) { rc = LC_NOMEM; goto done; }
+            v->seg_ckpt = p;
+            v->cap_seg_ckpt = cap;
+        }
+        if (v->n_seg_ckpt == 0) {
+            sha256_init(&v->seg_ckpt[0]);
+            sha256_update(&v->seg_ckpt[0], "\n", 1); /* the blank line after the metadata */
+        }
+        rest = v->seg_ckpt[j];
+        v->n_seg_ckpt = j + 1;
+        from = j * CLM_SEG_CKPT;
+    }
+    /* Headers are appended piecewise, not with sb_printf: formatting is most of the cost of
+     * a render once the bodies are kept, and there is one header per message. */
+    size_t per = strlen(HEAD_MARK) + strlen("document= index= role= id= protected=false tool=]]\n\n\n") +
+                 CLM_NONCE_LEN + 24 + CLM_LABEL_MAX + CLM_ID_MAX + 64;
+    sb_reserve(&b, strlen(v->meta_line) + 2 + v->bodies.len + v->n * per);
     sb_puts(&b, v->meta_line);
     sb_puts(&b, "\n\n");
     for (size_t i = 0; i < v->n; i++) {
         const clm_vmsg *m = &v->msgs[i];
-        sb_printf(&b, "[[CTX_TURN document=%s index=%zu role=%s id=%s protected=%s", v->nonce,
-                  i + 1, m->label, m->id, m->is_protected ? "true" : "false");
-        if (m->tool) sb_printf(&b, " tool=%s", m->tool);
-        sb_puts(&b, "]]\n");
+        if (digest && i == from) rest_start = b.len;
+        if (digest && i > from && i % CLM_SEG_CKPT == 0 && !b.oom) {
+            sha256_update(&rest, b.p + rest_start, b.len - rest_start);
+            rest_start = b.len;
+            v->seg_ckpt[v->n_seg_ckpt++] = rest;
+        }
+        char num[24];
+        size_t w = 0;
+        for (size_t x = i + 1; x; x /= 10) num[sizeof num - 1 - w++] = (char)('0' + x % 10);
+        sb_append(&b, HEAD_MARK, sizeof HEAD_MARK - 1);
+        sb_append(&b, "document=", 9);
+        sb_append(&b, v->nonce, CLM_NONCE_LEN);
+        sb_append(&b, " index=", 7);
+        sb_append(&b, num + sizeof num - w, w);
+        sb_append(&b, " role=", 6);
+        sb_puts(&b, m->label);
+        sb_append(&b, " id=", 4);
+        sb_puts(&b, m->id);
+        if (m->is_protected) sb_append(&b, " protected=true", 15);
+        else sb_append(&b, " protected=false", 16);
+        if (m->tool) {
+            sb_append(&b, " tool=", 6);
+            sb_puts(&b, m->tool);
+        }
+        sb_append(&b, "]]\n", 3);
         if (m->body_len) sb_append(&b, v->bodies.p + m->body_off, m->body_len);
-        sb_puts(&b, "\n\n");
+        sb_append(&b, "\n\n", 2);
     }
     if (b.oom) { rc = LC_NOMEM; goto done; }
+    if (digest) {
+        if (from < v->n) sha256_update(&rest, b.p + rest_start, b.len - rest_start);
+        v->seg_valid = v->n;
+        memcpy(v->seg_nonce, v->nonce, sizeof v->seg_nonce);
+        uint8_t a[32], r[32];
+        sha256_ctx c;
+        sha256_init(&c);
+        sha256_update(&c, v->meta_line, strlen(v->meta_line));
+        sha256_update(&c, "\n", 1);
+        sha256_final(&c, a);
+        c = rest;
+        sha256_final(&c, r);
+        sha256_init(&c);
+        sha256_update(&c, "clm-mirror\n", 11);
+        sha256_update(&c, a, 32);
+        sha256_update(&c, r, 32);
+        sha256_final(&c, digest);
+    }
     if (out_len) *out_len = b.len;
     *out = sb_detach(&b);
 done:
     sb_free(&b);
     if (rc == LC_NOMEM) lc_errf(err, rc, "clm render: out of memory");
     return rc;
+}
+
+int clm_view_render(clm_view *v, char **out, size_t *out_len, char **err)
+{
+    return render_text(v, out, out_len, NULL, err);
+}
+
+int clm_view_render_digest(clm_view *v, char **out, size_t *out_len, uint8_t digest[32],
+                           char **err)
+{
+    return render_text(v, out, out_len, digest, err);
 }
 
 /* ------------------------------------------------------------------ parse */

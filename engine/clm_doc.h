@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "message.h"
+#include "sha256.h"
 #include "util.h"
 
 #define CLM_ID_MAX 40      /* "<ordinal>-<12 hex>" or a model-chosen "new-..." id */
@@ -40,6 +41,8 @@ typedef struct clm_vmsg {
                                  * call, -1 if none */
     size_t n_results;           /* assistant: how many rendered tool results it owns */
     size_t body_off, body_len;  /* escaped body inside view->bodies */
+    char *key;                  /* the caller's identity key (owned), NULL when none: kept so
+                                 * that a later render can tell the message is the same */
 } clm_vmsg;
 
 /* Everything about one rendering: the messages, ids, nonce and the exact metadata line. */
@@ -53,7 +56,20 @@ typedef struct clm_view {
     size_t n, cap;
     sbuf bodies;                /* escaped bodies, concatenated */
     int finished;
+    /* The baseline digest over the ids of msgs[0..base_n): a view kept across renders only
+     * hashes the ids it gained. */
+    sha256_ctx base_ctx;
+    size_t base_n;
+    /* The mirror digest of everything after the metadata line, resumable: seg_ckpt[j] is
+     * the state after the blocks of msgs[0..j*CLM_SEG_CKPT); the blocks of msgs[0..seg_valid)
+     * are as rendered when the checkpoints were taken, under seg_nonce. */
+    sha256_ctx *seg_ckpt;
+    size_t n_seg_ckpt, cap_seg_ckpt;
+    size_t seg_valid;
+    char seg_nonce[CLM_NONCE_LEN + 1];
 } clm_view;
+
+#define CLM_SEG_CKPT 64
 
 /* CLM-mode nonce: stable between accepted edits (session, revision anchor, revision). */
 void clm_nonce_stable(const char *session_id, const char *anchor_digest, long revision,
@@ -68,10 +84,32 @@ int clm_view_init(clm_view *v, clm_mode mode, long revision, const char *nonce, 
  * LC_INVALID when the JSON is not an object. */
 int clm_view_add(clm_view *v, const char *json, size_t json_len, long origin,
                  const char *key, char **err);
+/* Keeping a view across renders (the effective context usually only grows at its end):
+ * a message rendered again at the same position is "the same" when its JSON bytes, origin
+ * and key are equal -- then everything clm_view_add derived from it (ids, body, ownership)
+ * is equal too, because it depends only on those and on the messages before it. The
+ * caller walks the shared prefix with clm_view_same, drops the rest with
+ * clm_view_truncate, sets the new nonce/revision with clm_view_rebase and adds what
+ * follows; the rendering is byte-identical to a view built afresh. The mode cannot change:
+ * build a new view for that. */
+int clm_view_same(const clm_view *v, size_t i, const char *json, size_t json_len, long origin,
+                  const char *key);
+/* Drop messages n.. (no-op when n >= v->n); ownership counts of kept assistants follow. */
+void clm_view_truncate(clm_view *v, size_t n);
+/* New revision and nonce for the same messages. LC_INVALID (view unchanged) on a bad nonce. */
+int clm_view_rebase(clm_view *v, long revision, const char *nonce, char **err);
 /* Finish the view (tool-call ownership, protection, baseline) and return the mirror
  * text, malloc'd. The view may be rendered again; the text is identical. */
 int clm_view_render(clm_view *v, char **out, size_t *out_len, char **err);
+/* The same, plus the text's clm_mirror_digest, hashing only the blocks that changed since
+ * the previous render of this view (in CLM mode, where the nonce is stable: the new ones). */
+int clm_view_render_digest(clm_view *v, char **out, size_t *out_len, uint8_t digest[32],
+                           char **err);
 void clm_view_free(clm_view *v);
+/* The fingerprint the plugin keeps of a mirror file it wrote or read. Not the SHA-256 of the
+ * text: the metadata line changes on every render, so it is hashed apart from the rest,
+ * which lets a render resume the rest's hash where its previous render's blocks end. */
+void clm_mirror_digest(const char *text, size_t len, uint8_t out[32]);
 /* Index of the message with this id, -1 when absent. */
 long clm_view_find(const clm_view *v, const char *id);
 

@@ -335,7 +335,7 @@ static void clm_discard_draft(clm_glue *g, const char *why)
     if (!g->have_view || !g->path ||
         clm_safe_read(g->path, CLM_MIRROR_MAX_BYTES, &text, &len, NULL) != LC_OK)
         return;
-    sha256(text, len, h);
+    clm_mirror_digest(text, len, h);
     free(text);
     if (memcmp(h, g->mirror_hash, 32) == 0) return;
     g->mirror_current = 0;
@@ -855,10 +855,10 @@ static char *clm_compact_prompt(clm_glue *g, const char *instructions)
     return out;
 }
 
-static int clm_write_mirror(clm_glue *g, const char *text, size_t len, char **err)
+/* `h` is the text's clm_mirror_digest, which the render computed incrementally. */
+static int clm_write_mirror(clm_glue *g, const char *text, size_t len, const uint8_t h[32],
+                            char **err)
 {
-    uint8_t h[32];
-    sha256(text, len, h);
     if (g->mirror_current && memcmp(h, g->mirror_hash, 32) == 0) return LC_OK;
     int rc = clm_safe_write(g->dir, "LIVE_CONTEXT.md", text, len, err);
     if (rc != LC_OK) return rc;
@@ -867,29 +867,41 @@ static int clm_write_mirror(clm_glue *g, const char *text, size_t len, char **er
     return LC_OK;
 }
 
-/* Render the effective context into a fresh view and the mirror file. */
+/* Render the effective context into the view and the mirror file. The previous view is
+ * kept when the mode is the same: the messages it shares with the new context (compared
+ * byte for byte) keep their derived ids and bodies, and only the rest is derived again,
+ * so a request that appends costs O(new messages) in derivation and hashing. */
 static int clm_render(clm_glue *g, const clm_eff *eff, size_t n, size_t n_rev, size_t raw_n,
                       char **err)
 {
     int rc;
     char nonce[CLM_NONCE_LEN + 1], *text = NULL;
-    size_t len = 0;
+    size_t len = 0, k = 0;
     static unsigned long renders;
+    clm_mode mode = g->set.conservative ? CLM_MODE_CONSERVATIVE : CLM_MODE_CLM;
     if (g->set.conservative)
         clm_nonce_fresh(g->p->session_id ? g->p->session_id : "", ++renders, nonce);
     else
         clm_nonce_stable(g->p->session_id ? g->p->session_id : "",
                          g->has_rev ? g->rev.anchor_digest : "", g->last_revision, nonce);
-    if (g->have_view) clm_view_free(&g->view);
-    g->have_view = 0;
-    rc = clm_view_init(&g->view, g->set.conservative ? CLM_MODE_CONSERVATIVE : CLM_MODE_CLM,
-                       g->last_revision, nonce, err);
-    if (rc != LC_OK) return rc;
-    g->have_view = 1;
-    for (size_t i = 0; i < n && rc == LC_OK; i++)
+    if (g->have_view && g->view.mode == mode &&
+        clm_view_rebase(&g->view, g->last_revision, nonce, NULL) == LC_OK) {
+        while (k < n && clm_view_same(&g->view, k, eff[k].json, eff[k].len, eff[k].raw, eff[k].key))
+            k++;
+        clm_view_truncate(&g->view, k);
+    } else {
+        if (g->have_view) clm_view_free(&g->view);
+        g->have_view = 0;
+        rc = clm_view_init(&g->view, mode, g->last_revision, nonce, err);
+        if (rc != LC_OK) return rc;
+        g->have_view = 1;
+    }
+    rc = LC_OK;
+    for (size_t i = k; i < n && rc == LC_OK; i++)
         rc = clm_view_add(&g->view, eff[i].json, eff[i].len, eff[i].raw, eff[i].key, err);
-    if (rc == LC_OK) rc = clm_view_render(&g->view, &text, &len, err);
-    if (rc == LC_OK) rc = clm_write_mirror(g, text, len, err);
+    uint8_t digest[32];
+    if (rc == LC_OK) rc = clm_view_render_digest(&g->view, &text, &len, digest, err);
+    if (rc == LC_OK) rc = clm_write_mirror(g, text, len, digest, err);
     free(text);
     if (rc != LC_OK) {
         clm_view_free(&g->view);
@@ -1213,7 +1225,7 @@ int clm_glue_turn_end(lc_plugin *p, const cJSON *ev, char **err)
         return AP_OK;
     }
     uint8_t h[32];
-    sha256(text, len, h);
+    clm_mirror_digest(text, len, h);
     if (g->mirror_current && memcmp(h, g->mirror_hash, 32) == 0) goto done;
     g->mirror_current = 0;
     memcpy(g->mirror_hash, h, 32); /* read now: only a later write is a draft */

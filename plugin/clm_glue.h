@@ -70,7 +70,7 @@ typedef struct clm_glue {
     size_t view_raw_n;         /* raw messages the view covered: the anchor of an edit */
     char view_digest[65];
     size_t view_rev_n;         /* messages of the view that came from the revision */
-    uint8_t mirror_hash[32];   /* SHA-256 of what the plugin last wrote or read: a later
+    uint8_t mirror_hash[32];   /* clm_mirror_digest of what the plugin last wrote or read: a later
                                 * write by anyone else is a draft */
     int mirror_current;        /* the file holds exactly the last rendering */
     int render_off;            /* no model (replay): nobody can edit, nothing rendered */
