@@ -7,7 +7,12 @@
 Starts tests/contract/fake_openai.py on loopback with SCRIPT, writes a models.json that
 points a custom provider "fake" at it, runs `pi --mode rpc -e EXT` in WORK, and sends each
 step in STEPS (a JSON array of prompt texts; "/..." are commands). A prompt step waits for
-Pi's agent_end; a command step waits for its response and the notifications it caused.
+Pi's agent_end; a command step waits for its response and the notifications it caused. A
+step {"command": "/...", "starts_turn": true} is a command that must make Pi start a turn
+by itself (an extension's sendUserMessage): it waits for that turn's agent_start and
+agent_end too, and fails when no turn starts. With "while": "prompt text" the command is
+sent once that prompt's run has started (Pi streaming; script a "delay" for its answer),
+and the step waits for the prompt's agent_end and then for the turn the command started.
 Writes OUT/events.jsonl (every RPC line), OUT/requests.jsonl (what the fake provider
 received), OUT/notes.json (notify texts per step) and prints nothing on success.
 Exits non-zero with a reason when Pi fails to start, a step times out, or Pi exits badly.
@@ -95,6 +100,11 @@ class Reader(threading.Thread):
                 self.cond.wait(left)
 
 
+def send(pi, command):
+    pi.stdin.write((json.dumps(command) + "\n").encode())
+    pi.stdin.flush()
+
+
 def main():
     ap = argparse.ArgumentParser()
     for a in ("pi", "extension", "work", "agent-dir", "script", "steps", "out"):
@@ -118,15 +128,42 @@ def main():
     pos = 0
     failure = None
     try:
-        for n, text in enumerate(steps):
+        for n, step in enumerate(steps):
+            text = step["command"] if isinstance(step, dict) else step
+            starts_turn = isinstance(step, dict) and step.get("starts_turn")
             rid = "step-%d" % n
-            pi.stdin.write((json.dumps({"id": rid, "type": "prompt", "message": text}) + "\n").encode())
-            pi.stdin.flush()
+            if isinstance(step, dict) and step.get("while"):
+                send(pi, {"id": rid + "-while", "type": "prompt", "message": step["while"]})
+                began, pos = reader.wait_for(pos, lambda o: o.get("type") == "agent_start", STEP_TIMEOUT)
+                if not began:
+                    failure = "step %d (%r): the prompt it runs beside did not start" % (n, step["while"])
+                    break
+                running, _ = reader.wait_for(pos, lambda o: o.get("type") == "agent_end", 0)
+                if running:
+                    failure = "step %d: the prompt ended before the command was sent" % n
+                    break
+            send(pi, {"id": rid, "type": "prompt", "message": text})
             resp, after = reader.wait_for(pos, lambda o: o.get("id") == rid, STEP_TIMEOUT)
             if not resp or not resp.get("success"):
                 failure = "step %d (%r): no successful response: %r" % (n, text, resp)
                 break
-            if text.startswith("/"):
+            if starts_turn:
+                turn = pos
+                if isinstance(step, dict) and step.get("while"):
+                    done, turn = reader.wait_for(pos, lambda o: o.get("type") == "agent_end", STEP_TIMEOUT)
+                    if not done:
+                        failure = "step %d (%r): no agent_end within %d s" % (n, step["while"], STEP_TIMEOUT)
+                        break
+                # No prompt of ours is running, so an agent_start now is the extension's turn.
+                began, turn = reader.wait_for(turn, lambda o: o.get("type") == "agent_start", STEP_TIMEOUT)
+                if not began:
+                    failure = "step %d (%r): Pi started no turn within %d s" % (n, text, STEP_TIMEOUT)
+                    break
+                done, end = reader.wait_for(turn, lambda o: o.get("type") == "agent_end", STEP_TIMEOUT)
+                if not done:
+                    failure = "step %d (%r): the turn it started did not end within %d s" % (n, text, STEP_TIMEOUT)
+                    break
+            elif text.startswith("/"):
                 # Extension commands run before the response; give late notifications a beat.
                 time.sleep(0.3)
                 end = len(reader.lines)
