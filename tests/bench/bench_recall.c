@@ -10,45 +10,18 @@
 
 #include <sqlite3.h>
 
+#include "corpus.h"
 #include "recall.h"
 #include "store.h"
 #include "util.h"
 
-static const char *const words[] = {"engine", "store", "summary", "branch", "window", "token", "cache",
-                                    "provider", "request", "context", "message", "index", "pattern",
-                                    "file", "handle", "reader", "budget", "turn", "session", "node"};
-
-/* The corpus of bench_store: turns of 40..600 words from 20, a needle every 997th. */
+/* bench_store's corpus, ingested in one transaction. */
 static int corpus_ingest(store *s, size_t n, char **err)
 {
-    unsigned long long x = 88172645463325252ULL;
-    store_msg *m = calloc(n, sizeof *m);
-    char **bufs = calloc(n, sizeof *bufs), **ids = calloc(n, sizeof *ids);
-    int rc = LC_NOMEM;
-    if (!m || !bufs || !ids) goto done;
-    for (size_t i = 0; i < n; i++) {
-        sbuf t = {0};
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-        size_t nw = 40 + x % 560;
-        for (size_t w = 0; w < nw; w++) {
-            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-            sb_printf(&t, "%s%s", w ? " " : "", words[x % 20]);
-            if (x % 50 == 0) sb_printf(&t, " id%llu", x % 100000);
-        }
-        if (i % 997 == 0) sb_printf(&t, " N%zu=%zu", i, i * 7 + 3);
-        ids[i] = lc_asprintf("e%zu", i);
-        bufs[i] = lc_asprintf("{\"role\":\"%s\",\"content\":[{\"type\":\"text\",\"text\":\"%s\"}],\"timestamp\":%zu}",
-                              i % 2 ? "assistant" : "user", t.p, 1700000000000 + i);
-        sb_free(&t);
-        if (!ids[i] || !bufs[i]) goto done;
-        m[i].entry_id = ids[i];
-        m[i].json = bufs[i];
-        m[i].json_len = strlen(bufs[i]);
-    }
-    rc = store_ingest(s, m, n, NULL, err);
-done:
-    for (size_t i = 0; ids && bufs && i < n; i++) free(bufs[i]), free(ids[i]);
-    free(bufs), free(ids), free(m);
+    corpus c = {0};
+    corpus_make(&c, n);
+    int rc = store_ingest(s, c.m, n, NULL, err);
+    corpus_free(&c);
     return rc;
 }
 
