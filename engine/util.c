@@ -243,6 +243,26 @@ int lc_write_scratch(const char *path, const void *data, size_t len, mode_t mode
     return util_write_atomic(path, data, len, mode, 0, err);
 }
 
+long long lc_iso_ms(const char *iso)
+{
+    int y, mo, d, h, mi, s, ms = 0, used = 0;
+    if (!iso || sscanf(iso, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &s, &used) != 6) return -1;
+    if (iso[used] == '.') {
+        int digits = 0;
+        for (const char *p = iso + used + 1; *p >= '0' && *p <= '9'; p++, digits++)
+            if (digits < 3) ms = ms * 10 + (*p - '0');
+        for (; digits > 0 && digits < 3; digits++) ms *= 10;
+    }
+    struct tm tm = {0};
+    tm.tm_year = y - 1900;
+    tm.tm_mon = mo - 1;
+    tm.tm_mday = d;
+    tm.tm_hour = h;
+    tm.tm_min = mi;
+    tm.tm_sec = s;
+    return (long long)timegm(&tm) * 1000 + ms;
+}
+
 double lc_now_ms(void)
 {
     struct timespec ts;

@@ -51,6 +51,10 @@ int lc_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
  * never tear them, and two fsyncs per request cost more than the rest of the hook. */
 int lc_write_scratch(const char *path, const void *data, size_t len, mode_t mode, char **err);
 
+/* An ISO-8601 UTC timestamp ("2025-01-02T03:04:05.678Z", fraction optional) as epoch
+ * milliseconds; -1 when it does not parse. */
+long long lc_iso_ms(const char *iso);
+
 /* Monotonic milliseconds, for metrics. */
 double lc_now_ms(void);
 

@@ -67,33 +67,7 @@ void session_iso_time(long long ms, char *buf, size_t len)
 
 long long session_parse_iso(const char *iso)
 {
-    int y, mo, d, h, mi, s, ms = 0, used = 0;
-    if (!iso)
-        return -1;
-    if (sscanf(iso, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &s, &used) != 6)
-        return -1;
-    if (iso[used] == '.') {
-        int digits = 0;
-        const char *p = iso + used + 1;
-        while (*p >= '0' && *p <= '9') {
-            if (digits < 3)
-                ms = ms * 10 + (*p - '0');
-            digits++;
-            p++;
-        }
-        while (digits > 0 && digits < 3) {
-            ms *= 10;
-            digits++;
-        }
-    }
-    struct tm tm = {0};
-    tm.tm_year = y - 1900;
-    tm.tm_mon = mo - 1;
-    tm.tm_mday = d;
-    tm.tm_hour = h;
-    tm.tm_min = mi;
-    tm.tm_sec = s;
-    return (long long)timegm(&tm) * 1000 + ms;
+    return lc_iso_ms(iso);
 }
 
 static long long now_ms(void)

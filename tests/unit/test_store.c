@@ -20,23 +20,7 @@
 #include "store.h"
 #include "util.h"
 
-static char home[256];
-
-static int setup(void **state)
-{
-    (void)state;
-    snprintf(home, sizeof home, "/tmp/lc-store-XXXXXX");
-    assert_non_null(mkdtemp(home));
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", home);
-    return system(cmd);
-}
+#include "temp_home.h"
 
 static store *open_store(const char *sid)
 {

@@ -239,9 +239,21 @@ static void test_read_file_larger_than_one_read_chunk(void **state)
     free(path);
 }
 
+static void test_iso_ms_reads_utc_timestamps_and_refuses_others(void **state)
+{
+    (void)state;
+    assert_true(lc_iso_ms("1970-01-01T00:00:00Z") == 0);
+    assert_true(lc_iso_ms("2025-11-29T17:00:01.5Z") == 1764435601500LL);
+    assert_true(lc_iso_ms("2025-11-29T17:00:01.123456Z") == 1764435601123LL);
+    assert_true(lc_iso_ms("2025-11-29T17:00:01Z") == 1764435601000LL);
+    assert_true(lc_iso_ms("yesterday") == -1);
+    assert_true(lc_iso_ms(NULL) == -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_iso_ms_reads_utc_timestamps_and_refuses_others),
         cmocka_unit_test(test_zeroed_sbuf_detaches_to_empty_string),
         cmocka_unit_test(test_sbuf_grows_across_many_appends_and_keeps_bytes),
         cmocka_unit_test(test_sbuf_printf_longer_than_stack_buffer),

@@ -76,22 +76,7 @@ static const char *jstr(const cJSON *o, const char *k)
  * (0 when unparsable, like the host). */
 static long long imp_iso_ms(const char *iso)
 {
-    int y, mo, d, h, mi, s, ms = 0, used = 0;
-    if (!iso || sscanf(iso, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &s, &used) != 6) return 0;
-    if (iso[used] == '.') {
-        int digits = 0;
-        for (const char *p = iso + used + 1; *p >= '0' && *p <= '9'; p++, digits++)
-            if (digits < 3) ms = ms * 10 + (*p - '0');
-        for (; digits > 0 && digits < 3; digits++) ms *= 10;
-    }
-    struct tm tm = {0};
-    tm.tm_year = y - 1900;
-    tm.tm_mon = mo - 1;
-    tm.tm_mday = d;
-    tm.tm_hour = h;
-    tm.tm_min = mi;
-    tm.tm_sec = s;
-    long long t = (long long)timegm(&tm) * 1000 + ms;
+    long long t = lc_iso_ms(iso);
     return t < 0 ? 0 : t;
 }
 
