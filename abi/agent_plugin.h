@@ -22,10 +22,11 @@
  *
  * Threading: the host calls every plugin callback, command and tool handler from one
  * thread (the "host thread"). A plugin worker thread may call only the slots marked
- * [any thread]: log, complete, free.
+ * [any thread]: log, complete, complete_async, free.
  *
  * API levels: 1 = everything up to register_tool / session_tree. 2 appends the host slots
- * send_user_message and get_entries and the plugin callback agent_end.
+ * send_user_message and get_entries and the plugin callback agent_end. 3 appends the host
+ * slot complete_async.
  */
 #ifndef AGENT_PLUGIN_H
 #define AGENT_PLUGIN_H
@@ -38,7 +39,7 @@ extern "C" {
 #endif
 
 #define AP_ABI_VERSION 1
-#define AP_API_LEVEL 2
+#define AP_API_LEVEL 3
 
 /* The layout a plugin is built against. A plugin that must also build with the level-1
  * layout (or a test that proves level-1 plugins still load) defines it as 1 before
@@ -132,8 +133,10 @@ typedef struct ap_host_api {
 
     /* [any thread] Run one completion with the session's model (or the model the
      * request names). request_json: {"systemPrompt"?,"messages":[AgentMessage...],
-     * "maxTokens"?,"model"?}. *out_json: the assistant AgentMessage (host-allocated).
-     * AP_UNSUPPORTED when the host has no model (e.g. replay). Blocking. */
+     * "maxTokens"?,"model"?,"timeoutMs"?}. *out_json: the assistant AgentMessage
+     * (host-allocated). AP_UNSUPPORTED when the host has no model (e.g. replay). Blocking;
+     * a host answers AP_ERROR once "timeoutMs" has passed, and aborts calls still in
+     * flight when it shuts the session down. */
     int (*complete)(void *host_ctx, const char *request_json, char **out_json, char **err);
 
     /* Register a slash command `/name`. name/description are copied. The handler is
@@ -163,6 +166,25 @@ typedef struct ap_host_api {
      * excluded -- as a JSON array of entries shaped as get_branch returns them. O(session):
      * meant for session_start, not for every request. *out_json host-allocated. */
     int (*get_entries)(void *host_ctx, char **out_json, char **err);
+#endif
+
+#if AP_TARGET_API_LEVEL >= 3
+    /* ---- API level 3 ---- */
+
+    /* [any thread] Start one completion (request_json as for `complete`, borrowed) and
+     * return at once. On AP_OK the host calls done(done_ud, status, out_json, err) exactly
+     * once, later or before this returns, from any thread of its own (a host whose model
+     * runs on an event loop calls it there): status AP_OK with out_json the assistant
+     * AgentMessage, or a failure status with err saying why; both strings are borrowed for
+     * the duration of `done`. On any other status `done` is never called and *err
+     * (host-allocated) says why. Because `done` may need the host thread, a plugin never
+     * holds the host thread waiting for one. A host calls no `done` after the plugin's
+     * unload has begun: requests still pending then are dropped (the plugin owns
+     * done_ud and frees it in unload). */
+    int (*complete_async)(void *host_ctx, const char *request_json,
+                          void (*done)(void *done_ud, int status, const char *out_json,
+                                       const char *err),
+                          void *done_ud, char **err);
 #endif
 } ap_host_api;
 
