@@ -254,6 +254,9 @@ static const cfg_long_key cfg_long_keys[] = {
     {"summarizerTokensPerHeal", offsetof(lcm_config, summarizer_tokens_per_heal), 1000,
      LONG_MAX / 2, 120000},
     {"healSourceTokens", offsetof(lcm_config, heal_source_tokens), 500, 10000000, 0},
+    {"summaryTimeoutMs", offsetof(lcm_config, summary_timeout_ms), 1000, 3600000, 60000},
+    {"summaryPassDeadlineMs", offsetof(lcm_config, summary_pass_deadline_ms), 1000, 86400000, 300000},
+    {"summaryWaitMs", offsetof(lcm_config, summary_wait_ms), 0, 600000, 15000},
 };
 
 typedef struct cfg_bool_key {
@@ -265,6 +268,8 @@ typedef struct cfg_bool_key {
 static const cfg_bool_key cfg_bool_keys[] = {
     {"externalizeFiles", offsetof(lcm_config, externalize_files), 1},
     {"redactSecrets", offsetof(lcm_config, redact_secrets), 1},
+    {"eagerSummaries", offsetof(lcm_config, eager_summaries), 0},
+    {"summaryWorker", offsetof(lcm_config, summary_worker), 1},
 };
 
 #define CFG_N(a) (sizeof(a) / sizeof((a)[0]))

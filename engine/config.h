@@ -45,6 +45,15 @@ typedef struct lcm_config {
     long summarizer_tokens_per_heal;  /* 120,000 */
     long heal_source_tokens;        /* 0 = derived (see lcm_config_heal_source_tokens) */
     int redact_secrets;             /* 1 */
+    long summary_timeout_ms;        /* 60,000: one summarizer model call */
+    long summary_pass_deadline_ms;  /* 300,000: a background pass starts no node after it */
+    long summary_wait_ms;           /* 15,000: the longest a request waits for late
+                                     * summaries before it is covered by truncation */
+    int eager_summaries;            /* 0: summarize just ahead of the lines, not from the
+                                     * first chunk on (every call costs the user money) */
+    int summary_worker;             /* 1: passes run on a background thread; 0: between
+                                     * turns on the host thread, in lockstep with the turns
+                                     * (deterministic replays; the agent waits for them) */
     lcm_base_url *base_urls;        /* `baseUrls` key: provider -> URL */
     size_t n_base_urls;
     char **problems;                /* every normalization, one sentence each */

@@ -416,6 +416,25 @@ done:
 
 static long dag_or(long v, long dflt) { return v > 0 ? v : dflt; }
 
+/* Whether the caller wants the pass to end before the next node. */
+static int dag_stop(const dag_opts *o, dag_stats *stats)
+{
+    if (!o->keep_going || o->keep_going(o->keep_going_ud)) return 0;
+    stats->stopped = 1;
+    return 1;
+}
+
+/* Another pass made this node first: not an error, the pass just ends. */
+static int dag_conflict(dag_stats *stats, char **err)
+{
+    stats->conflicts++;
+    if (err) {
+        free(*err);
+        *err = NULL;
+    }
+    return LC_OK;
+}
+
 /* Leaves from the watermark on (store_dag_progress): everything eligible before it is
  * covered, and the pending count says, without reading a row, whether the uncovered
  * tokens before the boundary fill a chunk at all. A pass therefore reads only what it
@@ -445,10 +464,19 @@ static int dag_leaves(store *s, summ_ctx *sc, const dag_opts *o, int64_t boundar
             next_wm = c.first_ordinal;
             break;
         }
+        if (dag_stop(o, stats)) {
+            next_wm = c.first_ordinal;
+            break;
+        }
         if (!*run) *run = dag_run_begin(s, "dag-pass");
         if ((rc = summ_summarize(sc, c.src.p, (size_t)target, &r, err)) != LC_OK) goto done;
         int64_t id = 0;
         rc = dag_write_node(s, &r, 0, (const char *const *)c.ids, c.n, NULL, 0, &id, err);
+        if (rc == LC_BUSY) {
+            rc = dag_conflict(stats, err);
+            next_wm = c.first_ordinal;
+            break;
+        }
         if (rc != LC_OK) goto done;
         stats->leaves++;
         stats->source_tokens += c.tokens;
@@ -528,6 +556,7 @@ static int dag_condense(store *s, summ_ctx *sc, const dag_opts *o, dag_stats *st
             free(data);
             goto done;
         }
+        if (dag_stop(o, stats)) break;
         int depth = v[start].depth + 1;
         assert(depth <= DAG_MAX_DEPTH);
         int64_t children[DAG_MAX_FANOUT];
@@ -545,7 +574,12 @@ static int dag_condense(store *s, summ_ctx *sc, const dag_opts *o, dag_stats *st
         if (!*run) *run = dag_run_begin(s, "dag-pass");
         if ((rc = summ_summarize(sc, src.p, (size_t)target, &r, err)) != LC_OK) goto done;
         int64_t id = 0;
-        if ((rc = dag_write_node(s, &r, depth, NULL, 0, children, len, &id, err)) != LC_OK) goto done;
+        rc = dag_write_node(s, &r, depth, NULL, 0, children, len, &id, err);
+        if (rc == LC_BUSY) {
+            rc = dag_conflict(stats, err);
+            break;
+        }
+        if (rc != LC_OK) goto done;
         stats->condensed++;
         stats->summary_tokens += (long)r.tokens;
         (*nodes)++;
@@ -579,7 +613,9 @@ int dag_pass(store *s, summ_ctx *sc, const dag_opts *o, dag_stats *out, char **e
     rc = dag_condense(s, sc, o, &stats, &nodes, &run, err);
 done:
     dag_run_end(s, run, rc != LC_OK ? "error" : stats.stalled ? "condensation-stalled"
-                                              : stats.capped ? "capped" : "ok");
+                                              : stats.capped ? "capped"
+                                              : stats.stopped ? "stopped"
+                                              : stats.conflicts ? "conflict" : "ok");
     if (out) *out = stats;
     return rc;
 }

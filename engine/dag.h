@@ -31,6 +31,10 @@ typedef struct dag_opts {
     int flush;                 /* also summarize the final partial chunk before the boundary */
     int64_t before_ordinal;    /* > 0: the boundary is this ordinal instead of the fresh tail */
     int max_nodes;             /* stop after this many new nodes; 0 = no limit */
+    /* Asked before every node (NULL: always go on). 0 stops the pass where it is, with
+     * what it committed kept: a pass deadline, results that no longer apply, shutdown. */
+    int (*keep_going)(void *ud);
+    void *keep_going_ud;
 } dag_opts;
 
 typedef struct dag_stats {
@@ -40,11 +44,15 @@ typedef struct dag_stats {
     long summary_tokens;       /* tokens of the nodes written */
     int stalled;               /* the block stayed over budget: condensation-stalled recorded */
     int capped;                /* stopped at max_source_tokens or max_nodes with work left */
+    int stopped;               /* keep_going said stop with work left */
+    int conflicts;             /* a node another pass had made first (not written) */
     long block_tokens;         /* the pointer block's tokens after the pass */
     int64_t boundary_ordinal;  /* messages at or past this ordinal were not eligible */
 } dag_stats;
 
-/* One pass. Leaves: eligible messages (not removed, not summaries of a host compaction,
+/* One pass. A node that no longer applies when it is written (another pass covered its
+ * messages or children first, store_summary_add's LC_BUSY) ends the pass without error
+ * (stats.conflicts); the next pass starts from what is committed. Leaves: eligible messages (not removed, not summaries of a host compaction,
  * ordinal before the boundary) that no leaf covers, in ordinal order, in chunks of
  * leaf_chunk_tokens that never end right before a toolResult (a tool group stays in one
  * leaf); a final partial chunk only with `flush`. Then, while the block is over budget,

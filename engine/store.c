@@ -1076,6 +1076,38 @@ static int store_step_done(store *s, sqlite3_stmt *st, const char *what, char **
     return step == SQLITE_DONE ? LC_OK : store_sqlerr(s, err, what);
 }
 
+/* Passes on two connections (the worker's and the host thread's) may summarize the same
+ * messages at once; a node is made outside any transaction, so it is checked here, under
+ * the write lock, against what committed meanwhile: a leaf over an entry some leaf already
+ * covers or a tree move removed, or a condensed node over a child that already has a
+ * parent, would make the DAG cover history twice. LC_BUSY: the node no longer applies. */
+static int store_summary_still_applies(store *s, const store_summary *in, char **err)
+{
+    int leaf = in->n_entries > 0, rc = LC_OK;
+    sqlite3_stmt *st = NULL;
+    const char *sql = leaf ? "SELECT (SELECT 1 FROM summary_messages WHERE entry_id = ?1)"
+                             " OR (SELECT removed FROM messages WHERE entry_id = ?1)"
+                           : "SELECT 1 FROM summary_children WHERE child_id = ?1";
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return store_sqlerr(s, err, "summary check");
+    size_t n = leaf ? in->n_entries : in->n_children;
+    for (size_t i = 0; i < n && rc == LC_OK; i++) {
+        if (leaf) sqlite3_bind_text(st, 1, in->entry_ids[i], -1, SQLITE_STATIC);
+        else sqlite3_bind_int64(st, 1, in->children[i]);
+        int step = sqlite3_step(st);
+        if (step == SQLITE_ROW && sqlite3_column_int(st, 0))
+            rc = leaf ? lc_errf(err, LC_BUSY, "store: entry %s is already summarized or removed",
+                                in->entry_ids[i])
+                      : lc_errf(err, LC_BUSY, "store: summary %lld is already condensed",
+                                (long long)in->children[i]);
+        else if (step != SQLITE_ROW && step != SQLITE_DONE)
+            rc = store_sqlerr(s, err, "summary check");
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
 int store_summary_add(store *s, const store_summary *in, int64_t *out_id, char **err)
 {
     sqlite3_stmt *ins = NULL, *child = NULL, *msg = NULL, *span = NULL, *fts = NULL;
@@ -1087,6 +1119,7 @@ int store_summary_add(store *s, const store_summary *in, int64_t *out_id, char *
                        "store: a summary is a leaf over entries or a condensed node over children");
     if ((rc = store_exec(s, "BEGIN IMMEDIATE", err)) != LC_OK) goto done;
     in_tx = 1;
+    if ((rc = store_summary_still_applies(s, in, err)) != LC_OK) goto done;
     if (sqlite3_prepare_v2(s->db,
                            "INSERT INTO summaries(kind, depth, text, tiers, tokens, created)"
                            " VALUES(?,?,?,?,?,?)",

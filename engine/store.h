@@ -144,7 +144,9 @@ void store_row_free(store_row *r);
 int64_t store_message_count(store *s);
 
 /* Record a summary with its provenance (children, span, covered entries) and index its
- * text, in one transaction. *out_id receives the new id. */
+ * text, in one transaction. *out_id receives the new id. LC_BUSY (nothing written) when
+ * the node no longer applies: a leaf entry is already covered by a leaf or removed, or a
+ * condensed child already has a parent -- another pass committed first. */
 int store_summary_add(store *s, const store_summary *in, int64_t *out_id, char **err);
 
 #endif

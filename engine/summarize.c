@@ -855,6 +855,7 @@ int summ_summarize(summ_ctx *s, const char *source, size_t target_tokens, summ_r
     const char *entry = NULL;
     int rc;
 
+    if (s->cfg.truncate_only) return summ_level3(source, target_tokens, src_tokens, out, err);
     rc = summ_run_chain(s, source, target_tokens, SUMM_DETAILS, "preserve-details", &text,
                         &entry, err);
     if (rc == LC_NOMEM) return rc;

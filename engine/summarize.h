@@ -78,6 +78,8 @@ typedef struct summ_config {
     int send_unmasked;          /* redactSecrets: false. 0 (the default): the text a model
                                  * request carries, and the provider error text an event
                                  * carries, pass redact_text first */
+    int truncate_only;          /* every summary is level 3, made at once without a call:
+                                 * the cover the host thread lays when summaries are late */
 } summ_config;
 
 typedef struct summ_ctx summ_ctx;

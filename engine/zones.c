@@ -244,3 +244,14 @@ long zones_effective_window(long believed, const zones_window_correction *corr)
     if (corr && corr->corrected > 0 && corr->believed == believed) return corr->corrected;
     return believed;
 }
+
+int zones_summaries_due(const zones_resolved *z, long occupancy, int pinned, long lead_tokens)
+{
+    long line = pinned ? z->recut_tokens : z->swap_tokens;
+    return occupancy >= line - (lead_tokens > 0 ? lead_tokens : 0);
+}
+
+long zones_fit_tokens(const zones_resolved *z)
+{
+    return (long)((double)z->window * ZONES_CLAMP_RECUT);
+}

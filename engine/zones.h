@@ -98,4 +98,15 @@ int zones_correction_from_error(long believed, const char *error_text,
  * window (a model switch that changes the host's figure invalidates it), else believed. */
 long zones_effective_window(long believed, const zones_window_correction *corr);
 
+/* Summaries are made just ahead of need, not from the first chunk on (every model call
+ * costs the user money): a pass is due once the request is within lead_tokens of the next
+ * line that calls for a cut -- the swap line while nothing is pinned, the re-cut line once
+ * a cut is. */
+int zones_summaries_due(const zones_resolved *z, long occupancy, int pinned, long lead_tokens);
+
+/* The line a request must stay under: past it, a request waits (boundedly) for summaries
+ * still being made and covers what is left with truncation. ZONES_CLAMP_RECUT of the
+ * window, the highest a re-cut line can be set. */
+long zones_fit_tokens(const zones_resolved *z);
+
 #endif

@@ -292,7 +292,7 @@ struct lcm_proj {
     long last_tokens, last_raw_tokens;
     const char *last_action;
     long passes;
-    llm_http_routes routes;
+    int covered;               /* truncation was laid because summaries were late */
     FILE *log;                 /* LCM_REQUEST_LOG */
     unsigned long requests;
     size_t prev_items;
@@ -380,105 +380,13 @@ void lcm_glue_view_get(lc_plugin *p, lcm_glue_view *out)
 void lcm_glue_free(lc_plugin *p)
 {
     if (!p->lcm) return;
+    lcm_summ_free(p);
     lcm_cmd_free(p);
-    summ_free(p->lcm->summ);
     lcm_proj_free(p->lcm->proj);
     store_close(p->lcm->st);
     free(p->lcm->open_error);
     free(p->lcm);
     p->lcm = NULL;
-}
-
-/* ---- the summarizer chain ------------------------------------------------------------ */
-
-/* `auto`: the session model through the host's completion service. */
-static int lcm_auto(void *ud, const char *system_prompt, const char *prompt, long max_tokens,
-                    summ_completion *out, char **err)
-{
-    lc_plugin *p = ud;
-    int rc = LC_OK;
-    char *req = NULL, *resp = NULL, *e = NULL;
-    cJSON *r = cJSON_CreateObject(), *a = NULL;
-    cJSON_AddStringToObject(r, "systemPrompt", system_prompt);
-    cJSON *msgs = cJSON_AddArrayToObject(r, "messages"), *m = cJSON_CreateObject();
-    cJSON_AddStringToObject(m, "role", "user");
-    cJSON_AddStringToObject(m, "content", prompt);
-    cJSON_AddItemToArray(msgs, m);
-    cJSON_AddNumberToObject(r, "maxTokens", (double)max_tokens);
-    if (!(req = cJSON_PrintUnformatted(r))) {
-        rc = lc_errf(err, LC_NOMEM, "out of memory");
-        goto done;
-    }
-    int hr = plugin_complete(p, req, &resp, &e);
-    if (hr == AP_UNSUPPORTED) {
-        rc = lc_errf(err, LC_NOTFOUND, "the host has no session model");
-        goto done;
-    }
-    if (hr != AP_OK) {
-        rc = lc_errf(err, LC_ERR, "%s", e ? e : "completion failed");
-        goto done;
-    }
-    a = cJSON_Parse(resp);
-    if (!a) {
-        out->text = lc_strdup(resp);
-        goto done;
-    }
-    out->text = msg_derive_text(a, NULL);
-    const char *stop = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "stopReason"));
-    out->stop_reason = lc_strdup(stop ? stop : "stop");
-    const cJSON *u = cJSON_GetObjectItemCaseSensitive(a, "usage");
-    const cJSON *in = cJSON_GetObjectItemCaseSensitive(u, "input");
-    const cJSON *o = cJSON_GetObjectItemCaseSensitive(u, "output");
-    out->input_tokens = cJSON_IsNumber(in) ? (long)in->valuedouble : 0;
-    out->output_tokens = cJSON_IsNumber(o) ? (long)o->valuedouble : 0;
-done:
-    free(e);
-    free(req);
-    free(resp);
-    cJSON_Delete(a);
-    cJSON_Delete(r);
-    return rc;
-}
-
-/* `provider/id`: the summarizer's own HTTP clients, routed by lcm.json's baseUrls. */
-static int lcm_model(void *ud, const char *provider, const char *model, const char *system_prompt,
-                     const char *prompt, long max_tokens, summ_completion *out, char **err)
-{
-    lc_plugin *p = ud;
-    return llm_http_summarizer(&p->lcm->proj->routes, provider, model, system_prompt, prompt,
-                               max_tokens, out, err);
-}
-
-static void lcm_summ_event(void *ud, const char *kind, const cJSON *data)
-{
-    lcm_cmd_metric(ud, kind, data);
-}
-
-static void lcm_summ_open(lc_plugin *p)
-{
-    const lcm_config *cfg = lcm_cmd_config(p);
-    struct lcm_proj *pr = p->lcm->proj;
-    char *e = NULL;
-    summ_free(p->lcm->summ);
-    p->lcm->summ = NULL;
-    if (!cfg) return;
-    pr->routes.base_urls = cfg->base_urls;
-    pr->routes.n_base_urls = cfg->n_base_urls;
-    summ_config sc = {
-        .chain = (const char *const *)cfg->summarizer,
-        .n_chain = cfg->n_summarizer,
-        .tokens_per_call = cfg->summarizer_tokens_per_call,
-        .tokens_per_pass = cfg->summarizer_tokens_per_pass,
-        .auto_fn = lcm_auto,
-        .model_fn = lcm_model,
-        .event_fn = lcm_summ_event,
-        .ud = p,
-        .send_unmasked = !cfg->redact_secrets,
-    };
-    if (summ_create(&sc, &p->lcm->summ, &e) != LC_OK) {
-        plugin_log(p, AP_LEVEL_WARNING, "lcm: summarizer chain unavailable: %s", e ? e : "?");
-        free(e);
-    }
 }
 
 /* ---- zones and budgets ------------------------------------------------------------------ */
@@ -882,8 +790,7 @@ int lcm_glue_session_start(lc_plugin *p, const cJSON *ev, char **err)
     (void)err;
     char *e = NULL;
     if (!p->lcm) return AP_OK;
-    summ_free(p->lcm->summ);
-    p->lcm->summ = NULL;
+    lcm_summ_close(p);
     if (!p->lcm->proj && !(p->lcm->proj = calloc(1, sizeof *p->lcm->proj)))
         return lc_errf(err, AP_NOMEM, "out of memory");
     lcm_proj_reset(p->lcm->proj);
@@ -944,6 +851,9 @@ int lcm_glue_session_shutdown(lc_plugin *p, char **err)
 {
     (void)err;
     if (p->lcm) {
+        lcm_summ_pick pick;
+        lcm_summ_pickup(p, 0, &pick);
+        lcm_summ_close(p);
         lcm_ingest_branch_tail(p);
         lcm_pin_flush(p);
         store_close(p->lcm->st);
@@ -1035,6 +945,9 @@ void lcm_glue_context_sent(lc_plugin *p, const ap_context_event *ev, const ap_co
     pr->prev_n = ev->n_messages;
 }
 
+static void lcm_take_worker(lc_plugin *p, long wait_ms);
+static int lcm_make_room(lc_plugin *p);
+
 int lcm_glue_context(lc_plugin *p, const ap_context_event *ev, size_t clm_anchor,
                      ap_context_result **out, char **err)
 {
@@ -1079,6 +992,7 @@ int lcm_glue_context(lc_plugin *p, const ap_context_event *ev, size_t clm_anchor
     if (pr) lcm_seen_update(pr, ev, tokens, stored);
     if (!pr) return AP_OK;
     if (lcm_zones(p, &pr->z) != LC_OK) return AP_OK;
+    lcm_take_worker(p, 0);
     /* The plan reads only what is in memory: the applied cut and the prepared one. */
     /* The entry id pointers are the host's, valid for this call only, so they are copied
      * every time; the buffer itself is kept (a history-sized malloc per request would be
@@ -1096,6 +1010,10 @@ int lcm_glue_context(lc_plugin *p, const ap_context_event *ev, size_t clm_anchor
     project_plan plan;
     project_decide(pm, ev->n_messages, clm_anchor, pr->has_pinned ? &pr->pinned : NULL,
                    pr->has_cand ? &pr->cand : NULL, &pr->z, &pr->hint, &plan);
+    /* No request goes over the window because summaries were late. */
+    if (plan.occupancy >= zones_fit_tokens(&pr->z) && lcm_make_room(p))
+        project_decide(pm, ev->n_messages, clm_anchor, pr->has_pinned ? &pr->pinned : NULL,
+                       pr->has_cand ? &pr->cand : NULL, &pr->z, &pr->hint, &plan);
     if ((rc = project_items(ev->n_messages, clm_anchor, &plan, &items, &n_items, err)) != LC_OK) {
         rc = AP_NOMEM;
         goto done;
@@ -1153,37 +1071,38 @@ done:
     return rc;
 }
 
-/* Render the current frontier as the next cut and make it the candidate the context hook
- * may swap to. Runs between turns and after tree moves, never inside `context`. */
-static void lcm_refresh_candidate(lc_plugin *p, long budget)
+/* Make cut `id` the candidate the context hook may swap to, when it is newer than the one
+ * held and not the pin (ids grow with every prepared cut). */
+static void lcm_candidate_take(lc_plugin *p, int64_t id)
 {
     struct lcm_proj *pr = p->lcm->proj;
     char *e = NULL;
-    int64_t id = 0;
-    int rc = project_prepare_cut(p->lcm->st, budget, &id, &e);
-    if (rc == LC_OK && id > 0 && (!pr->has_pinned || id != pr->pinned.id) &&
-        (!pr->has_cand || id != pr->cand.id)) {
-        project_cut c;
-        if (project_get_cut(p->lcm->st, id, &c, &e) == LC_OK) {
-            project_cut_free(&pr->cand);
-            pr->cand = c;
-            pr->has_cand = 1;
-        }
-    } else if (rc != LC_OK && rc != LC_NOTFOUND) {
-        plugin_log(p, AP_LEVEL_WARNING, "lcm: preparing a cut failed: %s", e ? e : "?");
+    project_cut c;
+    if (id <= 0 || (pr->has_pinned && id == pr->pinned.id) || (pr->has_cand && id <= pr->cand.id))
+        return;
+    if (project_get_cut(p->lcm->st, id, &c, &e) == LC_OK) {
+        project_cut_free(&pr->cand);
+        pr->cand = c;
+        pr->has_cand = 1;
     }
     free(e);
 }
 
-/* Between turns: store a pin decided in `context`, run a pass, prepare the next cut. */
-static void lcm_between_turns(lc_plugin *p, int flush_all)
+/* Render the current frontier as the next cut on this thread's connection and take it. */
+static void lcm_refresh_candidate(lc_plugin *p, long budget)
 {
-    struct lcm_proj *pr = p->lcm ? p->lcm->proj : NULL;
-    const lcm_config *cfg = lcm_cmd_config(p);
     char *e = NULL;
-    if (!pr || !p->lcm->st || !p->lcm->summ) return;
-    lcm_pin_flush(p);
-    long budget = lcm_block_budget(&pr->z, cfg);
+    int64_t id = 0;
+    int rc = project_prepare_cut(p->lcm->st, budget, &id, &e);
+    if (rc == LC_OK) lcm_candidate_take(p, id);
+    else if (rc != LC_NOTFOUND)
+        plugin_log(p, AP_LEVEL_WARNING, "lcm: preparing a cut failed: %s", e ? e : "?");
+    free(e);
+}
+
+static dag_opts lcm_dag_opts(const struct lcm_proj *pr, const lcm_config *cfg, long budget,
+                             int flush_all)
+{
     /* Approaching the swap line, the last partial chunk is summarized too, so the cut
      * that the line calls for is ready when it is crossed. */
     int flush = flush_all || pr->last_tokens >= pr->z.swap_tokens - pr->z.swap_tokens / 10;
@@ -1195,9 +1114,18 @@ static void lcm_between_turns(lc_plugin *p, int flush_all)
         .max_source_tokens = cfg ? cfg->async_chunk_tokens : 0,
         .flush = flush,
     };
+    return o;
+}
+
+/* One pass on the host thread (no worker could start), then the next cut. */
+static void lcm_pass_here(lc_plugin *p, summ_ctx *sc, const dag_opts *o, long budget,
+                          int always_cut, const char *what)
+{
+    struct lcm_proj *pr = p->lcm->proj;
+    char *e = NULL;
     dag_stats ds;
-    if (dag_pass(p->lcm->st, p->lcm->summ, &o, &ds, &e) != LC_OK) {
-        plugin_log(p, AP_LEVEL_WARNING, "lcm: compaction pass failed: %s", e ? e : "?");
+    if (dag_pass(p->lcm->st, sc, o, &ds, &e) != LC_OK) {
+        plugin_log(p, AP_LEVEL_WARNING, "lcm: %s failed: %s", what, e ? e : "?");
         free(e);
         return;
     }
@@ -1209,11 +1137,99 @@ static void lcm_between_turns(lc_plugin *p, int flush_all)
         cJSON_AddNumberToObject(d, "sourceTokens", (double)ds.source_tokens);
         cJSON_AddNumberToObject(d, "blockTokens", (double)ds.block_tokens);
         cJSON_AddBoolToObject(d, "stalled", ds.stalled);
+        if (sc == p->lcm->cover) cJSON_AddBoolToObject(d, "truncated", 1);
         lcm_cmd_metric(p, "compaction-pass", d);
         cJSON_Delete(d);
     }
-    if (!ds.leaves && !ds.condensed && (pr->has_cand || pr->has_pinned)) return;
+    if (!always_cut && !ds.leaves && !ds.condensed && (pr->has_cand || pr->has_pinned)) return;
     lcm_refresh_candidate(p, budget);
+}
+
+/* Between turns: store a pin decided in `context`, then ask for the pass the next requests
+ * need -- on the worker, and only once the request nears the line that calls for a cut
+ * (eagerSummaries: every turn). */
+static void lcm_between_turns(lc_plugin *p, int flush_all)
+{
+    struct lcm_proj *pr = p->lcm ? p->lcm->proj : NULL;
+    const lcm_config *cfg = lcm_cmd_config(p);
+    if (!pr || !p->lcm->st || !p->lcm->summ) return;
+    lcm_pin_flush(p);
+    long budget = lcm_block_budget(&pr->z, cfg);
+    dag_opts o = lcm_dag_opts(pr, cfg, budget, flush_all);
+    long lead = cfg ? cfg->leaf_chunk_tokens : 20000;
+    if (!flush_all && !(cfg && cfg->eager_summaries) &&
+        !zones_summaries_due(&pr->z, pr->last_tokens, pr->has_pinned, lead))
+        return;
+    if (!p->lcm->worker) {
+        lcm_pass_here(p, p->lcm->summ, &o, budget, 0, "compaction pass");
+        return;
+    }
+    worker_job j = {
+        .dag = o,
+        .cut_budget = budget,
+        /* Always: a cut the worker prepared may have been dropped with an invalidation,
+         * and preparing one that exists already writes nothing. */
+        .want_cut = 1,
+        /* Truncation laid because summaries were late is redone by the model once the
+         * worker has nothing newer to do. */
+        .heal_nodes = pr->covered ? 4 : 0,
+        .heal = {
+            .tokens_per_heal = cfg ? cfg->summarizer_tokens_per_heal : 0,
+            .heal_source_tokens = cfg ? lcm_config_heal_source_tokens(cfg) : 0,
+            .summary_tokens = cfg ? cfg->summary_tokens : 0,
+        },
+    };
+    lcm_summ_submit(p, &j);
+}
+
+/* What the worker committed since the last request: its newest cut becomes the candidate. */
+static void lcm_take_worker(lc_plugin *p, long wait_ms)
+{
+    struct lcm_proj *pr = p->lcm->proj;
+    lcm_summ_pick pick;
+    if (!lcm_summ_pickup(p, wait_ms, &pick)) return;
+    pr->passes += pick.passes;
+    /* Heal ran with these passes; nothing left that it could improve ends the asking. */
+    if (pr->covered && !pick.healed) pr->covered = 0;
+    lcm_candidate_take(p, pick.cut_id);
+}
+
+/* A request over the fit line with summaries late: wait for the worker up to
+ * summaryWaitMs when that can help, then cover what is still uncovered with truncation
+ * (instant; the worker improves it later). True when the candidate changed. */
+static int lcm_make_room(lc_plugin *p)
+{
+    struct lcm_proj *pr = p->lcm->proj;
+    const lcm_config *cfg = lcm_cmd_config(p);
+    int64_t before = pr->has_cand ? pr->cand.id : 0;
+    long wait = cfg ? cfg->summary_wait_ms : 15000;
+    if (wait > 0 && lcm_summ_can_wait(p)) {
+        double t0 = lc_now_ms();
+        lcm_take_worker(p, wait);
+        plugin_log(p, AP_LEVEL_INFO, "lcm: the request waited %.0f ms for summaries (summaryWaitMs %ld)",
+                   lc_now_ms() - t0, wait);
+    }
+    if (pr->has_cand && pr->cand.id != before) return 1;
+    if (!p->lcm->cover || !p->lcm->st) return 0;
+    long budget = lcm_block_budget(&pr->z, cfg);
+    dag_opts o = lcm_dag_opts(pr, cfg, budget, 1);
+    o.max_source_tokens = 0;
+    /* The worker's pass in flight would only repeat what is covered now. */
+    lcm_summ_invalidate(p);
+    lcm_pass_here(p, p->lcm->cover, &o, budget, 1, "covering late summaries");
+    /* Still nothing newer: the fresh tail itself is what does not fit. Its older half is
+     * covered too -- the originals stay in the store, and the window is the promise. */
+    if (!(pr->has_cand && pr->cand.id != before) && o.keep_recent_tokens > 0) {
+        o.keep_recent_tokens /= 2;
+        lcm_pass_here(p, p->lcm->cover, &o, budget, 1, "covering late summaries");
+    }
+    if (pr->has_cand && pr->cand.id != before) {
+        pr->covered = 1;
+        plugin_log(p, AP_LEVEL_WARNING, "lcm: summaries were late; the oldest uncovered history is "
+                   "truncated for now ([lcm:truncated]) and summarized again in the background");
+        return 1;
+    }
+    return 0;
 }
 
 int lcm_glue_turn_end(lc_plugin *p, const cJSON *ev, char **err)
@@ -1246,6 +1262,8 @@ int lcm_glue_before_compact(lc_plugin *p, const cJSON *ev, cJSON **out, char **e
     size_t n = 0, k = 0;
     store_row row = {0};
     if (!pr || !p->lcm->st || !p->lcm->summ || !first_kept) return AP_OK;
+    /* This pass covers what the worker is on; the worker's nodes would collide with it. */
+    lcm_summ_invalidate(p);
     lcm_pin_flush(p);
     if (store_get_message(p->lcm->st, first_kept, &row, &e) != LC_OK) goto done;
     long budget = lcm_block_budget(&pr->z, cfg);
@@ -1303,6 +1321,8 @@ int lcm_glue_tree(lc_plugin *p, const cJSON *ev, char **err)
     (void)err;
     char *e = NULL;
     if (!p->lcm || !p->lcm->st) return AP_OK;
+    /* A pass over the branch just left, or a cut prepared on it, no longer applies. */
+    lcm_summ_invalidate(p);
     const char *old_leaf = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "oldLeafId"));
     const char *new_leaf = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "newLeafId"));
     /* The marks were right for the old branch, so only the entries between the two leaves

@@ -9,6 +9,8 @@
 #include <stdint.h>
 
 #include "store.h"
+#include "util.h"
+#include "worker.h"
 
 struct lcm_glue {
     store *st;
@@ -19,8 +21,13 @@ struct lcm_glue {
                                  replaced at once by `/lcm settings KEY VALUE` */
     struct metrics *metrics;  /* <agent home>/lcm/metrics.jsonl, opened at first use */
     char *cfg_session;        /* the session whose config problems were reported */
+    /* --- owned by lcm_summ.c (the chains and the background worker) --- */
+    struct summ_ctx *summ;    /* the configured chain, for passes on the host thread */
+    struct summ_ctx *cover;   /* truncation only: a request that cannot wait for summaries */
+    struct worker *worker;    /* the background summarizer; NULL: passes between turns */
+    struct lcm_summ_ud *wud;  /* what the worker's chain calls with */
+    struct lcm_summ_ud *retired; /* earlier sessions' call state, freed at unload */
     /* --- owned by lcm.c (DAG, projection, pin; helper I) --- */
-    struct summ_ctx *summ;    /* the summarizer chain of this session's passes */
     struct lcm_proj *proj;    /* the applied and the prepared cut, the pin, the last request */
 };
 
@@ -49,5 +56,32 @@ const struct lcm_config *lcm_cmd_config(lc_plugin *p);
 void lcm_cmd_metric(lc_plugin *p, const char *kind, const cJSON *fields);
 /* Release the suite's state (lcm_glue_free calls it). */
 void lcm_cmd_free(lc_plugin *p);
+
+/* ---- lcm_summ.c: the summarizer chains and the background worker ---- */
+
+/* Build the session's chains and start its worker (session_start, a settings change);
+ * whatever was open is closed first. */
+void lcm_summ_open(lc_plugin *p);
+/* Stop the worker (bounded by the call in flight) and free the chains. */
+void lcm_summ_close(lc_plugin *p);
+/* lcm_summ_close, and the call state the host can no longer answer (unload). */
+void lcm_summ_free(lc_plugin *p);
+/* Queue a pass (coalesced). No-op without a worker. */
+void lcm_summ_submit(lc_plugin *p, const worker_job *job);
+/* The worker's pass and results no longer apply (tree move, maintenance, compaction). */
+void lcm_summ_invalidate(lc_plugin *p);
+/* Waiting on this thread could bring the worker's summaries in: it is busy, and its
+ * model calls do not need this thread to answer. */
+int lcm_summ_can_wait(lc_plugin *p);
+
+typedef struct lcm_summ_pick {
+    int64_t cut_id;           /* > 0: the newest cut the worker prepared */
+    int passes, nodes, healed;
+} lcm_summ_pick;
+/* What the worker committed since the last call, waiting up to wait_ms (0: no wait);
+ * its events and pass figures are written as metrics here. 1 when a result came. */
+int lcm_summ_pickup(lc_plugin *p, long wait_ms, lcm_summ_pick *out);
+/* The worker's lines of /lcm status. */
+void lcm_summ_status(lc_plugin *p, sbuf *b);
 
 #endif

@@ -229,6 +229,7 @@ static char *lcm_cmd_status(lc_plugin *p)
         sb_printf(&b, "thresholds: %s\n", t ? t : "?");
         free(t);
     }
+    lcm_summ_status(p, &b);
     if (p->window_corrected > 0 && p->window == p->window_corrected) {
         char bw[32];
         lcm_cmd_tok(bw, sizeof bw, (double)p->window_believed);
@@ -353,6 +354,8 @@ static char *lcm_cmd_settings(lc_plugin *p, char *rest)
     p->lcm->cfg = ncfg;
     p->lcm->redact = ncfg->redact_secrets;
     ncfg = NULL;
+    /* The chains and the worker copied the old values (and hold pointers into it). */
+    if (p->lcm->summ) lcm_summ_open(p);
     lcm_cmd_metric_kv(p, METRIC_MAINT, "action", "settings", NULL, 0);
     {
         char *tp = lcm_cmd_tilde(p, path);
@@ -854,6 +857,10 @@ int lcm_cmd_run(lc_plugin *p, const char *args, char **out_text, char **err)
     char *text = NULL;
     if (!copy) return lc_errf(err, AP_NOMEM, "out of memory");
     sub = lcm_cmd_word(&rest);
+    /* Maintenance may repair, rebuild or retire what a background pass is working on. */
+    if (sub && (!strcmp(sub, "doctor") || !strcmp(sub, "gc") || !strcmp(sub, "migrate") ||
+                !strcmp(sub, "heal") || !strcmp(sub, "import")))
+        lcm_summ_invalidate(p);
     if (!sub || !strcmp(sub, "status")) text = lcm_cmd_status(p);
     else if (!strcmp(sub, "settings")) text = lcm_cmd_settings(p, rest);
     else if (!strcmp(sub, "backup")) text = lcm_cmd_backup(p);

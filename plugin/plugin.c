@@ -389,6 +389,7 @@ static int on_session_shutdown(void *state, const char *json, char **out_json, c
 static int on_before_agent_start(void *state, const char *json, char **out_json, char **err)
 {
     lc_plugin *p = state;
+    lcm_summ_pump(p);
     *out_json = NULL;
     cJSON *ev = plugin_parse_event(json, "before_agent_start", err);
     if (!ev) return AP_INVALID;
@@ -404,6 +405,7 @@ static int on_context(void *state, const ap_context_event *ev, ap_context_result
                       char **err)
 {
     lc_plugin *p = state;
+    lcm_summ_pump(p);
     *out = NULL;
     if (!ev || ev->struct_size < offsetof(ap_context_event, system_prompt))
         return lc_errf(err, AP_INVALID, "context: the event is missing or too small");
@@ -430,6 +432,7 @@ static int on_before_provider_request(void *state, const char *json, char **out_
                                       char **err)
 {
     lc_plugin *p = state;
+    lcm_summ_pump(p);
     *out_json = NULL;
     cJSON *ev = plugin_parse_event(json, "before_provider_request", err);
     if (!ev) return AP_INVALID;
@@ -441,6 +444,7 @@ static int on_before_provider_request(void *state, const char *json, char **out_
 static int on_turn_end(void *state, const char *json, char **out_json, char **err)
 {
     lc_plugin *p = state;
+    lcm_summ_pump(p);
     *out_json = NULL;
     cJSON *ev = plugin_parse_event(json, "turn_end", err);
     if (!ev) return AP_INVALID;
@@ -452,6 +456,7 @@ static int on_turn_end(void *state, const char *json, char **out_json, char **er
 static int on_tool_call(void *state, const char *json, char **out_json, char **err)
 {
     lc_plugin *p = state;
+    lcm_summ_pump(p);
     *out_json = NULL;
     cJSON *ev = plugin_parse_event(json, "tool_call", err);
     if (!ev) return AP_INVALID;
@@ -463,6 +468,7 @@ static int on_tool_call(void *state, const char *json, char **out_json, char **e
 static int on_tool_result(void *state, const char *json, char **out_json, char **err)
 {
     lc_plugin *p = state;
+    lcm_summ_pump(p);
     *out_json = NULL;
     cJSON *ev = plugin_parse_event(json, "tool_result", err);
     if (!ev) return AP_INVALID;
@@ -512,6 +518,7 @@ static int on_session_tree(void *state, const char *json, char **out_json, char 
 static int on_agent_end(void *state, const char *json, char **out_json, char **err)
 {
     lc_plugin *p = state;
+    lcm_summ_pump(p);
     *out_json = NULL;
     cJSON *ev = plugin_parse_event(json, "agent_end", err);
     if (!ev) return AP_INVALID;

@@ -129,6 +129,10 @@ void lcm_glue_context_sent(lc_plugin *p, const ap_context_event *ev, const ap_co
 /* The count of raw messages owned by the active live-context revision (0 if none). */
 size_t clm_glue_anchor(lc_plugin *p);
 int lcm_glue_turn_end(lc_plugin *p, const cJSON *ev, char **err);
+/* Start, on the host thread, the model calls LCM's background summarizer queued for the
+ * host's complete_async (lcm_summ.c). The callbacks of an agent turn call it first; cheap
+ * when nothing waits. */
+void lcm_summ_pump(lc_plugin *p);
 int lcm_glue_before_compact(lc_plugin *p, const cJSON *ev, cJSON **out, char **err);
 int lcm_glue_compact(lc_plugin *p, const cJSON *ev, char **err);
 int lcm_glue_tree(lc_plugin *p, const cJSON *ev, char **err);

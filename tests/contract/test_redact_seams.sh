@@ -105,7 +105,7 @@ run_phase() { # NAME REDACT(true|false)
     mk_script "$T/$P/script.json" 1
     start_server "$T/$P/script.json" "$T/$P/summ.jsonl"
     URL="http://127.0.0.1:$PORT/v1"
-    printf '{"summarizer":["fake/sum"],"baseUrls":{"fake":"%s"},"leafChunkTokens":1000,"summaryTokens":100,"keepRecentTokens":4000,"redactSecrets":%s}\n' \
+    printf '{"summarizer":["fake/sum"],"baseUrls":{"fake":"%s"},"leafChunkTokens":1000,"summaryTokens":100,"keepRecentTokens":4000,"eagerSummaries":true,"summaryWorker":false,"redactSecrets":%s}\n' \
         "$URL" "$2" > "$H/lcm.json"
     "$HOST" --home "$H" --plugin-dir "$PLUGINS" --session "$T/$P/s.jsonl" --window $WINDOW \
         replay "$T/in.jsonl" > "$T/$P/replay.txt" 2>&1 || { cat "$T/$P/replay.txt"; fail "$P: replay"; }

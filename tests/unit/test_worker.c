@@ -1,0 +1,275 @@
+/* test_worker.c -- the background summarizer (engine/worker.c) on a real store: a pass runs
+ * off the calling thread and its nodes and cut are picked up later; a slow model never
+ * holds the caller; an invalidation stops a pass and drops its result; the pass deadline
+ * is named; two passes over the same messages never cover them twice; stop returns while
+ * a model call is slow; the chain's events reach the caller's thread. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <cjson/cJSON.h>
+
+#include "dag.h"
+#include "project.h"
+#include "store.h"
+#include "summarize.h"
+#include "util.h"
+#include "worker.h"
+
+#include "temp_home.h"
+
+/* A model that takes `delay_ms` per call and answers a short summary; counts its calls. */
+typedef struct slow_model {
+    long delay_ms;
+    int calls;        /* only the worker thread writes it; read after the worker is idle */
+    int fail;
+} slow_model;
+
+static int slow_auto(void *ud, const char *system_prompt, const char *prompt, long max_tokens,
+                     summ_completion *out, char **err)
+{
+    slow_model *m = ud;
+    (void)system_prompt;
+    (void)max_tokens;
+    m->calls++;
+    struct timespec ts = {m->delay_ms / 1000, (m->delay_ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+    if (m->fail) return lc_errf(err, LC_ERR, "provider said no");
+    char head[64];
+    snprintf(head, sizeof head, "%.40s", prompt);
+    out->text = lc_asprintf("model summary: %s", head);
+    out->stop_reason = lc_strdup("stop");
+    return LC_OK;
+}
+
+static void ingest(store *st, int n, int tokens)
+{
+    for (int i = 0; i < n; i++) {
+        sbuf b = {0};
+        sb_printf(&b, "Message %d set K%03d=%d. ", i, i, 5000 + i);
+        while ((long)b.len < tokens * 4) sb_printf(&b, "The step %d went fine at offset %zu. ", i, b.len);
+        cJSON *m = cJSON_CreateObject();
+        cJSON_AddStringToObject(m, "role", i % 2 ? "assistant" : "user");
+        cJSON_AddStringToObject(m, "content", b.p);
+        char *json = cJSON_PrintUnformatted(m), id[32];
+        snprintf(id, sizeof id, "e%04d", i);
+        store_msg sm = {id, json, strlen(json)};
+        assert_int_equal(store_ingest(st, &sm, 1, NULL, NULL), LC_OK);
+        free(json);
+        cJSON_Delete(m);
+        sb_free(&b);
+    }
+}
+
+static worker *start(slow_model *m, long deadline_ms)
+{
+    static const char *const chain[] = {"auto"};
+    worker_config wc = {
+        .agent_home = home,
+        .session_id = "sess",
+        .session_cwd = "/w",
+        .summ = {.chain = chain, .n_chain = 1, .auto_fn = slow_auto, .ud = m},
+        .pass_deadline_ms = deadline_ms,
+    };
+    worker *w = NULL;
+    char *err = NULL;
+    assert_int_equal(worker_start(&wc, &w, &err), LC_OK);
+    return w;
+}
+
+static worker_job job(void)
+{
+    worker_job j = {
+        .dag = {.keep_recent_tokens = 1000, .leaf_chunk_tokens = 2000, .summary_tokens = 200,
+                .flush = 1},
+        .cut_budget = 4000,
+    };
+    return j;
+}
+
+static long count(store *st, const char *sql)
+{
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(store_db(st), sql, -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    long v = (long)sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    return v;
+}
+
+static store *open_ingested(int n, int tokens)
+{
+    store *st = NULL;
+    assert_int_equal(store_open(home, "sess", "/w", &st, NULL), LC_OK);
+    ingest(st, n, tokens);
+    return st;
+}
+
+static void test_pass_runs_off_the_caller_and_its_cut_is_picked_up(void **state)
+{
+    (void)state;
+    store *st = open_ingested(20, 400);
+    slow_model m = {.delay_ms = 300};
+    worker *w = start(&m, 0);
+    worker_job j = job();
+    double t0 = lc_now_ms();
+    worker_submit(w, &j);
+    worker_result r;
+    /* Submitting returns at once; nothing is committed yet while the model works. */
+    assert_true(lc_now_ms() - t0 < 250);
+    assert_int_equal(worker_poll(w, &r), 0);
+    assert_true(worker_busy(w));
+    assert_int_equal(worker_wait(w, 30000, &r), 1);
+    assert_int_equal(r.rc, LC_OK);
+    assert_true(r.stats.leaves >= 2);
+    assert_true(r.cut_id > 0);
+    assert_true(m.calls >= r.stats.leaves);
+    /* The host thread's own connection sees the committed nodes and the cut. */
+    assert_int_equal(count(st, "SELECT count(*) FROM summaries WHERE kind = 'leaf'"), r.stats.leaves);
+    project_cut c;
+    assert_int_equal(project_get_cut(st, r.cut_id, &c, NULL), LC_OK);
+    assert_non_null(strstr(c.message, "model summary"));
+    project_cut_free(&c);
+    worker_result_free(&r);
+    assert_int_equal(worker_stop(w, 5000), 1);
+    store_close(st);
+}
+
+static void test_invalidation_stops_the_pass_and_drops_its_result(void **state)
+{
+    (void)state;
+    store *st = open_ingested(40, 400);
+    slow_model m = {.delay_ms = 200};
+    worker *w = start(&m, 0);
+    worker_job j = job();
+    worker_submit(w, &j);
+    usleep(300 * 1000);
+    worker_invalidate(w);
+    worker_result r;
+    /* The pass ends before its next node; its result is gone. */
+    assert_int_equal(worker_wait(w, 10000, &r), 0);
+    assert_false(worker_busy(w));
+    long leaves = count(st, "SELECT count(*) FROM summaries WHERE kind = 'leaf'");
+    assert_true(leaves >= 1 && leaves < 7);
+    /* A new job after the invalidation runs and is reported. */
+    worker_submit(w, &j);
+    assert_int_equal(worker_wait(w, 60000, &r), 1);
+    assert_true(r.stats.leaves > 0);
+    worker_result_free(&r);
+    assert_int_equal(worker_stop(w, 5000), 1);
+    store_close(st);
+}
+
+static void test_pass_deadline_stops_the_pass_and_is_named(void **state)
+{
+    (void)state;
+    store *st = open_ingested(40, 400);
+    slow_model m = {.delay_ms = 150};
+    worker *w = start(&m, 200);
+    worker_job j = job();
+    worker_submit(w, &j);
+    worker_result r;
+    assert_int_equal(worker_wait(w, 30000, &r), 1);
+    assert_int_equal(r.rc, LC_OK);
+    assert_true(r.deadline_hit);
+    assert_true(r.stats.stopped);
+    assert_true(r.stats.leaves >= 1 && r.stats.leaves <= 3);
+    worker_status s;
+    worker_status_get(w, &s);
+    assert_int_equal(s.deadline_hits, 1);
+    worker_status_free(&s);
+    worker_result_free(&r);
+    assert_int_equal(worker_stop(w, 5000), 1);
+    store_close(st);
+}
+
+static void test_two_passes_never_cover_a_message_twice(void **state)
+{
+    (void)state;
+    store *st = open_ingested(20, 400);
+    slow_model m = {.delay_ms = 500};
+    worker *w = start(&m, 0);
+    worker_job j = job();
+    worker_submit(w, &j);
+    usleep(100 * 1000);
+    /* The host thread covers everything at once with truncation while the model works. */
+    summ_config tc = {.truncate_only = 1};
+    summ_ctx *trunc = NULL;
+    assert_int_equal(summ_create(&tc, &trunc, NULL), LC_OK);
+    dag_stats ds;
+    assert_int_equal(dag_pass(st, trunc, &j.dag, &ds, NULL), LC_OK);
+    assert_true(ds.leaves >= 2);
+    worker_result r;
+    assert_int_equal(worker_wait(w, 30000, &r), 1);
+    assert_int_equal(r.rc, LC_OK);
+    assert_true(r.stats.conflicts >= 1);
+    assert_int_equal(count(st, "SELECT count(*) FROM (SELECT entry_id FROM summary_messages"
+                               " GROUP BY entry_id HAVING count(*) > 1)"),
+                     0);
+    assert_int_equal(count(st, "SELECT count(*) FROM summaries WHERE text LIKE '[lcm:truncated]%'"),
+                     ds.leaves);
+    worker_result_free(&r);
+    summ_free(trunc);
+    assert_int_equal(worker_stop(w, 5000), 1);
+    store_close(st);
+}
+
+static void test_failing_model_falls_back_and_the_events_reach_the_caller(void **state)
+{
+    (void)state;
+    store *st = open_ingested(12, 400);
+    slow_model m = {.delay_ms = 10, .fail = 1};
+    worker *w = start(&m, 0);
+    worker_job j = job();
+    worker_submit(w, &j);
+    worker_result r;
+    assert_int_equal(worker_wait(w, 30000, &r), 1);
+    assert_int_equal(r.rc, LC_OK);
+    assert_true(r.stats.leaves >= 1);
+    worker_event *ev = NULL;
+    size_t n = worker_take_events(w, &ev);
+    int fallback = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(ev[i].kind, "summarizer-fallback")) fallback++;
+    assert_true(fallback >= 1);
+    worker_events_free(ev, n);
+    worker_result_free(&r);
+    assert_int_equal(worker_stop(w, 5000), 1);
+    store_close(st);
+}
+
+static void test_stop_returns_while_a_model_call_is_slow(void **state)
+{
+    (void)state;
+    store *st = open_ingested(12, 400);
+    slow_model m = {.delay_ms = 1500};
+    worker *w = start(&m, 0);
+    worker_job j = job();
+    worker_submit(w, &j);
+    usleep(200 * 1000);
+    /* Inside the call: a short stop says "not yet"; a longer one joins after the call. */
+    assert_int_equal(worker_stop(w, 100), 0);
+    assert_int_equal(worker_stop(w, 10000), 1);
+    /* Whole nodes only: at most the one the call was making. */
+    assert_true(count(st, "SELECT count(*) FROM summaries") <= 1);
+    store_close(st);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_pass_runs_off_the_caller_and_its_cut_is_picked_up, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_invalidation_stops_the_pass_and_drops_its_result, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pass_deadline_stops_the_pass_and_is_named, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_two_passes_never_cover_a_message_twice, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_failing_model_falls_back_and_the_events_reach_the_caller, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stop_returns_while_a_model_call_is_slow, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
