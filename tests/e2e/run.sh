@@ -34,7 +34,7 @@ export NODE_PATH="$NODE_DIR/node_modules"
 # -- the bridge against the C compiler's layout and a probe plugin -------------------------
 CC=${CC:-cc}
 $CC -std=c11 -Wall -Wextra -Werror -I"$ROOT/abi" -o "$OUT/layout" "$E2E/layout.c"
-$CC -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -I"$ROOT/abi" -fPIC -fvisibility=hidden -shared \
+$CC -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -I"$ROOT/abi" -fPIC -fvisibility=hidden -shared \
     -o "$OUT/probe-plugin.so" "$E2E/probe_plugin.c"
 PROBE_SO="$OUT/probe-plugin.so" LC_SO="$SO" LAYOUT_BIN="$OUT/layout" \
     node --test "$E2E/bridge.test.mjs"
