@@ -154,6 +154,8 @@ static int probe_last_end_cmd(void *ud, const char *args, char **out_text, char 
  * probe_async_calls() after unload to prove that no `done` came then. */
 static const char PROBE_ASYNC_DEFAULT[] =
     "{\"messages\":[{\"role\":\"user\",\"content\":\"PROBE-ASYNC-PING\",\"timestamp\":1}]}";
+static const char PROBE_COMPLETE_DEFAULT[] =
+    "{\"messages\":[{\"role\":\"user\",\"content\":\"PROBE-SYNC-PING\",\"timestamp\":1}]}";
 static pthread_mutex_t probe_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct probe_async {
     pthread_t thread;
@@ -261,7 +263,7 @@ static int probe_complete(void *ud, const char *args, char **out_text, char **er
     (void)ud, (void)err;
     char buf[16384] = "";
     char *out = NULL, *e = NULL;
-    int rc = probe_host->complete(probe_host->host_ctx, args[0] ? args : PROBE_ASYNC_DEFAULT, &out, &e);
+    int rc = probe_host->complete(probe_host->host_ctx, args[0] ? args : PROBE_COMPLETE_DEFAULT, &out, &e);
     probe_slot(buf, sizeof buf, "complete", rc, out, e);
     *out_text = probe_dup(buf);
     return AP_OK;
