@@ -84,7 +84,8 @@ export function piAiEntry() {
             let pkg;
             try { pkg = JSON.parse(fs.readFileSync(path.join(pkgDir, "package.json"), "utf8")); } catch { continue; }
             const entry = importEntry(pkg);
-            if (entry) return path.join(pkgDir, entry);
+            /* The real path: the URL Pi itself imported, so Node's module cache serves it. */
+            if (entry) return fs.realpathSync(path.join(pkgDir, entry));
         }
     }
     throw new Error(`${PI_AI} not found (is this Pi?); looked in:\n${tried.join("\n")}`);
@@ -602,7 +603,7 @@ export class Bridge {
         if (req.model && req.model !== auth.model.id && req.model !== `${auth.model.provider}/${auth.model.id}`)
             return this.hostFail(err, AP_UNSUPPORTED, `${what}: only the session's model ${auth.model.provider}/${auth.model.id} is available, not ${req.model}`);
         const t = req.timeoutMs;
-        if (t !== undefined && !(typeof t === "number" && t > 0))
+        if (t != null && !(typeof t === "number" && t > 0))
             return this.hostFail(err, AP_INVALID, `${what}: timeoutMs must be a positive number`);
         /* setTimeout's longest delay; past it Node fires at once. */
         return { auth, req, timeoutMs: Math.min(t ?? COMPLETE_TIMEOUT_MS, 2 ** 31 - 1) };
@@ -724,6 +725,10 @@ export class Bridge {
         try {
             const r = await ctx.modelRegistry.getApiKeyAndHeaders(m);
             this.auth = r && r.ok ? { model: m, apiKey: r.apiKey, headers: r.headers } : null;
+            /* Imported now rather than inside the first completion: inside Pi it is already
+             * loaded (the same file), elsewhere the first import evaluates pi-ai's modules on
+             * the main thread, and a failure is said at session start. */
+            if (this.auth) loadPiAi().catch((e) => this.log(2, `pi-ai cannot be imported, completions will fail: ${e.message}`));
         } catch (e) {
             this.auth = null;
             this.log(2, `no credentials for ${m.provider}/${m.id}: ${e.message}`);

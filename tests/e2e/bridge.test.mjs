@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import losslessContext, { Bridge, loadKoffi, abiLayout } from "../../host/pi/extension.js";
+import losslessContext, { Bridge, loadKoffi, loadPiAi, abiLayout } from "../../host/pi/extension.js";
 
 const PROBE_SO = process.env.PROBE_SO;
 const LC_SO = process.env.LC_SO;
@@ -351,6 +351,9 @@ async function modelBridge(script) {
     nb.pi.ctx.model = fake.model;
     nb.pi.ctx.modelRegistry = { getApiKeyAndHeaders: async () => ({ ok: true, apiKey: "fake-key", headers: {} }) };
     await nb.b.refreshAuth(nb.pi.ctx);
+    /* refreshAuth started pi-ai's import; a cold one evaluates its modules on the main thread
+     * once (Pi has them loaded already), which is not the in-flight call under test. */
+    await loadPiAi();
     return { ...nb, fake };
 }
 
