@@ -30,7 +30,8 @@ const AP_OK = 0, AP_ERROR = 1, AP_INVALID = 3, AP_NOTFOUND = 4, AP_UNSUPPORTED =
 const LEVELS = ["debug", "info", "warning", "error"];
 const STATUS_NAMES = ["AP_OK", "AP_ERROR", "AP_NOMEM", "AP_INVALID", "AP_NOTFOUND",
     "AP_UNSUPPORTED", "AP_ABI_MISMATCH", "AP_BUSY"];
-/* Completions longer than this are abandoned so a stuck provider cannot hang Pi forever. */
+/* A completion whose request names no timeoutMs is abandoned after this, so a stuck
+ * provider cannot hold a request forever. */
 const COMPLETE_TIMEOUT_MS = 10 * 60 * 1000;
 
 /* ---- koffi and the ABI types ------------------------------------------------------------ */
