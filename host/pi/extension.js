@@ -5,8 +5,10 @@
  * Owns: the koffi mirror of the ABI structs, the ap_host_api table it hands the plugin
  * (host functions mapped onto Pi's session manager -- getBranch, getEntry, getEntries --,
  * appendEntry, registerCommand, registerTool, sendUserMessage, ui.notify, the model and
- * Pi's model registry; API level 2), the per-entry JSON cache
- * that keeps the context event O(new), and the mapping of each Pi event to its callback.
+ * Pi's model registry; API level 3), the completions it runs with Pi's own pi-ai (pending
+ * complete_async requests, the worker behind the blocking complete), the per-entry JSON
+ * cache that keeps the context event O(new), and the mapping of each Pi event to its
+ * callback.
  *
  * Load it with `pi -e host/pi/extension.js` after `make`, or copy host/pi/ into Pi's
  * extensions folder. The .so is ../../build/lossless-context.so relative to this file unless
@@ -23,12 +25,13 @@ import { Worker, MessageChannel, receiveMessageOnPort } from "node:worker_thread
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
 export const AP_ABI_VERSION = 1;
-export const AP_API_LEVEL = 2;
+export const AP_API_LEVEL = 3;
 const AP_OK = 0, AP_ERROR = 1, AP_INVALID = 3, AP_NOTFOUND = 4, AP_UNSUPPORTED = 5, AP_BUSY = 7;
 const LEVELS = ["debug", "info", "warning", "error"];
 const STATUS_NAMES = ["AP_OK", "AP_ERROR", "AP_NOMEM", "AP_INVALID", "AP_NOTFOUND",
     "AP_UNSUPPORTED", "AP_ABI_MISMATCH", "AP_BUSY"];
-/* Completions longer than this are abandoned so a stuck provider cannot hang Pi forever. */
+/* A completion whose request names no timeoutMs is abandoned after this, so a stuck
+ * provider cannot hold a request forever. */
 const COMPLETE_TIMEOUT_MS = 10 * 60 * 1000;
 
 /* ---- koffi and the ABI types ------------------------------------------------------------ */
@@ -53,6 +56,62 @@ export function loadKoffi() {
     throw new Error(`lossless-context: koffi not found (run npm ci in ${HERE}):\n${errors.join("\n")}`);
 }
 
+/* ---- pi-ai: Pi's model layer, an ES module ----------------------------------------------- */
+
+const PI_AI = "@mariozechner/pi-ai";
+
+/* The file a package's `import` condition names (the "." export, conditions nested or not). */
+function importEntry(pkg) {
+    if (pkg.exports === undefined) return pkg.module || pkg.main || "index.js";
+    let e = pkg.exports;
+    if (e && typeof e === "object" && !Array.isArray(e) && "." in e) e = e["."];
+    while (e && typeof e === "object" && !Array.isArray(e)) e = e.import ?? e.node ?? e.default;
+    return typeof e === "string" ? e : null;
+}
+
+/* pi-ai's package.json `exports` offers only an `import` condition, so createRequire cannot
+ * resolve it (ERR_PACKAGE_PATH_NOT_EXPORTED), and import.meta.resolve resolves from this
+ * file, which does not sit in Pi's install. So the package folder is looked up along Node's
+ * lookup paths from Pi's own install first (the copy Pi runs with), then from here and
+ * NODE_PATH, and its `import` entry is read from its package.json. */
+export function piAiEntry() {
+    const tried = [];
+    const bases = [piInstallFile(), path.join(HERE, "extension.js")].filter(Boolean);
+    for (const base of bases) {
+        for (const dir of createRequire(base).resolve.paths(PI_AI) || []) {
+            const pkgDir = path.join(dir, PI_AI);
+            if (tried.includes(pkgDir)) continue;
+            tried.push(pkgDir);
+            let pkg;
+            try { pkg = JSON.parse(fs.readFileSync(path.join(pkgDir, "package.json"), "utf8")); } catch { continue; }
+            const entry = importEntry(pkg);
+            /* The real path: the URL Pi itself imported, so Node's module cache serves it. */
+            if (entry) return fs.realpathSync(path.join(pkgDir, entry));
+        }
+    }
+    throw new Error(`${PI_AI} not found (is this Pi?); looked in:\n${tried.join("\n")}`);
+}
+
+let piAiModule = null;
+
+/* The module, imported once; a failed import is retried by the next call. */
+export function loadPiAi() {
+    if (!piAiModule) {
+        piAiModule = import(pathToFileURL(piAiEntry()).href);
+        piAiModule.catch(() => { piAiModule = null; });
+    }
+    return piAiModule;
+}
+
+/* pi-ai resolves rather than rejects when the provider fails: the message's stopReason
+ * says so, and the failure must reach the plugin as one. */
+function answerOf(message) {
+    if (!message) return { error: "the provider gave no answer" };
+    if (message.stopReason === "error" || message.stopReason === "aborted")
+        return { error: message.errorMessage || `the provider's answer ended with stopReason "${message.stopReason}"` };
+    return { message };
+}
+
 /* The ABI structs field by field, in header order. Every pointer is `void *` so that koffi
  * never converts (or copies) what it points to behind our back. */
 const STRUCTS = {
@@ -65,6 +124,8 @@ const STRUCTS = {
         register_tool: "void *",
         /* API level 2 */
         send_user_message: "void *", get_entries: "void *",
+        /* API level 3 */
+        complete_async: "void *",
     },
     ap_plugin: {
         struct_size: "uint32_t", abi_version: "uint32_t", api_level: "uint32_t",
@@ -107,6 +168,7 @@ export function abiTypes(koffi) {
         getEntryFn: koffi.proto(`int ${p}get_entry_fn(void *host_ctx, const char *id, void *out_json, void *err)`),
         appendFn: koffi.proto(`int ${p}append_fn(void *host_ctx, const char *custom_type, const char *data_json, void *out_id, void *err)`),
         completeFn: koffi.proto(`int ${p}complete_fn(void *host_ctx, const char *request_json, void *out_json, void *err)`),
+        completeAsyncFn: koffi.proto(`int ${p}complete_async_fn(void *host_ctx, const char *request_json, void *done, void *done_ud, void *err)`),
         regCommandFn: koffi.proto(`int ${p}reg_command_fn(void *host_ctx, const char *name, const char *description, void *handler, void *userdata, void *err)`),
         sendFn: koffi.proto(`int ${p}send_fn(void *host_ctx, const char *text, void *err)`),
         regToolFn: koffi.proto(`int ${p}reg_tool_fn(void *host_ctx, const char *name, const char *description, const char *parameters_json, void *handler, void *userdata, void *err)`),
@@ -116,6 +178,7 @@ export function abiTypes(koffi) {
         eventFn: koffi.proto(`int ${p}event_fn(void *state, const char *event_json, _Out_ void **out_json, _Out_ void **err)`),
         contextFn: koffi.proto(`int ${p}context_fn(void *state, void *event, _Out_ void **out, _Out_ void **err)`),
         releaseFn: koffi.proto(`void ${p}release_fn(void *state, void *ptr)`),
+        doneFn: koffi.proto(`void ${p}done_fn(void *done_ud, int status, const char *out_json, const char *err)`),
         unloadFn: koffi.proto(`void ${p}unload_fn(void *state)`),
     };
     koffi[TYPE_CACHE] = t;
@@ -284,8 +347,10 @@ export class Bridge {
         this.commands = new Map();
         this.tools = new Map();
         this.index = new BranchIndex(this.libc);
-        this.auth = null;           /* {model, apiKey, headers} resolved ahead of `complete` */
-        this.completer = null;
+        this.auth = null;           /* {model, apiKey, headers} resolved ahead of a completion */
+        this.completer = null;      /* the worker behind the blocking `complete` */
+        this.pending = new Map();   /* complete_async id -> {done, doneUd, abort, timer, started} */
+        this.asyncSeq = 0;
         this.stats = { events: {}, contextCalls: 0 };
         this.outbox = null;         /* the plugin's queued user message, until Pi takes it */
         this.ending = false;        /* inside agent_end: Pi still streams, but its loop is over */
@@ -524,49 +589,134 @@ export class Bridge {
         });
     }
 
-    /* complete is blocking in the ABI; Pi's providers are async. A worker thread runs Pi's
-     * own pi-ai completion while this thread waits on a shared flag, so the call returns
-     * with the answer (the UI pauses meanwhile). */
+    /* The request both completion slots take, checked against what Pi can serve: the
+     * session's model with the credentials refreshAuth resolved. Returns {auth, req,
+     * timeoutMs} or, with *err set, a status. */
+    completionRequest(what, requestJson, err) {
+        const auth = this.auth;
+        if (!auth || !auth.model) return this.hostFail(err, AP_UNSUPPORTED, "no model with credentials is available to the bridge");
+        let req;
+        try { req = JSON.parse(requestJson); } catch (e) {
+            return this.hostFail(err, AP_INVALID, `${what}: request is not JSON: ${e.message}`);
+        }
+        if (!req || typeof req !== "object" || Array.isArray(req))
+            return this.hostFail(err, AP_INVALID, `${what}: request is not a JSON object`);
+        if (req.model && req.model !== auth.model.id && req.model !== `${auth.model.provider}/${auth.model.id}`)
+            return this.hostFail(err, AP_UNSUPPORTED, `${what}: only the session's model ${auth.model.provider}/${auth.model.id} is available, not ${req.model}`);
+        const t = req.timeoutMs;
+        if (t != null && !(typeof t === "number" && t > 0))
+            return this.hostFail(err, AP_INVALID, `${what}: timeoutMs must be a positive number`);
+        /* setTimeout's longest delay; past it Node fires at once. */
+        return { auth, req, timeoutMs: Math.min(t ?? COMPLETE_TIMEOUT_MS, 2 ** 31 - 1) };
+    }
+
+    /* complete is blocking in the ABI (API level 2 plugins call it). A worker thread runs
+     * Pi's own pi-ai completion while this thread waits on a shared flag, so the call
+     * returns with the answer; Pi's event loop, and its UI, stand still meanwhile, which is
+     * why level-3 plugins use complete_async. */
     hComplete(_ctx, requestJson, out, err) {
         return this.guard("complete", err, () => {
-            const auth = this.auth;
-            if (!auth || !auth.model) return this.hostFail(err, AP_UNSUPPORTED, "no model with credentials is available to the bridge");
-            let req;
-            try { req = JSON.parse(requestJson); } catch (e) {
-                return this.hostFail(err, AP_INVALID, `complete: request is not JSON: ${e.message}`);
+            const r = this.completionRequest("complete", requestJson, err);
+            if (typeof r === "number") return r;
+            const answer = this.completeSync(r);
+            if (answer.error) {
+                this.log(2, `complete failed: ${answer.error}`);
+                return this.hostFail(err, AP_ERROR, answer.error);
             }
-            if (req.model && req.model !== auth.model.id && req.model !== `${auth.model.provider}/${auth.model.id}`)
-                return this.hostFail(err, AP_UNSUPPORTED, `complete: only the session's model ${auth.model.provider}/${auth.model.id} is available, not ${req.model}`);
-            const answer = this.completeSync(auth, req);
-            if (answer.error) return this.hostFail(err, AP_ERROR, answer.error);
             this.hostString(out, JSON.stringify(answer.message));
             return AP_OK;
         });
     }
 
-    completeSync(auth, req) {
+    completeSync({ auth, req, timeoutMs }) {
         if (!this.completer) {
-            const piAi = createRequire(piInstallFile() || path.join(HERE, "x.js")).resolve("@mariozechner/pi-ai");
             const { port1, port2 } = new MessageChannel();
             const flag = new Int32Array(new SharedArrayBuffer(4));
             const worker = new Worker(COMPLETE_WORKER, {
-                eval: true, workerData: { port: port2, flag, piAi: pathToFileURL(piAi).href },
+                eval: true, workerData: { port: port2, flag, piAi: pathToFileURL(piAiEntry()).href },
                 transferList: [port2],
             });
             worker.unref();
-            this.completer = { worker, port: port1, flag };
+            this.completer = { worker, port: port1, flag, seq: 0 };
         }
-        const { port, flag } = this.completer;
-        Atomics.store(flag, 0, 0);
-        port.postMessage({
-            model: auth.model, apiKey: auth.apiKey, headers: auth.headers,
+        const c = this.completer;
+        const id = ++c.seq;
+        Atomics.store(c.flag, 0, 0);
+        c.port.postMessage({
+            id, model: auth.model, apiKey: auth.apiKey, headers: auth.headers,
             context: { systemPrompt: req.systemPrompt, messages: req.messages || [] },
-            maxTokens: req.maxTokens,
+            maxTokens: req.maxTokens, timeoutMs,
         });
-        if (Atomics.wait(flag, 0, 0, COMPLETE_TIMEOUT_MS) === "timed-out")
-            return { error: `complete: no answer within ${COMPLETE_TIMEOUT_MS / 1000} s` };
-        const msg = receiveMessageOnPort(port);
-        return msg ? msg.message : { error: "complete: the worker gave no answer" };
+        const deadline = Date.now() + timeoutMs;
+        for (;;) {
+            /* The late answer of an earlier call that timed out here may come first: skipped. */
+            for (let m; (m = receiveMessageOnPort(c.port));)
+                if (m.message.id === id) return m.message.error ? { error: m.message.error } : answerOf(m.message.message);
+            const left = deadline - Date.now();
+            if (left <= 0) return { error: `complete: timed out after ${timeoutMs} ms` };
+            Atomics.wait(c.flag, 0, 0, left);
+            Atomics.store(c.flag, 0, 0);
+        }
+    }
+
+    /* complete_async: the plugin's worker thread calls it, and koffi runs this handler on
+     * Pi's main thread while that thread waits. So it only checks the request and starts
+     * pi-ai's promise on the event loop; `done` is called here, on the main thread, once the
+     * promise settles or timeoutMs has passed, whichever comes first, and never twice. */
+    hCompleteAsync(_ctx, requestJson, done, doneUd, err) {
+        return this.guard("complete_async", err, () => {
+            if (!done) return this.hostFail(err, AP_INVALID, "complete_async: done is NULL");
+            const r = this.completionRequest("complete_async", requestJson, err);
+            if (typeof r === "number") return r;
+            const id = ++this.asyncSeq;
+            const abort = new AbortController();
+            const timer = setTimeout(() => {
+                abort.abort();
+                this.settle(id, { error: `complete_async: timed out after ${r.timeoutMs} ms` });
+            }, r.timeoutMs);
+            this.pending.set(id, { done, doneUd, abort, timer, started: Date.now() });
+            this.completeOnLoop(r, abort.signal).then((answer) => this.settle(id, answer));
+            return AP_OK;
+        });
+    }
+
+    async completeOnLoop({ auth, req }, signal) {
+        try {
+            const ai = await loadPiAi();
+            return answerOf(await ai.completeSimple(auth.model,
+                { systemPrompt: req.systemPrompt, messages: req.messages || [] },
+                { apiKey: auth.apiKey, headers: auth.headers, maxTokens: req.maxTokens, signal }));
+        } catch (e) {
+            return { error: String(e && e.message || e) };
+        }
+    }
+
+    /* Answers one pending complete_async; a request no longer pending (timed out already,
+     * or dropped at unload) gets nothing. */
+    settle(id, answer) {
+        const p = this.pending.get(id);
+        if (!p || !this.alive) return;
+        this.pending.delete(id);
+        clearTimeout(p.timer);
+        const ms = Date.now() - p.started;
+        if (answer.error) this.log(2, `complete_async failed after ${ms} ms: ${answer.error}`);
+        else this.log(0, `complete_async answered in ${ms} ms`);
+        try {
+            this.koffi.call(p.done, this.t.doneFn, p.doneUd, answer.error ? AP_ERROR : AP_OK,
+                answer.error ? null : JSON.stringify(answer.message), answer.error || null);
+        } catch (e) {
+            this.log(3, `complete_async: done: ${e && e.stack || e}`);
+        }
+    }
+
+    /* The ABI forbids a `done` once unload has begun; the plugin frees their done_ud. */
+    dropPending() {
+        for (const p of this.pending.values()) {
+            clearTimeout(p.timer);
+            p.abort.abort();
+        }
+        if (this.pending.size) this.log(1, `dropped ${this.pending.size} pending complete_async request(s) at unload`);
+        this.pending.clear();
     }
 
     async refreshAuth(ctx) {
@@ -576,6 +726,10 @@ export class Bridge {
         try {
             const r = await ctx.modelRegistry.getApiKeyAndHeaders(m);
             this.auth = r && r.ok ? { model: m, apiKey: r.apiKey, headers: r.headers } : null;
+            /* Imported now rather than inside the first completion: inside Pi it is already
+             * loaded (the same file), elsewhere the first import evaluates pi-ai's modules on
+             * the main thread, and a failure is said at session start. */
+            if (this.auth) loadPiAi().catch((e) => this.log(2, `pi-ai cannot be imported, completions will fail: ${e.message}`));
         } catch (e) {
             this.auth = null;
             this.log(2, `no credentials for ${m.provider}/${m.id}: ${e.message}`);
@@ -601,6 +755,7 @@ export class Bridge {
             register_tool: this.register(this.hRegisterTool, t.regToolFn),
             send_user_message: this.register(this.hSendUserMessage, t.sendFn),
             get_entries: this.register(this.hGetEntries, t.outFn),
+            complete_async: this.register(this.hCompleteAsync, t.completeAsyncFn),
         };
         /* The table and descriptor live in koffi-allocated memory: the plugin keeps the host
          * pointer until unload, so a call-scoped marshalled copy would not do. */
@@ -643,6 +798,7 @@ export class Bridge {
     unload() {
         if (!this.alive) return;
         this.alive = false;
+        this.dropPending();
         try {
             if (this.desc.unload) this.koffi.call(this.desc.unload, this.t.unloadFn, this.desc.state);
         } finally {
@@ -818,8 +974,9 @@ export class Bridge {
     }
 }
 
-/* The completion worker: Pi's pi-ai does the provider call; the answer goes back through
- * the port and the flag wakes the waiting thread. */
+/* The worker behind the blocking complete: Pi's pi-ai (an ES module, imported by URL) does
+ * the provider call, abandoned at the request's timeout; the answer goes back through the
+ * port, tagged with the request's id, and the flag wakes the waiting thread. */
 const COMPLETE_WORKER = `
 const { workerData } = require("node:worker_threads");
 const { port, flag, piAi } = workerData;
@@ -827,13 +984,11 @@ port.on("message", async (req) => {
     let answer;
     try {
         const ai = await import(piAi);
-        const message = await ai.completeSimple(req.model, req.context,
-            { apiKey: req.apiKey, headers: req.headers, maxTokens: req.maxTokens });
-        answer = message && message.stopReason === "error"
-            ? { error: message.errorMessage || "the provider answered with an error" }
-            : { message };
+        const message = await ai.completeSimple(req.model, req.context, { apiKey: req.apiKey,
+            headers: req.headers, maxTokens: req.maxTokens, signal: AbortSignal.timeout(req.timeoutMs) });
+        answer = { id: req.id, message };
     } catch (e) {
-        answer = { error: String(e && e.message || e) };
+        answer = { id: req.id, error: String(e && e.message || e) };
     }
     port.postMessage(answer);
     Atomics.store(flag, 0, 1);

@@ -1,18 +1,21 @@
 // bridge.test.mjs -- unit tests of the Pi bridge (host/pi/extension.js) without Pi: a
 // stand-in ExtensionAPI and session manager drive the real koffi layer against the probe
-// plugin (tests/e2e/probe_plugin.c) and the real build of lossless-context.so.
+// plugin (tests/e2e/probe_plugin.c) and the real build of lossless-context.so; completions
+// go through Pi's real pi-ai to the scripted model (tests/contract/fake_openai.py).
 // Run by tests/e2e/run.sh with PROBE_SO, LC_SO, LAYOUT_BIN and NODE_PATH set.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import losslessContext, { Bridge, loadKoffi, abiLayout } from "../../host/pi/extension.js";
+import losslessContext, { Bridge, loadKoffi, loadPiAi, abiLayout } from "../../host/pi/extension.js";
 
 const PROBE_SO = process.env.PROBE_SO;
 const LC_SO = process.env.LC_SO;
 const LAYOUT_BIN = process.env.LAYOUT_BIN;
+const FAKE_MODEL = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "contract", "fake_openai.py");
 
 /* A session manager with Pi's read methods over an in-memory tree. */
 class FakeSession {
@@ -83,7 +86,8 @@ test("probe command reaches every host function and frees what they return", () 
     const sm = new FakeSession();
     sm.message("user", "hello");
     const { b, pi, logs } = newBridge(PROBE_SO, sm);
-    assert.deepEqual([...pi.commands.keys()], ["probe", "probe-count", "probe-last-end"]);
+    assert.deepEqual([...pi.commands.keys()], ["probe", "probe-count", "probe-last-end", "probe-async",
+        "probe-async-result", "probe-complete"]);
     const r = b.runCommand("probe", '{"k":"v"}', pi.ctx);
     assert.equal(r.ok, true);
     const lines = Object.fromEntries(r.text.trim().split("\n").map((l) => { const i = l.indexOf("="); return [l.slice(0, i), l.slice(i + 1)]; }));
@@ -312,4 +316,161 @@ test("send_user_message: one message at a time, a follow-up while Pi streams", a
     assert.deepEqual(pi.sent, [{ text: "one", opts: { deliverAs: "followUp" } }]);
     assert.equal(b.hSendUserMessage(null, "", null), 3);
     b.unload();
+});
+
+/* ---- completions: complete_async from a thread of the plugin's, and the blocking complete */
+
+/* The scripted model on loopback, and the pi-ai model object Pi would hand the bridge for it. */
+async function startModel(script) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "lc-bridge-model-"));
+    const scriptFile = path.join(dir, "script.json"), record = path.join(dir, "requests.jsonl");
+    fs.writeFileSync(scriptFile, JSON.stringify(script));
+    const proc = spawn("python3", [FAKE_MODEL, "--port", "0", "--script", scriptFile, "--record", record],
+        { stdio: ["ignore", "pipe", "ignore"] });
+    const port = await new Promise((resolve, reject) => {
+        let buf = "";
+        proc.stdout.on("data", (d) => { buf += d; if (buf.includes("\n")) resolve(Number(buf.split("\n")[0])); });
+        proc.on("exit", (code) => reject(new Error(`the scripted model exited (${code}) before it listened`)));
+    });
+    return {
+        model: { id: "fake-model", name: "fake-model", api: "openai-completions", provider: "fake",
+            baseUrl: `http://127.0.0.1:${port}/v1`, reasoning: false, input: ["text"],
+            cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 32000, maxTokens: 2048,
+            compat: { supportsDeveloperRole: false, supportsReasoningEffort: false } },
+        requests: () => (fs.existsSync(record) ? fs.readFileSync(record, "utf8") : "")
+            .split("\n").filter(Boolean).map((l) => JSON.parse(l)),
+        stop: () => { proc.kill(); fs.rmSync(dir, { recursive: true, force: true }); },
+    };
+}
+
+/* A bridge on the probe plugin whose session model is the scripted one. */
+async function modelBridge(script) {
+    const fake = await startModel(script);
+    const sm = new FakeSession();
+    const nb = newBridge(PROBE_SO, sm);
+    nb.pi.ctx.model = fake.model;
+    nb.pi.ctx.modelRegistry = { getApiKeyAndHeaders: async () => ({ ok: true, apiKey: "fake-key", headers: {} }) };
+    await nb.b.refreshAuth(nb.pi.ctx);
+    /* refreshAuth started pi-ai's import; a cold one evaluates its modules on the main thread
+     * once (Pi has them loaded already), which is not the in-flight call under test. */
+    await loadPiAi();
+    return { ...nb, fake };
+}
+
+/* /probe-async-result as {started, start, calls, status, ud, out, err}. */
+function asyncResult(b, pi) {
+    const text = b.runCommand("probe-async-result", "", pi.ctx).text;
+    const r = {};
+    for (const line of text.trim().split("\n")) { const i = line.indexOf("="); r[line.slice(0, i)] = line.slice(i + 1); }
+    return { ...r, started: Number(r.started), calls: Number(r.calls), status: Number(r.status) };
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/* Turns the event loop until the probe's record satisfies pred. */
+async function untilResult(b, pi, pred, ms = 15000) {
+    const end = Date.now() + ms;
+    for (;;) {
+        const r = asyncResult(b, pi);
+        if (pred(r)) return r;
+        if (Date.now() > end) assert.fail(`probe-async never got there: ${JSON.stringify(r)}`);
+        await sleep(20);
+    }
+}
+
+const answerText = (json) => JSON.parse(json).content.filter((c) => c.type === "text").map((c) => c.text).join("");
+
+test("complete_async from a plugin thread: done once with the model's answer, Pi's event loop keeps turning", async () => {
+    const { b, pi, fake } = await modelBridge([{ content: "PROBE-ASYNC-PONG", delay: 1.5 }]);
+    try {
+        let last = Date.now(), maxGap = 0, ticks = 0;
+        const timer = setInterval(() => { const now = Date.now(); maxGap = Math.max(maxGap, now - last); last = now; ticks++; }, 50);
+        const t0 = Date.now();
+        assert.equal(b.runCommand("probe-async", "", pi.ctx).text, "probe-async: started");
+        const r = await untilResult(b, pi, (x) => x.calls > 0);
+        const took = Date.now() - t0;
+        await sleep(300);
+        clearInterval(timer);
+        assert.equal(r.start, "0:-", "complete_async returned AP_OK at once");
+        assert.equal(r.status, 0, r.err);
+        assert.equal(r.ud, "ok");
+        assert.equal(answerText(r.out), "PROBE-ASYNC-PONG");
+        assert.equal(JSON.parse(r.out).role, "assistant");
+        assert.ok(took >= 1400, `done came after the model's 1.5 s (${took} ms)`);
+        assert.equal(asyncResult(b, pi).calls, 1, "done is called exactly once");
+        assert.ok(maxGap < 200, `a 50-ms timer kept firing while the call was in flight (longest gap ${maxGap} ms)`);
+        assert.ok(ticks >= 25, `${ticks} ticks`);
+        const reqs = fake.requests();
+        assert.equal(reqs.length, 1);
+        assert.match(JSON.stringify(reqs[0].messages), /PROBE-ASYNC-PING/);
+        assert.equal(b.pending.size, 0);
+    } finally { b.unload(); fake.stop(); }
+});
+
+test("complete_async honours timeoutMs: one done, AP_ERROR timed out", async () => {
+    const { b, pi, fake } = await modelBridge([{ content: "too late", delay: 1.5 }]);
+    try {
+        const t0 = Date.now();
+        b.runCommand("probe-async", JSON.stringify({ messages: [{ role: "user", content: "slow", timestamp: 1 }], timeoutMs: 300 }), pi.ctx);
+        const r = await untilResult(b, pi, (x) => x.calls > 0);
+        const took = Date.now() - t0;
+        assert.equal(r.start, "0:-");
+        assert.equal(r.status, 1, "AP_ERROR");
+        assert.equal(r.err, "complete_async: timed out after 300 ms");
+        assert.equal(r.out, "-");
+        assert.ok(took >= 280 && took < 1000, `answered at the timeout (${took} ms)`);
+        await sleep(1800 - took);         /* past the model's answer: the aborted call says nothing */
+        assert.equal(asyncResult(b, pi).calls, 1, "done is called exactly once");
+        assert.equal(b.pending.size, 0);
+    } finally { b.unload(); fake.stop(); }
+});
+
+test("complete_async: a failing model call reaches done with its error; a bad request is refused at the start", async () => {
+    const { b, pi, fake } = await modelBridge([{ status: 400, error: "scripted bad request" }]);
+    try {
+        b.runCommand("probe-async", "", pi.ctx);
+        const r = await untilResult(b, pi, (x) => x.calls > 0);
+        assert.equal(r.status, 1, "AP_ERROR, never a silent success");
+        assert.match(r.err, /scripted bad request/);
+        assert.equal(fake.requests().length, 1);
+        for (const [req, start] of [["{not json", /^3:complete_async: request is not JSON/],
+            [JSON.stringify({ messages: [], model: "other/model" }), /^5:complete_async: only the session's model fake\/fake-model/],
+            [JSON.stringify({ messages: [], timeoutMs: -1 }), /^3:complete_async: timeoutMs must be a positive number/]]) {
+            b.runCommand("probe-async", req, pi.ctx);
+            const x = await untilResult(b, pi, (y) => y.started === 1);
+            assert.match(x.start, start);
+            await sleep(50);
+            assert.equal(asyncResult(b, pi).calls, 0, "no done after a refused start");
+        }
+        b.auth = null;
+        b.runCommand("probe-async", "", pi.ctx);
+        assert.match((await untilResult(b, pi, (y) => y.started === 1)).start, /^5:no model with credentials/);
+    } finally { b.unload(); fake.stop(); }
+});
+
+test("complete_async: no done after unload; the pending call is dropped", async () => {
+    const { b, pi, fake } = await modelBridge([{ content: "after unload", delay: 1 }]);
+    try {
+        b.runCommand("probe-async", "", pi.ctx);
+        await untilResult(b, pi, (x) => x.started === 1);
+        assert.equal(b.pending.size, 1);
+        b.unload();
+        assert.equal(b.pending.size, 0);
+        await sleep(1500);
+        assert.equal(fake.requests().length, 1, "the call had reached the model");
+        const calls = loadKoffi().load(PROBE_SO).func("int probe_async_calls(void)");
+        assert.equal(calls(), 0, "done was never called");
+    } finally { b.unload(); fake.stop(); }
+});
+
+test("the blocking complete runs pi-ai as an ES module in its worker and skips a timed-out call's late answer", async () => {
+    const { b, pi, fake } = await modelBridge([{ content: "SYNC-PONG" }, { content: "LATE", delay: 1 }, { content: "FRESH" }]);
+    try {
+        assert.match(b.runCommand("probe-complete", "", pi.ctx).text, /^complete=0:\{.*SYNC-PONG/);
+        const slow = JSON.stringify({ messages: [{ role: "user", content: "slow", timestamp: 1 }], timeoutMs: 300 });
+        assert.equal(b.runCommand("probe-complete", slow, pi.ctx).text.trim(), "complete=1:complete: timed out after 300 ms");
+        await sleep(1200);                /* the late answer lands in the port meanwhile */
+        assert.match(b.runCommand("probe-complete", "", pi.ctx).text, /^complete=0:\{.*FRESH/);
+        assert.equal(fake.requests().length, 3);
+    } finally { b.unload(); fake.stop(); }
 });

@@ -24,7 +24,7 @@ int main(void)
     FIELD(ap_host_api, append_custom); FIELD(ap_host_api, get_model);
     FIELD(ap_host_api, complete); FIELD(ap_host_api, register_command);
     FIELD(ap_host_api, register_tool); FIELD(ap_host_api, send_user_message);
-    FIELD(ap_host_api, get_entries);
+    FIELD(ap_host_api, get_entries); FIELD(ap_host_api, complete_async);
     printf("}},\"ap_plugin\":{\"size\":%zu,\"offsets\":{", sizeof(ap_plugin));
     first = 1;
     FIELD(ap_plugin, struct_size); FIELD(ap_plugin, abi_version); FIELD(ap_plugin, api_level);

@@ -13,6 +13,10 @@ by itself (an extension's sendUserMessage): it waits for that turn's agent_start
 agent_end too, and fails when no turn starts. With "while": "prompt text" the command is
 sent once that prompt's run has started (Pi streaming; script a "delay" for its answer),
 and the step waits for the prompt's agent_end and then for the turn the command started.
+A step {"command": "/...", "until": "text"} sends the command again (every 0.1 s, for at
+most "timeout" seconds) until a notification it causes contains the text; its notes entry
+also says how many times it was sent and the longest time Pi took to answer one (the event
+loop's responsiveness while something runs in the background).
 Writes OUT/events.jsonl (every RPC line), OUT/requests.jsonl (what the fake provider
 received), OUT/notes.json (notify texts per step) and prints nothing on success.
 Exits non-zero with a reason when Pi fails to start, a step times out, or Pi exits badly.
@@ -105,6 +109,32 @@ def send(pi, command):
     pi.stdin.flush()
 
 
+def poll(pi, reader, rid, step, pos):
+    """Runs an "until" step; returns (failure or None, notes entry, new position)."""
+    deadline = time.monotonic() + step.get("timeout", STEP_TIMEOUT)
+    latencies = []
+    while True:
+        sid = "%s-%d" % (rid, len(latencies))
+        sent = time.monotonic()
+        send(pi, {"id": sid, "type": "prompt", "message": step["command"]})
+        resp, after = reader.wait_for(pos, lambda o: o.get("id") == sid, STEP_TIMEOUT)
+        if not resp or not resp.get("success"):
+            return "step %r: no successful response: %r" % (step["command"], resp), None, pos
+        latencies.append(time.monotonic() - sent)
+        time.sleep(0.1)
+        end = len(reader.lines)
+        got = [o.get("message") for o in reader.lines[pos:end]
+               if o.get("type") == "extension_ui_request" and o.get("method") == "notify"]
+        pos = max(end, after)
+        entry = {"step": step["command"], "notes": got, "polls": len(latencies),
+                 "max_response_ms": round(max(latencies) * 1000)}
+        if any(step["until"] in (n or "") for n in got):
+            return None, entry, pos
+        if time.monotonic() > deadline:
+            return "step %r: no notification with %r within %s s: %r" % (
+                step["command"], step["until"], step.get("timeout", STEP_TIMEOUT), got), entry, pos
+
+
 def main():
     ap = argparse.ArgumentParser()
     for a in ("pi", "extension", "work", "agent-dir", "script", "steps", "out"):
@@ -132,6 +162,13 @@ def main():
             text = step["command"] if isinstance(step, dict) else step
             starts_turn = isinstance(step, dict) and step.get("starts_turn")
             rid = "step-%d" % n
+            if isinstance(step, dict) and step.get("until"):
+                failure, entry, pos = poll(pi, reader, rid, step, pos)
+                if entry:
+                    notes.append(entry)
+                if failure:
+                    break
+                continue
             if isinstance(step, dict) and step.get("while"):
                 send(pi, {"id": rid + "-while", "type": "prompt", "message": step["while"]})
                 began, pos = reader.wait_for(pos, lambda o: o.get("type") == "agent_start", STEP_TIMEOUT)

@@ -4,8 +4,12 @@
  * It exercises the host side the way a real plugin does: its /probe command calls every
  * host function and frees each result with host->free; its context callback answers with
  * a result that drops input 0 and prepends a new message (or, when the system prompt asks
- * for it, an out-of-range index the bridge must reject). Owns nothing beyond a counter.
+ * for it, an out-of-range index the bridge must reject). /probe-async starts a thread of
+ * its own that calls complete_async, as a plugin's worker does, and /probe-async-result
+ * reports what the start returned and every `done` the host made; /probe-complete calls the
+ * blocking complete. Owns a counter and that one thread.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,6 +150,125 @@ static int probe_last_end_cmd(void *ud, const char *args, char **out_text, char 
     return AP_OK;
 }
 
+/* The complete_async probe. Its record outlives unload on purpose: the bridge test reads
+ * probe_async_calls() after unload to prove that no `done` came then. */
+static const char PROBE_ASYNC_DEFAULT[] =
+    "{\"messages\":[{\"role\":\"user\",\"content\":\"PROBE-ASYNC-PING\",\"timestamp\":1}]}";
+static const char PROBE_COMPLETE_DEFAULT[] =
+    "{\"messages\":[{\"role\":\"user\",\"content\":\"PROBE-SYNC-PING\",\"timestamp\":1}]}";
+static pthread_mutex_t probe_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct probe_async {
+    pthread_t thread;
+    int joinable;
+    char *request;
+    int started;            /* complete_async has returned on the probe's thread */
+    int start_rc;
+    char start_err[512];
+    int calls;              /* how many times done was called: the ABI says exactly once */
+    int status;
+    int ud_ok;              /* done got back the done_ud complete_async was given */
+    char *out, *err;
+} pa;
+
+static void probe_done(void *ud, int status, const char *out_json, const char *err)
+{
+    pthread_mutex_lock(&probe_mu);
+    pa.calls++;
+    pa.status = status;
+    pa.ud_ok = ud == &pa;
+    free(pa.out), free(pa.err);
+    pa.out = out_json ? probe_dup(out_json) : NULL;
+    pa.err = err ? probe_dup(err) : NULL;
+    pthread_mutex_unlock(&probe_mu);
+}
+
+static void *probe_async_thread(void *arg)
+{
+    (void)arg;
+    char *err = NULL;
+    int rc = probe_host->complete_async(probe_host->host_ctx, pa.request, probe_done, &pa, &err);
+    pthread_mutex_lock(&probe_mu);
+    pa.start_rc = rc;
+    snprintf(pa.start_err, sizeof pa.start_err, "%s", err ? err : "-");
+    pa.started = 1;
+    pthread_mutex_unlock(&probe_mu);
+    probe_host->free(err);
+    return NULL;
+}
+
+/* Joins the last probe thread. Only once its complete_async has returned: until then it
+ * waits for the host thread, which this runs on. */
+static int probe_async_join(void)
+{
+    pthread_mutex_lock(&probe_mu);
+    int busy = pa.joinable && !pa.started;
+    pthread_mutex_unlock(&probe_mu);
+    if (busy) return AP_BUSY;
+    if (pa.joinable) pthread_join(pa.thread, NULL);
+    pa.joinable = 0;
+    return AP_OK;
+}
+
+static int probe_async(void *ud, const char *args, char **out_text, char **err)
+{
+    (void)ud;
+    if (!AP_HOST_HAS(probe_host, complete_async)) {
+        *err = probe_dup("the host has no complete_async");
+        return AP_UNSUPPORTED;
+    }
+    if (probe_async_join() != AP_OK) {
+        *err = probe_dup("the last complete_async has not returned yet");
+        return AP_BUSY;
+    }
+    pthread_mutex_lock(&probe_mu);
+    free(pa.request), free(pa.out), free(pa.err);
+    memset(&pa, 0, sizeof pa);
+    pa.request = probe_dup(args[0] ? args : PROBE_ASYNC_DEFAULT);
+    pthread_mutex_unlock(&probe_mu);
+    if (!pa.request || pthread_create(&pa.thread, NULL, probe_async_thread, NULL) != 0) {
+        *err = probe_dup("could not start the probe thread");
+        return AP_ERROR;
+    }
+    pa.joinable = 1;
+    *out_text = probe_dup("probe-async: started");
+    return AP_OK;
+}
+
+static int probe_async_result(void *ud, const char *args, char **out_text, char **err)
+{
+    (void)ud, (void)args, (void)err;
+    pthread_mutex_lock(&probe_mu);
+    size_t n = 1024 + strlen(pa.start_err) + (pa.out ? strlen(pa.out) : 0) + (pa.err ? strlen(pa.err) : 0);
+    char *r = malloc(n);
+    if (r)
+        snprintf(r, n, "started=%d\nstart=%d:%s\ncalls=%d\nstatus=%d\nud=%s\nout=%s\nerr=%s\n",
+                 pa.started, pa.start_rc, pa.start_err, pa.calls, pa.status,
+                 pa.ud_ok ? "ok" : "-", pa.out ? pa.out : "-", pa.err ? pa.err : "-");
+    pthread_mutex_unlock(&probe_mu);
+    *out_text = r;
+    return r ? AP_OK : AP_NOMEM;
+}
+
+AP_EXPORT int probe_async_calls(void)
+{
+    pthread_mutex_lock(&probe_mu);
+    int n = pa.calls;
+    pthread_mutex_unlock(&probe_mu);
+    return n;
+}
+
+/* The blocking complete, on the host thread (a level-2 plugin's call). */
+static int probe_complete(void *ud, const char *args, char **out_text, char **err)
+{
+    (void)ud, (void)err;
+    char buf[16384] = "";
+    char *out = NULL, *e = NULL;
+    int rc = probe_host->complete(probe_host->host_ctx, args[0] ? args : PROBE_COMPLETE_DEFAULT, &out, &e);
+    probe_slot(buf, sizeof buf, "complete", rc, out, e);
+    *out_text = probe_dup(buf);
+    return AP_OK;
+}
+
 static void probe_release(void *st, void *p) { (void)st; free(p); }
 
 static void probe_release_context(void *st, ap_context_result *r)
@@ -156,7 +279,13 @@ static void probe_release_context(void *st, ap_context_result *r)
     free(r);
 }
 
-static void probe_unload(void *st) { (void)st; probe_host = NULL; }
+static void probe_unload(void *st)
+{
+    (void)st;
+    if (probe_async_join() != AP_OK)
+        fprintf(stderr, "probe: unloaded while complete_async had not returned; the thread is left\n");
+    probe_host = NULL;
+}
 
 AP_EXPORT int agent_plugin_init(const ap_host_api *host, ap_plugin *p, char *errbuf, size_t errlen)
 {
@@ -179,6 +308,9 @@ AP_EXPORT int agent_plugin_init(const ap_host_api *host, ap_plugin *p, char *err
     if (host->register_command(host->host_ctx, "probe", "Call every host function", probe_command, NULL, NULL) ||
         host->register_command(host->host_ctx, "probe-count", "Count context calls", probe_count, NULL, NULL) ||
         host->register_command(host->host_ctx, "probe-last-end", "The last agent_end payload", probe_last_end_cmd, NULL, NULL) ||
+        host->register_command(host->host_ctx, "probe-async", "complete_async from a thread", probe_async, NULL, NULL) ||
+        host->register_command(host->host_ctx, "probe-async-result", "What complete_async's done got", probe_async_result, NULL, NULL) ||
+        host->register_command(host->host_ctx, "probe-complete", "The blocking complete", probe_complete, NULL, NULL) ||
         host->register_tool(host->host_ctx, "probe_tool", "Echo the call", "{\"type\":\"object\"}", probe_tool, NULL, NULL))
         return snprintf(errbuf, errlen, "probe could not register"), AP_ERROR;
     if (host->register_command(host->host_ctx, "probe", "again", probe_command, NULL, NULL) != AP_INVALID)

@@ -1,6 +1,7 @@
 #!/bin/sh
-# run.sh -- the Pi bridge's tests: the bridge unit tests (node:test, no Pi) and the
-# end-to-end session with the real Pi coding agent against a scripted fake provider.
+# run.sh -- the Pi bridge's tests: the bridge unit tests (node:test, no Pi), the
+# end-to-end session with the real Pi coding agent against a scripted fake provider, and a
+# real Pi session with the probe plugin (complete_async from a plugin thread).
 #
 #   sh tests/e2e/run.sh [BUILD]          BUILD defaults to ./build (needs `make` first)
 #   LC_E2E_FULL=0 sh tests/e2e/run.sh    skip issue 9's live-context and store claims
@@ -34,7 +35,7 @@ export NODE_PATH="$NODE_DIR/node_modules"
 # -- the bridge against the C compiler's layout and a probe plugin -------------------------
 CC=${CC:-cc}
 $CC -std=c11 -Wall -Wextra -Werror -I"$ROOT/abi" -o "$OUT/layout" "$E2E/layout.c"
-$CC -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -I"$ROOT/abi" -fPIC -fvisibility=hidden -shared \
+$CC -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -I"$ROOT/abi" -fPIC -fvisibility=hidden -shared \
     -o "$OUT/probe-plugin.so" "$E2E/probe_plugin.c"
 PROBE_SO="$OUT/probe-plugin.so" LC_SO="$SO" LAYOUT_BIN="$OUT/layout" \
     node --test "$E2E/bridge.test.mjs"
@@ -56,6 +57,21 @@ if [ "$status" -ne 0 ]; then
     echo "--- pi stderr:"; tail -n 20 "$T/out/pi-stderr.txt" 2>/dev/null || true
     echo "--- bridge log:"; tail -n 20 "$T/agent/lcm/pi-bridge.log" 2>/dev/null || true
     echo "FAIL: Pi end-to-end session (kept in $T)"
+    exit 1
+fi
+rm -rf "$T"
+
+# -- the real Pi with the probe plugin: complete_async from a plugin thread -----------------
+T=$(mktemp -d "${TMPDIR:-/tmp}/lc-pi-probe.XXXXXX")
+mkdir -p "$T/home" "$T/agent" "$T/work" "$T/tmp"
+HOME="$T/home" TMPDIR="$T/tmp" LOSSLESS_CONTEXT_SO="$OUT/probe-plugin.so" python3 "$E2E/pi_session.py" \
+    --pi "$PI" --extension "$ROOT/host/pi/extension.js" --work "$T/work" --agent-dir "$T/agent" \
+    --script "$E2E/fixtures/probe_script.json" --steps "$E2E/fixtures/probe_steps.json" --out "$T/out" &&
+    python3 "$E2E/check_probe.py" "$T/out" "$T/agent" || status=$?
+if [ "$status" -ne 0 ]; then
+    echo "--- pi stderr:"; tail -n 20 "$T/out/pi-stderr.txt" 2>/dev/null || true
+    echo "--- bridge log:"; tail -n 20 "$T/agent/lcm/pi-bridge.log" 2>/dev/null || true
+    echo "FAIL: Pi session with the probe plugin (kept in $T)"
     exit 1
 fi
 rm -rf "$T"
