@@ -282,6 +282,8 @@ void agent_context_release(agent *a, agent_context *c)
     free(c->held);
     free(c->bufs[0]);
     free(c->bufs[1]);
+    free(c->tok_bufs[0]);
+    free(c->tok_bufs[1]);
     memset(c, 0, sizeof *c);
 }
 
@@ -317,6 +319,7 @@ int agent_context_build(agent *a, agent_context *c, char **err)
     int which = 0;
     memset(c, 0, sizeof *c);
     c->msgs = session_context(h->sess, &c->n);
+    const size_t *tok = NULL; /* NULL: the session's own counts, by index */
     for (size_t i = 0; i < h->n_plugins; i++) {
         host_plugin *p = h->plugins[i];
         if (!p->active || !p->desc.context) {
@@ -368,8 +371,10 @@ int agent_context_build(agent *a, agent_context *c, char **err)
             c->held = held;
         if (held && r->n_items > c->cap[which]) {
             ap_message_in *buf = realloc(c->bufs[which], r->n_items * sizeof *buf);
-            if (buf) {
-                c->bufs[which] = buf;
+            if (buf) c->bufs[which] = buf;
+            size_t *tb = buf ? realloc(c->tok_bufs[which], r->n_items * sizeof *tb) : NULL;
+            if (tb) {
+                c->tok_bufs[which] = tb;
                 c->cap[which] = r->n_items;
             } else {
                 held = NULL;
@@ -385,27 +390,32 @@ int agent_context_build(agent *a, agent_context *c, char **err)
         c->held[c->n_held].r = r;
         c->n_held++;
         ap_message_in *out = c->bufs[which];
+        size_t *out_tok = c->tok_bufs[which];
         for (size_t k = 0; k < r->n_items; k++) {
             const ap_context_item *it = &r->items[k];
             if (it->input_index >= 0) {
-                out[k] = c->msgs[it->input_index];
+                size_t i = (size_t)it->input_index;
+                out[k] = c->msgs[i];
+                out_tok[k] = tok ? tok[i] : session_context_message_tokens(h->sess, i);
             } else {
                 out[k].entry_id = NULL;
                 out[k].json = it->json;
                 out[k].json_len = strlen(it->json);
+                out_tok[k] = msg_estimate_tokens_json(it->json);
             }
         }
         c->msgs = out;
+        tok = out_tok;
         c->n = r->n_items;
         which ^= 1;
     }
-    /* O(items the plugins returned): without a result the raw sums are already kept. */
+    /* O(items): a reused message carries the count the session keeps for it; only the
+     * messages the plugins made are measured. */
     h->sent_raw_tokens = session_context_tokens(h->sess, 0);
     h->sent_tokens = h->sent_raw_tokens;
     if (c->n_held > 0) {
         h->sent_tokens = 0;
-        for (size_t k = 0; k < c->n; k++)
-            h->sent_tokens += msg_estimate_tokens_json(c->msgs[k].json);
+        for (size_t k = 0; k < c->n; k++) h->sent_tokens += tok[k];
     }
     h->sent_valid = 1;
     a->requests++;

@@ -30,6 +30,7 @@ typedef struct agent_context {
     size_t n;
     /* internal: arrays built when a plugin changed the context, results to release */
     ap_message_in *bufs[2];
+    size_t *tok_bufs[2];      /* tokens of each message of bufs[k], carried from the inputs */
     size_t cap[2];
     struct agent_held { host_plugin *p; ap_context_result *r; } *held;
     size_t n_held;

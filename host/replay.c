@@ -9,6 +9,7 @@
 #include "replay.h"
 
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -306,6 +307,13 @@ done:
     return rc;
 }
 
+static double replay_cpu_ms(clockid_t clock)
+{
+    struct timespec ts;
+    clock_gettime(clock, &ts);
+    return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
+}
+
 int replay_run(agent *a, const char *in_path, char **err)
 {
     int rc = LC_OK;
@@ -319,6 +327,9 @@ int replay_run(agent *a, const char *in_path, char **err)
     size_t before = session_entry_count(s);
     long lineno = 0, compactions0 = a->compactions, moves0 = a->tree_moves, req0 = a->requests;
     int header_seen = 0;
+    /* The replay's own thread: what a plugin costs the agent, apart from the work its
+     * threads do beside it. */
+    double cpu0 = replay_cpu_ms(CLOCK_THREAD_CPUTIME_ID), proc0 = replay_cpu_ms(CLOCK_PROCESS_CPUTIME_ID);
     ssize_t n;
     while ((n = getline(&line, &cap, in)) >= 0) {
         lineno++;
@@ -345,6 +356,11 @@ int replay_run(agent *a, const char *in_path, char **err)
                "%ld requests, %ld tree moves, %ld compactions, %ld plugin entries added -> %s\n",
                r.appended, in_path, r.bad, r.skipped, a->requests - req0, a->tree_moves - moves0,
                a->compactions - compactions0, added, session_path_name(s));
+        long reqs = a->requests - req0;
+        double cpu = replay_cpu_ms(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+        double proc = replay_cpu_ms(CLOCK_PROCESS_CPUTIME_ID) - proc0;
+        printf("host thread: %.0f ms CPU, %.3f ms a request; other threads: %.0f ms CPU\n", cpu,
+               reqs > 0 ? cpu / (double)reqs : 0.0, proc > cpu ? proc - cpu : 0.0);
     } else if (err && !*err) {
         lc_errf(err, rc, "replay of %s stopped at line %ld", in_path, lineno);
     }

@@ -454,6 +454,11 @@ size_t session_context_tokens_from(const session *s, size_t from)
     return s->ctx_cum[s->n_ctx] - s->ctx_cum[from];
 }
 
+size_t session_context_message_tokens(const session *s, size_t i)
+{
+    return i < s->n_ctx ? s->ctx_cum[i + 1] - s->ctx_cum[i] : 0;
+}
+
 size_t session_context_tokens(const session *s, int use_usage)
 {
     if (s->n_ctx == 0)

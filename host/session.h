@@ -87,6 +87,8 @@ const ap_message_in *session_context(const session *s, size_t *n);
 size_t session_context_tokens(const session *s, int use_usage);
 /* Tokens of context messages [from, n) (estimates only). */
 size_t session_context_tokens_from(const session *s, size_t from);
+/* The estimate of context message i (as session_context orders them). */
+size_t session_context_message_tokens(const session *s, size_t i);
 /* The entry behind context message i (NULL for the synthesized compaction summary). */
 sess_entry *session_context_entry(const session *s, size_t i);
 /* The latest compaction entry on the branch, or NULL. */

@@ -14,6 +14,8 @@ check the promises:
 Workloads (round robin, kill delay uniform over the workload's calibrated run time):
   ingest      replay of a generated session at a 128k window (store ingest)
   compaction  the same replay at a 16k window with small leaves (DAG passes at turn_end)
+  worker      the same replay with every summary from a model that takes 0.15 s a call, so
+              the kill lands while the background worker is inside a pass
   revision    a scripted model (tests/contract/fake_openai.py) edits LIVE_CONTEXT.md every
               turn, so each turn_end persists a revision
   backup      repeated `/lcm backup` on a finished store
@@ -39,7 +41,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 FAKE = os.path.join(ROOT, "tests", "contract", "fake_openai.py")
-SCENARIOS = ["ingest", "compaction", "revision", "backup"]
+SCENARIOS = ["ingest", "compaction", "worker", "revision", "backup"]
 EDITS = 6
 
 
@@ -99,6 +101,13 @@ def prepare(c, scen, t):
         with open(os.path.join(home, "lcm.json"), "w") as f:
             f.write('{"leafChunkTokens":2000,"summaryTokens":200}\n')
         return host_cmd(c, home, session, 16000, ["replay", c.gen]), env_for(tmp), 16000, None
+    if scen == "worker":
+        srv, port = start_fake(t, [{"content": "worker summary %d: the step went fine" % k,
+                                    "delay": 0.15} for k in range(400)])
+        with open(os.path.join(home, "lcm.json"), "w") as f:
+            json.dump({"summarizer": ["fake/sum"], "baseUrls": {"fake": "http://127.0.0.1:%s/v1" % port},
+                       "leafChunkTokens": 2000, "summaryTokens": 200, "eagerSummaries": True}, f)
+        return host_cmd(c, home, session, 16000, ["replay", c.gen]), env_for(tmp), 16000, srv
     # revision: a known session id, a scripted model that edits the mirror every turn
     work = os.path.join(t, "work")
     os.makedirs(work)
