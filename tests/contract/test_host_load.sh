@@ -22,9 +22,9 @@ printf '{"name":"nolib","version":"1.0.0","abiVersion":1,"library":"missing.so"}
     >"$T/out" 2>"$T/err"
 assert_eq "$?" "0" "the host runs despite plugins that fail to load"
 assert_grep "$T/out" "example plugin: 0 context calls" "the example plugin loaded and its command ran"
-assert_grep "$T/err" "plugin 'abi2-manifest' was built for ABI version 2; this host speaks ABI version 1 (API level 2)" \
+assert_grep "$T/err" "plugin 'abi2-manifest' was built for ABI version 2; this host speaks ABI version 1 (API level 3)" \
     "manifest ABI mismatch names both versions"
-assert_grep "$T/err" "plugin 'abi2-liar' refused this host (ABI version 1, API level 2): .*version 2" \
+assert_grep "$T/err" "plugin 'abi2-liar' refused this host (ABI version 1, API level 3): .*version 2" \
     "the plugin's own refusal is reported with both versions"
 assert_grep "$T/err" "plugin folder 'broken':.*not a valid manifest" "broken plugin.json reported"
 assert_grep "$T/err" "plugin 'nolib': library .*missing.so is missing" "missing library reported"
@@ -34,7 +34,7 @@ assert_grep "$T/s.jsonl" '"type":"session","version":3' "a new session file got 
 "$HOST" --home "$HOME_DIR" --plugin "$ABI2" --plugin "$EX" --session "$T/s2.jsonl" \
     --command "/example" >"$T/out2" 2>"$T/err2"
 assert_eq "$?" "0" "--plugin: host runs"
-assert_grep "$T/err2" "plugin 'abi2-plugin.so' refused this host (ABI version 1, API level 2): .*2" \
+assert_grep "$T/err2" "plugin 'abi2-plugin.so' refused this host (ABI version 1, API level 3): .*2" \
     "--plugin refusal names both versions"
 assert_grep "$T/out2" "example plugin" "--plugin loaded the example"
 
