@@ -30,7 +30,7 @@ SERVER_PID=""
 cleanup() { [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$T"; }
 trap cleanup EXIT
 status=0
-echo "run: $ROUNDS tool rounds of ~$BYTES bytes, window $WINDOW, agent answers ${ADELAY}s, summarizer answers ${SDELAY}s"
+echo "the run -- $ROUNDS tool rounds of ~$BYTES bytes, window $WINDOW, agent answers ${ADELAY} s, summarizer answers ${SDELAY} s"
 
 start_fake() { # RECORD
     : >"$T/port"

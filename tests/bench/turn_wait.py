@@ -176,9 +176,10 @@ def main():
             text = open(a.grep_output, encoding="utf-8", errors="replace").read()
         except OSError:
             text = ""
-        found = a.needle in text and "no hits" not in text
+        # In a stored tool result, not merely in the call that printed it.
+        found = any(a.needle in l and "[toolResult]" in l for l in text.splitlines())
         fig["grep_found"] = int(found)
-        print("%s lcm_grep finds the first tool output's value: %d (%s)"
+        print("%s lcm_grep finds the value planted in the first tool output: %d (%s)"
               % (L, int(found), "yes" if found else "no"))
     if a.json:
         with open(a.json, "w", encoding="utf-8") as f:

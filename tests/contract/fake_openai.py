@@ -36,9 +36,11 @@ Long unscripted runs (the benchmark, the summary-worker test):
                       "done."; --tool-bytes B makes each call print about B bytes, and
                       --plant TEXT goes into the first call's output (a value to recall)
   --summary-marker RE the regular expression that marks a summarizer system prompt
+  --summary-ratio F   a summary's size as a fraction of its excerpt (default 0.125, an 8x
+                      compression, as a model writes; never over what the request asks)
 Once any of --summary-delay or --tool-rounds is given, summarizer requests no longer take
 script entries: they are answered with bullet points drawn from the excerpt (every
-KEY=VALUE line first), sized to the "at most about N tokens" the request asks for.
+KEY=VALUE line first), within the "at most about N tokens" the request asks for.
 """
 import argparse
 import json
@@ -51,7 +53,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 LOCK = threading.Lock()
 STATE = {"script": [], "next": 0, "record": None, "calls": 0, "seq": 0, "agent_rounds": 0}
 OPTS = argparse.Namespace(agent_delay=0.0, summary_delay=0.0, tool_rounds=0, tool_bytes=8000,
-                          plant="", summary_marker=None, record_answers=False)
+                          plant="", summary_marker=None, record_answers=False,
+                          summary_ratio=0.125)
 # The summarizer's system prompts (engine/summarize.c summ_system_prompt): "You summarize part
 # of a coding-agent conversation for a lossless context store" and "You compress part of ...".
 SUMMARY_MARKER = r"(?is)\b(summari[sz]e|compress)\b.*\blossless context store\b"
@@ -99,9 +102,10 @@ def summary_answer(request):
     keeps identifiers verbatim, which is what the store's recall relies on)."""
     text = user_text(request)
     m = re.search(r"at most about (\d+) tokens", text)
-    budget_chars = max(200, int(m.group(1)) * 3 if m else 1200)
+    asked_chars = int(m.group(1)) * 3 if m else 1200
     ex = re.search(r"<excerpt>\n?(.*?)\n?</excerpt>", text, re.S)
     body = ex.group(1) if ex else text
+    budget_chars = max(200, min(asked_chars, int(len(body) * OPTS.summary_ratio)))
     lines = [l.strip() for l in body.splitlines() if l.strip()]
     keyed = [l for l in lines if re.search(r"\b[A-Za-z_][\w.-]*=\S", l)]
     seen, bullets, used = set(), [], 0
@@ -120,14 +124,16 @@ def summary_answer(request):
 def tool_round_answer(n):
     """Round n (1-based) of --tool-rounds: one bash call printing ~--tool-bytes bytes."""
     head = "round %d output" % n
-    if n == 1 and OPTS.plant:
-        head += " " + OPTS.plant
+    plant = OPTS.plant.replace("'", "") if n == 1 else ""
+    # The planted value is printed in two halves, so it is whole only in the tool's output,
+    # never in the call's own arguments: finding it later proves the output was kept.
+    half = len(plant) // 2
     # printf the head, then repeat a numbered line until the byte count is reached; the
     # numbers keep lines distinct, so the text is not one repeated token for the store.
     reps = max(1, (OPTS.tool_bytes - 40) // 52)
-    cmd = ("printf '%%s\\n' '%s'; i=0; while [ $i -lt %d ]; do "
+    cmd = ("printf '%%s %%s%%s\\n' '%s' '%s' '%s'; i=0; while [ $i -lt %d ]; do "
            "printf 'r%d line %%05d: status=ok value=%%d lorem ipsum dolor\\n' $i $((i*%d)); "
-           "i=$((i+1)); done" % (head.replace("'", ""), reps, n, n))
+           "i=$((i+1)); done" % (head, plant[:half], plant[half:], reps, n, n))
     return {"content": "Running round %d." % n,
             "tool_calls": [{"name": "bash", "arguments": {"command": cmd}}]}
 
@@ -347,6 +353,7 @@ def main():
     ap.add_argument("--tool-bytes", type=int, default=8000)
     ap.add_argument("--plant", default="")
     ap.add_argument("--summary-marker")
+    ap.add_argument("--summary-ratio", type=float, default=0.125)
     a = ap.parse_args()
     for k in vars(OPTS):
         setattr(OPTS, k, getattr(a, k))

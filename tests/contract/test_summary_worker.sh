@@ -97,7 +97,7 @@ N=$(sed -n 's/^LCM: [0-9]* messages, \([0-9]*\) summaries.*/\1/p' "$T/status" | 
 ok
 "$HOST" --home "$HOME_DIR" --plugin-dir "$PLUGINS" --session "$T/s.jsonl" --cwd "$T/work" \
     --tool lcm_grep "{\"pattern\":\"$NEEDLE\"}" >"$T/grep" 2>&1 || fail "lcm_grep"
-assert_grep "$T/grep" "$NEEDLE" "lcm_grep still finds the value of the first tool output"
+assert_grep "$T/grep" "\[toolResult\].*$NEEDLE" "lcm_grep still finds the value of the first tool output"
 # (d) -- fails while summaries run inside turn_end on the host thread
 check "not [s for s in summ if s['t1'] is not None and any(g0 <= s['t0'] and s['t1'] <= g1 for g0, g1 in gaps)]" \
     "(d) no summarizer call was made synchronously inside the gap between an answer and the next request"
