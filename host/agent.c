@@ -264,6 +264,9 @@ void agent_agent_end(agent *a, const char *status)
 
 void agent_session_shutdown(agent *a)
 {
+    /* First, so a plugin that joins its worker in session_shutdown does not wait out a
+     * summary the model is still writing. */
+    hostapi_begin_shutdown(a->h);
     cJSON *ev = cJSON_CreateObject();
     agent_fire(a, "session_shutdown", ev, NULL);
     cJSON_Delete(ev);
@@ -1085,7 +1088,8 @@ int agent_prompt(agent *a, const char *prompt, char **final_text, char **err)
     int did = 0, retried = 0;
     if ((rc = agent_compact(a, "threshold", NULL, &did, err)))
         goto done;
-    for (int turn = 0; turn < AGENT_MAX_TURNS; turn++) {
+    long max_turns = h->max_turns > 0 ? h->max_turns : AGENT_MAX_TURNS;
+    for (long turn = 0; turn < max_turns; turn++) {
         char *out = NULL;
         char *rerr = NULL;
         rc = model_request(a, sp, tools, &out, &rerr);
@@ -1140,7 +1144,7 @@ int agent_prompt(agent *a, const char *prompt, char **final_text, char **err)
             goto done;
         }
     }
-    rc = lc_errf(err, LC_ERR, "stopped after %d model turns without a final answer", AGENT_MAX_TURNS);
+    rc = lc_errf(err, LC_ERR, "stopped after %ld model turns without a final answer", max_turns);
 done:
     /* The loop of this prompt is over, whatever ended it: plugins may act on idle now. */
     const llm_stream *ls = llm_default_stream();

@@ -1,8 +1,9 @@
 /*
  * hostapi.c -- the reference host's `ap_host_api` slots: logging and notices, session
  * facts, branch and entry reads, durable custom entries, the model description, the
- * completion service (serialized by a mutex so a plugin worker thread may call it), and
- * the registries of plugin commands and tools.
+ * completion service (callable from any thread at once: each call has its own curl handle
+ * and reads only what is fixed before plugins load), and the registries of plugin
+ * commands and tools.
  */
 #include "hostapi.h"
 
@@ -242,6 +243,22 @@ static int api_get_model(void *ctx, char **out, char **err)
     return *out ? AP_OK : lc_errf(err, AP_NOMEM, "out of memory");
 }
 
+/* "timeoutMs" of a completion request: 0 when absent; -1 when it is not a positive
+ * number (refused, rather than silently waiting the default ten minutes). */
+static long request_timeout_ms(const cJSON *req)
+{
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(req, "timeoutMs");
+    if (!t || cJSON_IsNull(t))
+        return 0;
+    if (!cJSON_IsNumber(t) || !(t->valuedouble >= 1) || t->valuedouble > 86400000.0)
+        return -1;
+    return (long)t->valuedouble;
+}
+
+/* [any thread] No lock: every host field read here (replay, base_url, model, api_key,
+ * max_tokens) is set in main before any plugin loads and never written again, llm_complete
+ * makes its own curl handle per call, and shutting_down is atomic. So a worker's
+ * summary and the host thread's own agent request run side by side. */
 static int api_complete(void *ctx, const char *request_json, char **out, char **err)
 {
     host *h = ctx;
@@ -256,10 +273,17 @@ static int api_complete(void *ctx, const char *request_json, char **out, char **
     *out = NULL;
     if (h->replay || !h->base_url || !h->model)
         return lc_errf(err, AP_UNSUPPORTED, "this host has no model (replay or no --base-url/--model)");
+    if (atomic_load(&h->shutting_down))
+        return lc_errf(err, AP_ERROR, "completion failed: the host is shutting down");
     req = cJSON_Parse(request_json ? request_json : "");
     const cJSON *messages = req ? cJSON_GetObjectItemCaseSensitive(req, "messages") : NULL;
     if (!cJSON_IsArray(messages)) {
         rc = lc_errf(err, AP_INVALID, "complete: request needs a \"messages\" array");
+        goto done;
+    }
+    long timeout_ms = request_timeout_ms(req);
+    if (timeout_ms < 0) {
+        rc = lc_errf(err, AP_INVALID, "complete: \"timeoutMs\" must be a positive number of milliseconds");
         goto done;
     }
     n = (size_t)cJSON_GetArraySize(messages);
@@ -286,7 +310,9 @@ static int api_complete(void *ctx, const char *request_json, char **out, char **
     llm_config cfg = {.base_url = h->base_url,
                       .model = cJSON_IsString(model) ? model->valuestring : h->model,
                       .api_key = h->api_key,
-                      .timeout_seconds = 0};
+                      .timeout_seconds = 0,
+                      .timeout_ms = timeout_ms,
+                      .abort_flag = &h->shutting_down};
     payload = llm_build_payload(&cfg, cJSON_IsString(sp) ? sp->valuestring : NULL, msgs, n,
                                 NULL, cJSON_IsNumber(mt) ? (long)mt->valuedouble : h->max_tokens);
     payload_text = payload ? cJSON_PrintUnformatted(payload) : NULL;
@@ -294,11 +320,8 @@ static int api_complete(void *ctx, const char *request_json, char **out, char **
         rc = lc_errf(err, AP_NOMEM, "cannot build the request payload");
         goto done;
     }
-    /* One request at a time: the host thread and plugin workers share one client. */
-    pthread_mutex_lock(&h->complete_mu);
     char *lerr = NULL;
     int lrc = llm_complete(&cfg, payload_text, out, &lerr);
-    pthread_mutex_unlock(&h->complete_mu);
     if (lrc) {
         rc = lc_errf(err, AP_ERROR, "completion failed: %s", lerr ? lerr : "unknown error");
         free(lerr);
@@ -315,6 +338,11 @@ done:
     cJSON_Delete(payload);
     cJSON_Delete(req);
     return rc;
+}
+
+void hostapi_begin_shutdown(host *h)
+{
+    atomic_store(&h->shutting_down, 1);
 }
 
 /* ---- API level 2 ---- */
@@ -527,7 +555,7 @@ void hostapi_forget_plugin(host *h, host_plugin *p)
 void hostapi_init(host *h)
 {
     pthread_mutex_init(&h->log_mu, NULL);
-    pthread_mutex_init(&h->complete_mu, NULL);
+    atomic_init(&h->shutting_down, 0);
     ap_host_api *a = &h->api;
     memset(a, 0, sizeof *a);
     a->struct_size = (uint32_t)sizeof *a;
@@ -546,6 +574,8 @@ void hostapi_init(host *h)
     a->complete = api_complete;
     a->register_command = api_register_command;
     a->register_tool = api_register_tool;
+    /* Level 3: complete_async stays NULL -- this host's synchronous complete already runs
+     * on any thread, so a plugin's worker calls that (AP_HOST_HAS says which it has). */
     h->host_thread = pthread_self();
     /* AGENT_HOST_API_LEVEL=1 makes this host a level-1 one (a shorter table, no agent_end),
      * so the plugin's fallbacks for older hosts can be tested against the real binary. */
@@ -575,5 +605,4 @@ void hostapi_destroy(host *h)
     hostapi_drop_queued(h, NULL);
     free(h->queued);
     pthread_mutex_destroy(&h->log_mu);
-    pthread_mutex_destroy(&h->complete_mu);
 }

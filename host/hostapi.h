@@ -8,6 +8,7 @@
 #define HOST_HOSTAPI_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 
 #include "agent_plugin.h"
@@ -62,6 +63,7 @@ typedef struct host {
     char *tmpdir;
     long window;
     long max_tokens;
+    long max_turns; /* model turns one prompt may take (--max-turns; 0 = the default 50) */
     const char *base_url;
     const char *model;
     const char *api_key;
@@ -77,12 +79,18 @@ typedef struct host {
     int verbose;
     FILE *trace_fp;
     pthread_mutex_t log_mu;
-    pthread_mutex_t complete_mu;
+    /* Set (hostapi_begin_shutdown) before the plugins' session_shutdown: completions in
+     * flight on any thread abort, new ones fail at once ("the host is shutting down"). */
+    atomic_int shutting_down;
 } host;
 
 /* Fill h->api with the host slots; h->api.host_ctx = h. */
 void hostapi_init(host *h);
 void hostapi_destroy(host *h);
+
+/* The session is shutting down: abort the plugins' completions in flight and refuse new
+ * ones. Called before session_shutdown so a worker joined there is not left waiting. */
+void hostapi_begin_shutdown(host *h);
 
 /* Log / notify from the host itself (same sinks the plugin slots use). */
 void host_log(host *h, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -555,12 +555,24 @@ static char *llm_sse_response(const llm_sse *s, int partial)
     return out;
 }
 
+/* What the transfer's progress callback polls: the interactive Ctrl-C flag (streams) and
+ * the host's shutdown flag (any call). Which one stopped it decides the error. */
+typedef struct llm_xfer {
+    const llm_stream *st;
+    const atomic_int *abort_flag;
+    int shut;  /* set by the callback when abort_flag stopped the transfer */
+} llm_xfer;
+
 static int llm_progress_cb(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
                            curl_off_t ulnow)
 {
     (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
-    const llm_stream *st = ud;
-    return st && st->cancel && *st->cancel ? 1 : 0;
+    llm_xfer *x = ud;
+    if (x->abort_flag && atomic_load(x->abort_flag)) {
+        x->shut = 1;
+        return 1;
+    }
+    return x->st && x->st->cancel && *x->st->cancel ? 1 : 0;
 }
 
 /* The payload with streaming asked for (malloc'd). */
@@ -793,12 +805,18 @@ int llm_complete_stream(const llm_config *cfg, const char *payload_json, const l
     struct curl_slist *headers = NULL;
     llm_body body = {0};
     llm_sse sse = {0};
+    llm_xfer xfer = {.st = stream, .abort_flag = cfg ? cfg->abort_flag : NULL};
     char *url = NULL, *auth = NULL, *model = NULL, *noproxy = NULL, *spayload = NULL, *assembled = NULL;
     char errbuf[CURL_ERROR_SIZE] = "";
 
     if (out_message_json) *out_message_json = NULL;
     if (!cfg || !cfg->base_url || !payload_json || !out_message_json) {
         rc = lc_errf(err, LC_INVALID, "llm_complete: missing base URL, payload or output");
+        goto done;
+    }
+    /* A call that starts after the host began shutting down is not sent at all. */
+    if (cfg->abort_flag && atomic_load(cfg->abort_flag)) {
+        rc = lc_errf(err, LLM_SHUTDOWN, "the host is shutting down");
         goto done;
     }
     pthread_once(&llm_curl_once, llm_curl_global_init);
@@ -828,6 +846,10 @@ int llm_complete_stream(const llm_config *cfg, const char *payload_json, const l
         if (auth) headers = curl_slist_append(headers, auth);
     }
     long timeout = cfg->timeout_seconds > 0 ? cfg->timeout_seconds : LLM_DEFAULT_TIMEOUT_S;
+    /* timeout_ms wins over seconds; the connect phase gets no more than the whole call. */
+    long timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : timeout * 1000L;
+    long connect_ms = LLM_CONNECT_TIMEOUT_S * 1000L;
+    if (connect_ms > timeout_ms) connect_ms = timeout_ms;
     curl_easy_setopt(curl, CURLOPT_URL, url);
     curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(curl, CURLOPT_POSTFIELDS, payload_json);
@@ -835,17 +857,20 @@ int llm_complete_stream(const llm_config *cfg, const char *payload_json, const l
     if (stream) {
         curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, llm_sse_write_cb);
         curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sse);
-        curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, llm_progress_cb);
-        curl_easy_setopt(curl, CURLOPT_XFERINFODATA, (void *)stream);
-        curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
     } else {
         curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, llm_write_cb);
         curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
     }
+    if (stream || xfer.abort_flag) {
+        /* libcurl calls this often while data moves and about once a second while the
+         * model thinks: a shutdown stops a silent call within about a second. */
+        curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, llm_progress_cb);
+        curl_easy_setopt(curl, CURLOPT_XFERINFODATA, (void *)&xfer);
+        curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+    }
     curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
-    curl_easy_setopt(curl, CURLOPT_TIMEOUT, timeout);
-    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT,
-                     timeout < LLM_CONNECT_TIMEOUT_S ? timeout : LLM_CONNECT_TIMEOUT_S);
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout_ms);
+    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, connect_ms);
     /* Signals cannot be used for timeouts in a multi-threaded host. */
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");
@@ -859,6 +884,15 @@ int llm_complete_stream(const llm_config *cfg, const char *payload_json, const l
     if (noproxy) curl_easy_setopt(curl, CURLOPT_NOPROXY, noproxy);
 
     CURLcode cc = curl_easy_perform(curl);
+    if (cc == CURLE_ABORTED_BY_CALLBACK && xfer.shut) {
+        /* Nothing of a half answer is kept: the session it was for is closing. */
+        rc = lc_errf(err, LLM_SHUTDOWN, "the host is shutting down");
+        goto done;
+    }
+    if (cc == CURLE_OPERATION_TIMEDOUT && cfg->timeout_ms > 0) {
+        rc = lc_errf(err, LLM_TIMEDOUT, "POST %s: timed out after %ld ms", url, cfg->timeout_ms);
+        goto done;
+    }
     if (stream && cc == CURLE_ABORTED_BY_CALLBACK) {
         /* Ctrl-C: what was already said is kept as an aborted answer. */
         if (!sse.text.len && !sse.thinking.len) {

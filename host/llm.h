@@ -11,6 +11,7 @@
 #define HOST_LLM_H
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include <cjson/cJSON.h>
@@ -20,6 +21,11 @@ typedef struct llm_config {
     const char *model;      /* model id sent as "model" */
     const char *api_key;    /* may be NULL: no Authorization header */
     long timeout_seconds;   /* whole-request timeout; 0 = 600 */
+    long timeout_ms;        /* when > 0, the whole-request timeout in ms instead (a plugin's
+                             * "timeoutMs"); its expiry says "timed out after N ms" */
+    const atomic_int *abort_flag; /* may be NULL: polled during the transfer, non-zero
+                             * aborts it with LLM_SHUTDOWN (the host shuts the session
+                             * down while a worker's completion is in flight) */
 } llm_config;
 
 /* Build the provider payload (a cJSON object the caller owns): model, messages
@@ -56,6 +62,10 @@ typedef struct llm_stream {
 } llm_stream;
 
 #define LLM_CANCELLED 8
+/* cfg->abort_flag was set: the call was abandoned ("the host is shutting down"). */
+#define LLM_SHUTDOWN 9
+/* cfg->timeout_ms passed before the answer was complete. */
+#define LLM_TIMEDOUT 10
 
 /* The same as llm_complete with "stream": true (and stream_options.include_usage) set in
  * the payload. stream == NULL is exactly llm_complete. */

@@ -53,6 +53,7 @@ static const char USAGE[] =
     "  --session FILE     the session JSONL; default a new file under HOME/sessions\n"
     "  --window TOKENS    the model's context window (default 128000)\n"
     "  --max-tokens N     max output tokens per request (default 8192)\n"
+    "  --max-turns N      model turns one prompt may take before it stops (default 50)\n"
     "  --base-url URL     OpenAI-compatible endpoint (\"/chat/completions\" is appended)\n"
     "  --model ID         model id; the API key comes from OPENAI_API_KEY or AGENT_API_KEY\n"
     "  --cwd DIR          working directory of the session and the tools (default: .)\n"
@@ -80,7 +81,7 @@ typedef struct options {
     const char *tool, *tool_args, *prompt;
     const char *mode, *mode_arg;
     const char *gen_needles;
-    long window, max_tokens, gen_tokens, gen_messages, gen_fanout;
+    long window, max_tokens, max_turns, gen_tokens, gen_messages, gen_fanout;
     unsigned long long seed;
     int verbose;
 } options;
@@ -144,7 +145,7 @@ static int parse_args(int argc, char **argv, options *o)
         } else if (!strcmp(a, "--session")) {
             NEED();
             o->session = v;
-        } else if (!strcmp(a, "--window") || !strcmp(a, "--max-tokens") ||
+        } else if (!strcmp(a, "--window") || !strcmp(a, "--max-tokens") || !strcmp(a, "--max-turns") ||
                    !strcmp(a, "--tokens") || !strcmp(a, "--messages") || !strcmp(a, "--fanout")) {
             NEED();
             long n;
@@ -154,6 +155,8 @@ static int parse_args(int argc, char **argv, options *o)
                 o->window = n;
             else if (!strcmp(a, "--max-tokens"))
                 o->max_tokens = n;
+            else if (!strcmp(a, "--max-turns"))
+                o->max_turns = n;
             else if (!strcmp(a, "--tokens"))
                 o->gen_tokens = n;
             else if (!strcmp(a, "--fanout"))
@@ -437,6 +440,7 @@ int main(int argc, char **argv)
     h.tmpdir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     h.window = o.window;
     h.max_tokens = o.max_tokens;
+    h.max_turns = o.max_turns;
     h.base_url = o.base_url;
     h.model = o.model;
     h.api_key = getenv("OPENAI_API_KEY") ? getenv("OPENAI_API_KEY") : getenv("AGENT_API_KEY");

@@ -6,6 +6,8 @@
 # BENCH_REPLAY_SIZES overrides the replay sizes (default 5000 10000 20000 40000);
 # BENCH_CONTEXT_SIZES the context hook's history sizes (default 1000 10000 100000).
 # Every figure group reports the peak RSS of the process that produced it.
+# BENCH_TW_* size the turn-wait run (tests/bench/bench_turn_wait.sh; ~4 minutes at the
+# default 120 rounds).
 # BENCH_SVG=FILE also draws the replay's cost per request against history size there.
 # The whole output also lands in BUILD/bench/report.txt and, parsed, BUILD/bench/report.json.
 BUILD=${1:-build}
@@ -55,6 +57,8 @@ echo "## DAG: one compaction pass"
 run "$BUILD/bench/bench_dag"
 echo "## extractive summarizer"
 run "$BUILD/bench/bench_summarize"
+echo "## turn wait: answer to next request with the session model as summarizer (1.5 s a call), plugin vs host alone"
+run sh tests/bench/bench_turn_wait.sh "$BUILD"
 echo "## plugin: .so size and load time (20 host runs with and without it)"
 run sh -c 'b=$1; h=$(mktemp -d); s=$(stat -c %s "$b/lossless-context.so");
     t0=$(date +%s%N); for i in $(seq 20); do "$b/agent-host" --home "$h" --session "$h/a.jsonl" --command "/help" >/dev/null 2>&1; done

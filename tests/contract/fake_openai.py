@@ -16,18 +16,126 @@ A response with "status" >= 400 (or an "error") answers {"error": {"message", ..
 that status (500 when only "error" is given). "raw" sends that body verbatim with status
 200 (for malformed-answer tests). When the script is exhausted every request is answered
 "done." with finish_reason "stop". Each request body is appended to --record as one JSON
-line. A request with "stream": true is answered as server-sent events
+line when it arrives. A request with "stream": true is answered as server-sent events
 (chat.completion.chunk deltas for content and tool_calls, a usage chunk, data: [DONE]).
+
+Each recorded line also carries "_fake": {"seq", "kind", "arrivedAt"} (seq counts requests
+from 1 in arrival order; arrivedAt is epoch seconds; kind is "summary" for the plugin's
+summarizer -- its system prompt, engine/summarize.c, asks to summarize or compress part
+of a conversation "for a lossless context store" -- "agent" for a request that offers
+tools, else "other"). With --record-answers, an answer also appends
+{"_answer": {"seq", "kind", "answeredAt", "status"}} to --record just before the answer's
+first byte is sent, so the record gives both ends of every request; readers of the plain
+request lines skip rows with "_answer" (the option is off by default, so the one-line-per-
+request format that existing tests read is unchanged).
+
+Long unscripted runs (the benchmark, the summary-worker test):
+  --agent-delay S     seconds before answering an agent request the script does not cover
+  --summary-delay S   seconds before answering a summarizer request
+  --tool-rounds N     answer the first N agent requests with one `bash` call each, then
+                      "done."; --tool-bytes B makes each call print about B bytes, and
+                      --plant TEXT goes into the first call's output (a value to recall)
+  --summary-marker RE the regular expression that marks a summarizer system prompt
+  --summary-ratio F   a summary's size as a fraction of its excerpt (default 0.125, an 8x
+                      compression, as a model writes; never over what the request asks)
+Once any of --summary-delay or --tool-rounds is given, summarizer requests no longer take
+script entries: they are answered with bullet points drawn from the excerpt (every
+KEY=VALUE line first), within the "at most about N tokens" the request asks for.
 """
 import argparse
 import json
+import re
 import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 LOCK = threading.Lock()
-STATE = {"script": [], "next": 0, "record": None, "calls": 0}
+STATE = {"script": [], "next": 0, "record": None, "calls": 0, "seq": 0, "agent_rounds": 0}
+OPTS = argparse.Namespace(agent_delay=0.0, summary_delay=0.0, tool_rounds=0, tool_bytes=8000,
+                          plant="", summary_marker=None, record_answers=False,
+                          summary_ratio=0.125)
+# The summarizer's system prompts (engine/summarize.c summ_system_prompt): "You summarize part
+# of a coding-agent conversation for a lossless context store" and "You compress part of ...".
+SUMMARY_MARKER = r"(?is)\b(summari[sz]e|compress)\b.*\blossless context store\b"
+
+
+def system_text(request):
+    msgs = request.get("messages") if isinstance(request, dict) else None
+    if not isinstance(msgs, list) or not msgs or not isinstance(msgs[0], dict):
+        return ""
+    if msgs[0].get("role") != "system":
+        return ""
+    c = msgs[0].get("content")
+    if isinstance(c, list):
+        return " ".join(p.get("text", "") for p in c if isinstance(p, dict))
+    return c if isinstance(c, str) else ""
+
+
+def request_kind(request):
+    if re.search(OPTS.summary_marker or SUMMARY_MARKER, system_text(request)):
+        return "summary"
+    if isinstance(request, dict) and request.get("tools"):
+        return "agent"
+    return "other"
+
+
+def kinds_split():
+    """Whether summarizer requests are answered apart from the script."""
+    return OPTS.summary_delay > 0 or OPTS.tool_rounds > 0
+
+
+def user_text(request):
+    out = []
+    for m in request.get("messages") or []:
+        if isinstance(m, dict) and m.get("role") == "user":
+            c = m.get("content")
+            if isinstance(c, list):
+                out.extend(p.get("text", "") for p in c if isinstance(p, dict))
+            elif isinstance(c, str):
+                out.append(c)
+    return "\n".join(out)
+
+
+def summary_answer(request):
+    """Bullets from the excerpt, KEY=VALUE lines first, within the asked size (a model that
+    keeps identifiers verbatim, which is what the store's recall relies on)."""
+    text = user_text(request)
+    m = re.search(r"at most about (\d+) tokens", text)
+    asked_chars = int(m.group(1)) * 3 if m else 1200
+    ex = re.search(r"<excerpt>\n?(.*?)\n?</excerpt>", text, re.S)
+    body = ex.group(1) if ex else text
+    budget_chars = max(200, min(asked_chars, int(len(body) * OPTS.summary_ratio)))
+    lines = [l.strip() for l in body.splitlines() if l.strip()]
+    keyed = [l for l in lines if re.search(r"\b[A-Za-z_][\w.-]*=\S", l)]
+    seen, bullets, used = set(), [], 0
+    for l in keyed + lines:
+        l = l[:160]
+        if l in seen:
+            continue
+        seen.add(l)
+        if used + len(l) + 3 > budget_chars:
+            break
+        bullets.append("- " + l)
+        used += len(l) + 3
+    return "\n".join(bullets) or "- (nothing to keep)"
+
+
+def tool_round_answer(n):
+    """Round n (1-based) of --tool-rounds: one bash call printing ~--tool-bytes bytes."""
+    head = "round %d output" % n
+    plant = OPTS.plant.replace("'", "") if n == 1 else ""
+    # The planted value is printed in two halves, so it is whole only in the tool's output,
+    # never in the call's own arguments: finding it later proves the output was kept.
+    half = len(plant) // 2
+    # printf the head, then repeat a numbered line until the byte count is reached; the
+    # numbers keep lines distinct, so the text is not one repeated token for the store.
+    reps = max(1, (OPTS.tool_bytes - 40) // 52)
+    cmd = ("printf '%%s %%s%%s\\n' '%s' '%s' '%s'; i=0; while [ $i -lt %d ]; do "
+           "printf 'r%d line %%05d: status=ok value=%%d lorem ipsum dolor\\n' $i $((i*%d)); "
+           "i=$((i+1)); done" % (head, plant[:half], plant[half:], reps, n, n))
+    return {"content": "Running round %d." % n,
+            "tool_calls": [{"name": "bash", "arguments": {"command": cmd}}]}
 
 
 def next_response():
@@ -37,20 +145,63 @@ def next_response():
         if i < len(STATE["script"]):
             STATE["next"] += 1
             return STATE["script"][i], STATE["calls"]
-        return {"content": "done."}, STATE["calls"]
+        return DONE, STATE["calls"]
+
+
+DONE = {"content": "done."}  # the answer once the script is exhausted (compared by identity)
 
 
 def record(body_text):
-    path = STATE["record"]
-    if not path:
-        return
+    """Append the request as it arrived; returns (seq, kind)."""
+    arrived = time.time()
     try:
-        line = json.dumps(json.loads(body_text), separators=(",", ":"))
+        obj = json.loads(body_text)
     except ValueError:
-        line = json.dumps({"_unparsed": body_text})
+        obj = None
+    kind = request_kind(obj) if isinstance(obj, dict) else "other"
+    with LOCK:
+        STATE["seq"] += 1
+        seq = STATE["seq"]
+        path = STATE["record"]
+        if path:
+            row = obj if isinstance(obj, dict) else {"_unparsed": body_text}
+            row = dict(row)
+            row["_fake"] = {"seq": seq, "kind": kind, "arrivedAt": round(arrived, 4)}
+            with open(path, "a", encoding="utf-8") as f:
+                f.write(json.dumps(row, separators=(",", ":")) + "\n")
+    return seq, kind
+
+
+def record_answer(seq, kind, status):
+    path = STATE["record"]
+    if not path or not OPTS.record_answers:
+        return
+    line = json.dumps({"_answer": {"seq": seq, "kind": kind, "answeredAt": round(time.time(), 4),
+                                   "status": status}}, separators=(",", ":"))
     with LOCK:
         with open(path, "a", encoding="utf-8") as f:
             f.write(line + "\n")
+
+
+def pick_response(kind, request):
+    """The response for a request of this kind (see the module text for the split)."""
+    if kinds_split() and kind == "summary":
+        with LOCK:
+            STATE["calls"] += 1
+            call_no = STATE["calls"]
+        return {"content": summary_answer(request), "delay": OPTS.summary_delay}, call_no
+    resp, call_no = next_response()
+    scripted = resp is not DONE
+    if kind == "agent" and not scripted and OPTS.tool_rounds > 0:
+        with LOCK:
+            STATE["agent_rounds"] += 1
+            n = STATE["agent_rounds"]
+        if n <= OPTS.tool_rounds:
+            resp = tool_round_answer(n)
+    if not scripted and "delay" not in resp:
+        resp = dict(resp)
+        resp["delay"] = OPTS.summary_delay if kind == "summary" else OPTS.agent_delay if kind == "agent" else 0
+    return resp, call_no
 
 
 def estimate_tokens(text):
@@ -108,16 +259,18 @@ class Handler(BaseHTTPRequestHandler):
         if self.path.split("?")[0].rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
             self.send_json(404, {"error": {"message": "no route " + self.path}})
             return
-        record(body_text)
+        seq, kind = record(body_text)
         try:
             request = json.loads(body_text)
         except ValueError:
+            record_answer(seq, kind, 400)
             self.send_json(400, {"error": {"message": "request body is not JSON"}})
             return
-        resp, call_no = next_response()
+        resp, call_no = pick_response(kind, request)
         if resp.get("delay"):
             time.sleep(float(resp["delay"]))
         status = int(resp.get("status") or (500 if resp.get("error") else 200))
+        record_answer(seq, kind, status)
         if status >= 400:
             self.send_json(status, {"error": {
                 "message": resp.get("error") or "scripted failure",
@@ -193,7 +346,19 @@ def main():
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--script")
     ap.add_argument("--record")
+    ap.add_argument("--record-answers", action="store_true")
+    ap.add_argument("--agent-delay", type=float, default=0.0)
+    ap.add_argument("--summary-delay", type=float, default=0.0)
+    ap.add_argument("--tool-rounds", type=int, default=0)
+    ap.add_argument("--tool-bytes", type=int, default=8000)
+    ap.add_argument("--plant", default="")
+    ap.add_argument("--summary-marker")
+    ap.add_argument("--summary-ratio", type=float, default=0.125)
     a = ap.parse_args()
+    for k in vars(OPTS):
+        setattr(OPTS, k, getattr(a, k))
+    if a.summary_marker:
+        re.compile(a.summary_marker)
     if a.script:
         with open(a.script, encoding="utf-8") as f:
             STATE["script"] = json.load(f)
