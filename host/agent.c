@@ -34,6 +34,8 @@ void agent_destroy(agent *a)
     free(a->run_prompt);
     a->system_prompt = NULL;
     a->run_prompt = NULL;
+    for (size_t i = 0; i < sizeof a->memo / sizeof a->memo[0]; i++) free(a->memo[i].json);
+    memset(a->memo, 0, sizeof a->memo);
 }
 
 static long long now_ms(void)
@@ -290,8 +292,32 @@ void agent_context_release(agent *a, agent_context *c)
     memset(c, 0, sizeof *c);
 }
 
+/* A new message a plugin returned: 1 when it is a JSON object, with its token estimate.
+ * Messages seen in the last few results are answered from the memo. */
+static int item_measure(agent *a, const char *json, size_t *tokens)
+{
+    size_t len = json ? strlen(json) : 0;
+    for (size_t i = 0; json && i < sizeof a->memo / sizeof a->memo[0]; i++)
+        if (a->memo[i].json && a->memo[i].len == len && memcmp(a->memo[i].json, json, len) == 0) {
+            *tokens = a->memo[i].tokens;
+            return 1;
+        }
+    cJSON *m = json ? cJSON_Parse(json) : NULL;
+    int ok = cJSON_IsObject(m);
+    *tokens = ok ? msg_estimate_tokens(m) : 0;
+    cJSON_Delete(m);
+    struct agent_memo *slot = &a->memo[a->memo_next++ % (sizeof a->memo / sizeof a->memo[0])];
+    char *copy = ok ? malloc(len + 1) : NULL;
+    if (copy) {
+        memcpy(copy, json, len + 1);
+        free(slot->json);
+        *slot = (struct agent_memo){copy, len, *tokens};
+    }
+    return ok;
+}
+
 /* A result is usable when every index is in range and every new message is JSON. */
-static int result_valid(const ap_context_result *r, size_t n_in, char **why)
+static int result_valid(agent *a, const ap_context_result *r, size_t n_in, char **why)
 {
     if (r->n_items && !r->items)
         return lc_errf(why, LC_INVALID, "result has %zu items but no array", r->n_items) == LC_OK;
@@ -305,10 +331,8 @@ static int result_valid(const ap_context_result *r, size_t n_in, char **why)
             }
             continue;
         }
-        cJSON *m = it->json ? cJSON_Parse(it->json) : NULL;
-        int ok = cJSON_IsObject(m);
-        cJSON_Delete(m);
-        if (!ok) {
+        size_t tokens;
+        if (!item_measure(a, it->json, &tokens)) {
             lc_errf(why, LC_INVALID, "item %zu is a new message that is not a JSON object", i);
             return 0;
         }
@@ -361,7 +385,7 @@ int agent_context_build(agent *a, agent_context *c, char **err)
             p->desc.release(p->desc.state, perr);
         if (!r)
             continue;
-        if (!result_valid(r, c->n, &why)) {
+        if (!result_valid(a, r, c->n, &why)) {
             host_notify(h, AP_LEVEL_WARNING, "plugin '%s' returned an invalid context (%s); its "
                         "input is sent unchanged", p->name, why ? why : "invalid");
             free(why);
@@ -404,7 +428,7 @@ int agent_context_build(agent *a, agent_context *c, char **err)
                 out[k].entry_id = NULL;
                 out[k].json = it->json;
                 out[k].json_len = strlen(it->json);
-                out_tok[k] = msg_estimate_tokens_json(it->json);
+                item_measure(a, it->json, &out_tok[k]);
             }
         }
         c->msgs = out;

@@ -22,6 +22,10 @@ typedef struct agent {
     long tree_moves;
     long compactions;
     long custom_added;    /* entries appended by plugins (counted by the replay) */
+    /* New messages plugins returned lately, measured once: a summary pointer comes back
+     * byte for byte request after request, and parsing it each time is O(block). */
+    struct agent_memo { char *json; size_t len, tokens; } memo[4];
+    unsigned memo_next;
 } agent;
 
 /* The context a request sends after every plugin's `context` ran. */

@@ -12,19 +12,19 @@
 #       gap between an agent answer and the next agent request (the signature of a call
 #       made synchronously between turns), and agent requests keep arriving while a
 #       summarizer call is in flight.
-# EXPECTED TO FAIL on the code before the background worker (turn_end runs dag_pass on the
-# host thread, so (d) fails); not in tests/run.sh's list until the worker lands.
+# (d) failed on the code before the background worker: turn_end ran every pass on the host
+# thread, so each summarizer call sat inside one of those gaps.
 . "$(dirname "$0")/lib.sh"
 ROUNDS=${SW_ROUNDS:-30}
-WINDOW=16000
+WINDOW=32000
 NEEDLE="SW_NEEDLE_FIRST=5be2a0"
 mkdir -p "$T/work"
-printf '{"summarizer": "auto"}\n' >"$HOME_DIR/lcm.json"
+printf '{"summarizer": "auto", "leafChunkTokens": 4000}\n' >"$HOME_DIR/lcm.json"
 R="$T/rec.jsonl"
 # start_server (lib.sh) takes a script; this run is unscripted, so the fake starts here.
 : >"$T/port"
 python3 "$ROOT/tests/contract/fake_openai.py" --port 0 --record "$R" --record-answers \
-    --summary-delay 2 --tool-rounds "$ROUNDS" --tool-bytes 4000 --plant "$NEEDLE" \
+    --agent-delay 0.5 --summary-delay 2 --tool-rounds "$ROUNDS" --tool-bytes 4000 --plant "$NEEDLE" \
     >"$T/port" 2>"$T/server.err" &
 SERVER_PID=$!
 i=0; while [ ! -s "$T/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
