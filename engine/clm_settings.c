@@ -326,8 +326,13 @@ done:
     return out;
 }
 
+int clm_setting_is_path(int id)
+{
+    return id == CLM_SET_STEERING || id == CLM_SET_COMPACT_PROMPT;
+}
+
 int clm_settings_apply_overrides(clm_settings *s, const char *json, size_t len,
-                                 char **problems, char **err)
+                                 const char *const *typed, char **problems, char **err)
 {
     int rc = LC_OK;
     sbuf pb = {0};
@@ -349,6 +354,16 @@ int clm_settings_apply_overrides(clm_settings *s, const char *json, size_t len,
             sb_printf(&pb, "stored setting '%s' ignored: %s", it->string ? it->string : "?",
                       e ? e : id < 0 ? "unknown setting" : "not a text value");
             free(e);
+            continue;
+        }
+        /* A path read from a session file is the file's author's choice, not the user's. */
+        if (clm_setting_is_path(id) && strcmp(canon, s->dflt[id]) != 0 &&
+            !(typed && typed[id] && strcmp(typed[id], canon) == 0)) {
+            if (pb.len) sb_putc(&pb, '\n');
+            sb_printf(&pb, "stored setting '%s' ignored: a setting restored from the session file"
+                      " never names a file to read (set it in this run with /clm config %s PATH,"
+                      " or with %s)", clm_defs[id].key, clm_defs[id].key, clm_defs[id].env);
+            free(canon);
             continue;
         }
         free(s->val[id]);

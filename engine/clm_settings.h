@@ -76,9 +76,15 @@ int clm_settings_reset(clm_settings *s, char **err);
 /* {"version":1,"overrides":{key:canonical,...}} with only the non-default values. */
 char *clm_settings_overrides_json(const clm_settings *s);
 /* Reset to the defaults, then apply a stored overrides object. A malformed payload or
- * value is skipped and reported in *problems (malloc'd, NULL when none). */
+ * value is skipped and reported in *problems (malloc'd, NULL when none). A stored value
+ * comes from a session file, which may be someone else's: a path-valued setting
+ * (clm_setting_is_path) is applied only when it equals typed[id], the value the user typed
+ * in this run (typed may be NULL, and so may its entries); any other path is ignored and
+ * named in *problems, so a session file can never make the plugin read a file. */
 int clm_settings_apply_overrides(clm_settings *s, const char *json, size_t len,
-                                 char **problems, char **err);
+                                 const char *const *typed, char **problems, char **err);
+/* Does the setting name a file the plugin reads (steering, compactPrompt)? */
+int clm_setting_is_path(int id);
 /* Is the value in effect different from the default? */
 int clm_settings_changed(const clm_settings *s, int id);
 

@@ -3,7 +3,6 @@
  * Declarations are found by per-language line patterns (PCRE2, multiline) at column 0,
  * which is what "top-level" means without a parser.
  */
-#define PCRE2_CODE_UNIT_WIDTH 8
 #include "files.h"
 
 #include <ctype.h>
@@ -14,9 +13,12 @@
 #include <strings.h>
 
 #include <cjson/cJSON.h>
-#include <pcre2.h>
 
+#include "rx.h"
 #include "util.h"
+
+/* One file's declaration scan (rx.h bounds it). */
+#define FILES_EXPLORE_MS 100.0
 
 typedef struct files_lang {
     const char *ext;
@@ -261,9 +263,19 @@ static void files_explore_code(const files_lang *lang, const char *body, size_t 
     if (!re) return;
     pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
     PCRE2_SIZE off = 0;
+    rx_ctx rx = {0};
+    int bounded = 0;
+    /* A description, not a search: a bound ends the list, and says so. */
+    if (rx_ctx_init(&rx, lc_now_ms() + FILES_EXPLORE_MS) != 0) {
+        pcre2_match_data_free(md);
+        md = NULL;
+    }
     while (md && off < len) {
-        int rc = pcre2_match(re, (PCRE2_SPTR)body, len, off, 0, md, NULL);
-        if (rc < 0) break;
+        int rc = rx_match(&rx, re, body, len, off, md);
+        if (rc != RX_MATCH) {
+            bounded = rc != RX_NOMATCH;
+            break;
+        }
         PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
         PCRE2_UCHAR *kw = NULL, *name = NULL;
         PCRE2_SIZE kwl = 0, nl = 0;
@@ -284,7 +296,9 @@ static void files_explore_code(const files_lang *lang, const char *body, size_t 
         off = nlp ? (PCRE2_SIZE)(nlp - body) + 1 : len;
     }
     pcre2_match_data_free(md);
-    sb_printf(out, "; %zu top-level declaration(s)", names.count);
+    rx_ctx_free(&rx);
+    sb_printf(out, "; %zu top-level declaration(s)%s", names.count,
+              bounded ? " (scan bounded)" : "");
     if (names.count) sb_puts(out, ": ");
     files_names_finish(&names, out);
 }

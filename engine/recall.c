@@ -21,6 +21,7 @@
 #include "files.h"
 #include "message.h"
 #include "redact.h"
+#include "rx.h"
 #include "util.h"
 
 /* The entries a node covers, through its descendants (?1 = summary id, 0 = none). */
@@ -46,6 +47,9 @@ void recall_result_free(recall_result *r)
         free(r->hits[i].session_cwd);
     }
     free(r->hits);
+    free(r->limit_entry);
+    free(r->limit_session);
+    free(r->stop_entry);
     memset(r, 0, sizeof *r);
 }
 
@@ -326,21 +330,24 @@ done:
     return rc;
 }
 
+/* Pattern mode. The whole call is bounded by one deadline that rx_match enforces inside
+ * matching (rx.h), so one long message cannot hold the call; a message whose match a PCRE2
+ * limit leaves undecided is counted and named, never taken for "no match". */
 static int recall_grep_pattern(store *s, const recall_grep_opts *o, recall_result *r, char **err)
 {
     sqlite3 *db = store_db(s);
     sqlite3_stmt *st = NULL;
     pcre2_code *re = NULL;
     pcre2_match_data *md = NULL;
-    pcre2_match_context *mctx = NULL;
+    rx_ctx rx = {0};
     int rc = LC_OK, ec;
     PCRE2_SIZE eo;
     size_t limit = o->limit ? o->limit : RECALL_PAGE, matched = 0;
     double budget = o->time_budget_ms > 0 ? o->time_budget_ms : RECALL_PATTERN_MS;
-    double t0 = lc_now_ms();
     r->total = -1;
     re = pcre2_compile((PCRE2_SPTR)o->pattern, PCRE2_ZERO_TERMINATED,
-                       (o->case_sensitive ? 0 : PCRE2_CASELESS) | PCRE2_MULTILINE, &ec, &eo, NULL);
+                       (o->case_sensitive ? 0 : PCRE2_CASELESS) | PCRE2_MULTILINE | RX_COMPILE_OPTIONS,
+                       &ec, &eo, NULL);
     if (!re) {
         PCRE2_UCHAR msg[256];
         pcre2_get_error_message(ec, msg, sizeof msg);
@@ -348,15 +355,12 @@ static int recall_grep_pattern(store *s, const recall_grep_opts *o, recall_resul
                      (size_t)eo, (const char *)msg);
         goto done;
     }
-    pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
+    pcre2_jit_compile(re, PCRE2_JIT_COMPLETE); /* on failure the interpreter runs, bounded the same */
     md = pcre2_match_data_create_from_pattern(re, NULL);
-    mctx = pcre2_match_context_create(NULL);
-    if (!md || !mctx) {
+    if (!md || rx_ctx_init(&rx, lc_now_ms() + budget) != 0) {
         rc = lc_errf(err, LC_NOMEM, "recall: out of memory");
         goto done;
     }
-    /* One message cannot spend the whole second on backtracking. */
-    pcre2_set_match_limit(mctx, 5000000);
     if (sqlite3_prepare_v2(db,
                            RECALL_SCOPE_CTE "SELECT m.id, m.entry_id, m.role, m.ordinal, m.removed,"
                            " m.text FROM messages m WHERE (m.removed = 0 OR ?2)"
@@ -370,17 +374,26 @@ static int recall_grep_pattern(store *s, const recall_grep_opts *o, recall_resul
     sqlite3_bind_int(st, 2, o->include_removed ? 1 : 0);
     int step;
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        if ((r->scanned & 63) == 0 && lc_now_ms() - t0 > budget) {
-            r->timed_out = 1;
-            break;
-        }
-        r->scanned++;
         const char *text = (const char *)sqlite3_column_text(st, 5);
         size_t len = (size_t)sqlite3_column_bytes(st, 5);
         size_t plen = files_utf8_prefix(text, len, RECALL_PATTERN_CHARS);
+        int m = rx_match(&rx, re, text, plen, 0, md);
+        if (m == RX_DEADLINE) {
+            r->timed_out = 1;
+            /* Inside a message (not before it): name the one left half-read. */
+            if (rx.last_rc == PCRE2_ERROR_CALLOUT && !r->stop_entry) r->stop_entry = lc_strdup((const char *)sqlite3_column_text(st, 1));
+            break;
+        }
+        r->scanned++;
         if (plen < len) r->pattern_clipped++;
-        int m = pcre2_match(re, (PCRE2_SPTR)text, plen, 0, 0, md, mctx);
-        if (m < 0) continue;
+        if (m == RX_LIMIT || m == RX_FAIL) {
+            if (r->limit_hits++ == 0) {
+                r->limit_rc = rx.last_rc;
+                r->limit_entry = lc_strdup((const char *)sqlite3_column_text(st, 1));
+            }
+            continue;
+        }
+        if (m != RX_MATCH) continue;
         if (matched++ < o->offset) continue;
         if (r->n >= limit) {
             r->more = 1;
@@ -396,7 +409,7 @@ static int recall_grep_pattern(store *s, const recall_grep_opts *o, recall_resul
 done:
     sqlite3_finalize(st);
     pcre2_match_data_free(md);
-    pcre2_match_context_free(mctx);
+    rx_ctx_free(&rx);
     pcre2_code_free(re);
     return rc;
 }
@@ -544,6 +557,15 @@ int recall_grep_sessions(const char *agent_home, const char *current_session_id,
         } else {
             out->stores_searched++;
             if (pr.timed_out) out->stop_time = 1;
+            if (pr.limit_hits) {
+                if (!out->limit_hits) {
+                    out->limit_rc = pr.limit_rc;
+                    out->limit_entry = pr.limit_entry;
+                    pr.limit_entry = NULL;
+                    out->limit_session = lc_strdup(sid ? sid : "?");
+                }
+                out->limit_hits += pr.limit_hits;
+            }
             if (pr.newest_first) {
                 out->newest_first = 1;
                 if (pr.total > out->rank_skipped_total) out->rank_skipped_total = pr.total;
@@ -590,13 +612,16 @@ char *recall_grep_format(const recall_grep_opts *o, recall_scope scope, const re
                                                                    : "all past sessions");
     if (o->summary_id > 0) sb_printf(&b, " inside summary #%lld", (long long)o->summary_id);
     sb_puts(&b, ": ");
+    /* A message a limit or the time bound left undecided may match: never "no more". */
+    int undecided = r->limit_hits || r->timed_out || r->stop_time;
     if (r->n == 0)
-        sb_puts(&b, "no hits");
+        sb_puts(&b, undecided ? "no hits found before a bound (below); matches may exist" : "no hits");
     else if (r->total >= 0)
         sb_printf(&b, "%lld hit(s); showing %zu-%zu", (long long)r->total, o->offset + 1, o->offset + r->n);
     else
         sb_printf(&b, "showing %zu-%zu; %s", o->offset + 1, o->offset + r->n,
-                  r->more ? "more matches exist" : "no more matches");
+                  r->more ? "more matches exist" : undecided ? "more matches may exist (a bound was hit, below)"
+                                                             : "no more matches");
     sb_putc(&b, '\n');
     int any_clipped = 0;
     for (size_t i = 0; i < r->n; i++) {
@@ -630,8 +655,19 @@ char *recall_grep_format(const recall_grep_opts *o, recall_scope scope, const re
     if (!query && r->pattern_clipped)
         sb_printf(&b, "bound: a pattern reads the first %d characters of a message; %zu message(s) were longer\n",
                   RECALL_PATTERN_CHARS, r->pattern_clipped);
-    if (r->timed_out && scope == RECALL_SCOPE_SESSION)
-        sb_printf(&b, "bound: stopped at the one-second pattern limit after %zu message(s); more may exist\n", r->scanned);
+    if (r->limit_hits) {
+        sb_printf(&b, "bound: %s was hit on entry %s", rx_limit_name(r->limit_rc),
+                  r->limit_entry ? r->limit_entry : "?");
+        if (r->limit_session) sb_printf(&b, " of past session %s", r->limit_session);
+        sb_printf(&b, " (%zu message(s) in all): whether %s is unknown; a simpler pattern"
+                  " (fewer nested or alternated repeats) decides it\n",
+                  r->limit_hits, r->limit_hits == 1 ? "it matches" : "they match");
+    }
+    if (r->timed_out && scope == RECALL_SCOPE_SESSION) {
+        sb_printf(&b, "bound: stopped at the one-second pattern limit after %zu message(s)", r->scanned);
+        if (r->stop_entry) sb_printf(&b, ", inside entry %s", r->stop_entry);
+        sb_puts(&b, "; more may exist\n");
+    }
     if (scope != RECALL_SCOPE_SESSION) {
         sb_printf(&b, "sessions: %zu searched", r->stores_searched);
         if (r->stores_older) sb_printf(&b, ", %zu older-generation (not searched; /lcm migrate)", r->stores_older);

@@ -70,6 +70,12 @@ typedef struct recall_result {
                                  stored first instead of ranked by bm25 */
     int64_t rank_skipped_total; /* cross-session: the largest such store's match count */
     size_t pattern_clipped;   /* pattern: messages read only to RECALL_PATTERN_CHARS */
+    /* pattern: messages whose match a PCRE2 limit left undecided (never "no match") */
+    size_t limit_hits;
+    char *limit_entry;        /* the first such message's entry id */
+    char *limit_session;      /* cross-session: the store it is in */
+    int limit_rc;             /* its PCRE2 error code (rx_limit_name) */
+    char *stop_entry;         /* pattern: the message the time bound stopped inside */
     /* cross-session accounting */
     size_t stores_searched;
     size_t stores_older;      /* older-generation stores counted, not searched */

@@ -16,6 +16,10 @@
 #include <stddef.h>
 
 #define REDACT_MASK "[REDACTED]"
+/* Redaction of one text is bounded (rx.h); what the bound left unscanned is masked whole
+ * with this (printf: the characters masked, the bound's name): fail closed. */
+#define REDACT_MS 250.0
+#define REDACT_BOUND_MASK "[REDACTED: %zu characters not scanned for secrets: %s was hit]"
 
 /* A masked copy of s[0..len) (malloc'd, NUL-terminated; NULL only on OOM). *n_masked
  * (may be NULL) counts replacements. enabled == 0 returns a plain copy (redactSecrets:

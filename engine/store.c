@@ -349,6 +349,102 @@ done:
     return rc;
 }
 
+/* Why a store path is refused: the store holds every word of a session, so it is only ever
+ * a real folder and a real file of ours, never a link (whose target we would chmod, or
+ * create outside the private folder). */
+static int store_refuse_link(const char *what, const char *path, char **err)
+{
+    struct stat ls;
+    if (lstat(path, &ls) == 0 && S_ISLNK(ls.st_mode)) {
+        char target[512];
+        ssize_t n = readlink(path, target, sizeof target - 1);
+        target[n > 0 ? n : 0] = '\0';
+        return lc_errf(err, LC_INVALID,
+                       "store: the %s %s is a symlink (to %s), which is never followed; LCM is not"
+                       " active: remove the link (or use another --home)",
+                       what, path, n > 0 ? target : "?");
+    }
+    return lc_errf(err, LC_INVALID, "store: the %s %s is not a %s; LCM is not active", what, path,
+                   strcmp(what, "store folder") == 0 ? "folder" : "regular file");
+}
+
+/* Create (or check) HOME/lcm/ and HOME/lcm/ID.sqlite without following a link at either,
+ * and give them modes 0700 / 0600 through the descriptors held, never by path (a path
+ * could be swapped for a link between the check and the chmod). *dir_was / *file_was get
+ * the modes found, for the note that reports a fix. */
+static int store_open_private(const char *agent_home, const char *session_id, mode_t *dir_was,
+                              mode_t *file_was, char **err)
+{
+    char *dir = lc_asprintf("%s/lcm", agent_home);
+    char *name = lc_asprintf("%s.sqlite", session_id);
+    char *path = lc_asprintf("%s/lcm/%s", agent_home, name ? name : "");
+    int dfd = -1, fd = -1, rc = LC_OK;
+    struct stat st;
+    if (!dir || !name || !path) {
+        rc = lc_errf(err, LC_NOMEM, "store: out of memory");
+        goto done;
+    }
+    /* The agent home may itself be a link (a home moved elsewhere): the user's choice. */
+    if ((rc = lc_mkdir_p(agent_home, 0700, err)) != LC_OK) goto done;
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+        rc = lc_errf(err, LC_ERR, "store: cannot create folder %s: %s", dir, strerror(errno));
+        goto done;
+    }
+    dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0) {
+        rc = errno == ELOOP || errno == ENOTDIR ? store_refuse_link("store folder", dir, err)
+                                                : lc_errf(err, LC_ERR, "store: cannot open folder %s: %s",
+                                                          dir, strerror(errno));
+        goto done;
+    }
+    if (fstat(dfd, &st) != 0) {
+        rc = lc_errf(err, LC_ERR, "store: cannot stat %s: %s", dir, strerror(errno));
+        goto done;
+    }
+    *dir_was = st.st_mode & 07777;
+    /* Stores hold every word of a session: a folder others can read is fixed and reported. */
+    if (*dir_was != 0700 && fchmod(dfd, 0700) != 0) {
+        rc = lc_errf(err, LC_ERR, "store: cannot make %s private (0700): %s", dir, strerror(errno));
+        goto done;
+    }
+    /* Born 0600 (SQLite gives -wal/-shm the same mode). O_NOFOLLOW refuses a link, also a
+     * dangling one (nothing is created at its target); O_NONBLOCK keeps a FIFO planted at
+     * the name from blocking the open until it is refused below. */
+    fd = openat(dfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        rc = errno == ELOOP ? store_refuse_link("store file", path, err)
+                            : lc_errf(err, LC_ERR, "store: cannot create %s: %s", path, strerror(errno));
+        goto done;
+    }
+    if (fstat(fd, &st) != 0) {
+        rc = lc_errf(err, LC_ERR, "store: cannot stat %s: %s", path, strerror(errno));
+        goto done;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        rc = store_refuse_link("store file", path, err);
+        goto done;
+    }
+    /* A second name for the file is another way to reach a file outside the folder. */
+    if (st.st_nlink > 1) {
+        rc = lc_errf(err, LC_INVALID, "store: the store file %s has %lu hard links (another name"
+                     " elsewhere); it is not opened and LCM is not active", path,
+                     (unsigned long)st.st_nlink);
+        goto done;
+    }
+    *file_was = st.st_mode & 07777;
+    if (*file_was != 0600 && fchmod(fd, 0600) != 0) {
+        rc = lc_errf(err, LC_ERR, "store: cannot make %s private (0600): %s", path, strerror(errno));
+        goto done;
+    }
+done:
+    if (fd >= 0) close(fd);
+    if (dfd >= 0) close(dfd);
+    free(dir);
+    free(name);
+    free(path);
+    return rc;
+}
+
 int store_open(const char *agent_home, const char *session_id, const char *session_cwd,
                store **out, char **err)
 {
@@ -366,21 +462,8 @@ int store_open(const char *agent_home, const char *session_id, const char *sessi
         rc = lc_errf(err, LC_NOMEM, "store: out of memory");
         goto done;
     }
-    if ((rc = lc_mkdir_p(dir, 0700, err)) != LC_OK) goto done;
-    /* Stores hold every word of a session: a folder or file others can read is fixed and
-     * reported, not silently trusted. */
-    struct stat dst, fst;
-    mode_t dir_was = stat(dir, &dst) == 0 ? (dst.st_mode & 07777) : 0700;
-    mode_t file_was = stat(path, &fst) == 0 ? (fst.st_mode & 07777) : 0600;
-    chmod(dir, 0700);
-    /* Create the file ourselves so it is born 0600; SQLite gives -wal/-shm the same mode. */
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        rc = lc_errf(err, LC_ERR, "store: cannot create %s: %s", path, strerror(errno));
-        goto done;
-    }
-    close(fd);
-    chmod(path, 0600);
+    mode_t dir_was = 0700, file_was = 0600;
+    if ((rc = store_open_private(agent_home, session_id, &dir_was, &file_was, err)) != LC_OK) goto done;
     if (!(s = store_alloc(path))) {
         rc = lc_errf(err, LC_NOMEM, "store: out of memory");
         goto done;
@@ -389,7 +472,8 @@ int store_open(const char *agent_home, const char *session_id, const char *sessi
         s->mode_note = lc_asprintf("store modes fixed: folder %s was %04o (now 0700), file %s was "
                                    "%04o (now 0600)", dir, (unsigned)dir_was, path,
                                    (unsigned)file_was);
-    if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+    /* NOFOLLOW: the file checked above cannot have become a link since. */
+    if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL) != SQLITE_OK) {
         rc = store_sqlerr(s, err, "open");
         goto done;
     }

@@ -18,7 +18,9 @@
 
 #include "clm_glue.h"
 #include "clm_safefs.h"
+#include "lcm.h"
 #include "message.h"
+#include "redact.h"
 
 #define CLM_SWEEP_AGE_S (7L * 24 * 3600)
 #define CLM_DIR_PREFIX "lossless-context-"
@@ -199,6 +201,12 @@ static char *clm_resolve(clm_glue *g, const char *path)
     return lc_asprintf("%s/%s", g->p->cwd, path);
 }
 
+/* redactSecrets (lcm.json); on until that config is loaded and says otherwise. */
+static int clm_redact_on(const clm_glue *g)
+{
+    return g->p->lcm && g->p->lcm->cfg ? g->p->lcm->redact : 1;
+}
+
 /* Load the steering document named by `s` into *text/hash; NULL text when none. */
 static int clm_load_steering(clm_glue *g, const clm_settings *s, char **text, char hash[13],
                              char **err)
@@ -220,10 +228,15 @@ static int clm_load_steering(clm_glue *g, const clm_settings *s, char **text, ch
         return rc == LC_NOMEM ? LC_NOMEM : LC_INVALID;
     }
     char hex[65];
-    sha256_hex(*text, len, hex);
+    sha256_hex(*text, len, hex); /* the hash names the file as the user has it */
     memcpy(hash, hex, 12);
     hash[12] = '\0';
     free(path);
+    /* Into the system prompt: outbound text, masked like every other. */
+    char *masked = redact_text(*text, len, clm_redact_on(g), NULL);
+    free(*text);
+    *text = masked;
+    if (!masked) return lc_errf(err, LC_NOMEM, "out of memory");
     return LC_OK;
 }
 
@@ -377,7 +390,9 @@ static void clm_restore_settings(clm_glue *g, const cJSON *data)
     double old_head = g->set.obs_head;
     if (data) {
         char *json = cJSON_PrintUnformatted(data);
-        if (json) clm_settings_apply_overrides(&g->set, json, strlen(json), &problems, NULL);
+        if (json)
+            clm_settings_apply_overrides(&g->set, json, strlen(json), (const char *const *)g->typed_path,
+                                         &problems, NULL);
         free(json);
     } else {
         clm_settings_reset(&g->set, NULL);
@@ -832,6 +847,9 @@ static char *clm_compact_prompt(clm_glue *g, const char *instructions)
         if (!path || lc_read_file(path, &tmpl, &len, NULL) != LC_OK) tmpl = NULL;
         free(path);
         if (!tmpl) return NULL;
+        char *masked = redact_text(tmpl, len, clm_redact_on(g), NULL); /* sent to the model */
+        free(tmpl);
+        if (!(tmpl = masked)) return NULL;
     } else {
         tmpl = lc_strdup(clm_compact_default);
     }
@@ -1524,6 +1542,10 @@ static char *clm_config_command(clm_glue *g, const char *args)
         goto fail;
     }
     int id = clm_setting_find(key);
+    if (clm_setting_is_path(id)) { /* typed by the user in this run: may come back from the entry */
+        free(g->typed_path[id]);
+        g->typed_path[id] = lc_strdup(g->set.val[id]);
+    }
     out = lc_asprintf("%s = %s (saved)", clm_setting_def_of(id)->key, g->set.val[id]);
     free(key);
     clm_settings_free(&next);
@@ -1763,6 +1785,7 @@ void clm_glue_free(lc_plugin *p)
     clm_guard_cache_free(&g->guard);
     clm_settings_free(&g->set);
     sb_free(&g->notices);
+    for (int i = 0; i < CLM_N_SETTINGS; i++) free(g->typed_path[i]);
     free(g->set_problems);
     free(g->dir);
     free(g->path);

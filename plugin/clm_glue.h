@@ -49,6 +49,9 @@ typedef struct clm_glue {
     int enabled;
     clm_settings set;
     char *set_problems;        /* stored or environment values ignored (owned) */
+    /* Path settings the user typed in this run (/clm config steering PATH): the only
+     * paths a settings entry of the session file may bring back (owned; NULL none). */
+    char *typed_path[CLM_N_SETTINGS];
     /* the revision in force */
     int has_rev;
     clm_revision rev;

@@ -56,7 +56,10 @@ static void pages_changed_settings(clm_glue *g, sbuf *b)
     if (!any) sb_puts(b, "settings: defaults");
     if (g->set_problems) {
         sb_puts(b, "; warning: ");
-        for (const char *c = g->set_problems; *c; c++) sb_putc(b, *c == '\n' ? ';' : *c);
+        for (const char *c = g->set_problems; *c; c++) {
+            if (*c == '\n') sb_puts(b, "; ");
+            else sb_putc(b, *c);
+        }
     }
 }
 

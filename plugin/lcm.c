@@ -806,8 +806,12 @@ int lcm_glue_session_start(lc_plugin *p, const cJSON *ev, char **err)
     }
     /* A store that cannot open costs recall, never the session: say so and go on. */
     char *hcwd = lcm_header_cwd(p), *mcwd = NULL;
-    if (store_open(p->agent_home, p->session_id, hcwd, &p->lcm->st, &e) != LC_OK) {
-        plugin_log(p, AP_LEVEL_WARNING, "lcm: %s", e ? e : "store open failed");
+    int orc = store_open(p->agent_home, p->session_id, hcwd, &p->lcm->st, &e);
+    if (orc != LC_OK) {
+        /* A refused store path (a link planted in the private folder) is the user's to
+         * know at once, not only in the log. */
+        if (orc == LC_INVALID) plugin_notify(p, AP_LEVEL_WARNING, "lcm: %s", e ? e : "store refused");
+        else plugin_log(p, AP_LEVEL_WARNING, "lcm: %s", e ? e : "store open failed");
         p->lcm->open_error = e;
         free(hcwd);
         return AP_OK;

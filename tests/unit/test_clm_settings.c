@@ -97,7 +97,7 @@ static void test_overrides_hold_only_non_default_values(void **state)
     clm_settings t;
     assert_int_equal(clm_settings_init(&t, NULL, NULL, NULL), LC_OK);
     char *problems = NULL;
-    assert_int_equal(clm_settings_apply_overrides(&t, j, strlen(j), &problems, NULL), LC_OK);
+    assert_int_equal(clm_settings_apply_overrides(&t, j, strlen(j), NULL, &problems, NULL), LC_OK);
     assert_null(problems);
     assert_true(t.size_trailer);
     assert_int_equal(t.obs_cap, 5000);
@@ -117,7 +117,7 @@ static void test_malformed_stored_values_are_skipped_with_a_problem(void **state
     assert_int_equal(clm_settings_set(&s, "oneToolPerTurn", "on", NULL), LC_OK);
     const char *stored = "{\"version\":1,\"overrides\":{\"budget\":\"tiny\",\"colour\":\"red\","
                          "\"reserve\":\"4096\"}}";
-    assert_int_equal(clm_settings_apply_overrides(&s, stored, strlen(stored), &problems, NULL),
+    assert_int_equal(clm_settings_apply_overrides(&s, stored, strlen(stored), NULL, &problems, NULL),
                      LC_OK);
     /* applying overrides starts from the defaults: the earlier change is gone */
     assert_false(s.one_tool);
@@ -127,7 +127,7 @@ static void test_malformed_stored_values_are_skipped_with_a_problem(void **state
     assert_non_null(strstr(problems, "'colour' ignored: unknown setting"));
     free(problems);
     problems = NULL;
-    assert_int_equal(clm_settings_apply_overrides(&s, "[1]", 3, &problems, NULL), LC_OK);
+    assert_int_equal(clm_settings_apply_overrides(&s, "[1]", 3, NULL, &problems, NULL), LC_OK);
     assert_non_null(strstr(problems, "no overrides object"));
     assert_int_equal(s.reserve, 2048);
     free(problems);
