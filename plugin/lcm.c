@@ -38,6 +38,7 @@
 
 static int lcm_command(void *ud, const char *args, char **out_text, char **err)
 {
+    lcm_summ_pump(ud);
     return lcm_cmd_run(ud, args, out_text, err);
 }
 
