@@ -164,8 +164,8 @@ def poll_state(pi, reader, rid, step, pos, log):
             done, end = reader.wait_for(pos, lambda o: o.get("type") == "agent_end", 0)
             if done:
                 return None, end
-        if time.monotonic() > deadline:
-            return "step %r: no agent_end within %s s" % (step.get("prompt"), step.get("timeout", STEP_TIMEOUT)), pos
+            if time.monotonic() > deadline:
+                return "step %r: no agent_end within %s s" % (step["prompt"], step.get("timeout", STEP_TIMEOUT)), pos
         sid = "%s-poll-%d" % (rid, k)
         k += 1
         sent, t0 = time.time(), time.monotonic()
