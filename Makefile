@@ -156,13 +156,23 @@ crash:
 	@$(MAKE) --no-print-directory $(PLUGIN_SO) $(HOST_BIN) $(PLUGIN_DIR)/plugin.json
 	@python3 tests/crash/crash.py --build $(BUILD) --trials $(CRASH_TRIALS) $(if $(CRASH_SEED),--seed $(CRASH_SEED))
 
+# and the real host + .so under TSan through the contract tests of the background
+# summarizer (both completion paths) and of compaction with the worker.
+TSAN_CONTRACT = test_summary_worker test_lcm_compaction
 tsan:
 	@$(MAKE) --no-print-directory BUILD=build-tsan OPT=-O1 SAN="-fsanitize=thread" \
-		$(TSAN_TESTS:%=build-tsan/tests/%)
+		$(TSAN_TESTS:%=build-tsan/tests/%) build-tsan/lossless-context.so build-tsan/agent-host \
+		build-tsan/plugins/lossless-context/plugin.json
 	@bad=0; for t in $(TSAN_TESTS); do \
 		if TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" build-tsan/tests/$$t >build-tsan/$$t.log 2>&1; \
 		then echo "PASS tsan $$t"; else echo "FAIL tsan $$t (log: build-tsan/$$t.log)"; \
-			grep -A8 'WARNING: ThreadSanitizer' build-tsan/$$t.log | head -20; bad=1; fi; done; exit $$bad
+			grep -A8 'WARNING: ThreadSanitizer' build-tsan/$$t.log | head -20; bad=1; fi; done; \
+	for t in $(TSAN_CONTRACT); do \
+		if TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 log_path=$(CURDIR)/build-tsan/$$t.tsan" \
+			BUILD=$(CURDIR)/build-tsan ROOT=$(CURDIR) sh tests/contract/$$t.sh >build-tsan/$$t.log 2>&1 && \
+			! ls build-tsan/$$t.tsan.* >/dev/null 2>&1; \
+		then echo "PASS tsan $$t"; else echo "FAIL tsan $$t (log: build-tsan/$$t.log)"; tail -5 build-tsan/$$t.log; \
+			cat build-tsan/$$t.tsan.* 2>/dev/null | grep -A12 'WARNING: ThreadSanitizer' | head -30; bad=1; fi; done; exit $$bad
 
 # ---- the procedural long-context evaluation (tests/eval/eval.py) ------------------------
 #   make eval                         the ladder 32k 128k 512k 2M tokens at a 128k window

@@ -345,6 +345,76 @@ void hostapi_begin_shutdown(host *h)
     atomic_store(&h->shutting_down, 1);
 }
 
+/* ---- API level 3: complete_async (AGENT_HOST_COMPLETE_ASYNC=1) ---- */
+
+typedef struct async_call {
+    host *h;
+    char *request;
+    void (*done)(void *, int, const char *, const char *);
+    void *done_ud;
+} async_call;
+
+static void *async_main(void *arg)
+{
+    async_call *c = arg;
+    host *h = c->h;
+    char *out = NULL, *err = NULL;
+    int rc = api_complete(h, c->request, &out, &err);
+    /* Delivered under the lock, so hostapi_drop_async cannot pass while one is in `done`. */
+    pthread_mutex_lock(&h->async_mu);
+    if (!h->async_dropping) c->done(c->done_ud, rc, rc == AP_OK ? out : NULL, rc == AP_OK ? NULL : err);
+    h->async_running--;
+    pthread_cond_broadcast(&h->async_cv);
+    pthread_mutex_unlock(&h->async_mu);
+    free(out);
+    free(err);
+    free(c->request);
+    free(c);
+    return NULL;
+}
+
+static int api_complete_async(void *ctx, const char *request_json,
+                              void (*done)(void *, int, const char *, const char *), void *done_ud,
+                              char **err)
+{
+    host *h = ctx;
+    if (!done || !request_json) return lc_errf(err, AP_INVALID, "complete_async: no request or no done");
+    if (atomic_load(&h->shutting_down))
+        return lc_errf(err, AP_ERROR, "complete_async: the host is shutting down");
+    async_call *c = calloc(1, sizeof *c);
+    if (!c || !(c->request = strdup(request_json))) {
+        free(c);
+        return lc_errf(err, AP_NOMEM, "out of memory");
+    }
+    c->h = h;
+    c->done = done;
+    c->done_ud = done_ud;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_t t;
+    pthread_mutex_lock(&h->async_mu);
+    int started = pthread_create(&t, &attr, async_main, c) == 0;
+    if (started) h->async_running++;
+    pthread_mutex_unlock(&h->async_mu);
+    pthread_attr_destroy(&attr);
+    if (started) host_log(h, AP_LEVEL_DEBUG, "complete_async: a call started");
+    if (!started) {
+        free(c->request);
+        free(c);
+        return lc_errf(err, AP_ERROR, "complete_async: cannot start a thread");
+    }
+    return AP_OK;
+}
+
+void hostapi_drop_async(host *h)
+{
+    pthread_mutex_lock(&h->async_mu);
+    h->async_dropping = 1;
+    while (h->async_running > 0) pthread_cond_wait(&h->async_cv, &h->async_mu);
+    pthread_mutex_unlock(&h->async_mu);
+}
+
 /* ---- API level 2 ---- */
 
 static int api_send_user_message(void *ctx, const char *text, char **err)
@@ -555,6 +625,8 @@ void hostapi_forget_plugin(host *h, host_plugin *p)
 void hostapi_init(host *h)
 {
     pthread_mutex_init(&h->log_mu, NULL);
+    pthread_mutex_init(&h->async_mu, NULL);
+    pthread_cond_init(&h->async_cv, NULL);
     atomic_init(&h->shutting_down, 0);
     ap_host_api *a = &h->api;
     memset(a, 0, sizeof *a);
@@ -574,8 +646,9 @@ void hostapi_init(host *h)
     a->complete = api_complete;
     a->register_command = api_register_command;
     a->register_tool = api_register_tool;
-    /* Level 3: complete_async stays NULL -- this host's synchronous complete already runs
-     * on any thread, so a plugin's worker calls that (AP_HOST_HAS says which it has). */
+    /* Level 3: complete_async stays NULL unless AGENT_HOST_COMPLETE_ASYNC=1 -- this host's
+     * synchronous complete already runs on any thread, so a plugin's worker calls that
+     * (AP_HOST_HAS says which it has); the asynchronous one exists to test that path. */
     h->host_thread = pthread_self();
     /* AGENT_HOST_API_LEVEL=1 makes this host a level-1 one (a shorter table, no agent_end),
      * so the plugin's fallbacks for older hosts can be tested against the real binary. */
@@ -587,6 +660,8 @@ void hostapi_init(host *h)
     }
     a->send_user_message = api_send_user_message;
     a->get_entries = api_get_entries;
+    const char *as = getenv("AGENT_HOST_COMPLETE_ASYNC");
+    if (as && strcmp(as, "1") == 0) a->complete_async = api_complete_async;
 }
 
 void hostapi_destroy(host *h)

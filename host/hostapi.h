@@ -82,6 +82,12 @@ typedef struct host {
     /* Set (hostapi_begin_shutdown) before the plugins' session_shutdown: completions in
      * flight on any thread abort, new ones fail at once ("the host is shutting down"). */
     atomic_int shutting_down;
+    /* AGENT_HOST_COMPLETE_ASYNC=1: complete_async on a thread per call (the level-3 path a
+     * plugin takes on hosts like Pi, testable here); running calls and whether `done` may
+     * still be delivered (not once unloading began). */
+    pthread_mutex_t async_mu;
+    pthread_cond_t async_cv;
+    int async_running, async_dropping;
 } host;
 
 /* Fill h->api with the host slots; h->api.host_ctx = h. */
@@ -91,6 +97,10 @@ void hostapi_destroy(host *h);
 /* The session is shutting down: abort the plugins' completions in flight and refuse new
  * ones. Called before session_shutdown so a worker joined there is not left waiting. */
 void hostapi_begin_shutdown(host *h);
+
+/* Before unloading the plugins: no `done` is delivered from now on; waits for the
+ * complete_async threads still running (shutdown has aborted their calls). */
+void hostapi_drop_async(host *h);
 
 /* Log / notify from the host itself (same sinks the plugin slots use). */
 void host_log(host *h, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

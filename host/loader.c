@@ -224,6 +224,7 @@ int loader_load_dir(host *h, const char *dir)
 
 void loader_unload_all(host *h)
 {
+    hostapi_drop_async(h);
     for (size_t i = h->n_plugins; i-- > 0;) {
         host_plugin *p = h->plugins[i];
         if (p->active && p->desc.unload) {

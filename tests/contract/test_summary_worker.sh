@@ -15,27 +15,32 @@
 # (d) failed on the code before the background worker: turn_end ran every pass on the host
 # thread, so each summarizer call sat inside one of those gaps.
 . "$(dirname "$0")/lib.sh"
+# Both ways a worker reaches the model: the blocking `complete` from the worker thread, and
+# `complete_async` (AGENT_HOST_COMPLETE_ASYNC=1: the level-3 path Pi takes), whose calls the
+# worker queues for the host thread to start and whose `done` comes from a host thread.
+scenario() { # MODE HOST_ENV
+MODE=$1; HOST_ENV=$2
 ROUNDS=${SW_ROUNDS:-30}
 WINDOW=32000
 NEEDLE="SW_NEEDLE_FIRST=5be2a0"
-mkdir -p "$T/work"
+HOME_DIR="$T/$MODE/home"; mkdir -p "$T/$MODE/work" "$HOME_DIR"
 printf '{"summarizer": "auto", "leafChunkTokens": 4000}\n' >"$HOME_DIR/lcm.json"
-R="$T/rec.jsonl"
+R="$T/$MODE/rec.jsonl"
 # start_server (lib.sh) takes a script; this run is unscripted, so the fake starts here.
-: >"$T/port"
+: >"$T/$MODE/port"
 python3 "$ROOT/tests/contract/fake_openai.py" --port 0 --record "$R" --record-answers \
     --agent-delay 0.5 --summary-delay 2 --tool-rounds "$ROUNDS" --tool-bytes 4000 --plant "$NEEDLE" \
-    >"$T/port" 2>"$T/server.err" &
+    >"$T/$MODE/port" 2>"$T/$MODE/server.err" &
 SERVER_PID=$!
-i=0; while [ ! -s "$T/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
-PORT=$(head -n 1 "$T/port"); [ -n "$PORT" ] || { cat "$T/server.err"; fail "fake model server did not start"; }
+i=0; while [ ! -s "$T/$MODE/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
+PORT=$(head -n 1 "$T/$MODE/port"); [ -n "$PORT" ] || { cat "$T/$MODE/server.err"; fail "fake model server did not start"; }
 
-"$HOST" --home "$HOME_DIR" --plugin-dir "$PLUGINS" --session "$T/s.jsonl" --cwd "$T/work" \
+env $HOST_ENV "$HOST" --home "$HOME_DIR" --plugin-dir "$PLUGINS" --session "$T/$MODE/s.jsonl" --cwd "$T/$MODE/work" \
     --base-url "http://127.0.0.1:$PORT/v1" --model fake --window "$WINDOW" \
     --max-turns $((ROUNDS + 10)) -p "Run the checks, one round at a time, until they are all done." \
-    >"$T/out.txt" 2>"$T/err.txt" || { tail -n 20 "$T/err.txt"; fail "the host run failed"; }
+    >"$T/$MODE/out.txt" 2>"$T/$MODE/err.txt" || { tail -n 20 "$T/$MODE/err.txt"; fail "the host run failed"; }
 ok
-assert_grep "$T/out.txt" "done." "the run reached the model's final answer"
+assert_grep "$T/$MODE/out.txt" "done." "the run reached the model's final answer"
 
 # The record's requests and answers, paired by seq; `agent` and `summ` in arrival order.
 ROWS='
@@ -66,7 +71,7 @@ def tokens(req):
     return (n + 3) // 4
 '
 check() { # PY-EXPR DESCRIPTION, over agent / summ
-    python3 - "$R" "$1" <<PY || fail "$2"
+    python3 - "$R" "$1" <<PY || fail "$MODE: $2"
 import json, sys
 $ROWS
 rows = load(sys.argv[1])
@@ -90,17 +95,21 @@ check "len(summ) >= 1" "(b) summarizer calls reached the model"
 check "any(r['status'] == 200 for r in summ) and all(r['status'] in (None, 200) for r in summ)" \
     "(b) the summarizer calls were answered"
 # (c)
-"$HOST" --home "$HOME_DIR" --plugin-dir "$PLUGINS" --session "$T/s.jsonl" --cwd "$T/work" \
-    --command "/lcm status" >"$T/status" 2>&1 || fail "/lcm status"
-N=$(sed -n 's/^LCM: [0-9]* messages, \([0-9]*\) summaries.*/\1/p' "$T/status" | head -n 1)
-[ -n "$N" ] && [ "$N" -gt 0 ] || { cat "$T/status"; fail "(c) a summary was committed (got '${N:-none}')"; }
+"$HOST" --home "$HOME_DIR" --plugin-dir "$PLUGINS" --session "$T/$MODE/s.jsonl" --cwd "$T/$MODE/work" \
+    --command "/lcm status" >"$T/$MODE/status" 2>&1 || fail "/lcm status"
+N=$(sed -n 's/^LCM: [0-9]* messages, \([0-9]*\) summaries.*/\1/p' "$T/$MODE/status" | head -n 1)
+[ -n "$N" ] && [ "$N" -gt 0 ] || { cat "$T/$MODE/status"; fail "(c) a summary was committed (got '${N:-none}')"; }
 ok
-"$HOST" --home "$HOME_DIR" --plugin-dir "$PLUGINS" --session "$T/s.jsonl" --cwd "$T/work" \
-    --tool lcm_grep "{\"pattern\":\"$NEEDLE\"}" >"$T/grep" 2>&1 || fail "lcm_grep"
-assert_grep "$T/grep" "\[toolResult\].*$NEEDLE" "lcm_grep still finds the value of the first tool output"
+"$HOST" --home "$HOME_DIR" --plugin-dir "$PLUGINS" --session "$T/$MODE/s.jsonl" --cwd "$T/$MODE/work" \
+    --tool lcm_grep "{\"pattern\":\"$NEEDLE\"}" >"$T/$MODE/grep" 2>&1 || fail "lcm_grep"
+assert_grep "$T/$MODE/grep" "\[toolResult\].*$NEEDLE" "lcm_grep still finds the value of the first tool output"
 # (d) -- fails while summaries run inside turn_end on the host thread
 check "not [s for s in summ if s['t1'] is not None and any(g0 <= s['t0'] and s['t1'] <= g1 for g0, g1 in gaps)]" \
     "(d) no summarizer call was made synchronously inside the gap between an answer and the next request"
 check "any(any(s['t0'] < a['t0'] < s['t1'] for a in agent) for s in summ if s['t1'] is not None)" \
     "(d) agent requests keep arriving while a summarizer call is in flight"
+kill "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=""
+}
+scenario complete ""
+scenario complete_async AGENT_HOST_COMPLETE_ASYNC=1
 done_ok
