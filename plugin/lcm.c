@@ -817,6 +817,17 @@ static int lcm_attach(lc_plugin *p, long wait_ms)
     }
     free(hcwd);
     free(mcwd);
+    /* Where the session lives, so `/lcm gc` retires this store only once that file is
+     * gone, wherever it is (not only under HOME/sessions). */
+    char *sf = p->session_file ? realpath(p->session_file, NULL) : NULL;
+    char *had = sf ? store_meta_get(p->lcm->st, "session_file") : NULL;
+    if (sf && (!had || strcmp(had, sf) != 0) && store_meta_put(p->lcm->st, "session_file", sf, &e) != LC_OK) {
+        plugin_log(p, AP_LEVEL_WARNING, "lcm: %s", e ? e : "session file not recorded");
+        free(e);
+        e = NULL;
+    }
+    free(sf);
+    free(had);
     lcm_window_load(p);
     if (store_mode_note(p->lcm->st))
         plugin_notify(p, AP_LEVEL_WARNING, "lcm: %s", store_mode_note(p->lcm->st));
