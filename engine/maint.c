@@ -897,6 +897,28 @@ done:
 
 /* ---- the store folder ---------------------------------------------------------------------- */
 
+int maint_store_set_aside(const char *path, const char *stamp, char **moved_to, char **err)
+{
+    static const char *const sfx[] = {"", "-wal", "-shm"};
+    char *to = lc_asprintf("%s.corrupt-%s", path, stamp);
+    int rc = LC_OK;
+    if (moved_to) *moved_to = NULL;
+    if (!to) return lc_errf(err, LC_NOMEM, "out of memory");
+    /* The log first: were the main file renamed alone, a new store at `path` would replay
+     * the old one's log. */
+    for (int k = 2; k >= 0 && rc == LC_OK; k--) {
+        char *a = lc_asprintf("%s%s", path, sfx[k]), *b = lc_asprintf("%s%s", to, sfx[k]);
+        if (!a || !b) rc = lc_errf(err, LC_NOMEM, "out of memory");
+        else if (rename(a, b) != 0 && (errno != ENOENT || k == 0))
+            rc = lc_errf(err, LC_ERR, "cannot move %s aside to %s: %s", a, b, strerror(errno));
+        free(a);
+        free(b);
+    }
+    if (rc == LC_OK && moved_to) *moved_to = to;
+    else free(to);
+    return rc;
+}
+
 void maint_store_list_free(maint_store_list *l)
 {
     if (!l) return;

@@ -101,6 +101,11 @@ int maint_repair(sqlite3 *db, pid_t self, maint_repair_stats *out, char **err);
 /* 1 when pid names a live process (kill(pid, 0) succeeds or is refused for permission). */
 int maint_pid_alive(pid_t pid);
 
+/* Move a damaged store aside, kept: `path` (and its -wal / -shm) renamed to
+ * `path`.corrupt-`stamp` (a name no store scan reads), so a new store can be built in its
+ * place. *moved_to (may be NULL) gets the new name. Nothing is deleted. */
+int maint_store_set_aside(const char *path, const char *stamp, char **moved_to, char **err);
+
 /* ---- store folder: gc and migrate ----------------------------------------------------------- */
 
 typedef struct maint_store_info {

@@ -461,6 +461,39 @@ done:
     return rc;
 }
 
+int store_file_damaged(const char *path, char **why)
+{
+    unsigned char h[100];
+    struct stat sb, wb;
+    if (why) *why = NULL;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t n = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) ? pread(fd, h, sizeof h, 0) : -1;
+    close(fd);
+    if (n <= 0) return 0; /* empty: a store about to be created */
+    char *wal = lc_asprintf("%s-wal", path);
+    int wal_frames = wal && stat(wal, &wb) == 0 && wb.st_size > 32;
+    free(wal);
+    if (n < (ssize_t)sizeof h || memcmp(h, "SQLite format 3", 16) != 0) {
+        if (why) *why = lc_asprintf("%lld bytes that do not start with a SQLite header", (long long)sb.st_size);
+        return 1;
+    }
+    /* The in-header page count is valid when the change counter (24) equals the
+     * version-valid-for number (92). A checkpoint cut short may leave the file shorter
+     * than it, but then the log still holds the pages: only judged without one. */
+    uint32_t page = (uint32_t)h[16] << 8 | h[17];
+    uint32_t pages = (uint32_t)h[28] << 24 | (uint32_t)h[29] << 16 | (uint32_t)h[30] << 8 | h[31];
+    int valid = memcmp(h + 24, h + 92, 4) == 0 && pages > 0;
+    if (page == 1) page = 65536;
+    if (valid && !wal_frames && (uint64_t)sb.st_size < (uint64_t)pages * page) {
+        if (why)
+            *why = lc_asprintf("truncated: %lld bytes where its header counts %u pages of %u bytes (%llu)",
+                               (long long)sb.st_size, pages, page, (unsigned long long)pages * page);
+        return 1;
+    }
+    return 0;
+}
+
 static int store_open_once(const char *agent_home, const char *session_id, const char *session_cwd,
                            long busy_ms, store **out, char **err)
 {
@@ -483,6 +516,15 @@ static int store_open_once(const char *agent_home, const char *session_id, const
     if (!(s = store_alloc(path))) {
         rc = lc_errf(err, LC_NOMEM, "store: out of memory");
         goto done;
+    }
+    {
+        char *why = NULL;
+        if (store_file_damaged(path, &why)) {
+            s->notadb = 1;
+            rc = lc_errf(err, LC_ERR, "%s", why ? why : "damaged");
+            free(why);
+            goto done;
+        }
     }
     if (dir_was != 0700 || file_was != 0600)
         s->mode_note = lc_asprintf("store modes fixed: folder %s was %04o (now 0700), file %s was "

@@ -91,6 +91,11 @@ int store_open_wait(const char *agent_home, const char *session_id, const char *
  * caller decides whether it can answer (== STORE_SCHEMA_VERSION). */
 int store_open_readonly(const char *db_path, store **out, int *schema_version, char **err);
 void store_close(store *s);
+/* A cheap look (the first 100 bytes and the file sizes, no SQL) at whether a store file is
+ * damaged: not empty yet not a SQLite database, or shorter than its header says while no
+ * write-ahead log could hold the rest (a truncated copy). 1 = damaged, with *why (may be
+ * NULL) a malloc'd sentence; 0 = absent, empty or plausible (SQLite's own checks decide). */
+int store_file_damaged(const char *path, char **why);
 
 void store_set_options(store *s, const store_options *opt);
 /* The connection, for engine modules that read the schema (recall, dag). */

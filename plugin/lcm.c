@@ -863,6 +863,13 @@ void lcm_reopen(lc_plugin *p)
                   (now - p->lcm->off_since) / 1000.0);
 }
 
+int lcm_glue_attach(lc_plugin *p)
+{
+    if (!p->lcm || p->lcm->st || !p->agent_home || !p->session_id) return LC_OK;
+    p->lcm->reopen = 0;
+    return lcm_attach(p, STORE_BUSY_MS);
+}
+
 int lcm_glue_session_start(lc_plugin *p, const cJSON *ev, char **err)
 {
     (void)ev;

@@ -70,6 +70,13 @@ static int mcp_open_session(const mcp_ctx *c, const char *id, store **out, char 
         rc = lc_errf(err, LC_NOTFOUND, "no store for session %s under %s/lcm (see lcm_sessions)", id, c->home);
         goto done;
     }
+    char *why = NULL;
+    if (store_file_damaged(path, &why)) {
+        rc = lc_errf(err, LC_INVALID, "session %s has a damaged store (%s): not a readable SQLite database;"
+                     " `/lcm doctor --repair` in that session rebuilds it", id, why ? why : "?");
+        free(why);
+        goto done;
+    }
     if ((rc = store_open_readonly(path, out, &version, err)) != LC_OK) goto done;
     if (version != STORE_SCHEMA_VERSION) {
         store_close(*out);
@@ -90,6 +97,7 @@ typedef struct mcp_store {
     long long created;
     int64_t messages, summaries, bytes;
     int schema;
+    int damaged; /* not a readable SQLite database (store_file_damaged or unreadable) */
 } mcp_store;
 
 static void mcp_stores_free(mcp_store *v, size_t n)
@@ -151,7 +159,8 @@ static int mcp_list_stores(const mcp_ctx *c, mcp_store **out, size_t *n_out, cha
         char *path = lc_asprintf("%s/%s", dir, de->d_name);
         store *s = NULL;
         char *e = NULL;
-        if (path && store_open_readonly(path, &s, &m->schema, &e) == LC_OK) {
+        m->damaged = path && store_file_damaged(path, NULL);
+        if (path && !m->damaged && store_open_readonly(path, &s, &m->schema, &e) == LC_OK) {
             char *created = store_meta_get(s, "created");
             m->id = store_meta_get(s, "session_id");
             m->cwd = store_meta_get(s, "cwd");
@@ -162,6 +171,7 @@ static int mcp_list_stores(const mcp_ctx *c, mcp_store **out, size_t *n_out, cha
             free(created);
             store_close(s);
         }
+        if (m->schema < 0) m->damaged = 1; /* no schema could be read: not "older" */
         free(e);
         free(path);
         if (!m->id) m->id = lc_strndup(de->d_name, l - 7);
@@ -314,7 +324,8 @@ static int mcp_tool_sessions(const mcp_ctx *c, const cJSON *a, char **text, int 
         shown++;
         sb_printf(&b, "%s  %s  %lld messages  %lld summaries  cwd %s%s\n", v[i].id, v[i].date,
                   (long long)v[i].messages, (long long)v[i].summaries, v[i].cwd && *v[i].cwd ? v[i].cwd : "?",
-                  v[i].schema == STORE_SCHEMA_VERSION ? "" : "  [older-generation store: not searchable until migrated]");
+                  v[i].damaged ? "  [damaged store: not a readable SQLite database; `/lcm doctor --repair` in its session rebuilds it]"
+                  : v[i].schema == STORE_SCHEMA_VERSION ? "" : "  [older-generation store: not searchable until migrated]");
     }
     char *body = sb_detach(&b);
     *text = body ? lc_asprintf("%zu stores under %s/lcm%s%s; showing %zu from offset %lld%s\n%s", matched, c->home,
@@ -330,7 +341,7 @@ static int mcp_tool_status(const mcp_ctx *c, const cJSON *a, char **text, int *i
 {
     (void)a;
     mcp_store *v = NULL;
-    size_t n = 0, older = 0;
+    size_t n = 0, older = 0, damaged = 0;
     int64_t msgs = 0, sums = 0, bytes = 0;
     char *e = NULL;
     if (mcp_list_stores(c, &v, &n, &e) != LC_OK) return mcp_fail(e, text, is_error);
@@ -338,11 +349,15 @@ static int mcp_tool_status(const mcp_ctx *c, const cJSON *a, char **text, int *i
         msgs += v[i].messages;
         sums += v[i].summaries;
         bytes += v[i].bytes;
-        if (v[i].schema != STORE_SCHEMA_VERSION) older++;
+        if (v[i].damaged) damaged++;
+        else if (v[i].schema != STORE_SCHEMA_VERSION) older++;
     }
-    *text = lc_asprintf("lcm (read-only MCP server %s)\nstores: %s/lcm\nsessions: %zu (%zu older-generation)\n"
+    char dmg[96] = "";
+    if (damaged)
+        snprintf(dmg, sizeof dmg, ", %zu damaged (`/lcm doctor --repair` in its session rebuilds it)", damaged);
+    *text = lc_asprintf("lcm (read-only MCP server %s)\nstores: %s/lcm\nsessions: %zu (%zu older-generation%s)\n"
                         "messages: %lld\nsummaries: %lld\nbytes: %lld\nnewest: %s%s%s\nschema: %d",
-                        MCP_SERVER_VERSION, c->home, n, older, (long long)msgs, (long long)sums, (long long)bytes,
+                        MCP_SERVER_VERSION, c->home, n, older, dmg, (long long)msgs, (long long)sums, (long long)bytes,
                         n ? v[0].id : "none", n ? " " : "", n ? v[0].date : "", STORE_SCHEMA_VERSION);
     mcp_stores_free(v, n);
     return *text ? LC_OK : LC_NOMEM;
