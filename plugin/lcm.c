@@ -14,6 +14,7 @@
  * the messages sent, one per line, so an evaluation can read the surface the model saw
  * last (off by default: it costs one context-sized write per request).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,16 @@ static double lcm_num(const cJSON *o, const char *k, double dflt)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
     return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}
+
+/* A count argument (offset, max_tokens, char_offset): 0 when absent or negative, -1 when
+ * it is no number a count can be (2^63, 1e300, NaN): refused by the caller, never wrapped. */
+#define LCM_COUNT_MAX 1e9
+static double lcm_count(const cJSON *o, const char *k)
+{
+    double v = lcm_num(o, k, 0);
+    if (!isfinite(v) || v > LCM_COUNT_MAX) return -1;
+    return v > 0 ? floor(v) : 0;
 }
 
 /* A summary id given as 12, "12" or "#12". */
@@ -124,7 +135,11 @@ static int lcm_tool_grep(void *ud, const char *call_json, char **out, char **err
     o.pattern = lcm_str(a, "pattern");
     o.case_sensitive = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "case_sensitive"));
     o.include_removed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "include_removed"));
-    o.offset = (size_t)(lcm_num(a, "offset", 0) > 0 ? lcm_num(a, "offset", 0) : 0);
+    if (lcm_count(a, "offset") < 0) {
+        cJSON_Delete(call);
+        return lcm_tool_error(lc_strdup("lcm_grep: offset is an integer from 0 to 1000000000"), out, err);
+    }
+    o.offset = (size_t)lcm_count(a, "offset");
     o.summary_id = lcm_summary_id(a);
     o.redact = p->lcm ? p->lcm->redact : 1;
     const char *scope_s = lcm_str(a, "scope");
@@ -204,8 +219,13 @@ static int lcm_tool_expand(void *ud, const char *call_json, char **out, char **e
     o.entry_id = lcm_str(a, "entry_id");
     o.question = lcm_str(a, "question");
     if (!o.question) o.question = lcm_str(a, "query");
-    o.max_tokens = lcm_num(a, "max_tokens", 0) > 0 ? (size_t)lcm_num(a, "max_tokens", 0) : 0;
-    o.char_offset = lcm_num(a, "char_offset", 0) > 0 ? (size_t)lcm_num(a, "char_offset", 0) : 0;
+    if (lcm_count(a, "max_tokens") < 0 || lcm_count(a, "char_offset") < 0) {
+        cJSON_Delete(call);
+        return lcm_tool_error(lc_strdup("lcm_expand_query: max_tokens and char_offset are integers from 0 "
+                                        "to 1000000000"), out, err);
+    }
+    o.max_tokens = (size_t)lcm_count(a, "max_tokens");
+    o.char_offset = (size_t)lcm_count(a, "char_offset");
     o.redact = p->lcm ? p->lcm->redact : 1;
     const char *session = lcm_str(a, "session");
     if (session && (!p->session_id || strcmp(session, p->session_id) != 0)) {
