@@ -612,7 +612,9 @@ int dag_pass(store *s, summ_ctx *sc, const dag_opts *o, dag_stats *out, char **e
         goto done;
     rc = dag_condense(s, sc, o, &stats, &nodes, &run, err);
 done:
-    dag_run_end(s, run, rc != LC_OK ? "error" : stats.stalled ? "condensation-stalled"
+    /* A model call the caller gave up ends the pass like keep_going would have. */
+    if (rc == LC_CANCELLED) stats.stopped = 1;
+    dag_run_end(s, run, rc == LC_CANCELLED ? "stopped" : rc != LC_OK ? "error" : stats.stalled ? "condensation-stalled"
                                               : stats.capped ? "capped"
                                               : stats.stopped ? "stopped"
                                               : stats.conflicts ? "conflict" : "ok");
@@ -804,6 +806,14 @@ int dag_heal(store *s, summ_ctx *sc, const dag_heal_opts *o, dag_heal_report *ou
                 break;
             }
             int hr = dag_heal_text(sc, source, window, target, &text, &e);
+            if (hr == LC_CANCELLED) {
+                /* The caller gave the call up: stop here, nothing was changed. */
+                rc = LC_CANCELLED;
+                free(e);
+                free(text);
+                free(source);
+                break;
+            }
             if (hr == LC_BUSY) {
                 out->budget_stopped = 1;
                 sb_printf(&b, "#%lld: stopped: a summarizer budget refused the call\n",

@@ -35,6 +35,9 @@ typedef struct dag_opts {
      * what it committed kept: a pass deadline, results that no longer apply, shutdown. */
     int (*keep_going)(void *ud);
     void *keep_going_ud;
+    /* A model call that returns LC_CANCELLED (its caller gave it up) ends the pass the
+     * same way: dag_pass returns LC_CANCELLED with stats.stopped, and nothing of that node
+     * is written. */
 } dag_opts;
 
 typedef struct dag_stats {

@@ -667,6 +667,12 @@ static int summ_call(summ_ctx *s, summ_entry *e, const char *system, const char 
         rc = s->cfg.model_fn ? s->cfg.model_fn(s->cfg.ud, e->provider, e->model, system, prompt,
                                                max_tokens, &c, &err)
                              : LC_NOTFOUND;
+    if (rc == LC_CANCELLED) {
+        /* Given up by the caller, not failed by the model: no failure, no fallback. */
+        *why = err;
+        summ_completion_free(&c);
+        return LC_CANCELLED;
+    }
     if (rc == LC_NOTFOUND) {
         *why = err ? err : lc_strdup(e->kind == SUMM_KIND_AUTO ? "no session model"
                                                                : "no provider for this entry");
@@ -787,6 +793,11 @@ int summ_run_chain(summ_ctx *s, const char *source, size_t target_tokens, summ_s
                 goto done;
             }
             int crc = summ_call(s, e, system, prompt, max_tokens, stage, &text, &why);
+            if (crc == LC_CANCELLED) {
+                rc = lc_errf(err, LC_CANCELLED, "%s", why ? why : "the summarizer call was given up");
+                free(why);
+                goto done;
+            }
             if (crc == LC_NOTFOUND) {
                 e->gone = 1;
                 summ_report_model(s, e->name, "missing", why);
@@ -858,7 +869,7 @@ int summ_summarize(summ_ctx *s, const char *source, size_t target_tokens, summ_r
     if (s->cfg.truncate_only) return summ_level3(source, target_tokens, src_tokens, out, err);
     rc = summ_run_chain(s, source, target_tokens, SUMM_DETAILS, "preserve-details", &text,
                         &entry, err);
-    if (rc == LC_NOMEM) return rc;
+    if (rc == LC_NOMEM || rc == LC_CANCELLED) return rc;
     if (rc == LC_OK && summ_estimate_tokens(text) < src_tokens) {
         out->text = text;
         out->level = 1;
@@ -869,7 +880,7 @@ int summ_summarize(summ_ctx *s, const char *source, size_t target_tokens, summ_r
             const char *e2 = NULL;
             int rc2 = summ_run_chain(s, text, target_tokens, SUMM_BULLETS, "make-smaller",
                                      &smaller, &e2, err);
-            if (rc2 == LC_NOMEM) return rc2;
+            if (rc2 == LC_NOMEM || rc2 == LC_CANCELLED) return rc2;
             if (rc2 == LC_OK && summ_estimate_tokens(smaller) < out->tokens) {
                 out->rich_text = out->text;
                 out->text = smaller;
@@ -891,7 +902,7 @@ int summ_summarize(summ_ctx *s, const char *source, size_t target_tokens, summ_r
     if (rc != LC_BUSY) {
         rc = summ_run_chain(s, source, target_tokens, SUMM_BULLETS, "bullets", &text, &entry,
                             err);
-        if (rc == LC_NOMEM) return rc;
+        if (rc == LC_NOMEM || rc == LC_CANCELLED) return rc;
         if (rc == LC_OK && summ_estimate_tokens(text) < src_tokens) {
             out->text = text;
             out->level = 2;

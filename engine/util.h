@@ -11,7 +11,10 @@
 #include <sys/types.h>
 
 /* Status codes of engine functions (0 = success, like ap_status). */
-enum { LC_OK = 0, LC_ERR = 1, LC_NOMEM = 2, LC_INVALID = 3, LC_NOTFOUND = 4, LC_BUSY = 7 };
+enum { LC_OK = 0, LC_ERR = 1, LC_NOMEM = 2, LC_INVALID = 3, LC_NOTFOUND = 4, LC_BUSY = 7,
+       /* the caller gave the work up (a stop, results that no longer apply); engine-internal:
+        * it never crosses the ABI */
+       LC_CANCELLED = 8 };
 
 /* A growable NUL-terminated byte buffer. A zeroed sbuf is empty and valid. */
 typedef struct sbuf {

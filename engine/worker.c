@@ -186,6 +186,11 @@ static void worker_run(worker *w, const worker_job *job, worker_result *r)
     double t0 = lc_now_ms();
     r->passes = 1;
     r->rc = dag_pass(w->st, w->summ, &o, &r->stats, &e);
+    if (r->rc == LC_CANCELLED) {
+        r->rc = LC_OK;
+        free(e);
+        e = NULL;
+    }
     if (r->rc == LC_OK && (r->stats.leaves || r->stats.condensed || job->want_cut)) {
         int64_t id = 0;
         int prc = project_prepare_cut(w->st, job->cut_budget, &id, &e);
@@ -197,7 +202,13 @@ static void worker_run(worker *w, const worker_job *job, worker_result *r)
         dag_heal_report hr = {0};
         h.apply = 1;
         h.max_nodes = job->heal_nodes;
-        if ((r->rc = dag_heal(w->st, w->summ, &h, &hr, &e)) == LC_OK && hr.healed > 0) {
+        r->rc = dag_heal(w->st, w->summ, &h, &hr, &e);
+        if (r->rc == LC_CANCELLED) {
+            r->rc = LC_OK;
+            free(e);
+            e = NULL;
+        }
+        if (r->rc == LC_OK && hr.healed > 0) {
             int64_t id = 0;
             r->healed = hr.healed;
             if (project_prepare_cut(w->st, job->cut_budget, &id, NULL) == LC_OK) r->cut_id = id;

@@ -40,6 +40,7 @@
 static int lcm_command(void *ud, const char *args, char **out_text, char **err)
 {
     lcm_reopen(ud); /* a store busy at start: the user asking is a moment to try again */
+    lcm_summ_pump(ud);
     return lcm_cmd_run(ud, args, out_text, err);
 }
 
@@ -1217,6 +1218,30 @@ static dag_opts lcm_dag_opts(const struct lcm_proj *pr, const lcm_config *cfg, l
     return o;
 }
 
+/* A pass on the host thread that must get done: a node the worker committed first (its
+ * call was in flight when it was told to stop) ends a pass early, so it runs again over
+ * what is left. The worker makes at most that one node more. */
+static int lcm_dag_pass(lc_plugin *p, summ_ctx *sc, const dag_opts *o, dag_stats *ds, char **err)
+{
+    int rc = LC_OK;
+    dag_stats one;
+    memset(ds, 0, sizeof *ds);
+    for (int round = 0; round < 4; round++) {
+        if ((rc = dag_pass(p->lcm->st, sc, o, &one, err)) != LC_OK) break;
+        ds->leaves += one.leaves;
+        ds->condensed += one.condensed;
+        ds->source_tokens += one.source_tokens;
+        ds->summary_tokens += one.summary_tokens;
+        ds->stalled = one.stalled;
+        ds->capped = one.capped;
+        ds->block_tokens = one.block_tokens;
+        ds->boundary_ordinal = one.boundary_ordinal;
+        ds->conflicts += one.conflicts;
+        if (!one.conflicts) break;
+    }
+    return rc;
+}
+
 /* One pass on the host thread (no worker could start), then the next cut. */
 static void lcm_pass_here(lc_plugin *p, summ_ctx *sc, const dag_opts *o, long budget,
                           int always_cut, const char *what)
@@ -1224,7 +1249,7 @@ static void lcm_pass_here(lc_plugin *p, summ_ctx *sc, const dag_opts *o, long bu
     struct lcm_proj *pr = p->lcm->proj;
     char *e = NULL;
     dag_stats ds;
-    if (dag_pass(p->lcm->st, sc, o, &ds, &e) != LC_OK) {
+    if (lcm_dag_pass(p, sc, o, &ds, &e) != LC_OK) {
         plugin_log(p, AP_LEVEL_WARNING, "lcm: %s failed: %s", what, e ? e : "?");
         free(e);
         return;
@@ -1376,7 +1401,7 @@ int lcm_glue_before_compact(lc_plugin *p, const cJSON *ev, cJSON **out, char **e
     };
     dag_stats ds;
     int64_t left = 0;
-    if (row.ordinal <= 0 || dag_pass(p->lcm->st, p->lcm->summ, &o, &ds, &e) != LC_OK ||
+    if (row.ordinal <= 0 || lcm_dag_pass(p, p->lcm->summ, &o, &ds, &e) != LC_OK ||
         dag_uncovered(p->lcm->st, row.ordinal, &left, &e) != LC_OK || left > 0 ||
         dag_frontier(p->lcm->st, &v, &n, &e) != LC_OK)
         goto done;

@@ -34,6 +34,7 @@ typedef struct lcm_call {
     pthread_cond_t cv;
     char *req;                 /* the request, until the host thread starts it */
     int started, done, abandoned;
+    double started_at;         /* when the host thread started it (lc_now_ms) */
     int status;
     char *json, *err;
     struct lcm_call *next;
@@ -166,8 +167,9 @@ static int lcm_summ_call_worker(struct lcm_summ_ud *u, const char *req, char **r
         pthread_mutex_lock(&u->mu);
         c->next = u->calls;
         u->calls = c;
-        double t0 = lc_now_ms(), until = t0 + (double)(u->timeout_ms > 0 ? u->timeout_ms : 60000);
+        double t0 = lc_now_ms(), limit = (double)(u->timeout_ms > 0 ? u->timeout_ms : 60000);
         const char *gave_up = NULL;
+        int cancelled = 0;
         while (!c->done) {
             /* Woken every 100 ms to see whether the worker is being stopped. */
             struct timespec ts;
@@ -179,8 +181,10 @@ static int lcm_summ_call_worker(struct lcm_summ_ud *u, const char *req, char **r
             }
             pthread_cond_timedwait(&c->cv, &u->mu, &ts);
             if (c->done) break;
-            if (lc_now_ms() >= until) gave_up = c->started ? "timed out" : "was not started in time";
-            else if (u->w && worker_should_stop(u->w)) gave_up = "stopped";
+            /* The bound runs from the start: a call waits unstarted only while the host
+             * makes no requests (an idle agent), when no summary is needed either. */
+            if (c->started && lc_now_ms() - c->started_at >= limit) gave_up = "timed out";
+            else if (u->w && worker_should_stop(u->w)) gave_up = "was given up", cancelled = 1;
             if (gave_up) break;
         }
         if (gave_up) {
@@ -192,8 +196,9 @@ static int lcm_summ_call_worker(struct lcm_summ_ud *u, const char *req, char **r
                 c->abandoned = 1;
             }
             pthread_mutex_unlock(&u->mu);
-            return lc_errf(err, LC_ERR, "the summarizer call %s after %ld ms (summaryTimeoutMs %ld)",
-                           gave_up, (long)(lc_now_ms() - t0), u->timeout_ms);
+            return lc_errf(err, cancelled ? LC_CANCELLED : LC_ERR,
+                           "the summarizer call %s after %ld ms (summaryTimeoutMs %ld)", gave_up,
+                           (long)(lc_now_ms() - t0), u->timeout_ms);
         }
         lcm_call_unlink(u, c);
         pthread_mutex_unlock(&u->mu);
@@ -206,10 +211,14 @@ static int lcm_summ_call_worker(struct lcm_summ_ud *u, const char *req, char **r
             rc = lc_errf(err, LC_ERR, "%s", c->err ? c->err : "completion failed");
         }
         lcm_call_free(c);
+        if (rc == LC_ERR && u->w && worker_should_stop(u->w)) rc = LC_CANCELLED;
         return rc;
     }
 #endif
-    return lcm_summ_call_sync(u->host, req, resp, err);
+    int rc = lcm_summ_call_sync(u->host, req, resp, err);
+    /* A host aborts its calls when it shuts down: that is a stop, not a failed model. */
+    if (rc != LC_OK && u->w && worker_should_stop(u->w)) rc = LC_CANCELLED;
+    return rc;
 }
 
 /* `auto` on the host thread (the blocking regime, /lcm heal): the blocking slot. */
@@ -279,7 +288,10 @@ void lcm_summ_pump(lc_plugin *p)
         pthread_mutex_lock(&u->mu);
         lcm_call *c = u->calls;
         while (c && c->started) c = c->next;
-        if (c) c->started = 1;
+        if (c) {
+            c->started = 1;
+            c->started_at = lc_now_ms();
+        }
         pthread_mutex_unlock(&u->mu);
         if (!c) return;
         char *herr = NULL;
@@ -534,6 +546,13 @@ void lcm_summ_status(lc_plugin *p, sbuf *b)
     else
         sb_puts(b, "idle");
     sb_printf(b, "%s; %lu passes, %lu nodes", s.pending ? ", a pass is waiting" : "", s.passes, s.nodes);
+#if AP_TARGET_API_LEVEL >= 3
+    int unstarted = 0;
+    pthread_mutex_lock(&p->lcm->wud->mu);
+    for (lcm_call *c = p->lcm->wud->calls; c; c = c->next) unstarted += !c->started;
+    pthread_mutex_unlock(&p->lcm->wud->mu);
+    if (unstarted) sb_puts(b, " (its model call starts at the host's next event)");
+#endif
     if (s.deadline_hits)
         sb_printf(b, ", %lu stopped at the pass deadline (summaryPassDeadlineMs %ld)", s.deadline_hits,
                   cfg ? cfg->summary_pass_deadline_ms : 0);

@@ -10,6 +10,8 @@
 # default 120 rounds).
 # BENCH_SVG=FILE also draws the replay's cost per request against history size there.
 # The whole output also lands in BUILD/bench/report.txt and, parsed, BUILD/bench/report.json.
+# BENCH_TWP_* size the turn-wait run inside the real Pi (tests/bench/bench_turn_wait_pi.sh;
+# ~75 s at the default 120 rounds; skipped when BUILD/e2e-node has no Pi).
 BUILD=${1:-build}
 if [ -z "${BENCH_TEE:-}" ]; then
     mkdir -p "$BUILD/bench"
@@ -71,6 +73,13 @@ run sh -c 'b=$1; h=$(mktemp -d); s=$(stat -c %s "$b/lossless-context.so");
     echo "host run with plugin (load, session start, a command, unload): $(( (t2 - t1) / 20000 )) us"
     echo "host peak RSS without plugin: $r0 kB"
     echo "host peak RSS with plugin: $r1 kB (+$(( r1 - r0 )) kB)"' sh "$BUILD"
+echo "## turn wait inside the real Pi: answer to next request with Pi's model as summarizer (1.5 s a call)"
+if [ -x "$BUILD/e2e-node/node_modules/.bin/pi" ]; then
+    run sh tests/bench/bench_turn_wait_pi.sh "$BUILD"
+else
+    echo "skipped: no Pi in $BUILD/e2e-node (make test installs it through tests/e2e/run.sh)"
+    echo
+fi
 echo "benchmarks total wall time: $(( ($(date +%s%N) - START) / 1000000 )) ms"
 [ "$status" -eq 0 ] && echo "benchmarks: all ran" || echo "benchmarks: some failed (see above)"
 exit "$status"

@@ -17,6 +17,14 @@ A step {"command": "/...", "until": "text"} sends the command again (every 0.1 s
 most "timeout" seconds) until a notification it causes contains the text; its notes entry
 also says how many times it was sent and the longest time Pi took to answer one (the event
 loop's responsiveness while something runs in the background).
+A step {"prompt": "text", "poll": "get_state", "interval": 0.1} sends the prompt and, until
+its agent_end, sends the RPC command {"type": "get_state"} every interval seconds, each
+waiting for its response; OUT/polls.jsonl gets one line per poll, {"step", "sentAt",
+"answeredAt", "ms"} (epoch seconds, the clock of fake_timed.py's record). A step
+{"idle": S, "poll": ...} polls the same way for S seconds with no prompt running.
+--fake PATH serves the model instead of tests/contract/fake_openai.py (--fake-arg ARG,
+repeatable, is passed on); --context-window N is the model's window in models.json
+(default 32000); --settings JSON is merged into Pi's settings.json.
 Writes OUT/events.jsonl (every RPC line), OUT/requests.jsonl (what the fake provider
 received), OUT/notes.json (notify texts per step) and prints nothing on success.
 Exits non-zero with a reason when Pi fails to start, a step times out, or Pi exits badly.
@@ -34,9 +42,9 @@ FAKE = os.path.join(HERE, "..", "contract", "fake_openai.py")
 STEP_TIMEOUT = 60
 
 
-def start_fake(script, record):
-    proc = subprocess.Popen([sys.executable, FAKE, "--port", "0", "--script", script,
-                             "--record", record], stdout=subprocess.PIPE, text=True)
+def start_fake(script, record, fake=FAKE, extra=()):
+    proc = subprocess.Popen([sys.executable, fake, "--port", "0", "--script", script,
+                             "--record", record] + list(extra), stdout=subprocess.PIPE, text=True)
     port = proc.stdout.readline().strip()
     if not port.isdigit():
         proc.kill()
@@ -44,18 +52,18 @@ def start_fake(script, record):
     return proc, int(port)
 
 
-def write_models(agent_dir, port):
+def write_models(agent_dir, port, window=32000, settings=None):
     os.makedirs(agent_dir, exist_ok=True)
     models = {"providers": {"fake": {
         "baseUrl": "http://127.0.0.1:%d/v1" % port, "api": "openai-completions",
         "apiKey": "fake-key",
         "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
-        "models": [{"id": "fake-model", "contextWindow": 32000, "maxTokens": 2048}]}}}
+        "models": [{"id": "fake-model", "contextWindow": window, "maxTokens": 2048}]}}}
     with open(os.path.join(agent_dir, "models.json"), "w") as f:
         json.dump(models, f)
     # No retries: a provider failure must fail the step, not stall it for seconds.
     with open(os.path.join(agent_dir, "settings.json"), "w") as f:
-        json.dump({"retry": {"enabled": False}}, f)
+        json.dump(dict({"retry": {"enabled": False}}, **(settings or {})), f)
 
 
 class Reader(threading.Thread):
@@ -135,16 +143,57 @@ def poll(pi, reader, rid, step, pos):
                 step["command"], step["until"], step.get("timeout", STEP_TIMEOUT), got), entry, pos
 
 
+def poll_state(pi, reader, rid, step, pos, log):
+    """Runs a "poll" step; returns (failure or None, new position)."""
+    interval = float(step.get("interval", 0.1))
+    started = None
+    if step.get("prompt"):
+        send(pi, {"id": rid, "type": "prompt", "message": step["prompt"]})
+        resp, _ = reader.wait_for(pos, lambda o: o.get("id") == rid, STEP_TIMEOUT)
+        if not resp or not resp.get("success"):
+            return "step %r: no successful response: %r" % (step["prompt"], resp), pos
+    else:
+        started = time.monotonic()
+    deadline = time.monotonic() + step.get("timeout", STEP_TIMEOUT)
+    k = 0
+    while True:
+        if started is not None:
+            if time.monotonic() - started >= float(step["idle"]):
+                return None, len(reader.lines)
+        else:
+            done, end = reader.wait_for(pos, lambda o: o.get("type") == "agent_end", 0)
+            if done:
+                return None, end
+            if time.monotonic() > deadline:
+                return "step %r: no agent_end within %s s" % (step["prompt"], step.get("timeout", STEP_TIMEOUT)), pos
+        sid = "%s-poll-%d" % (rid, k)
+        k += 1
+        sent, t0 = time.time(), time.monotonic()
+        send(pi, {"id": sid, "type": step["poll"]})
+        resp, _ = reader.wait_for(pos, lambda o: o.get("id") == sid, STEP_TIMEOUT)
+        if not resp:
+            return "step %r: no answer to %s within %d s" % (step.get("prompt"), step["poll"], STEP_TIMEOUT), pos
+        ms = (time.monotonic() - t0) * 1000
+        log.write(json.dumps({"step": rid, "sentAt": round(sent, 4), "answeredAt": round(sent + ms / 1000, 4),
+                              "ms": round(ms, 1), "ok": bool(resp.get("success"))}) + "\n")
+        log.flush()
+        time.sleep(interval)
+
+
 def main():
     ap = argparse.ArgumentParser()
     for a in ("pi", "extension", "work", "agent-dir", "script", "steps", "out"):
         ap.add_argument("--" + a, required=True)
+    ap.add_argument("--fake", default=FAKE)
+    ap.add_argument("--fake-arg", action="append", default=[])
+    ap.add_argument("--context-window", type=int, default=32000)
+    ap.add_argument("--settings", type=json.loads, default=None)
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     requests = os.path.join(a.out, "requests.jsonl")
     open(requests, "w").close()
-    fake, port = start_fake(a.script, requests)
-    write_models(a.agent_dir, port)
+    fake, port = start_fake(a.script, requests, a.fake, a.fake_arg)
+    write_models(a.agent_dir, port, a.context_window, a.settings)
     env = dict(os.environ, PI_CODING_AGENT_DIR=a.agent_dir)
     steps = json.load(open(a.steps))
     notes = []
@@ -157,8 +206,14 @@ def main():
     reader.start()
     pos = 0
     failure = None
+    polls = open(os.path.join(a.out, "polls.jsonl"), "w")
     try:
         for n, step in enumerate(steps):
+            if isinstance(step, dict) and step.get("poll"):
+                failure, pos = poll_state(pi, reader, "step-%d" % n, step, pos, polls)
+                if failure:
+                    break
+                continue
             text = step["command"] if isinstance(step, dict) else step
             starts_turn = isinstance(step, dict) and step.get("starts_turn")
             rid = "step-%d" % n
@@ -225,6 +280,7 @@ def main():
         fake.wait()
         events.close()
         stderr.close()
+        polls.close()
         with open(os.path.join(a.out, "notes.json"), "w") as f:
             json.dump(notes, f, indent=1)
     if failure:

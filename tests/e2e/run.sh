@@ -1,7 +1,11 @@
 #!/bin/sh
 # run.sh -- the Pi bridge's tests: the bridge unit tests (node:test, no Pi), the
-# end-to-end session with the real Pi coding agent against a scripted fake provider, and a
-# real Pi session with the probe plugin (complete_async from a plugin thread).
+# end-to-end session with the real Pi coding agent against a scripted fake provider, a
+# real Pi session with the probe plugin (complete_async from a plugin thread), and a real
+# Pi session long enough that the plugin's background worker has Pi's model summarize
+# (tests/e2e/fake_timed.py answers summarizer requests after 1.5 s, agent requests after
+# 0.3 s; check_summ.py checks that they arrived and succeeded, that a summary holds the
+# model's text, and that Pi answered get_state polls promptly while a call was in flight).
 #
 #   sh tests/e2e/run.sh [BUILD]          BUILD defaults to ./build (needs `make` first)
 #   LC_E2E_FULL=0 sh tests/e2e/run.sh    skip issue 9's live-context and store claims
@@ -72,6 +76,35 @@ if [ "$status" -ne 0 ]; then
     echo "--- pi stderr:"; tail -n 20 "$T/out/pi-stderr.txt" 2>/dev/null || true
     echo "--- bridge log:"; tail -n 20 "$T/agent/lcm/pi-bridge.log" 2>/dev/null || true
     echo "FAIL: Pi session with the probe plugin (kept in $T)"
+    exit 1
+fi
+rm -rf "$T"
+
+# -- the real Pi, the real plugin, summaries by Pi's own model ------------------------------
+# A 32k window, leaf chunks of 8k tokens and 36 tool rounds of ~750 tokens: summaries are
+# due after about 16 rounds, and one 1.5-s call covers more than the rounds of those 1.5 s
+# add, so the worker keeps up (when it cannot, the plugin covers the request with
+# truncation and drops the call in flight, which metrics count as a failed call). Pi's own
+# threshold compaction (default reserve 16384 tokens, i.e. at 15.6k of 32k) is moved past
+# the plugin's swap line (70%), so it is the plugin's worker that summarizes, not the
+# host's compaction (which invalidates the worker and its call in flight too).
+T=$(mktemp -d "${TMPDIR:-/tmp}/lc-pi-summ.XXXXXX")
+mkdir -p "$T/home" "$T/agent" "$T/work" "$T/tmp"
+printf '# demo project\n' >"$T/work/README.md"
+cp "$E2E/fixtures/summ_lcm.json" "$T/agent/lcm.json"
+SUMM_WINDOW=32000
+HOME="$T/home" TMPDIR="$T/tmp" LOSSLESS_CONTEXT_SO="$SO" python3 "$E2E/pi_session.py" --pi "$PI" \
+    --extension "$ROOT/host/pi/extension.js" --work "$T/work" --agent-dir "$T/agent" \
+    --script "$E2E/fixtures/summ_script.json" --steps "$E2E/fixtures/summ_steps.json" --out "$T/out" \
+    --fake "$E2E/fake_timed.py" --fake-arg=--agent-delay=0.3 --fake-arg=--summary-delay=1.5 \
+    --fake-arg=--tool-rounds=36 --fake-arg=--tool-bytes=3000 --context-window "$SUMM_WINDOW" \
+    --settings '{"compaction": {"reserveTokens": 4000}}' &&
+    python3 "$E2E/check_summ.py" "$T/out" "$T/agent" --window "$SUMM_WINDOW" --check --label "pi summaries" ||
+    status=$?
+if [ "$status" -ne 0 ]; then
+    echo "--- pi stderr:"; tail -n 20 "$T/out/pi-stderr.txt" 2>/dev/null || true
+    echo "--- bridge log:"; tail -n 20 "$T/agent/lcm/pi-bridge.log" 2>/dev/null || true
+    echo "FAIL: Pi session summarized by Pi's model (kept in $T)"
     exit 1
 fi
 rm -rf "$T"

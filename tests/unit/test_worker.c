@@ -29,6 +29,7 @@ typedef struct slow_model {
     long delay_ms;
     int calls;        /* only the worker thread writes it; read after the worker is idle */
     int fail;
+    worker *w;        /* set: the call gives up (LC_CANCELLED) once the worker says stop */
 } slow_model;
 
 static int slow_auto(void *ud, const char *system_prompt, const char *prompt, long max_tokens,
@@ -38,8 +39,11 @@ static int slow_auto(void *ud, const char *system_prompt, const char *prompt, lo
     (void)system_prompt;
     (void)max_tokens;
     m->calls++;
-    struct timespec ts = {m->delay_ms / 1000, (m->delay_ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
+    for (long waited = 0; waited < m->delay_ms; waited += 10) {
+        struct timespec ts = {0, 10 * 1000000L};
+        nanosleep(&ts, NULL);
+        if (m->w && worker_should_stop(m->w)) return lc_errf(err, LC_CANCELLED, "given up");
+    }
     if (m->fail) return lc_errf(err, LC_ERR, "provider said no");
     char head[64];
     snprintf(head, sizeof head, "%.40s", prompt);
@@ -261,6 +265,34 @@ static void test_stop_returns_while_a_model_call_is_slow(void **state)
     store_close(st);
 }
 
+static void test_a_call_given_up_writes_nothing_and_is_no_failure(void **state)
+{
+    (void)state;
+    store *st = open_ingested(12, 400);
+    slow_model m = {.delay_ms = 5000};
+    worker *w = start(&m, 0);
+    m.w = w;  /* before the job: the submit's lock publishes it to the worker */
+    worker_job j = job();
+    worker_submit(w, &j);
+    usleep(200 * 1000);
+    worker_invalidate(w);
+    worker_result r;
+    assert_int_equal(worker_wait(w, 3000, &r), 0);
+    assert_false(worker_busy(w));
+    /* No node from the abandoned call, no fallback to another summarizer, no failure. */
+    assert_int_equal(count(st, "SELECT count(*) FROM summaries"), 0);
+    worker_event *ev = NULL;
+    size_t n = worker_take_events(w, &ev);
+    for (size_t i = 0; i < n; i++) assert_string_not_equal(ev[i].kind, "summarizer-fallback");
+    worker_events_free(ev, n);
+    worker_status s;
+    worker_status_get(w, &s);
+    assert_int_equal(s.failures, 0);
+    worker_status_free(&s);
+    assert_int_equal(worker_stop(w, 5000), 1);
+    store_close(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -270,6 +302,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_two_passes_never_cover_a_message_twice, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failing_model_falls_back_and_the_events_reach_the_caller, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stop_returns_while_a_model_call_is_slow, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_call_given_up_writes_nothing_and_is_no_failure, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
