@@ -897,12 +897,35 @@ done:
 
 /* ---- the store folder ---------------------------------------------------------------------- */
 
+int maint_store_set_aside(const char *path, const char *stamp, char **moved_to, char **err)
+{
+    static const char *const sfx[] = {"", "-wal", "-shm"};
+    char *to = lc_asprintf("%s.corrupt-%s", path, stamp);
+    int rc = LC_OK;
+    if (moved_to) *moved_to = NULL;
+    if (!to) return lc_errf(err, LC_NOMEM, "out of memory");
+    /* The log first: were the main file renamed alone, a new store at `path` would replay
+     * the old one's log. */
+    for (int k = 2; k >= 0 && rc == LC_OK; k--) {
+        char *a = lc_asprintf("%s%s", path, sfx[k]), *b = lc_asprintf("%s%s", to, sfx[k]);
+        if (!a || !b) rc = lc_errf(err, LC_NOMEM, "out of memory");
+        else if (rename(a, b) != 0 && (errno != ENOENT || k == 0))
+            rc = lc_errf(err, LC_ERR, "cannot move %s aside to %s: %s", a, b, strerror(errno));
+        free(a);
+        free(b);
+    }
+    if (rc == LC_OK && moved_to) *moved_to = to;
+    else free(to);
+    return rc;
+}
+
 void maint_store_list_free(maint_store_list *l)
 {
     if (!l) return;
     for (size_t i = 0; i < l->n; i++) {
         free(l->v[i].path);
         free(l->v[i].session_id);
+        free(l->v[i].session_file);
     }
     free(l->v);
     memset(l, 0, sizeof *l);
@@ -946,13 +969,17 @@ static int maint_scan_stores(const char *agent_home, maint_store_list *out, char
         char *e = NULL;
         in.schema_version = -1;
         if (store_open_readonly(in.path, &s, &in.schema_version, &e) == LC_OK)
-            in.session_id = in.schema_version >= 1 ? store_meta_get(s, "session_id") : NULL;
+            if (in.schema_version >= 1) {
+                in.session_id = store_meta_get(s, "session_id");
+                in.session_file = store_meta_get(s, "session_file");
+            }
         free(e);
         store_close(s);
         if (!in.session_id) in.session_id = lc_strndup(nm, l - 7);
         if (!in.session_id || maint_list_push(out, &in) != LC_OK) {
             free(in.path);
             free(in.session_id);
+            free(in.session_file);
             rc = lc_errf(err, LC_NOMEM, "out of memory");
         }
     }
@@ -1021,6 +1048,20 @@ static void maint_collect_sessions(const char *dir, int depth, maint_ids *ids)
     closedir(d);
 }
 
+/* Whether the session file a store recorded may still be its session: 0 only when it is
+ * known to be gone -- absent (ENOENT / ENOTDIR) or a Pi session file whose header now
+ * names another session. A file that exists in another format (an imported Claude Code or
+ * Codex transcript) or cannot be checked (a permission, an unmounted disk) keeps it. */
+static int maint_session_file_live(const char *path, const char *session_id)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0) return !(errno == ENOENT || errno == ENOTDIR);
+    char *id = maint_session_header_id(path);
+    int live = !id || !strcmp(id, session_id);
+    free(id);
+    return live;
+}
+
 int maint_gc_plan(const char *agent_home, const char *const *session_dirs, size_t n_dirs,
                   const char *current_session, maint_store_list *out, char **err)
 {
@@ -1033,7 +1074,9 @@ int maint_gc_plan(const char *agent_home, const char *const *session_dirs, size_
         if (session_dirs[i]) maint_collect_sessions(session_dirs[i], 1, &ids);
     for (size_t i = 0; i < all.n; i++) {
         int live = current_session && !strcmp(all.v[i].session_id, current_session);
-        for (size_t k = 0; !live && k < ids.n; k++) live = !strcmp(ids.v[k], all.v[i].session_id);
+        int known = all.v[i].session_file && *all.v[i].session_file;
+        if (!live && known) live = maint_session_file_live(all.v[i].session_file, all.v[i].session_id);
+        for (size_t k = 0; !live && !known && k < ids.n; k++) live = !strcmp(ids.v[k], all.v[i].session_id);
         if (live) continue;
         if (maint_list_push(out, &all.v[i]) != LC_OK) {
             rc = lc_errf(err, LC_NOMEM, "out of memory");
@@ -1041,6 +1084,7 @@ int maint_gc_plan(const char *agent_home, const char *const *session_dirs, size_
         }
         all.v[i].path = NULL; /* moved */
         all.v[i].session_id = NULL;
+        all.v[i].session_file = NULL;
     }
 done:
     for (size_t k = 0; k < ids.n; k++) free(ids.v[k]);
@@ -1105,6 +1149,7 @@ int maint_migrate_plan(const char *agent_home, maint_store_list *out, char **err
         }
         all.v[i].path = NULL;
         all.v[i].session_id = NULL;
+        all.v[i].session_file = NULL;
     }
     maint_store_list_free(&all);
     if (rc != LC_OK) maint_store_list_free(out);

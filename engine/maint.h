@@ -101,6 +101,11 @@ int maint_repair(sqlite3 *db, pid_t self, maint_repair_stats *out, char **err);
 /* 1 when pid names a live process (kill(pid, 0) succeeds or is refused for permission). */
 int maint_pid_alive(pid_t pid);
 
+/* Move a damaged store aside, kept: `path` (and its -wal / -shm) renamed to
+ * `path`.corrupt-`stamp` (a name no store scan reads), so a new store can be built in its
+ * place. *moved_to (may be NULL) gets the new name. Nothing is deleted. */
+int maint_store_set_aside(const char *path, const char *stamp, char **moved_to, char **err);
+
 /* ---- store folder: gc and migrate ----------------------------------------------------------- */
 
 typedef struct maint_store_info {
@@ -108,6 +113,7 @@ typedef struct maint_store_info {
     char *session_id;    /* meta session_id, else the file name without .sqlite */
     int schema_version;  /* -1 when unreadable */
     int64_t bytes;       /* file size (+ -wal) */
+    char *session_file;  /* meta session_file: where the session lived when last opened */
 } maint_store_info;
 
 typedef struct maint_store_list {
@@ -116,9 +122,13 @@ typedef struct maint_store_list {
 } maint_store_list;
 void maint_store_list_free(maint_store_list *l);
 
-/* Stores under <agent_home>/lcm/ whose session has no session file any more: a session
- * file is a *.jsonl in one of `session_dirs` (or one folder below) whose first line is a
- * {"type":"session","id":ID} header. The current session's store is never listed. */
+/* Stores under <agent_home>/lcm/ whose session has no session file any more. A store that
+ * recorded its session file (meta session_file, written at every session start and by
+ * `lcm import`) is retired only when that file is known to be gone: absent, or now holding
+ * another session's header; a file that cannot be checked keeps the store. A store that
+ * recorded none falls back to looking for a *.jsonl in one of `session_dirs` (or one
+ * folder below) whose first line is a {"type":"session","id":ID} header. The current
+ * session's store is never listed. */
 int maint_gc_plan(const char *agent_home, const char *const *session_dirs, size_t n_dirs,
                   const char *current_session, maint_store_list *out, char **err);
 /* Export every planned store into one file `export_path` (its stores one after the other,

@@ -394,7 +394,8 @@ static int recall_grep_pattern(store *s, const recall_grep_opts *o, recall_resul
             continue;
         }
         if (m != RX_MATCH) continue;
-        if (matched++ < o->offset) continue;
+        r->matched = ++matched;
+        if (matched <= o->offset) continue;
         if (r->n >= limit) {
             r->more = 1;
             break;
@@ -431,13 +432,16 @@ int recall_grep(store *s, const recall_grep_opts *o, recall_result *out, char **
 
 typedef struct recall_store_file {
     char *path;
-    double mtime;
+    const char *name;
+    long long created;  /* meta created (ms); 0 when unreadable: sorted last */
 } recall_store_file;
 
-static int recall_by_mtime(const void *a, const void *b)
+/* Newest created first, then by file name: an order that a write to a store (another
+ * session running) does not change, so offsets page the same sequence call after call. */
+static int recall_by_created(const void *a, const void *b)
 {
     const recall_store_file *x = a, *y = b;
-    return x->mtime < y->mtime ? 1 : x->mtime > y->mtime ? -1 : strcmp(x->path, y->path);
+    return x->created < y->created ? 1 : x->created > y->created ? -1 : strcmp(x->name, y->name);
 }
 
 static char *recall_date(const char *created_ms)
@@ -489,20 +493,32 @@ int recall_grep_sessions(const char *agent_home, const char *current_session_id,
             files = nf;
         }
         files[nfiles].path = p;
-        files[nfiles].mtime = (double)sb.st_mtim.tv_sec * 1e3 + (double)sb.st_mtim.tv_nsec / 1e6;
+        files[nfiles].name = p + strlen(dir) + 1;
+        files[nfiles].created = 0;
+        store *cs = NULL;
+        int cv = -1;
+        if (store_open_readonly(p, &cs, &cv, NULL) == LC_OK && cv >= 1) {
+            char *c = store_meta_get(cs, "created");
+            files[nfiles].created = c ? atoll(c) : 0;
+            free(c);
+        }
+        store_close(cs);
         nfiles++;
     }
-    if (nfiles > 1) qsort(files, nfiles, sizeof *files, recall_by_mtime);
+    if (nfiles > 1) qsort(files, nfiles, sizeof *files, recall_by_created);
+    /* The page: `skip` hits of the sequence are passed over, then up to `want` are kept.
+     * Once the page is full, query mode only counts (for the total); pattern mode looks
+     * for one more match to say whether another page exists, and stops. */
+    size_t skip = o->offset, want = o->limit ? o->limit : RECALL_SESSIONS_HITS;
+    int counted = o->query && *o->query, probing = 0;
+    int64_t total = 0;
     size_t walked = 0;
     for (size_t i = 0; i < nfiles; i++) {
         if (walked >= RECALL_SESSIONS_MAX) {
             out->stop_stores = 1;
             break;
         }
-        if (out->n >= RECALL_SESSIONS_HITS) {
-            out->stop_hits = 1;
-            break;
-        }
+        if (out->n >= want && !counted && !probing) probing = 1;
         double left = RECALL_SESSIONS_MS - (lc_now_ms() - t0);
         if (left <= 0) {
             out->stop_time = 1;
@@ -535,10 +551,18 @@ int recall_grep_sessions(const char *agent_home, const char *current_session_id,
         char *created = store_meta_get(ps, "created");
         char *date = recall_date(created);
         recall_grep_opts po = *o;
-        po.offset = 0;
         po.summary_id = 0;
-        po.limit = RECALL_SESSIONS_HITS - out->n;
         po.time_budget_ms = left;
+        if (probing) { /* pattern, page full: is there one more? */
+            po.offset = 0;
+            po.limit = 1;
+        } else if (out->n >= want) { /* query, page full: count only */
+            po.offset = SIZE_MAX / 2;
+            po.limit = 1;
+        } else {
+            po.offset = skip;
+            po.limit = want - out->n;
+        }
         recall_result pr;
         if (recall_grep(ps, &po, &pr, &perr) != LC_OK) {
             if (o->query) { /* a syntax error is the caller's, the same in every store */
@@ -570,6 +594,16 @@ int recall_grep_sessions(const char *agent_home, const char *current_session_id,
                 out->newest_first = 1;
                 if (pr.total > out->rank_skipped_total) out->rank_skipped_total = pr.total;
             }
+            if (counted) {
+                total += pr.total;
+                skip = skip > (size_t)pr.total ? skip - (size_t)pr.total : 0;
+            } else if (!probing) {
+                skip = skip > pr.matched ? skip - pr.matched : 0;
+            }
+            if (probing && pr.n) {
+                out->more = 1;
+                recall_result_free(&pr);
+            }
             for (size_t k = 0; k < pr.n; k++) {
                 recall_hit *h = recall_push(out);
                 if (!h) break;
@@ -579,7 +613,7 @@ int recall_grep_sessions(const char *agent_home, const char *current_session_id,
                 h->session_date = lc_strdup(date ? date : "?");
                 h->session_cwd = lc_strdup(pcwd ? pcwd : "?");
             }
-            if (pr.more || (pr.total > 0 && (size_t)pr.total > pr.n)) out->more = 1;
+            if (pr.more) out->more = 1;
             recall_result_free(&pr);
         }
         free(pcwd);
@@ -587,10 +621,13 @@ int recall_grep_sessions(const char *agent_home, const char *current_session_id,
         free(created);
         free(date);
         store_close(ps);
-        if (out->stop_time) break;
+        if (out->stop_time || (probing && out->more) || (!counted && out->more)) break;
     }
     if (!out->stop_stores && walked == RECALL_SESSIONS_MAX && nfiles > walked) out->stop_stores = 1;
-    if (out->n >= RECALL_SESSIONS_HITS) out->stop_hits = 1;
+    if (counted && !out->stop_time) {
+        out->total = total;
+        out->more = (int64_t)(o->offset + out->n) < total;
+    }
 done:
     if (d) closedir(d);
     for (size_t i = 0; i < nfiles; i++) free(files[i].path);
@@ -638,7 +675,7 @@ char *recall_grep_format(const recall_grep_opts *o, recall_scope scope, const re
     }
     if (r->more && r->total >= 0)
         sb_printf(&b, "more: call again with offset %zu\n", o->offset + r->n);
-    else if (r->more && scope == RECALL_SCOPE_SESSION)
+    else if (r->more)
         sb_printf(&b, "more matches exist: call again with offset %zu\n", o->offset + r->n);
     if (any_clipped) sb_printf(&b, "bound: a grep line is clipped at %d characters; lcm_expand_query reads the entry\n", RECALL_LINE_CHARS);
     if (query && r->newest_first && scope == RECALL_SCOPE_SESSION)

@@ -65,6 +65,7 @@ typedef struct recall_result {
     int more;                 /* more hits exist past this page */
     int timed_out;            /* stopped at the time bound */
     size_t scanned;           /* pattern: messages read */
+    size_t matched;           /* pattern: matches seen, the skipped (offset) ones included */
     size_t long_unindexed;    /* query: messages longer than the index reach */
     int newest_first;         /* query: total > RECALL_RANK_MAX, so the page is newest
                                  stored first instead of ranked by bm25 */
@@ -84,7 +85,11 @@ typedef struct recall_result {
 } recall_result;
 
 int recall_grep(store *s, const recall_grep_opts *o, recall_result *out, char **err);
-/* Past sessions' stores under <agent_home>/lcm/ (current excluded), newest first. */
+/* Past sessions' stores under <agent_home>/lcm/ (current excluded). Hits are paged for
+ * real across stores: the stores in a stable order (newest created first, then by file
+ * name; a store's creation date never changes, unlike its mtime), each store's hits in
+ * its own order, `offset` skipping into that sequence, RECALL_SESSIONS_HITS a page.
+ * Query mode counts every store walked, so `total` is the number of hits in them. */
 int recall_grep_sessions(const char *agent_home, const char *current_session_id,
                          const char *cwd, recall_scope scope, const recall_grep_opts *o,
                          recall_result *out, char **err);

@@ -39,19 +39,23 @@ struct store {
     sqlite3_stmt *st_fts;
     sqlite3_stmt *st_handle;
     char *mode_note;  /* a wrong mode fixed at open, for the caller to report */
+    int busy;         /* a statement failed because another connection held the lock */
+    int notadb;       /* the file is not a readable SQLite database (corrupt, truncated) */
     char *last_entry; /* newest entry known stored: the O(1) "nothing new" check */
     int64_t last_ordinal;
     store_call calls[STORE_CALL_RING]; /* recent tool calls: id -> named path */
     size_t call_next;
 };
 
-/* Version n -> n+1, applied in order inside one transaction each. A row's derived text
+/* Version n -> n+1, applied in order inside one write transaction that first re-reads the
+ * version (store_migrate); IF NOT EXISTS besides, so a second creator never trips over
+ * the first one's tables. A row's derived text
  * sits beside its verbatim JSON because the index and the summarizer read the text while
  * a read must return the original bytes. */
 static const char *const store_migrations[] = {
     /* 0 -> 1 */
-    "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-    "CREATE TABLE messages("
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS messages("
     "  id INTEGER PRIMARY KEY,"
     "  entry_id TEXT NOT NULL UNIQUE,"
     "  ordinal INTEGER NOT NULL,"
@@ -65,11 +69,11 @@ static const char *const store_migrations[] = {
     "  tool_name TEXT,"
     "  tool_path TEXT,"
     "  created INTEGER NOT NULL);"
-    "CREATE INDEX messages_ordinal ON messages(ordinal);"
-    "CREATE INDEX messages_removed ON messages(removed) WHERE removed = 1;"
-    "CREATE INDEX messages_long ON messages(chars) WHERE chars > 100000;"
-    "CREATE VIRTUAL TABLE messages_fts USING fts5(text, content='');"
-    "CREATE TABLE summaries("
+    "CREATE INDEX IF NOT EXISTS messages_ordinal ON messages(ordinal);"
+    "CREATE INDEX IF NOT EXISTS messages_removed ON messages(removed) WHERE removed = 1;"
+    "CREATE INDEX IF NOT EXISTS messages_long ON messages(chars) WHERE chars > 100000;"
+    "CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(text, content='');"
+    "CREATE TABLE IF NOT EXISTS summaries("
     "  id INTEGER PRIMARY KEY,"
     "  kind TEXT NOT NULL CHECK(kind IN ('leaf','condensed')),"
     "  depth INTEGER NOT NULL,"
@@ -77,27 +81,27 @@ static const char *const store_migrations[] = {
     "  tiers TEXT,"
     "  tokens INTEGER NOT NULL,"
     "  created INTEGER NOT NULL);"
-    "CREATE TABLE summary_children("
+    "CREATE TABLE IF NOT EXISTS summary_children("
     "  parent_id INTEGER NOT NULL REFERENCES summaries(id) ON DELETE CASCADE,"
     "  child_id INTEGER NOT NULL REFERENCES summaries(id),"
     "  position INTEGER NOT NULL,"
     "  PRIMARY KEY(parent_id, child_id));"
-    "CREATE INDEX summary_children_child ON summary_children(child_id);"
-    "CREATE TABLE summary_spans("
+    "CREATE INDEX IF NOT EXISTS summary_children_child ON summary_children(child_id);"
+    "CREATE TABLE IF NOT EXISTS summary_spans("
     "  summary_id INTEGER PRIMARY KEY REFERENCES summaries(id) ON DELETE CASCADE,"
     "  first_ordinal INTEGER NOT NULL,"
     "  last_ordinal INTEGER NOT NULL,"
     "  first_entry TEXT NOT NULL,"
     "  last_entry TEXT NOT NULL,"
     "  entry_count INTEGER NOT NULL);"
-    "CREATE TABLE summary_messages("
+    "CREATE TABLE IF NOT EXISTS summary_messages("
     "  summary_id INTEGER NOT NULL REFERENCES summaries(id) ON DELETE CASCADE,"
     "  entry_id TEXT NOT NULL,"
     "  position INTEGER NOT NULL,"
     "  PRIMARY KEY(summary_id, entry_id));"
-    "CREATE INDEX summary_messages_entry ON summary_messages(entry_id);"
-    "CREATE VIRTUAL TABLE summaries_fts USING fts5(text, content='');"
-    "CREATE TABLE file_handles("
+    "CREATE INDEX IF NOT EXISTS summary_messages_entry ON summary_messages(entry_id);"
+    "CREATE VIRTUAL TABLE IF NOT EXISTS summaries_fts USING fts5(text, content='');"
+    "CREATE TABLE IF NOT EXISTS file_handles("
     "  id INTEGER PRIMARY KEY,"
     "  entry_id TEXT NOT NULL UNIQUE,"
     "  path TEXT,"
@@ -106,8 +110,8 @@ static const char *const store_migrations[] = {
     "  chars INTEGER NOT NULL,"
     "  preview TEXT NOT NULL,"
     "  summary TEXT NOT NULL);"
-    "CREATE INDEX file_handles_path ON file_handles(path);"
-    "CREATE TABLE runs("
+    "CREATE INDEX IF NOT EXISTS file_handles_path ON file_handles(path);"
+    "CREATE TABLE IF NOT EXISTS runs("
     "  id INTEGER PRIMARY KEY,"
     "  kind TEXT NOT NULL,"
     "  pid INTEGER NOT NULL,"
@@ -117,7 +121,7 @@ static const char *const store_migrations[] = {
     /* 1 -> 2: the projection's prepared cuts (the pointer message exactly as it is sent,
      * so a pinned cut is byte-stable across requests and restarts), the pin itself, and
      * the DAG's events (condensation-stalled, heal results) that status and doctor read. */
-    "CREATE TABLE lcm_cuts("
+    "CREATE TABLE IF NOT EXISTS lcm_cuts("
     "  id INTEGER PRIMARY KEY,"
     "  anchor_entry TEXT NOT NULL,"
     "  anchor_ordinal INTEGER NOT NULL,"
@@ -126,13 +130,13 @@ static const char *const store_migrations[] = {
     "  nodes TEXT NOT NULL,"
     "  stubbed INTEGER NOT NULL,"
     "  created INTEGER NOT NULL);"
-    "CREATE TABLE lcm_pin("
+    "CREATE TABLE IF NOT EXISTS lcm_pin("
     "  id INTEGER PRIMARY KEY CHECK(id = 1),"
     "  cut_id INTEGER NOT NULL,"
     "  applied_tokens INTEGER NOT NULL,"
     "  window INTEGER NOT NULL,"
     "  updated INTEGER NOT NULL);"
-    "CREATE TABLE lcm_events("
+    "CREATE TABLE IF NOT EXISTS lcm_events("
     "  id INTEGER PRIMARY KEY,"
     "  kind TEXT NOT NULL,"
     "  data TEXT,"
@@ -191,15 +195,27 @@ static const char store_progress_triggers[] =
     "CREATE TEMP TRIGGER IF NOT EXISTS store_block_link AFTER INSERT ON main.summary_children"
     " BEGIN DELETE FROM meta WHERE key = 'dag_block_tokens'; END;";
 
+/* Remember why a statement failed, so store_open can tell "try again later" (busy) and
+ * "this file is not a database" (doctor --repair) from other failures. */
+static void store_note_error(store *s, int code)
+{
+    code &= 0xff;
+    if (code == SQLITE_BUSY || code == SQLITE_LOCKED) s->busy = 1;
+    if (code == SQLITE_NOTADB || code == SQLITE_CORRUPT) s->notadb = 1;
+}
+
 static int store_sqlerr(store *s, char **err, const char *what)
 {
+    store_note_error(s, sqlite3_extended_errcode(s->db));
     return lc_errf(err, LC_ERR, "store: %s: %s", what, sqlite3_errmsg(s->db));
 }
 
 static int store_exec(store *s, const char *sql, char **err)
 {
     char *msg = NULL;
-    if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+    int code = sqlite3_exec(s->db, sql, NULL, NULL, &msg);
+    if (code != SQLITE_OK) {
+        store_note_error(s, code);
         int rc = lc_errf(err, LC_ERR, "store: %s", msg ? msg : sqlite3_errmsg(s->db));
         sqlite3_free(msg);
         return rc;
@@ -219,31 +235,31 @@ static int store_pragma_int(store *s, const char *sql)
 
 int store_schema_version(store *s) { return store_pragma_int(s, "PRAGMA user_version"); }
 
+/* Bring the schema to STORE_SCHEMA_VERSION in one write transaction. The version read
+ * before it is only a fast path: a second process creating the same new store (two hosts,
+ * a host and `lcm import`) may have migrated it while this one waited for the lock, so
+ * the version is read again under the lock and only what is still missing is applied. */
 static int store_migrate(store *s, char **err)
 {
     int target = (int)(sizeof store_migrations / sizeof store_migrations[0]);
     int cur = store_schema_version(s);
     if (cur < 0) return store_sqlerr(s, err, "reading user_version");
-    if (cur > target)
-        return lc_errf(err, LC_INVALID,
-                       "store: %s has schema version %d, newer than this build's %d",
-                       s->path, cur, target);
-    for (int v = cur; v < target; v++) {
-        int rc = store_exec(s, "BEGIN IMMEDIATE", err);
-        if (rc) return rc;
-        rc = store_exec(s, store_migrations[v], err);
-        if (rc == LC_OK) {
-            char sql[64];
-            snprintf(sql, sizeof sql, "PRAGMA user_version=%d", v + 1);
-            rc = store_exec(s, sql, err);
-        }
-        if (rc == LC_OK) rc = store_exec(s, "COMMIT", err);
-        if (rc) {
-            sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-            return rc;
-        }
+    if (cur == target) return LC_OK;
+    int rc = store_exec(s, "BEGIN IMMEDIATE", err);
+    if (rc) return rc;
+    if ((cur = store_schema_version(s)) < 0) rc = store_sqlerr(s, err, "reading user_version");
+    else if (cur > target)
+        rc = lc_errf(err, LC_INVALID, "store: %s has schema version %d, newer than this build's %d",
+                     s->path, cur, target);
+    for (int v = cur; rc == LC_OK && v < target; v++) rc = store_exec(s, store_migrations[v], err);
+    if (rc == LC_OK && cur < target) {
+        char sql[64];
+        snprintf(sql, sizeof sql, "PRAGMA user_version=%d", target);
+        rc = store_exec(s, sql, err);
     }
-    return LC_OK;
+    if (rc == LC_OK) rc = store_exec(s, "COMMIT", err);
+    if (rc) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
 }
 
 static int store_prepare(store *s, sqlite3_stmt **st, const char *sql, char **err)
@@ -445,8 +461,41 @@ done:
     return rc;
 }
 
-int store_open(const char *agent_home, const char *session_id, const char *session_cwd,
-               store **out, char **err)
+int store_file_damaged(const char *path, char **why)
+{
+    unsigned char h[100];
+    struct stat sb, wb;
+    if (why) *why = NULL;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t n = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) ? pread(fd, h, sizeof h, 0) : -1;
+    close(fd);
+    if (n <= 0) return 0; /* empty: a store about to be created */
+    char *wal = lc_asprintf("%s-wal", path);
+    int wal_frames = wal && stat(wal, &wb) == 0 && wb.st_size > 32;
+    free(wal);
+    if (n < (ssize_t)sizeof h || memcmp(h, "SQLite format 3", 16) != 0) {
+        if (why) *why = lc_asprintf("%lld bytes that do not start with a SQLite header", (long long)sb.st_size);
+        return 1;
+    }
+    /* The in-header page count is valid when the change counter (24) equals the
+     * version-valid-for number (92). A checkpoint cut short may leave the file shorter
+     * than it, but then the log still holds the pages: only judged without one. */
+    uint32_t page = (uint32_t)h[16] << 8 | h[17];
+    uint32_t pages = (uint32_t)h[28] << 24 | (uint32_t)h[29] << 16 | (uint32_t)h[30] << 8 | h[31];
+    int valid = memcmp(h + 24, h + 92, 4) == 0 && pages > 0;
+    if (page == 1) page = 65536;
+    if (valid && !wal_frames && (uint64_t)sb.st_size < (uint64_t)pages * page) {
+        if (why)
+            *why = lc_asprintf("truncated: %lld bytes where its header counts %u pages of %u bytes (%llu)",
+                               (long long)sb.st_size, pages, page, (unsigned long long)pages * page);
+        return 1;
+    }
+    return 0;
+}
+
+static int store_open_once(const char *agent_home, const char *session_id, const char *session_cwd,
+                           long busy_ms, store **out, char **err)
 {
     char *dir = NULL, *path = NULL;
     store *s = NULL;
@@ -468,6 +517,15 @@ int store_open(const char *agent_home, const char *session_id, const char *sessi
         rc = lc_errf(err, LC_NOMEM, "store: out of memory");
         goto done;
     }
+    {
+        char *why = NULL;
+        if (store_file_damaged(path, &why)) {
+            s->notadb = 1;
+            rc = lc_errf(err, LC_ERR, "%s", why ? why : "damaged");
+            free(why);
+            goto done;
+        }
+    }
     if (dir_was != 0700 || file_was != 0600)
         s->mode_note = lc_asprintf("store modes fixed: folder %s was %04o (now 0700), file %s was "
                                    "%04o (now 0600)", dir, (unsigned)dir_was, path,
@@ -477,7 +535,7 @@ int store_open(const char *agent_home, const char *session_id, const char *sessi
         rc = store_sqlerr(s, err, "open");
         goto done;
     }
-    sqlite3_busy_timeout(s->db, 5000);
+    sqlite3_busy_timeout(s->db, busy_ms > 0 ? (int)busy_ms : 1);
     if ((rc = store_exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
                             "PRAGMA foreign_keys=ON;", err)) != LC_OK)
         goto done;
@@ -508,13 +566,52 @@ int store_open(const char *agent_home, const char *session_id, const char *sessi
                             " chars, preview, summary) VALUES(?,?,?,?,?,?,?)",
                             err)) != LC_OK)
         goto done;
+    /* Later statements wait as long as they always did, whatever the open waited. */
+    sqlite3_busy_timeout(s->db, STORE_BUSY_MS);
     *out = s;
     s = NULL;
 done:
+    if (rc != LC_OK && s && s->notadb) {
+        /* Not a lock or a full disk: the bytes are not a database. Say what fixes it. */
+        char *why = err && *err ? *err : NULL;
+        if (err) *err = NULL;
+        rc = lc_errf(err, LC_ERR, "store: %s is not a readable SQLite database (%s); `/lcm doctor"
+                     " --repair` moves it aside and rebuilds it from the session file", path,
+                     why ? why : "corrupt");
+        free(why);
+    } else if (rc != LC_OK && s && s->busy) {
+        rc = LC_BUSY; /* the message stays: "database is locked" */
+    }
     store_close(s);
     free(dir);
     free(path);
     return rc;
+}
+
+int store_open_wait(const char *agent_home, const char *session_id, const char *session_cwd,
+                    long wait_ms, store **out, char **err)
+{
+    /* A lock another connection holds is waited for by the busy handler; the few busy
+     * answers SQLite gives without waiting (a WAL switch or recovery racing another
+     * opener) are retried here, until the same deadline. */
+    double until = lc_now_ms() + (double)(wait_ms > 0 ? wait_ms : 0);
+    for (;;) {
+        long left = (long)(until - lc_now_ms());
+        int rc = store_open_once(agent_home, session_id, session_cwd, left > 0 ? left : 1, out, err);
+        if (rc != LC_BUSY || lc_now_ms() >= until) return rc;
+        if (err) {
+            free(*err);
+            *err = NULL;
+        }
+        struct timespec ts = {0, 20 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
+int store_open(const char *agent_home, const char *session_id, const char *session_cwd,
+               store **out, char **err)
+{
+    return store_open_wait(agent_home, session_id, session_cwd, STORE_BUSY_MS, out, err);
 }
 
 int store_open_readonly(const char *db_path, store **out, int *schema_version, char **err)

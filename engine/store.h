@@ -80,11 +80,22 @@ typedef struct store_summary {
  * STORE_SCHEMA_VERSION and record meta (session id, cwd, created) on creation. */
 int store_open(const char *agent_home, const char *session_id, const char *session_cwd,
                store **out, char **err);
+/* The same, waiting at most `wait_ms` for a lock another process holds (store_open waits
+ * STORE_BUSY_MS). LC_BUSY: the store was locked the whole time (try again later); a file
+ * that is not a SQLite database fails with a sentence naming `/lcm doctor --repair`. */
+#define STORE_BUSY_MS 5000
+int store_open_wait(const char *agent_home, const char *session_id, const char *session_cwd,
+                    long wait_ms, store **out, char **err);
 /* Open a store file read-only with writes forbidden on the connection (query_only). It is
  * never migrated: *schema_version (if not NULL) reports what the file holds, and the
  * caller decides whether it can answer (== STORE_SCHEMA_VERSION). */
 int store_open_readonly(const char *db_path, store **out, int *schema_version, char **err);
 void store_close(store *s);
+/* A cheap look (the first 100 bytes and the file sizes, no SQL) at whether a store file is
+ * damaged: not empty yet not a SQLite database, or shorter than its header says while no
+ * write-ahead log could hold the rest (a truncated copy). 1 = damaged, with *why (may be
+ * NULL) a malloc'd sentence; 0 = absent, empty or plausible (SQLite's own checks decide). */
+int store_file_damaged(const char *path, char **why);
 
 void store_set_options(store *s, const store_options *opt);
 /* The connection, for engine modules that read the schema (recall, dag). */

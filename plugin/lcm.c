@@ -14,6 +14,7 @@
  * the messages sent, one per line, so an evaluation can read the surface the model saw
  * last (off by default: it costs one context-sized write per request).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,7 @@
 
 static int lcm_command(void *ud, const char *args, char **out_text, char **err)
 {
+    lcm_reopen(ud); /* a store busy at start: the user asking is a moment to try again */
     lcm_summ_pump(ud);
     return lcm_cmd_run(ud, args, out_text, err);
 }
@@ -60,6 +62,16 @@ static double lcm_num(const cJSON *o, const char *k, double dflt)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
     return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}
+
+/* A count argument (offset, max_tokens, char_offset): 0 when absent or negative, -1 when
+ * it is no number a count can be (2^63, 1e300, NaN): refused by the caller, never wrapped. */
+#define LCM_COUNT_MAX 1e9
+static double lcm_count(const cJSON *o, const char *k)
+{
+    double v = lcm_num(o, k, 0);
+    if (!isfinite(v) || v > LCM_COUNT_MAX) return -1;
+    return v > 0 ? floor(v) : 0;
 }
 
 /* A summary id given as 12, "12" or "#12". */
@@ -124,7 +136,11 @@ static int lcm_tool_grep(void *ud, const char *call_json, char **out, char **err
     o.pattern = lcm_str(a, "pattern");
     o.case_sensitive = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "case_sensitive"));
     o.include_removed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "include_removed"));
-    o.offset = (size_t)(lcm_num(a, "offset", 0) > 0 ? lcm_num(a, "offset", 0) : 0);
+    if (lcm_count(a, "offset") < 0) {
+        cJSON_Delete(call);
+        return lcm_tool_error(lc_strdup("lcm_grep: offset is an integer from 0 to 1000000000"), out, err);
+    }
+    o.offset = (size_t)lcm_count(a, "offset");
     o.summary_id = lcm_summary_id(a);
     o.redact = p->lcm ? p->lcm->redact : 1;
     const char *scope_s = lcm_str(a, "scope");
@@ -204,8 +220,13 @@ static int lcm_tool_expand(void *ud, const char *call_json, char **out, char **e
     o.entry_id = lcm_str(a, "entry_id");
     o.question = lcm_str(a, "question");
     if (!o.question) o.question = lcm_str(a, "query");
-    o.max_tokens = lcm_num(a, "max_tokens", 0) > 0 ? (size_t)lcm_num(a, "max_tokens", 0) : 0;
-    o.char_offset = lcm_num(a, "char_offset", 0) > 0 ? (size_t)lcm_num(a, "char_offset", 0) : 0;
+    if (lcm_count(a, "max_tokens") < 0 || lcm_count(a, "char_offset") < 0) {
+        cJSON_Delete(call);
+        return lcm_tool_error(lc_strdup("lcm_expand_query: max_tokens and char_offset are integers from 0 "
+                                        "to 1000000000"), out, err);
+    }
+    o.max_tokens = (size_t)lcm_count(a, "max_tokens");
+    o.char_offset = (size_t)lcm_count(a, "char_offset");
     o.redact = p->lcm ? p->lcm->redact : 1;
     const char *session = lcm_str(a, "session");
     if (session && (!p->session_id || strcmp(session, p->session_id) != 0)) {
@@ -785,37 +806,28 @@ static void lcm_window_correct(lc_plugin *p, const char *error_text)
     free(e);
 }
 
-int lcm_glue_session_start(lc_plugin *p, const cJSON *ev, char **err)
+/* How long a session start waits for a store another process holds, and how a later
+ * request retries: at most one short attempt every LCM_REOPEN_EVERY_MS, so a request
+ * never waits more than LCM_REOPEN_WAIT_MS for it. */
+#define LCM_REOPEN_EVERY_MS 2000
+#define LCM_REOPEN_WAIT_MS 250
+
+/* Open the session's store and do everything a session start does for LCM once it is
+ * open: the header's cwd, the window correction, the off-branch and branch-tail ingest,
+ * the removed marks, the summarizer (its worker opens its own connection, so it starts
+ * only once this one opened) and the pin. On failure nothing is held and open_error says
+ * why. */
+static int lcm_attach(lc_plugin *p, long wait_ms)
 {
-    (void)ev;
-    (void)err;
     char *e = NULL;
-    if (!p->lcm) return AP_OK;
-    lcm_summ_close(p);
-    if (!p->lcm->proj && !(p->lcm->proj = calloc(1, sizeof *p->lcm->proj)))
-        return lc_errf(err, AP_NOMEM, "out of memory");
-    lcm_proj_reset(p->lcm->proj);
-    const char *logpath = getenv("LCM_REQUEST_LOG");
-    if (logpath && *logpath && !p->lcm->proj->log) p->lcm->proj->log = fopen(logpath, "a");
-    store_close(p->lcm->st);
-    p->lcm->st = NULL;
+    char *hcwd = lcm_header_cwd(p), *mcwd = NULL;
+    int orc = store_open_wait(p->agent_home, p->session_id, hcwd, wait_ms, &p->lcm->st, &e);
     free(p->lcm->open_error);
     p->lcm->open_error = NULL;
-    if (!p->agent_home || !p->session_id) {
-        p->lcm->open_error = lc_strdup("the host gave no agent home or session id");
-        return AP_OK;
-    }
-    /* A store that cannot open costs recall, never the session: say so and go on. */
-    char *hcwd = lcm_header_cwd(p), *mcwd = NULL;
-    int orc = store_open(p->agent_home, p->session_id, hcwd, &p->lcm->st, &e);
     if (orc != LC_OK) {
-        /* A refused store path (a link planted in the private folder) is the user's to
-         * know at once, not only in the log. */
-        if (orc == LC_INVALID) plugin_notify(p, AP_LEVEL_WARNING, "lcm: %s", e ? e : "store refused");
-        else plugin_log(p, AP_LEVEL_WARNING, "lcm: %s", e ? e : "store open failed");
-        p->lcm->open_error = e;
+        p->lcm->open_error = e ? e : lc_strdup("store open failed");
         free(hcwd);
-        return AP_OK;
+        return orc;
     }
     /* A store written before the header's cwd was recorded holds the process's. */
     if (hcwd && (!(mcwd = store_meta_get(p->lcm->st, "cwd")) || strcmp(mcwd, hcwd) != 0) &&
@@ -826,16 +838,99 @@ int lcm_glue_session_start(lc_plugin *p, const cJSON *ev, char **err)
     }
     free(hcwd);
     free(mcwd);
+    /* Where the session lives, so `/lcm gc` retires this store only once that file is
+     * gone, wherever it is (not only under HOME/sessions). */
+    char *sf = p->session_file ? realpath(p->session_file, NULL) : NULL;
+    char *had = sf ? store_meta_get(p->lcm->st, "session_file") : NULL;
+    if (sf && (!had || strcmp(had, sf) != 0) && store_meta_put(p->lcm->st, "session_file", sf, &e) != LC_OK) {
+        plugin_log(p, AP_LEVEL_WARNING, "lcm: %s", e ? e : "session file not recorded");
+        free(e);
+        e = NULL;
+    }
+    free(sf);
+    free(had);
     lcm_window_load(p);
     if (store_mode_note(p->lcm->st))
         plugin_notify(p, AP_LEVEL_WARNING, "lcm: %s", store_mode_note(p->lcm->st));
     /* The marks of a resumed tree, and what the store missed (a crash, a failed write, a
-     * deleted store): the branch read once here is the session file's truth. */
+     * deleted store, a store that was busy until now): the branch read once here is the
+     * session file's truth. */
     lcm_ingest_offbranch(p);
     lcm_mark_from_host(p);
     lcm_ingest_branch_tail(p);
     lcm_summ_open(p);
     lcm_proj_load(p);
+    return LC_OK;
+}
+
+/* The store was busy at session start: try again, at most once every LCM_REOPEN_EVERY_MS
+ * (a context call or an /lcm command), and tell the user when LCM is active again. */
+void lcm_reopen(lc_plugin *p)
+{
+    if (!p->lcm || p->lcm->st || !p->lcm->reopen) return;
+    double now = lc_now_ms();
+    if (now - p->lcm->reopen_at < LCM_REOPEN_EVERY_MS) return;
+    p->lcm->reopen_at = now;
+    int rc = lcm_attach(p, LCM_REOPEN_WAIT_MS);
+    if (rc == LC_BUSY) return;
+    p->lcm->reopen = 0;
+    if (rc != LC_OK) {
+        plugin_notify(p, AP_LEVEL_WARNING, "lcm: the store still cannot be opened (%s); LCM stays "
+                      "inactive for this run", p->lcm->open_error);
+        return;
+    }
+    plugin_notify(p, AP_LEVEL_INFO, "lcm: the store is open (after %.0f s); LCM is active again: "
+                  "every message of the session is stored and requests are projected from now on",
+                  (now - p->lcm->off_since) / 1000.0);
+}
+
+int lcm_glue_attach(lc_plugin *p)
+{
+    if (!p->lcm || p->lcm->st || !p->agent_home || !p->session_id) return LC_OK;
+    p->lcm->reopen = 0;
+    return lcm_attach(p, STORE_BUSY_MS);
+}
+
+int lcm_glue_session_start(lc_plugin *p, const cJSON *ev, char **err)
+{
+    (void)ev;
+    (void)err;
+    if (!p->lcm) return AP_OK;
+    lcm_summ_close(p);
+    if (!p->lcm->proj && !(p->lcm->proj = calloc(1, sizeof *p->lcm->proj)))
+        return lc_errf(err, AP_NOMEM, "out of memory");
+    lcm_proj_reset(p->lcm->proj);
+    const char *logpath = getenv("LCM_REQUEST_LOG");
+    if (logpath && *logpath && !p->lcm->proj->log) p->lcm->proj->log = fopen(logpath, "a");
+    store_close(p->lcm->st);
+    p->lcm->st = NULL;
+    p->lcm->reopen = 0;
+    free(p->lcm->open_error);
+    p->lcm->open_error = NULL;
+    if (!p->agent_home || !p->session_id) {
+        p->lcm->open_error = lc_strdup("the host gave no agent home or session id");
+        return AP_OK;
+    }
+    /* A store that cannot open costs recall, never the session: say so and go on. */
+    double t0 = lc_now_ms();
+    int orc = lcm_attach(p, STORE_BUSY_MS);
+    if (orc == LC_BUSY) {
+        /* Another process holds the store (an import, gc, a long write): not a reason to
+         * lose LCM for the whole run. Until it opens, requests are what the host builds. */
+        p->lcm->reopen = 1;
+        p->lcm->reopen_at = lc_now_ms();
+        p->lcm->off_since = t0;
+        plugin_notify(p, AP_LEVEL_WARNING, "lcm: the store is busy (%s); LCM is not active: requests "
+                      "go to the model as the host builds them (the raw context, cut only by the "
+                      "host's own compaction) and recall tools answer that the store is not open. "
+                      "It is retried every %d s; you will be told when LCM is active again",
+                      p->lcm->open_error, LCM_REOPEN_EVERY_MS / 1000);
+    } else if (orc != LC_OK) {
+        /* A refused store path (a link planted in the private folder) or a store that is
+         * not a database is the user's to know at once, not only in the log. */
+        plugin_notify(p, AP_LEVEL_WARNING, "lcm: %s%s", p->lcm->open_error,
+                      strstr(p->lcm->open_error, "LCM is not active") ? "" : "; LCM is not active for this run");
+    }
     return AP_OK;
 }
 
@@ -962,6 +1057,7 @@ int lcm_glue_context(lc_plugin *p, const ap_context_event *ev, size_t clm_anchor
     size_t n_items = 0;
     ap_context_result *res = NULL;
     *out = NULL;
+    lcm_reopen(p);
     struct lcm_proj *pr = p->lcm ? p->lcm->proj : NULL;
     /* The input only grew when its first message and the last one of the previous call
      * are where they were: then only the new messages are summed, copied and ingested. */

@@ -29,6 +29,10 @@ struct lcm_glue {
     struct lcm_summ_ud *retired; /* earlier sessions' call state, freed at unload */
     /* --- owned by lcm.c (DAG, projection, pin; helper I) --- */
     struct lcm_proj *proj;    /* the applied and the prepared cut, the pin, the last request */
+    /* --- the store was busy at session start (lcm.c lcm_reopen) --- */
+    int reopen;               /* retry the open on later context calls / commands */
+    double reopen_at;         /* lc_now_ms of the last attempt */
+    double off_since;         /* lc_now_ms when LCM went inactive */
 };
 
 /* What /lcm status needs from the projection, read from memory (no SQL). */

@@ -513,6 +513,52 @@ static char *lcm_cmd_config_origin(const lcm_config *cfg)
     return sb_detach(&b);
 }
 
+/* Doctor with no store open: a store file that is not a readable SQLite database (cut
+ * short, overwritten) is named; --repair moves it aside, kept, and builds the store again
+ * from the session file, which is the source of truth. */
+static char *lcm_cmd_doctor_damaged(lc_plugin *p, int repair)
+{
+    char *path = p->agent_home && p->session_id
+                     ? lc_asprintf("%s/lcm/%s.sqlite", p->agent_home, p->session_id) : NULL;
+    char *why = NULL, *moved = NULL, *e = NULL, *out = NULL, *tp = NULL, *tm = NULL;
+    if (!path || !store_file_damaged(path, &why)) {
+        free(path);
+        return lcm_cmd_no_store(p);
+    }
+    tp = lcm_cmd_tilde(p, path);
+    if (!repair) {
+        out = lc_asprintf("LCM doctor: %s is not a readable SQLite database (%s); LCM is not active.\n"
+                          "faults: 1 (/lcm doctor --repair moves it aside, kept, and rebuilds the store "
+                          "from the session file)", tp ? tp : path, why ? why : "damaged");
+        goto done;
+    }
+    char stamp[48];
+    lcm_cmd_stamp(stamp, sizeof stamp);
+    if (maint_store_set_aside(path, stamp, &moved, &e) != LC_OK) {
+        out = lc_asprintf("/lcm doctor --repair failed (nothing changed): %s", e ? e : "?");
+        goto done;
+    }
+    tm = lcm_cmd_tilde(p, moved);
+    if (lcm_glue_attach(p) != LC_OK || !p->lcm->st) {
+        out = lc_asprintf("repair: moved %s aside to %s (kept); a new store did not open: %s", tp ? tp : path,
+                          tm ? tm : moved, p->lcm->open_error ? p->lcm->open_error : "?");
+        goto done;
+    }
+    out = lc_asprintf("repair: %s was not a readable SQLite database (%s); moved aside to %s (kept) and "
+                      "rebuilt from the session file: %lld messages stored; LCM is active",
+                      tp ? tp : path, why ? why : "damaged", tm ? tm : moved,
+                      (long long)store_message_count(p->lcm->st));
+    lcm_cmd_metric_kv(p, METRIC_MAINT, "action", "rebuild", "messages", (double)store_message_count(p->lcm->st));
+done:
+    free(path);
+    free(why);
+    free(moved);
+    free(e);
+    free(tp);
+    free(tm);
+    return out;
+}
+
 static char *lcm_cmd_doctor(lc_plugin *p, char *rest)
 {
     const lcm_config *cfg = lcm_cmd_config(p);
@@ -527,7 +573,7 @@ static char *lcm_cmd_doctor(lc_plugin *p, char *rest)
         if (!strcmp(w, "--repair")) repair = 1;
         else return lc_asprintf("/lcm doctor: unknown option '%s' (try --repair)", w);
     if (!cfg) return NULL;
-    if (!db) return lcm_cmd_no_store(p);
+    if (!db) return lcm_cmd_doctor_damaged(p, repair);
     if (repair) {
         if (maint_repair(db, getpid(), &rs, &e) != LC_OK) {
             out = lc_asprintf("/lcm doctor --repair failed (nothing changed): %s", e ? e : "?");

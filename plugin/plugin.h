@@ -116,6 +116,11 @@ int clm_glue_agent_end(lc_plugin *p, const cJSON *ev, char **err);
 int lcm_glue_init(lc_plugin *p, char **err);
 void lcm_glue_free(lc_plugin *p);
 int lcm_glue_session_start(lc_plugin *p, const cJSON *ev, char **err);
+/* The store was busy at session start: a bounded retry (lcm.c), from context and /lcm. */
+void lcm_reopen(lc_plugin *p);
+/* Open the store now and do what session_start does for LCM (after a repair moved a
+ * damaged store aside). LC_OK when open (or already open). */
+int lcm_glue_attach(lc_plugin *p);
 int lcm_glue_session_shutdown(lc_plugin *p, char **err);
 /* Runs before clm_glue_context on the raw input: ingest what is new, then project the
  * raw suffix past `clm_anchor` (the raw messages the active live-context revision owns;

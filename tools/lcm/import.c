@@ -701,6 +701,13 @@ int import_file(const char *home, const char *path, import_progress_fn progress,
     /* A transcript with no message still gets its (empty) store, so it is listed. */
     if ((rc = imp_open_store(&m, err)) != LC_OK) goto done;
     if ((rc = imp_mark(&m, err)) != LC_OK) goto done;
+    {
+        /* The transcript is this store's session file: gc keeps the store while it exists. */
+        char *rp = realpath(path, NULL);
+        if (rp) rc = store_meta_put(m.st, "session_file", rp, err);
+        free(rp);
+        if (rc != LC_OK) goto done;
+    }
     snprintf(st->session_id, sizeof st->session_id, "%s", m.session_id);
     if (progress) progress(ud, total, total);
 done:

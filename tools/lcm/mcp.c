@@ -6,6 +6,8 @@
 #include "mcp.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +22,11 @@
 #define MCP_SERVER_NAME "lcm"
 #define MCP_SERVER_VERSION "0.1.0"
 #define MCP_SESSIONS_PAGE 50
+/* A request line longer than this is refused unread (a parse error, never echoed): no
+ * tool argument needs more, and reading it whole cost 4x its size in memory. */
+#define MCP_LINE_MAX (8u << 20)
+/* Counts (offset, limit, max_tokens, char_offset) above this are refused, not wrapped. */
+#define MCP_COUNT_MAX 1000000000LL
 
 static const char *const mcp_versions[] = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"};
 
@@ -36,9 +43,18 @@ static long long mcp_uint(const cJSON *o, const char *k, long long dflt)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
     if (!v) return dflt;
-    if (cJSON_IsNumber(v) && v->valuedouble >= 0) return (long long)v->valuedouble;
-    if (cJSON_IsString(v) && v->valuestring[0] >= '0' && v->valuestring[0] <= '9')
-        return atoll(v->valuestring);
+    /* 2^63 or 1e300 must not wrap to some other count, nor 2^64 to 0: refused (-1). */
+    if (cJSON_IsNumber(v))
+        return isfinite(v->valuedouble) && v->valuedouble >= 0 && v->valuedouble <= (double)MCP_COUNT_MAX &&
+                       v->valuedouble == floor(v->valuedouble)
+                   ? (long long)v->valuedouble
+                   : -1;
+    if (cJSON_IsString(v) && v->valuestring[0] >= '0' && v->valuestring[0] <= '9') {
+        char *end = NULL;
+        errno = 0;
+        unsigned long long x = strtoull(v->valuestring, &end, 10);
+        return errno == 0 && end && !*end && x <= (unsigned long long)MCP_COUNT_MAX ? (long long)x : -1;
+    }
     return -1;
 }
 
@@ -70,6 +86,13 @@ static int mcp_open_session(const mcp_ctx *c, const char *id, store **out, char 
         rc = lc_errf(err, LC_NOTFOUND, "no store for session %s under %s/lcm (see lcm_sessions)", id, c->home);
         goto done;
     }
+    char *why = NULL;
+    if (store_file_damaged(path, &why)) {
+        rc = lc_errf(err, LC_INVALID, "session %s has a damaged store (%s): not a readable SQLite database;"
+                     " `/lcm doctor --repair` in that session rebuilds it", id, why ? why : "?");
+        free(why);
+        goto done;
+    }
     if ((rc = store_open_readonly(path, out, &version, err)) != LC_OK) goto done;
     if (version != STORE_SCHEMA_VERSION) {
         store_close(*out);
@@ -90,6 +113,7 @@ typedef struct mcp_store {
     long long created;
     int64_t messages, summaries, bytes;
     int schema;
+    int damaged; /* not a readable SQLite database (store_file_damaged or unreadable) */
 } mcp_store;
 
 static void mcp_stores_free(mcp_store *v, size_t n)
@@ -151,7 +175,8 @@ static int mcp_list_stores(const mcp_ctx *c, mcp_store **out, size_t *n_out, cha
         char *path = lc_asprintf("%s/%s", dir, de->d_name);
         store *s = NULL;
         char *e = NULL;
-        if (path && store_open_readonly(path, &s, &m->schema, &e) == LC_OK) {
+        m->damaged = path && store_file_damaged(path, NULL);
+        if (path && !m->damaged && store_open_readonly(path, &s, &m->schema, &e) == LC_OK) {
             char *created = store_meta_get(s, "created");
             m->id = store_meta_get(s, "session_id");
             m->cwd = store_meta_get(s, "cwd");
@@ -162,6 +187,7 @@ static int mcp_list_stores(const mcp_ctx *c, mcp_store **out, size_t *n_out, cha
             free(created);
             store_close(s);
         }
+        if (m->schema < 0) m->damaged = 1; /* no schema could be read: not "older" */
         free(e);
         free(path);
         if (!m->id) m->id = lc_strndup(de->d_name, l - 7);
@@ -219,7 +245,7 @@ static int mcp_tool_grep(const mcp_ctx *c, const cJSON *a, char **text, int *is_
         return mcp_fail(lc_strdup("lcm_grep: give exactly one of query (full-text) or pattern (regex)"), text,
                         is_error);
     long long off = mcp_uint(a, "offset", 0);
-    if (off < 0) return mcp_fail(lc_strdup("lcm_grep: offset is a non-negative integer"), text, is_error);
+    if (off < 0) return mcp_fail(lc_strdup("lcm_grep: offset is an integer from 0 to 1000000000"), text, is_error);
     o.offset = (size_t)off;
     o.case_sensitive = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "case_sensitive"));
     o.include_removed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "include_removed"));
@@ -282,7 +308,7 @@ static int mcp_tool_expand(const mcp_ctx *c, const cJSON *a, char **text, int *i
     if (!o.question) o.question = mcp_str(a, "query");
     long long mt = mcp_uint(a, "max_tokens", 0), co = mcp_uint(a, "char_offset", 0);
     if (mt < 0 || co < 0)
-        return mcp_fail(lc_strdup("lcm_expand: max_tokens and char_offset are non-negative integers"), text, is_error);
+        return mcp_fail(lc_strdup("lcm_expand: max_tokens and char_offset are integers from 0 to 1000000000"), text, is_error);
     o.max_tokens = (size_t)mt;
     o.char_offset = (size_t)co;
     o.redact = 1;
@@ -305,7 +331,7 @@ static int mcp_tool_sessions(const mcp_ctx *c, const cJSON *a, char **text, int 
     sbuf b = {0};
     const char *cwd = mcp_str(a, "cwd");
     long long off = mcp_uint(a, "offset", 0), lim = mcp_uint(a, "limit", MCP_SESSIONS_PAGE);
-    if (off < 0 || lim < 0) return mcp_fail(lc_strdup("lcm_sessions: offset and limit are non-negative integers"), text, is_error);
+    if (off < 0 || lim < 0) return mcp_fail(lc_strdup("lcm_sessions: offset and limit are integers from 0 to 1000000000"), text, is_error);
     if (lim == 0) lim = MCP_SESSIONS_PAGE;
     if (mcp_list_stores(c, &v, &n, &e) != LC_OK) return mcp_fail(e, text, is_error);
     for (size_t i = 0; i < n; i++) {
@@ -314,7 +340,8 @@ static int mcp_tool_sessions(const mcp_ctx *c, const cJSON *a, char **text, int 
         shown++;
         sb_printf(&b, "%s  %s  %lld messages  %lld summaries  cwd %s%s\n", v[i].id, v[i].date,
                   (long long)v[i].messages, (long long)v[i].summaries, v[i].cwd && *v[i].cwd ? v[i].cwd : "?",
-                  v[i].schema == STORE_SCHEMA_VERSION ? "" : "  [older-generation store: not searchable until migrated]");
+                  v[i].damaged ? "  [damaged store: not a readable SQLite database; `/lcm doctor --repair` in its session rebuilds it]"
+                  : v[i].schema == STORE_SCHEMA_VERSION ? "" : "  [older-generation store: not searchable until migrated]");
     }
     char *body = sb_detach(&b);
     *text = body ? lc_asprintf("%zu stores under %s/lcm%s%s; showing %zu from offset %lld%s\n%s", matched, c->home,
@@ -330,7 +357,7 @@ static int mcp_tool_status(const mcp_ctx *c, const cJSON *a, char **text, int *i
 {
     (void)a;
     mcp_store *v = NULL;
-    size_t n = 0, older = 0;
+    size_t n = 0, older = 0, damaged = 0;
     int64_t msgs = 0, sums = 0, bytes = 0;
     char *e = NULL;
     if (mcp_list_stores(c, &v, &n, &e) != LC_OK) return mcp_fail(e, text, is_error);
@@ -338,11 +365,15 @@ static int mcp_tool_status(const mcp_ctx *c, const cJSON *a, char **text, int *i
         msgs += v[i].messages;
         sums += v[i].summaries;
         bytes += v[i].bytes;
-        if (v[i].schema != STORE_SCHEMA_VERSION) older++;
+        if (v[i].damaged) damaged++;
+        else if (v[i].schema != STORE_SCHEMA_VERSION) older++;
     }
-    *text = lc_asprintf("lcm (read-only MCP server %s)\nstores: %s/lcm\nsessions: %zu (%zu older-generation)\n"
+    char dmg[96] = "";
+    if (damaged)
+        snprintf(dmg, sizeof dmg, ", %zu damaged (`/lcm doctor --repair` in its session rebuilds it)", damaged);
+    *text = lc_asprintf("lcm (read-only MCP server %s)\nstores: %s/lcm\nsessions: %zu (%zu older-generation%s)\n"
                         "messages: %lld\nsummaries: %lld\nbytes: %lld\nnewest: %s%s%s\nschema: %d",
-                        MCP_SERVER_VERSION, c->home, n, older, (long long)msgs, (long long)sums, (long long)bytes,
+                        MCP_SERVER_VERSION, c->home, n, older, dmg, (long long)msgs, (long long)sums, (long long)bytes,
                         n ? v[0].id : "none", n ? " " : "", n ? v[0].date : "", STORE_SCHEMA_VERSION);
     mcp_stores_free(v, n);
     return *text ? LC_OK : LC_NOMEM;
@@ -548,14 +579,19 @@ static cJSON *mcp_dispatch(const mcp_ctx *c, const cJSON *msg)
     const cJSON *method = cJSON_GetObjectItemCaseSensitive(msg, "method");
     const cJSON *params = cJSON_GetObjectItemCaseSensitive(msg, "params");
     const cJSON *ver = cJSON_GetObjectItemCaseSensitive(msg, "jsonrpc");
-    int id_ok = id && (cJSON_IsString(id) || cJSON_IsNumber(id));
+    /* A number id must come back as sent: 1e999 (no double holds it) or one past 2^53
+     * (would come back rounded) cannot, so such a request is refused. */
+    int id_ok = id && (cJSON_IsString(id) ||
+                       (cJSON_IsNumber(id) && isfinite(id->valuedouble) && fabs(id->valuedouble) <= 9007199254740992.0));
     if (!cJSON_IsObject(msg)) return mcp_error(NULL, MCP_INVALID_REQUEST, "Invalid Request: not an object");
     /* A response from the client (we send no requests, so nothing waits for it). */
     if (!method && (cJSON_GetObjectItemCaseSensitive(msg, "result") || cJSON_GetObjectItemCaseSensitive(msg, "error")))
         return NULL;
     if (!cJSON_IsString(ver) || strcmp(ver->valuestring, "2.0") != 0 || !cJSON_IsString(method) ||
         (id && !id_ok) || (params && !cJSON_IsObject(params) && !cJSON_IsArray(params)))
-        return mcp_error(id_ok ? id : NULL, MCP_INVALID_REQUEST, "Invalid Request");
+        return mcp_error(id_ok ? id : NULL, MCP_INVALID_REQUEST,
+                         id && !id_ok ? "Invalid Request: id must be a string or a number within +-2^53"
+                                      : "Invalid Request");
     const char *m = method->valuestring;
     if (!id) return NULL; /* notifications (initialized, cancelled, ...) need no answer */
     if (strcmp(m, "initialize") == 0) return mcp_initialize(id, params);
@@ -571,7 +607,7 @@ static cJSON *mcp_dispatch(const mcp_ctx *c, const cJSON *msg)
         return mcp_result(id, res);
     }
     if (strcmp(m, "tools/call") == 0) return mcp_call(c, id, params);
-    char *txt = lc_asprintf("Method not found: %s", m);
+    char *txt = lc_asprintf("Method not found: %.100s%s", m, strlen(m) > 100 ? "..." : "");
     cJSON *r = mcp_error(id, MCP_METHOD_NOT_FOUND, txt ? txt : "Method not found");
     free(txt);
     return r;
@@ -610,18 +646,52 @@ char *mcp_handle_line(const mcp_ctx *c, const char *line, size_t len)
     return text;
 }
 
+/* One line of at most MCP_LINE_MAX bytes into *line; a longer one is read to its end and
+ * dropped (*too_long). -1 at the end of input. */
+static ssize_t mcp_read_line(FILE *in, char **line, size_t *cap, int *too_long)
+{
+    size_t n = 0;
+    int ch, any = 0;
+    *too_long = 0;
+    while ((ch = getc_unlocked(in)) != EOF) {
+        any = 1;
+        if (ch == '\n') break;
+        if (*too_long) continue;
+        if (n + 1 >= *cap) {
+            size_t nc = *cap ? *cap * 2 : 4096;
+            char *nl = realloc(*line, nc);
+            if (!nl) return -1;
+            *line = nl;
+            *cap = nc;
+        }
+        (*line)[n++] = (char)ch;
+        if (n > MCP_LINE_MAX) *too_long = 1;
+    }
+    if (!any) return -1;
+    if (*line) (*line)[*too_long ? 0 : n] = '\0';
+    return *too_long ? 0 : (ssize_t)n;
+}
+
 int mcp_serve(const mcp_ctx *c, FILE *in, FILE *out, char **err)
 {
     char *line = NULL;
     size_t cap = 0;
     ssize_t n;
-    int rc = LC_OK;
-    while ((n = getline(&line, &cap, in)) >= 0) {
+    int rc = LC_OK, too_long = 0;
+    while ((n = mcp_read_line(in, &line, &cap, &too_long)) >= 0) {
+        char *resp = NULL;
+        if (too_long) {
+            cJSON *e = mcp_error(NULL, MCP_PARSE_ERROR, "Parse error: a request line is at most 8 MiB");
+            resp = e ? cJSON_PrintUnformatted(e) : NULL;
+            cJSON_Delete(e);
+            goto answer;
+        }
         while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r')) n--;
         size_t lead = 0;
         while (lead < (size_t)n && (line[lead] == ' ' || line[lead] == '\t')) lead++;
         if (lead == (size_t)n) continue;
-        char *resp = mcp_handle_line(c, line + lead, (size_t)n - lead);
+        resp = mcp_handle_line(c, line + lead, (size_t)n - lead);
+    answer:
         if (resp) {
             int bad = fputs(resp, out) < 0 || fputc('\n', out) == EOF || fflush(out) != 0;
             free(resp);
