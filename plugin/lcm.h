@@ -27,6 +27,8 @@ struct lcm_glue {
     struct worker *worker;    /* the background summarizer; NULL: passes between turns */
     struct lcm_summ_ud *wud;  /* what the worker's chain calls with */
     struct lcm_summ_ud *retired; /* earlier sessions' call state, freed at unload */
+    char *summ_fallback;      /* the last time the chain fell back: "auto -> extractive: why" */
+    long long summ_fallback_at; /* wall-clock ms */
     /* --- owned by lcm.c (DAG, projection, pin; helper I) --- */
     struct lcm_proj *proj;    /* the applied and the prepared cut, the pin, the last request */
     /* --- the store was busy at session start (lcm.c lcm_reopen) --- */

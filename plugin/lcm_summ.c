@@ -127,10 +127,10 @@ static void lcm_call_unlink(struct lcm_summ_ud *u, lcm_call *c)
         }
 }
 
-/* complete_async's `done`: on a host thread, possibly long after the worker gave up. */
-static void lcm_call_done(void *ud, int status, const char *out_json, const char *err)
+/* The call's answer (or failure) is in: the waiting worker is woken, or, when it gave the
+ * call up, the call is freed here. */
+static void lcm_call_finish(lcm_call *c, int status, const char *out_json, const char *err)
 {
-    lcm_call *c = ud;
     struct lcm_summ_ud *u = c->owner;
     pthread_mutex_lock(&u->mu);
     c->status = status;
@@ -144,6 +144,12 @@ static void lcm_call_done(void *ud, int status, const char *out_json, const char
         pthread_cond_signal(&c->cv);
     }
     pthread_mutex_unlock(&u->mu);
+}
+
+/* complete_async's `done`: on a host thread, possibly long after the worker gave up. */
+static void lcm_call_done(void *ud, int status, const char *out_json, const char *err)
+{
+    lcm_call_finish(ud, status, out_json, err);
 }
 #endif
 
@@ -271,8 +277,22 @@ static int lcm_summ_model_worker(void *ud, const char *provider, const char *mod
                                out, err);
 }
 
+/* A model that failed (a timeout, an error) is named in /lcm status until the next one. */
+static void lcm_summ_note_fallback(lc_plugin *p, const cJSON *d)
+{
+    const char *from = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d, "from"));
+    const char *to = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d, "to"));
+    const char *why = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d, "reason"));
+    char *text = lc_asprintf("%s -> %s: %s", from ? from : "?", to ? to : "?", why ? why : "failed");
+    if (!text) return;
+    free(p->lcm->summ_fallback);
+    p->lcm->summ_fallback = text;
+    p->lcm->summ_fallback_at = (long long)time(NULL) * 1000LL;
+}
+
 static void lcm_summ_event_host(void *ud, const char *kind, const cJSON *data)
 {
+    if (!strcmp(kind, "summarizer-fallback")) lcm_summ_note_fallback(ud, data);
     lcm_cmd_metric(ud, kind, data);
 }
 
@@ -297,17 +317,7 @@ void lcm_summ_pump(lc_plugin *p)
         char *herr = NULL;
         int hr = u->host->complete_async(u->host->host_ctx, c->req, lcm_call_done, c, &herr);
         if (hr != AP_OK) {
-            pthread_mutex_lock(&u->mu);
-            c->status = hr;
-            c->err = lc_strdup(herr ? herr : "completion failed");
-            c->done = 1;
-            if (c->abandoned) {
-                lcm_call_unlink(u, c);
-                lcm_call_free(c);
-            } else {
-                pthread_cond_signal(&c->cv);
-            }
-            pthread_mutex_unlock(&u->mu);
+            lcm_call_finish(c, hr, NULL, herr ? herr : "completion failed");
             if (AP_HOST_HAS(u->host, free)) u->host->free(herr);
         }
     }
@@ -409,6 +419,8 @@ void lcm_summ_free(lc_plugin *p)
         p->lcm->retired = u->next_retired;
         lcm_summ_ud_free(u);
     }
+    free(p->lcm->summ_fallback);
+    p->lcm->summ_fallback = NULL;
 }
 
 void lcm_summ_open(lc_plugin *p)
@@ -494,6 +506,7 @@ int lcm_summ_pickup(lc_plugin *p, long wait_ms, lcm_summ_pick *out)
     size_t n = worker_take_events(w, &ev);
     for (size_t i = 0; i < n; i++) {
         cJSON *d = ev[i].data_json ? cJSON_Parse(ev[i].data_json) : NULL;
+        if (!strcmp(ev[i].kind, "summarizer-fallback")) lcm_summ_note_fallback(p, d);
         lcm_cmd_metric(p, ev[i].kind, d);
         cJSON_Delete(d);
     }
@@ -528,6 +541,15 @@ int lcm_summ_pickup(lc_plugin *p, long wait_ms, lcm_summ_pick *out)
     return 1;
 }
 
+static void lcm_summ_when_line(sbuf *b, const char *what, long long at_ms, const char *text)
+{
+    char when[32] = "?";
+    time_t t = (time_t)(at_ms / 1000);
+    struct tm tm;
+    if (gmtime_r(&t, &tm)) strftime(when, sizeof when, "%H:%M:%S UTC", &tm);
+    sb_printf(b, "%s (%s): %s\n", what, when, text);
+}
+
 void lcm_summ_status(lc_plugin *p, sbuf *b)
 {
     worker *w = p->lcm ? p->lcm->worker : NULL;
@@ -559,12 +581,8 @@ void lcm_summ_status(lc_plugin *p, sbuf *b)
     if (s.conflicts) sb_printf(b, ", %lu nodes made first elsewhere", s.conflicts);
     if (s.failures) sb_printf(b, ", %lu failed", s.failures);
     sb_puts(b, "\n");
-    if (s.last_error) {
-        char when[32] = "?";
-        time_t t = (time_t)(s.last_error_at / 1000);
-        struct tm tm;
-        if (gmtime_r(&t, &tm)) strftime(when, sizeof when, "%H:%M:%S UTC", &tm);
-        sb_printf(b, "summarizer last error (%s): %s\n", when, s.last_error);
-    }
+    if (s.last_error) lcm_summ_when_line(b, "summarizer last error", s.last_error_at, s.last_error);
+    if (p->lcm->summ_fallback)
+        lcm_summ_when_line(b, "summarizer last fallback", p->lcm->summ_fallback_at, p->lcm->summ_fallback);
     worker_status_free(&s);
 }

@@ -61,6 +61,8 @@ echo "## extractive summarizer"
 run "$BUILD/bench/bench_summarize"
 echo "## turn wait: answer to next request with the session model as summarizer (1.5 s a call), plugin vs host alone"
 run sh tests/bench/bench_turn_wait.sh "$BUILD"
+echo "## host thread: what the plugin costs the agent's own thread over a 20M-token session at a 128k window (worker / inline passes / host alone)"
+run sh tests/bench/bench_host_thread.sh "$BUILD" "${BENCH_HT_TOKENS:-20000000}"
 echo "## plugin: .so size and load time (20 host runs with and without it)"
 run sh -c 'b=$1; h=$(mktemp -d); s=$(stat -c %s "$b/lossless-context.so");
     t0=$(date +%s%N); for i in $(seq 20); do "$b/agent-host" --home "$h" --session "$h/a.jsonl" --command "/help" >/dev/null 2>&1; done

@@ -188,6 +188,25 @@ static void test_correction_applies_only_to_the_window_it_corrected(void **state
                                                  "tokens", &c), 0);
 }
 
+static void test_summaries_are_due_only_within_a_chunk_of_the_next_line(void **state)
+{
+    (void)state;
+    zones_cfg c = zones_cfg_unset();
+    zones_resolved z;
+    assert_int_equal(zones_resolve(&c, 0, 64000, &z, NULL), 0);
+    /* 64k: swap at 44,800, re-cut at 54,400; one leaf chunk of 20,000 ahead of each. */
+    assert_false(zones_summaries_due(&z, 22400, 0, 20000)); /* 35% of the window */
+    assert_false(zones_summaries_due(&z, 24799, 0, 20000));
+    assert_true(zones_summaries_due(&z, 24800, 0, 20000));
+    /* Once a cut is pinned the next line is the re-cut line. */
+    assert_false(zones_summaries_due(&z, 30000, 1, 20000));
+    assert_true(zones_summaries_due(&z, 34400, 1, 20000));
+    /* A window too small for a chunk of lead: always due. */
+    assert_int_equal(zones_resolve(&c, 0, 16000, &z, NULL), 0);
+    assert_true(zones_summaries_due(&z, 1000, 0, 20000));
+    assert_int_equal(zones_fit_tokens(&z), 15200);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -203,6 +222,7 @@ int main(void)
         cmocka_unit_test(test_merge_overrides_only_fields_the_model_sets),
         cmocka_unit_test(test_window_from_common_provider_errors),
         cmocka_unit_test(test_correction_applies_only_to_the_window_it_corrected),
+        cmocka_unit_test(test_summaries_are_due_only_within_a_chunk_of_the_next_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
