@@ -293,6 +293,35 @@ static void test_a_call_given_up_writes_nothing_and_is_no_failure(void **state)
     store_close(st);
 }
 
+static void test_truncation_laid_in_a_hurry_is_healed_by_the_worker(void **state)
+{
+    (void)state;
+    store *st = open_ingested(12, 400);
+    summ_config tc = {.truncate_only = 1};
+    summ_ctx *trunc = NULL;
+    assert_int_equal(summ_create(&tc, &trunc, NULL), LC_OK);
+    worker_job j = job();
+    dag_stats ds;
+    assert_int_equal(dag_pass(st, trunc, &j.dag, &ds, NULL), LC_OK);
+    long laid = count(st, "SELECT count(*) FROM summaries WHERE text LIKE '[lcm:truncated]%'");
+    assert_true(laid >= 1);
+    slow_model m = {.delay_ms = 10};
+    worker *w = start(&m, 0);
+    j.heal_nodes = 8;
+    j.heal = (dag_heal_opts){.heal_source_tokens = 4000, .summary_tokens = 200};
+    worker_submit(w, &j);
+    worker_result r;
+    assert_int_equal(worker_wait(w, 30000, &r), 1);
+    assert_int_equal(r.rc, LC_OK);
+    assert_int_equal(r.healed, laid);
+    assert_int_equal(count(st, "SELECT count(*) FROM summaries WHERE text LIKE '[lcm:truncated]%'"), 0);
+    assert_true(count(st, "SELECT count(*) FROM summaries WHERE text LIKE 'model summary%'") >= laid);
+    worker_result_free(&r);
+    summ_free(trunc);
+    assert_int_equal(worker_stop(w, 5000), 1);
+    store_close(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -303,6 +332,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_failing_model_falls_back_and_the_events_reach_the_caller, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stop_returns_while_a_model_call_is_slow, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_call_given_up_writes_nothing_and_is_no_failure, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_truncation_laid_in_a_hurry_is_healed_by_the_worker, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
