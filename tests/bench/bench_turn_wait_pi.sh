@@ -3,7 +3,7 @@
 # a model answer and its next request when the plugin's summarizer is Pi's own model.
 # The real Pi 0.73.1 (BUILD/e2e-node, installed by tests/e2e/run.sh) runs one prompt in
 # RPC mode with the real plugin (host/pi/extension.js + BUILD/lossless-context.so) against
-# the loopback model tests/e2e/fake_timed.py: 120 tool rounds, each a `bash` call printing
+# the loopback model tests/contract/fake_openai.py: 120 tool rounds, each a `bash` call printing
 # ~8000 bytes (~2k tokens), agent answers after 0.5 s, summarizer answers after 1.5 s, a
 # 64k window, lcm.json {"summarizer": "auto"} (every other setting at its default) and
 # Pi's own settings at their defaults (its threshold compaction included). While the
@@ -48,7 +48,8 @@ t0=$(date +%s%N)
 HOME="$T/home" TMPDIR="$T/tmp" LOSSLESS_CONTEXT_SO="$BUILD/lossless-context.so" \
     NODE_PATH="$BUILD/e2e-node/node_modules" python3 "$E2E/pi_session.py" --pi "$PI" \
     --extension "$ROOT/host/pi/extension.js" --work "$T/work" --agent-dir "$T/agent" \
-    --script "$T/script.json" --steps "$T/steps.json" --out "$T/out" --fake "$E2E/fake_timed.py" \
+    --script "$T/script.json" --steps "$T/steps.json" --out "$T/out" \
+    --fake-arg=--record-answers --fake-arg=--summary-tag=PI-SCRIPTED-SUMMARY \
     --fake-arg=--agent-delay="$ADELAY" --fake-arg=--summary-delay="$SDELAY" \
     --fake-arg=--tool-rounds="$ROUNDS" --fake-arg=--tool-bytes="$BYTES" --context-window "$WINDOW" ||
     { echo "the Pi run failed"; tail -n 5 "$T/out/pi-stderr.txt" 2>/dev/null; status=1; }

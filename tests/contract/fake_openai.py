@@ -20,14 +20,16 @@ line when it arrives. A request with "stream": true is answered as server-sent e
 (chat.completion.chunk deltas for content and tool_calls, a usage chunk, data: [DONE]).
 
 Each recorded line also carries "_fake": {"seq", "kind", "arrivedAt"} (seq counts requests
-from 1 in arrival order; arrivedAt is epoch seconds; kind is "summary" for the plugin's
-summarizer -- its system prompt, engine/summarize.c, asks to summarize or compress part
-of a conversation "for a lossless context store" -- "agent" for a request that offers
-tools, else "other"). With --record-answers, an answer also appends
-{"_answer": {"seq", "kind", "answeredAt", "status"}} to --record just before the answer's
-first byte is sent, so the record gives both ends of every request; readers of the plain
-request lines skip rows with "_answer" (the option is off by default, so the one-line-per-
-request format that existing tests read is unchanged).
+from 1 in arrival order; arrivedAt is epoch seconds, time.time(), the clock of
+tests/e2e/pi_session.py's poll record; kind is "summary" for the plugin's summarizer -- its
+system prompt (the first message, role system or developer; engine/summarize.c) asks to
+summarize or compress part of a conversation "for a lossless context store" -- "agent" for
+a request that offers tools, else "other"). With --record-answers, an answer also appends
+{"_answer": {"seq", "kind", "answeredAt", "status", "text"?}} to --record just before the
+answer's first byte is sent (text: the content sent to a summarizer request), so the record
+gives both ends of every request; readers of the plain request lines skip rows with
+"_answer" (the option is off by default, so the one-line-per-request format that existing
+tests read is unchanged).
 
 Long unscripted runs (the benchmark, the summary-worker test):
   --agent-delay S     seconds before answering an agent request the script does not cover
@@ -38,6 +40,9 @@ Long unscripted runs (the benchmark, the summary-worker test):
   --summary-marker RE the regular expression that marks a summarizer system prompt
   --summary-ratio F   a summary's size as a fraction of its excerpt (default 0.125, an 8x
                       compression, as a model writes; never over what the request asks)
+  --summary-tag TAG   a summary's first line is "TAG <seq>: the scripted model summarized
+                      this part." (seq: the request's), so a reader of the store can tell
+                      the model's text from anything else (tests/e2e/check_summ.py)
 Once any of --summary-delay or --tool-rounds is given, summarizer requests no longer take
 script entries: they are answered with bullet points drawn from the excerpt (every
 KEY=VALUE line first), within the "at most about N tokens" the request asks for.
@@ -54,7 +59,7 @@ LOCK = threading.Lock()
 STATE = {"script": [], "next": 0, "record": None, "calls": 0, "seq": 0, "agent_rounds": 0}
 OPTS = argparse.Namespace(agent_delay=0.0, summary_delay=0.0, tool_rounds=0, tool_bytes=8000,
                           plant="", summary_marker=None, record_answers=False,
-                          summary_ratio=0.125)
+                          summary_ratio=0.125, summary_tag=None)
 # The summarizer's system prompts (engine/summarize.c summ_system_prompt): "You summarize part
 # of a coding-agent conversation for a lossless context store" and "You compress part of ...".
 SUMMARY_MARKER = r"(?is)\b(summari[sz]e|compress)\b.*\blossless context store\b"
@@ -64,7 +69,7 @@ def system_text(request):
     msgs = request.get("messages") if isinstance(request, dict) else None
     if not isinstance(msgs, list) or not msgs or not isinstance(msgs[0], dict):
         return ""
-    if msgs[0].get("role") != "system":
+    if msgs[0].get("role") not in ("system", "developer"):
         return ""
     c = msgs[0].get("content")
     if isinstance(c, list):
@@ -97,9 +102,10 @@ def user_text(request):
     return "\n".join(out)
 
 
-def summary_answer(request):
+def summary_answer(request, seq):
     """Bullets from the excerpt, KEY=VALUE lines first, within the asked size (a model that
-    keeps identifiers verbatim, which is what the store's recall relies on)."""
+    keeps identifiers verbatim, which is what the store's recall relies on), after the
+    --summary-tag line when one is given."""
     text = user_text(request)
     m = re.search(r"at most about (\d+) tokens", text)
     asked_chars = int(m.group(1)) * 3 if m else 1200
@@ -118,6 +124,8 @@ def summary_answer(request):
             break
         bullets.append("- " + l)
         used += len(l) + 3
+    if OPTS.summary_tag:
+        bullets.insert(0, "%s %d: the scripted model summarized this part." % (OPTS.summary_tag, seq))
     return "\n".join(bullets) or "- (nothing to keep)"
 
 
@@ -172,24 +180,26 @@ def record(body_text):
     return seq, kind
 
 
-def record_answer(seq, kind, status):
+def record_answer(seq, kind, status, text=None):
     path = STATE["record"]
     if not path or not OPTS.record_answers:
         return
-    line = json.dumps({"_answer": {"seq": seq, "kind": kind, "answeredAt": round(time.time(), 4),
-                                   "status": status}}, separators=(",", ":"))
+    ans = {"seq": seq, "kind": kind, "answeredAt": round(time.time(), 4), "status": status}
+    if kind == "summary" and status < 400 and isinstance(text, str):
+        ans["text"] = text
+    line = json.dumps({"_answer": ans}, separators=(",", ":"))
     with LOCK:
         with open(path, "a", encoding="utf-8") as f:
             f.write(line + "\n")
 
 
-def pick_response(kind, request):
+def pick_response(kind, request, seq):
     """The response for a request of this kind (see the module text for the split)."""
     if kinds_split() and kind == "summary":
         with LOCK:
             STATE["calls"] += 1
             call_no = STATE["calls"]
-        return {"content": summary_answer(request), "delay": OPTS.summary_delay}, call_no
+        return {"content": summary_answer(request, seq), "delay": OPTS.summary_delay}, call_no
     resp, call_no = next_response()
     scripted = resp is not DONE
     if kind == "agent" and not scripted and OPTS.tool_rounds > 0:
@@ -266,11 +276,11 @@ class Handler(BaseHTTPRequestHandler):
             record_answer(seq, kind, 400)
             self.send_json(400, {"error": {"message": "request body is not JSON"}})
             return
-        resp, call_no = pick_response(kind, request)
+        resp, call_no = pick_response(kind, request, seq)
         if resp.get("delay"):
             time.sleep(float(resp["delay"]))
         status = int(resp.get("status") or (500 if resp.get("error") else 200))
-        record_answer(seq, kind, status)
+        record_answer(seq, kind, status, None if "raw" in resp else resp.get("content"))
         if status >= 400:
             self.send_json(status, {"error": {
                 "message": resp.get("error") or "scripted failure",
@@ -354,6 +364,7 @@ def main():
     ap.add_argument("--plant", default="")
     ap.add_argument("--summary-marker")
     ap.add_argument("--summary-ratio", type=float, default=0.125)
+    ap.add_argument("--summary-tag")
     a = ap.parse_args()
     for k in vars(OPTS):
         setattr(OPTS, k, getattr(a, k))

@@ -3,9 +3,9 @@
 
     check_summ.py OUT AGENT_DIR --window TOKENS [--check] [--label NAME] [--json FILE]
 
-OUT is pi_session.py's output folder (requests.jsonl from tests/e2e/fake_timed.py with
-arrival and answer times, polls.jsonl with the get_state polls sent while the prompt ran,
-notes.json); AGENT_DIR is Pi's agent home (lcm/metrics.jsonl, lcm/*.sqlite,
+OUT is pi_session.py's output folder (requests.jsonl from tests/contract/fake_openai.py
+--record-answers with arrival and answer times and the summaries sent, polls.jsonl with
+the get_state polls sent while the prompt ran, notes.json); AGENT_DIR is Pi's agent home (lcm/metrics.jsonl, lcm/*.sqlite,
 lcm/pi-bridge.log). Always prints the figures, one "LABEL name: value unit" line each:
 the wait from each agent answer to the next agent request (median, p95, max, how many
 over 1 s), the summarizer requests Pi's model received and answered, the metrics' calls
@@ -18,8 +18,8 @@ scenario sends after an idle spell.) With --check it also asserts:
       the bridge delivered answers back to the plugin (pi-bridge.log);
   (b) metrics.jsonl has summarizer-call rows of model "auto" with ok true, none with ok
       false, and no summarizer-fallback row;
-  (c) a summary in the store holds a text the scripted model sent (its "TAG seq:" line
-      and the bullets that follow);
+  (c) a summary in the store holds a text the scripted model sent (its "TAG seq:" line,
+      fake_openai.py --summary-tag, and the bullets that follow);
   (d) Pi's event loop kept turning while a summarizer request was in flight: at least 3
       get_state polls overlapped such a flight (from its arrival at the model to its
       answer) and each was answered within 500 ms;

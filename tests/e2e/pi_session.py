@@ -20,10 +20,10 @@ loop's responsiveness while something runs in the background).
 A step {"prompt": "text", "poll": "get_state", "interval": 0.1} sends the prompt and, until
 its agent_end, sends the RPC command {"type": "get_state"} every interval seconds, each
 waiting for its response; OUT/polls.jsonl gets one line per poll, {"step", "sentAt",
-"answeredAt", "ms"} (epoch seconds, the clock of fake_timed.py's record). A step
+"answeredAt", "ms"} (epoch seconds, the clock of fake_openai.py's record). A step
 {"idle": S, "poll": ...} polls the same way for S seconds with no prompt running.
---fake PATH serves the model instead of tests/contract/fake_openai.py (--fake-arg ARG,
-repeatable, is passed on); --context-window N is the model's window in models.json
+--fake-arg ARG (repeatable) is passed on to fake_openai.py (e.g. --fake-arg=--summary-delay=1.5:
+its timed, unscripted modes); --context-window N is the model's window in models.json
 (default 32000); --settings JSON is merged into Pi's settings.json.
 Writes OUT/events.jsonl (every RPC line), OUT/requests.jsonl (what the fake provider
 received), OUT/notes.json (notify texts per step) and prints nothing on success.
@@ -42,8 +42,8 @@ FAKE = os.path.join(HERE, "..", "contract", "fake_openai.py")
 STEP_TIMEOUT = 60
 
 
-def start_fake(script, record, fake=FAKE, extra=()):
-    proc = subprocess.Popen([sys.executable, fake, "--port", "0", "--script", script,
+def start_fake(script, record, extra=()):
+    proc = subprocess.Popen([sys.executable, FAKE, "--port", "0", "--script", script,
                              "--record", record] + list(extra), stdout=subprocess.PIPE, text=True)
     port = proc.stdout.readline().strip()
     if not port.isdigit():
@@ -184,7 +184,6 @@ def main():
     ap = argparse.ArgumentParser()
     for a in ("pi", "extension", "work", "agent-dir", "script", "steps", "out"):
         ap.add_argument("--" + a, required=True)
-    ap.add_argument("--fake", default=FAKE)
     ap.add_argument("--fake-arg", action="append", default=[])
     ap.add_argument("--context-window", type=int, default=32000)
     ap.add_argument("--settings", type=json.loads, default=None)
@@ -192,7 +191,7 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     requests = os.path.join(a.out, "requests.jsonl")
     open(requests, "w").close()
-    fake, port = start_fake(a.script, requests, a.fake, a.fake_arg)
+    fake, port = start_fake(a.script, requests, a.fake_arg)
     write_models(a.agent_dir, port, a.context_window, a.settings)
     env = dict(os.environ, PI_CODING_AGENT_DIR=a.agent_dir)
     steps = json.load(open(a.steps))

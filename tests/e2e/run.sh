@@ -3,8 +3,8 @@
 # end-to-end session with the real Pi coding agent against a scripted fake provider, a
 # real Pi session with the probe plugin (complete_async from a plugin thread), and a real
 # Pi session long enough that the plugin's background worker has Pi's model summarize
-# (tests/e2e/fake_timed.py answers summarizer requests after 1.5 s, agent requests after
-# 0.3 s; check_summ.py checks that they arrived and succeeded, that a summary holds the
+# (tests/contract/fake_openai.py answers summarizer requests after 1.5 s, agent requests
+# after 0.3 s; check_summ.py checks that they arrived and succeeded, that a summary holds the
 # model's text, and that Pi answered get_state polls promptly while a call was in flight).
 #
 #   sh tests/e2e/run.sh [BUILD]          BUILD defaults to ./build (needs `make` first)
@@ -96,7 +96,8 @@ SUMM_WINDOW=32000
 HOME="$T/home" TMPDIR="$T/tmp" LOSSLESS_CONTEXT_SO="$SO" python3 "$E2E/pi_session.py" --pi "$PI" \
     --extension "$ROOT/host/pi/extension.js" --work "$T/work" --agent-dir "$T/agent" \
     --script "$E2E/fixtures/summ_script.json" --steps "$E2E/fixtures/summ_steps.json" --out "$T/out" \
-    --fake "$E2E/fake_timed.py" --fake-arg=--agent-delay=0.3 --fake-arg=--summary-delay=1.5 \
+    --fake-arg=--record-answers --fake-arg=--summary-tag=PI-SCRIPTED-SUMMARY \
+    --fake-arg=--agent-delay=0.3 --fake-arg=--summary-delay=1.5 \
     --fake-arg=--tool-rounds=36 --fake-arg=--tool-bytes=3000 --context-window "$SUMM_WINDOW" \
     --settings '{"compaction": {"reserveTokens": 4000}}' &&
     python3 "$E2E/check_summ.py" "$T/out" "$T/agent" --window "$SUMM_WINDOW" --check --label "pi summaries" ||
