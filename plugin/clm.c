@@ -102,6 +102,8 @@ static void clm_notice(clm_glue *g, const char *text)
     sb_puts(&g->notices, text);
 }
 
+static void clm_overflow_fallback(clm_glue *g, const char *error, const char *where);
+
 /* ---- the mirror folder ---------------------------------------------------------------- */
 
 static int clm_rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -1313,7 +1315,13 @@ int clm_glue_turn_end(lc_plugin *p, const cJSON *ev, char **err)
     clm_outcome o;
     int rc = AP_OK, have_outcome = 0;
     g->tools_this_turn = 0;
-    clm_observe_usage(g, cJSON_GetObjectItemCaseSensitive(ev, "message"));
+    const cJSON *msg = cJSON_GetObjectItemCaseSensitive(ev, "message");
+    clm_observe_usage(g, msg);
+    /* A host that ends the turn with the provider's error as the answer (Pi does) */
+    const char *stop = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(msg, "stopReason"));
+    if (stop && strcmp(stop, "error") == 0)
+        clm_overflow_fallback(g, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(msg, "errorMessage")),
+                              "an error answer");
     if (!g->enabled || !g->have_view || !g->path) return AP_OK;
     if (g->own_fd >= 0 && !clm_dir_held(g->dir, g->own_fd)) {
         /* Removed or replaced during the turn: what is there now is not our mirror (it may
@@ -1524,6 +1532,11 @@ int clm_glue_before_compact(lc_plugin *p, const cJSON *ev, cJSON **out, char **e
     (void)err;
     *out = NULL;
     const char *reason = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "reason"));
+    if (reason && strcmp(reason, "overflow") == 0) {
+        /* Without the provider's words, an overflow compaction is an overflow all the same. */
+        const char *e = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "error"));
+        clm_overflow_fallback(g, e ? e : "context length", "the host's overflow compaction");
+    }
     if (!g->enabled || !reason || strcmp(reason, "manual") == 0) return AP_OK;
     int cancel = 0;
     if (g->set.host_compaction == CLM_HC_OFF)
@@ -1685,25 +1698,87 @@ static char *clm_toggle(clm_glue *g, int on)
     return out;
 }
 
+/* Back to the raw transcript (LCM's projection of it) from the next request on: a reset
+ * entry records it, so a resumed session does not bring the revision back. */
+static int clm_to_raw(clm_glue *g, const char *why, char **err)
+{
+    char *payload = clm_payload_reset(g->last_revision + 1, why);
+    int rc = payload ? clm_append_raw(g, CLM_STATE_TYPE, payload, CLM_MARK_RESET, g->last_revision + 1,
+                                      1, NULL, err)
+                     : lc_errf(err, AP_NOMEM, "out of memory");
+    free(payload);
+    if (rc != AP_OK) return rc;
+    g->last_revision++;
+    clm_drop_revision(g);
+    clm_raw_rev_changed(g);
+    clm_mark_stale(g, why);
+    g->observed_stale = 1;
+    return AP_OK;
+}
+
 static char *clm_reset(clm_glue *g)
 {
-    char *payload = clm_payload_reset(g->last_revision + 1, "reset by the user"), *err = NULL, *out;
-    if (!payload || clm_append_raw(g, CLM_STATE_TYPE, payload, CLM_MARK_RESET, g->last_revision + 1, 1,
-                                        NULL, &err) != AP_OK) {
+    char *err = NULL, *out;
+    if (clm_to_raw(g, "reset by the user", &err) != AP_OK) {
         out = lc_asprintf("/clm reset: not saved (%s); nothing changed", err ? err : "out of memory");
     } else {
-        g->last_revision++;
-        clm_drop_revision(g);
-        clm_raw_rev_changed(g);
-        clm_mark_stale(g, "the user reset the live context");
-        g->observed_stale = 1;
         clm_notice(g, "[CLM] The user reset the live context: it is the raw transcript again.");
         out = lc_asprintf("live context reset to the raw transcript (revision %ld recorded)",
                           g->last_revision);
     }
-    free(payload);
     free(err);
     return out;
+}
+
+/* The words providers use when a request is over the model's context window. */
+static int clm_is_overflow(const char *e)
+{
+    static const char *const marks[] = {"context length", "context_length", "maximum context",
+                                        "context window", "too many tokens", "prompt is too long",
+                                        NULL};
+    for (size_t i = 0; e && marks[i]; i++)
+        if (strcasestr(e, marks[i])) return 1;
+    return 0;
+}
+
+/* Issue 14.6: there is no size gate on an edit, so a revision can be far over the window,
+ * and then every request fails at the provider. The way out runs by itself: a provider
+ * overflow while a revision is in force drops back to the raw transcript (LCM keeps its
+ * projection inside the window) from the next request on -- the host's retry of the same
+ * request included -- until the model makes a new edit; the model and the user are told.
+ * The revision stays in the session file. */
+static void clm_overflow_fallback(clm_glue *g, const char *error, const char *where)
+{
+    if (!g->enabled || !g->has_rev || !clm_is_overflow(error)) return;
+    long rev = g->rev.revision;
+    size_t est = g->est_next, budget = clm_budget_of(g);
+    char *err = NULL;
+    char *why = lc_asprintf("provider overflow with revision %ld in force", rev);
+    int rc = clm_to_raw(g, why ? why : "provider overflow", &err);
+    if (rc != AP_OK) {
+        /* Not recorded: still out of the way for this run, or every request keeps failing. */
+        plugin_log(g->p, AP_LEVEL_WARNING, "live context: the fallback was not recorded (%s); "
+                   "a resumed session brings revision %ld back", err ? err : "?", rev);
+        clm_drop_revision(g);
+        clm_raw_rev_changed(g);
+        clm_mark_stale(g, "a provider overflow");
+        g->observed_stale = 1;
+    }
+    char *t = lc_asprintf("[CLM] The provider refused a request as over the model's context "
+                          "window while revision %ld of the live context was in force (~%zu "
+                          "tokens estimated against a budget of %zu). The live context is the raw "
+                          "transcript again from this request on (older history summarized as "
+                          "usual); revision %ld stays in the session file. Re-read "
+                          "LIVE_CONTEXT.md before editing, and keep an edit within the budget.",
+                          rev, est, budget, rev);
+    clm_notice(g, t);
+    free(t);
+    plugin_notify(g->p, AP_LEVEL_WARNING, "live context: the provider reported a context overflow "
+                  "(%s) with revision %ld in force (~%zu tokens): back to the raw transcript "
+                  "until the next edit%s", where, rev, est,
+                  rc == AP_OK ? "" : " (not recorded in the session file)");
+    free(why);
+    free(err);
 }
 
 static int clm_command(void *ud, const char *args, char **out_text, char **err)
