@@ -1340,8 +1340,25 @@ int clm_glue_turn_end(lc_plugin *p, const cJSON *ev, char **err)
         /* A deleted mirror is no edit; a refused one (a symlink, a huge file) is named to
          * the model. Either way it is rendered again before the next request. */
         if (rrc == LC_INVALID) {
+            /* A file of any kind (a symlink, a huge file) is replaced by the next write; a
+             * directory is not, so it is moved aside (kept: it is the model's) first. */
+            struct stat st;
+            char *aside = NULL, *what = NULL;
+            if (lstat(g->path, &st) == 0 && S_ISDIR(st.st_mode)) {
+                aside = lc_asprintf("%s.dir-%ld", g->path, (long)time(NULL));
+                if (aside && rename(g->path, aside) == 0)
+                    what = lc_asprintf("It was a directory, moved aside to %s; LIVE_CONTEXT.md is "
+                                       "written again before your next request.", aside);
+                else
+                    what = lc_asprintf("It is a directory and could not be moved aside (%s), so "
+                                       "the mirror cannot be written until it is removed.",
+                                       strerror(errno));
+            }
             char *t = lc_asprintf("[CLM] LIVE_CONTEXT.md was not read, so your edit was ignored: "
-                                  "%s. The file has been rendered again.", e ? e : "refused");
+                                  "%s. %s", e ? e : "refused",
+                                  what ? what : "It is written again before your next request.");
+            free(aside);
+            free(what);
             clm_notice(g, t);
             plugin_notify(g->p, AP_LEVEL_WARNING, "live context: %s", t ? t : "mirror refused");
             free(t);
