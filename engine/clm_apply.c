@@ -262,6 +262,19 @@ int clm_edit(const clm_view *v, const char *text, size_t len, clm_outcome *out, 
         const char *t = d.plain;
         size_t tl = strlen(d.plain);
         trim_blank(&t, &tl);
+        if (tl == 0 && d.has_meta) {
+            /* Only the metadata line: read literally it is a whole-context rewrite to nothing
+             * (every block gone, no notes) -- a cut-off write far more often than a plan. */
+            rc = finish_reject(v, out, lc_strdup("LIVE_CONTEXT.md holds only its metadata line. "
+                                                 "With no block headers a file is a whole-"
+                                                 "context rewrite, and this one would replace "
+                                                 "the whole context with nothing (only the first "
+                                                 "user turn would stay), so it is refused. To drop "
+                                                 "messages, delete their blocks and keep the rest; "
+                                                 "to rewrite the context, write your notes below "
+                                                 "the metadata line."));
+            goto done;
+        }
         if (tl == 0) {
             rc = finish_reject(v, out, lc_strdup("LIVE_CONTEXT.md is empty; an empty file is "
                                                  "taken as an accident, not as a rewrite. "

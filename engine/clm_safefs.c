@@ -8,7 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -98,4 +101,122 @@ done:
     free(buf);
     close(fd);
     return rc;
+}
+
+/* fd and path name the same file. */
+static int clm_same_file(int fd, const char *path)
+{
+    struct stat a, b;
+    return fstat(fd, &a) == 0 && lstat(path, &b) == 0 && a.st_dev == b.st_dev &&
+           a.st_ino == b.st_ino;
+}
+
+static long clm_owner_pid(int fd)
+{
+    char buf[32];
+    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    if (n <= 0) return 0;
+    buf[n] = '\0';
+    long pid = strtol(buf, NULL, 10);
+    return pid > 0 ? pid : 0;
+}
+
+int clm_dir_claim(const char *dir, int *out_fd, long *holder, char **err)
+{
+    int rc = LC_OK, fd = -1;
+    *out_fd = -1;
+    *holder = 0;
+    char *path = lc_asprintf("%s/%s", dir, CLM_OWNER_FILE);
+    if (!path) return lc_errf(err, LC_NOMEM, "out of memory");
+    /* A sweeper that found the folder stale holds the lock while it removes the folder:
+     * an owner it names that is not alive is waited for briefly, then the claim retried. */
+    long dead = -1;
+    for (int attempt = 0; attempt < 20; attempt++) {
+        if ((rc = clm_safe_dir(dir, err)) != LC_OK) goto done;
+        fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0) {
+            rc = errno == ELOOP ? lc_errf(err, LC_INVALID, "refusing to use %s: it is a symlink", path)
+                                : lc_errf(err, LC_ERR, "cannot open %s: %s", path, strerror(errno));
+            goto done;
+        }
+        struct stat st;
+        if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+            rc = lc_errf(err, LC_INVALID, "refusing to use %s: not a regular file of this user", path);
+            goto done;
+        }
+        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            if (errno != EWOULDBLOCK) {
+                rc = lc_errf(err, LC_ERR, "cannot lock %s: %s", path, strerror(errno));
+                goto done;
+            }
+            long pid = clm_owner_pid(fd);
+            if (pid > 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH) {
+                dead = pid;
+                close(fd);
+                fd = -1;
+                nanosleep(&(struct timespec){0, 25 * 1000 * 1000}, NULL);
+                continue;
+            }
+            *holder = pid;
+            rc = lc_errf(err, LC_BUSY, "%s is owned by %s %ld", dir, pid ? "process" : "another process",
+                         pid);
+            goto done;
+        }
+        /* Between open and flock a sweeper may have removed the file: a lock on an unlinked
+         * file guards nothing, so it must be the file the path names now. */
+        if (!clm_same_file(fd, path)) {
+            close(fd);
+            fd = -1;
+            continue;
+        }
+        char pid[32];
+        int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+        if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
+            rc = lc_errf(err, LC_ERR, "cannot write %s: %s", path, strerror(errno));
+            goto done;
+        }
+        *out_fd = fd;
+        fd = -1;
+        goto done;
+    }
+    /* Still held under a pid this process cannot see (another pid namespace): busy. */
+    *holder = dead > 0 ? dead : 0;
+    rc = dead > 0 ? lc_errf(err, LC_BUSY, "%s is owned by process %ld", dir, dead)
+                  : lc_errf(err, LC_ERR, "cannot claim %s: it kept being removed", dir);
+done:
+    if (fd >= 0) close(fd);
+    free(path);
+    return rc;
+}
+
+int clm_dir_held(const char *dir, int fd)
+{
+    if (fd < 0) return 0;
+    char *path = lc_asprintf("%s/%s", dir, CLM_OWNER_FILE);
+    int held = path && clm_same_file(fd, path);
+    free(path);
+    return held;
+}
+
+int clm_dir_stale(const char *dir, int *out_fd)
+{
+    *out_fd = -1;
+    char *path = lc_asprintf("%s/%s", dir, CLM_OWNER_FILE);
+    if (!path) return 0;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    int missing = fd < 0 && errno == ENOENT;
+    int stale = 0;
+    struct stat st;
+    if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0 && clm_same_file(fd, path) &&
+        fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+        /* empty: its creator has not written its pid yet, unless that was long ago */
+        (st.st_size > 0 || time(NULL) - st.st_mtime > 60))
+        stale = 1;
+    free(path);
+    if (stale) {
+        *out_fd = fd;
+        return 1;
+    }
+    if (fd >= 0) close(fd);
+    return missing ? -1 : 0;
 }

@@ -23,4 +23,23 @@ int clm_safe_write(const char *dir, const char *name, const void *data, size_t l
  * absent; LC_INVALID (with *err naming the reason or the cap) when refused. */
 int clm_safe_read(const char *path, size_t cap, char **out, size_t *len, char **err);
 
+/* The mirror folder belongs to one process: it holds CLM_OWNER_FILE, exclusively flock'ed
+ * by the owner for as long as it runs, with the owner's pid as its text. A lock dies with
+ * its process, so a folder whose lock anyone can take belongs to nobody. */
+#define CLM_OWNER_FILE ".owner"
+
+/* Claim `dir` (created by clm_safe_dir) for this process: take the owner lock without
+ * waiting and write our pid. LC_OK with *fd holding the lock (O_CLOEXEC: tools the model
+ * runs do not inherit it); LC_BUSY with *holder = the owner's pid (0 when it has not written
+ * it yet) when a live process owns the folder; LC_INVALID / LC_ERR with *err otherwise. */
+int clm_dir_claim(const char *dir, int *fd, long *holder, char **err);
+/* 1 while `fd` (from clm_dir_claim) still locks the owner file that `dir` holds: 0 once the
+ * folder or its owner file was removed or replaced (someone else's folder may be there). */
+int clm_dir_held(const char *dir, int fd);
+/* For the sweep: 1 when `dir` has an owner file whose lock was free (its owner is gone),
+ * with the lock now held in *fd until the caller has removed the folder and closes it;
+ * 0 when a live process owns it, or it is being created (an empty owner file younger than
+ * a minute); -1 when it has no owner file (a folder of an older plugin version). */
+int clm_dir_stale(const char *dir, int *fd);
+
 #endif

@@ -23,6 +23,48 @@ static int reject(char **reason, char *text)
 
 static int is_new_id(const char *id) { return strncmp(id, "new-", 4) == 0; }
 
+/* Blocks with new- ids, sorted by id and then by position: equal ids end up adjacent. */
+typedef struct new_ref {
+    const char *id;
+    size_t i;
+} new_ref;
+
+static int new_ref_cmp(const void *a, const void *b)
+{
+    const new_ref *x = a, *y = b;
+    int c = strcmp(x->id, y->id);
+    return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+/* The first block (in document order) whose new- id an earlier block already has, and
+ * that earlier block: what a scan comparing every block with all before it reports, in
+ * O(n log n) instead of O(n^2) (issue 14.6: 100,000 inserted blocks took 43 s here).
+ * *dup = (size_t)-1 when there is none; -1 on out of memory. */
+static int first_new_duplicate(const clm_doc *d, size_t *dup, size_t *first)
+{
+    *dup = *first = (size_t)-1;
+    size_t n = 0;
+    for (size_t i = 0; i < d->n_blocks; i++) n += is_new_id(d->blocks[i].id);
+    if (n < 2) return 0;
+    new_ref *r = malloc(n * sizeof *r);
+    if (!r) return -1;
+    n = 0;
+    for (size_t i = 0; i < d->n_blocks; i++)
+        if (is_new_id(d->blocks[i].id)) r[n++] = (new_ref){d->blocks[i].id, i};
+    qsort(r, n, sizeof *r, new_ref_cmp);
+    for (size_t k = 1; k < n; k++) {
+        /* the second of a run is that id's first repeat; the run's first is its origin */
+        if (strcmp(r[k].id, r[k - 1].id) != 0 || (k >= 2 && strcmp(r[k - 2].id, r[k].id) == 0))
+            continue;
+        if (r[k].i < *dup) {
+            *dup = r[k].i;
+            *first = r[k - 1].i;
+        }
+    }
+    free(r);
+    return 0;
+}
+
 int clm_validate_document(const clm_view *v, const clm_doc *d, long *src_of_block,
                           char **reason)
 {
@@ -75,8 +117,9 @@ int clm_validate_document(const clm_view *v, const clm_doc *d, long *src_of_bloc
                                         "outside blocks.", d->outside_line));
         goto done;
     }
+    size_t dup_at, dup_first;
     first_line = calloc(v->n + 1, sizeof *first_line);
-    if (!first_line) { rc = -1; goto done; }
+    if (!first_line || first_new_duplicate(d, &dup_at, &dup_first) < 0) { rc = -1; goto done; }
     for (size_t i = 0; i < d->n_blocks; i++) {
         const clm_block *b = &d->blocks[i];
         if (is_new_id(b->id)) {
@@ -85,13 +128,11 @@ int clm_validate_document(const clm_view *v, const clm_doc *d, long *src_of_bloc
                                                 "new blocks (id=%s).", b->line, b->id));
                 goto done;
             }
-            for (size_t j = 0; j < i; j++) {
-                if (strcmp(d->blocks[j].id, b->id) == 0) {
-                    rc = reject(reason, lc_asprintf("duplicate id=%s (lines %zu and %zu); "
-                                                    "every block id may appear only once.",
-                                                    b->id, d->blocks[j].line, b->line));
-                    goto done;
-                }
+            if (i == dup_at) {
+                rc = reject(reason, lc_asprintf("duplicate id=%s (lines %zu and %zu); "
+                                                "every block id may appear only once.",
+                                                b->id, d->blocks[dup_first].line, b->line));
+                goto done;
             }
             src_of_block[i] = -1;
             continue;

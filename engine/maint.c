@@ -99,17 +99,12 @@ char *maint_pin_describe(sqlite3 *db)
 
 /* ---- backup ------------------------------------------------------------------------------ */
 
-/* Remove `<dest>.tmp.<pid>` files (and their -journal) left in dest's folder by a backup
- * whose process died mid-copy: a kill must not leave a half-written copy behind for good. */
-static void maint_backup_sweep(const char *dest_path)
+int maint_backup_sweep_dir(const char *dir)
 {
-    char *dir = lc_strdup(dest_path);
-    char *slash = dir ? strrchr(dir, '/') : NULL;
-    DIR *d = NULL;
+    DIR *d = opendir(dir && *dir ? dir : "/");
     struct dirent *e;
-    if (!slash) goto done;
-    *slash = '\0';
-    if (!(d = opendir(*dir ? dir : "/"))) goto done;
+    int removed = 0;
+    if (!d) return 0;
     while ((e = readdir(d))) {
         const char *t = strstr(e->d_name, ".tmp.");
         char *end = NULL;
@@ -118,11 +113,22 @@ static void maint_backup_sweep(const char *dest_path)
         if (!end || end == t + 5 || (*end && strcmp(end, "-journal") && strcmp(end, "-wal") && strcmp(end, "-shm"))) continue;
         if (pid == (long)getpid() || maint_pid_alive((pid_t)pid)) continue;
         char *full = lc_asprintf("%s/%s", dir, e->d_name);
-        if (full) unlink(full);
+        if (full && unlink(full) == 0) removed++;
         free(full);
     }
-done:
-    if (d) closedir(d);
+    closedir(d);
+    return removed;
+}
+
+/* The partial copies in dest's folder: a kill must not leave one behind for good. */
+static void maint_backup_sweep(const char *dest_path)
+{
+    char *dir = lc_strdup(dest_path);
+    char *slash = dir ? strrchr(dir, '/') : NULL;
+    if (slash) {
+        *slash = '\0';
+        maint_backup_sweep_dir(*dir ? dir : "/");
+    }
     free(dir);
 }
 

@@ -36,6 +36,10 @@ char *maint_pin_describe(sqlite3 *db);
  * SQLite's online backup in one step: the copy is one read snapshot, consistent while
  * another connection writes. dest_path must not exist. */
 int maint_backup(sqlite3 *src, const char *dest_path, char **err);
+/* Remove the `lcm-backup-*.tmp.<pid>` files (and their -journal, -wal, -shm) in `dir` whose
+ * process is gone: what a backup killed mid-copy left. Run at every session start and before
+ * every backup. Returns how many files were removed. */
+int maint_backup_sweep_dir(const char *dir);
 
 /* Every row of every ordinary table (FTS shadow tables excluded: the index is derived)
  * as JSONL, inside one read transaction: a header line

@@ -763,6 +763,22 @@ int agent_compact(agent *a, const char *reason, const char *instructions, int *d
     if (!found || cut <= start || n_summarized == 0) {
         host_log(h, AP_LEVEL_INFO, "compaction (%s): nothing to summarize before the last %zu tokens",
                  reason, keep);
+        /* The request the provider refused was built by the plugins' context hooks, not only
+         * from the transcript (a live-context revision can be far larger): they are told of
+         * the overflow even when the host has nothing to cut, so the retry can fit. The
+         * event has no firstKeptEntryId and an empty messagesToSummarize; its answer is
+         * ignored, since there is nothing to replace. */
+        if (strcmp(reason, "overflow") == 0) {
+            ev = cJSON_CreateObject();
+            cJSON *prep = cJSON_AddObjectToObject(ev, "preparation");
+            cJSON_AddNumberToObject(prep, "tokensBefore", (double)tokens);
+            cJSON_AddArrayToObject(prep, "messagesToSummarize");
+            cJSON_AddBoolToObject(prep, "isSplitTurn", 0);
+            cJSON_AddStringToObject(ev, "reason", reason);
+            if (a->overflow_error)
+                cJSON_AddStringToObject(ev, "error", a->overflow_error);
+            rc = agent_fire(a, "session_before_compact", ev, &res);
+        }
         goto done;
     }
     ev = cJSON_CreateObject();

@@ -59,6 +59,10 @@ static void api_notify(void *ctx, int level, const char *msg)
     pthread_mutex_lock(&h->log_mu);
     fprintf(stderr, "[%s] %s\n", level == AP_LEVEL_DEBUG ? "info" : level_name(level),
             msg ? msg : "");
+    if (level >= AP_LEVEL_WARNING) {
+        h->n_warnings++;
+        if (!h->first_warning && msg) h->first_warning = lc_strdup(msg);
+    }
     pthread_mutex_unlock(&h->log_mu);
     log_line(h, level, msg);
 }
@@ -666,6 +670,8 @@ void hostapi_init(host *h)
 
 void hostapi_destroy(host *h)
 {
+    free(h->first_warning);
+    h->first_warning = NULL;
     for (size_t i = 0; i < h->n_cmds; i++) {
         free(h->cmds[i].name);
         free(h->cmds[i].description);

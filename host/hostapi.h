@@ -79,6 +79,10 @@ typedef struct host {
     int verbose;
     FILE *trace_fp;
     pthread_mutex_t log_mu;
+    /* Warnings and errors plugins told the user (under log_mu): a replay's summary names
+     * them, so a run whose store never opened does not print as a normal one. */
+    long n_warnings;
+    char *first_warning;
     /* Set (hostapi_begin_shutdown) before the plugins' session_shutdown: completions in
      * flight on any thread abort, new ones fail at once ("the host is shutting down"). */
     atomic_int shutting_down;

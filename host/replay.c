@@ -356,6 +356,13 @@ int replay_run(agent *a, const char *in_path, char **err)
                "%ld requests, %ld tree moves, %ld compactions, %ld plugin entries added -> %s\n",
                r.appended, in_path, r.bad, r.skipped, a->requests - req0, a->tree_moves - moves0,
                a->compactions - compactions0, added, session_path_name(s));
+        /* What the plugins warned about belongs to the result: a replay whose store never
+         * opened replayed the file, but stored and summarized nothing. */
+        pthread_mutex_lock(&a->h->log_mu);
+        if (a->h->n_warnings)
+            printf("warnings: %ld during the run (see above); the first: %s\n", a->h->n_warnings,
+                   a->h->first_warning ? a->h->first_warning : "?");
+        pthread_mutex_unlock(&a->h->log_mu);
         long reqs = a->requests - req0;
         double cpu = replay_cpu_ms(CLOCK_THREAD_CPUTIME_ID) - cpu0;
         double proc = replay_cpu_ms(CLOCK_PROCESS_CPUTIME_ID) - proc0;

@@ -14,6 +14,7 @@
 #include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -638,11 +639,32 @@ static int attach(session *s, sess_entry *e)
 
 /* ------------------------------------------------------------------ file */
 
+/* Another process may append to the same file (two hosts on one session, two replays into
+ * one file): stdio writes a long line in several write()s, and O_APPEND keeps only each of
+ * them whole, so two writers weld their lines together. An exclusive flock around each
+ * line keeps it whole against every writer that takes it (advisory: all of ours do). A
+ * filesystem without flock (ENOLCK) writes unlocked, as before. */
+static int lock_file(int fd)
+{
+    int r;
+    while ((r = flock(fd, LOCK_EX)) != 0 && errno == EINTR) {
+    }
+    return r == 0;
+}
+
 static int write_line(session *s, const char *line, size_t len, int durable, char **err)
 {
     struct stat st;
-    int have_size = fflush(s->fp) == 0 && fstat(fileno(s->fp), &st) == 0;
-    if ((s->torn && fputc('\n', s->fp) == EOF) || fwrite(line, 1, len, s->fp) != len ||
+    int fd = fileno(s->fp), rc = LC_OK;
+    int locked = lock_file(fd);
+    int have_size = fflush(s->fp) == 0 && fstat(fd, &st) == 0;
+    /* Under the lock the end of the file is where this line goes: if it is not a newline,
+     * the last line is torn (a writer killed mid-line, here or elsewhere) and this one
+     * starts on its own line. */
+    char last = '\n';
+    if (have_size && st.st_size > 0 && pread(fd, &last, 1, st.st_size - 1) != 1) last = '\n';
+    int torn = s->torn || last != '\n';
+    if ((torn && fputc('\n', s->fp) == EOF) || fwrite(line, 1, len, s->fp) != len ||
         fputc('\n', s->fp) == EOF ||
         fflush(s->fp) != 0) {
         int e = errno;
@@ -651,13 +673,16 @@ static int write_line(session *s, const char *line, size_t len, int durable, cha
          * line, so the file stays valid JSONL. */
         __fpurge(s->fp);
         clearerr(s->fp);
-        if (have_size && ftruncate(fileno(s->fp), st.st_size) != 0) e = errno;
-        return lc_errf(err, LC_ERR, "cannot write %s: %s", s->path, strerror(e));
+        if (have_size && ftruncate(fd, st.st_size) != 0) e = errno;
+        rc = lc_errf(err, LC_ERR, "cannot write %s: %s", s->path, strerror(e));
+        goto done;
     }
     s->torn = 0;
-    if (durable && fsync(fileno(s->fp)) != 0)
-        return lc_errf(err, LC_ERR, "cannot fsync %s: %s", s->path, strerror(errno));
-    return LC_OK;
+    if (durable && fsync(fd) != 0)
+        rc = lc_errf(err, LC_ERR, "cannot fsync %s: %s", s->path, strerror(errno));
+done:
+    if (locked) flock(fd, LOCK_UN);
+    return rc;
 }
 
 int session_sync(session *s, char **err)
@@ -890,7 +915,7 @@ int session_open(const char *path, const char *cwd, const char *header_line,
     }
     if (existed)
         *existed = have_header;
-    s->fp = fopen(path, "a");
+    s->fp = fopen(path, "a+"); /* appends; read only to see whether the last line is whole */
     if (!s->fp) {
         rc = lc_errf(err, LC_ERR, "cannot open %s for appending: %s", path, strerror(errno));
         goto done;

@@ -102,6 +102,8 @@ static void clm_notice(clm_glue *g, const char *text)
     sb_puts(&g->notices, text);
 }
 
+static void clm_overflow_fallback(clm_glue *g, const char *error, const char *where);
+
 /* ---- the mirror folder ---------------------------------------------------------------- */
 
 static int clm_rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -115,8 +117,27 @@ static void clm_rm_tree(const char *path)
     nftw(path, clm_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-/* Stale folders of sessions that ended without a shutdown (a crash, a kill) hold
- * conversation data: remove ours that are older than seven days. */
+/* Everything in the folder but its owner file: what a dead owner left (a mirror, withheld
+ * texts) when we take the folder over, and the whole mirror at /clm off. */
+static void clm_clear_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || !strcmp(e->d_name, CLM_OWNER_FILE))
+            continue;
+        char *full = lc_asprintf("%s/%s", dir, e->d_name);
+        if (full) clm_rm_tree(full);
+        free(full);
+    }
+    closedir(d);
+}
+
+/* Folders of sessions that ended without a shutdown (a crash, a kill) hold conversation
+ * data. A folder whose owner lock is free belongs to a dead process and goes now; one
+ * without an owner file (an older plugin version, which may still be running) goes after
+ * seven days; a folder a live process owns is never touched. */
 static void clm_sweep(clm_glue *g)
 {
     const char *tmp = g->p->tmp_dir && *g->p->tmp_dir ? g->p->tmp_dir : "/tmp";
@@ -128,11 +149,16 @@ static void clm_sweep(clm_glue *g)
         if (strncmp(e->d_name, CLM_DIR_PREFIX, strlen(CLM_DIR_PREFIX)) != 0) continue;
         char *full = lc_asprintf("%s/%s", tmp, e->d_name);
         struct stat st;
+        int lock = -1, stale;
         if (full && (!g->dir || strcmp(full, g->dir) != 0) && lstat(full, &st) == 0 &&
-            S_ISDIR(st.st_mode) && st.st_uid == getuid() && now - st.st_mtime > CLM_SWEEP_AGE_S) {
+            S_ISDIR(st.st_mode) && st.st_uid == getuid() &&
+            ((stale = clm_dir_stale(full, &lock)) == 1 ||
+             (stale < 0 && now - st.st_mtime > CLM_SWEEP_AGE_S))) {
             clm_rm_tree(full);
-            plugin_log(g->p, AP_LEVEL_INFO, "live context: removed stale mirror folder %s", full);
+            plugin_log(g->p, AP_LEVEL_INFO, "live context: removed the stale mirror folder %s "
+                       "(%s)", full, stale == 1 ? "its process is gone" : "older than seven days");
         }
+        if (lock >= 0) close(lock);
         free(full);
     }
     closedir(d);
@@ -146,11 +172,72 @@ static void clm_set_paths(clm_glue *g)
         if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
               *c == '-' || *c == '_'))
             *c = '_';
+    free(g->base_dir);
     free(g->dir);
     free(g->path);
-    g->dir = lc_asprintf("%s/%s%s", tmp, CLM_DIR_PREFIX, sid ? sid : "session");
+    /* '.' never survives the sanitizing above, so BASE.PID cannot be another session's BASE */
+    g->base_dir = lc_asprintf("%s/%s%s", tmp, CLM_DIR_PREFIX, sid ? sid : "session");
+    g->dir = lc_strdup(g->base_dir);
     g->path = g->dir ? lc_asprintf("%s/LIVE_CONTEXT.md", g->dir) : NULL;
     free(sid);
+}
+
+static void clm_release_dir(clm_glue *g, int remove)
+{
+    if (g->own_fd < 0) return;
+    /* Only while the lock still names the folder's owner file is the folder ours. */
+    if (remove && g->dir && clm_dir_held(g->dir, g->own_fd)) clm_rm_tree(g->dir);
+    close(g->own_fd);
+    g->own_fd = -1;
+}
+
+/* Make g->dir a folder this process owns (issue 14.5: a second process on the session must
+ * neither remove nor read the first one's mirror). The session's folder when it is free;
+ * when a live process owns it, BASE.PID, and the user is told which process that is. Run at
+ * session start and before every write to the folder: the model can remove the folder, and
+ * then it is claimed again. 1 when dir/path changed since the last claim. */
+static int clm_claim_dir(clm_glue *g)
+{
+    if (!g->base_dir) return 0;
+    if (g->own_fd >= 0 && clm_dir_held(g->dir, g->own_fd)) return 0;
+    clm_release_dir(g, 0);
+    char *before = g->dir ? lc_strdup(g->dir) : NULL, *e = NULL, *mine = NULL;
+    long holder = 0;
+    int fd = -1, rc = clm_dir_claim(g->base_dir, &fd, &holder, &e);
+    if (rc == LC_OK) {
+        mine = lc_strdup(g->base_dir);
+        clm_clear_dir(g->base_dir); /* a dead owner's leftovers are not our mirror */
+    } else if (rc == LC_BUSY) {
+        free(e);
+        e = NULL;
+        mine = lc_asprintf("%s.%ld", g->base_dir, (long)getpid());
+        if (mine && (rc = clm_dir_claim(mine, &fd, &(long){0}, &e)) == LC_OK) clm_clear_dir(mine);
+        if (holder != g->other_pid || !g->other_pid) {
+            g->other_pid = holder ? holder : -1;
+            char who[48];
+            if (holder) snprintf(who, sizeof who, "process %ld", holder);
+            else snprintf(who, sizeof who, "another process");
+            plugin_notify(g->p, AP_LEVEL_WARNING,
+                          "live context: this session is open in another process (%s), which "
+                          "owns the mirror folder %s; this process uses its own, %s. Neither "
+                          "sees the other's edits, and both append to the same session file.",
+                          who, g->base_dir, mine ? mine : "(out of memory)");
+        }
+    }
+    if (rc != LC_OK) /* a symlink, a foreign owner: the write there is refused and names why */
+        plugin_log(g->p, AP_LEVEL_WARNING, "live context: the mirror folder cannot be claimed: %s",
+                   e ? e : "out of memory");
+    free(e);
+    if (mine) {
+        free(g->dir);
+        free(g->path);
+        g->dir = mine;
+        g->path = lc_asprintf("%s/LIVE_CONTEXT.md", g->dir);
+    }
+    g->own_fd = rc == LC_OK ? fd : -1;
+    int changed = before && g->dir && strcmp(before, g->dir) != 0;
+    free(before);
+    return changed;
 }
 
 /* ---- skills and steering -------------------------------------------------------------- */
@@ -1029,6 +1116,12 @@ int clm_glue_context(lc_plugin *p, const ap_context_event *ev,
     size_t window = (size_t)(g->p->window > 0 ? g->p->window : 128000);
     size_t limit = clm_guard_limit(budget, reserve, window);
     g->withheld = 0;
+    if (!g->render_off && clm_claim_dir(g)) {
+        char *t = lc_asprintf("[CLM] The mirror folder was removed or taken over, so "
+                              "LIVE_CONTEXT.md is now at %s.", g->path ? g->path : "?");
+        clm_notice(g, t);
+        free(t);
+    }
     if (g->set.guard && g->dir && (clm_calib_apply(&g->cal, total) > limit || g->guard.n > 0)) {
         texts = malloc((ne ? ne : 1) * sizeof *texts);
         toks = malloc((ne ? ne : 1) * sizeof *toks);
@@ -1222,15 +1315,50 @@ int clm_glue_turn_end(lc_plugin *p, const cJSON *ev, char **err)
     clm_outcome o;
     int rc = AP_OK, have_outcome = 0;
     g->tools_this_turn = 0;
-    clm_observe_usage(g, cJSON_GetObjectItemCaseSensitive(ev, "message"));
+    const cJSON *msg = cJSON_GetObjectItemCaseSensitive(ev, "message");
+    clm_observe_usage(g, msg);
+    /* A host that ends the turn with the provider's error as the answer (Pi does) */
+    const char *stop = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(msg, "stopReason"));
+    if (stop && strcmp(stop, "error") == 0)
+        clm_overflow_fallback(g, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(msg, "errorMessage")),
+                              "an error answer");
     if (!g->enabled || !g->have_view || !g->path) return AP_OK;
+    if (g->own_fd >= 0 && !clm_dir_held(g->dir, g->own_fd)) {
+        /* Removed or replaced during the turn: what is there now is not our mirror (it may
+         * be another process's), so nothing is read; the next request claims a folder. */
+        char *t = lc_asprintf("[CLM] The mirror folder %s was removed or replaced during your "
+                              "turn, so LIVE_CONTEXT.md was not read and any edit of it is "
+                              "ignored; it is written again before the next request.", g->dir);
+        clm_notice(g, t);
+        plugin_notify(g->p, AP_LEVEL_WARNING, "live context: %s", t ? t : "mirror folder lost");
+        free(t);
+        g->mirror_current = 0;
+        return AP_OK;
+    }
     int rrc = clm_safe_read(g->path, CLM_MIRROR_MAX_BYTES, &text, &len, &e);
     if (rrc != LC_OK) {
         /* A deleted mirror is no edit; a refused one (a symlink, a huge file) is named to
          * the model. Either way it is rendered again before the next request. */
         if (rrc == LC_INVALID) {
+            /* A file of any kind (a symlink, a huge file) is replaced by the next write; a
+             * directory is not, so it is moved aside (kept: it is the model's) first. */
+            struct stat st;
+            char *aside = NULL, *what = NULL;
+            if (lstat(g->path, &st) == 0 && S_ISDIR(st.st_mode)) {
+                aside = lc_asprintf("%s.dir-%ld", g->path, (long)time(NULL));
+                if (aside && rename(g->path, aside) == 0)
+                    what = lc_asprintf("It was a directory, moved aside to %s; LIVE_CONTEXT.md is "
+                                       "written again before your next request.", aside);
+                else
+                    what = lc_asprintf("It is a directory and could not be moved aside (%s), so "
+                                       "the mirror cannot be written until it is removed.",
+                                       strerror(errno));
+            }
             char *t = lc_asprintf("[CLM] LIVE_CONTEXT.md was not read, so your edit was ignored: "
-                                  "%s. The file has been rendered again.", e ? e : "refused");
+                                  "%s. %s", e ? e : "refused",
+                                  what ? what : "It is written again before your next request.");
+            free(aside);
+            free(what);
             clm_notice(g, t);
             plugin_notify(g->p, AP_LEVEL_WARNING, "live context: %s", t ? t : "mirror refused");
             free(t);
@@ -1283,7 +1411,10 @@ int clm_glue_session_start(lc_plugin *p, const cJSON *ev, char **err)
 {
     clm_glue *g = p->clm;
     const char *reason = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "reason"));
+    clm_release_dir(g, 1); /* a second session_start in one process: the old session's folder */
     clm_set_paths(g);
+    g->other_pid = 0;
+    clm_claim_dir(g);
     clm_sweep(g);
     g->render_off = p->model && strlen(p->model) >= 7 &&
                     strcmp(p->model + strlen(p->model) - 7, "/replay") == 0;
@@ -1301,7 +1432,7 @@ int clm_glue_session_shutdown(lc_plugin *p, char **err)
     clm_glue *g = p->clm;
     (void)err;
     clm_mark_stale(g, "the session shut down");
-    if (g->dir) clm_rm_tree(g->dir);
+    clm_release_dir(g, 1); /* ours only: another process's folder is left alone */
     if (g->have_view) clm_view_free(&g->view);
     g->have_view = 0;
     g->mirror_current = 0;
@@ -1418,6 +1549,11 @@ int clm_glue_before_compact(lc_plugin *p, const cJSON *ev, cJSON **out, char **e
     (void)err;
     *out = NULL;
     const char *reason = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "reason"));
+    if (reason && strcmp(reason, "overflow") == 0) {
+        /* Without the provider's words, an overflow compaction is an overflow all the same. */
+        const char *e = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "error"));
+        clm_overflow_fallback(g, e ? e : "context length", "the host's overflow compaction");
+    }
     if (!g->enabled || !reason || strcmp(reason, "manual") == 0) return AP_OK;
     int cancel = 0;
     if (g->set.host_compaction == CLM_HC_OFF)
@@ -1569,7 +1705,7 @@ static char *clm_toggle(clm_glue *g, int on)
     } else {
         g->enabled = on;
         clm_mark_stale(g, on ? "live context switched on" : "live context switched off");
-        if (!on && g->dir) clm_rm_tree(g->dir);
+        if (!on && g->dir && clm_dir_held(g->dir, g->own_fd)) clm_clear_dir(g->dir);
         g->mirror_current = 0;
         out = lc_asprintf("live context: %s%s", on ? "on" : "off (raw context; revisions kept)",
                           on && g->has_rev ? " (the revision in force applies again)" : "");
@@ -1579,25 +1715,87 @@ static char *clm_toggle(clm_glue *g, int on)
     return out;
 }
 
+/* Back to the raw transcript (LCM's projection of it) from the next request on: a reset
+ * entry records it, so a resumed session does not bring the revision back. */
+static int clm_to_raw(clm_glue *g, const char *why, char **err)
+{
+    char *payload = clm_payload_reset(g->last_revision + 1, why);
+    int rc = payload ? clm_append_raw(g, CLM_STATE_TYPE, payload, CLM_MARK_RESET, g->last_revision + 1,
+                                      1, NULL, err)
+                     : lc_errf(err, AP_NOMEM, "out of memory");
+    free(payload);
+    if (rc != AP_OK) return rc;
+    g->last_revision++;
+    clm_drop_revision(g);
+    clm_raw_rev_changed(g);
+    clm_mark_stale(g, why);
+    g->observed_stale = 1;
+    return AP_OK;
+}
+
 static char *clm_reset(clm_glue *g)
 {
-    char *payload = clm_payload_reset(g->last_revision + 1, "reset by the user"), *err = NULL, *out;
-    if (!payload || clm_append_raw(g, CLM_STATE_TYPE, payload, CLM_MARK_RESET, g->last_revision + 1, 1,
-                                        NULL, &err) != AP_OK) {
+    char *err = NULL, *out;
+    if (clm_to_raw(g, "reset by the user", &err) != AP_OK) {
         out = lc_asprintf("/clm reset: not saved (%s); nothing changed", err ? err : "out of memory");
     } else {
-        g->last_revision++;
-        clm_drop_revision(g);
-        clm_raw_rev_changed(g);
-        clm_mark_stale(g, "the user reset the live context");
-        g->observed_stale = 1;
         clm_notice(g, "[CLM] The user reset the live context: it is the raw transcript again.");
         out = lc_asprintf("live context reset to the raw transcript (revision %ld recorded)",
                           g->last_revision);
     }
-    free(payload);
     free(err);
     return out;
+}
+
+/* The words providers use when a request is over the model's context window. */
+static int clm_is_overflow(const char *e)
+{
+    static const char *const marks[] = {"context length", "context_length", "maximum context",
+                                        "context window", "too many tokens", "prompt is too long",
+                                        NULL};
+    for (size_t i = 0; e && marks[i]; i++)
+        if (strcasestr(e, marks[i])) return 1;
+    return 0;
+}
+
+/* Issue 14.6: there is no size gate on an edit, so a revision can be far over the window,
+ * and then every request fails at the provider. The way out runs by itself: a provider
+ * overflow while a revision is in force drops back to the raw transcript (LCM keeps its
+ * projection inside the window) from the next request on -- the host's retry of the same
+ * request included -- until the model makes a new edit; the model and the user are told.
+ * The revision stays in the session file. */
+static void clm_overflow_fallback(clm_glue *g, const char *error, const char *where)
+{
+    if (!g->enabled || !g->has_rev || !clm_is_overflow(error)) return;
+    long rev = g->rev.revision;
+    size_t est = g->est_next, budget = clm_budget_of(g);
+    char *err = NULL;
+    char *why = lc_asprintf("provider overflow with revision %ld in force", rev);
+    int rc = clm_to_raw(g, why ? why : "provider overflow", &err);
+    if (rc != AP_OK) {
+        /* Not recorded: still out of the way for this run, or every request keeps failing. */
+        plugin_log(g->p, AP_LEVEL_WARNING, "live context: the fallback was not recorded (%s); "
+                   "a resumed session brings revision %ld back", err ? err : "?", rev);
+        clm_drop_revision(g);
+        clm_raw_rev_changed(g);
+        clm_mark_stale(g, "a provider overflow");
+        g->observed_stale = 1;
+    }
+    char *t = lc_asprintf("[CLM] The provider refused a request as over the model's context "
+                          "window while revision %ld of the live context was in force (~%zu "
+                          "tokens estimated against a budget of %zu). The live context is the raw "
+                          "transcript again from this request on (older history summarized as "
+                          "usual); revision %ld stays in the session file. Re-read "
+                          "LIVE_CONTEXT.md before editing, and keep an edit within the budget.",
+                          rev, est, budget, rev);
+    clm_notice(g, t);
+    free(t);
+    plugin_notify(g->p, AP_LEVEL_WARNING, "live context: the provider reported a context overflow "
+                  "(%s) with revision %ld in force (~%zu tokens): back to the raw transcript "
+                  "until the next edit%s", where, rev, est,
+                  rc == AP_OK ? "" : " (not recorded in the session file)");
+    free(why);
+    free(err);
 }
 
 static int clm_command(void *ud, const char *args, char **out_text, char **err)
@@ -1762,6 +1960,7 @@ int clm_glue_init(lc_plugin *p, char **err)
     g->set_problems = problems;
     clm_calib_init(&g->cal, getenv("LC_CLM_ESTIMATE_FACTOR"));
     p->clm = g;
+    g->own_fd = -1;
     clm_set_paths(g);
     int rc = plugin_register_command(p, "clm", "Live context: status, input, edits, overview, "
                                      "settings, config, on/off, reset", clm_command, err);
@@ -1787,6 +1986,8 @@ void clm_glue_free(lc_plugin *p)
     sb_free(&g->notices);
     for (int i = 0; i < CLM_N_SETTINGS; i++) free(g->typed_path[i]);
     free(g->set_problems);
+    clm_release_dir(g, 0);
+    free(g->base_dir);
     free(g->dir);
     free(g->path);
     free(g->steering_text);

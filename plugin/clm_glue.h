@@ -77,7 +77,11 @@ typedef struct clm_glue {
                                 * write by anyone else is a draft */
     int mirror_current;        /* the file holds exactly the last rendering */
     int render_off;            /* no model (replay): nobody can edit, nothing rendered */
-    char *dir, *path;
+    char *dir, *path;          /* the mirror folder this process uses, and its LIVE_CONTEXT.md */
+    char *base_dir;            /* the session's folder, TMP/lossless-context-SID; when another live
+                                * process owns it, dir is BASE.PID (our own) */
+    int own_fd;                /* holds the owner lock of dir (clm_safefs.h); -1 none */
+    long other_pid;            /* the owner of base_dir when it is not us (0 none, told once) */
     /* one-call notices for the next request */
     sbuf notices;
     /* budget */

@@ -24,6 +24,7 @@
 #include "dag.h"
 #include "jsonl.h"
 #include "llm_http.h"
+#include "maint.h"
 #include "message.h"
 #include "plugin.h"
 #include "project.h"
@@ -911,6 +912,13 @@ int lcm_glue_session_start(lc_plugin *p, const cJSON *ev, char **err)
         p->lcm->open_error = lc_strdup("the host gave no agent home or session id");
         return AP_OK;
     }
+    /* A backup killed mid-copy left a partial file in the store folder: it is no backup. */
+    char *ldir = lc_asprintf("%s/lcm", p->agent_home);
+    int swept = ldir ? maint_backup_sweep_dir(ldir) : 0;
+    if (swept)
+        plugin_log(p, AP_LEVEL_INFO, "lcm: removed %d partial backup file(s) of a killed backup in %s",
+                   swept, ldir);
+    free(ldir);
     /* A store that cannot open costs recall, never the session: say so and go on. */
     double t0 = lc_now_ms();
     int orc = lcm_attach(p, STORE_BUSY_MS);

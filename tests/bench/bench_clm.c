@@ -125,6 +125,20 @@ int main(void)
     clm_payload_accept(&v, &o, 2, N_MSG, digest, &payload, NULL);
     double t5 = lc_now_ms();
 
+    /* An edit far over any window (issue 14.6): 100,000 inserted new- blocks after the
+     * metadata line, ~11 MB, under the 16 MB mirror cap. Validation must stay linear. */
+    sbuf big = {0};
+    const char *body = strchr(text, '\n');
+    sb_append(&big, text, body ? (size_t)(body - text) + 1 : strlen(text));
+    for (size_t i = 0; i < 100000; i++)
+        sb_printf(&big, "\n[[CTX_TURN document=%s index=0 role=notes id=new-b%zu protected=false]]\n"
+                  "note %zu about the task\n", NONCE, i, i);
+    if (body) sb_puts(&big, body);
+    clm_outcome ob;
+    double t6 = lc_now_ms();
+    clm_edit(&v, big.p, big.len, &ob, NULL);
+    double t7 = lc_now_ms();
+
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     printf("bench_clm context: %d messages, ~%zu estimated tokens, %zu JSON bytes, mirror %zu bytes\n",
@@ -135,6 +149,10 @@ int main(void)
     printf("bench_clm parse_apply_edit_ms: %.1f (accepted %s, %zu messages after)\n", t4 - t3,
            o.accepted ? "yes" : "no", o.n_items);
     printf("bench_clm revision_payload_ms: %.1f (%zu bytes)\n", t5 - t4, payload ? strlen(payload) : 0);
+    printf("bench_clm parse_apply_100k_new_blocks_ms: %.1f (%zu bytes, accepted %s, %zu messages after)\n",
+           t7 - t6, big.len, ob.accepted ? "yes" : "no", ob.n_items);
+    clm_outcome_free(&ob);
+    sb_free(&big);
     printf("bench_clm peak RSS with the messages built: %ld kB\n", rss_msgs);
     printf("bench_clm peak RSS after render: %ld kB (+%ld kB)\n", rss_render, rss_render - rss_msgs);
     printf("bench_clm peak RSS after parse, apply and payload: %ld kB (+%ld kB)\n", ru.ru_maxrss,

@@ -31,6 +31,12 @@ gives both ends of every request; readers of the plain request lines skip rows w
 "_answer" (the option is off by default, so the one-line-per-request format that existing
 tests read is unchanged).
 
+A provider's window (test_clm_overflow.sh):
+  --context-limit T   a request whose messages are over T estimated tokens (characters/4)
+                      is answered 400 with OpenAI's context_length_exceeded error ("This
+                      model's maximum context length is T tokens. However, your messages
+                      resulted in N tokens."), taking no script entry
+
 Long unscripted runs (the benchmark, the summary-worker test):
   --agent-delay S     seconds before answering an agent request the script does not cover
   --summary-delay S   seconds before answering a summarizer request
@@ -57,7 +63,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 LOCK = threading.Lock()
 STATE = {"script": [], "next": 0, "record": None, "calls": 0, "seq": 0, "agent_rounds": 0}
-OPTS = argparse.Namespace(agent_delay=0.0, summary_delay=0.0, tool_rounds=0, tool_bytes=8000,
+OPTS = argparse.Namespace(context_limit=0, agent_delay=0.0, summary_delay=0.0, tool_rounds=0, tool_bytes=8000,
                           plant="", summary_marker=None, record_answers=False,
                           summary_ratio=0.125, summary_tag=None)
 # The summarizer's system prompts (engine/summarize.c summ_system_prompt): "You summarize part
@@ -276,6 +282,17 @@ class Handler(BaseHTTPRequestHandler):
             record_answer(seq, kind, 400)
             self.send_json(400, {"error": {"message": "request body is not JSON"}})
             return
+        if OPTS.context_limit > 0:
+            tokens = len(json.dumps(request.get("messages") or [])) // 4
+            if tokens > OPTS.context_limit:
+                record_answer(seq, kind, 400)
+                self.send_json(400, {"error": {
+                    "message": "This model's maximum context length is %d tokens. However, your "
+                               "messages resulted in %d tokens. Please reduce the length of the "
+                               "messages." % (OPTS.context_limit, tokens),
+                    "type": "invalid_request_error", "param": "messages",
+                    "code": "context_length_exceeded"}})
+                return
         resp, call_no = pick_response(kind, request, seq)
         if resp.get("delay"):
             time.sleep(float(resp["delay"]))
@@ -365,6 +382,7 @@ def main():
     ap.add_argument("--summary-marker")
     ap.add_argument("--summary-ratio", type=float, default=0.125)
     ap.add_argument("--summary-tag")
+    ap.add_argument("--context-limit", type=int, default=0)
     a = ap.parse_args()
     for k in vars(OPTS):
         setattr(OPTS, k, getattr(a, k))

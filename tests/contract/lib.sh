@@ -29,12 +29,14 @@ PY
 }
 assert_jsonl() { pyjsonl "$1" "$2" || fail "$3"; ok; }
 done_ok() { echo "ok: $checks checks"; }
-# start_server SCRIPT RECORD: (re)start the scripted loopback model
-# (tests/contract/fake_openai.py); sets PORT. The EXIT trap stops it.
+# start_server SCRIPT RECORD [OPTIONS...]: (re)start the scripted loopback model
+# (tests/contract/fake_openai.py) with those options; sets PORT. The EXIT trap stops it.
 start_server() {
+    _script=$1 _record=$2
+    shift 2
     [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
     : > "$T/port"
-    python3 "$ROOT/tests/contract/fake_openai.py" --port 0 --script "$1" --record "$2" \
+    python3 "$ROOT/tests/contract/fake_openai.py" --port 0 --script "$_script" --record "$_record" "$@" \
         > "$T/port" 2>"$T/server.err" &
     SERVER_PID=$!
     i=0

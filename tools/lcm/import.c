@@ -26,6 +26,7 @@
 #define IMP_BATCH 1024
 #define IMP_PROGRESS_LINES 512
 #define IMP_DETECT_LINES 25
+#define IMP_TAIL_STEP_MS 50
 
 enum { IMP_OTHER = 0, IMP_MESSAGE, IMP_COMPACTION };
 
@@ -677,8 +678,35 @@ int import_file(const char *home, const char *path, import_progress_fn progress,
         goto done;
     }
     if ((rc = jsonl_open(path, &r, err)) != LC_OK) goto done;
+    long long at = 0;
+    size_t base_lineno = 0;
+    int waited = 0;
     while ((rc = jsonl_next(r, &line, &len, &lineno)) == LC_OK) {
         cJSON *root = cJSON_ParseWithLength(line, len);
+        if (!cJSON_IsObject(root) && !jsonl_last_complete(r)) {
+            /* A last line with no newline that is not JSON yet is a line a writer (a live
+             * host) is still appending: wait for it a little, then leave it for the next
+             * import rather than read half a line as an entry. */
+            cJSON_Delete(root);
+            long long end = jsonl_offset(r);
+            while (waited < IMP_TAIL_WAIT_MS && stat(path, &sb) == 0 && (long long)sb.st_size <= end) {
+                nanosleep(&(struct timespec){0, IMP_TAIL_STEP_MS * 1000000L}, NULL);
+                waited += IMP_TAIL_STEP_MS;
+            }
+            if (stat(path, &sb) != 0 || (long long)sb.st_size <= end) {
+                st->torn_tail = 1;
+                break;
+            }
+            /* It grew: read on from that line's start. */
+            size_t at_line = base_lineno + lineno - 1;
+            jsonl_close(r);
+            r = NULL;
+            if ((rc = jsonl_open_at(path, at, &r, err)) != LC_OK) goto done;
+            base_lineno = at_line;
+            continue;
+        }
+        lineno += base_lineno;
+        at = jsonl_offset(r);
         st->lines++;
         if (!cJSON_IsObject(root)) {
             st->bad_lines++;
@@ -693,7 +721,7 @@ int import_file(const char *home, const char *path, import_progress_fn progress,
         if (rc != LC_OK) goto done;
         if (progress && st->lines % IMP_PROGRESS_LINES == 0) progress(ud, jsonl_offset(r), total);
     }
-    if (rc != LC_NOTFOUND) {
+    if (rc != LC_NOTFOUND && !st->torn_tail) {
         rc = lc_errf(err, LC_ERR, "%s: %s", path, jsonl_error(r) ? jsonl_error(r) : "read failed");
         goto done;
     }

@@ -25,6 +25,9 @@ const char *import_format_name(import_format f);
 /* Called now and then while a file is read: bytes read so far of `total`. */
 typedef void (*import_progress_fn)(void *ud, long long done, long long total);
 
+/* How long an import waits, in all, for a last line that is still being written. */
+#define IMP_TAIL_WAIT_MS 2000
+
 typedef struct import_stats {
     import_format format;
     char session_id[256];   /* the store's session id */
@@ -33,6 +36,7 @@ typedef struct import_stats {
     size_t messages;        /* messages found */
     size_t inserted;        /* new store rows */
     size_t removed;         /* rows marked removed (off the final branch) */
+    int torn_tail;          /* the last line was incomplete (still being written) and left out */
 } import_stats;
 
 /* Which format a file is, by its first lines. LC_INVALID (with *err) when none fits. */

@@ -67,6 +67,9 @@ static int lcm_import(const char *home, char **files, int n)
         printf("imported %s (%s): session %s, %zu messages, %zu new, %zu marked removed, %zu lines skipped\n",
                files[i], import_format_name(st.format), st.session_id, st.messages, st.inserted, st.removed,
                st.bad_lines);
+        if (st.torn_tail)
+            printf("  note: the last line of %s was still incomplete after %d s (a host still "
+                   "writing it?): left out; import again to take it\n", files[i], IMP_TAIL_WAIT_MS / 1000);
     }
     return failed;
 }

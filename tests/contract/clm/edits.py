@@ -13,6 +13,19 @@ if step == "drop-and-note":
     gone = set(mirror.find(blocks, "MARK_A_OUTPUT"))
     blocks = [b for i, b in enumerate(blocks) if i not in gone]
     blocks.insert(1, mirror.block(meta, "new-n1", "notes", "NOTE_ONE: the task is counting."))
+elif step == "header-only":
+    blocks = []
+    open(mirror.path(), "w", encoding="utf-8").write(meta + "\n")
+    print("edited: " + step)
+    raise SystemExit(0)
+elif step.startswith("many:"):
+    # N inserted note blocks after the first block: an edit far over any window
+    n = int(step[5:])
+    blocks[1:1] = [mirror.block(meta, "new-b%d" % i, "notes", "MANY_NOTE %d about the task" % i)
+                   for i in range(n)]
+elif step.startswith("note:"):
+    # a note block with the given text after the first block
+    blocks.insert(1, mirror.block(meta, "new-" + step[5:].lower().replace("_", "")[:12], "notes", step[5:]))
 elif step == "reorder-and-edit-result":
     note = [b for b in blocks if b["attrs"]["id"] == "new-n1" or "NOTE_ONE" in b["text"]][0]
     blocks.remove(note)

@@ -8,7 +8,9 @@ HDR = re.compile(r'^\[\[CTX_TURN (.*)\]\]$')
 
 
 def path():
-    found = glob.glob(os.path.join(os.environ["TMPDIR"], "lossless-context-*", "LIVE_CONTEXT.md"))
+    # MIRROR_GLOB: which mirror, when more than one process has one (test_clm_two_hosts.sh)
+    found = glob.glob(os.environ.get("MIRROR_GLOB") or
+                      os.path.join(os.environ["TMPDIR"], "lossless-context-*", "LIVE_CONTEXT.md"))
     assert len(found) == 1, found
     return found[0]
 
