@@ -1716,8 +1716,9 @@ static char *clm_toggle(clm_glue *g, int on)
 }
 
 /* Back to the raw transcript (LCM's projection of it) from the next request on: a reset
- * entry records it, so a resumed session does not bring the revision back. */
-static int clm_to_raw(clm_glue *g, const char *why, char **err)
+ * entry records `why`, so a resumed session does not bring the revision back; a draft the
+ * model was writing is discarded naming `stale_why`. */
+static int clm_to_raw(clm_glue *g, const char *why, const char *stale_why, char **err)
 {
     char *payload = clm_payload_reset(g->last_revision + 1, why);
     int rc = payload ? clm_append_raw(g, CLM_STATE_TYPE, payload, CLM_MARK_RESET, g->last_revision + 1,
@@ -1728,7 +1729,7 @@ static int clm_to_raw(clm_glue *g, const char *why, char **err)
     g->last_revision++;
     clm_drop_revision(g);
     clm_raw_rev_changed(g);
-    clm_mark_stale(g, why);
+    clm_mark_stale(g, stale_why);
     g->observed_stale = 1;
     return AP_OK;
 }
@@ -1736,7 +1737,7 @@ static int clm_to_raw(clm_glue *g, const char *why, char **err)
 static char *clm_reset(clm_glue *g)
 {
     char *err = NULL, *out;
-    if (clm_to_raw(g, "reset by the user", &err) != AP_OK) {
+    if (clm_to_raw(g, "reset by the user", "the user reset the live context", &err) != AP_OK) {
         out = lc_asprintf("/clm reset: not saved (%s); nothing changed", err ? err : "out of memory");
     } else {
         clm_notice(g, "[CLM] The user reset the live context: it is the raw transcript again.");
@@ -1771,7 +1772,7 @@ static void clm_overflow_fallback(clm_glue *g, const char *error, const char *wh
     size_t est = g->est_next, budget = clm_budget_of(g);
     char *err = NULL;
     char *why = lc_asprintf("provider overflow with revision %ld in force", rev);
-    int rc = clm_to_raw(g, why ? why : "provider overflow", &err);
+    int rc = clm_to_raw(g, why ? why : "provider overflow", "a provider overflow", &err);
     if (rc != AP_OK) {
         /* Not recorded: still out of the way for this run, or every request keeps failing. */
         plugin_log(g->p, AP_LEVEL_WARNING, "live context: the fallback was not recorded (%s); "

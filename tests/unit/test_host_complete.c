@@ -24,22 +24,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
-static char tmp_root[256];
-
-static int setup_tmp(void **state)
-{
-    (void)state;
-    snprintf(tmp_root, sizeof tmp_root, "/tmp/test_host_complete.XXXXXX");
-    return mkdtemp(tmp_root) ? 0 : -1;
-}
-
-static int teardown_tmp(void **state)
-{
-    (void)state;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_root);
-    return system(cmd) == 0 ? 0 : -1;
-}
+#include "temp_home.h"
 
 typedef struct fake_server {
     pid_t pid;
@@ -53,9 +38,9 @@ typedef struct fake_server {
 static void fake_start(fake_server *fs, const char *script_json)
 {
     const char *root = getenv("ROOT");
-    char *script = lc_asprintf("%s/script.json", tmp_root);
+    char *script = lc_asprintf("%s/script.json", home);
     char *server = lc_asprintf("%s/tests/contract/fake_openai.py", root ? root : ".");
-    snprintf(fs->record, sizeof fs->record, "%s/record.jsonl", tmp_root);
+    snprintf(fs->record, sizeof fs->record, "%s/record.jsonl", home);
     FILE *f = fopen(script, "w");
     assert_non_null(f);
     fputs(script_json, f);
@@ -284,9 +269,9 @@ int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_two_threads_complete_at_the_same_time, setup_tmp, teardown_tmp),
-        cmocka_unit_test_setup_teardown(test_timeout_ms_gives_the_timed_out_error, setup_tmp, teardown_tmp),
-        cmocka_unit_test_setup_teardown(test_shutdown_aborts_a_call_in_flight_and_refuses_new_ones, setup_tmp, teardown_tmp),
+        cmocka_unit_test_setup_teardown(test_two_threads_complete_at_the_same_time, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_timeout_ms_gives_the_timed_out_error, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shutdown_aborts_a_call_in_flight_and_refuses_new_ones, setup, teardown),
         cmocka_unit_test(test_table_is_level_3_without_complete_async),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
