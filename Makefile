@@ -1,5 +1,6 @@
 # lossless-context -- build, test, demo.
-#   make          build everything (build/lossless-context.so, build/agent-host, tests)
+#   make          build everything (build/lossless-context.so, build/agent-host, tests);
+#                 installs (as root) or names the missing packages first, like demo/test
 #   make demo     the main job: generate a session, replay it through the plugin
 #   make test     unit + contract tests (installs missing packages first)
 #   make asan     the same tests under AddressSanitizer + UBSan
@@ -34,21 +35,35 @@ ABI2_SO    := $(BUILD)/tests/abi2-plugin.so
 
 .PHONY: all deps demo test asan bench eval clean check-exports
 
+# The package check (tests/deps.sh) before anything compiles, so a fresh machine gets the
+# packages installed (root) or named (otherwise) instead of a missing-header error. It runs
+# once per build folder: a stamp, an order-only prerequisite of every compile, so an
+# incremental build costs nothing (delete $(BUILD)/.deps-ok to check again). The targets
+# that ran `deps` themselves (demo, test, asan, bench) hand LC_DEPS_DONE=1 to their
+# sub-make, so the check never runs twice in one command.
+ifeq ($(LC_DEPS_DONE),)
+DEPS_STAMP := $(BUILD)/.deps-ok
+endif
+
 all: $(PLUGIN_SO) $(HOST_BIN) $(BUILD)/lcm $(PLUGIN_DIR)/plugin.json $(UNIT_BIN) $(EXAMPLE_SO) $(ABI2_SO) $(BENCH_BIN)
 
 deps:
 	@sh tests/deps.sh
 
-$(BUILD)/obj/%.o: %.c
+$(BUILD)/.deps-ok: tests/deps.sh
+	@mkdir -p $(dir $@)
+	@sh tests/deps.sh && touch $@
+
+$(BUILD)/obj/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) -MMD -MP -c $< -o $@
 
 # Everything in the plugin is hidden except the entry symbol (AP_EXPORT).
-$(BUILD)/obj/plugin/%.o: plugin/%.c
+$(BUILD)/obj/plugin/%.o: plugin/%.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) -fvisibility=hidden -MMD -MP -c $< -o $@
 
-$(BUILD)/obj/engine/%.o: engine/%.c
+$(BUILD)/obj/engine/%.o: engine/%.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) -fvisibility=hidden -MMD -MP -c $< -o $@
 
@@ -68,29 +83,29 @@ $(PLUGIN_DIR)/plugin.json: plugin.json $(PLUGIN_SO)
 $(HOST_BIN): $(HOST_OBJ) $(ENGINE_LIB)
 	$(CC) $(SAN) -rdynamic -o $@ $(HOST_OBJ) $(ENGINE_LIB) $(HOSTLIBS) -lsqlite3
 
-$(BUILD)/tests/%: tests/unit/%.c $(ENGINE_LIB)
+$(BUILD)/tests/%: tests/unit/%.c $(ENGINE_LIB) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) -Iplugin -o $@ $< $(ENGINE_LIB) $(LIBS) -lcmocka
 
-$(BUILD)/bench/%: tests/bench/%.c $(ENGINE_LIB)
+$(BUILD)/bench/%: tests/bench/%.c $(ENGINE_LIB) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) -o $@ $< $(ENGINE_LIB) $(LIBS)
 
 # bench_context times cJSON inside the dlopen'ed .so by defining cJSON_* itself: the
 # definitions must be in its dynamic symbol table to take the .so's calls, and libcjson
 # must stay linked (--no-as-needed) for them to forward to it.
-$(BUILD)/bench/bench_context: tests/bench/bench_context.c $(ENGINE_LIB)
+$(BUILD)/bench/bench_context: tests/bench/bench_context.c $(ENGINE_LIB) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) -o $@ $< $(ENGINE_LIB) -Wl,--no-as-needed $(LIBS) -ldl \
 		-Wl,--export-dynamic-symbol='cJSON_*'
 
 # The minimal example plugin compiles against the header alone.
-$(EXAMPLE_SO): tests/example_plugin.c abi/agent_plugin.h
+$(EXAMPLE_SO): tests/example_plugin.c abi/agent_plugin.h | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) -fvisibility=hidden -shared -o $@ $<
 
 # The same example stamped with another ABI version, for the refusal test.
-$(ABI2_SO): tests/example_plugin.c abi/agent_plugin.h
+$(ABI2_SO): tests/example_plugin.c abi/agent_plugin.h | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) -fvisibility=hidden -shared -DEXAMPLE_ABI_VERSION=2 -o $@ $<
 
@@ -101,20 +116,20 @@ check-exports: $(PLUGIN_SO)
 	echo "exports: agent_plugin_init only"
 
 demo: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory LC_DEPS_DONE=1 all
 	@sh tests/demo.sh
 
 test: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory LC_DEPS_DONE=1 all
 	@sh tests/run.sh $(BUILD)
 
 asan: deps
-	@$(MAKE) --no-print-directory BUILD=build-asan OPT=-O1 \
+	@$(MAKE) --no-print-directory LC_DEPS_DONE=1 BUILD=build-asan OPT=-O1 \
 		SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" all
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 sh tests/run.sh build-asan
 
 bench: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory LC_DEPS_DONE=1 all
 	@sh tests/bench/run.sh $(BUILD)
 
 clean:

@@ -16,7 +16,7 @@
 #include "tools.h"
 #include "util.h"
 
-enum { AGENT_MAX_TURNS = 50, KEEP_RECENT_TOKENS = 20000, SUMMARY_MAX_CHARS = 6000 };
+enum { KEEP_RECENT_TOKENS = 20000, SUMMARY_MAX_CHARS = 6000 };
 
 void agent_init(agent *a, host *h)
 {
@@ -1128,10 +1128,17 @@ int agent_prompt(agent *a, const char *prompt, char **final_text, char **err)
     int did = 0, retried = 0;
     if ((rc = agent_compact(a, "threshold", NULL, &did, err)))
         goto done;
-    long max_turns = h->max_turns > 0 ? h->max_turns : AGENT_MAX_TURNS;
-    for (long turn = 0; turn < max_turns; turn++) {
+    /* No cap unless --max-turns gives one (as Pi); Ctrl-C stops the loop between turns
+     * too, not only inside a model request's transfer. */
+    long max_turns = h->max_turns > 0 ? h->max_turns : 0;
+    const llm_stream *cs = llm_default_stream();
+    for (long turn = 0; max_turns == 0 || turn < max_turns; turn++) {
         char *out = NULL;
         char *rerr = NULL;
+        if (cs && cs->cancel && *cs->cancel) {
+            rc = lc_errf(err, LC_ERR, "interrupted");
+            goto done;
+        }
         rc = model_request(a, sp, tools, &out, &rerr);
         if (rc && !retried && is_overflow_error(rerr)) {
             /* The provider says the context is too long: compact once and retry. */

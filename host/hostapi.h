@@ -63,7 +63,7 @@ typedef struct host {
     char *tmpdir;
     long window;
     long max_tokens;
-    long max_turns; /* model turns one prompt may take (--max-turns; 0 = the default 50) */
+    long max_turns; /* model turns one prompt may take (--max-turns; 0 = unlimited) */
     const char *base_url;
     const char *model;
     const char *api_key;

@@ -53,6 +53,9 @@ typedef struct imp {
     size_t nb;
     import_stats *stats;
     long prev_linear;   /* Codex: the previous entry (its transcript is a line) */
+    /* The session's own time (ms): its header's timestamp, else its earliest entry's;
+     * 0 unknown. The store is dated by it, not by the import (meta "created"). */
+    long long header_ts, first_ts;
     /* Claude Code / Codex: tool names by call id, so a result names its tool */
     cJSON *tool_names;
 } imp;
@@ -79,6 +82,12 @@ static long long imp_iso_ms(const char *iso)
 {
     long long t = lc_iso_ms(iso);
     return t < 0 ? 0 : t;
+}
+
+/* An entry's time, toward the session's date when the header gives none. */
+static void imp_saw_ts(imp *m, long long ts)
+{
+    if (ts > 0 && (!m->first_ts || ts < m->first_ts)) m->first_ts = ts;
 }
 
 static size_t imp_hash(const char *s)
@@ -125,6 +134,22 @@ static int imp_open_store(imp *m, char **err)
     if (m->st) return LC_OK;
     if (!m->session_id[0]) return lc_errf(err, LC_INVALID, "the transcript names no session id before its first message");
     return store_open(m->home, m->session_id, m->cwd ? m->cwd : "", &m->st, err);
+}
+
+/* Date the store by the session's own time (the header's, else the earliest entry's), not
+ * by the import that opened it: meta "created" only ever moves earlier, so a store the
+ * plugin began live keeps its start, and one an older import dated "now" is corrected. */
+static int imp_date(imp *m, char **err)
+{
+    long long ts = m->header_ts > 0 ? m->header_ts : m->first_ts;
+    if (ts <= 0 || !m->st) return LC_OK;
+    char *had = store_meta_get(m->st, "created");
+    long long was = had && *had ? atoll(had) : 0;
+    free(had);
+    if (was > 0 && was <= ts) return LC_OK;
+    char v[32];
+    snprintf(v, sizeof v, "%lld", ts);
+    return store_meta_put(m->st, "created", v, err);
 }
 
 static int imp_flush(imp *m, char **err)
@@ -298,6 +323,7 @@ static int pi_line(imp *m, const cJSON *root, size_t lineno, char **err)
         const char *id = jstr(root, "id"), *cwd = jstr(root, "cwd");
         if (id && !m->session_id[0]) snprintf(m->session_id, sizeof m->session_id, "%s", id);
         if (cwd && !m->cwd) m->cwd = lc_strdup(cwd);
+        if (!m->header_ts) m->header_ts = imp_iso_ms(jstr(root, "timestamp"));
         return LC_OK;
     }
     /* Version-1 files had no ids: the entries form one line, in file order. */
@@ -309,6 +335,7 @@ static int pi_line(imp *m, const cJSON *root, size_t lineno, char **err)
         if (m->n) parent = m->v[m->n - 1].id;
     }
     long long ts = imp_iso_ms(jstr(root, "timestamp"));
+    imp_saw_ts(m, ts);
     char *json = pi_entry_message(root, type, ts);
     int kind = !json ? IMP_OTHER : strcmp(type, "compaction") == 0 ? IMP_COMPACTION : IMP_MESSAGE;
     return imp_add(m, id, parent, kind, json, jstr(root, "firstKeptEntryId"), err);
@@ -390,6 +417,7 @@ static int claude_line(imp *m, const cJSON *root, char **err)
     if (!uuid || cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "isSidechain"))) return LC_OK;
     const cJSON *msg = cJSON_GetObjectItemCaseSensitive(root, "message");
     long long ts = imp_iso_ms(jstr(root, "timestamp"));
+    imp_saw_ts(m, ts);
     if (!type || !cJSON_IsObject(msg) || (strcmp(type, "user") != 0 && strcmp(type, "assistant") != 0))
         return imp_add(m, uuid, parent, IMP_OTHER, NULL, NULL, err);
     const cJSON *content = cJSON_GetObjectItemCaseSensitive(msg, "content");
@@ -580,8 +608,12 @@ static int codex_line(imp *m, const cJSON *root, size_t lineno, char **err)
         const char *id = jstr(p, "id"), *cwd = jstr(p, "cwd");
         if (id && !m->session_id[0]) snprintf(m->session_id, sizeof m->session_id, "codex-%s", id);
         if (cwd && !m->cwd) m->cwd = lc_strdup(cwd);
+        if (!m->header_ts) m->header_ts = jstr(p, "timestamp") ? imp_iso_ms(jstr(p, "timestamp")) : ts;
         return LC_OK;
     }
+    if (!type && jstr(root, "id") && !m->header_ts && !cJSON_GetObjectItemCaseSensitive(root, "record_type"))
+        m->header_ts = ts; /* the first rollout format's bare header */
+    imp_saw_ts(m, ts);
     if (type && !strcmp(type, "response_item") && cJSON_IsObject(p)) return codex_item(m, p, ts, lineno, err);
     if (type && !strcmp(type, "compacted") && cJSON_IsObject(p) && jstr(p, "message")) {
         char id[48], previd[48];
@@ -736,6 +768,7 @@ int import_file(const char *home, const char *path, import_progress_fn progress,
         free(rp);
         if (rc != LC_OK) goto done;
     }
+    if ((rc = imp_date(&m, err)) != LC_OK) goto done;
     snprintf(st->session_id, sizeof st->session_id, "%s", m.session_id);
     if (progress) progress(ud, total, total);
 done:
