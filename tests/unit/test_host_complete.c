@@ -26,58 +26,7 @@
 
 #include "temp_home.h"
 
-typedef struct fake_server {
-    pid_t pid;
-    int port;
-    char url[64];
-    char record[300];
-} fake_server;
-
-/* Start the fake with a script (and --record-answers, so both ends of a request are in the
- * record). */
-static void fake_start(fake_server *fs, const char *script_json)
-{
-    const char *root = getenv("ROOT");
-    char *script = lc_asprintf("%s/script.json", home);
-    char *server = lc_asprintf("%s/tests/contract/fake_openai.py", root ? root : ".");
-    snprintf(fs->record, sizeof fs->record, "%s/record.jsonl", home);
-    FILE *f = fopen(script, "w");
-    assert_non_null(f);
-    fputs(script_json, f);
-    fclose(f);
-    int fds[2];
-    assert_int_equal(pipe(fds), 0);
-    fs->pid = fork();
-    assert_true(fs->pid >= 0);
-    if (fs->pid == 0) {
-        dup2(fds[1], 1);
-        close(fds[0]);
-        execlp("python3", "python3", server, "--port", "0", "--script", script, "--record",
-               fs->record, "--record-answers", (char *)NULL);
-        _exit(127);
-    }
-    close(fds[1]);
-    char line[32] = "";
-    size_t n = 0;
-    while (n < sizeof line - 1) {
-        ssize_t r = read(fds[0], line + n, 1);
-        if (r <= 0 || line[n] == '\n') break;
-        n++;
-    }
-    line[n] = '\0';
-    close(fds[0]);
-    fs->port = atoi(line);
-    snprintf(fs->url, sizeof fs->url, "http://127.0.0.1:%d/v1", fs->port);
-    free(script);
-    free(server);
-    assert_true(fs->port > 0);
-}
-
-static void fake_stop(fake_server *fs)
-{
-    kill(fs->pid, SIGTERM);
-    waitpid(fs->pid, NULL, 0);
-}
+#include "fake_server.h"
 
 /* The record's rows: requests carry _fake {seq, kind, arrivedAt}; answers _answer {seq,
  * answeredAt, status}. Returns a cJSON array the caller deletes. */
@@ -145,8 +94,8 @@ static void test_two_threads_complete_at_the_same_time(void **state)
 {
     (void)state;
     fake_server fs;
-    fake_start(&fs, "[{\"content\":\"first answer\",\"delay\":1},"
-                    "{\"content\":\"second answer\",\"delay\":1}]");
+    fake_start(&fs, home, "[{\"content\":\"first answer\",\"delay\":1},"
+                    "{\"content\":\"second answer\",\"delay\":1}]", "--record-answers");
     host h;
     host_with_model(&h, fs.url);
     pthread_t th[2];
@@ -183,7 +132,7 @@ static void test_timeout_ms_gives_the_timed_out_error(void **state)
 {
     (void)state;
     fake_server fs;
-    fake_start(&fs, "[{\"content\":\"too late\",\"delay\":5}]");
+    fake_start(&fs, home, "[{\"content\":\"too late\",\"delay\":5}]", "--record-answers");
     host h;
     host_with_model(&h, fs.url);
     char *out = NULL, *err = NULL;
@@ -216,7 +165,7 @@ static void test_shutdown_aborts_a_call_in_flight_and_refuses_new_ones(void **st
     (void)state;
     fake_server fs;
     /* An answer that would take 60 s: only the abort can end the call in time. */
-    fake_start(&fs, "[{\"content\":\"never\",\"delay\":60}]");
+    fake_start(&fs, home, "[{\"content\":\"never\",\"delay\":60}]", "--record-answers");
     host h;
     host_with_model(&h, fs.url);
     pthread_t th;

@@ -106,55 +106,7 @@ static const char *sget(const cJSON *o, const char *k)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-/* The fake server, started per test that needs it. */
-typedef struct fake_server {
-    pid_t pid;
-    int port;
-    char record[300];
-} fake_server;
-
-static void fake_start(fake_server *fs, const char *script_json)
-{
-    const char *root = getenv("ROOT");
-    char *script = path_in_tmp("script.json");
-    char *server = lc_asprintf("%s/tests/contract/fake_openai.py", root ? root : ".");
-    snprintf(fs->record, sizeof fs->record, "%s/record.jsonl", tmp_root);
-    FILE *f = fopen(script, "w");
-    assert_non_null(f);
-    fputs(script_json, f);
-    fclose(f);
-    int fds[2];
-    assert_int_equal(pipe(fds), 0);
-    fs->pid = fork();
-    assert_true(fs->pid >= 0);
-    if (fs->pid == 0) {
-        dup2(fds[1], 1);
-        close(fds[0]);
-        execlp("python3", "python3", server, "--port", "0", "--script", script, "--record",
-               fs->record, (char *)NULL);
-        _exit(127);
-    }
-    close(fds[1]);
-    char line[32] = "";
-    size_t n = 0;
-    while (n < sizeof line - 1) {
-        ssize_t r = read(fds[0], line + n, 1);
-        if (r <= 0 || line[n] == '\n') break;
-        n++;
-    }
-    line[n] = '\0';
-    close(fds[0]);
-    fs->port = atoi(line);
-    free(script);
-    free(server);
-    assert_true(fs->port > 0);
-}
-
-static void fake_stop(fake_server *fs)
-{
-    kill(fs->pid, SIGTERM);
-    waitpid(fs->pid, NULL, 0);
-}
+#include "fake_server.h"
 
 static int complete_with(int port, long timeout, const char *payload, char **out, char **err)
 {
@@ -423,9 +375,9 @@ static void test_complete_round_trip_records_request_and_returns_calls(void **st
 {
     (void)state;
     fake_server fs;
-    fake_start(&fs, "[{\"tool_calls\":[{\"name\":\"write\",\"arguments\":{\"path\":\"a\","
+    fake_start(&fs, tmp_root, "[{\"tool_calls\":[{\"name\":\"write\",\"arguments\":{\"path\":\"a\","
                     "\"content\":\"b\"}}],\"usage\":{\"prompt_tokens\":50,"
-                    "\"completion_tokens\":5,\"prompt_tokens_details\":{\"cached_tokens\":20}}}]");
+                    "\"completion_tokens\":5,\"prompt_tokens_details\":{\"cached_tokens\":20}}}]", NULL);
     const char *msgs[] = {"{\"role\":\"user\",\"content\":\"go\"}"};
     cJSON *tools = tools_builtin_definitions();
     cJSON *p = build("sys", msgs, 1, tools, 0);
@@ -461,7 +413,7 @@ static void test_complete_http_error_names_status_and_provider_message(void **st
 {
     (void)state;
     fake_server fs;
-    fake_start(&fs, "[{\"status\":500,\"error\":\"the fake model is down\"}]");
+    fake_start(&fs, tmp_root, "[{\"status\":500,\"error\":\"the fake model is down\"}]", NULL);
     char *out = NULL, *err = NULL;
     assert_int_not_equal(complete_with(fs.port, 10, "{\"model\":\"fake\",\"messages\":[]}", &out, &err), 0);
     fake_stop(&fs);
@@ -493,7 +445,7 @@ static void test_complete_honours_timeout(void **state)
 {
     (void)state;
     fake_server fs;
-    fake_start(&fs, "[{\"content\":\"slow\",\"delay\":4}]");
+    fake_start(&fs, tmp_root, "[{\"content\":\"slow\",\"delay\":4}]", NULL);
     char *out = NULL, *err = NULL;
     int rc = complete_with(fs.port, 1, "{\"model\":\"fake\",\"messages\":[]}", &out, &err);
     fake_stop(&fs);
@@ -522,7 +474,7 @@ static void test_complete_runs_from_several_threads(void **state)
 {
     (void)state;
     fake_server fs;
-    fake_start(&fs, "[]");
+    fake_start(&fs, tmp_root, "[]", NULL);
     pthread_t th[4];
     thread_arg args[4];
     for (int i = 0; i < 4; i++) {
@@ -544,12 +496,12 @@ static void test_loop_carries_tool_results_back_to_the_model(void **state)
 {
     (void)state;
     fake_server fs;
-    fake_start(&fs, "[{\"tool_calls\":[{\"name\":\"write\",\"arguments\":{\"path\":\"w/a.txt\","
+    fake_start(&fs, tmp_root, "[{\"tool_calls\":[{\"name\":\"write\",\"arguments\":{\"path\":\"w/a.txt\","
                     "\"content\":\"one two\"}}]},"
                     "{\"tool_calls\":[{\"name\":\"edit\",\"arguments\":{\"path\":\"w/a.txt\","
                     "\"oldText\":\"two\",\"newText\":\"2\"}},{\"name\":\"bash\",\"arguments\":"
                     "{\"command\":\"cat w/a.txt\"}}]},"
-                    "{\"content\":\"finished\"}]");
+                    "{\"content\":\"finished\"}]", NULL);
     cJSON *tools = tools_builtin_definitions();
     char *history[32];
     size_t n = 0;

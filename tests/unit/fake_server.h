@@ -1,0 +1,67 @@
+/*
+ * fake_server.h -- the loopback scripted model (tests/contract/fake_openai.py) for unit
+ * suites that talk HTTP: started per test with its script and record in `dir`, its port read
+ * from the first line it prints. Included after cmocka and util.h.
+ */
+#ifndef TEST_FAKE_SERVER_H
+#define TEST_FAKE_SERVER_H
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+typedef struct fake_server {
+    pid_t pid;
+    int port;
+    char url[64];      /* http://127.0.0.1:PORT/v1 */
+    char record[300];  /* every request, one JSON line each */
+} fake_server;
+
+/* extra_arg: one more option for the fake (e.g. "--record-answers"), or NULL. */
+static void fake_start(fake_server *fs, const char *dir, const char *script_json, const char *extra_arg)
+{
+    const char *root = getenv("ROOT");
+    char *script = lc_asprintf("%s/script.json", dir);
+    char *server = lc_asprintf("%s/tests/contract/fake_openai.py", root ? root : ".");
+    snprintf(fs->record, sizeof fs->record, "%s/record.jsonl", dir);
+    FILE *f = fopen(script, "w");
+    assert_non_null(f);
+    fputs(script_json, f);
+    fclose(f);
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    fs->pid = fork();
+    assert_true(fs->pid >= 0);
+    if (fs->pid == 0) {
+        dup2(fds[1], 1);
+        close(fds[0]);
+        execlp("python3", "python3", server, "--port", "0", "--script", script, "--record",
+               fs->record, extra_arg, (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    char line[32] = "";
+    size_t n = 0;
+    while (n < sizeof line - 1) {
+        ssize_t r = read(fds[0], line + n, 1);
+        if (r <= 0 || line[n] == '\n') break;
+        n++;
+    }
+    line[n] = '\0';
+    close(fds[0]);
+    fs->port = atoi(line);
+    snprintf(fs->url, sizeof fs->url, "http://127.0.0.1:%d/v1", fs->port);
+    free(script);
+    free(server);
+    assert_true(fs->port > 0);
+}
+
+static void fake_stop(fake_server *fs)
+{
+    kill(fs->pid, SIGTERM);
+    waitpid(fs->pid, NULL, 0);
+}
+
+#endif
