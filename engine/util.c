@@ -263,6 +263,16 @@ long long lc_iso_ms(const char *iso)
     return (long long)timegm(&tm) * 1000 + ms;
 }
 
+struct timespec lc_deadline_in(double ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    long long ns = (long long)ts.tv_nsec + (long long)(ms > 0 ? ms * 1e6 : 0);
+    ts.tv_sec += (time_t)(ns / 1000000000LL);
+    ts.tv_nsec = (long)(ns % 1000000000LL);
+    return ts;
+}
+
 double lc_now_ms(void)
 {
     struct timespec ts;

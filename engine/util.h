@@ -8,6 +8,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <time.h>
 #include <sys/types.h>
 
 /* Status codes of engine functions (0 = success, like ap_status). */
@@ -60,5 +61,8 @@ long long lc_iso_ms(const char *iso);
 
 /* Monotonic milliseconds, for metrics. */
 double lc_now_ms(void);
+
+/* The CLOCK_REALTIME instant `ms` milliseconds from now, for pthread_cond_timedwait. */
+struct timespec lc_deadline_in(double ms);
 
 #endif

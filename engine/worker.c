@@ -339,14 +339,7 @@ fail:
 int worker_stop(worker *w, long timeout_ms)
 {
     if (!w) return 1;
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += timeout_ms / 1000;
-    until.tv_nsec += (timeout_ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    struct timespec until = lc_deadline_in((double)timeout_ms);
     pthread_mutex_lock(&w->mu);
     w->stopping = 1;
     w->has_job = 0;
@@ -394,11 +387,7 @@ int worker_wait(worker *w, long timeout_ms, worker_result *out)
     while (!w->has_result && (w->has_job || w->running)) {
         double left = until - lc_now_ms();
         if (left <= 0) break;
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        long long ns = (long long)ts.tv_nsec + (long long)(left * 1e6);
-        ts.tv_sec += (time_t)(ns / 1000000000LL);
-        ts.tv_nsec = (long)(ns % 1000000000LL);
+        struct timespec ts = lc_deadline_in(left);
         pthread_cond_timedwait(&w->changed, &w->mu, &ts);
     }
     int got = worker_take(w, out);

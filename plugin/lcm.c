@@ -1180,21 +1180,31 @@ done:
     return rc;
 }
 
-/* Make cut `id` the candidate the context hook may swap to, when it is newer than the one
- * held and not the pin (ids grow with every prepared cut). */
-static void lcm_candidate_take(lc_plugin *p, int64_t id)
+/* A cut id worth holding as the candidate the context hook may swap to: newer than the one
+ * held (ids grow with every prepared cut) and not the pin. */
+static int lcm_candidate_newer(const struct lcm_proj *pr, int64_t id)
+{
+    return id > 0 && !(pr->has_pinned && id == pr->pinned.id) && !(pr->has_cand && id <= pr->cand.id);
+}
+
+/* Make cut *c (ownership taken) the candidate when it is newer; else free it. */
+static void lcm_candidate_adopt(lc_plugin *p, project_cut *c)
 {
     struct lcm_proj *pr = p->lcm->proj;
-    char *e = NULL;
-    project_cut c;
-    if (id <= 0 || (pr->has_pinned && id == pr->pinned.id) || (pr->has_cand && id <= pr->cand.id))
+    if (!lcm_candidate_newer(pr, c->id)) {
+        project_cut_free(c);
         return;
-    if (project_get_cut(p->lcm->st, id, &c, &e) == LC_OK) {
-        project_cut_free(&pr->cand);
-        pr->cand = c;
-        pr->has_cand = 1;
     }
-    free(e);
+    project_cut_free(&pr->cand);
+    pr->cand = *c;
+    pr->has_cand = 1;
+}
+
+static void lcm_candidate_take(lc_plugin *p, int64_t id)
+{
+    project_cut c;
+    if (lcm_candidate_newer(p->lcm->proj, id) && project_get_cut(p->lcm->st, id, &c, NULL) == LC_OK)
+        lcm_candidate_adopt(p, &c);
 }
 
 /* Render the current frontier as the next cut on this thread's connection and take it. */
@@ -1274,8 +1284,15 @@ static void lcm_pass_here(lc_plugin *p, summ_ctx *sc, const dag_opts *o, long bu
         lcm_cmd_metric(p, "compaction-pass", d);
         cJSON_Delete(d);
     }
-    if (!always_cut && !ds.leaves && !ds.condensed && (pr->has_cand || pr->has_pinned)) return;
-    lcm_refresh_candidate(p, budget);
+    if (ds.leaves || ds.condensed || (!pr->has_cand && !pr->has_pinned)) {
+        lcm_refresh_candidate(p, budget);
+    } else if (always_cut) {
+        /* Nothing new here, but the worker prepares a cut after each of its passes, and one
+         * whose result an invalidation dropped is still in the store: take the newest
+         * (one row) rather than render the frontier again on every request. */
+        project_cut c;
+        if (project_latest_cut(p->lcm->st, &c, NULL) == LC_OK) lcm_candidate_adopt(p, &c);
+    }
 }
 
 /* Between turns: store a pin decided in `context`, then ask for the pass the next requests
@@ -1347,7 +1364,10 @@ static int lcm_make_room(lc_plugin *p)
     long budget = lcm_block_budget(&pr->z, cfg);
     dag_opts o = lcm_dag_opts(pr, cfg, budget, 1);
     o.max_source_tokens = 0;
-    /* The worker's pass in flight would only repeat what is covered now. */
+    /* The worker's pass in flight would only repeat what is covered now; what it committed
+     * before is taken first. */
+    lcm_take_worker(p, 0);
+    if (pr->has_cand && pr->cand.id != before) return 1;
     lcm_summ_invalidate(p);
     lcm_pass_here(p, p->lcm->cover, &o, budget, 1, "covering late summaries");
     /* Still nothing newer: the fresh tail itself is what does not fit. Its older half is

@@ -178,13 +178,7 @@ static int lcm_summ_call_worker(struct lcm_summ_ud *u, const char *req, char **r
         int cancelled = 0;
         while (!c->done) {
             /* Woken every 100 ms to see whether the worker is being stopped. */
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            ts.tv_nsec += 100000000L;
-            if (ts.tv_nsec >= 1000000000L) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000L;
-            }
+            struct timespec ts = lc_deadline_in(100);
             pthread_cond_timedwait(&c->cv, &u->mu, &ts);
             if (c->done) break;
             /* The bound runs from the start: a call waits unstarted only while the host
