@@ -1163,7 +1163,9 @@ int store_dag_set_watermark(store *s, int64_t expect, int64_t value, int *moved,
     if (moved) *moved = 0;
     if (sqlite3_prepare_v2(s->db,
                            "UPDATE meta SET value = ?1 WHERE key = 'dag_watermark'"
-                           " AND CAST(value AS INTEGER) = ?2",
+                           " AND CAST(value AS INTEGER) = ?2 AND NOT EXISTS (SELECT 1 FROM main.messages m"
+                           " WHERE m.ordinal >= ?2 AND m.ordinal < ?1 AND " STORE_ELIGIBLE("m")
+                           " AND " STORE_UNCOVERED("m") ")",
                            -1, &st, NULL) != SQLITE_OK) {
         rc = store_sqlerr(s, err, "dag watermark");
         goto done;

@@ -140,8 +140,10 @@ int store_set_removed(store *s, const char *const *entry_ids, size_t n, int remo
 /* The current watermark and pending tokens; recomputed (one scan) when absent. */
 int store_dag_progress(store *s, int64_t *watermark, int64_t *pending, char **err);
 /* Move the watermark from `expect` to `value` (a pass that covered everything before
- * `value`). A watermark that changed since `expect` was read (a concurrent ingest lowered
- * it) is kept: *moved (may be NULL) says whether it moved. */
+ * `value`). The move is checked where it is written: a watermark that changed since
+ * `expect` was read, or an uncovered eligible message in [expect, value) -- one another
+ * connection stored while the pass ran, e.g. a new branch taking ordinals the pass had
+ * read past -- keeps it where it is. *moved (may be NULL) says whether it moved. */
 int store_dag_set_watermark(store *s, int64_t expect, int64_t value, int *moved, char **err);
 
 /* The pointer block's tokens as the last pass measured them (dag_frontier), kept until a

@@ -2,7 +2,9 @@
  * the pending uncovered tokens) that keep a compaction pass O(new): a new branch whose
  * entries take ordinals below the watermark is still covered, the numbers match a full
  * recount after every kind of write, a pass with less than a chunk pending writes nothing,
- * and removed marks are set incrementally (only rows whose mark changes are written). */
+ * removed marks are set incrementally (only rows whose mark changes are written), and a
+ * branch another connection stores during a pass's model call keeps the watermark below
+ * it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -234,6 +236,82 @@ static void test_set_removed_writes_only_rows_whose_mark_changes(void **state)
     branch_free(&a);
 }
 
+/* While a pass's model call is out, another connection (the host thread, while the
+ * worker summarizes) moves the tree back into the chunk just written and grows a branch
+ * there: its first entry takes the ordinal of that chunk's last message. The pending
+ * node now stands on removed entries and is refused; the pass may not move the watermark
+ * past the new entry -- it would never be covered. */
+typedef struct interferer {
+    fx *f;
+    int calls;
+    int64_t fork;
+} interferer;
+
+static int interfere_auto(void *ud, const char *system_prompt, const char *prompt, long max_tokens,
+                          summ_completion *out, char **err)
+{
+    (void)system_prompt;
+    (void)prompt;
+    (void)max_tokens;
+    (void)err;
+    interferer *it = ud;
+    if (++it->calls == 2) {
+        store *other = NULL;
+        branch b = {0};
+        const char *left[60];
+        char ids[60][16];
+        size_t n = 0;
+        assert_int_equal(store_open(it->f->home, "sess", "/w", &other, NULL), LC_OK);
+        it->fork = q1(other, "SELECT max(last_ordinal) FROM summary_spans");
+        assert_true(it->fork > 0 && it->fork < 40);
+        for (int64_t i = it->fork; i < 60; i++) {
+            snprintf(ids[n], sizeof ids[n], "a%02d", (int)i);
+            left[n] = ids[n];
+            n++;
+        }
+        assert_int_equal(store_set_removed(other, left, n, 1, NULL), LC_OK);
+        for (int i = 0; i < it->fork; i++) branch_add(&b, "a", i, 500);
+        for (int i = (int)it->fork; i < 60; i++) branch_add(&b, "b", i, 500);
+        branch_ingest(other, &b);
+        store_close(other);
+        branch_free(&b);
+    }
+    out->text = lc_strdup("The user asked for builds; the worker read files and reported ok.");
+    return LC_OK;
+}
+
+static void test_pass_keeps_the_watermark_below_a_branch_stored_during_its_call(void **state)
+{
+    fx *f = *state;
+    static const char *const chain[] = {"auto"};
+    interferer it = {.f = f};
+    summ_config cfg = {.chain = chain, .n_chain = 1, .auto_fn = interfere_auto, .ud = &it};
+    summ_ctx *sc = NULL;
+    char sql[512];
+    assert_int_equal(summ_create(&cfg, &sc, NULL), LC_OK);
+    branch a = {0};
+    for (int i = 0; i < 60; i++) branch_add(&a, "a", i, 500);
+    branch_ingest(f->st, &a);
+    dag_opts o = opts(1);
+    dag_stats ds;
+    assert_int_equal(dag_pass(f->st, sc, &o, &ds, NULL), LC_OK);
+    assert_int_equal(it.calls, 2);
+    assert_int_equal(ds.leaves, 1);
+    assert_int_equal(ds.conflicts, 1); /* the second node stood on the branch just left */
+    assert_progress_exact(f->st);
+    /* The next pass starts low enough to cover the new branch from its first entry. */
+    assert_int_equal(dag_pass(f->st, sc, &o, &ds, NULL), LC_OK);
+    assert_true(ds.leaves >= 1);
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM summary_messages WHERE entry_id = 'b%02d'", (int)it.fork);
+    assert_int_equal(q1(f->st, sql), 1);
+    snprintf(sql, sizeof sql, "SELECT count(*)" UNCOVERED " AND m.ordinal < %lld",
+             (long long)ds.boundary_ordinal);
+    assert_int_equal(q1(f->st, sql), 0);
+    assert_progress_exact(f->st);
+    summ_free(sc);
+    branch_free(&a);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
@@ -242,6 +320,7 @@ int main(void)
         T(test_progress_matches_a_recount_after_ingest_cover_remove_restore_and_repair),
         T(test_pass_with_less_than_a_chunk_pending_writes_nothing),
         T(test_set_removed_writes_only_rows_whose_mark_changes),
+        T(test_pass_keeps_the_watermark_below_a_branch_stored_during_its_call),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
