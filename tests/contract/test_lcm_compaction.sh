@@ -26,7 +26,7 @@ assert_jsonl "$REQ" "max(r['raw'] for r in rows) > $WINDOW" \
     "the raw context did outgrow the window (the projection was needed)"
 assert_jsonl "$REQ" "sum(r['action'] == 'swap' for r in rows) >= 1" "at least one swap"
 assert_jsonl "$REQ" "sum(r['action'] == 'recut' for r in rows) >= 1" "at least one re-cut"
-# Past live context's overflow-guard limit (window - 4096 - reserve 2048, CLM §7a) the
+# Past live context's overflow-guard limit (window - 4096 - reserve 2048, docs/DESIGN.md §5.4) the
 # guard withholds the oldest raw tool result on purpose; below it nothing may move.
 GUARD=$((WINDOW - 4096 - 2048))
 assert_jsonl "$REQ" "all(b['prefixSha'] == a['sha'] for a, b in zip(rows, rows[1:]) if b['action'] == 'keep' and b['rawAppended'] and b['cut'] == a['cut'] > 0 and max(a['tokens'], b['tokens']) < $GUARD)" \
