@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "config.h"
+#include "ingest.h"
 #include "dag.h"
 #include "jsonl.h"
 #include "llm_http.h"
@@ -453,230 +454,31 @@ static void lcm_proj_load(lc_plugin *p)
     free(e);
 }
 
-/* Entry ids of the active branch (borrowed from `branch`), for removed-branch marks. */
-static const char **lcm_branch_ids(const cJSON *branch, size_t *n)
+/* ---- the host's entries, for the engine's ingest ---------------------------------------- */
+
+/* ingest_entry_fn over the host's get_entry: the entry's text as the host holds it. */
+static int lcm_entry_text(void *ud, const char *id, char **text, char **err)
 {
-    size_t cap = (size_t)cJSON_GetArraySize(branch) + 1, k = 0;
-    const char **ids = calloc(cap, sizeof *ids);
-    const cJSON *e;
-    if (!ids) return NULL;
-    cJSON_ArrayForEach(e, branch)
-    {
-        const cJSON *id = cJSON_GetObjectItemCaseSensitive(e, "id");
-        if (cJSON_IsString(id) && k < cap) ids[k++] = id->valuestring;
-    }
-    *n = k;
-    return ids;
+    return plugin_get_entry_text(ud, id, text, err);
 }
 
 static void lcm_mark_from_host(lc_plugin *p)
 {
     cJSON *branch = NULL;
     char *e = NULL;
-    size_t n = 0, marked = 0, cleared = 0;
+    size_t marked = 0, cleared = 0;
     if (!p->lcm || !p->lcm->st) return;
     if (plugin_get_branch(p, &branch, &e) != AP_OK) {
         plugin_log(p, AP_LEVEL_WARNING, "lcm: branch unavailable for removed marks: %s", e ? e : "?");
         free(e);
         return;
     }
-    const char **ids = lcm_branch_ids(branch, &n);
-    if (ids && store_mark_branch(p->lcm->st, ids, n, &marked, &cleared, &e) != LC_OK) {
+    if (ingest_mark_branch(p->lcm->st, branch, &marked, &cleared, &e) != LC_OK)
         plugin_log(p, AP_LEVEL_WARNING, "lcm: marking removed entries failed: %s", e ? e : "?");
-        free(e);
-    } else if (marked || cleared) {
+    else if (marked || cleared)
         plugin_log(p, AP_LEVEL_INFO, "lcm: branch change: %zu entries removed, %zu restored", marked, cleared);
-    }
-    free(ids);
-    cJSON_Delete(branch);
-}
-
-/* ---- tree moves: O(distance moved) ------------------------------------------------------ */
-
-/* The entries on one side of a move, leaf first, with an id -> position index so the
- * other side's walk finds the common ancestor in O(1) a step. */
-typedef struct lcm_chain {
-    char **ids;
-    size_t n, cap;
-    size_t *slots;       /* open addressing: position + 1, 0 = empty */
-    size_t nslots;
-} lcm_chain;
-
-static size_t lcm_hash(const char *s)
-{
-    size_t h = 1469598103934665603ULL;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
-}
-
-static void lcm_chain_free(lcm_chain *c)
-{
-    for (size_t i = 0; i < c->n; i++) free(c->ids[i]);
-    free(c->ids);
-    free(c->slots);
-    memset(c, 0, sizeof *c);
-}
-
-/* Position of `id` in the chain, or -1. */
-static long lcm_chain_find(const lcm_chain *c, const char *id)
-{
-    if (!c->nslots) return -1;
-    for (size_t h = lcm_hash(id) & (c->nslots - 1);; h = (h + 1) & (c->nslots - 1)) {
-        size_t v = c->slots[h];
-        if (!v) return -1;
-        if (strcmp(c->ids[v - 1], id) == 0) return (long)(v - 1);
-    }
-}
-
-static int lcm_chain_add(lcm_chain *c, const char *id)
-{
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 64;
-        char **ids = realloc(c->ids, cap * sizeof *ids);
-        size_t *slots = calloc(cap * 2, sizeof *slots);
-        if (!ids || !slots) {
-            if (ids) c->ids = ids;
-            free(slots);
-            return LC_NOMEM;
-        }
-        c->ids = ids;
-        c->cap = cap;
-        free(c->slots);
-        c->slots = slots;
-        c->nslots = cap * 2;
-        for (size_t i = 0; i < c->n; i++) {
-            size_t h = lcm_hash(c->ids[i]) & (c->nslots - 1);
-            while (c->slots[h]) h = (h + 1) & (c->nslots - 1);
-            c->slots[h] = i + 1;
-        }
-    }
-    if (!(c->ids[c->n] = lc_strdup(id))) return LC_NOMEM;
-    size_t h = lcm_hash(id) & (c->nslots - 1);
-    while (c->slots[h]) h = (h + 1) & (c->nslots - 1);
-    c->slots[h] = ++c->n;
-    return LC_OK;
-}
-
-/* The parent id of an entry (malloc'd; NULL at the root). */
-static int lcm_parent_of(lc_plugin *p, const char *id, char **parent, char **err)
-{
-    cJSON *e = NULL;
-    int rc = plugin_get_entry(p, id, &e, err);
-    *parent = NULL;
-    if (rc != AP_OK) return rc;
-    const char *pid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "parentId"));
-    if (pid && *pid && !(*parent = lc_strdup(pid))) rc = lc_errf(err, AP_NOMEM, "out of memory");
-    cJSON_Delete(e);
-    return rc;
-}
-
-/* Walk parent links from both leaves, one step each in turn, until one side reaches an
- * entry the other has passed: that is the common ancestor, and the entries walked before
- * it are exactly those that left the branch (old side) and joined it (new side). Costs
- * O(distance moved) host reads, however long the shared history. *left_n / *joined_n:
- * how many entries of each chain are below the ancestor. */
-static int lcm_tree_walk(lc_plugin *p, const char *old_leaf, const char *new_leaf, lcm_chain *a,
-                         lcm_chain *b, size_t *left_n, size_t *joined_n, char **err)
-{
-    char *next[2] = {old_leaf ? lc_strdup(old_leaf) : NULL, new_leaf ? lc_strdup(new_leaf) : NULL};
-    lcm_chain *side[2] = {a, b};
-    int rc = AP_OK;
-    *left_n = *joined_n = 0;
-    if ((old_leaf && !next[0]) || (new_leaf && !next[1])) {
-        rc = lc_errf(err, AP_NOMEM, "out of memory");
-        goto done;
-    }
-    for (int k = 0; next[0] || next[1]; k ^= 1) {
-        if (!next[k]) continue;
-        long at = lcm_chain_find(side[k ^ 1], next[k]);
-        if (at >= 0) {
-            *left_n = k == 0 ? a->n : (size_t)at;
-            *joined_n = k == 0 ? (size_t)at : b->n;
-            goto done;
-        }
-        if (lcm_chain_find(side[k], next[k]) >= 0) {
-            rc = lc_errf(err, AP_INVALID, "entry %s is its own ancestor", next[k]);
-            goto done;
-        }
-        if ((rc = lcm_chain_add(side[k], next[k])) != LC_OK) {
-            rc = lc_errf(err, AP_NOMEM, "out of memory");
-            goto done;
-        }
-        char *parent = NULL;
-        if ((rc = lcm_parent_of(p, next[k], &parent, err)) != AP_OK) goto done;
-        free(next[k]);
-        next[k] = parent;
-    }
-    /* Two roots: nothing is shared. */
-    *left_n = a->n;
-    *joined_n = b->n;
-done:
-    free(next[0]);
-    free(next[1]);
-    return rc;
-}
-
-/* The AgentMessage of a message entry exactly as the host holds it (malloc'd; NULL when the
- * entry is not a message or cannot be read): the bytes `context` would have carried, so a
- * message stored from here is identical to one stored from a request. */
-static char *lcm_entry_message(lc_plugin *p, const char *id)
-{
-    char *text = NULL, *out = NULL;
-    size_t off = 0, len = 0;
-    if (plugin_get_entry_text(p, id, &text, NULL) != AP_OK) return NULL;
-    cJSON *e = cJSON_Parse(text);
-    const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "type"));
-    if (type && strcmp(type, "message") == 0 &&
-        cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(e, "message")) &&
-        json_member_span(text, strlen(text), "message", &off, &len) == LC_OK)
-        out = lc_strndup(text + off, len);
-    cJSON_Delete(e);
-    free(text);
-    return out;
-}
-
-/* Mark what a move took off the branch and clear what it brought back. */
-/* Store the message entries among `ids` (leaf first) that no `context` ever carried: the
- * tail of a branch abandoned before its next request, or the last turn of a session. The
- * store logs every message, not only those a model request saw. */
-static void lcm_ingest_entries(lc_plugin *p, char *const *ids, size_t n)
-{
-    store_msg *m = calloc(n ? n : 1, sizeof *m);
-    char **json = calloc(n ? n : 1, sizeof *json);
-    size_t k = 0;
-    char *e = NULL;
-    if (!m || !json) goto done;
-    for (size_t i = n; i-- > 0;) {
-        if ((json[k] = lcm_entry_message(p, ids[i]))) {
-            m[k] = (store_msg){ids[i], json[k], strlen(json[k])};
-            k++;
-        }
-    }
-    store_ingest_stats st;
-    if (k && store_ingest(p->lcm->st, m, k, &st, &e) != LC_OK)
-        plugin_log(p, AP_LEVEL_WARNING, "lcm: storing a branch's last messages failed: %s", e ? e : "?");
-done:
-    for (size_t i = 0; json && i < k; i++) free(json[i]);
-    free(json);
-    free(m);
     free(e);
-}
-
-static int lcm_mark_move(lc_plugin *p, const char *old_leaf, const char *new_leaf, char **err)
-{
-    lcm_chain a = {0}, b = {0};
-    size_t left = 0, joined = 0;
-    int rc = lcm_tree_walk(p, old_leaf, new_leaf, &a, &b, &left, &joined, err);
-    if (rc == AP_OK && left) lcm_ingest_entries(p, a.ids, left);
-    if (rc == AP_OK && left &&
-        store_set_removed(p->lcm->st, (const char *const *)a.ids, left, 1, err) != LC_OK)
-        rc = LC_ERR;
-    if (rc == AP_OK && joined &&
-        store_set_removed(p->lcm->st, (const char *const *)b.ids, joined, 0, err) != LC_OK)
-        rc = LC_ERR;
-    lcm_chain_free(&a);
-    lcm_chain_free(&b);
-    return rc;
+    cJSON_Delete(branch);
 }
 
 /* Store what the branch ends with that no `context` carried: the last turn of a session,
@@ -685,90 +487,38 @@ static int lcm_mark_move(lc_plugin *p, const char *old_leaf, const char *new_lea
 static void lcm_ingest_branch_tail(lc_plugin *p)
 {
     cJSON *branch = NULL;
+    char *e = NULL;
     if (!p->lcm->st || plugin_get_branch(p, &branch, NULL) != AP_OK) return;
-    size_t n = (size_t)cJSON_GetArraySize(branch), k = 0, i = 0;
-    const cJSON **entries = calloc(n ? n : 1, sizeof *entries);
-    char **ids = calloc(n ? n : 1, sizeof *ids);
-    const cJSON *e;
-    if (!entries || !ids) goto done;
-    cJSON_ArrayForEach(e, branch) entries[i++] = e;
-    /* Leaf first, as a tree walk yields them; stop at the first stored message. */
-    while (i-- > 0) {
-        const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(entries[i], "id"));
-        const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(entries[i], "type"));
-        if (!id || !type || strcmp(type, "message") != 0) continue;
-        store_row row = {0};
-        int found = store_get_message(p->lcm->st, id, &row, NULL) == LC_OK;
-        store_row_free(&row);
-        if (found) break;
-        ids[k++] = (char *)id;
-    }
-    if (k) lcm_ingest_entries(p, ids, k);
-done:
-    free(entries);
-    free(ids);
+    if (ingest_branch_tail(p->lcm->st, branch, lcm_entry_text, p, &e) != LC_OK)
+        plugin_log(p, AP_LEVEL_WARNING, "lcm: storing a branch's last messages failed: %s", e ? e : "?");
+    free(e);
     cJSON_Delete(branch);
 }
 
-/* Store every message of the session that sits on no active branch and never reached the
- * store: a branch abandoned before its next request while the store could not be written
- * (a full disk, a crash, a deleted store). Reads every entry once per session start
- * (get_entries, API level 2; a level-1 host lists only the active branch, so this is
- * skipped there); writes only the missing messages, whose exact bytes come from one
- * get_entry each. lcm_mark_from_host then marks them removed like any abandoned tail. */
+/* Store the session's messages on no active branch that never reached the store (a branch
+ * abandoned while the store could not be written). Every entry is read once per session
+ * start (get_entries, API level 2; a level-1 host lists only the active branch, so this
+ * is skipped there). lcm_mark_from_host then marks them removed. */
 static void lcm_ingest_offbranch(lc_plugin *p)
 {
     cJSON *all = NULL, *branch = NULL;
-    lcm_chain on = {0};
-    store_msg *m = NULL;
-    char **json = NULL;
-    size_t k = 0, n = 0;
     char *e = NULL;
+    size_t inserted = 0;
     int rc = plugin_get_entries(p, &all, &e);
     if (rc != AP_OK) {
         if (rc != AP_UNSUPPORTED)
             plugin_log(p, AP_LEVEL_WARNING, "lcm: the session's entries are unavailable: %s", e ? e : "?");
-        goto done;
+    } else if (plugin_get_branch(p, &branch, NULL) == AP_OK) {
+        if (ingest_offbranch(p->lcm->st, all, branch, lcm_entry_text, p, &inserted, &e) != LC_OK)
+            plugin_log(p, AP_LEVEL_WARNING, "lcm: storing off-branch messages failed: %s", e ? e : "?");
+        else if (inserted)
+            plugin_log(p, AP_LEVEL_INFO, "lcm: %zu message(s) of abandoned branches were missing from "
+                       "the store and are stored now", inserted);
     }
-    if (plugin_get_branch(p, &branch, NULL) != AP_OK) goto done;
-    const cJSON *x;
-    cJSON_ArrayForEach(x, branch)
-    {
-        const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(x, "id"));
-        if (id && lcm_chain_find(&on, id) < 0 && lcm_chain_add(&on, id) != LC_OK) goto done;
-    }
-    n = (size_t)cJSON_GetArraySize(all);
-    m = calloc(n ? n : 1, sizeof *m);
-    json = calloc(n ? n : 1, sizeof *json);
-    if (!m || !json) goto done;
-    cJSON_ArrayForEach(x, all)
-    {
-        const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(x, "id"));
-        const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(x, "type"));
-        if (!id || !type || strcmp(type, "message") != 0 || lcm_chain_find(&on, id) >= 0) continue;
-        store_row row = {0};
-        int found = store_get_message(p->lcm->st, id, &row, NULL) == LC_OK;
-        store_row_free(&row);
-        if (found || !(json[k] = lcm_entry_message(p, id))) continue;
-        m[k] = (store_msg){id, json[k], strlen(json[k])};
-        k++;
-    }
-    store_ingest_stats st;
-    if (k && store_ingest(p->lcm->st, m, k, &st, &e) != LC_OK)
-        plugin_log(p, AP_LEVEL_WARNING, "lcm: storing off-branch messages failed: %s", e ? e : "?");
-    else if (k)
-        plugin_log(p, AP_LEVEL_INFO, "lcm: %zu message(s) of abandoned branches were missing from "
-                   "the store and are stored now", st.inserted);
-done:
-    for (size_t i = 0; json && i < k; i++) free(json[i]);
-    free(json);
-    free(m);
     free(e);
-    lcm_chain_free(&on);
     cJSON_Delete(branch);
     cJSON_Delete(all);
 }
-
 /* A window correction survives restarts in the store's meta: "believed corrected source". */
 static void lcm_window_load(lc_plugin *p)
 {
@@ -1481,8 +1231,12 @@ int lcm_glue_tree(lc_plugin *p, const cJSON *ev, char **err)
     /* The marks were right for the old branch, so only the entries between the two leaves
      * and their common ancestor change. A host that cannot say (no get_entry, no leaf
      * ids) gets the whole-branch comparison. */
-    if (!(AP_HOST_HAS(p->host, get_entry) && (old_leaf || new_leaf) &&
-          lcm_mark_move(p, old_leaf, new_leaf, &e) == AP_OK)) {
+    char *warn = NULL;
+    int moved = AP_HOST_HAS(p->host, get_entry) && (old_leaf || new_leaf) &&
+                ingest_move(p->lcm->st, lcm_entry_text, p, old_leaf, new_leaf, &warn, &e) == LC_OK;
+    if (warn) plugin_log(p, AP_LEVEL_WARNING, "lcm: storing a branch's last messages failed: %s", warn);
+    free(warn);
+    if (!moved) {
         if (e) plugin_log(p, AP_LEVEL_INFO, "lcm: tree move walked by whole branch: %s", e);
         lcm_mark_from_host(p);
     }
