@@ -19,16 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
 #include "ingest.h"
-#include "llm_http.h"
 #include "maint.h"
-#include "message.h"
 #include "plugin.h"
 #include "projstate.h"
 #include "recall.h"
 #include "store.h"
-#include "summarize.h"
 #include "util.h"
 #include "lcm.h"
 
