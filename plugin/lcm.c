@@ -678,7 +678,7 @@ int lcm_glue_context(lc_plugin *p, const ap_context_event *ev, size_t clm_anchor
     lcm_reopen(p);
     if (!p->lcm || !p->lcm->proj) return AP_OK;
     const store_msg *msgs = lcm_messages(p, ev);
-    if (!msgs) return AP_OK;
+    if (!msgs && ev->n_messages) return AP_OK;
     projstate_env env = lcm_env(p, p->lcm->st && ev->n_messages);
     rc = projstate_context(p->lcm->proj, &env, msgs, ev->n_messages, clm_anchor, &items, &n_items,
                            &tokens, err);
