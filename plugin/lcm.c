@@ -1,11 +1,11 @@
 /*
  * lcm.c -- glue from ABI events to the lossless store, the DAG and the projection: open
- * the session's store at session_start, ingest what is new and project the request on
- * every `context` (from memory: the applied cut and the prepared one), run the DAG pass
- * and prepare the next cut between turns (turn_end), supply the host's compaction from
- * the DAG (session_before_compact), mark removed branches on tree moves, and serve the
- * recall tools lcm_grep / lcm_describe / lcm_expand_query. No SQL here: everything goes
- * through the engine (store, dag, project, recall).
+ * the session's store at session_start, hand every `context` to the projection
+ * (engine/projstate.h: ingest what is new, project from memory), ask for the DAG pass
+ * between turns (turn_end), supply the host's compaction from the DAG
+ * (session_before_compact), mark removed branches on tree moves (engine/ingest.h), and
+ * serve the recall tools lcm_grep / lcm_describe / lcm_expand_query. Each callback parses
+ * the host's data once, calls the engine, and finishes once; no SQL and no policy here.
  *
  * LCM_REQUEST_LOG=<file> appends one JSON line per request (action, cut, tokens sent,
  * window, and SHA-256 digests of the request and of its prefix the size of the previous
@@ -18,25 +18,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "config.h"
-#include "dag.h"
-#include "jsonl.h"
-#include "llm_http.h"
+#include "ingest.h"
 #include "maint.h"
-#include "message.h"
 #include "plugin.h"
-#include "project.h"
+#include "projstate.h"
 #include "recall.h"
-#include "sha256.h"
 #include "store.h"
-#include "summarize.h"
 #include "util.h"
-#include "zones.h"
 #include "lcm.h"
-
-
 
 static int lcm_command(void *ud, const char *args, char **out_text, char **err)
 {
@@ -272,11 +262,53 @@ static const char lcm_expand_schema[] =
     "\"max_tokens\":{\"type\":\"integer\",\"description\":\"retrieval budget, default 10000\"},"
     "\"char_offset\":{\"type\":\"integer\",\"description\":\"with entry_id: continue reading at this character\"}}}";
 
+/* ---- the projection's hooks into the summarizer glue ----------------------------------- */
+
+static void lcm_hook_log(void *ud, int warn, const char *text)
+{
+    plugin_log(ud, warn ? AP_LEVEL_WARNING : AP_LEVEL_INFO, "%s", text);
+}
+
+static void lcm_hook_metric(void *ud, const char *kind, const cJSON *fields)
+{
+    lcm_cmd_metric(ud, kind, fields);
+}
+
+static int lcm_hook_pickup(void *ud, long wait_ms, projstate_pick *out)
+{
+    return lcm_summ_pickup(ud, wait_ms, out);
+}
+
+static int lcm_hook_can_wait(void *ud)
+{
+    return lcm_summ_can_wait(ud);
+}
+
+static void lcm_hook_invalidate(void *ud)
+{
+    lcm_summ_invalidate(ud);
+}
+
+static void lcm_hook_submit(void *ud, const worker_job *job)
+{
+    lcm_summ_submit(ud, job);
+}
+
 int lcm_glue_init(lc_plugin *p, char **err)
 {
     int rc;
     if (!(p->lcm = calloc(1, sizeof *p->lcm))) return lc_errf(err, AP_NOMEM, "out of memory");
     p->lcm->redact = 1;
+    projstate_hooks hooks = {
+        .ud = p,
+        .log = lcm_hook_log,
+        .metric = lcm_hook_metric,
+        .pickup = lcm_hook_pickup,
+        .can_wait = lcm_hook_can_wait,
+        .invalidate = lcm_hook_invalidate,
+        .submit = lcm_hook_submit,
+    };
+    if (projstate_new(&hooks, &p->lcm->proj) != LC_OK) return lc_errf(err, AP_NOMEM, "out of memory");
     if ((rc = plugin_register_command(p, "lcm", "Lossless context: status and recall store",
                                       lcm_command, err)) != AP_OK)
         return rc;
@@ -301,103 +333,35 @@ int lcm_glue_init(lc_plugin *p, char **err)
     return AP_OK;
 }
 
-/* ---- the projection's state ------------------------------------------------------- */
-
-struct lcm_proj {
-    project_cut pinned;        /* the applied cut (pin.cut_id), loaded once */
-    int has_pinned;
-    project_cut cand;          /* the newest prepared cut not yet applied */
-    int has_cand;
-    project_pin pin;
-    int pin_dirty;             /* decided in `context`, written between turns */
-    size_t hint;               /* where the pinned anchor was last found */
-    zones_resolved z;
-    long last_tokens, last_raw_tokens;
-    const char *last_action;
-    long passes;
-    int covered;               /* truncation was laid because summaries were late */
-    FILE *log;                 /* LCM_REQUEST_LOG */
-    unsigned long requests;
-    size_t prev_items;
-    char prev_sha[65];
-    size_t prev_n;
-    char *prev_last;           /* entry id of the previous request's last raw message */
-    project_plan plan;         /* the last request's plan, for the request log */
-    int64_t plan_cut;
-    int logged_plan;
-    /* what the previous `context` carried, so the next one touches only what is new */
-    size_t seen_n;
-    size_t seen_tokens;
-    char *seen_first, *seen_last;
-    int seen_stored;           /* the previous ingest succeeded */
-    project_msg *pm;           /* the plan's input, reused across requests */
-    size_t pm_cap;
-};
-
-static int lcm_same_id(const char *a, const char *b)
+/* The session as the projection sees it in one call. cfg is the effective config, loaded
+ * at its first use (with_cfg: the callers that read it). */
+static projstate_env lcm_env(lc_plugin *p, int with_cfg)
 {
-    return a && b && strcmp(a, b) == 0;
-}
-
-static void lcm_seen_update(struct lcm_proj *pr, const ap_context_event *ev, size_t tokens,
-                            int stored)
-{
-    const char *first = ev->messages[0].entry_id, *last = ev->messages[ev->n_messages - 1].entry_id;
-    if (!lcm_same_id(pr->seen_first, first)) {
-        free(pr->seen_first);
-        pr->seen_first = first ? lc_strdup(first) : NULL;
-    }
-    free(pr->seen_last);
-    pr->seen_last = last ? lc_strdup(last) : NULL;
-    /* Without ids the next call cannot be matched: it starts over. */
-    pr->seen_n = pr->seen_first && pr->seen_last ? ev->n_messages : 0;
-    pr->seen_tokens = tokens;
-    pr->seen_stored = stored;
-}
-
-static void lcm_proj_reset(struct lcm_proj *pr)
-{
-    project_cut_free(&pr->pinned);
-    project_cut_free(&pr->cand);
-    pr->has_pinned = pr->has_cand = 0;
-    memset(&pr->pin, 0, sizeof pr->pin);
-    pr->pin_dirty = 0;
-    pr->hint = 0;
-    pr->last_action = "keep";
-    free(pr->prev_last);
-    pr->prev_last = NULL;
-    pr->prev_items = pr->prev_n = 0;
-    pr->prev_sha[0] = '\0';
-    free(pr->seen_first);
-    free(pr->seen_last);
-    pr->seen_first = pr->seen_last = NULL;
-    pr->seen_n = pr->seen_tokens = 0;
-    pr->seen_stored = 0;
-}
-
-static void lcm_proj_free(struct lcm_proj *pr)
-{
-    if (!pr) return;
-    lcm_proj_reset(pr);
-    free(pr->pm);
-    if (pr->log) fclose(pr->log);
-    free(pr);
+    projstate_env env = {
+        .st = p->lcm->st,
+        .cfg = with_cfg ? lcm_cmd_config(p) : NULL,
+        .model = p->model,
+        .window = p->window,
+        .summ = p->lcm->summ,
+        .cover = p->lcm->cover,
+        .worker = p->lcm->worker != NULL,
+    };
+    return env;
 }
 
 void lcm_glue_view_get(lc_plugin *p, lcm_glue_view *out)
 {
-    memset(out, 0, sizeof *out);
-    out->last_action = "keep";
-    out->window = p->window;
-    if (!p->lcm || !p->lcm->proj) return;
-    struct lcm_proj *pr = p->lcm->proj;
-    out->cut_id = pr->pin.cut_id;
-    out->applied_tokens = pr->pin.applied_tokens;
-    out->window = pr->z.window > 0 ? pr->z.window : p->window;
-    out->last_tokens = pr->last_tokens;
-    out->last_raw_tokens = pr->last_raw_tokens;
-    out->last_action = pr->last_action;
-    out->passes = pr->passes;
+    projstate_view v;
+    projstate_view_get(p->lcm ? p->lcm->proj : NULL, &v);
+    *out = (lcm_glue_view){
+        .cut_id = v.cut_id,
+        .applied_tokens = v.applied_tokens,
+        .window = v.window > 0 ? v.window : p->window,
+        .last_tokens = v.last_tokens,
+        .last_raw_tokens = v.last_raw_tokens,
+        .last_action = v.last_action,
+        .passes = v.passes,
+    };
 }
 
 void lcm_glue_free(lc_plugin *p)
@@ -405,278 +369,39 @@ void lcm_glue_free(lc_plugin *p)
     if (!p->lcm) return;
     lcm_summ_free(p);
     lcm_cmd_free(p);
-    lcm_proj_free(p->lcm->proj);
+    projstate_free(p->lcm->proj);
     store_close(p->lcm->st);
+    free(p->lcm->in);
     free(p->lcm->open_error);
     free(p->lcm);
     p->lcm = NULL;
 }
 
-/* ---- zones and budgets ------------------------------------------------------------------ */
+/* ---- the host's entries, for the engine's ingest ---------------------------------------- */
 
-static int lcm_zones(lc_plugin *p, zones_resolved *z)
+/* ingest_entry_fn over the host's get_entry: the entry's text as the host holds it. */
+static int lcm_entry_text(void *ud, const char *id, char **text, char **err)
 {
-    const lcm_config *cfg = lcm_cmd_config(p);
-    zones_cfg zc = cfg ? lcm_config_zones_for(cfg, p->model) : zones_cfg_unset();
-    long keep = cfg ? cfg->keep_recent_tokens : 0;
-    return zones_resolve(&zc, keep, p->window > 0 ? p->window : 128000, z, NULL);
-}
-
-/* The pointer block's budget: a quarter of the swap line, so a cut brings the request to
- * about the fresh tail plus a quarter of the swap line, well under it, and the appends
- * that follow have most of the band up to the re-cut line. */
-static long lcm_block_budget(const zones_resolved *z, const lcm_config *cfg)
-{
-    long b = z->swap_tokens / 4;
-    long floor = cfg ? cfg->summary_tokens * 2 : 2400;
-    return b > floor ? b : floor;
-}
-
-/* Load the pin and the cuts a previous process left (resume). */
-static void lcm_proj_load(lc_plugin *p)
-{
-    struct lcm_proj *pr = p->lcm->proj;
-    char *e = NULL;
-    lcm_proj_reset(pr);
-    if (project_pin_get(p->lcm->st, &pr->pin, &e) == LC_OK && pr->pin.cut_id > 0) {
-        if (project_get_cut(p->lcm->st, pr->pin.cut_id, &pr->pinned, &e) == LC_OK)
-            pr->has_pinned = 1;
-        else
-            memset(&pr->pin, 0, sizeof pr->pin);
-    }
-    free(e);
-    e = NULL;
-    if (project_latest_cut(p->lcm->st, &pr->cand, &e) == LC_OK) {
-        if (pr->has_pinned && pr->cand.id == pr->pinned.id) project_cut_free(&pr->cand);
-        else pr->has_cand = 1;
-    }
-    free(e);
-}
-
-/* Entry ids of the active branch (borrowed from `branch`), for removed-branch marks. */
-static const char **lcm_branch_ids(const cJSON *branch, size_t *n)
-{
-    size_t cap = (size_t)cJSON_GetArraySize(branch) + 1, k = 0;
-    const char **ids = calloc(cap, sizeof *ids);
-    const cJSON *e;
-    if (!ids) return NULL;
-    cJSON_ArrayForEach(e, branch)
-    {
-        const cJSON *id = cJSON_GetObjectItemCaseSensitive(e, "id");
-        if (cJSON_IsString(id) && k < cap) ids[k++] = id->valuestring;
-    }
-    *n = k;
-    return ids;
+    return plugin_get_entry_text(ud, id, text, err);
 }
 
 static void lcm_mark_from_host(lc_plugin *p)
 {
     cJSON *branch = NULL;
     char *e = NULL;
-    size_t n = 0, marked = 0, cleared = 0;
+    size_t marked = 0, cleared = 0;
     if (!p->lcm || !p->lcm->st) return;
     if (plugin_get_branch(p, &branch, &e) != AP_OK) {
         plugin_log(p, AP_LEVEL_WARNING, "lcm: branch unavailable for removed marks: %s", e ? e : "?");
         free(e);
         return;
     }
-    const char **ids = lcm_branch_ids(branch, &n);
-    if (ids && store_mark_branch(p->lcm->st, ids, n, &marked, &cleared, &e) != LC_OK) {
+    if (ingest_mark_branch(p->lcm->st, branch, &marked, &cleared, &e) != LC_OK)
         plugin_log(p, AP_LEVEL_WARNING, "lcm: marking removed entries failed: %s", e ? e : "?");
-        free(e);
-    } else if (marked || cleared) {
+    else if (marked || cleared)
         plugin_log(p, AP_LEVEL_INFO, "lcm: branch change: %zu entries removed, %zu restored", marked, cleared);
-    }
-    free(ids);
-    cJSON_Delete(branch);
-}
-
-/* ---- tree moves: O(distance moved) ------------------------------------------------------ */
-
-/* The entries on one side of a move, leaf first, with an id -> position index so the
- * other side's walk finds the common ancestor in O(1) a step. */
-typedef struct lcm_chain {
-    char **ids;
-    size_t n, cap;
-    size_t *slots;       /* open addressing: position + 1, 0 = empty */
-    size_t nslots;
-} lcm_chain;
-
-static size_t lcm_hash(const char *s)
-{
-    size_t h = 1469598103934665603ULL;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
-}
-
-static void lcm_chain_free(lcm_chain *c)
-{
-    for (size_t i = 0; i < c->n; i++) free(c->ids[i]);
-    free(c->ids);
-    free(c->slots);
-    memset(c, 0, sizeof *c);
-}
-
-/* Position of `id` in the chain, or -1. */
-static long lcm_chain_find(const lcm_chain *c, const char *id)
-{
-    if (!c->nslots) return -1;
-    for (size_t h = lcm_hash(id) & (c->nslots - 1);; h = (h + 1) & (c->nslots - 1)) {
-        size_t v = c->slots[h];
-        if (!v) return -1;
-        if (strcmp(c->ids[v - 1], id) == 0) return (long)(v - 1);
-    }
-}
-
-static int lcm_chain_add(lcm_chain *c, const char *id)
-{
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 64;
-        char **ids = realloc(c->ids, cap * sizeof *ids);
-        size_t *slots = calloc(cap * 2, sizeof *slots);
-        if (!ids || !slots) {
-            if (ids) c->ids = ids;
-            free(slots);
-            return LC_NOMEM;
-        }
-        c->ids = ids;
-        c->cap = cap;
-        free(c->slots);
-        c->slots = slots;
-        c->nslots = cap * 2;
-        for (size_t i = 0; i < c->n; i++) {
-            size_t h = lcm_hash(c->ids[i]) & (c->nslots - 1);
-            while (c->slots[h]) h = (h + 1) & (c->nslots - 1);
-            c->slots[h] = i + 1;
-        }
-    }
-    if (!(c->ids[c->n] = lc_strdup(id))) return LC_NOMEM;
-    size_t h = lcm_hash(id) & (c->nslots - 1);
-    while (c->slots[h]) h = (h + 1) & (c->nslots - 1);
-    c->slots[h] = ++c->n;
-    return LC_OK;
-}
-
-/* The parent id of an entry (malloc'd; NULL at the root). */
-static int lcm_parent_of(lc_plugin *p, const char *id, char **parent, char **err)
-{
-    cJSON *e = NULL;
-    int rc = plugin_get_entry(p, id, &e, err);
-    *parent = NULL;
-    if (rc != AP_OK) return rc;
-    const char *pid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "parentId"));
-    if (pid && *pid && !(*parent = lc_strdup(pid))) rc = lc_errf(err, AP_NOMEM, "out of memory");
-    cJSON_Delete(e);
-    return rc;
-}
-
-/* Walk parent links from both leaves, one step each in turn, until one side reaches an
- * entry the other has passed: that is the common ancestor, and the entries walked before
- * it are exactly those that left the branch (old side) and joined it (new side). Costs
- * O(distance moved) host reads, however long the shared history. *left_n / *joined_n:
- * how many entries of each chain are below the ancestor. */
-static int lcm_tree_walk(lc_plugin *p, const char *old_leaf, const char *new_leaf, lcm_chain *a,
-                         lcm_chain *b, size_t *left_n, size_t *joined_n, char **err)
-{
-    char *next[2] = {old_leaf ? lc_strdup(old_leaf) : NULL, new_leaf ? lc_strdup(new_leaf) : NULL};
-    lcm_chain *side[2] = {a, b};
-    int rc = AP_OK;
-    *left_n = *joined_n = 0;
-    if ((old_leaf && !next[0]) || (new_leaf && !next[1])) {
-        rc = lc_errf(err, AP_NOMEM, "out of memory");
-        goto done;
-    }
-    for (int k = 0; next[0] || next[1]; k ^= 1) {
-        if (!next[k]) continue;
-        long at = lcm_chain_find(side[k ^ 1], next[k]);
-        if (at >= 0) {
-            *left_n = k == 0 ? a->n : (size_t)at;
-            *joined_n = k == 0 ? (size_t)at : b->n;
-            goto done;
-        }
-        if (lcm_chain_find(side[k], next[k]) >= 0) {
-            rc = lc_errf(err, AP_INVALID, "entry %s is its own ancestor", next[k]);
-            goto done;
-        }
-        if ((rc = lcm_chain_add(side[k], next[k])) != LC_OK) {
-            rc = lc_errf(err, AP_NOMEM, "out of memory");
-            goto done;
-        }
-        char *parent = NULL;
-        if ((rc = lcm_parent_of(p, next[k], &parent, err)) != AP_OK) goto done;
-        free(next[k]);
-        next[k] = parent;
-    }
-    /* Two roots: nothing is shared. */
-    *left_n = a->n;
-    *joined_n = b->n;
-done:
-    free(next[0]);
-    free(next[1]);
-    return rc;
-}
-
-/* The AgentMessage of a message entry exactly as the host holds it (malloc'd; NULL when the
- * entry is not a message or cannot be read): the bytes `context` would have carried, so a
- * message stored from here is identical to one stored from a request. */
-static char *lcm_entry_message(lc_plugin *p, const char *id)
-{
-    char *text = NULL, *out = NULL;
-    size_t off = 0, len = 0;
-    if (plugin_get_entry_text(p, id, &text, NULL) != AP_OK) return NULL;
-    cJSON *e = cJSON_Parse(text);
-    const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "type"));
-    if (type && strcmp(type, "message") == 0 &&
-        cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(e, "message")) &&
-        json_member_span(text, strlen(text), "message", &off, &len) == LC_OK)
-        out = lc_strndup(text + off, len);
-    cJSON_Delete(e);
-    free(text);
-    return out;
-}
-
-/* Mark what a move took off the branch and clear what it brought back. */
-/* Store the message entries among `ids` (leaf first) that no `context` ever carried: the
- * tail of a branch abandoned before its next request, or the last turn of a session. The
- * store logs every message, not only those a model request saw. */
-static void lcm_ingest_entries(lc_plugin *p, char *const *ids, size_t n)
-{
-    store_msg *m = calloc(n ? n : 1, sizeof *m);
-    char **json = calloc(n ? n : 1, sizeof *json);
-    size_t k = 0;
-    char *e = NULL;
-    if (!m || !json) goto done;
-    for (size_t i = n; i-- > 0;) {
-        if ((json[k] = lcm_entry_message(p, ids[i]))) {
-            m[k] = (store_msg){ids[i], json[k], strlen(json[k])};
-            k++;
-        }
-    }
-    store_ingest_stats st;
-    if (k && store_ingest(p->lcm->st, m, k, &st, &e) != LC_OK)
-        plugin_log(p, AP_LEVEL_WARNING, "lcm: storing a branch's last messages failed: %s", e ? e : "?");
-done:
-    for (size_t i = 0; json && i < k; i++) free(json[i]);
-    free(json);
-    free(m);
     free(e);
-}
-
-static int lcm_mark_move(lc_plugin *p, const char *old_leaf, const char *new_leaf, char **err)
-{
-    lcm_chain a = {0}, b = {0};
-    size_t left = 0, joined = 0;
-    int rc = lcm_tree_walk(p, old_leaf, new_leaf, &a, &b, &left, &joined, err);
-    if (rc == AP_OK && left) lcm_ingest_entries(p, a.ids, left);
-    if (rc == AP_OK && left &&
-        store_set_removed(p->lcm->st, (const char *const *)a.ids, left, 1, err) != LC_OK)
-        rc = LC_ERR;
-    if (rc == AP_OK && joined &&
-        store_set_removed(p->lcm->st, (const char *const *)b.ids, joined, 0, err) != LC_OK)
-        rc = LC_ERR;
-    lcm_chain_free(&a);
-    lcm_chain_free(&b);
-    return rc;
+    cJSON_Delete(branch);
 }
 
 /* Store what the branch ends with that no `context` carried: the last turn of a session,
@@ -685,90 +410,38 @@ static int lcm_mark_move(lc_plugin *p, const char *old_leaf, const char *new_lea
 static void lcm_ingest_branch_tail(lc_plugin *p)
 {
     cJSON *branch = NULL;
+    char *e = NULL;
     if (!p->lcm->st || plugin_get_branch(p, &branch, NULL) != AP_OK) return;
-    size_t n = (size_t)cJSON_GetArraySize(branch), k = 0, i = 0;
-    const cJSON **entries = calloc(n ? n : 1, sizeof *entries);
-    char **ids = calloc(n ? n : 1, sizeof *ids);
-    const cJSON *e;
-    if (!entries || !ids) goto done;
-    cJSON_ArrayForEach(e, branch) entries[i++] = e;
-    /* Leaf first, as a tree walk yields them; stop at the first stored message. */
-    while (i-- > 0) {
-        const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(entries[i], "id"));
-        const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(entries[i], "type"));
-        if (!id || !type || strcmp(type, "message") != 0) continue;
-        store_row row = {0};
-        int found = store_get_message(p->lcm->st, id, &row, NULL) == LC_OK;
-        store_row_free(&row);
-        if (found) break;
-        ids[k++] = (char *)id;
-    }
-    if (k) lcm_ingest_entries(p, ids, k);
-done:
-    free(entries);
-    free(ids);
+    if (ingest_branch_tail(p->lcm->st, branch, lcm_entry_text, p, &e) != LC_OK)
+        plugin_log(p, AP_LEVEL_WARNING, "lcm: storing a branch's last messages failed: %s", e ? e : "?");
+    free(e);
     cJSON_Delete(branch);
 }
 
-/* Store every message of the session that sits on no active branch and never reached the
- * store: a branch abandoned before its next request while the store could not be written
- * (a full disk, a crash, a deleted store). Reads every entry once per session start
- * (get_entries, API level 2; a level-1 host lists only the active branch, so this is
- * skipped there); writes only the missing messages, whose exact bytes come from one
- * get_entry each. lcm_mark_from_host then marks them removed like any abandoned tail. */
+/* Store the session's messages on no active branch that never reached the store (a branch
+ * abandoned while the store could not be written). Every entry is read once per session
+ * start (get_entries, API level 2; a level-1 host lists only the active branch, so this
+ * is skipped there). lcm_mark_from_host then marks them removed. */
 static void lcm_ingest_offbranch(lc_plugin *p)
 {
     cJSON *all = NULL, *branch = NULL;
-    lcm_chain on = {0};
-    store_msg *m = NULL;
-    char **json = NULL;
-    size_t k = 0, n = 0;
     char *e = NULL;
+    size_t inserted = 0;
     int rc = plugin_get_entries(p, &all, &e);
     if (rc != AP_OK) {
         if (rc != AP_UNSUPPORTED)
             plugin_log(p, AP_LEVEL_WARNING, "lcm: the session's entries are unavailable: %s", e ? e : "?");
-        goto done;
+    } else if (plugin_get_branch(p, &branch, NULL) == AP_OK) {
+        if (ingest_offbranch(p->lcm->st, all, branch, lcm_entry_text, p, &inserted, &e) != LC_OK)
+            plugin_log(p, AP_LEVEL_WARNING, "lcm: storing off-branch messages failed: %s", e ? e : "?");
+        else if (inserted)
+            plugin_log(p, AP_LEVEL_INFO, "lcm: %zu message(s) of abandoned branches were missing from "
+                       "the store and are stored now", inserted);
     }
-    if (plugin_get_branch(p, &branch, NULL) != AP_OK) goto done;
-    const cJSON *x;
-    cJSON_ArrayForEach(x, branch)
-    {
-        const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(x, "id"));
-        if (id && lcm_chain_find(&on, id) < 0 && lcm_chain_add(&on, id) != LC_OK) goto done;
-    }
-    n = (size_t)cJSON_GetArraySize(all);
-    m = calloc(n ? n : 1, sizeof *m);
-    json = calloc(n ? n : 1, sizeof *json);
-    if (!m || !json) goto done;
-    cJSON_ArrayForEach(x, all)
-    {
-        const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(x, "id"));
-        const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(x, "type"));
-        if (!id || !type || strcmp(type, "message") != 0 || lcm_chain_find(&on, id) >= 0) continue;
-        store_row row = {0};
-        int found = store_get_message(p->lcm->st, id, &row, NULL) == LC_OK;
-        store_row_free(&row);
-        if (found || !(json[k] = lcm_entry_message(p, id))) continue;
-        m[k] = (store_msg){id, json[k], strlen(json[k])};
-        k++;
-    }
-    store_ingest_stats st;
-    if (k && store_ingest(p->lcm->st, m, k, &st, &e) != LC_OK)
-        plugin_log(p, AP_LEVEL_WARNING, "lcm: storing off-branch messages failed: %s", e ? e : "?");
-    else if (k)
-        plugin_log(p, AP_LEVEL_INFO, "lcm: %zu message(s) of abandoned branches were missing from "
-                   "the store and are stored now", st.inserted);
-done:
-    for (size_t i = 0; json && i < k; i++) free(json[i]);
-    free(json);
-    free(m);
     free(e);
-    lcm_chain_free(&on);
     cJSON_Delete(branch);
     cJSON_Delete(all);
 }
-
 /* A window correction survives restarts in the store's meta: "believed corrected source". */
 static void lcm_window_load(lc_plugin *p)
 {
@@ -860,7 +533,7 @@ static int lcm_attach(lc_plugin *p, long wait_ms)
     lcm_mark_from_host(p);
     lcm_ingest_branch_tail(p);
     lcm_summ_open(p);
-    lcm_proj_load(p);
+    projstate_load(p->lcm->proj, p->lcm->st);
     return LC_OK;
 }
 
@@ -898,11 +571,8 @@ int lcm_glue_session_start(lc_plugin *p, const cJSON *ev, char **err)
     (void)err;
     if (!p->lcm) return AP_OK;
     lcm_summ_close(p);
-    if (!p->lcm->proj && !(p->lcm->proj = calloc(1, sizeof *p->lcm->proj)))
-        return lc_errf(err, AP_NOMEM, "out of memory");
-    lcm_proj_reset(p->lcm->proj);
-    const char *logpath = getenv("LCM_REQUEST_LOG");
-    if (logpath && *logpath && !p->lcm->proj->log) p->lcm->proj->log = fopen(logpath, "a");
+    projstate_reset(p->lcm->proj);
+    projstate_log_open(p->lcm->proj, getenv("LCM_REQUEST_LOG"), getenv("LCM_REQUEST_DUMP"));
     store_close(p->lcm->st);
     p->lcm->st = NULL;
     p->lcm->reopen = 0;
@@ -942,19 +612,6 @@ int lcm_glue_session_start(lc_plugin *p, const cJSON *ev, char **err)
     return AP_OK;
 }
 
-static void lcm_pin_flush(lc_plugin *p)
-{
-    struct lcm_proj *pr = p->lcm ? p->lcm->proj : NULL;
-    char *e = NULL;
-    if (!pr || !pr->pin_dirty || !p->lcm->st) return;
-    int rc = pr->pin.cut_id > 0 ? project_pin_set(p->lcm->st, &pr->pin, &e)
-                                : project_pin_clear(p->lcm->st, &e);
-    if (rc != LC_OK) plugin_log(p, AP_LEVEL_WARNING, "lcm: the pin was not stored: %s", e ? e : "?");
-    else pr->pin_dirty = 0;
-    free(e);
-}
-
-
 int lcm_glue_session_shutdown(lc_plugin *p, char **err)
 {
     (void)err;
@@ -963,175 +620,75 @@ int lcm_glue_session_shutdown(lc_plugin *p, char **err)
         lcm_summ_pickup(p, 0, &pick);
         lcm_summ_close(p);
         lcm_ingest_branch_tail(p);
-        lcm_pin_flush(p);
+        projstate_pin_flush(p->lcm->proj, p->lcm->st);
         store_close(p->lcm->st);
         p->lcm->st = NULL;
     }
     return AP_OK;
 }
 
-/* Wall-clock ms, the clock of metrics.jsonl, so a reader can place compaction passes
- * between requests. */
-static long long lcm_log_epoch_ms(void)
+/* The event's messages as engine structs, in a buffer kept across requests (a
+ * history-sized malloc per request would be an mmap and its page faults). NULL on OOM. */
+static const store_msg *lcm_messages(lc_plugin *p, const ap_context_event *ev)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (long long)ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+    struct lcm_glue *g = p->lcm;
+    if (ev->n_messages > g->in_cap) {
+        size_t cap = ev->n_messages + ev->n_messages / 2 + 64;
+        store_msg *v = realloc(g->in, cap * sizeof *v);
+        if (!v) return NULL;
+        g->in = v;
+        g->in_cap = cap;
+    }
+    for (size_t i = 0; i < ev->n_messages; i++)
+        g->in[i] = (store_msg){ev->messages[i].entry_id, ev->messages[i].json, ev->messages[i].json_len};
+    return g->in;
 }
 
-/* One JSON line per request for LCM_REQUEST_LOG. */
+/* One JSON line per request for LCM_REQUEST_LOG, from the request as it is sent. */
 void lcm_glue_context_sent(lc_plugin *p, const ap_context_event *ev, const ap_context_result *sent)
 {
-    struct lcm_proj *pr = p->lcm ? p->lcm->proj : NULL;
-    if (!pr || !pr->log || !pr->logged_plan) return;
-    pr->logged_plan = 0;
-    const project_plan *plan = &pr->plan;
-    const ap_context_item *items = sent ? sent->items : NULL;
-    size_t n_items = sent ? sent->n_items : 0;
-    long sent_tokens = 0;
-    sha256_ctx full, prefix;
-    uint8_t d[32];
-    char sha[65], psha[65] = "";
-    size_t count = items ? n_items : ev->n_messages;
-    const char *dump_path = getenv("LCM_REQUEST_DUMP");
-    FILE *dump = dump_path && *dump_path ? fopen(dump_path, "w") : NULL;
-    /* Live context's one-call notice rides at the very end of one request only; the
-     * provider's cached prefix is everything before it, so that is what must survive. */
-    if (count > 0 && items && items[count - 1].input_index < 0 &&
-        strstr(items[count - 1].json, "\"customType\":\"live-context-notice\""))
-        count--;
-    sha256_init(&full);
-    for (size_t i = 0; i < count; i++) {
-        const char *json;
-        size_t len;
-        if (!items || items[i].input_index >= 0) {
-            size_t k = items ? (size_t)items[i].input_index : i;
-            json = ev->messages[k].json;
-            len = ev->messages[k].json_len;
-        } else {
-            json = items[i].json;
-            len = strlen(json);
-        }
-        if (i == pr->prev_items) {
-            prefix = full;
-            sha256_final(&prefix, d);
-            sha256_to_hex(d, psha);
-        }
-        sha256_update(&full, json, len);
-        sha256_update(&full, "\n", 1);
-        sent_tokens += project_tokens(len);
-        if (dump) {
-            fwrite(json, 1, len, dump);
-            fputc('\n', dump);
-        }
-    }
-    if (dump) fclose(dump);
-    if (count == pr->prev_items) {
-        prefix = full;
-        sha256_final(&prefix, d);
-        sha256_to_hex(d, psha);
-    }
-    sha256_final(&full, d);
-    sha256_to_hex(d, sha);
-    /* The raw input only grew when the previous last message is still where it was. */
-    int appended = pr->prev_last && pr->prev_n <= ev->n_messages && pr->prev_n > 0 &&
-                   ev->messages[pr->prev_n - 1].entry_id &&
-                   strcmp(ev->messages[pr->prev_n - 1].entry_id, pr->prev_last) == 0;
-    fprintf(pr->log,
-            "{\"request\":%lu,\"ts\":%lld,\"action\":\"%s\",\"cut\":%lld,\"zone\":\"%s\",\"tokens\":%ld,"
-            "\"raw\":%ld,\"window\":%ld,\"swap\":%ld,\"recut\":%ld,\"messages\":%zu,\"items\":%zu,"
-            "\"rawAppended\":%s,\"prevItems\":%zu,\"prefixSha\":\"%s\",\"prevSha\":\"%s\",\"sha\":\"%s\"}\n",
-            pr->requests, lcm_log_epoch_ms(), project_action_name(plan->action),
-            (long long)pr->plan_cut, zones_zone_name(plan->zone), sent_tokens, plan->raw_tokens, pr->z.window, pr->z.swap_tokens, pr->z.recut_tokens, ev->n_messages,
-            count, appended ? "true" : "false", pr->prev_items, psha, pr->prev_sha, sha);
-    fflush(pr->log);
-    pr->prev_items = count;
-    memcpy(pr->prev_sha, sha, sizeof sha);
-    free(pr->prev_last);
-    const char *last = ev->messages[ev->n_messages - 1].entry_id;
-    pr->prev_last = last ? lc_strdup(last) : NULL;
-    pr->prev_n = ev->n_messages;
+    projstate *ps = p->lcm ? p->lcm->proj : NULL;
+    project_item *items = NULL;
+    if (!projstate_logging(ps)) return;
+    const store_msg *msgs = lcm_messages(p, ev);
+    if (sent && sent->items && (items = malloc((sent->n_items ? sent->n_items : 1) * sizeof *items)))
+        for (size_t i = 0; i < sent->n_items; i++)
+            items[i] = (project_item){sent->items[i].input_index, sent->items[i].json};
+    if (msgs && (items || !sent || !sent->items))
+        projstate_log_sent(ps, msgs, ev->n_messages, items, sent && items ? sent->n_items : 0);
+    free(items);
 }
 
-static void lcm_take_worker(lc_plugin *p, long wait_ms);
-static int lcm_make_room(lc_plugin *p);
+static void lcm_result_free(ap_context_result *res)
+{
+    if (!res) return;
+    for (size_t i = 0; res->items && i < res->n_items; i++) free(res->items[i].json);
+    free(res->items);
+    free(res);
+}
 
 int lcm_glue_context(lc_plugin *p, const ap_context_event *ev, size_t clm_anchor,
                      ap_context_result **out, char **err)
 {
     int rc = AP_OK;
-    project_msg *pm = NULL;
     project_item *items = NULL;
-    size_t n_items = 0;
+    size_t n_items = 0, tokens = 0;
     ap_context_result *res = NULL;
     *out = NULL;
     lcm_reopen(p);
-    struct lcm_proj *pr = p->lcm ? p->lcm->proj : NULL;
-    /* The input only grew when its first message and the last one of the previous call
-     * are where they were: then only the new messages are summed, copied and ingested. */
-    size_t known = 0;
-    if (pr && pr->seen_n && pr->seen_n <= ev->n_messages &&
-        lcm_same_id(pr->seen_first, ev->messages[0].entry_id) &&
-        lcm_same_id(pr->seen_last, ev->messages[pr->seen_n - 1].entry_id))
-        known = pr->seen_n;
-    size_t tokens = known ? pr->seen_tokens : 0;
-    for (size_t i = known; i < ev->n_messages; i++) tokens += (ev->messages[i].json_len + 3) / 4;
+    if (!p->lcm || !p->lcm->proj) return AP_OK;
+    const store_msg *msgs = lcm_messages(p, ev);
+    if (!msgs && ev->n_messages) return AP_OK;
+    projstate_env env = lcm_env(p, p->lcm->st && ev->n_messages);
+    rc = projstate_context(p->lcm->proj, &env, msgs, ev->n_messages, clm_anchor, &items, &n_items,
+                           &tokens, err);
     p->last_est_tokens = tokens;
-    if (!p->lcm || !p->lcm->st || ev->n_messages == 0) return AP_OK;
-    /* The previous last message is stored when the previous ingest succeeded, so the
-     * store's walk back stops at it. */
-    size_t from = known && pr->seen_stored && ev->messages[known - 1].entry_id ? known - 1 : 0;
-    size_t nm = ev->n_messages - from;
-    store_msg *m = malloc(nm * sizeof *m);
-    if (!m) return AP_OK;
-    for (size_t i = 0; i < nm; i++) {
-        m[i].entry_id = ev->messages[from + i].entry_id;
-        m[i].json = ev->messages[from + i].json;
-        m[i].json_len = ev->messages[from + i].json_len;
-    }
-    char *e = NULL;
-    store_ingest_stats st;
-    int stored = store_ingest(p->lcm->st, m, nm, &st, &e) == LC_OK;
-    if (!stored) {
-        plugin_log(p, AP_LEVEL_WARNING, "lcm: ingest failed: %s", e ? e : "?");
-        free(e);
-        e = NULL;
-    }
-    free(m);
-    if (pr) lcm_seen_update(pr, ev, tokens, stored);
-    if (!pr) return AP_OK;
-    if (lcm_zones(p, &pr->z) != LC_OK) return AP_OK;
-    lcm_take_worker(p, 0);
-    /* The plan reads only what is in memory: the applied cut and the prepared one. */
-    /* The entry id pointers are the host's, valid for this call only, so they are copied
-     * every time; the buffer itself is kept (a history-sized malloc per request would be
-     * an mmap and its page faults). */
-    if (ev->n_messages > pr->pm_cap) {
-        size_t cap = ev->n_messages + ev->n_messages / 2 + 64;
-        project_msg *v = realloc(pr->pm, cap * sizeof *v);
-        if (!v) return AP_OK;
-        pr->pm = v;
-        pr->pm_cap = cap;
-    }
-    pm = pr->pm;
-    for (size_t i = 0; i < ev->n_messages; i++)
-        pm[i] = (project_msg){ev->messages[i].entry_id, ev->messages[i].json_len};
-    project_plan plan;
-    project_decide(pm, ev->n_messages, clm_anchor, pr->has_pinned ? &pr->pinned : NULL,
-                   pr->has_cand ? &pr->cand : NULL, &pr->z, &pr->hint, &plan);
-    /* No request goes over the window because summaries were late. */
-    if (plan.occupancy >= zones_fit_tokens(&pr->z) && lcm_make_room(p))
-        project_decide(pm, ev->n_messages, clm_anchor, pr->has_pinned ? &pr->pinned : NULL,
-                       pr->has_cand ? &pr->cand : NULL, &pr->z, &pr->hint, &plan);
-    if ((rc = project_items(ev->n_messages, clm_anchor, &plan, &items, &n_items, err)) != LC_OK) {
+    if (rc != LC_OK) {
         rc = AP_NOMEM;
         goto done;
     }
-    pr->requests++;
-    pr->plan = plan;
-    pr->plan_cut = plan.use ? plan.use->id : 0;
-    pr->logged_plan = 1;
     if (items) {
+        /* The pointer message is borrowed from the projection: the host gets its copy. */
         if (!(res = calloc(1, sizeof *res)) || !(res->items = calloc(n_items, sizeof *res->items))) {
             rc = lc_errf(err, AP_NOMEM, "out of memory");
             goto done;
@@ -1145,244 +702,12 @@ int lcm_glue_context(lc_plugin *p, const ap_context_event *ev, size_t clm_anchor
             }
         }
     }
-    pr->last_tokens = plan.occupancy;
-    pr->last_raw_tokens = plan.raw_tokens;
-    pr->last_action = project_action_name(plan.action);
-    if (plan.action == PROJECT_SWAP || plan.action == PROJECT_RECUT) {
-        /* The candidate becomes the pin; it is stored between turns (pin_dirty). */
-        project_cut_free(&pr->pinned);
-        pr->pinned = pr->cand;
-        memset(&pr->cand, 0, sizeof pr->cand);
-        pr->has_cand = 0;
-        pr->has_pinned = 1;
-        pr->pin = (project_pin){pr->pinned.id, plan.current_tokens, pr->z.window};
-        pr->pin_dirty = 1;
-        plugin_log(p, AP_LEVEL_INFO, "lcm: %s to cut %lld at %ld of %ld tokens; the request is %ld",
-                   pr->last_action, (long long)pr->pin.cut_id, plan.current_tokens, pr->z.window,
-                   plan.occupancy);
-    } else if (plan.action == PROJECT_DROP) {
-        plugin_log(p, AP_LEVEL_INFO, "lcm: cut %lld no longer applies (its anchor left the context)",
-                   (long long)pr->pinned.id);
-        project_cut_free(&pr->pinned);
-        pr->has_pinned = 0;
-        memset(&pr->pin, 0, sizeof pr->pin);
-        pr->pin_dirty = 1;
-    }
     *out = res;
     res = NULL;
 done:
-    if (res) {
-        for (size_t i = 0; res->items && i < res->n_items; i++) free(res->items[i].json);
-        free(res->items);
-        free(res);
-    }
+    lcm_result_free(res);
     free(items);
     return rc;
-}
-
-/* A cut id worth holding as the candidate the context hook may swap to: newer than the one
- * held (ids grow with every prepared cut) and not the pin. */
-static int lcm_candidate_newer(const struct lcm_proj *pr, int64_t id)
-{
-    return id > 0 && !(pr->has_pinned && id == pr->pinned.id) && !(pr->has_cand && id <= pr->cand.id);
-}
-
-/* Make cut *c (ownership taken) the candidate when it is newer; else free it. */
-static void lcm_candidate_adopt(lc_plugin *p, project_cut *c)
-{
-    struct lcm_proj *pr = p->lcm->proj;
-    if (!lcm_candidate_newer(pr, c->id)) {
-        project_cut_free(c);
-        return;
-    }
-    project_cut_free(&pr->cand);
-    pr->cand = *c;
-    pr->has_cand = 1;
-}
-
-static void lcm_candidate_take(lc_plugin *p, int64_t id)
-{
-    project_cut c;
-    if (lcm_candidate_newer(p->lcm->proj, id) && project_get_cut(p->lcm->st, id, &c, NULL) == LC_OK)
-        lcm_candidate_adopt(p, &c);
-}
-
-/* Render the current frontier as the next cut on this thread's connection and take it. */
-static void lcm_refresh_candidate(lc_plugin *p, long budget)
-{
-    char *e = NULL;
-    int64_t id = 0;
-    int rc = project_prepare_cut(p->lcm->st, budget, &id, &e);
-    if (rc == LC_OK) lcm_candidate_take(p, id);
-    else if (rc != LC_NOTFOUND)
-        plugin_log(p, AP_LEVEL_WARNING, "lcm: preparing a cut failed: %s", e ? e : "?");
-    free(e);
-}
-
-static dag_opts lcm_dag_opts(const struct lcm_proj *pr, const lcm_config *cfg, long budget,
-                             int flush_all)
-{
-    /* Approaching the swap line, the last partial chunk is summarized too, so the cut
-     * that the line calls for is ready when it is crossed. */
-    int flush = flush_all || pr->last_tokens >= pr->z.swap_tokens - pr->z.swap_tokens / 10;
-    dag_opts o = {
-        .keep_recent_tokens = pr->z.keep_recent_tokens,
-        .leaf_chunk_tokens = cfg ? cfg->leaf_chunk_tokens : 0,
-        .summary_tokens = cfg ? cfg->summary_tokens : 0,
-        .block_budget = budget,
-        .max_source_tokens = cfg ? cfg->async_chunk_tokens : 0,
-        .flush = flush,
-    };
-    return o;
-}
-
-/* A pass on the host thread that must get done: a node the worker committed first (its
- * call was in flight when it was told to stop) ends a pass early, so it runs again over
- * what is left. The worker makes at most that one node more. */
-static int lcm_dag_pass(lc_plugin *p, summ_ctx *sc, const dag_opts *o, dag_stats *ds, char **err)
-{
-    int rc = LC_OK;
-    dag_stats one;
-    memset(ds, 0, sizeof *ds);
-    for (int round = 0; round < 4; round++) {
-        if ((rc = dag_pass(p->lcm->st, sc, o, &one, err)) != LC_OK) break;
-        ds->leaves += one.leaves;
-        ds->condensed += one.condensed;
-        ds->source_tokens += one.source_tokens;
-        ds->summary_tokens += one.summary_tokens;
-        ds->stalled = one.stalled;
-        ds->capped = one.capped;
-        ds->block_tokens = one.block_tokens;
-        ds->boundary_ordinal = one.boundary_ordinal;
-        ds->conflicts += one.conflicts;
-        if (!one.conflicts) break;
-    }
-    return rc;
-}
-
-/* One pass on the host thread (no worker could start), then the next cut. */
-static void lcm_pass_here(lc_plugin *p, summ_ctx *sc, const dag_opts *o, long budget,
-                          int always_cut, const char *what)
-{
-    struct lcm_proj *pr = p->lcm->proj;
-    char *e = NULL;
-    dag_stats ds;
-    if (lcm_dag_pass(p, sc, o, &ds, &e) != LC_OK) {
-        plugin_log(p, AP_LEVEL_WARNING, "lcm: %s failed: %s", what, e ? e : "?");
-        free(e);
-        return;
-    }
-    pr->passes++;
-    if (ds.leaves || ds.condensed) {
-        cJSON *d = cJSON_CreateObject();
-        cJSON_AddNumberToObject(d, "leaves", ds.leaves);
-        cJSON_AddNumberToObject(d, "condensed", ds.condensed);
-        cJSON_AddNumberToObject(d, "sourceTokens", (double)ds.source_tokens);
-        cJSON_AddNumberToObject(d, "blockTokens", (double)ds.block_tokens);
-        cJSON_AddBoolToObject(d, "stalled", ds.stalled);
-        if (sc == p->lcm->cover) cJSON_AddBoolToObject(d, "truncated", 1);
-        lcm_cmd_metric(p, "compaction-pass", d);
-        cJSON_Delete(d);
-    }
-    if (ds.leaves || ds.condensed || (!pr->has_cand && !pr->has_pinned)) {
-        lcm_refresh_candidate(p, budget);
-    } else if (always_cut) {
-        /* Nothing new here, but the worker prepares a cut after each of its passes, and one
-         * whose result an invalidation dropped is still in the store: take the newest
-         * (one row) rather than render the frontier again on every request. */
-        project_cut c;
-        if (project_latest_cut(p->lcm->st, &c, NULL) == LC_OK) lcm_candidate_adopt(p, &c);
-    }
-}
-
-/* Between turns: store a pin decided in `context`, then ask for the pass the next requests
- * need -- on the worker, and only once the request nears the line that calls for a cut
- * (eagerSummaries: every turn). */
-static void lcm_between_turns(lc_plugin *p, int flush_all)
-{
-    struct lcm_proj *pr = p->lcm ? p->lcm->proj : NULL;
-    const lcm_config *cfg = lcm_cmd_config(p);
-    if (!pr || !p->lcm->st || !p->lcm->summ) return;
-    lcm_pin_flush(p);
-    long budget = lcm_block_budget(&pr->z, cfg);
-    dag_opts o = lcm_dag_opts(pr, cfg, budget, flush_all);
-    long lead = cfg ? cfg->leaf_chunk_tokens : 20000;
-    if (!flush_all && !(cfg && cfg->eager_summaries) &&
-        !zones_summaries_due(&pr->z, pr->last_tokens, pr->has_pinned, lead))
-        return;
-    if (!p->lcm->worker) {
-        lcm_pass_here(p, p->lcm->summ, &o, budget, 0, "compaction pass");
-        return;
-    }
-    worker_job j = {
-        .dag = o,
-        .cut_budget = budget,
-        /* Always: a cut the worker prepared may have been dropped with an invalidation,
-         * and preparing one that exists already writes nothing. */
-        .want_cut = 1,
-        /* Truncation laid because summaries were late is redone by the model once the
-         * worker has nothing newer to do. */
-        .heal_nodes = pr->covered ? 4 : 0,
-        .heal = {
-            .tokens_per_heal = cfg ? cfg->summarizer_tokens_per_heal : 0,
-            .heal_source_tokens = cfg ? lcm_config_heal_source_tokens(cfg) : 0,
-            .summary_tokens = cfg ? cfg->summary_tokens : 0,
-        },
-    };
-    lcm_summ_submit(p, &j);
-}
-
-/* What the worker committed since the last request: its newest cut becomes the candidate. */
-static void lcm_take_worker(lc_plugin *p, long wait_ms)
-{
-    struct lcm_proj *pr = p->lcm->proj;
-    lcm_summ_pick pick;
-    if (!lcm_summ_pickup(p, wait_ms, &pick)) return;
-    pr->passes += pick.passes;
-    /* Heal ran with these passes; nothing left that it could improve ends the asking. */
-    if (pr->covered && !pick.healed) pr->covered = 0;
-    lcm_candidate_take(p, pick.cut_id);
-}
-
-/* A request over the fit line with summaries late: wait for the worker up to
- * summaryWaitMs when that can help, then cover what is still uncovered with truncation
- * (instant; the worker improves it later). True when the candidate changed. */
-static int lcm_make_room(lc_plugin *p)
-{
-    struct lcm_proj *pr = p->lcm->proj;
-    const lcm_config *cfg = lcm_cmd_config(p);
-    int64_t before = pr->has_cand ? pr->cand.id : 0;
-    long wait = cfg ? cfg->summary_wait_ms : 15000;
-    if (wait > 0 && lcm_summ_can_wait(p)) {
-        double t0 = lc_now_ms();
-        lcm_take_worker(p, wait);
-        plugin_log(p, AP_LEVEL_INFO, "lcm: the request waited %.0f ms for summaries (summaryWaitMs %ld)",
-                   lc_now_ms() - t0, wait);
-    }
-    if (pr->has_cand && pr->cand.id != before) return 1;
-    if (!p->lcm->cover || !p->lcm->st) return 0;
-    long budget = lcm_block_budget(&pr->z, cfg);
-    dag_opts o = lcm_dag_opts(pr, cfg, budget, 1);
-    o.max_source_tokens = 0;
-    /* The worker's pass in flight would only repeat what is covered now; what it committed
-     * before is taken first. */
-    lcm_take_worker(p, 0);
-    if (pr->has_cand && pr->cand.id != before) return 1;
-    lcm_summ_invalidate(p);
-    lcm_pass_here(p, p->lcm->cover, &o, budget, 1, "covering late summaries");
-    /* Still nothing newer: the fresh tail itself is what does not fit. Its older half is
-     * covered too -- the originals stay in the store, and the window is the promise. */
-    if (!(pr->has_cand && pr->cand.id != before) && o.keep_recent_tokens > 0) {
-        o.keep_recent_tokens /= 2;
-        lcm_pass_here(p, p->lcm->cover, &o, budget, 1, "covering late summaries");
-    }
-    if (pr->has_cand && pr->cand.id != before) {
-        pr->covered = 1;
-        plugin_log(p, AP_LEVEL_WARNING, "lcm: summaries were late; the oldest uncovered history is "
-                   "truncated for now ([lcm:truncated]) and summarized again in the background");
-        return 1;
-    }
-    return 0;
 }
 
 int lcm_glue_turn_end(lc_plugin *p, const cJSON *ev, char **err)
@@ -1391,7 +716,9 @@ int lcm_glue_turn_end(lc_plugin *p, const cJSON *ev, char **err)
     (void)err;
     /* turn_end's messages get their entry ids when the host appends them; the next
      * `context` ingests them with those ids, so only the DAG work happens here. */
-    lcm_between_turns(p, 0);
+    if (!p->lcm) return AP_OK;
+    projstate_env env = lcm_env(p, 1);
+    projstate_between_turns(p->lcm->proj, &env, 0);
     return AP_OK;
 }
 
@@ -1402,7 +729,7 @@ int lcm_glue_before_compact(lc_plugin *p, const cJSON *ev, cJSON **out, char **e
 {
     (void)err;
     *out = NULL;
-    struct lcm_proj *pr = p->lcm ? p->lcm->proj : NULL;
+    if (!p->lcm) return AP_OK;
     const lcm_config *cfg = lcm_cmd_config(p);
     const char *reason = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "reason"));
     if (reason && strcmp(reason, "overflow") == 0)
@@ -1411,41 +738,21 @@ int lcm_glue_before_compact(lc_plugin *p, const cJSON *ev, cJSON **out, char **e
     const char *first_kept = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(prep, "firstKeptEntryId"));
     const cJSON *tb = cJSON_GetObjectItemCaseSensitive(prep, "tokensBefore");
     char *e = NULL, *text = NULL;
-    dag_node *v = NULL;
-    size_t n = 0, k = 0;
-    store_row row = {0};
-    if (!pr || !p->lcm->st || !p->lcm->summ || !first_kept) return AP_OK;
-    /* This pass covers what the worker is on; the worker's nodes would collide with it. */
-    lcm_summ_invalidate(p);
-    lcm_pin_flush(p);
-    if (store_get_message(p->lcm->st, first_kept, &row, &e) != LC_OK) goto done;
-    long budget = lcm_block_budget(&pr->z, cfg);
-    dag_opts o = {
-        .leaf_chunk_tokens = cfg ? cfg->leaf_chunk_tokens : 0,
-        .summary_tokens = cfg ? cfg->summary_tokens : 0,
-        .block_budget = budget,
-        .flush = 1,
-        .before_ordinal = row.ordinal > 0 ? row.ordinal : 1,
-    };
-    dag_stats ds;
-    int64_t left = 0;
-    if (row.ordinal <= 0 || lcm_dag_pass(p, p->lcm->summ, &o, &ds, &e) != LC_OK ||
-        dag_uncovered(p->lcm->st, row.ordinal, &left, &e) != LC_OK || left > 0 ||
-        dag_frontier(p->lcm->st, &v, &n, &e) != LC_OK)
-        goto done;
-    pr->passes++;
-    /* The nodes that hold what the host is about to drop. */
-    while (k < n && v[k].first_ordinal < row.ordinal) k++;
-    if (k == 0) goto done;
+    int64_t *ids = NULL;
+    size_t n = 0;
     int stubbed = 0;
-    if (project_render_text(v, k, budget, &text, &stubbed, &e) != LC_OK) goto done;
+    projstate_env env = lcm_env(p, 0);
+    env.cfg = cfg;
+    if (!p->lcm->proj || !env.st || !env.summ || !first_kept) return AP_OK;
+    if (projstate_compaction(p->lcm->proj, &env, first_kept, &text, &ids, &n, &stubbed, &e) != LC_OK)
+        goto done;
     cJSON *res = cJSON_CreateObject(), *c = cJSON_AddObjectToObject(res, "compaction");
     cJSON_AddStringToObject(c, "summary", text);
     cJSON_AddStringToObject(c, "firstKeptEntryId", first_kept);
     cJSON_AddNumberToObject(c, "tokensBefore", cJSON_IsNumber(tb) ? tb->valuedouble : 0);
     cJSON *d = cJSON_AddObjectToObject(c, "details"), *lcm = cJSON_AddObjectToObject(d, "lcm");
-    cJSON *ids = cJSON_AddArrayToObject(lcm, "nodes");
-    for (size_t i = 0; i < k; i++) cJSON_AddItemToArray(ids, cJSON_CreateNumber((double)v[i].id));
+    cJSON *nodes = cJSON_AddArrayToObject(lcm, "nodes");
+    for (size_t i = 0; i < n; i++) cJSON_AddItemToArray(nodes, cJSON_CreateNumber((double)ids[i]));
     cJSON_AddNumberToObject(lcm, "stubbed", stubbed);
     *out = res;
 done:
@@ -1454,8 +761,7 @@ done:
                    e ? e : "the DAG could not cover the compacted messages");
     free(e);
     free(text);
-    dag_nodes_free(v, n);
-    store_row_free(&row);
+    free(ids);
     return AP_OK;
 }
 
@@ -1465,14 +771,14 @@ int lcm_glue_compact(lc_plugin *p, const cJSON *ev, char **err)
     (void)err;
     /* The host's context now starts at its compaction; a pinned cut whose anchor is still
      * there keeps applying, one whose anchor left is dropped by the next request. */
-    lcm_pin_flush(p);
+    if (p->lcm) projstate_pin_flush(p->lcm->proj, p->lcm->st);
     return AP_OK;
 }
 
 int lcm_glue_tree(lc_plugin *p, const cJSON *ev, char **err)
 {
     (void)err;
-    char *e = NULL;
+    char *e = NULL, *warn = NULL;
     if (!p->lcm || !p->lcm->st) return AP_OK;
     /* A pass over the branch just left, or a cut prepared on it, no longer applies. */
     lcm_summ_invalidate(p);
@@ -1481,25 +787,15 @@ int lcm_glue_tree(lc_plugin *p, const cJSON *ev, char **err)
     /* The marks were right for the old branch, so only the entries between the two leaves
      * and their common ancestor change. A host that cannot say (no get_entry, no leaf
      * ids) gets the whole-branch comparison. */
-    if (!(AP_HOST_HAS(p->host, get_entry) && (old_leaf || new_leaf) &&
-          lcm_mark_move(p, old_leaf, new_leaf, &e) == AP_OK)) {
+    int moved = AP_HOST_HAS(p->host, get_entry) && (old_leaf || new_leaf) &&
+                ingest_move(p->lcm->st, lcm_entry_text, p, old_leaf, new_leaf, &warn, &e) == LC_OK;
+    if (warn) plugin_log(p, AP_LEVEL_WARNING, "lcm: storing a branch's last messages failed: %s", warn);
+    if (!moved) {
         if (e) plugin_log(p, AP_LEVEL_INFO, "lcm: tree move walked by whole branch: %s", e);
         lcm_mark_from_host(p);
     }
+    free(warn);
     free(e);
-    /* The latest cut may stand on the branch just left: the candidate becomes the newest
-     * cut on the branch now active, so a request past the lines has a cut to swap to. */
-    struct lcm_proj *pr = p->lcm->proj;
-    project_cut c;
-    if (pr && project_branch_cut(p->lcm->st, &c, NULL) == LC_OK) {
-        if (pr->has_pinned && c.id == pr->pinned.id) {
-            project_cut_free(&c);
-        } else {
-            if (pr->has_cand) project_cut_free(&pr->cand);
-            pr->cand = c;
-            pr->has_cand = 1;
-        }
-    }
+    projstate_tree_moved(p->lcm->proj, p->lcm->st);
     return AP_OK;
 }
-

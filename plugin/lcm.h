@@ -8,6 +8,7 @@
 #include "plugin.h"
 #include <stdint.h>
 
+#include "projstate.h"
 #include "store.h"
 #include "util.h"
 #include "worker.h"
@@ -30,7 +31,10 @@ struct lcm_glue {
     char *summ_fallback;      /* the last time the chain fell back: "auto -> extractive: why" */
     long long summ_fallback_at; /* wall-clock ms */
     /* --- owned by lcm.c (DAG, projection, pin; helper I) --- */
-    struct lcm_proj *proj;    /* the applied and the prepared cut, the pin, the last request */
+    struct projstate *proj;   /* the applied and the prepared cut, the pin, the last request
+                                 (engine/projstate.h); made at init */
+    store_msg *in;            /* a request's messages as engine structs, kept across requests */
+    size_t in_cap;
     /* --- the store was busy at session start (lcm.c lcm_reopen) --- */
     int reopen;               /* retry the open on later context calls / commands */
     double reopen_at;         /* lc_now_ms of the last attempt */
@@ -80,10 +84,8 @@ void lcm_summ_invalidate(lc_plugin *p);
  * model calls do not need this thread to answer. */
 int lcm_summ_can_wait(lc_plugin *p);
 
-typedef struct lcm_summ_pick {
-    int64_t cut_id;           /* > 0: the newest cut the worker prepared */
-    int passes, nodes, healed;
-} lcm_summ_pick;
+/* What the worker committed: the projection's pick (engine/projstate.h). */
+typedef projstate_pick lcm_summ_pick;
 /* What the worker committed since the last call, waiting up to wait_ms (0: no wait);
  * its events and pass figures are written as metrics here. 1 when a result came. */
 int lcm_summ_pickup(lc_plugin *p, long wait_ms, lcm_summ_pick *out);

@@ -7,7 +7,9 @@
  * that ends its branch's model context (so its ordinal is that one's + 1), a compaction's
  * context starts with the compaction summary followed by the entries it keeps, and at the
  * end everything off the final branch (leaf = last entry) is marked removed. Consecutive
- * messages of one branch go to store_ingest in one batch (one transaction).
+ * messages of one branch go to store_ingest in one batch (one transaction). What a Pi entry
+ * contributes, the id index and the batches are the engine's ingest (ingest.h), the code
+ * the plugin stores live sessions with.
  */
 #include "import.h"
 
@@ -19,6 +21,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "ingest.h"
 #include "jsonl.h"
 #include "store.h"
 #include "util.h"
@@ -31,7 +34,7 @@
 enum { IMP_OTHER = 0, IMP_MESSAGE, IMP_COMPACTION };
 
 typedef struct imp_entry {
-    char *id;
+    const char *id;  /* borrowed from imp.ids */
     long parent;     /* index, -1 for a root */
     int kind;
     long ctxlast;    /* the entry whose message ends the context at this entry, -1 none */
@@ -42,15 +45,12 @@ typedef struct imp {
     const char *home;
     imp_entry *v;
     size_t n, cap;
-    size_t *slots;   /* id -> index + 1, open addressing */
-    size_t nslots;
+    ingest_idset ids; /* id -> index: ids.ids[i] is v[i].id */
     store *st;
     char session_id[256];
     char *cwd;
-    store_msg *batch;
-    char **batch_own;   /* JSON texts the batch owns */
-    long *batch_idx;
-    size_t nb;
+    ingest_batch batch;
+    long *batch_idx;    /* the entry of each queued message */
     import_stats *stats;
     long prev_linear;   /* Codex: the previous entry (its transcript is a line) */
     /* The session's own time (ms): its header's timestamp, else its earliest entry's;
@@ -90,21 +90,9 @@ static void imp_saw_ts(imp *m, long long ts)
     if (ts > 0 && (!m->first_ts || ts < m->first_ts)) m->first_ts = ts;
 }
 
-static size_t imp_hash(const char *s)
-{
-    size_t h = 1469598103934665603ULL;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
-}
-
 static long imp_find(const imp *m, const char *id)
 {
-    if (!id || !m->nslots) return -1;
-    for (size_t h = imp_hash(id) & (m->nslots - 1);; h = (h + 1) & (m->nslots - 1)) {
-        size_t x = m->slots[h];
-        if (!x) return -1;
-        if (strcmp(m->v[x - 1].id, id) == 0) return (long)(x - 1);
-    }
+    return ingest_idset_find(&m->ids, id);
 }
 
 static int imp_grow(imp *m)
@@ -113,17 +101,7 @@ static int imp_grow(imp *m)
     imp_entry *v = realloc(m->v, cap * sizeof *v);
     if (!v) return LC_NOMEM;
     m->v = v;
-    size_t *slots = calloc(cap * 2, sizeof *slots);
-    if (!slots) return LC_NOMEM;
-    free(m->slots);
-    m->slots = slots;
-    m->nslots = cap * 2;
     m->cap = cap;
-    for (size_t i = 0; i < m->n; i++) {
-        size_t h = imp_hash(m->v[i].id) & (m->nslots - 1);
-        while (m->slots[h]) h = (h + 1) & (m->nslots - 1);
-        m->slots[h] = i + 1;
-    }
     return LC_OK;
 }
 
@@ -154,15 +132,15 @@ static int imp_date(imp *m, char **err)
 
 static int imp_flush(imp *m, char **err)
 {
-    int rc = LC_OK;
-    store_ingest_stats s;
-    if (m->nb == 0) return LC_OK;
-    if ((rc = imp_open_store(m, err)) != LC_OK) goto done;
-    if ((rc = store_ingest(m->st, m->batch, m->nb, &s, err)) != LC_OK) goto done;
-    m->stats->inserted += s.inserted;
-done:
-    for (size_t i = 0; i < m->nb; i++) free(m->batch_own[i]);
-    m->nb = 0;
+    int rc;
+    size_t inserted = 0;
+    if (m->batch.n == 0) return LC_OK;
+    if ((rc = imp_open_store(m, err)) != LC_OK) {
+        ingest_batch_free(&m->batch);
+        return rc;
+    }
+    rc = ingest_batch_flush(m->st, &m->batch, &inserted, err);
+    m->stats->inserted += inserted;
     return rc;
 }
 
@@ -171,16 +149,13 @@ done:
 static int imp_queue(imp *m, long idx, char *json, char **err)
 {
     int rc;
-    if (m->nb == IMP_BATCH && (rc = imp_flush(m, err)) != LC_OK) {
+    if (m->batch.n == IMP_BATCH && (rc = imp_flush(m, err)) != LC_OK) {
         free(json);
         return rc;
     }
-    m->batch[m->nb].entry_id = m->v[idx].id;
-    m->batch[m->nb].json = json ? json : "";
-    m->batch[m->nb].json_len = json ? strlen(json) : 0;
-    m->batch_own[m->nb] = json;
-    m->batch_idx[m->nb] = idx;
-    m->nb++;
+    m->batch_idx[m->batch.n] = idx;
+    if (ingest_batch_add(&m->batch, m->v[idx].id, json) != LC_OK)
+        return lc_errf(err, LC_NOMEM, "out of memory");
     return LC_OK;
 }
 
@@ -190,7 +165,7 @@ static int imp_ingest(imp *m, long self, char *json, char **err)
     long prev = m->v[self].parent >= 0 ? m->v[m->v[self].parent].ctxlast : -1;
     int rc;
     m->stats->messages++;
-    if (!(m->nb > 0 && m->batch_idx[m->nb - 1] == prev)) {
+    if (!(m->batch.n > 0 && m->batch_idx[m->batch.n - 1] == prev)) {
         if ((rc = imp_flush(m, err)) != LC_OK) {
             free(json);
             return rc;
@@ -229,15 +204,14 @@ static int imp_add(imp *m, const char *id, const char *parent_id, int kind, char
     long self = (long)m->n;
     imp_entry *e = &m->v[m->n];
     memset(e, 0, sizeof *e);
-    if (!(e->id = lc_strdup(id))) {
+    e->parent = imp_find(m, parent_id);
+    if (ingest_idset_add(&m->ids, id) != LC_OK) {
         free(json);
         return lc_errf(err, LC_NOMEM, "out of memory");
     }
-    e->parent = imp_find(m, parent_id);
+    e->id = m->ids.ids[self];
     e->kind = kind;
-    size_t h = imp_hash(id) & (m->nslots - 1);
-    while (m->slots[h]) h = (h + 1) & (m->nslots - 1);
-    m->slots[h] = ++m->n;
+    m->n++;
     m->prev_linear = self;
     if (kind == IMP_MESSAGE) {
         e->ctxlast = self;
@@ -272,47 +246,9 @@ static char *imp_print(cJSON *o)
 
 /* ---- Pi session files ----------------------------------------------------------------- */
 
-/* The message an entry contributes to the context, built as the reference host builds it. */
-static char *pi_entry_message(const cJSON *root, const char *type, long long ts)
-{
-    if (strcmp(type, "message") == 0) {
-        const cJSON *msg = cJSON_GetObjectItemCaseSensitive(root, "message");
-        return cJSON_IsObject(msg) ? cJSON_PrintUnformatted(msg) : NULL;
-    }
-    cJSON *m = NULL;
-    if (strcmp(type, "custom_message") == 0) {
-        m = cJSON_CreateObject();
-        const char *ct = jstr(root, "customType");
-        const cJSON *content = cJSON_GetObjectItemCaseSensitive(root, "content");
-        const cJSON *display = cJSON_GetObjectItemCaseSensitive(root, "display");
-        const cJSON *details = cJSON_GetObjectItemCaseSensitive(root, "details");
-        cJSON_AddStringToObject(m, "role", "custom");
-        cJSON_AddStringToObject(m, "customType", ct ? ct : "");
-        cJSON_AddItemToObject(m, "content", content ? cJSON_Duplicate(content, 1) : cJSON_CreateString(""));
-        cJSON_AddBoolToObject(m, "display", display ? cJSON_IsTrue(display) : 1);
-        if (details) cJSON_AddItemToObject(m, "details", cJSON_Duplicate(details, 1));
-        cJSON_AddNumberToObject(m, "timestamp", (double)ts);
-    } else if (strcmp(type, "branch_summary") == 0) {
-        const char *summary = jstr(root, "summary"), *from = jstr(root, "fromId");
-        if (!summary) return NULL;
-        m = cJSON_CreateObject();
-        cJSON_AddStringToObject(m, "role", "branchSummary");
-        cJSON_AddStringToObject(m, "summary", summary);
-        cJSON_AddStringToObject(m, "fromId", from ? from : "");
-        cJSON_AddNumberToObject(m, "timestamp", (double)ts);
-    } else if (strcmp(type, "compaction") == 0) {
-        const char *summary = jstr(root, "summary");
-        const cJSON *before = cJSON_GetObjectItemCaseSensitive(root, "tokensBefore");
-        m = cJSON_CreateObject();
-        cJSON_AddStringToObject(m, "role", "compactionSummary");
-        cJSON_AddStringToObject(m, "summary", summary ? summary : "");
-        cJSON_AddNumberToObject(m, "tokensBefore", cJSON_IsNumber(before) ? before->valuedouble : 0);
-        cJSON_AddNumberToObject(m, "timestamp", (double)ts);
-    }
-    return imp_print(m);
-}
-
-static int pi_line(imp *m, const cJSON *root, size_t lineno, char **err)
+/* One Pi entry; `line` is its text, so a message entry is stored byte for byte. */
+static int pi_line(imp *m, const cJSON *root, const char *line, size_t len, size_t lineno,
+                   char **err)
 {
     const char *type = jstr(root, "type");
     if (!type) {
@@ -336,7 +272,7 @@ static int pi_line(imp *m, const cJSON *root, size_t lineno, char **err)
     }
     long long ts = imp_iso_ms(jstr(root, "timestamp"));
     imp_saw_ts(m, ts);
-    char *json = pi_entry_message(root, type, ts);
+    char *json = ingest_context_message(root, line, len, ts);
     int kind = !json ? IMP_OTHER : strcmp(type, "compaction") == 0 ? IMP_COMPACTION : IMP_MESSAGE;
     return imp_add(m, id, parent, kind, json, jstr(root, "firstKeptEntryId"), err);
 }
@@ -701,11 +637,9 @@ int import_file(const char *home, const char *path, import_progress_fn progress,
     m.prev_linear = -1;
     if ((rc = import_detect(path, &st->format, err)) != LC_OK) return rc;
     long long total = stat(path, &sb) == 0 ? (long long)sb.st_size : 0;
-    m.batch = malloc(IMP_BATCH * sizeof *m.batch);
-    m.batch_own = malloc(IMP_BATCH * sizeof *m.batch_own);
     m.batch_idx = malloc(IMP_BATCH * sizeof *m.batch_idx);
     m.tool_names = cJSON_CreateObject();
-    if (!m.batch || !m.batch_own || !m.batch_idx || !m.tool_names) {
+    if (!m.batch_idx || !m.tool_names) {
         rc = lc_errf(err, LC_NOMEM, "out of memory");
         goto done;
     }
@@ -744,7 +678,7 @@ int import_file(const char *home, const char *path, import_progress_fn progress,
             st->bad_lines++;
         } else {
             switch (st->format) {
-            case IMPORT_PI: rc = pi_line(&m, root, lineno, err); break;
+            case IMPORT_PI: rc = pi_line(&m, root, line, len, lineno, err); break;
             case IMPORT_CLAUDE: rc = claude_line(&m, root, err); break;
             default: rc = codex_line(&m, root, lineno, err); break;
             }
@@ -772,15 +706,10 @@ int import_file(const char *home, const char *path, import_progress_fn progress,
     snprintf(st->session_id, sizeof st->session_id, "%s", m.session_id);
     if (progress) progress(ud, total, total);
 done:
-    for (size_t i = 0; i < m.nb; i++) free(m.batch_own[i]);
-    for (size_t i = 0; i < m.n; i++) {
-        free(m.v[i].id);
-        free(m.v[i].msg);
-    }
+    for (size_t i = 0; i < m.n; i++) free(m.v[i].msg);
     free(m.v);
-    free(m.slots);
-    free(m.batch);
-    free(m.batch_own);
+    ingest_idset_free(&m.ids);
+    ingest_batch_free(&m.batch);
     free(m.batch_idx);
     free(m.cwd);
     cJSON_Delete(m.tool_names);

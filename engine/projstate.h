@@ -1,0 +1,130 @@
+/*
+ * projstate.h -- the projection's state across the requests of one session, and the policy
+ * that moves it.
+ *
+ * Owns the pinned cut and the candidate (the newest prepared cut not yet applied) with
+ * their adoption, the zones a request is resolved against, the request itself (its new
+ * messages ingested, the plan decided from memory, the pin moved by a swap, a re-cut or a
+ * drop), the make-room policy of a request over the fit line (wait boundedly for the
+ * worker, then cover with truncation), the between-turns decision (is a pass due, on the
+ * worker or here), the blocking regime's compaction summary, and the request log
+ * (LCM_REQUEST_LOG). project.h decides one request; this module remembers what it decided.
+ *
+ * Whoever runs the summarizer worker (the plugin) is reached through projstate_hooks; each
+ * call gets the session's store, config and chains in a projstate_env. Knows nothing of
+ * the ABI.
+ */
+#ifndef LC_PROJSTATE_H
+#define LC_PROJSTATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cjson/cJSON.h>
+
+#include "config.h"
+#include "project.h"
+#include "store.h"
+#include "summarize.h"
+#include "worker.h"
+
+typedef struct projstate projstate;
+
+/* What the worker committed since the last pickup. */
+typedef struct projstate_pick {
+    int64_t cut_id;           /* > 0: the newest cut the worker prepared */
+    int passes, nodes, healed;
+} projstate_pick;
+
+/* The summarizer's owner, as the projection needs it. Every hook may be NULL (no worker,
+ * nothing logged). */
+typedef struct projstate_hooks {
+    void *ud;
+    /* One line for the host's log (warn: a warning, else information). */
+    void (*log)(void *ud, int warn, const char *text);
+    /* One telemetry row (metrics.h kinds). */
+    void (*metric)(void *ud, const char *kind, const cJSON *fields);
+    /* What the worker committed since the last call, waiting up to wait_ms (0: none);
+     * 1 when a result came. */
+    int (*pickup)(void *ud, long wait_ms, projstate_pick *out);
+    /* Waiting on this thread could bring the worker's summaries in. */
+    int (*can_wait)(void *ud);
+    /* The worker's pass and results no longer apply. */
+    void (*invalidate)(void *ud);
+    /* Queue a pass on the worker (coalesced). */
+    void (*submit)(void *ud, const worker_job *job);
+} projstate_hooks;
+
+/* The session as one call sees it (borrowed for the call). */
+typedef struct projstate_env {
+    store *st;                /* the host thread's connection; NULL: LCM inactive */
+    const lcm_config *cfg;    /* NULL: the defaults */
+    const char *model;        /* for the per-model zones */
+    long window;              /* the window the host reports; <= 0: 128,000 */
+    summ_ctx *summ;           /* the configured chain; NULL: no passes */
+    summ_ctx *cover;          /* truncation only, for a request that cannot wait */
+    int worker;               /* a background worker runs the passes between turns */
+} projstate_env;
+
+int projstate_new(const projstate_hooks *hooks, projstate **out);
+void projstate_free(projstate *ps);
+/* A new session: nothing pinned, nothing seen (the pass count and the log stay). */
+void projstate_reset(projstate *ps);
+/* Append one JSON line per request to log_path (and, with dump_path, rewrite that file
+ * with the messages sent on every request). Opened once; NULL/"" paths: off. */
+void projstate_log_open(projstate *ps, const char *log_path, const char *dump_path);
+/* Reset, then take the pin and the newest cut a previous process left (resume). */
+void projstate_load(projstate *ps, store *st);
+
+/* Resolve the zones for env (the config's per-model lines, keepRecentTokens). */
+int projstate_zones(const projstate_env *env, zones_resolved *z);
+/* The pointer block's budget: a quarter of the swap line, and at least two summaries. */
+long projstate_block_budget(const zones_resolved *z, const lcm_config *cfg);
+
+/* One request: msgs (root to leaf, borrowed), messages [0, clm_anchor) owned by a
+ * live-context revision. Sets *tokens (the raw request's ceil(bytes/4) sum) always; with a
+ * store, ingests what is new, takes what the worker committed, plans from memory (making
+ * room when the plan is over the fit line) and moves the pin. *items (malloc'd, their
+ * json borrowed from the state until the next call) is NULL when the request goes as it
+ * came. LC_NOMEM on failure. */
+int projstate_context(projstate *ps, const projstate_env *env, const store_msg *msgs, size_t n,
+                      size_t clm_anchor, project_item **items, size_t *n_items, size_t *tokens,
+                      char **err);
+
+/* Whether the request just planned waits for its log line (projstate_log_sent). */
+int projstate_logging(const projstate *ps);
+/* The log line of the request just planned, as sent: items (n_items; NULL: the input as
+ * it came) refer to msgs by index or carry their own json. */
+void projstate_log_sent(projstate *ps, const store_msg *msgs, size_t n, const project_item *items,
+                        size_t n_items);
+
+/* Between turns: store the pin decided in `context`, then ask for the pass the next
+ * requests need -- on the worker, or here without one -- once the request nears the line
+ * that calls for a cut (eagerSummaries, flush_all: always). */
+void projstate_between_turns(projstate *ps, const projstate_env *env, int flush_all);
+/* Store the pin when a request moved it. */
+void projstate_pin_flush(projstate *ps, store *st);
+/* After a tree move: the candidate becomes the newest cut on the branch now active. */
+void projstate_tree_moved(projstate *ps, store *st);
+
+/* The blocking regime: the host compacts everything before first_kept. A synchronous pass
+ * covers it (the worker's results are invalidated first), then the frontier nodes that
+ * hold it are rendered as text within the block budget: *text and *node_ids malloc'd.
+ * LC_NOTFOUND (*err may stay NULL) when the DAG cannot cover it. */
+int projstate_compaction(projstate *ps, const projstate_env *env, const char *first_kept,
+                         char **text, int64_t **node_ids, size_t *n_nodes, int *stubbed,
+                         char **err);
+
+/* What /lcm status shows, from memory. */
+typedef struct projstate_view {
+    int64_t cut_id;           /* 0 = nothing swapped */
+    long applied_tokens;
+    long window;              /* the zones' window; 0 before the first request */
+    long last_tokens, last_raw_tokens;
+    const char *last_action;  /* keep | swap | recut | drop */
+    long passes;
+} projstate_view;
+void projstate_view_get(const projstate *ps, projstate_view *out);
+
+#endif

@@ -1,0 +1,369 @@
+/* test_projstate.c -- the projection's state (engine/projstate.c): the block budget and
+ * zones, a request without a store only measured, a request below the lines sent as it
+ * came (and stored), a pass between turns preparing the cut the next request swaps to,
+ * the pin stored between turns and dropped when its anchor leaves, a request over the fit
+ * line covered by truncation at once, the worker's results taken through the hooks, and
+ * the request log. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "projstate.h"
+#include "store.h"
+#include "summarize.h"
+#include "util.h"
+
+#include "temp_home.h"
+
+/* ---- a fixture: a store, a conversation, hooks that record ------------------------------- */
+
+#define NMSG 64
+
+typedef struct rec {
+    sbuf log;               /* every line, "W: ..." / "I: ..." */
+    int pickups, invalidations, submits;
+    projstate_pick next;    /* what the next pickup returns (cut_id > 0: a result) */
+} rec;
+
+static void rec_log(void *ud, int warn, const char *text)
+{
+    rec *r = ud;
+    sb_printf(&r->log, "%s: %s\n", warn ? "W" : "I", text);
+}
+
+static int rec_pickup(void *ud, long wait_ms, projstate_pick *out)
+{
+    rec *r = ud;
+    (void)wait_ms;
+    r->pickups++;
+    *out = r->next;
+    memset(&r->next, 0, sizeof r->next);
+    return out->cut_id > 0 || out->passes > 0;
+}
+
+static void rec_invalidate(void *ud)
+{
+    ((rec *)ud)->invalidations++;
+}
+
+static void rec_submit(void *ud, const worker_job *job)
+{
+    (void)job;
+    ((rec *)ud)->submits++;
+}
+
+typedef struct fx {
+    store *st;
+    summ_ctx *summ, *cover;
+    rec r;
+    projstate *ps;
+    char *json[NMSG];
+    char ids[NMSG][16];
+    store_msg m[NMSG];
+} fx;
+
+static summ_ctx *chain(int truncate_only)
+{
+    static const char *const names[] = {"extractive"};
+    summ_config cfg = {.chain = names, .n_chain = 1, .truncate_only = truncate_only};
+    summ_ctx *sc = NULL;
+    assert_int_equal(summ_create(&cfg, &sc, NULL), LC_OK);
+    return sc;
+}
+
+/* Messages of about 100 tokens each, every one saying something of its own. */
+static int fx_setup(void **state)
+{
+    setup(state);
+    fx *f = calloc(1, sizeof *f);
+    assert_int_equal(store_open(home, "sess", "/w", &f->st, NULL), LC_OK);
+    f->summ = chain(0);
+    f->cover = chain(1);
+    projstate_hooks h = {.ud = &f->r, .log = rec_log, .pickup = rec_pickup,
+                         .invalidate = rec_invalidate, .submit = rec_submit};
+    assert_int_equal(projstate_new(&h, &f->ps), LC_OK);
+    for (int i = 0; i < NMSG; i++) {
+        snprintf(f->ids[i], sizeof f->ids[i], "e%03d", i);
+        f->json[i] = lc_asprintf("{\"role\":\"%s\",\"content\":[{\"type\":\"text\",\"text\":\"Step %d of the "
+                                 "migration: the table orders_%d gets the column region_%d, the index on "
+                                 "customer_%d is rebuilt, and the report for week %d is checked against "
+                                 "the ledger before the next batch of rows is moved over.\"}]}",
+                                 i % 2 ? "assistant" : "user", i, i, i * 7, i * 3, i);
+        f->m[i] = (store_msg){f->ids[i], f->json[i], strlen(f->json[i])};
+    }
+    *state = f;
+    return 0;
+}
+
+static int fx_teardown(void **state)
+{
+    fx *f = *state;
+    projstate_free(f->ps);
+    summ_free(f->summ);
+    summ_free(f->cover);
+    store_close(f->st);
+    for (int i = 0; i < NMSG; i++) free(f->json[i]);
+    free(f->r.log.p);
+    free(f);
+    return teardown(state);
+}
+
+static long fx_tokens(const fx *f, size_t n)
+{
+    long t = 0;
+    for (size_t i = 0; i < n; i++) t += (long)(f->m[i].json_len + 3) / 4;
+    return t;
+}
+
+static projstate_env fx_env(fx *f, long window)
+{
+    projstate_env env = {.st = f->st, .window = window, .summ = f->summ, .cover = f->cover};
+    return env;
+}
+
+static int request(fx *f, const projstate_env *env, size_t from, size_t n, project_item **items,
+                   size_t *n_items)
+{
+    size_t tokens = 0;
+    int rc = projstate_context(f->ps, env, f->m + from, n, 0, items, n_items, &tokens, NULL);
+    assert_int_equal(tokens, (size_t)(fx_tokens(f, from + n) - fx_tokens(f, from)));
+    return rc;
+}
+
+/* ---- budgets and zones ---------------------------------------------------------------------- */
+
+static void test_block_budget_is_a_quarter_of_the_swap_line_and_two_summaries_at_least(void **state)
+{
+    (void)state;
+    zones_resolved z = {.swap_tokens = 100000};
+    lcm_config cfg;
+    lcm_config_defaults(&cfg);
+    cfg.summary_tokens = 1000;
+    assert_int_equal(projstate_block_budget(&z, &cfg), 25000);
+    z.swap_tokens = 4000;
+    assert_int_equal(projstate_block_budget(&z, &cfg), 2000);
+    assert_int_equal(projstate_block_budget(&z, NULL), 2400);
+}
+
+static void test_zones_resolve_against_the_default_window_when_the_host_gives_none(void **state)
+{
+    (void)state;
+    projstate_env env = {.window = 0};
+    zones_resolved z;
+    assert_int_equal(projstate_zones(&env, &z), LC_OK);
+    assert_int_equal(z.window, 128000);
+    env.window = 200000;
+    assert_int_equal(projstate_zones(&env, &z), LC_OK);
+    assert_int_equal(z.window, 200000);
+    assert_int_equal(z.swap_tokens, 140000);
+}
+
+/* ---- requests ----------------------------------------------------------------------------- */
+
+static void test_request_without_a_store_is_only_measured(void **state)
+{
+    fx *f = *state;
+    projstate_env env = fx_env(f, 128000);
+    project_item *items = NULL;
+    size_t n_items = 9;
+    env.st = NULL;
+    assert_int_equal(request(f, &env, 0, 10, &items, &n_items), LC_OK);
+    assert_null(items);
+    assert_int_equal(n_items, 0);
+    assert_int_equal(f->r.pickups, 0);
+    assert_false(projstate_logging(f->ps));
+}
+
+static void test_request_below_the_lines_goes_as_it_came_and_is_stored(void **state)
+{
+    fx *f = *state;
+    projstate_env env = fx_env(f, 128000);
+    project_item *items = NULL;
+    size_t n_items = 0;
+    projstate_view v;
+    assert_int_equal(request(f, &env, 0, 10, &items, &n_items), LC_OK);
+    assert_null(items);
+    /* The next request grew by two: both are stored too. */
+    assert_int_equal(request(f, &env, 0, 12, &items, &n_items), LC_OK);
+    assert_null(items);
+    store_row row = {0};
+    assert_int_equal(store_get_message(f->st, "e011", &row, NULL), LC_OK);
+    store_row_free(&row);
+    projstate_view_get(f->ps, &v);
+    assert_string_equal(v.last_action, "keep");
+    assert_int_equal(v.cut_id, 0);
+    assert_int_equal(v.window, 128000);
+    assert_int_equal(v.last_tokens, fx_tokens(f, 12));
+    assert_int_equal(f->r.pickups, 2); /* the worker's results are asked for every request */
+}
+
+/* The window that puts n messages between the swap line and the re-cut line. */
+static long window_for(const fx *f, size_t n)
+{
+    return (long)(fx_tokens(f, n) / 0.78);
+}
+
+static void test_pass_between_turns_prepares_the_cut_the_next_request_swaps_to(void **state)
+{
+    fx *f = *state;
+    const size_t n = 48;
+    projstate_env env = fx_env(f, window_for(f, n));
+    project_item *items = NULL;
+    size_t n_items = 0;
+    projstate_view v;
+    assert_int_equal(request(f, &env, 0, n, &items, &n_items), LC_OK);
+    assert_null(items); /* over the swap line, but no cut exists yet */
+    /* No worker: the pass runs here, and the cut is prepared after it. */
+    projstate_between_turns(f->ps, &env, 0);
+    assert_int_equal(f->r.submits, 0);
+    projstate_view_get(f->ps, &v);
+    assert_int_equal(v.passes, 1);
+    assert_int_equal(request(f, &env, 0, n + 1, &items, &n_items), LC_OK);
+    assert_non_null(items);
+    assert_true(items[0].index < 0);            /* the pointer block first */
+    assert_non_null(strstr(items[0].json, "lcm:summary"));
+    assert_int_equal(items[n_items - 1].index, (int64_t)n); /* the raw tail after it */
+    projstate_view_get(f->ps, &v);
+    assert_string_equal(v.last_action, "swap");
+    assert_true(v.cut_id > 0);
+    assert_true(v.last_tokens < v.last_raw_tokens);
+    assert_non_null(strstr(f->r.log.p, "I: lcm: swap to cut"));
+    free(items);
+    /* The pin is stored between turns, not in the request. */
+    project_pin pin;
+    assert_int_equal(project_pin_get(f->st, &pin, NULL), LC_NOTFOUND);
+    projstate_pin_flush(f->ps, f->st);
+    assert_int_equal(project_pin_get(f->st, &pin, NULL), LC_OK);
+    assert_int_equal(pin.cut_id, v.cut_id);
+    /* A request that no longer holds the anchor drops the pin. */
+    assert_int_equal(request(f, &env, n - 2, 3, &items, &n_items), LC_OK);
+    assert_null(items);
+    projstate_view_get(f->ps, &v);
+    assert_string_equal(v.last_action, "drop");
+    assert_int_equal(v.cut_id, 0);
+    assert_non_null(strstr(f->r.log.p, "no longer applies"));
+    projstate_pin_flush(f->ps, f->st);
+    assert_int_equal(project_pin_get(f->st, &pin, NULL), LC_NOTFOUND);
+    /* A resumed process finds no pin either, and takes the newest cut as its candidate. */
+    projstate_load(f->ps, f->st);
+    projstate_view_get(f->ps, &v);
+    assert_int_equal(v.cut_id, 0);
+}
+
+static void test_between_turns_with_a_worker_submits_and_waits_until_a_pass_is_due(void **state)
+{
+    fx *f = *state;
+    projstate_env env = fx_env(f, 1000000);
+    project_item *items = NULL;
+    size_t n_items = 0;
+    env.worker = 1;
+    assert_int_equal(request(f, &env, 0, 10, &items, &n_items), LC_OK);
+    projstate_between_turns(f->ps, &env, 0); /* far below every line: no pass is due */
+    assert_int_equal(f->r.submits, 0);
+    projstate_between_turns(f->ps, &env, 1); /* flush_all: always */
+    assert_int_equal(f->r.submits, 1);
+    env.summ = NULL; /* no chain: no passes at all */
+    projstate_between_turns(f->ps, &env, 1);
+    assert_int_equal(f->r.submits, 1);
+}
+
+static void test_worker_cut_becomes_the_candidate_through_pickup(void **state)
+{
+    fx *f = *state;
+    const size_t n = 48;
+    projstate_env env = fx_env(f, window_for(f, n));
+    project_item *items = NULL;
+    size_t n_items = 0;
+    assert_int_equal(request(f, &env, 0, n, &items, &n_items), LC_OK);
+    /* What a worker would do on its own connection: a pass, then a cut. */
+    dag_opts o = {.keep_recent_tokens = 1000, .flush = 1};
+    dag_stats ds;
+    int64_t cut = 0;
+    assert_int_equal(dag_pass(f->st, f->summ, &o, &ds, NULL), LC_OK);
+    assert_int_equal(project_prepare_cut(f->st, 4000, &cut, NULL), LC_OK);
+    f->r.next = (projstate_pick){.cut_id = cut, .passes = 1, .nodes = ds.leaves};
+    assert_int_equal(request(f, &env, 0, n + 1, &items, &n_items), LC_OK);
+    assert_non_null(items);
+    projstate_view v;
+    projstate_view_get(f->ps, &v);
+    assert_int_equal(v.cut_id, cut);
+    assert_int_equal(v.passes, 1);
+    free(items);
+}
+
+static void test_request_over_the_fit_line_is_covered_by_truncation_at_once(void **state)
+{
+    fx *f = *state;
+    const size_t n = NMSG;
+    /* The whole conversation is past 95% of this window. */
+    projstate_env env = fx_env(f, (long)(fx_tokens(f, n) / 0.97));
+    project_item *items = NULL;
+    size_t n_items = 0;
+    assert_int_equal(request(f, &env, 0, n, &items, &n_items), LC_OK);
+    assert_non_null(items);
+    assert_true(items[0].index < 0);
+    assert_non_null(strstr(items[0].json, "lcm:truncated"));
+    assert_true(f->r.invalidations >= 1); /* the worker's pass would only repeat it */
+    assert_non_null(strstr(f->r.log.p, "W: lcm: summaries were late"));
+    projstate_view v;
+    projstate_view_get(f->ps, &v);
+    assert_true(v.last_tokens < (long)(env.window * 0.95));
+    free(items);
+}
+
+static void test_request_log_has_one_line_per_request_sent(void **state)
+{
+    fx *f = *state;
+    char path[300];
+    snprintf(path, sizeof path, "%s/requests.jsonl", home);
+    projstate_log_open(f->ps, path, NULL);
+    projstate_env env = fx_env(f, 128000);
+    project_item *items = NULL;
+    size_t n_items = 0;
+    assert_int_equal(request(f, &env, 0, 5, &items, &n_items), LC_OK);
+    assert_true(projstate_logging(f->ps));
+    projstate_log_sent(f->ps, f->m, 5, NULL, 0);
+    assert_false(projstate_logging(f->ps)); /* once per plan */
+    assert_int_equal(request(f, &env, 0, 7, &items, &n_items), LC_OK);
+    projstate_log_sent(f->ps, f->m, 7, NULL, 0);
+    FILE *fp = fopen(path, "r");
+    char line[2048];
+    int lines = 0;
+    while (fgets(line, sizeof line, fp)) {
+        lines++;
+        assert_non_null(strstr(line, "\"action\":\"keep\""));
+        if (lines == 2) {
+            assert_non_null(strstr(line, "\"rawAppended\":true"));
+            assert_non_null(strstr(line, "\"prevItems\":5"));
+        }
+    }
+    fclose(fp);
+    assert_int_equal(lines, 2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_block_budget_is_a_quarter_of_the_swap_line_and_two_summaries_at_least),
+        cmocka_unit_test(test_zones_resolve_against_the_default_window_when_the_host_gives_none),
+        cmocka_unit_test_setup_teardown(test_request_without_a_store_is_only_measured, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_request_below_the_lines_goes_as_it_came_and_is_stored, fx_setup,
+                                        fx_teardown),
+        cmocka_unit_test_setup_teardown(test_pass_between_turns_prepares_the_cut_the_next_request_swaps_to,
+                                        fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_between_turns_with_a_worker_submits_and_waits_until_a_pass_is_due,
+                                        fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_worker_cut_becomes_the_candidate_through_pickup, fx_setup,
+                                        fx_teardown),
+        cmocka_unit_test_setup_teardown(test_request_over_the_fit_line_is_covered_by_truncation_at_once,
+                                        fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_request_log_has_one_line_per_request_sent, fx_setup, fx_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
