@@ -290,6 +290,11 @@ static int hook_import(const char *home, const char *event, const cJSON *in, cha
         goto done;
     }
     if (session_out) *session_out = lc_strdup(st.session_id);
+    /* LCM_HOOK_VERBOSE=1: a line per import, to see what a hook read (and for the tests). */
+    if (getenv("LCM_HOOK_VERBOSE") && !strcmp(getenv("LCM_HOOK_VERBOSE"), "1"))
+        hook_log(home, event, "%s %s: %zu lines read, %zu messages, %zu new; session %s, next from byte %lld%s",
+                 rs.full ? "read whole" : "resumed", transcript, st.lines, st.messages, st.inserted, st.session_id,
+                 rs.offset, st.torn_tail ? " (an incomplete last line left for later)" : "");
     free(err);
     err = NULL;
     if (hook_state_save(home, state, transcript, &rs, &err) != LC_OK)
