@@ -12,7 +12,7 @@
 #include <stddef.h>
 
 #define BUNDLE_DEFAULT_TOKENS 1000
-#define BUNDLE_MIN_TOKENS 100      /* below this the recovery line alone would not fit */
+#define BUNDLE_MIN_TOKENS 200      /* the recovery line, the header and the partial statement */
 #define BUNDLE_MAX_TOKENS 100000
 #define BUNDLE_LINE_CHARS 300      /* one request / step / conclusion, clipped */
 
