@@ -275,9 +275,10 @@ static int hook_import(const char *home, const char *event, const cJSON *in, cha
         return LC_INVALID;
     }
     if (access(transcript, R_OK) != 0) {
-        /* A session starting now may have written nothing yet: only that is not a problem. */
+        /* A session that starts now, or ends having written nothing (`claude mcp list`),
+         * has no transcript: only that is not a problem. */
         int e = errno;
-        if (e != ENOENT || strcmp(event, "session-start") != 0)
+        if (e != ENOENT || (strcmp(event, "session-start") != 0 && strcmp(event, "session-end") != 0))
             hook_log(home, event, "cannot read the transcript %s: %s", transcript, strerror(e));
         return e == ENOENT ? LC_NOTFOUND : LC_ERR;
     }
