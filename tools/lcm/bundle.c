@@ -186,12 +186,13 @@ static int bundle_add(bundle_line *v, size_t *n, int section, int64_t ordinal, c
     return LC_OK;
 }
 
-/* User text a person typed (not a tool result, not a harness tag such as
- * <command-name> or <system-reminder>). */
+/* User text a person typed: not a harness tag such as <command-name> or
+ * <system-reminder>, not Claude Code's compaction summary (stored as a user message). */
 static int bundle_is_request(const char *text)
 {
+    static const char compacted[] = "This session is being continued from a previous conversation";
     while (*text == ' ' || *text == '\n') text++;
-    return *text && *text != '<' && strncmp(text, "Caveat:", 7) != 0;
+    return *text && *text != '<' && strncmp(text, "Caveat:", 7) != 0 && strncmp(text, compacted, sizeof compacted - 1) != 0;
 }
 
 int bundle_build(const char *home, const char *cwd, const char *exclude_session, long budget_tokens,

@@ -15,6 +15,7 @@
 #     import, and the user's own Stop hook ran too;
 #   - session 2 (new, same folder): the model's first request carries the bundle naming
 #     session 1 and its value;
+#   - `/compact` on session 1 (resumed): PreCompact builds its DAG in the background;
 #   - `lcm hooks uninstall` leaves the user's settings as they were and no lcm MCP entry.
 set -eu
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -131,6 +132,18 @@ for want in ["Previous session in this folder: claude-" + sid1, "E2E-VALUE-42", 
     assert want in first, want
 PY
 echo "ok: session 2's first model request carries the bundle of session 1"
+
+# /compact on session 1: PreCompact builds its DAG in the background (extractive)
+(cd "$W" && timeout 180 "$CLAUDE" -p '/compact' --resume "$SID1" --output-format json) >"$T/out3.json" 2>"$T/err3.txt" ||
+    fail "session 1 resumed for /compact failed"
+i=0; n=0
+while [ $i -lt 300 ]; do
+    n=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from summaries').fetchone()[0])" "$DB" 2>/dev/null || echo 0)
+    [ "$n" -gt 0 ] && break
+    sleep 0.1; i=$((i+1))
+done
+[ "$n" -gt 0 ] || fail "no summaries in session 1's store after /compact (PreCompact)"
+echo "ok: /compact ran PreCompact, which built session 1's DAG ($n summaries)"
 
 "$LCM" hooks uninstall --agent claude-code --home "$S" >"$T/uninstall.txt" || fail "uninstall"
 python3 - "$U" "$T/settings.orig" <<'PY' || fail "uninstall did not restore the user's settings"
