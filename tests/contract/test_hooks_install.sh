@@ -165,6 +165,10 @@ HOME="$U" "$LCM" hooks install --agent codex --home "$S" >/dev/null || fail "cod
 cmp -s "$U/.codex/config.toml" "$T/toml.once" || fail "codex install twice changed config.toml"
 HOME="$U" "$LCM" hooks doctor --agent codex --home "$S" >"$T/cdoc.txt"; rc=$?
 assert_eq "$rc" "0" "codex doctor passes ($(cat "$T/cdoc.txt"))"
+HOME="$U" "$LCM" hooks doctor --home "$S" >"$T/adoc.txt"; rc=$?
+assert_eq "$rc" "0" "doctor without --agent checks the agent that has our hooks ($(cat "$T/adoc.txt"))"
+assert_grep "$T/adoc.txt" "^codex:" "doctor without --agent: codex"
+assert_nogrep "$T/adoc.txt" "^claude-code:" "doctor without --agent: not Claude Code, which has none of ours"
 HOME="$U" "$LCM" hooks uninstall --agent codex --home "$S" >/dev/null || fail "codex uninstall"
 cmp -s "$U/.codex/config.toml" "$T/toml.orig" || { diff "$T/toml.orig" "$U/.codex/config.toml"; fail "codex uninstall restores config.toml byte for byte"; }
 python3 -c "import json,sys; assert json.load(open(sys.argv[1])) == json.load(open(sys.argv[2]))" "$U/.codex/hooks.json" "$T/chooks.orig" ||

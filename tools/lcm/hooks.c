@@ -713,6 +713,23 @@ int hooks_uninstall(const hooks_opts *o, FILE *out, char **err)
 
 /* ---- doctor ----------------------------------------------------------------------------- */
 
+int hooks_present(const hooks_opts *o)
+{
+    char *dir = o->agent == HOOKS_CLAUDE ? hooks_claude_dir(o) : hooks_codex_dir(o);
+    char *path = dir ? lc_asprintf("%s/%s", dir, o->agent == HOOKS_CLAUDE ? "settings.json" : "hooks.json") : NULL;
+    char *text = NULL, *err = NULL;
+    size_t len = 0;
+    int existed = 0, n = 0;
+    cJSON *root = NULL;
+    if (path && hooks_json_load(path, &root, &text, &len, &existed, &err) == LC_OK) n = hooks_strip(root);
+    cJSON_Delete(root);
+    free(dir);
+    free(path);
+    free(text);
+    free(err);
+    return n > 0;
+}
+
 static int hooks_check(FILE *out, int ok, const char *what, const char *detail)
 {
     fprintf(out, "%s %s%s%s\n", ok ? "ok  " : "FAIL", what, detail && *detail ? ": " : "", detail ? detail : "");

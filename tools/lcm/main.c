@@ -175,21 +175,28 @@ static int lcm_hooks(int argc, char **argv)
     }
     hooks_opts o = {0, !strcmp(scope, "project"), home, self, user_home, cwd, dry, prompt};
     if (doctor) {
-        int bad = 0;
-        char *codex_dir = lc_asprintf("%s/.codex", user_home);
-        struct stat sb;
-        /* Without --agent: Claude Code, and Codex when it is there. */
-        if (!agent || !strcmp(agent, "claude-code")) {
+        int bad = 0, want_claude = 0, want_codex = 0;
+        /* Without --agent: each agent that has our hooks; Claude Code when neither has. */
+        if (agent) {
+            want_claude = !strcmp(agent, "claude-code");
+            want_codex = !want_claude;
+        } else {
+            o.agent = HOOKS_CLAUDE;
+            want_claude = hooks_present(&o);
+            o.agent = HOOKS_CODEX;
+            want_codex = hooks_present(&o);
+            if (!want_claude && !want_codex) want_claude = 1;
+        }
+        if (want_claude) {
             o.agent = HOOKS_CLAUDE;
             printf("claude-code:\n");
             bad += hooks_doctor(&o, stdout);
         }
-        if ((agent && !strcmp(agent, "codex")) || (!agent && ((codex_dir && stat(codex_dir, &sb) == 0) || getenv("CODEX_HOME")))) {
+        if (want_codex) {
             o.agent = HOOKS_CODEX;
             printf("codex:\n");
             bad += hooks_doctor(&o, stdout);
         }
-        free(codex_dir);
         printf("%d check%s failed\n", bad, bad == 1 ? "" : "s");
         rc = bad ? 1 : 0;
         goto done;
