@@ -119,4 +119,9 @@ assert_eq "$(tail -n 1 "$LOG" | grep -c 'timed out after 300 ms')" "1" "the alar
 assert_eq "$rc" "0" "an unknown event exits 0"
 [ "$(stat -c %a "$LOG")" = "600" ] || fail "hooks.log mode"
 ok
+# a log past 1 MiB moves aside (one old log kept) instead of growing without end
+head -c 1100000 /dev/zero | tr '\0' 'x' >>"$LOG"
+printf 'bad' | "$LCM" hook stop --home "$H"
+[ -f "$LOG.1" ] && [ "$(wc -c <"$LOG")" -lt 1000 ] || fail "hooks.log is rotated past 1 MiB"
+assert_grep "$LOG" "not a JSON object" "the new log has the new line"
 done_ok

@@ -37,6 +37,7 @@
 #define HOOK_HEAD_BYTES 1024
 #define HOOK_TAIL_BYTES 4096
 #define HOOK_DAG_ROUNDS 64   /* passes of one background build (each commits what it makes) */
+#define HOOK_LOG_MAX (1 << 20) /* hooks.log past this moves to hooks.log.1 (one kept) */
 
 /* ---- the log and the alarm ------------------------------------------------------------ */
 
@@ -83,6 +84,13 @@ static void hook_log(const char *home, const char *event, const char *fmt, ...)
     sb_puts(&b, msg ? msg : "?");
     free(msg);
     sb_putc(&b, '\n');
+    /* A problem that repeats every turn must not fill the disk: one old log is kept. */
+    struct stat sb;
+    if (stat(path, &sb) == 0 && sb.st_size > HOOK_LOG_MAX) {
+        char *old = lc_asprintf("%s.1", path);
+        if (old) rename(path, old);
+        free(old);
+    }
     int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
     if (fd >= 0) {
         ssize_t w = write(fd, b.p, b.len);
