@@ -40,6 +40,18 @@ rows "$DB" >"$T/hook.rows"; rows "$T/full/lcm/claude-$SID.sqlite" >"$T/full.rows
 cmp -s "$T/hook.rows" "$T/full.rows" || fail "rows after resumed imports differ from a whole import"
 assert_eq "$(wc -l <"$T/hook.rows" | tr -d ' ')" "46" "46 rows"
 
+# many small calls, a tool call and its result split across them: still a whole import's rows
+S2=c4c4c4c4-0000-4000-8000-000000000002
+for k in 1 3 2 5 1 1 4 2 1; do
+    python3 "$ROOT/tests/contract/claude_transcript.py" "$T/chunks.jsonl" --messages "$k" --session "$S2" --cwd /proj/c --append
+    stop "$S2" "$T/chunks.jsonl" /proj/c || fail "chunked stop"
+done
+assert_eq "$(grep -c "read whole $T/chunks.jsonl" "$LOG")" "1" "only the first of the chunked calls reads whole"
+"$LCM" import --home "$T/full" "$T/chunks.jsonl" >/dev/null || fail "chunks import"
+rows "$H/lcm/claude-$S2.sqlite" >"$T/c1.rows"; rows "$T/full/lcm/claude-$S2.sqlite" >"$T/c2.rows"
+cmp -s "$T/c1.rows" "$T/c2.rows" || { diff "$T/c1.rows" "$T/c2.rows" | head -5; fail "chunked rows differ from a whole import"; }
+assert_grep "$T/c1.rows" '"toolName":"Bash"' "a result names its tool when its call came in an earlier call"
+
 # an incomplete last line is left for the next call
 printf '{"parentUuid":"5e551011-00000045","isSidechain":false,"type":"user","message":{"role":"user","content":"torn TAILWORD"},"uuid":"torn-1","sessionId":"%s","cwd":"/proj/a"' "$SID" >>"$TR"
 stop "$SID" "$TR" /proj/a || fail "torn stop exit"
