@@ -83,23 +83,14 @@ static const char *hooks_base(const char *path)
     return sl ? sl + 1 : path;
 }
 
-/* Whether `cmd` runs a program named lcm with verb `verb`; *prog / *home (may be NULL)
- * receive its program and --home value (malloc'd). */
-static int hooks_cmd_ours(const char *cmd, const char *verb, char **prog, char **home)
+/* Whether `cmd` runs a program named lcm with verb `verb` (whatever its folder and
+ * options: an install from another build or for another home is ours too). */
+static int hooks_cmd_ours(const char *cmd, const char *verb)
 {
     const char *p = cmd;
-    char *w0 = hooks_word(&p), *w1 = w0 ? hooks_word(&p) : NULL, *w;
+    char *w0 = hooks_word(&p), *w1 = w0 ? hooks_word(&p) : NULL;
     int ours = w0 && w1 && strcmp(hooks_base(w0), "lcm") == 0 && strcmp(w1, verb) == 0;
-    if (home) *home = NULL;
-    while (ours && home && (w = hooks_word(&p))) {
-        if (strcmp(w, "--home") == 0) {
-            free(*home);
-            *home = hooks_word(&p);
-        }
-        free(w);
-    }
-    if (prog) *prog = ours ? w0 : NULL;
-    if (!prog || !ours) free(w0);
+    free(w0);
     free(w1);
     return ours;
 }
@@ -278,7 +269,7 @@ static int hooks_strip(cJSON *root)
             for (cJSON *h = hs->child, *next_h; h; h = next_h) {
                 next_h = h->next;
                 const cJSON *c = cJSON_GetObjectItemCaseSensitive(h, "command");
-                if (cJSON_IsString(c) && hooks_cmd_ours(c->valuestring, "hook", NULL, NULL)) {
+                if (cJSON_IsString(c) && hooks_cmd_ours(c->valuestring, "hook")) {
                     cJSON_Delete(cJSON_DetachItemViaPointer(hs, h));
                     g_removed++;
                 }
@@ -693,6 +684,8 @@ static int hooks_apply(const hooks_opts *o, FILE *out, int add, char **err)
             LC_OK)
             goto done;
         rc = hooks_toml_file(o, out, b, add, err);
+        if (rc == LC_OK && add)
+            fprintf(out, "note: Codex runs hooks it has not seen before only once you trust them (its /hooks view)\n");
     }
 done:
     free(dir);
@@ -776,15 +769,12 @@ static int hooks_doctor_hooks(const hooks_opts *o, FILE *out, const char *path, 
             cJSON_ArrayForEach(h, cJSON_GetObjectItemCaseSensitive(g, "hooks"))
             {
                 const cJSON *c = cJSON_GetObjectItemCaseSensitive(h, "command");
-                char *prog = NULL, *home = NULL;
-                if (cJSON_IsString(c) && hooks_cmd_ours(c->valuestring, "hook", &prog, &home)) {
+                if (cJSON_IsString(c) && hooks_cmd_ours(c->valuestring, "hook")) {
                     found = 1;
                     char *want = hooks_command(o, evs[i].verb);
                     if (want && strcmp(want, c->valuestring) == 0) right = 1;
                     free(want);
                 }
-                free(prog);
-                free(home);
             }
         }
         if (evs[i].prompt && !found) continue; /* optional */
