@@ -717,3 +717,289 @@ done:
     store_close(m.st);
     return rc;
 }
+
+/* ---- incremental import (import_file_resume) -------------------------------------------- */
+
+#define IMP_RESUME_TOOLS 256 /* call ids remembered between calls */
+
+void import_resume_free(import_resume *rs)
+{
+    if (!rs) return;
+    free(rs->cwd);
+    free(rs->last_id);
+    free(rs->last_ctx);
+    cJSON_Delete(rs->tool_names);
+    memset(rs, 0, sizeof *rs);
+}
+
+/* An entry known from the previous call (stored already): the table needs it so that a
+ * new entry naming it as parent is ingested right after its context's last message. */
+static int imp_seed(imp *m, const char *id, long ctxlast, int kind)
+{
+    if (m->n == m->cap && imp_grow(m) != LC_OK) return LC_NOMEM;
+    imp_entry *e = &m->v[m->n];
+    memset(e, 0, sizeof *e);
+    if (!(e->id = lc_strdup(id))) return LC_NOMEM;
+    e->parent = -1;
+    e->kind = kind;
+    e->ctxlast = ctxlast < 0 ? (long)m->n : ctxlast;
+    size_t h = imp_hash(id) & (m->nslots - 1);
+    while (m->slots[h]) h = (h + 1) & (m->nslots - 1);
+    m->slots[h] = ++m->n;
+    m->prev_linear = (long)m->n - 1;
+    return LC_OK;
+}
+
+/* Whether the lines after rs->offset only extend the branch the last call ended on: the
+ * chain from the newest entry walks back to rs->last_id, and every new message is on it.
+ * Codex rollouts are one line by construction. Reads the new bytes once more (they are
+ * small: one turn); 1 = extends, 0 = read again from the start. */
+static int imp_extends(const char *path, const import_resume *rs)
+{
+    jsonl_reader *r = NULL;
+    const char *line;
+    size_t len, n = 0, cap = 0;
+    char **ids = NULL, **parents = NULL;
+    unsigned char *msg = NULL, *on = NULL;
+    int ok = 0;
+    if (rs->format == IMPORT_CODEX) return 1;
+    if (!rs->last_id || jsonl_open_at(path, rs->offset, &r, NULL) != LC_OK) return 0;
+    while (jsonl_next(r, &line, &len, NULL) == LC_OK && jsonl_last_complete(r)) {
+        cJSON *root = cJSON_ParseWithLength(line, len);
+        const char *type = jstr(root, "type"), *id = NULL, *parent = NULL;
+        int is_msg = 0;
+        if (rs->format == IMPORT_CLAUDE) {
+            id = jstr(root, "uuid");
+            parent = jstr(root, "parentUuid");
+            if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "isSidechain"))) id = NULL;
+            is_msg = type && (!strcmp(type, "user") || !strcmp(type, "assistant"));
+        } else if (type && strcmp(type, "session") != 0) {
+            id = jstr(root, "id");
+            parent = jstr(root, "parentId");
+            if (!id) { /* version 1: no ids, one line */
+                cJSON_Delete(root);
+                ok = 1;
+                goto done;
+            }
+            is_msg = strcmp(type, "message") == 0 || strcmp(type, "custom_message") == 0 ||
+                     strcmp(type, "branch_summary") == 0 || strcmp(type, "compaction") == 0;
+        }
+        if (id && n == cap) {
+            size_t nc = cap ? cap * 2 : 64;
+            char **ni = realloc(ids, nc * sizeof *ni), **np = ni ? realloc(parents, nc * sizeof *np) : NULL;
+            unsigned char *nm = np ? realloc(msg, nc) : NULL;
+            if (ni) ids = ni;
+            if (np) parents = np;
+            if (nm) msg = nm;
+            if (!ni || !np || !nm) {
+                cJSON_Delete(root);
+                goto done;
+            }
+            cap = nc;
+        }
+        if (id) {
+            ids[n] = lc_strdup(id);
+            parents[n] = parent ? lc_strdup(parent) : NULL;
+            msg[n] = (unsigned char)is_msg;
+            n++;
+        }
+        cJSON_Delete(root);
+    }
+    if (n == 0) {
+        ok = 1;
+        goto done;
+    }
+    if (!(on = calloc(n, 1))) goto done;
+    for (size_t x = n - 1;;) {
+        on[x] = 1;
+        if (!parents[x]) goto done; /* a new root: the old branch ends (marks change) */
+        size_t j = x;
+        while (j-- > 0 && strcmp(ids[j], parents[x]) != 0) {}
+        if (j != (size_t)-1) {
+            x = j;
+            continue;
+        }
+        if (strcmp(parents[x], rs->last_id) != 0) goto done; /* a fork into older entries */
+        break;
+    }
+    ok = 1;
+    for (size_t i = 0; i < n; i++)
+        if (msg[i] && !on[i]) ok = 0; /* a new message off the final branch */
+done:
+    for (size_t i = 0; i < n; i++) {
+        free(ids[i]);
+        free(parents[i]);
+    }
+    free(ids);
+    free(parents);
+    free(msg);
+    free(on);
+    jsonl_close(r);
+    return ok;
+}
+
+/* The state the next call resumes from: the leaf, its context's last message, recent
+ * tool names (the newest IMP_RESUME_TOOLS). */
+static int imp_keep_state(imp *m, import_resume *rs, long long offset, long long lines)
+{
+    char *last = m->n ? lc_strdup(m->v[m->n - 1].id) : NULL;
+    long cl = m->n ? m->v[m->n - 1].ctxlast : -1;
+    char *ctx = cl >= 0 ? lc_strdup(m->v[cl].id) : NULL;
+    cJSON *tools = cJSON_CreateObject();
+    if ((m->n && !last) || (cl >= 0 && !ctx) || !tools) {
+        free(last);
+        free(ctx);
+        cJSON_Delete(tools);
+        return LC_NOMEM;
+    }
+    int total = cJSON_GetArraySize(m->tool_names), i = 0;
+    const cJSON *t;
+    cJSON_ArrayForEach(t, m->tool_names)
+    {
+        if (i++ >= total - IMP_RESUME_TOOLS && cJSON_IsString(t))
+            cJSON_AddStringToObject(tools, t->string, t->valuestring);
+    }
+    if (m->n) {
+        free(rs->last_id);
+        free(rs->last_ctx);
+        rs->last_id = last;
+        rs->last_ctx = ctx;
+    }
+    cJSON_Delete(rs->tool_names);
+    rs->tool_names = tools;
+    rs->offset = offset;
+    rs->lines = lines;
+    snprintf(rs->session_id, sizeof rs->session_id, "%s", m->session_id);
+    if (m->cwd && (!rs->cwd || strcmp(rs->cwd, m->cwd) != 0)) {
+        free(rs->cwd);
+        rs->cwd = lc_strdup(m->cwd);
+    }
+    return LC_OK;
+}
+
+int import_file_resume(const char *home, const char *path, import_resume *rs, import_stats *st,
+                       char **err)
+{
+    imp m = {0};
+    jsonl_reader *r = NULL;
+    const char *line;
+    size_t len, lineno = 0;
+    long long offset, lines;
+    int rc, full, again = 0;
+    memset(st, 0, sizeof *st);
+    m.home = home;
+    m.stats = st;
+    m.prev_linear = -1;
+    full = rs->offset <= 0 || !rs->session_id[0] || !imp_extends(path, rs);
+    if (full) {
+        if ((rc = import_detect(path, &st->format, err)) != LC_OK) return rc;
+        rs->format = st->format;
+        offset = lines = 0;
+    } else {
+        st->format = rs->format;
+        offset = rs->offset;
+        lines = rs->lines;
+        snprintf(m.session_id, sizeof m.session_id, "%s", rs->session_id);
+    }
+    rs->full = full;
+    m.batch = malloc(IMP_BATCH * sizeof *m.batch);
+    m.batch_own = malloc(IMP_BATCH * sizeof *m.batch_own);
+    m.batch_idx = malloc(IMP_BATCH * sizeof *m.batch_idx);
+    m.tool_names = !full && rs->tool_names ? cJSON_Duplicate(rs->tool_names, 1) : cJSON_CreateObject();
+    if (rs->cwd && !(m.cwd = lc_strdup(rs->cwd))) {
+        rc = lc_errf(err, LC_NOMEM, "out of memory");
+        goto done;
+    }
+    if (!m.batch || !m.batch_own || !m.batch_idx || !m.tool_names) {
+        rc = lc_errf(err, LC_NOMEM, "out of memory");
+        goto done;
+    }
+    if (!full) {
+        /* The previous call's leaf must still be stored (a deleted store is rebuilt). */
+        store_row row;
+        if ((rc = imp_open_store(&m, err)) != LC_OK) goto done;
+        if (rs->last_ctx && store_get_message(m.st, rs->last_ctx, &row, NULL) != LC_OK) {
+            again = 1;
+            goto done;
+        }
+        if (rs->last_ctx) store_row_free(&row);
+        long ctx = -1;
+        if (rs->last_ctx && (rc = imp_seed(&m, rs->last_ctx, -1, IMP_MESSAGE)) != LC_OK) goto oom;
+        if (rs->last_ctx) ctx = (long)m.n - 1;
+        if ((!rs->last_ctx || strcmp(rs->last_ctx, rs->last_id) != 0) &&
+            (rc = imp_seed(&m, rs->last_id, ctx, IMP_OTHER)) != LC_OK)
+            goto oom;
+        if (ctx < 0) m.v[m.n - 1].ctxlast = -1;
+    }
+    const long long base = lines; /* jsonl counts lines from the offset on */
+    if ((rc = jsonl_open_at(path, offset, &r, err)) != LC_OK) goto done;
+    while ((rc = jsonl_next(r, &line, &len, &lineno)) == LC_OK) {
+        if (!jsonl_last_complete(r)) {
+            st->torn_tail = 1; /* still being written: the next call takes it */
+            rc = LC_NOTFOUND;
+            break;
+        }
+        cJSON *root = cJSON_ParseWithLength(line, len);
+        size_t abs_line = (size_t)base + lineno;
+        st->lines++;
+        if (!cJSON_IsObject(root)) {
+            st->bad_lines++;
+        } else {
+            switch (st->format) {
+            case IMPORT_PI: rc = pi_line(&m, root, abs_line, err); break;
+            case IMPORT_CLAUDE: rc = claude_line(&m, root, err); break;
+            default: rc = codex_line(&m, root, abs_line, err); break;
+            }
+        }
+        cJSON_Delete(root);
+        if (rc != LC_OK) goto done;
+        offset = jsonl_offset(r);
+        lines = (long long)abs_line;
+    }
+    if (rc != LC_NOTFOUND) {
+        rc = lc_errf(err, LC_ERR, "%s: %s", path, jsonl_error(r) ? jsonl_error(r) : "read failed");
+        goto done;
+    }
+    if ((rc = imp_flush(&m, err)) != LC_OK) goto done;
+    if ((rc = imp_open_store(&m, err)) != LC_OK) goto done;
+    if (full) {
+        if ((rc = imp_mark(&m, err)) != LC_OK) goto done;
+        char *rp = realpath(path, NULL);
+        if (rp) rc = store_meta_put(m.st, "session_file", rp, err);
+        free(rp);
+        if (rc != LC_OK) goto done;
+        if ((rc = imp_date(&m, err)) != LC_OK) goto done;
+    }
+    if (m.cwd && *m.cwd) {
+        /* A store opened before the session's folder was known gets it now. */
+        char *had = store_meta_get(m.st, "cwd");
+        if (!had || !*had) rc = store_meta_put(m.st, "cwd", m.cwd, err);
+        free(had);
+        if (rc != LC_OK) goto done;
+    }
+    snprintf(st->session_id, sizeof st->session_id, "%s", m.session_id);
+    if (imp_keep_state(&m, rs, offset, lines) != LC_OK) goto oom;
+    goto done;
+oom:
+    rc = lc_errf(err, LC_NOMEM, "out of memory");
+done:
+    for (size_t i = 0; i < m.nb; i++) free(m.batch_own[i]);
+    for (size_t i = 0; i < m.n; i++) {
+        free(m.v[i].id);
+        free(m.v[i].msg);
+    }
+    free(m.v);
+    free(m.slots);
+    free(m.batch);
+    free(m.batch_own);
+    free(m.batch_idx);
+    free(m.cwd);
+    cJSON_Delete(m.tool_names);
+    jsonl_close(r);
+    store_close(m.st);
+    if (again) {
+        rs->offset = 0; /* the store lost what the last call stored: from the start */
+        return import_file_resume(home, path, rs, st, err);
+    }
+    return rc;
+}

@@ -47,3 +47,31 @@ int import_file(const char *home, const char *path, import_progress_fn progress,
                 import_stats *st, char **err);
 
 #endif
+
+/* ---- incremental import (the Stop hook) ------------------------------------------------
+ * What one import of a transcript leaves for the next, so that a hook that runs after
+ * every turn reads only the bytes appended since. Owned by the caller (import_resume_free);
+ * a zeroed struct means "from the start". */
+typedef struct import_resume {
+    long long offset;        /* bytes consumed: complete lines only */
+    long long lines;         /* physical lines before offset (Pi v1 and Codex ids count them) */
+    import_format format;
+    char session_id[256];    /* the store's session id */
+    char *cwd;               /* the session's folder (the transcript's, else the hook's) */
+    char *last_id;           /* the last entry read, in file order (the leaf) */
+    char *last_ctx;          /* the message that ends the model context at last_id, or NULL */
+    struct cJSON *tool_names; /* call id -> tool name of recent calls (a result may come later) */
+    int full;                /* out: this call read the file from the start */
+} import_resume;
+
+void import_resume_free(import_resume *rs);
+
+/* Import what is new in `path` since `rs` (updated on success). A transcript that goes on
+ * the branch the last call ended on is read from rs->offset; anything else (a first call,
+ * a fork back into older entries, a new root such as a compaction boundary, a store that
+ * lost the last message) is read again from the start, which stores the same rows and
+ * marks a whole import_file would. A last line without its newline is left for the next
+ * call (no waiting: a hook must be quick). rs->cwd, when set before a first call, is the
+ * folder recorded for a transcript that names none. */
+int import_file_resume(const char *home, const char *path, import_resume *rs, import_stats *st,
+                       char **err);

@@ -1,7 +1,8 @@
 /*
  * main.c -- the `lcm` command: `lcm mcp` (the MCP stdio server), `lcm import` (other
  * agents' transcripts into stores) and plain `grep`, `status`, `sessions`, `describe`,
- * `expand` verbs over the same read-only tool functions the server runs. Owns argument
+ * `expand` verbs over the same read-only tool functions the server runs, and `hooks` /
+ * `hook` (hooks.c, hook.c: Claude Code and Codex wiring and runtime). Owns argument
  * parsing and the terminal progress bar; everything else is mcp.c / import.c / the engine.
  */
 #include <stdio.h>
@@ -12,6 +13,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "hook.h"
+#include "hooks.h"
 #include "import.h"
 #include "mcp.h"
 #include "util.h"
@@ -29,6 +32,10 @@ static const char usage[] =
     "  status                      where the stores are and what they hold\n"
     "  describe SESSION ID         a summary (#12) or a file handle\n"
     "  expand SESSION ID|#N        verbatim windows of a message or a summary's originals\n"
+    "  hooks install|uninstall|doctor --agent claude-code|codex [--scope user|project]\n"
+    "       [--dry-run] [--prompt-hook]  wire lcm hook + lcm mcp into Claude Code / Codex\n"
+    "  hook EVENT [--budget N]     run by those hooks: session-start, stop, subagent-stop,\n"
+    "                              session-end, user-prompt-submit, precompact (JSON on stdin)\n"
     "  --home DIR: the agent home (stores in DIR/lcm/); default ~/.agent, Pi users: ~/.pi/agent\n";
 
 typedef struct lcm_bar {
@@ -91,8 +98,125 @@ static int lcm_run_tool(const mcp_ctx *c, const char *name, cJSON *args)
     return is_error;
 }
 
+/* The home as an absolute path (the hooks run from any folder). */
+static char *lcm_abs_home(const char *opt)
+{
+    const char *env_home = getenv("HOME");
+    char *h = opt ? lc_strdup(opt) : lc_asprintf("%s/.agent", env_home ? env_home : ".");
+    if (!h || h[0] == '/') return h;
+    char *cwd = getcwd(NULL, 0), *abs = cwd ? lc_asprintf("%s/%s", cwd, h) : NULL;
+    free(cwd);
+    free(h);
+    return abs;
+}
+
+/* `lcm hook EVENT [--home DIR] [--budget N]`: always exit 0 (a hook never fails its agent). */
+static int lcm_hook(int argc, char **argv)
+{
+    const char *home_opt = NULL;
+    long budget = 0;
+    for (int i = 3; i < argc; i++) {
+        if (!strcmp(argv[i], "--home") && i + 1 < argc) home_opt = argv[++i];
+        else if (!strcmp(argv[i], "--budget") && i + 1 < argc) budget = atol(argv[++i]);
+    }
+    char *home = lcm_abs_home(home_opt);
+    if (!home) return 0;
+    hook_opts o = {home, budget};
+    if (argc < 3 || !hook_known(argv[2])) {
+        fprintf(stderr, "lcm hook: unknown event %s (nothing done)\n", argc < 3 ? "(none)" : argv[2]);
+        free(home);
+        return 0;
+    }
+    hook_run(argv[2], &o, stdin, stdout);
+    free(home);
+    return 0;
+}
+
+/* `lcm hooks install|uninstall|doctor ...` */
+static int lcm_hooks(int argc, char **argv)
+{
+    const char *home_opt = NULL, *agent = NULL, *scope = "user";
+    int dry = 0, prompt = 0, rc = 2;
+    char *home = NULL, *self = NULL, *cwd = NULL, *err = NULL;
+    const char *sub = argc > 2 ? argv[2] : "";
+    for (int i = 3; i < argc; i++) {
+        int more = i + 1 < argc;
+        if (!strcmp(argv[i], "--home") && more) home_opt = argv[++i];
+        else if (!strcmp(argv[i], "--agent") && more) agent = argv[++i];
+        else if (!strcmp(argv[i], "--scope") && more) scope = argv[++i];
+        else if (!strcmp(argv[i], "--dry-run")) dry = 1;
+        else if (!strcmp(argv[i], "--prompt-hook")) prompt = 1;
+        else {
+            fprintf(stderr, "lcm hooks: unknown option %s\n%s", argv[i], usage);
+            return 2;
+        }
+    }
+    int doctor = !strcmp(sub, "doctor");
+    if (!doctor && strcmp(sub, "install") != 0 && strcmp(sub, "uninstall") != 0) {
+        fprintf(stderr, "lcm hooks: install, uninstall or doctor\n%s", usage);
+        return 2;
+    }
+    if ((!agent && !doctor) || (agent && strcmp(agent, "claude-code") != 0 && strcmp(agent, "codex") != 0)) {
+        fprintf(stderr, "lcm hooks %s: --agent claude-code or --agent codex\n", sub);
+        return 2;
+    }
+    if (strcmp(scope, "user") != 0 && strcmp(scope, "project") != 0) {
+        fprintf(stderr, "lcm hooks: --scope user or --scope project\n");
+        return 2;
+    }
+    home = lcm_abs_home(home_opt);
+    self = realpath("/proc/self/exe", NULL);
+    cwd = getcwd(NULL, 0);
+    const char *user_home = getenv("HOME");
+    if (!home || !self || !cwd || !user_home) {
+        fprintf(stderr, "lcm hooks: cannot tell %s\n", !self ? "where this lcm is" : !user_home ? "HOME" : "the folders");
+        rc = 1;
+        goto done;
+    }
+    hooks_opts o = {0, !strcmp(scope, "project"), home, self, user_home, cwd, dry, prompt};
+    if (doctor) {
+        int bad = 0, want_claude = 0, want_codex = 0;
+        /* Without --agent: each agent that has our hooks; Claude Code when neither has. */
+        if (agent) {
+            want_claude = !strcmp(agent, "claude-code");
+            want_codex = !want_claude;
+        } else {
+            o.agent = HOOKS_CLAUDE;
+            want_claude = hooks_present(&o);
+            o.agent = HOOKS_CODEX;
+            want_codex = hooks_present(&o);
+            if (!want_claude && !want_codex) want_claude = 1;
+        }
+        if (want_claude) {
+            o.agent = HOOKS_CLAUDE;
+            printf("claude-code:\n");
+            bad += hooks_doctor(&o, stdout);
+        }
+        if (want_codex) {
+            o.agent = HOOKS_CODEX;
+            printf("codex:\n");
+            bad += hooks_doctor(&o, stdout);
+        }
+        printf("%d check%s failed\n", bad, bad == 1 ? "" : "s");
+        rc = bad ? 1 : 0;
+        goto done;
+    }
+    o.agent = !strcmp(agent, "codex") ? HOOKS_CODEX : HOOKS_CLAUDE;
+    int r = sub[0] == 'i' ? hooks_install(&o, stdout, &err) : hooks_uninstall(&o, stdout, &err);
+    if (r != LC_OK) fprintf(stderr, "lcm hooks %s: %s\n", sub, err ? err : "failed");
+    rc = r == LC_OK ? 0 : 1;
+done:
+    free(home);
+    free(self);
+    free(cwd);
+    free(err);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && !strcmp(argv[1], "hook")) return lcm_hook(argc, argv);
+    if (argc >= 2 && !strcmp(argv[1], "hooks")) return lcm_hooks(argc, argv);
     const char *home_opt = NULL, *scope = NULL, *session = NULL, *cwd_opt = NULL;
     long offset = 0;
     int regex = 0, include_removed = 0, rc = 2, npos = 0;

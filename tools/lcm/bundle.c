@@ -1,0 +1,332 @@
+/*
+ * bundle.c -- the start-of-session reference bundle: the previous session of a folder,
+ * read from its store, packed into a token budget with the recovery line first.
+ *
+ * The store is read through its connection with three small queries (the newest message's
+ * time, the message count, the newest BUNDLE_SCAN messages by ordinal); nothing is
+ * written. Lines are chosen by value (the last request, the last conclusion, then older
+ * requests and the newest steps) and printed in section order, so a small budget keeps the
+ * most useful lines rather than the first ones.
+ */
+#include "bundle.h"
+
+#include <dirent.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+#include <sqlite3.h>
+
+#include "store.h"
+#include "summarize.h"
+#include "util.h"
+
+#define BUNDLE_SCAN 400       /* newest messages looked at */
+#define BUNDLE_REQUESTS 3
+#define BUNDLE_STEPS 8
+#define BUNDLE_STR_(x) #x
+#define BUNDLE_STR(x) BUNDLE_STR_(x)
+
+static const char bundle_recovery[] =
+    "[lossless-context] Every message of past sessions is stored verbatim and searchable: lcm_grep "
+    "finds text (scope \"sessions\" = this folder, \"all_sessions\" = everywhere), lcm_expand reads "
+    "a message whole (session + entry_id) or a summary's originals (summary_id), lcm_describe "
+    "explains a summary (#N) or a file id, lcm_sessions lists the sessions. Ids below are entry "
+    "ids for lcm_expand.\n";
+
+typedef struct bundle_pick {
+    char *id;          /* store session id */
+    char *path;        /* its file */
+    long long last;    /* newest message time (ms), else the store's creation */
+    long long count;
+    char *date;
+} bundle_pick;
+
+/* The newest message's time, else meta "created". */
+static long long bundle_last_activity(store *s)
+{
+    sqlite3_stmt *st = NULL;
+    long long t = 0;
+    if (sqlite3_prepare_v2(store_db(s), "SELECT created FROM messages ORDER BY ordinal DESC, id DESC LIMIT 1",
+                           -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        t = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    if (t <= 0) {
+        char *c = store_meta_get(s, "created");
+        t = c ? atoll(c) : 0;
+        free(c);
+    }
+    return t;
+}
+
+static char *bundle_date(long long ms)
+{
+    char buf[32];
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+    if (ms <= 0 || !gmtime_r(&t, &tm)) return lc_strdup("date unknown");
+    strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", &tm);
+    return lc_strdup(buf);
+}
+
+/* Whether a store session id is the session starting now (the hook gives the agent's own
+ * id; the import prefixes it, e.g. claude-<id>, codex-<id>). */
+static int bundle_is_self(const char *id, const char *self)
+{
+    if (!self || !*self || !id) return 0;
+    if (strcmp(id, self) == 0) return 1;
+    const char *dash = strchr(id, '-');
+    return dash && strcmp(dash + 1, self) == 0 && (!strncmp(id, "claude-", 7) || !strncmp(id, "codex-", 6));
+}
+
+/* The newest other session of `cwd` under <home>/lcm/. */
+static int bundle_find(const char *home, const char *cwd, const char *self, bundle_pick *out, char **err)
+{
+    char *dir = lc_asprintf("%s/lcm", home);
+    DIR *d = NULL;
+    struct dirent *de;
+    memset(out, 0, sizeof *out);
+    if (!dir) return lc_errf(err, LC_NOMEM, "out of memory");
+    if (!(d = opendir(dir))) goto done;
+    while ((de = readdir(d))) {
+        size_t l = strlen(de->d_name);
+        if (l < 8 || strcmp(de->d_name + l - 7, ".sqlite") != 0) continue;
+        char *path = lc_asprintf("%s/%s", dir, de->d_name);
+        store *s = NULL;
+        int version = -1;
+        if (path && !store_file_damaged(path, NULL) && store_open_readonly(path, &s, &version, NULL) == LC_OK &&
+            version == STORE_SCHEMA_VERSION) {
+            char *scwd = store_meta_get(s, "cwd"), *sid = store_meta_get(s, "session_id");
+            if (scwd && sid && strcmp(scwd, cwd) == 0 && !bundle_is_self(sid, self)) {
+                long long last = bundle_last_activity(s), count = store_message_count(s);
+                if (count > 0 && (!out->id || last > out->last)) {
+                    free(out->id);
+                    free(out->path);
+                    out->id = sid;
+                    out->path = path;
+                    sid = NULL;
+                    path = NULL;
+                    out->last = last;
+                    out->count = count;
+                }
+            }
+            free(scwd);
+            free(sid);
+        }
+        store_close(s);
+        free(path);
+    }
+done:
+    if (d) closedir(d);
+    free(dir);
+    if (out->id) out->date = bundle_date(out->last);
+    return LC_OK;
+}
+
+/* One line of text: whitespace runs folded to one space, clipped at a UTF-8 boundary. */
+static char *bundle_clip(const char *s, size_t len, int *clipped)
+{
+    sbuf b = {0};
+    int space = 0;
+    *clipped = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == ' ' || c == '\n' || c == '\t' || c == '\r') {
+            space = b.len > 0;
+            continue;
+        }
+        if (b.len >= BUNDLE_LINE_CHARS && (c & 0xC0) != 0x80) {
+            *clipped = 1;
+            break;
+        }
+        if (space) sb_putc(&b, ' ');
+        space = 0;
+        sb_putc(&b, (char)c);
+    }
+    if (*clipped) sb_puts(&b, " [...]");
+    return sb_detach(&b);
+}
+
+typedef struct bundle_line {
+    int section;       /* 0 requests, 1 done, 2 conclusion */
+    int64_t ordinal;
+    char *text;        /* "- [id] ..." */
+    int rank;          /* lower = kept first */
+    int chosen;
+} bundle_line;
+
+static int bundle_by_rank(const void *a, const void *b)
+{
+    const bundle_line *x = a, *y = b;
+    return x->rank - y->rank;
+}
+
+static int bundle_by_order(const void *a, const void *b)
+{
+    const bundle_line *x = a, *y = b;
+    if (x->section != y->section) return x->section - y->section;
+    return x->ordinal < y->ordinal ? -1 : x->ordinal > y->ordinal;
+}
+
+static int bundle_add(bundle_line *v, size_t *n, int section, int64_t ordinal, const char *id, const char *text,
+                      size_t len, int rank, int *clipped_any)
+{
+    int clipped = 0;
+    char *t = bundle_clip(text, len, &clipped);
+    char *line = t ? lc_asprintf("- [%s] %s\n", id, t) : NULL;
+    free(t);
+    if (!line) return LC_NOMEM;
+    *clipped_any |= clipped;
+    v[*n] = (bundle_line){section, ordinal, line, rank, 0};
+    (*n)++;
+    return LC_OK;
+}
+
+/* User text a person typed: not a harness tag such as <command-name> or
+ * <system-reminder>, not Claude Code's compaction summary (stored as a user message). */
+static int bundle_is_request(const char *text)
+{
+    static const char compacted[] = "This session is being continued from a previous conversation";
+    while (*text == ' ' || *text == '\n') text++;
+    return *text && *text != '<' && strncmp(text, "Caveat:", 7) != 0 && strncmp(text, compacted, sizeof compacted - 1) != 0;
+}
+
+int bundle_build(const char *home, const char *cwd, const char *exclude_session, long budget_tokens,
+                 char **out, char **err)
+{
+    bundle_pick p;
+    store *s = NULL;
+    sqlite3_stmt *st = NULL;
+    bundle_line v[BUNDLE_REQUESTS + BUNDLE_STEPS + 1];
+    size_t n = 0, shown = 0;
+    int rc = LC_OK, nreq = 0, nstep = 0, have_end = 0, clipped = 0;
+    sbuf b = {0};
+    *out = NULL;
+    memset(&p, 0, sizeof p);
+    if (!cwd || !*cwd) return LC_OK;
+    if ((rc = bundle_find(home, cwd, exclude_session, &p, err)) != LC_OK || !p.id) goto done;
+    if ((rc = store_open_readonly(p.path, &s, NULL, err)) != LC_OK) goto done;
+    if (sqlite3_prepare_v2(store_db(s),
+                           "SELECT entry_id, role, text, ordinal FROM messages WHERE removed = 0"
+                           " ORDER BY ordinal DESC, id DESC LIMIT " BUNDLE_STR(BUNDLE_SCAN),
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = lc_errf(err, LC_ERR, "bundle: %s", sqlite3_errmsg(store_db(s)));
+        goto done;
+    }
+    /* Newest first: the first assistant prose is the conclusion, user texts are requests,
+     * tool calls are the steps. */
+    while (sqlite3_step(st) == SQLITE_ROW && (nreq < BUNDLE_REQUESTS || nstep < BUNDLE_STEPS || !have_end)) {
+        const char *id = (const char *)sqlite3_column_text(st, 0), *role = (const char *)sqlite3_column_text(st, 1);
+        const char *text = (const char *)sqlite3_column_text(st, 2);
+        int64_t ord = sqlite3_column_int64(st, 3);
+        if (!id || !role || !text) continue;
+        if (strcmp(role, "user") == 0 && nreq < BUNDLE_REQUESTS && bundle_is_request(text)) {
+            if (bundle_add(v, &n, 0, ord, id, text, strlen(text), nreq == 0 ? 0 : 2 + nreq, &clipped) != LC_OK)
+                goto oom;
+            nreq++;
+        } else if (strcmp(role, "assistant") == 0) {
+            const char *calls = strstr(text, "[toolCall ");
+            size_t prose = calls ? (size_t)(calls - text) : strlen(text);
+            while (prose > 0 && (text[prose - 1] == '\n' || text[prose - 1] == ' ')) prose--;
+            if (!have_end && prose > 0) {
+                if (bundle_add(v, &n, 2, ord, id, text, prose, 1, &clipped) != LC_OK) goto oom;
+                have_end = 1;
+            }
+            for (const char *c = calls; c && nstep < BUNDLE_STEPS; c = strstr(c + 1, "\n[toolCall ")) {
+                const char *start = *c == '\n' ? c + 1 : c, *end = strchr(start, '\n');
+                size_t len = end ? (size_t)(end - start) : strlen(start);
+                start += 10; /* "[toolCall " */
+                len -= 10;
+                const char *close = memchr(start, ']', len);
+                /* "Bash {...}": the tool name and its arguments */
+                sbuf t = {0};
+                if (close) {
+                    sb_append(&t, start, (size_t)(close - start));
+                    sb_append(&t, close + 1, len - (size_t)(close + 1 - start));
+                } else {
+                    sb_append(&t, start, len);
+                }
+                char *tt = sb_detach(&t);
+                if (!tt) goto oom;
+                rc = bundle_add(v, &n, 1, ord, id, tt, strlen(tt), 10 + nstep, &clipped);
+                free(tt);
+                if (rc != LC_OK) goto oom;
+                nstep++;
+            }
+        }
+    }
+    /* Pack: the recovery line and the header always; then lines by rank while they fit,
+     * with room kept for the partial statement. */
+    long budget = budget_tokens > 0 ? budget_tokens : BUNDLE_DEFAULT_TOKENS;
+    char *head = lc_asprintf("Previous session in this folder: %s (last active %s, %lld messages).\n", p.id,
+                             p.date ? p.date : "?", p.count);
+    if (!head) goto oom;
+    long used = (long)summ_estimate_tokens(bundle_recovery) + (long)summ_estimate_tokens(head) + 40;
+    qsort(v, n, sizeof *v, bundle_by_rank);
+    for (size_t i = 0; i < n; i++) {
+        long t = (long)summ_estimate_tokens(v[i].text);
+        if (used + t > budget) continue;
+        used += t;
+        v[i].chosen = 1;
+        shown++;
+    }
+    qsort(v, n, sizeof *v, bundle_by_order);
+    sb_puts(&b, bundle_recovery);
+    sb_puts(&b, head);
+    free(head);
+    static const char *const titles[] = {"Last requests:\n", "Done (newest steps):\n", "Last conclusion:\n"};
+    for (int sec = 0; sec < 3; sec++) {
+        int any = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (v[i].section != sec || !v[i].chosen) continue;
+            if (!any) sb_puts(&b, titles[sec]);
+            any = 1;
+            sb_puts(&b, v[i].text);
+        }
+    }
+    /* Always partial unless every message made a line unclipped: say so plainly. */
+    if (shown < (size_t)p.count || clipped || shown < n)
+        sb_printf(&b, "Partial: %zu lines from %lld messages%s; lcm_expand {\"session\": \"%s\", \"entry_id\": ...} "
+                      "reads any of them whole, lcm_grep finds the rest.\n",
+                  shown, p.count, clipped ? ", long lines clipped" : "", p.id);
+    if (b.oom) goto oom;
+    *out = sb_detach(&b);
+    goto done;
+oom:
+    rc = lc_errf(err, LC_NOMEM, "out of memory");
+done:
+    sqlite3_finalize(st);
+    store_close(s);
+    for (size_t i = 0; i < n; i++) free(v[i].text);
+    sb_free(&b);
+    free(p.path);
+    free(p.id);
+    free(p.date);
+    return rc;
+}
+
+long bundle_budget(const char *home, long cli)
+{
+    long v = cli;
+    if (v <= 0) {
+        char *path = lc_asprintf("%s/lcm.json", home), *text = NULL;
+        size_t len = 0;
+        if (path && lc_read_file(path, &text, &len, NULL) == LC_OK) {
+            cJSON *root = cJSON_ParseWithLength(text, len);
+            const cJSON *t = cJSON_GetObjectItemCaseSensitive(root, "bundleTokens");
+            if (cJSON_IsNumber(t) && t->valuedouble >= 1 && t->valuedouble <= BUNDLE_MAX_TOKENS)
+                v = (long)t->valuedouble;
+            cJSON_Delete(root);
+        }
+        free(text);
+        free(path);
+    }
+    if (v <= 0) v = BUNDLE_DEFAULT_TOKENS;
+    if (v < BUNDLE_MIN_TOKENS) v = BUNDLE_MIN_TOKENS;
+    if (v > BUNDLE_MAX_TOKENS) v = BUNDLE_MAX_TOKENS;
+    return v;
+}

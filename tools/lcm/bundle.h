@@ -1,0 +1,29 @@
+/*
+ * bundle.h -- the start-of-session reference bundle (`lcm hook session-start`): a short,
+ * token-budgeted text that tells a new session of a project folder how to recall (the
+ * lcm_* MCP tools, first) and what the previous session of that folder was doing: its last
+ * user requests, what was done, its last conclusion, each line with the entry id that
+ * lcm_expand reads. Owns choosing the previous session among the stores under
+ * <home>/lcm/ (read-only opens) and packing the lines within the budget.
+ */
+#ifndef LCM_BUNDLE_H
+#define LCM_BUNDLE_H
+
+#include <stddef.h>
+
+#define BUNDLE_DEFAULT_TOKENS 1000
+#define BUNDLE_MIN_TOKENS 200      /* the recovery line, the header and the partial statement */
+#define BUNDLE_MAX_TOKENS 100000
+#define BUNDLE_LINE_CHARS 300      /* one request / step / conclusion, clipped */
+
+/* The bundle for folder `cwd`: *out (malloc'd) is NULL when no other session of that
+ * folder is stored (the hook then prints nothing). `exclude_session` (may be NULL) is the
+ * session starting now: its own store is not "the previous session". */
+int bundle_build(const char *home, const char *cwd, const char *exclude_session, long budget_tokens,
+                 char **out, char **err);
+
+/* The budget: `cli` when > 0, else `bundleTokens` of <home>/lcm.json, else the default;
+ * clamped to [BUNDLE_MIN_TOKENS, BUNDLE_MAX_TOKENS]. */
+long bundle_budget(const char *home, long cli);
+
+#endif
