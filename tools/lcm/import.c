@@ -739,13 +739,12 @@ static int imp_seed(imp *m, const char *id, long ctxlast, int kind)
     if (m->n == m->cap && imp_grow(m) != LC_OK) return LC_NOMEM;
     imp_entry *e = &m->v[m->n];
     memset(e, 0, sizeof *e);
-    if (!(e->id = lc_strdup(id))) return LC_NOMEM;
+    if (ingest_idset_add(&m->ids, id) != LC_OK) return LC_NOMEM;
+    e->id = m->ids.ids[m->n];
     e->parent = -1;
     e->kind = kind;
     e->ctxlast = ctxlast < 0 ? (long)m->n : ctxlast;
-    size_t h = imp_hash(id) & (m->nslots - 1);
-    while (m->slots[h]) h = (h + 1) & (m->nslots - 1);
-    m->slots[h] = ++m->n;
+    m->n++;
     m->prev_linear = (long)m->n - 1;
     return LC_OK;
 }
@@ -902,15 +901,13 @@ int import_file_resume(const char *home, const char *path, import_resume *rs, im
         snprintf(m.session_id, sizeof m.session_id, "%s", rs->session_id);
     }
     rs->full = full;
-    m.batch = malloc(IMP_BATCH * sizeof *m.batch);
-    m.batch_own = malloc(IMP_BATCH * sizeof *m.batch_own);
     m.batch_idx = malloc(IMP_BATCH * sizeof *m.batch_idx);
     m.tool_names = !full && rs->tool_names ? cJSON_Duplicate(rs->tool_names, 1) : cJSON_CreateObject();
     if (rs->cwd && !(m.cwd = lc_strdup(rs->cwd))) {
         rc = lc_errf(err, LC_NOMEM, "out of memory");
         goto done;
     }
-    if (!m.batch || !m.batch_own || !m.batch_idx || !m.tool_names) {
+    if (!m.batch_idx || !m.tool_names) {
         rc = lc_errf(err, LC_NOMEM, "out of memory");
         goto done;
     }
@@ -946,7 +943,7 @@ int import_file_resume(const char *home, const char *path, import_resume *rs, im
             st->bad_lines++;
         } else {
             switch (st->format) {
-            case IMPORT_PI: rc = pi_line(&m, root, abs_line, err); break;
+            case IMPORT_PI: rc = pi_line(&m, root, line, len, abs_line, err); break;
             case IMPORT_CLAUDE: rc = claude_line(&m, root, err); break;
             default: rc = codex_line(&m, root, abs_line, err); break;
             }
@@ -983,15 +980,10 @@ int import_file_resume(const char *home, const char *path, import_resume *rs, im
 oom:
     rc = lc_errf(err, LC_NOMEM, "out of memory");
 done:
-    for (size_t i = 0; i < m.nb; i++) free(m.batch_own[i]);
-    for (size_t i = 0; i < m.n; i++) {
-        free(m.v[i].id);
-        free(m.v[i].msg);
-    }
+    for (size_t i = 0; i < m.n; i++) free(m.v[i].msg);
     free(m.v);
-    free(m.slots);
-    free(m.batch);
-    free(m.batch_own);
+    ingest_idset_free(&m.ids);
+    ingest_batch_free(&m.batch);
     free(m.batch_idx);
     free(m.cwd);
     cJSON_Delete(m.tool_names);
