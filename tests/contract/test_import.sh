@@ -87,6 +87,19 @@ assert_grep "$T/ccg.txt" "\[removed\] u3 \[toolResult\]" "a tool result of the a
 "$LCM" grep --home "$T/cc" QUOKKA_FLAG >"$T/ccg2.txt" || fail "lcm grep on the Claude store"
 assert_grep "$T/ccg2.txt" "no hits" "without include_removed the abandoned branch stays hidden"
 
+# ---- Claude Code /compact: the boundary line has parentUuid null, logicalParentUuid set ----
+cat >"$T/claude-compact.jsonl" <<'J'
+{"parentUuid":null,"isSidechain":false,"type":"user","message":{"role":"user","content":"where is the ocelot config?"},"uuid":"k1","timestamp":"2025-06-02T10:00:00.000Z","sessionId":"c0ffee00-aaaa-2222-3333-444455556666","cwd":"/proj/claude"}
+{"parentUuid":"k1","isSidechain":false,"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"It is OCELOT_PORT=8123 in app.conf."}],"stop_reason":"end_turn"},"uuid":"k2","timestamp":"2025-06-02T10:00:01.000Z","sessionId":"c0ffee00-aaaa-2222-3333-444455556666","cwd":"/proj/claude"}
+{"parentUuid":null,"logicalParentUuid":"k2","isSidechain":false,"type":"system","subtype":"compact_boundary","content":"Conversation compacted","compactMetadata":{"trigger":"manual","preTokens":1200},"uuid":"k3","timestamp":"2025-06-02T10:05:00.000Z","sessionId":"c0ffee00-aaaa-2222-3333-444455556666","cwd":"/proj/claude"}
+{"parentUuid":"k3","isSidechain":false,"type":"user","isCompactSummary":true,"message":{"role":"user","content":"This session is being continued. Summary: the ocelot config was found."},"uuid":"k4","timestamp":"2025-06-02T10:05:01.000Z","sessionId":"c0ffee00-aaaa-2222-3333-444455556666","cwd":"/proj/claude"}
+{"parentUuid":"k4","isSidechain":false,"type":"user","message":{"role":"user","content":"now change the port"},"uuid":"k5","timestamp":"2025-06-02T10:06:00.000Z","sessionId":"c0ffee00-aaaa-2222-3333-444455556666","cwd":"/proj/claude"}
+J
+"$LCM" import --home "$T/ccc" "$T/claude-compact.jsonl" >"$T/ccc.txt" || { cat "$T/ccc.txt"; fail "claude import across /compact"; }
+assert_grep "$T/ccc.txt" "0 marked removed" "a compaction does not mark the history before it removed"
+"$LCM" grep --home "$T/ccc" OCELOT_PORT >"$T/cccg.txt" || fail "lcm grep on the compacted Claude store"
+assert_grep "$T/cccg.txt" "k2" "the message before /compact is found without include_removed"
+
 # ---- Codex rollout: session_meta + response_item lines ----
 cat >"$T/codex.jsonl" <<'J'
 {"timestamp":"2025-09-01T08:00:00.000Z","type":"session_meta","payload":{"id":"0199aaaa-bbbb-cccc-dddd-eeeeffff0000","timestamp":"2025-09-01T08:00:00.000Z","cwd":"/proj/codex","originator":"codex_cli_rs","cli_version":"0.30.0"}}

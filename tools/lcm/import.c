@@ -342,9 +342,18 @@ static cJSON *claude_content(imp *m, const cJSON *c)
     return arr;
 }
 
+/* A compaction's boundary line starts a new chain in the file (parentUuid null) but names
+ * the message it follows in logicalParentUuid: the conversation goes on, so what came
+ * before the compaction stays on the branch instead of being marked removed. */
+static const char *claude_parent(const cJSON *root)
+{
+    const char *p = jstr(root, "parentUuid");
+    return p ? p : jstr(root, "logicalParentUuid");
+}
+
 static int claude_line(imp *m, const cJSON *root, char **err)
 {
-    const char *type = jstr(root, "type"), *uuid = jstr(root, "uuid"), *parent = jstr(root, "parentUuid");
+    const char *type = jstr(root, "type"), *uuid = jstr(root, "uuid"), *parent = claude_parent(root);
     const char *sid = jstr(root, "sessionId"), *cwd = jstr(root, "cwd");
     int rc = LC_OK;
     if (sid && !m->session_id[0]) snprintf(m->session_id, sizeof m->session_id, "claude-%s", sid);
@@ -769,7 +778,7 @@ static int imp_extends(const char *path, const import_resume *rs)
         int is_msg = 0;
         if (rs->format == IMPORT_CLAUDE) {
             id = jstr(root, "uuid");
-            parent = jstr(root, "parentUuid");
+            parent = claude_parent(root);
             if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "isSidechain"))) id = NULL;
             is_msg = type && (!strcmp(type, "user") || !strcmp(type, "assistant"));
         } else if (type && strcmp(type, "session") != 0) {
