@@ -257,6 +257,7 @@ static const cfg_long_key cfg_long_keys[] = {
     {"summaryTimeoutMs", offsetof(lcm_config, summary_timeout_ms), 1000, 3600000, 60000},
     {"summaryPassDeadlineMs", offsetof(lcm_config, summary_pass_deadline_ms), 1000, 86400000, 300000},
     {"summaryWaitMs", offsetof(lcm_config, summary_wait_ms), 0, 600000, 15000},
+    {"bundleTokens", offsetof(lcm_config, bundle_tokens), 200, 100000, 1000},
 };
 
 typedef struct cfg_bool_key {

@@ -20,6 +20,7 @@
 #include <cjson/cJSON.h>
 #include <sqlite3.h>
 
+#include "config.h"
 #include "store.h"
 #include "summarize.h"
 #include "util.h"
@@ -313,16 +314,13 @@ long bundle_budget(const char *home, long cli)
 {
     long v = cli;
     if (v <= 0) {
-        char *path = lc_asprintf("%s/lcm.json", home), *text = NULL;
-        size_t len = 0;
-        if (path && lc_read_file(path, &text, &len, NULL) == LC_OK) {
-            cJSON *root = cJSON_ParseWithLength(text, len);
-            const cJSON *t = cJSON_GetObjectItemCaseSensitive(root, "bundleTokens");
-            if (cJSON_IsNumber(t) && t->valuedouble >= 1 && t->valuedouble <= BUNDLE_MAX_TOKENS)
-                v = (long)t->valuedouble;
-            cJSON_Delete(root);
-        }
-        free(text);
+        /* lcm.json's bundleTokens, read (and range-checked) like every other key. */
+        lcm_config cfg;
+        char *path = lc_asprintf("%s/lcm.json", home);
+        lcm_config_defaults(&cfg);
+        if (path) lcm_config_load(path, &cfg, NULL);
+        v = cfg.bundle_tokens;
+        lcm_config_free(&cfg);
         free(path);
     }
     if (v <= 0) v = BUNDLE_DEFAULT_TOKENS;
