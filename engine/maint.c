@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "catalog.h"
 #include "metrics.h"
 #include "redact.h"
 #include "store.h"
@@ -925,78 +926,6 @@ int maint_store_set_aside(const char *path, const char *stamp, char **moved_to, 
     return rc;
 }
 
-void maint_store_list_free(maint_store_list *l)
-{
-    if (!l) return;
-    for (size_t i = 0; i < l->n; i++) {
-        free(l->v[i].path);
-        free(l->v[i].session_id);
-        free(l->v[i].session_file);
-    }
-    free(l->v);
-    memset(l, 0, sizeof *l);
-}
-
-static int maint_list_push(maint_store_list *l, const maint_store_info *in)
-{
-    maint_store_info *nv = realloc(l->v, (l->n + 1) * sizeof *nv);
-    if (!nv) return LC_NOMEM;
-    l->v = nv;
-    l->v[l->n++] = *in;
-    return LC_OK;
-}
-
-/* Every *.sqlite under <home>/lcm with its session id and schema (sorted by name). */
-static int maint_scan_stores(const char *agent_home, maint_store_list *out, char **err)
-{
-    char *dir = lc_asprintf("%s/lcm", agent_home);
-    struct dirent **names = NULL;
-    int n = -1, rc = LC_OK;
-    memset(out, 0, sizeof *out);
-    if (!dir) return lc_errf(err, LC_NOMEM, "out of memory");
-    n = scandir(dir, &names, NULL, alphasort);
-    if (n < 0) goto done; /* no store folder: nothing to list */
-    for (int i = 0; i < n; i++) {
-        const char *nm = names[i]->d_name;
-        size_t l = strlen(nm);
-        if (rc != LC_OK || l <= 7 || strcmp(nm + l - 7, ".sqlite") != 0) continue;
-        maint_store_info in = {0};
-        struct stat sb;
-        in.path = lc_asprintf("%s/%s", dir, nm);
-        if (!in.path || stat(in.path, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-            free(in.path);
-            continue;
-        }
-        in.bytes = (int64_t)sb.st_size;
-        char *wal = lc_asprintf("%s-wal", in.path);
-        if (wal && stat(wal, &sb) == 0) in.bytes += (int64_t)sb.st_size;
-        free(wal);
-        store *s = NULL;
-        char *e = NULL;
-        in.schema_version = -1;
-        if (store_open_readonly(in.path, &s, &in.schema_version, &e) == LC_OK)
-            if (in.schema_version >= 1) {
-                in.session_id = store_meta_get(s, "session_id");
-                in.session_file = store_meta_get(s, "session_file");
-            }
-        free(e);
-        store_close(s);
-        if (!in.session_id) in.session_id = lc_strndup(nm, l - 7);
-        if (!in.session_id || maint_list_push(out, &in) != LC_OK) {
-            free(in.path);
-            free(in.session_id);
-            free(in.session_file);
-            rc = lc_errf(err, LC_NOMEM, "out of memory");
-        }
-    }
-done:
-    for (int i = 0; i < n; i++) free(names[i]);
-    free(names);
-    free(dir);
-    if (rc != LC_OK) maint_store_list_free(out);
-    return rc;
-}
-
 /* The session id in a session file's header line, or NULL. */
 static char *maint_session_header_id(const char *path)
 {
@@ -1069,38 +998,31 @@ static int maint_session_file_live(const char *path, const char *session_id)
 }
 
 int maint_gc_plan(const char *agent_home, const char *const *session_dirs, size_t n_dirs,
-                  const char *current_session, maint_store_list *out, char **err)
+                  const char *current_session, catalog_list *out, char **err)
 {
-    maint_store_list all = {0};
     maint_ids ids = {0};
     int rc;
-    memset(out, 0, sizeof *out);
-    if ((rc = maint_scan_stores(agent_home, &all, err)) != LC_OK) return rc;
+    if ((rc = catalog_list_stores(agent_home, NULL, out, err)) != LC_OK) return rc;
     for (size_t i = 0; i < n_dirs; i++)
         if (session_dirs[i]) maint_collect_sessions(session_dirs[i], 1, &ids);
-    for (size_t i = 0; i < all.n; i++) {
-        int live = current_session && !strcmp(all.v[i].session_id, current_session);
-        int known = all.v[i].session_file && *all.v[i].session_file;
-        if (!live && known) live = maint_session_file_live(all.v[i].session_file, all.v[i].session_id);
-        for (size_t k = 0; !live && !known && k < ids.n; k++) live = !strcmp(ids.v[k], all.v[i].session_id);
-        if (live) continue;
-        if (maint_list_push(out, &all.v[i]) != LC_OK) {
-            rc = lc_errf(err, LC_NOMEM, "out of memory");
-            goto done;
-        }
-        all.v[i].path = NULL; /* moved */
-        all.v[i].session_id = NULL;
-        all.v[i].session_file = NULL;
+    /* Keep the retired entries in place, in listing order. */
+    size_t kept = 0;
+    for (size_t i = 0; i < out->n; i++) {
+        catalog_entry *e = &out->v[i];
+        int live = current_session && !strcmp(e->session_id, current_session);
+        int known = e->session_file && *e->session_file;
+        if (!live && known) live = maint_session_file_live(e->session_file, e->session_id);
+        for (size_t k = 0; !live && !known && k < ids.n; k++) live = !strcmp(ids.v[k], e->session_id);
+        if (live) catalog_entry_free(e);
+        else out->v[kept++] = *e;
     }
-done:
+    out->n = kept;
     for (size_t k = 0; k < ids.n; k++) free(ids.v[k]);
     free(ids.v);
-    maint_store_list_free(&all);
-    if (rc != LC_OK) maint_store_list_free(out);
     return rc;
 }
 
-int maint_gc_apply(const maint_store_list *plan, const char *export_path, size_t *deleted, char **err)
+int maint_gc_apply(const catalog_list *plan, const char *export_path, size_t *deleted, char **err)
 {
     char *tmp = NULL;
     int rc = LC_OK;
@@ -1125,66 +1047,35 @@ int maint_gc_apply(const maint_store_list *plan, const char *export_path, size_t
     if (rc == LC_OK) rc = crc;
     if (rc != LC_OK) return rc;
     for (size_t i = 0; i < plan->n; i++) {
-        static const char *const sfx[] = {"-wal", "-shm"};
-        if (unlink(plan->v[i].path) != 0) {
-            rc = lc_errf(err, LC_ERR, "gc: cannot delete %s: %s", plan->v[i].path, strerror(errno));
-            continue;
-        }
-        for (size_t k = 0; k < 2; k++) {
-            char *p = lc_asprintf("%s%s", plan->v[i].path, sfx[k]);
-            if (p) unlink(p);
-            free(p);
-        }
-        n++;
+        char *e = NULL;
+        if (catalog_retire(&plan->v[i], &e) == LC_OK) n++;
+        else rc = lc_errf(err, LC_ERR, "gc: %s", e ? e : "?");
+        free(e);
     }
     if (deleted) *deleted = n;
     return rc;
 }
 
-int maint_migrate_plan(const char *agent_home, maint_store_list *out, char **err)
+int maint_migrate_plan(const char *agent_home, catalog_list *out, char **err)
 {
-    maint_store_list all = {0};
-    int rc;
-    memset(out, 0, sizeof *out);
-    if ((rc = maint_scan_stores(agent_home, &all, err)) != LC_OK) return rc;
-    for (size_t i = 0; i < all.n; i++) {
-        if (all.v[i].schema_version < 0 || all.v[i].schema_version >= STORE_SCHEMA_VERSION) continue;
-        if (maint_list_push(out, &all.v[i]) != LC_OK) {
-            rc = lc_errf(err, LC_NOMEM, "out of memory");
-            break;
-        }
-        all.v[i].path = NULL;
-        all.v[i].session_id = NULL;
-        all.v[i].session_file = NULL;
-    }
-    maint_store_list_free(&all);
-    if (rc != LC_OK) maint_store_list_free(out);
-    return rc;
+    catalog_filter f = {.older_schema = 1};
+    return catalog_list_stores(agent_home, &f, out, err);
 }
 
-int maint_migrate_apply(const char *agent_home, const maint_store_list *plan, size_t *migrated,
+int maint_migrate_apply(const char *agent_home, const catalog_list *plan, size_t *migrated,
                         char **err)
 {
     int rc = LC_OK;
     size_t n = 0;
     for (size_t i = 0; i < plan->n; i++) {
-        /* The file name is the store's address, so its id is what a read-write open takes. */
-        const char *base = strrchr(plan->v[i].path, '/');
-        base = base ? base + 1 : plan->v[i].path;
-        char *sid = lc_strndup(base, strlen(base) > 7 ? strlen(base) - 7 : strlen(base));
+        /* The file name is the store's address, so its name is what a read-write open takes. */
         store *s = NULL;
         char *e = NULL;
-        if (!sid) {
-            rc = lc_errf(err, LC_NOMEM, "out of memory");
-            break;
-        }
-        if (store_open(agent_home, sid, NULL, &s, &e) != LC_OK) {
-            rc = lc_errf(err, LC_ERR, "migrate: %s: %s", base, e ? e : "open failed");
-        } else {
+        if (catalog_open(agent_home, plan->v[i].name, CATALOG_WRITE, &s, NULL, &e) != LC_OK)
+            rc = lc_errf(err, LC_ERR, "migrate: %s.sqlite: %s", plan->v[i].name, e ? e : "open failed");
+        else
             n++;
-        }
         free(e);
-        free(sid);
         store_close(s);
     }
     if (migrated) *migrated = n;

@@ -16,6 +16,8 @@
 #include <cjson/cJSON.h>
 #include <sqlite3.h>
 
+#include "catalog.h"
+
 #define MAINT_SAMPLE 8              /* offending ids named per check */
 #define MAINT_DIAG_BYTES 8192       /* the diagnose block's cap */
 #define MAINT_DIAG_ROWS 25          /* recent metric rows in the block */
@@ -112,20 +114,6 @@ int maint_store_set_aside(const char *path, const char *stamp, char **moved_to, 
 
 /* ---- store folder: gc and migrate ----------------------------------------------------------- */
 
-typedef struct maint_store_info {
-    char *path;          /* the .sqlite file */
-    char *session_id;    /* meta session_id, else the file name without .sqlite */
-    int schema_version;  /* -1 when unreadable */
-    int64_t bytes;       /* file size (+ -wal) */
-    char *session_file;  /* meta session_file: where the session lived when last opened */
-} maint_store_info;
-
-typedef struct maint_store_list {
-    maint_store_info *v;
-    size_t n;
-} maint_store_list;
-void maint_store_list_free(maint_store_list *l);
-
 /* Stores under <agent_home>/lcm/ whose session has no session file any more. A store that
  * recorded its session file (meta session_file, written at every session start and by
  * `lcm import`) is retired only when that file is known to be gone: absent, or now holding
@@ -134,17 +122,17 @@ void maint_store_list_free(maint_store_list *l);
  * folder below) whose first line is a {"type":"session","id":ID} header. The current
  * session's store is never listed. */
 int maint_gc_plan(const char *agent_home, const char *const *session_dirs, size_t n_dirs,
-                  const char *current_session, maint_store_list *out, char **err);
+                  const char *current_session, catalog_list *out, char **err);
 /* Export every planned store into one file `export_path` (its stores one after the other,
  * each with its header line), and only when the whole export is durably written, delete the
  * stores (with -wal / -shm). A failed export deletes nothing. *deleted may be NULL. */
-int maint_gc_apply(const maint_store_list *plan, const char *export_path, size_t *deleted,
+int maint_gc_apply(const catalog_list *plan, const char *export_path, size_t *deleted,
                    char **err);
 
 /* Stores under <agent_home>/lcm/ whose schema version is below the build's. */
-int maint_migrate_plan(const char *agent_home, maint_store_list *out, char **err);
+int maint_migrate_plan(const char *agent_home, catalog_list *out, char **err);
 /* Upgrade each planned store in place (a read-write open runs the forward migrations). */
-int maint_migrate_apply(const char *agent_home, const maint_store_list *plan, size_t *migrated,
+int maint_migrate_apply(const char *agent_home, const catalog_list *plan, size_t *migrated,
                         char **err);
 
 /* ---- diagnose ------------------------------------------------------------------------------- */

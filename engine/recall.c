@@ -8,7 +8,6 @@
 #include "recall.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +17,7 @@
 #include <cjson/cJSON.h>
 #include <pcre2.h>
 
+#include "catalog.h"
 #include "files.h"
 #include "message.h"
 #include "redact.h"
@@ -430,20 +430,6 @@ int recall_grep(store *s, const recall_grep_opts *o, recall_result *out, char **
 
 /* ---- past sessions ------------------------------------------------------------------ */
 
-typedef struct recall_store_file {
-    char *path;
-    const char *name;
-    long long created;  /* meta created (ms); 0 when unreadable: sorted last */
-} recall_store_file;
-
-/* Newest created first, then by file name: an order that a write to a store (another
- * session running) does not change, so offsets page the same sequence call after call. */
-static int recall_by_created(const void *a, const void *b)
-{
-    const recall_store_file *x = a, *y = b;
-    return x->created < y->created ? 1 : x->created > y->created ? -1 : strcmp(x->name, y->name);
-}
-
 static char *recall_date(const char *created_ms)
 {
     time_t t = created_ms ? (time_t)(atoll(created_ms) / 1000) : 0;
@@ -457,55 +443,16 @@ int recall_grep_sessions(const char *agent_home, const char *current_session_id,
                          const char *cwd, recall_scope scope, const recall_grep_opts *o,
                          recall_result *out, char **err)
 {
-    char *dir = lc_asprintf("%s/lcm", agent_home);
-    char *self = current_session_id ? lc_asprintf("%s.sqlite", current_session_id) : NULL;
-    recall_store_file *files = NULL;
-    size_t nfiles = 0, cap = 0;
-    DIR *d = NULL;
+    /* Newest created first, then by file name: an order that a write to a store (another
+     * session running) does not change, so offsets page the same sequence call after call. */
+    catalog_filter f = {.except_session = current_session_id, .order = CATALOG_NEWEST_FIRST};
+    catalog_list stores = {0};
     int rc = LC_OK;
     double t0 = lc_now_ms();
     memset(out, 0, sizeof *out);
     out->total = -1;
-    if (!dir) {
-        rc = lc_errf(err, LC_NOMEM, "recall: out of memory");
-        goto done;
-    }
-    if (!(d = opendir(dir))) goto done; /* no stores yet: nothing to search */
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        size_t l = strlen(de->d_name);
-        if (l < 8 || strcmp(de->d_name + l - 7, ".sqlite") != 0) continue;
-        if (self && strcmp(de->d_name, self) == 0) continue;
-        char *p = lc_asprintf("%s/%s", dir, de->d_name);
-        struct stat sb;
-        if (!p || stat(p, &sb) != 0) {
-            free(p);
-            continue;
-        }
-        if (nfiles == cap) {
-            cap = cap ? cap * 2 : 32;
-            recall_store_file *nf = realloc(files, cap * sizeof *nf);
-            if (!nf) {
-                free(p);
-                rc = lc_errf(err, LC_NOMEM, "recall: out of memory");
-                goto done;
-            }
-            files = nf;
-        }
-        files[nfiles].path = p;
-        files[nfiles].name = p + strlen(dir) + 1;
-        files[nfiles].created = 0;
-        store *cs = NULL;
-        int cv = -1;
-        if (store_open_readonly(p, &cs, &cv, NULL) == LC_OK && cv >= 1) {
-            char *c = store_meta_get(cs, "created");
-            files[nfiles].created = c ? atoll(c) : 0;
-            free(c);
-        }
-        store_close(cs);
-        nfiles++;
-    }
-    if (nfiles > 1) qsort(files, nfiles, sizeof *files, recall_by_created);
+    if ((rc = catalog_list_stores(agent_home, &f, &stores, err)) != LC_OK) goto done;
+    size_t nfiles = stores.n;
     /* The page: `skip` hits of the sequence are passed over, then up to `want` are kept.
      * Once the page is full, query mode only counts (for the total); pattern mode looks
      * for one more match to say whether another page exists, and stops. */
@@ -528,7 +475,7 @@ int recall_grep_sessions(const char *agent_home, const char *current_session_id,
         store *ps = NULL;
         int version = -1;
         char *perr = NULL;
-        if (store_open_readonly(files[i].path, &ps, &version, &perr) != LC_OK) {
+        if (catalog_open(agent_home, stores.v[i].name, CATALOG_READ, &ps, &version, &perr) != LC_OK) {
             free(perr);
             out->stores_skipped++;
             continue;
@@ -629,11 +576,7 @@ int recall_grep_sessions(const char *agent_home, const char *current_session_id,
         out->more = (int64_t)(o->offset + out->n) < total;
     }
 done:
-    if (d) closedir(d);
-    for (size_t i = 0; i < nfiles; i++) free(files[i].path);
-    free(files);
-    free(dir);
-    free(self);
+    catalog_list_free(&stores);
     if (rc) recall_result_free(out);
     return rc;
 }
@@ -1185,18 +1128,13 @@ int recall_expand_session(const char *agent_home, const char *session_id,
                           char **out, char **err)
 {
     store *ps = NULL;
-    char *path = NULL, *label = NULL, *cwd = NULL, *created = NULL, *date = NULL;
+    char *label = NULL, *cwd = NULL, *created = NULL, *date = NULL;
     int version = -1, rc = LC_OK;
     *out = NULL;
-    if (!session_id || !*session_id || strchr(session_id, '/') || strstr(session_id, ".."))
-        return lc_errf(err, LC_INVALID, "lcm_expand_query: a session is a plain session id");
-    path = lc_asprintf("%s/lcm/%s.sqlite", agent_home, session_id);
-    struct stat sb;
-    if (!path || stat(path, &sb) != 0) {
-        rc = lc_errf(err, LC_NOTFOUND, "lcm_expand_query: no store for session %s", session_id);
-        goto done;
-    }
-    if ((rc = store_open_readonly(path, &ps, &version, err)) != LC_OK) goto done;
+    rc = catalog_open(agent_home, session_id, CATALOG_READ, &ps, &version, err);
+    if (rc == LC_INVALID) rc = lc_errf(err, rc, "lcm_expand_query: a session is a plain session id");
+    else if (rc == LC_NOTFOUND) rc = lc_errf(err, rc, "lcm_expand_query: no store for session %s", session_id);
+    if (rc != LC_OK) goto done;
     if (version != STORE_SCHEMA_VERSION) {
         rc = lc_errf(err, LC_INVALID,
                      "lcm_expand_query: session %s has an older-generation store (schema %d); /lcm migrate upgrades it",
@@ -1212,7 +1150,6 @@ int recall_expand_session(const char *agent_home, const char *session_id,
     rc = recall_expand(ps, &po, complete, ud, out, err);
 done:
     store_close(ps);
-    free(path);
     free(label);
     free(cwd);
     free(created);

@@ -312,7 +312,7 @@ char *store_meta_get(store *s, const char *key)
     return v;
 }
 
-static int store_valid_id(const char *id)
+int store_valid_id(const char *id)
 {
     if (!id || !*id || strlen(id) > 200) return 0;
     for (const char *p = id; *p; p++)
@@ -682,6 +682,30 @@ int64_t store_message_count(store *s)
         n = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
     return n;
+}
+
+/* One integer from a query; `dflt` when it fails or returns nothing. */
+static int64_t store_int(store *s, const char *sql, int64_t dflt)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t v = dflt;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
+        sqlite3_column_type(st, 0) != SQLITE_NULL)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+int64_t store_summary_count(store *s)
+{
+    /* An older-generation store may predate the table: no summaries, not an error. */
+    if (!store_int(s, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='summaries'", 0)) return 0;
+    return store_int(s, "SELECT count(*) FROM summaries", 0);
+}
+
+int64_t store_db_bytes(store *s)
+{
+    return store_int(s, "SELECT page_count * page_size FROM pragma_page_count, pragma_page_size", 0);
 }
 
 /* ---- ingest ----------------------------------------------------------------------- */

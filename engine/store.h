@@ -97,6 +97,10 @@ void store_close(store *s);
  * NULL) a malloc'd sentence; 0 = absent, empty or plausible (SQLite's own checks decide). */
 int store_file_damaged(const char *path, char **why);
 
+/* 1 when `id` can name a store file: non-empty, at most 200 bytes, no '/', '\\' or control
+ * character, not "." or "..". */
+int store_valid_id(const char *id);
+
 void store_set_options(store *s, const store_options *opt);
 /* The connection, for engine modules that read the schema (recall, dag). */
 sqlite3 *store_db(store *s);
@@ -155,6 +159,10 @@ int store_dag_block_put(store *s, int64_t tokens, char **err);
 int store_get_message(store *s, const char *entry_id, store_row *out, char **err);
 void store_row_free(store_row *r);
 int64_t store_message_count(store *s);
+/* Summaries stored (0 for a store older than the summaries table). */
+int64_t store_summary_count(store *s);
+/* The database's size as SQLite counts it: page_count x page_size. */
+int64_t store_db_bytes(store *s);
 
 /* Record a summary with its provenance (children, span, covered entries) and index its
  * text, in one transaction. *out_id receives the new id. LC_BUSY (nothing written) when

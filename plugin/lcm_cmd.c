@@ -639,7 +639,7 @@ done:
 
 /* ---- gc / migrate ---------------------------------------------------------------------- */
 
-static char *lcm_cmd_list_stores(lc_plugin *p, sbuf *b, const maint_store_list *l)
+static char *lcm_cmd_list_stores(lc_plugin *p, sbuf *b, const catalog_list *l)
 {
     for (size_t i = 0; i < l->n; i++) {
         char *tp = lcm_cmd_tilde(p, l->v[i].path);
@@ -653,7 +653,7 @@ static char *lcm_cmd_list_stores(lc_plugin *p, sbuf *b, const maint_store_list *
 static char *lcm_cmd_gc(lc_plugin *p, char *rest)
 {
     int apply = 0;
-    maint_store_list plan = {0};
+    catalog_list plan = {0};
     char *e = NULL, *out = NULL, *sessions = NULL, *sdir = NULL, *dir = NULL, *xpath = NULL;
     sbuf b = {0};
     for (char *w; (w = lcm_cmd_word(&rest));)
@@ -708,7 +708,7 @@ static char *lcm_cmd_gc(lc_plugin *p, char *rest)
     lcm_cmd_metric_kv(p, METRIC_MAINT, "action", "gc", "deleted", (double)deleted);
 done:
     sb_free(&b);
-    maint_store_list_free(&plan);
+    catalog_list_free(&plan);
     free(sessions);
     free(sdir);
     free(dir);
@@ -720,7 +720,7 @@ done:
 static char *lcm_cmd_migrate(lc_plugin *p, char *rest)
 {
     int apply = 0;
-    maint_store_list plan = {0};
+    catalog_list plan = {0};
     char *e = NULL, *out = NULL;
     sbuf b = {0};
     size_t n = 0;
@@ -754,7 +754,7 @@ static char *lcm_cmd_migrate(lc_plugin *p, char *rest)
     lcm_cmd_metric_kv(p, METRIC_MAINT, "action", "migrate", "migrated", (double)n);
 done:
     sb_free(&b);
-    maint_store_list_free(&plan);
+    catalog_list_free(&plan);
     free(e);
     return out;
 }

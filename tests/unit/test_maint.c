@@ -423,7 +423,7 @@ static void test_gc_exports_retired_stores_then_deletes_only_them(void **state)
     store_close(make_store("current", NULL));
     write_session(sdir, "live");
     const char *dirs[] = {sdir};
-    maint_store_list plan;
+    catalog_list plan;
     assert_int_equal(maint_gc_plan(home, dirs, 1, "current", &plan, &err), LC_OK);
     assert_int_equal(plan.n, 1);
     assert_string_equal(plan.v[0].session_id, "retired");
@@ -441,7 +441,7 @@ static void test_gc_exports_retired_stores_then_deletes_only_them(void **state)
     assert_non_null(strstr(text, "\"store\":\"retired\""));
     assert_non_null(strstr(text, "BODYNEEDLE"));
     free(text);
-    maint_store_list_free(&plan);
+    catalog_list_free(&plan);
 }
 
 static void test_gc_deletes_nothing_when_the_export_cannot_be_written(void **state)
@@ -449,7 +449,7 @@ static void test_gc_deletes_nothing_when_the_export_cannot_be_written(void **sta
     (void)state;
     char *err = NULL, xp[300], p[400];
     store_close(make_store("retired", NULL));
-    maint_store_list plan;
+    catalog_list plan;
     assert_int_equal(maint_gc_plan(home, NULL, 0, NULL, &plan, &err), LC_OK);
     assert_int_equal(plan.n, 1);
     /* Under a regular file: unwritable for every user, root included. */
@@ -460,7 +460,7 @@ static void test_gc_deletes_nothing_when_the_export_cannot_be_written(void **sta
     snprintf(p, sizeof p, "%s/lcm/retired.sqlite", home);
     assert_int_equal(access(p, F_OK), 0);
     free(err);
-    maint_store_list_free(&plan);
+    catalog_list_free(&plan);
 }
 
 static void test_migrate_lists_an_older_store_and_upgrades_it_in_place(void **state)
@@ -473,14 +473,14 @@ static void test_migrate_lists_an_older_store_and_upgrades_it_in_place(void **st
     assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
     sqlite3_exec(db, "CREATE TABLE legacy(x); PRAGMA user_version = 0", NULL, NULL, NULL);
     sqlite3_close(db);
-    maint_store_list plan;
+    catalog_list plan;
     assert_int_equal(maint_migrate_plan(home, &plan, &err), LC_OK);
     assert_int_equal(plan.n, 1);
     assert_int_equal(plan.v[0].schema_version, 0);
     size_t n = 0;
     if (maint_migrate_apply(home, &plan, &n, &err) != LC_OK) fail_msg("migrate: %s", err);
     assert_int_equal(n, 1);
-    maint_store_list_free(&plan);
+    catalog_list_free(&plan);
     assert_int_equal(maint_migrate_plan(home, &plan, &err), LC_OK);
     assert_int_equal(plan.n, 0);
     store *s = NULL;
