@@ -72,32 +72,6 @@ int maint_pid_alive(pid_t pid)
     return kill(pid, 0) == 0 || errno == EPERM;
 }
 
-int64_t maint_summary_count(sqlite3 *db)
-{
-    return maint_table_exists(db, "summaries") ? maint_int(db, "SELECT count(*) FROM summaries", 0) : 0;
-}
-
-int64_t maint_db_bytes(sqlite3 *db)
-{
-    return maint_int(db, "SELECT page_count * page_size FROM pragma_page_count, pragma_page_size", 0);
-}
-
-char *maint_pin_describe(sqlite3 *db)
-{
-    sqlite3_stmt *st = NULL;
-    char *out = NULL;
-    if (maint_table_exists(db, "lcm_pin") &&
-        sqlite3_prepare_v2(db, "SELECT cut_id, applied_tokens, window FROM lcm_pin WHERE cut_id > 0 LIMIT 1",
-                           -1, &st, NULL) == SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW) {
-        int64_t w = sqlite3_column_int64(st, 2);
-        double pct = w > 0 ? 100.0 * (double)sqlite3_column_int64(st, 1) / (double)w : 0.0;
-        out = lc_asprintf("pinned at cut %lld (applied at %.0f%%)", (long long)sqlite3_column_int64(st, 0), pct);
-    }
-    sqlite3_finalize(st);
-    return out ? out : lc_strdup("none");
-}
-
 /* ---- backup ------------------------------------------------------------------------------ */
 
 int maint_backup_sweep_dir(const char *dir)
@@ -133,9 +107,9 @@ static void maint_backup_sweep(const char *dest_path)
     free(dir);
 }
 
-int maint_backup(sqlite3 *src, const char *dest_path, char **err)
+int maint_backup(store *from, const char *dest_path, char **err)
 {
-    sqlite3 *dst = NULL;
+    sqlite3 *src = from ? store_db(from) : NULL, *dst = NULL;
     sqlite3_backup *bk = NULL;
     int rc = LC_OK, fd;
     char *tmp = NULL, *dir = NULL;
@@ -380,14 +354,14 @@ static int maint_file_commit(FILE *fp, const char *tmp, const char *path, int ok
     return LC_OK;
 }
 
-int maint_export(sqlite3 *db, const char *tag, const char *path, int64_t *rows, char **err)
+int maint_export(store *s, const char *tag, const char *path, int64_t *rows, char **err)
 {
     char *tmp = NULL;
     int rc;
     if (rows) *rows = 0;
     FILE *fp = maint_file_begin(path, &tmp, err);
     if (!fp) return LC_ERR;
-    rc = maint_export_fp(db, tag, fp, rows, err);
+    rc = maint_export_fp(store_db(s), tag, fp, rows, err);
     int crc = maint_file_commit(fp, tmp, path, rc == LC_OK, err);
     if (rc == LC_OK) rc = crc;
     free(tmp);
@@ -396,7 +370,7 @@ int maint_export(sqlite3 *db, const char *tag, const char *path, int64_t *rows, 
 
 /* ---- import ------------------------------------------------------------------------------ */
 
-int maint_pass_running(sqlite3 *db, int64_t *run_id)
+static int maint_pass_running_db(sqlite3 *db, int64_t *run_id)
 {
     sqlite3_stmt *st = NULL;
     int running = 0;
@@ -412,6 +386,11 @@ int maint_pass_running(sqlite3 *db, int64_t *run_id)
     }
     sqlite3_finalize(st);
     return running;
+}
+
+int maint_pass_running(store *s, int64_t *run_id)
+{
+    return maint_pass_running_db(store_db(s), run_id);
 }
 
 static int maint_rebuild_fts(sqlite3 *db, char **err)
@@ -482,14 +461,15 @@ static int maint_importable(sqlite3 *db, const char *table)
     return ok;
 }
 
-int maint_import(sqlite3 *db, const char *path, int64_t *rows, char **err)
+int maint_import(store *s, const char *path, int64_t *rows, char **err)
 {
+    sqlite3 *db = store_db(s);
     char *text = NULL;
     size_t len = 0, lineno = 0;
     int rc, in_tx = 0;
     int64_t run = 0, inserted = 0;
     if (rows) *rows = 0;
-    if (maint_pass_running(db, &run))
+    if (maint_pass_running_db(db, &run))
         return lc_errf(err, LC_BUSY,
                        "import: a pass is running (run %lld); an export carries committed memory "
                        "only, so import after it finishes",
@@ -670,8 +650,9 @@ static const char maint_dups_sql[] =
     "   WHERE sp2.first_entry = sp.first_entry AND sp2.last_entry = sp.last_entry"
     "   AND s2.depth = s.depth AND sp2.summary_id < sp.summary_id)";
 
-int maint_doctor(sqlite3 *db, pid_t self, maint_report *out, char **err)
+int maint_doctor(store *s, pid_t self, maint_report *out, char **err)
 {
+    sqlite3 *db = store_db(s);
     int rc = LC_OK;
     sqlite3_stmt *st = NULL;
     memset(out, 0, sizeof *out);
@@ -680,7 +661,7 @@ int maint_doctor(sqlite3 *db, pid_t self, maint_report *out, char **err)
     int has_prov = has_sum && maint_table_exists(db, "summary_spans") &&
                    maint_table_exists(db, "summary_messages") && maint_table_exists(db, "summary_children");
     out->schema_version = (int)maint_int(db, "PRAGMA user_version", -1);
-    out->db_bytes = maint_db_bytes(db);
+    out->db_bytes = store_db_bytes(s);
     if (has_msgs) {
         out->messages = maint_int(db, "SELECT count(*) FROM messages", 0);
         out->removed = maint_int(db, "SELECT count(*) FROM messages WHERE removed = 1", 0);
@@ -798,8 +779,9 @@ static int64_t maint_changes_exec(sqlite3 *db, const char *sql, int *rc, char **
     return sqlite3_changes(db);
 }
 
-int maint_repair(sqlite3 *db, pid_t self, maint_repair_stats *out, char **err)
+int maint_repair(store *s, pid_t self, maint_repair_stats *out, char **err)
 {
+    sqlite3 *db = store_db(s);
     int rc = LC_OK, in_tx = 0;
     sqlite3_stmt *st = NULL, *up = NULL;
     memset(out, 0, sizeof *out);
@@ -1032,14 +1014,14 @@ int maint_gc_apply(const catalog_list *plan, const char *export_path, size_t *de
     FILE *fp = maint_file_begin(export_path, &tmp, err);
     if (!fp) return LC_ERR;
     for (size_t i = 0; i < plan->n && rc == LC_OK; i++) {
-        sqlite3 *db = NULL;
-        if (sqlite3_open_v2(plan->v[i].path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-            rc = lc_errf(err, LC_ERR, "gc: cannot open %s: %s", plan->v[i].path, sqlite3_errmsg(db));
-        } else {
-            sqlite3_busy_timeout(db, 2000);
-            rc = maint_export_fp(db, plan->v[i].session_id, fp, NULL, err);
-        }
-        sqlite3_close(db);
+        store *s = NULL;
+        char *e = NULL;
+        if (store_open_readonly(plan->v[i].path, &s, NULL, &e) != LC_OK)
+            rc = lc_errf(err, LC_ERR, "gc: cannot open %s: %s", plan->v[i].path, e ? e : "?");
+        else
+            rc = maint_export_fp(store_db(s), plan->v[i].session_id, fp, NULL, err);
+        free(e);
+        store_close(s);
     }
     /* Nothing is deleted unless every store's bytes are durably in the export. */
     int crc = maint_file_commit(fp, tmp, export_path, rc == LC_OK, err);
@@ -1157,7 +1139,7 @@ char *maint_diagnose(const maint_diag_input *in)
     tmp = maint_tilde(home, in->store_path);
     sb_printf(&b, "store: %s\n", tmp ? tmp : "?");
     free(tmp);
-    if (in->db && maint_doctor(in->db, getpid(), &rep, NULL) == LC_OK) {
+    if (in->st && maint_doctor(in->st, getpid(), &rep, NULL) == LC_OK) {
         have_rep = 1;
         sb_printf(&b, "facts: %lld messages (%lld removed), %lld summaries, %lld file handles, %lld KB, "
                       "payload %lld bytes, schema %d\n",
