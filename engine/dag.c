@@ -15,6 +15,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "store_sqlite.h"
 #include "util.h"
 
 #define DAG_DEFAULT_CHUNK 20000
@@ -24,11 +25,6 @@
 /* Host compaction summaries are outside the DAG: they restate history the DAG already
  * holds as originals, and summarizing them would summarize the same text twice. */
 #define DAG_ELIGIBLE " m.removed = 0 AND m.role NOT IN (" STORE_DAG_EXCLUDED_ROLES ") "
-
-static int dag_sqlerr(store *s, char **err, const char *what)
-{
-    return lc_errf(err, LC_ERR, "dag: %s: %s", what, sqlite3_errmsg(store_db(s)));
-}
 
 static int64_t dag_now_ms(void) { return (int64_t)time(NULL) * 1000; }
 
@@ -40,7 +36,7 @@ int dag_event(store *s, const char *kind, const char *data_json, char **err)
     int rc = LC_OK;
     if (sqlite3_prepare_v2(store_db(s), "INSERT INTO lcm_events(kind, data, created) VALUES(?,?,?)",
                            -1, &st, NULL) != SQLITE_OK) {
-        rc = dag_sqlerr(s, err, "event");
+        rc = store_sqlite_err(store_db(s), err, "dag", "event");
         goto done;
     }
     sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
@@ -49,7 +45,7 @@ int dag_event(store *s, const char *kind, const char *data_json, char **err)
     else
         sqlite3_bind_null(st, 2);
     sqlite3_bind_int64(st, 3, dag_now_ms());
-    if (sqlite3_step(st) != SQLITE_DONE) rc = dag_sqlerr(s, err, "event");
+    if (sqlite3_step(st) != SQLITE_DONE) rc = store_sqlite_err(store_db(s), err, "dag", "event");
 done:
     sqlite3_finalize(st);
     return rc;
@@ -117,7 +113,7 @@ static int dag_tail(store *s, long keep_recent_tokens, int64_t *ordinal, long *t
                            " AND NOT EXISTS (SELECT 1 FROM summary_messages sm WHERE sm.entry_id = m.entry_id)"
                            " FROM messages m WHERE m.removed = 0 ORDER BY m.ordinal DESC",
                            -1, &st, NULL) != SQLITE_OK) {
-        rc = dag_sqlerr(s, err, "fresh tail");
+        rc = store_sqlite_err(store_db(s), err, "dag", "fresh tail");
         goto done;
     }
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
@@ -144,7 +140,7 @@ static int dag_tail(store *s, long keep_recent_tokens, int64_t *ordinal, long *t
         if (!role || strcmp(role, "toolResult") != 0) break;
     }
     if (step != SQLITE_ROW && step != SQLITE_DONE) {
-        rc = dag_sqlerr(s, err, "fresh tail");
+        rc = store_sqlite_err(store_db(s), err, "dag", "fresh tail");
         goto done;
     }
     if (!reached) boundary = 0; /* everything is fresh */
@@ -174,13 +170,13 @@ int dag_uncovered(store *s, int64_t before_ordinal, int64_t *count, char **err)
                            " AND m.ordinal >= ?2 AND (?1 <= 0 OR m.ordinal < ?1) AND NOT EXISTS"
                            " (SELECT 1 FROM summary_messages sm WHERE sm.entry_id = m.entry_id)",
                            -1, &st, NULL) != SQLITE_OK) {
-        rc = dag_sqlerr(s, err, "coverage");
+        rc = store_sqlite_err(store_db(s), err, "dag", "coverage");
         goto done;
     }
     sqlite3_bind_int64(st, 1, before_ordinal);
     sqlite3_bind_int64(st, 2, wm);
     if (sqlite3_step(st) != SQLITE_ROW) {
-        rc = dag_sqlerr(s, err, "coverage");
+        rc = store_sqlite_err(store_db(s), err, "dag", "coverage");
         goto done;
     }
     *count = sqlite3_column_int64(st, 0);
@@ -237,7 +233,7 @@ int dag_frontier(store *s, dag_node **out, size_t *n, char **err)
                            " WHERE NOT EXISTS (SELECT 1 FROM summary_children c WHERE c.child_id = s.id)"
                            " ORDER BY sp.first_ordinal, s.id",
                            -1, &st, NULL) != SQLITE_OK) {
-        rc = dag_sqlerr(s, err, "frontier");
+        rc = store_sqlite_err(store_db(s), err, "dag", "frontier");
         goto done;
     }
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
@@ -276,7 +272,7 @@ int dag_frontier(store *s, dag_node **out, size_t *n, char **err)
         }
     }
     if (step != SQLITE_DONE) {
-        rc = dag_sqlerr(s, err, "frontier");
+        rc = store_sqlite_err(store_db(s), err, "dag", "frontier");
         goto done;
     }
     *out = v;
@@ -388,7 +384,7 @@ static int dag_next_chunk(store *s, int64_t after_ordinal, int64_t boundary, lon
                            " AND NOT EXISTS (SELECT 1 FROM summary_messages sm WHERE sm.entry_id = m.entry_id)"
                            " ORDER BY m.ordinal",
                            -1, &st, NULL) != SQLITE_OK) {
-        rc = dag_sqlerr(s, err, "uncovered messages");
+        rc = store_sqlite_err(store_db(s), err, "dag", "uncovered messages");
         goto done;
     }
     sqlite3_bind_int64(st, 1, after_ordinal);
@@ -408,7 +404,7 @@ static int dag_next_chunk(store *s, int64_t after_ordinal, int64_t boundary, lon
             goto done;
         }
     }
-    if (step != SQLITE_ROW && step != SQLITE_DONE) rc = dag_sqlerr(s, err, "uncovered messages");
+    if (step != SQLITE_ROW && step != SQLITE_DONE) rc = store_sqlite_err(store_db(s), err, "dag", "uncovered messages");
 done:
     sqlite3_finalize(st);
     return rc;
@@ -663,7 +659,7 @@ static int dag_replace_text(store *s, int64_t id, const char *old_text, const ch
     sqlite3_stmt *up = NULL, *del = NULL, *ins = NULL;
     int rc = LC_OK, in_tx = 0;
     if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
-        rc = dag_sqlerr(s, err, "heal");
+        rc = store_sqlite_err(store_db(s), err, "dag", "heal");
         goto done;
     }
     in_tx = 1;
@@ -674,7 +670,7 @@ static int dag_replace_text(store *s, int64_t id, const char *old_text, const ch
                            -1, &del, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(db, "INSERT INTO summaries_fts(rowid, text) VALUES(?, ?)", -1, &ins, NULL) !=
             SQLITE_OK) {
-        rc = dag_sqlerr(s, err, "heal");
+        rc = store_sqlite_err(store_db(s), err, "dag", "heal");
         goto done;
     }
     sqlite3_bind_text(up, 1, text, -1, SQLITE_STATIC);
@@ -686,11 +682,11 @@ static int dag_replace_text(store *s, int64_t id, const char *old_text, const ch
     sqlite3_bind_text(ins, 2, text, -1, SQLITE_STATIC);
     if (sqlite3_step(up) != SQLITE_DONE || sqlite3_step(del) != SQLITE_DONE ||
         sqlite3_step(ins) != SQLITE_DONE) {
-        rc = dag_sqlerr(s, err, "heal");
+        rc = store_sqlite_err(store_db(s), err, "dag", "heal");
         goto done;
     }
     if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-        rc = dag_sqlerr(s, err, "heal");
+        rc = store_sqlite_err(store_db(s), err, "dag", "heal");
         goto done;
     }
     in_tx = 0;
@@ -751,7 +747,7 @@ int dag_heal(store *s, summ_ctx *sc, const dag_heal_opts *o, dag_heal_report *ou
     if (sqlite3_prepare_v2(store_db(s),
                            "SELECT id, kind, text FROM summaries WHERE substr(text, 1, ?) = ? ORDER BY id",
                            -1, &st, NULL) != SQLITE_OK) {
-        rc = dag_sqlerr(s, err, "heal");
+        rc = store_sqlite_err(store_db(s), err, "dag", "heal");
         goto done;
     }
     sqlite3_bind_int(st, 1, (int)strlen(SUMM_TRUNCATED_TAG));

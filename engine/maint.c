@@ -20,15 +20,10 @@
 #include "catalog.h"
 #include "metrics.h"
 #include "redact.h"
-#include "store.h"
+#include "store_sqlite.h"
 #include "util.h"
 
 /* ---- small SQL helpers ------------------------------------------------------------------- */
-
-static int maint_sqlerr(sqlite3 *db, char **err, const char *what)
-{
-    return lc_errf(err, LC_ERR, "maint: %s: %s", what, sqlite3_errmsg(db));
-}
 
 static int maint_exec(sqlite3 *db, const char *sql, char **err)
 {
@@ -129,11 +124,11 @@ int maint_backup(store *from, const char *dest_path, char **err)
     }
     close(fd);
     if (sqlite3_open_v2(tmp, &dst, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
-        rc = maint_sqlerr(dst, err, "backup open");
+        rc = store_sqlite_err(dst, err, "maint", "backup open");
         goto done;
     }
     if (!(bk = sqlite3_backup_init(dst, "main", src, "main"))) {
-        rc = maint_sqlerr(dst, err, "backup init");
+        rc = store_sqlite_err(dst, err, "maint", "backup init");
         goto done;
     }
     /* All pages in one step = one read transaction on the source: a snapshot, whatever a
@@ -219,7 +214,7 @@ static int maint_export_fp(sqlite3 *db, const char *tag, FILE *fp, int64_t *rows
         own_tx = 1;
     }
     if (sqlite3_prepare_v2(db, maint_tables_sql, -1, &tl, NULL) != SQLITE_OK) {
-        rc = maint_sqlerr(db, err, "export tables");
+        rc = store_sqlite_err(db, err, "maint", "export tables");
         goto done;
     }
     while (sqlite3_step(tl) == SQLITE_ROW) {
@@ -247,7 +242,7 @@ static int maint_export_fp(sqlite3 *db, const char *tag, FILE *fp, int64_t *rows
         char *sql = sqlite3_mprintf("SELECT * FROM \"%w\"", tables[i]);
         if (!sql || sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
             sqlite3_free(sql);
-            rc = maint_sqlerr(db, err, "export read");
+            rc = store_sqlite_err(db, err, "maint", "export read");
             goto done;
         }
         sqlite3_free(sql);
@@ -284,7 +279,7 @@ static int maint_export_fp(sqlite3 *db, const char *tag, FILE *fp, int64_t *rows
             count++;
         }
         if (step != SQLITE_DONE) {
-            rc = maint_sqlerr(db, err, "export read");
+            rc = store_sqlite_err(db, err, "maint", "export read");
             goto done;
         }
         sqlite3_finalize(st);
@@ -567,7 +562,7 @@ static int maint_collect(sqlite3 *db, const char *sql, const char *prefix, maint
     sbuf b = {0};
     int step, rc = LC_OK;
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-        rc = maint_sqlerr(db, err, c->name);
+        rc = store_sqlite_err(db, err, "maint", c->name);
         goto done;
     }
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
@@ -575,7 +570,7 @@ static int maint_collect(sqlite3 *db, const char *sql, const char *prefix, maint
             sb_printf(&b, "%s%s%s", b.len ? ", " : "", prefix, (const char *)sqlite3_column_text(st, 0));
         c->count++;
     }
-    if (step != SQLITE_DONE) rc = maint_sqlerr(db, err, c->name);
+    if (step != SQLITE_DONE) rc = store_sqlite_err(db, err, "maint", c->name);
 done:
     sqlite3_finalize(st);
     if (b.len) {
@@ -706,7 +701,7 @@ int maint_doctor(store *s, pid_t self, maint_report *out, char **err)
         out->runs = maint_int(db, "SELECT count(*) FROM runs", 0);
         if (sqlite3_prepare_v2(db, "SELECT id, pid FROM runs WHERE finished IS NULL ORDER BY id", -1, &st,
                                NULL) != SQLITE_OK) {
-            rc = maint_sqlerr(db, err, "runs");
+            rc = store_sqlite_err(db, err, "maint", "runs");
             goto done;
         }
         sbuf b = {0};
@@ -856,7 +851,7 @@ int maint_repair(store *s, pid_t self, maint_repair_stats *out, char **err)
         if (sqlite3_prepare_v2(db, "SELECT id, pid FROM runs WHERE finished IS NULL", -1, &st, NULL) != SQLITE_OK ||
             sqlite3_prepare_v2(db, "UPDATE runs SET finished = ?, status = 'reaped' WHERE id = ?", -1, &up,
                                NULL) != SQLITE_OK) {
-            rc = maint_sqlerr(db, err, "runs");
+            rc = store_sqlite_err(db, err, "maint", "runs");
             goto done;
         }
         while (sqlite3_step(st) == SQLITE_ROW) {
@@ -866,7 +861,7 @@ int maint_repair(store *s, pid_t self, maint_repair_stats *out, char **err)
             sqlite3_bind_int64(up, 1, (sqlite3_int64)time(NULL) * 1000);
             sqlite3_bind_int64(up, 2, sqlite3_column_int64(st, 0));
             if (sqlite3_step(up) != SQLITE_DONE) {
-                rc = maint_sqlerr(db, err, "reap run");
+                rc = store_sqlite_err(db, err, "maint", "reap run");
                 goto done;
             }
             sqlite3_reset(up);

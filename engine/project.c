@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "summarize.h"
+#include "store_sqlite.h"
 #include "util.h"
 
 #define PROJECT_INTRO                                                                       \
@@ -161,18 +162,13 @@ done:
 
 /* ---- cuts ------------------------------------------------------------------------------ */
 
-static int project_sqlerr(store *s, char **err, const char *what)
-{
-    return lc_errf(err, LC_ERR, "project: %s: %s", what, sqlite3_errmsg(store_db(s)));
-}
-
 static int project_read_cut(store *s, const char *sql, int64_t id, project_cut *out, char **err)
 {
     sqlite3_stmt *st = NULL;
     int rc = LC_OK, step;
     memset(out, 0, sizeof *out);
     if (sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQLITE_OK) {
-        rc = project_sqlerr(s, err, "cut");
+        rc = store_sqlite_err(store_db(s), err, "project", "cut");
         goto done;
     }
     if (id > 0) sqlite3_bind_int64(st, 1, id);
@@ -182,7 +178,7 @@ static int project_read_cut(store *s, const char *sql, int64_t id, project_cut *
         goto done;
     }
     if (step != SQLITE_ROW) {
-        rc = project_sqlerr(s, err, "cut");
+        rc = store_sqlite_err(store_db(s), err, "project", "cut");
         goto done;
     }
     out->id = sqlite3_column_int64(st, 0);
@@ -273,7 +269,7 @@ int project_prepare_cut(store *s, long budget, int64_t *cut_id, char **err)
                            "INSERT INTO lcm_cuts(anchor_entry, anchor_ordinal, message, tokens, nodes,"
                            " stubbed, created) VALUES(?,?,?,?,?,?,?)",
                            -1, &st, NULL) != SQLITE_OK) {
-        rc = project_sqlerr(s, err, "cut");
+        rc = store_sqlite_err(store_db(s), err, "project", "cut");
         goto done;
     }
     sqlite3_bind_text(st, 1, v[newest].last_entry, -1, SQLITE_STATIC);
@@ -284,7 +280,7 @@ int project_prepare_cut(store *s, long budget, int64_t *cut_id, char **err)
     sqlite3_bind_int(st, 6, stubbed);
     sqlite3_bind_int64(st, 7, (sqlite3_int64)time(NULL) * 1000);
     if (sqlite3_step(st) != SQLITE_DONE) {
-        rc = project_sqlerr(s, err, "cut");
+        rc = store_sqlite_err(store_db(s), err, "project", "cut");
         goto done;
     }
     *cut_id = sqlite3_last_insert_rowid(store_db(s));
@@ -306,7 +302,7 @@ int project_pin_get(store *s, project_pin *out, char **err)
     memset(out, 0, sizeof *out);
     if (sqlite3_prepare_v2(store_db(s), "SELECT cut_id, applied_tokens, window FROM lcm_pin WHERE id = 1",
                            -1, &st, NULL) != SQLITE_OK) {
-        rc = project_sqlerr(s, err, "pin");
+        rc = store_sqlite_err(store_db(s), err, "project", "pin");
         goto done;
     }
     int step = sqlite3_step(st);
@@ -316,7 +312,7 @@ int project_pin_get(store *s, project_pin *out, char **err)
         out->window = (long)sqlite3_column_int64(st, 2);
         rc = LC_OK;
     } else if (step != SQLITE_DONE) {
-        rc = project_sqlerr(s, err, "pin");
+        rc = store_sqlite_err(store_db(s), err, "project", "pin");
     }
 done:
     sqlite3_finalize(st);
@@ -331,14 +327,14 @@ int project_pin_set(store *s, const project_pin *pin, char **err)
                            "INSERT OR REPLACE INTO lcm_pin(id, cut_id, applied_tokens, window, updated)"
                            " VALUES(1,?,?,?,?)",
                            -1, &st, NULL) != SQLITE_OK) {
-        rc = project_sqlerr(s, err, "pin");
+        rc = store_sqlite_err(store_db(s), err, "project", "pin");
         goto done;
     }
     sqlite3_bind_int64(st, 1, pin->cut_id);
     sqlite3_bind_int64(st, 2, pin->applied_tokens);
     sqlite3_bind_int64(st, 3, pin->window);
     sqlite3_bind_int64(st, 4, (sqlite3_int64)time(NULL) * 1000);
-    if (sqlite3_step(st) != SQLITE_DONE) rc = project_sqlerr(s, err, "pin");
+    if (sqlite3_step(st) != SQLITE_DONE) rc = store_sqlite_err(store_db(s), err, "project", "pin");
 done:
     sqlite3_finalize(st);
     return rc;

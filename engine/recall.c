@@ -22,6 +22,7 @@
 #include "message.h"
 #include "redact.h"
 #include "rx.h"
+#include "store_sqlite.h"
 #include "util.h"
 
 /* The entries a node covers, through its descendants (?1 = summary id, 0 = none). */
@@ -30,11 +31,6 @@
     " JOIN sub ON c.parent_id = sub.id),"                                                 \
     " scope(entry_id) AS (SELECT entry_id FROM summary_messages WHERE summary_id IN"      \
     " (SELECT id FROM sub)) "
-
-static int recall_sqlerr(store *s, char **err, const char *what)
-{
-    return lc_errf(err, LC_ERR, "recall: %s: %s", what, sqlite3_errmsg(store_db(s)));
-}
 
 void recall_result_free(recall_result *r)
 {
@@ -239,7 +235,7 @@ static int recall_query_hit(store *s, sqlite3_stmt *row, int64_t id, char terms[
         if (recall_add_hit(s, r, row, text, len, ms, redact) != LC_OK)
             rc = lc_errf(err, LC_NOMEM, "recall: out of memory");
     } else if (step != SQLITE_DONE) {
-        rc = recall_sqlerr(s, err, "query");
+        rc = store_sqlite_err(store_db(s), err, "recall", "query");
     }
     sqlite3_reset(row);
     return rc;
@@ -271,7 +267,7 @@ static int recall_grep_query(store *s, const recall_grep_opts *o, recall_result 
         goto done;
     }
     if (sqlite3_prepare_v2(db, sql_cnt, -1, &cnt, NULL) != SQLITE_OK) {
-        rc = recall_sqlerr(s, err, "query");
+        rc = store_sqlite_err(store_db(s), err, "recall", "query");
         goto done;
     }
     sqlite3_bind_int64(cnt, 1, o->summary_id);
@@ -296,7 +292,7 @@ static int recall_grep_query(store *s, const recall_grep_opts *o, recall_result 
         if (sqlite3_prepare_v2(db, sql_pg, -1, &pg, NULL) != SQLITE_OK ||
             sqlite3_prepare_v2(db, "SELECT id, entry_id, role, ordinal, removed, text FROM messages WHERE id = ?",
                                -1, &row, NULL) != SQLITE_OK) {
-            rc = recall_sqlerr(s, err, "query");
+            rc = store_sqlite_err(store_db(s), err, "recall", "query");
             goto done;
         }
         sqlite3_bind_int64(pg, 1, o->summary_id);
@@ -308,7 +304,7 @@ static int recall_grep_query(store *s, const recall_grep_opts *o, recall_result 
             if ((rc = recall_query_hit(s, row, sqlite3_column_int64(pg, 0), terms, nterms, o->redact, r, err)) != LC_OK)
                 goto done;
         if (step != SQLITE_DONE) {
-            rc = recall_sqlerr(s, err, "query");
+            rc = store_sqlite_err(store_db(s), err, "recall", "query");
             goto done;
         }
     }
@@ -367,7 +363,7 @@ static int recall_grep_pattern(store *s, const recall_grep_opts *o, recall_resul
                            " AND (?1 = 0 OR m.entry_id IN (SELECT entry_id FROM scope))"
                            " ORDER BY m.ordinal, m.id",
                            -1, &st, NULL) != SQLITE_OK) {
-        rc = recall_sqlerr(s, err, "pattern");
+        rc = store_sqlite_err(store_db(s), err, "recall", "pattern");
         goto done;
     }
     sqlite3_bind_int64(st, 1, o->summary_id);
@@ -406,7 +402,7 @@ static int recall_grep_pattern(store *s, const recall_grep_opts *o, recall_resul
             goto done;
         }
     }
-    if (step != SQLITE_ROW && step != SQLITE_DONE) rc = recall_sqlerr(s, err, "pattern");
+    if (step != SQLITE_ROW && step != SQLITE_DONE) rc = store_sqlite_err(store_db(s), err, "recall", "pattern");
 done:
     sqlite3_finalize(st);
     pcre2_match_data_free(md);
@@ -674,7 +670,7 @@ static int recall_describe_summary(store *s, int64_t id, sbuf *b, char **err)
                            " FROM summaries s LEFT JOIN summary_spans sp ON sp.summary_id = s.id"
                            " WHERE s.id = ?",
                            -1, &st, NULL) != SQLITE_OK) {
-        rc = recall_sqlerr(s, err, "describe");
+        rc = store_sqlite_err(store_db(s), err, "recall", "describe");
         goto done;
     }
     sqlite3_bind_int64(st, 1, id);
@@ -709,7 +705,7 @@ static int recall_describe_summary(store *s, int64_t id, sbuf *b, char **err)
                            RECALL_SCOPE_CTE "SELECT count(*), coalesce(sum(m.tokens),0), coalesce(sum(m.chars),0),"
                            " coalesce(sum(m.removed),0) FROM messages m WHERE m.entry_id IN (SELECT entry_id FROM scope)",
                            -1, &st, NULL) != SQLITE_OK) {
-        rc = recall_sqlerr(s, err, "describe");
+        rc = store_sqlite_err(store_db(s), err, "recall", "describe");
         goto done;
     }
     sqlite3_bind_int64(st, 1, id);
@@ -729,7 +725,7 @@ static int recall_describe_summary(store *s, int64_t id, sbuf *b, char **err)
                            RECALL_SCOPE_CTE "SELECT f.path, f.kind, f.chars, f.summary, f.entry_id FROM file_handles f"
                            " WHERE f.entry_id IN (SELECT entry_id FROM scope) ORDER BY f.id",
                            -1, &st, NULL) != SQLITE_OK) {
-        rc = recall_sqlerr(s, err, "describe");
+        rc = store_sqlite_err(store_db(s), err, "recall", "describe");
         goto done;
     }
     sqlite3_bind_int64(st, 1, id);
@@ -755,7 +751,7 @@ static int recall_describe_file(store *s, const char *id, sbuf *b, char **err)
                            "SELECT entry_id, path, content_id, kind, chars, preview, summary FROM file_handles"
                            " WHERE entry_id = ?1 OR path = ?1 OR content_id = ?1 ORDER BY id DESC LIMIT 1",
                            -1, &st, NULL) != SQLITE_OK) {
-        rc = recall_sqlerr(s, err, "describe");
+        rc = store_sqlite_err(store_db(s), err, "recall", "describe");
         goto done;
     }
     sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
@@ -970,7 +966,7 @@ static int recall_expand_collect(store *s, const recall_expand_opts *o, recall_r
                                RECALL_SCOPE_CTE "SELECT m.entry_id, m.role, m.removed, m.text FROM messages m"
                                " WHERE m.entry_id IN (SELECT entry_id FROM scope) ORDER BY m.ordinal, m.id",
                                -1, &st, NULL) != SQLITE_OK) {
-            rc = recall_sqlerr(s, err, "expand");
+            rc = store_sqlite_err(store_db(s), err, "recall", "expand");
             goto done;
         }
         sqlite3_bind_int64(st, 1, o->summary_id);
@@ -1007,7 +1003,7 @@ static int recall_expand_collect(store *s, const recall_expand_opts *o, recall_r
                                      " ORDER BY ordinal, id",
                                -1, &st, NULL) != SQLITE_OK) {
             free(qs);
-            rc = recall_sqlerr(s, err, "expand");
+            rc = store_sqlite_err(store_db(s), err, "recall", "expand");
             goto done;
         }
         sqlite3_bind_text(st, 1, qs, -1, SQLITE_TRANSIENT);
@@ -1024,7 +1020,7 @@ static int recall_expand_collect(store *s, const recall_expand_opts *o, recall_r
         }
         (*n_msgs)++;
     }
-    if (step != SQLITE_DONE) rc = recall_sqlerr(s, err, "expand");
+    if (step != SQLITE_DONE) rc = store_sqlite_err(store_db(s), err, "recall", "expand");
     if (rc == LC_OK && *n_msgs == 0 && !o->summary_id)
         rc = lc_errf(err, LC_NOTFOUND, "lcm_expand_query: no stored message matches the question's words");
 done:

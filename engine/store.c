@@ -4,6 +4,7 @@
  * Owns the connection and its cached statements; nothing here talks to a host.
  */
 #include "store.h"
+#include "store_sqlite.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -204,10 +205,17 @@ static void store_note_error(store *s, int code)
     if (code == SQLITE_NOTADB || code == SQLITE_CORRUPT) s->notadb = 1;
 }
 
-static int store_sqlerr(store *s, char **err, const char *what)
+int store_sqlite_err(sqlite3 *db, char **err, const char *who, const char *what)
+{
+    return lc_errf(err, LC_ERR, "%s: %s: %s", who, what, db ? sqlite3_errmsg(db) : "out of memory");
+}
+
+/* A failed statement on the store's own connection: noted (busy, not a database), then
+ * reported like every other module's. */
+static int store_failed(store *s, char **err, const char *what)
 {
     store_note_error(s, sqlite3_extended_errcode(s->db));
-    return lc_errf(err, LC_ERR, "store: %s: %s", what, sqlite3_errmsg(s->db));
+    return store_sqlite_err(s->db, err, "store", what);
 }
 
 static int store_exec(store *s, const char *sql, char **err)
@@ -243,11 +251,11 @@ static int store_migrate(store *s, char **err)
 {
     int target = (int)(sizeof store_migrations / sizeof store_migrations[0]);
     int cur = store_schema_version(s);
-    if (cur < 0) return store_sqlerr(s, err, "reading user_version");
+    if (cur < 0) return store_failed(s, err, "reading user_version");
     if (cur == target) return LC_OK;
     int rc = store_exec(s, "BEGIN IMMEDIATE", err);
     if (rc) return rc;
-    if ((cur = store_schema_version(s)) < 0) rc = store_sqlerr(s, err, "reading user_version");
+    if ((cur = store_schema_version(s)) < 0) rc = store_failed(s, err, "reading user_version");
     else if (cur > target)
         rc = lc_errf(err, LC_INVALID, "store: %s has schema version %d, newer than this build's %d",
                      s->path, cur, target);
@@ -265,7 +273,7 @@ static int store_migrate(store *s, char **err)
 static int store_prepare(store *s, sqlite3_stmt **st, const char *sql, char **err)
 {
     if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL) != SQLITE_OK)
-        return store_sqlerr(s, err, "prepare");
+        return store_failed(s, err, "prepare");
     return LC_OK;
 }
 
@@ -278,12 +286,12 @@ static int store_meta_write(store *s, const char *key, const char *value, int re
     if (sqlite3_prepare_v2(s->db, replace ? "INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)"
                                           : "INSERT OR IGNORE INTO meta(key, value) VALUES(?, ?)",
                            -1, &st, NULL) != SQLITE_OK) {
-        rc = store_sqlerr(s, err, "meta");
+        rc = store_failed(s, err, "meta");
         goto done;
     }
     sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, value ? value : "", -1, SQLITE_STATIC);
-    if (sqlite3_step(st) != SQLITE_DONE) rc = store_sqlerr(s, err, "meta");
+    if (sqlite3_step(st) != SQLITE_DONE) rc = store_failed(s, err, "meta");
 done:
     sqlite3_finalize(st);
     return rc;
@@ -345,7 +353,7 @@ static int store_reap_dead_runs(store *s, char **err)
     if (sqlite3_prepare_v2(s->db, "SELECT id, pid FROM runs WHERE finished IS NULL", -1, &st, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(s->db, "UPDATE runs SET finished = ?, status = 'reaped' WHERE id = ? AND finished IS NULL",
                            -1, &up, NULL) != SQLITE_OK) {
-        rc = store_sqlerr(s, err, "runs");
+        rc = store_failed(s, err, "runs");
         goto done;
     }
     while (sqlite3_step(st) == SQLITE_ROW) {
@@ -354,7 +362,7 @@ static int store_reap_dead_runs(store *s, char **err)
         sqlite3_bind_int64(up, 1, (sqlite3_int64)time(NULL) * 1000);
         sqlite3_bind_int64(up, 2, sqlite3_column_int64(st, 0));
         if (sqlite3_step(up) != SQLITE_DONE) {
-            rc = store_sqlerr(s, err, "reap run");
+            rc = store_failed(s, err, "reap run");
             goto done;
         }
         sqlite3_reset(up);
@@ -532,7 +540,7 @@ static int store_open_once(const char *agent_home, const char *session_id, const
                                    (unsigned)file_was);
     /* NOFOLLOW: the file checked above cannot have become a link since. */
     if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL) != SQLITE_OK) {
-        rc = store_sqlerr(s, err, "open");
+        rc = store_failed(s, err, "open");
         goto done;
     }
     sqlite3_busy_timeout(s->db, busy_ms > 0 ? (int)busy_ms : 1);
@@ -626,14 +634,14 @@ int store_open_readonly(const char *db_path, store **out, int *schema_version, c
     }
     s->read_only = 1;
     if (sqlite3_open_v2(db_path, &s->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        rc = store_sqlerr(s, err, "open read-only");
+        rc = store_failed(s, err, "open read-only");
         goto done;
     }
     sqlite3_busy_timeout(s->db, 1000);
     if ((rc = store_exec(s, "PRAGMA query_only=1", err)) != LC_OK) goto done;
     int v = store_schema_version(s);
     if (v < 0) {
-        rc = store_sqlerr(s, err, "reading user_version");
+        rc = store_failed(s, err, "reading user_version");
         goto done;
     }
     if (schema_version) *schema_version = v;
@@ -836,7 +844,7 @@ static int store_record_handle(store *s, const char *entry_id, const char *path,
     sqlite3_bind_int64(st, 5, (sqlite3_int64)chars);
     sqlite3_bind_text(st, 6, preview, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 7, summary, -1, SQLITE_STATIC);
-    if (sqlite3_step(st) != SQLITE_DONE) rc = store_sqlerr(s, err, "file handle");
+    if (sqlite3_step(st) != SQLITE_DONE) rc = store_failed(s, err, "file handle");
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
 done:
@@ -922,7 +930,7 @@ static int store_insert_one(store *s, const store_msg *m, int64_t ordinal,
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
     if (step != SQLITE_DONE) {
-        rc = store_sqlerr(s, err, "insert message");
+        rc = store_failed(s, err, "insert message");
         goto done;
     }
     if (sqlite3_changes(s->db) == 0) goto done; /* already stored */
@@ -934,7 +942,7 @@ static int store_insert_one(store *s, const store_msg *m, int64_t ordinal,
     sqlite3_reset(s->st_fts);
     sqlite3_clear_bindings(s->st_fts);
     if (step != SQLITE_DONE) {
-        rc = store_sqlerr(s, err, "index message");
+        rc = store_failed(s, err, "index message");
         goto done;
     }
     if (stats) {
@@ -1033,7 +1041,7 @@ int store_mark_branch(store *s, const char *const *active_ids, size_t n, size_t 
     in_tx = 1;
     if (sqlite3_prepare_v2(s->db, "INSERT OR IGNORE INTO store_active(id) VALUES(?)", -1, &st,
                            NULL) != SQLITE_OK) {
-        rc = store_sqlerr(s, err, "mark branch");
+        rc = store_failed(s, err, "mark branch");
         goto done;
     }
     for (size_t i = 0; i < n; i++) {
@@ -1042,7 +1050,7 @@ int store_mark_branch(store *s, const char *const *active_ids, size_t n, size_t 
         int step = sqlite3_step(st);
         sqlite3_reset(st);
         if (step != SQLITE_DONE) {
-            rc = store_sqlerr(s, err, "mark branch");
+            rc = store_failed(s, err, "mark branch");
             goto done;
         }
     }
@@ -1073,7 +1081,7 @@ int store_set_removed(store *s, const char *const *entry_ids, size_t n, int remo
     in_tx = 1;
     if (sqlite3_prepare_v2(s->db, "UPDATE messages SET removed = ?1 WHERE entry_id = ?2 AND removed != ?1",
                            -1, &st, NULL) != SQLITE_OK) {
-        rc = store_sqlerr(s, err, "set removed");
+        rc = store_failed(s, err, "set removed");
         goto done;
     }
     for (size_t i = 0; i < n; i++) {
@@ -1082,7 +1090,7 @@ int store_set_removed(store *s, const char *const *entry_ids, size_t n, int remo
         int step = sqlite3_step(st);
         sqlite3_reset(st);
         if (step != SQLITE_DONE) {
-            rc = store_sqlerr(s, err, "set removed");
+            rc = store_failed(s, err, "set removed");
             goto done;
         }
     }
@@ -1147,7 +1155,7 @@ int store_dag_progress(store *s, int64_t *watermark, int64_t *pending, char **er
         }
         if ((rc = store_dag_recompute(s, err)) != LC_OK) goto done;
         if (!store_meta_int(s, "dag_watermark", &w) || !store_meta_int(s, "dag_pending", &p)) {
-            rc = store_sqlerr(s, err, "dag progress");
+            rc = store_failed(s, err, "dag progress");
             goto done;
         }
     }
@@ -1170,11 +1178,11 @@ int store_dag_block_put(store *s, int64_t tokens, char **err)
     int rc = LC_OK;
     if (sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO meta(key, value) VALUES('dag_block_tokens', ?)",
                            -1, &st, NULL) != SQLITE_OK) {
-        rc = store_sqlerr(s, err, "dag block");
+        rc = store_failed(s, err, "dag block");
         goto done;
     }
     sqlite3_bind_int64(st, 1, tokens);
-    if (sqlite3_step(st) != SQLITE_DONE) rc = store_sqlerr(s, err, "dag block");
+    if (sqlite3_step(st) != SQLITE_DONE) rc = store_failed(s, err, "dag block");
 done:
     sqlite3_finalize(st);
     return rc;
@@ -1191,13 +1199,13 @@ int store_dag_set_watermark(store *s, int64_t expect, int64_t value, int *moved,
                            " WHERE m.ordinal >= ?2 AND m.ordinal < ?1 AND " STORE_ELIGIBLE("m")
                            " AND " STORE_UNCOVERED("m") ")",
                            -1, &st, NULL) != SQLITE_OK) {
-        rc = store_sqlerr(s, err, "dag watermark");
+        rc = store_failed(s, err, "dag watermark");
         goto done;
     }
     sqlite3_bind_int64(st, 1, value);
     sqlite3_bind_int64(st, 2, expect);
     if (sqlite3_step(st) != SQLITE_DONE) {
-        rc = store_sqlerr(s, err, "dag watermark");
+        rc = store_failed(s, err, "dag watermark");
         goto done;
     }
     if (moved) *moved = sqlite3_changes(s->db) > 0;
@@ -1225,7 +1233,7 @@ int store_get_message(store *s, const char *entry_id, store_row *out, char **err
                            " chars, removed, tool_name, tool_path, created FROM messages"
                            " WHERE entry_id = ?",
                            -1, &st, NULL) != SQLITE_OK) {
-        rc = store_sqlerr(s, err, "read message");
+        rc = store_failed(s, err, "read message");
         goto done;
     }
     sqlite3_bind_text(st, 1, entry_id, -1, SQLITE_STATIC);
@@ -1235,7 +1243,7 @@ int store_get_message(store *s, const char *entry_id, store_row *out, char **err
         goto done;
     }
     if (step != SQLITE_ROW) {
-        rc = store_sqlerr(s, err, "read message");
+        rc = store_failed(s, err, "read message");
         goto done;
     }
     out->id = sqlite3_column_int64(st, 0);
@@ -1280,7 +1288,7 @@ static int store_step_done(store *s, sqlite3_stmt *st, const char *what, char **
     int step = sqlite3_step(st);
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
-    return step == SQLITE_DONE ? LC_OK : store_sqlerr(s, err, what);
+    return step == SQLITE_DONE ? LC_OK : store_failed(s, err, what);
 }
 
 /* Passes on two connections (the worker's and the host thread's) may summarize the same
@@ -1296,7 +1304,7 @@ static int store_summary_still_applies(store *s, const store_summary *in, char *
                              " OR (SELECT removed FROM messages WHERE entry_id = ?1)"
                            : "SELECT 1 FROM summary_children WHERE child_id = ?1";
     if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
-        return store_sqlerr(s, err, "summary check");
+        return store_failed(s, err, "summary check");
     size_t n = leaf ? in->n_entries : in->n_children;
     for (size_t i = 0; i < n && rc == LC_OK; i++) {
         if (leaf) sqlite3_bind_text(st, 1, in->entry_ids[i], -1, SQLITE_STATIC);
@@ -1308,7 +1316,7 @@ static int store_summary_still_applies(store *s, const store_summary *in, char *
                       : lc_errf(err, LC_BUSY, "store: summary %lld is already condensed",
                                 (long long)in->children[i]);
         else if (step != SQLITE_ROW && step != SQLITE_DONE)
-            rc = store_sqlerr(s, err, "summary check");
+            rc = store_failed(s, err, "summary check");
         sqlite3_reset(st);
     }
     sqlite3_finalize(st);
@@ -1341,7 +1349,7 @@ int store_summary_add(store *s, const store_summary *in, int64_t *out_id, char *
                            -1, &msg, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(s->db, "INSERT INTO summaries_fts(rowid, text) VALUES(?,?)", -1, &fts,
                            NULL) != SQLITE_OK) {
-        rc = store_sqlerr(s, err, "summary");
+        rc = store_failed(s, err, "summary");
         goto done;
     }
     sqlite3_bind_text(ins, 1, leaf ? "leaf" : "condensed", -1, SQLITE_STATIC);
@@ -1386,7 +1394,7 @@ int store_summary_add(store *s, const store_summary *in, int64_t *out_id, char *
                " sum(sp.entry_count) FROM summary_children c JOIN summary_spans sp"
                " ON sp.summary_id = c.child_id WHERE c.parent_id = ?1";
     if (sqlite3_prepare_v2(s->db, span_sql, -1, &span, NULL) != SQLITE_OK) {
-        rc = store_sqlerr(s, err, "summary span");
+        rc = store_failed(s, err, "summary span");
         goto done;
     }
     sqlite3_bind_int64(span, 1, id);

@@ -12,8 +12,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <sqlite3.h>
-
 /* The schema this build writes and reads. A store below it is `older-generation` for
  * read-only openers; a read-write open migrates it forward. */
 #define STORE_SCHEMA_VERSION 2
@@ -102,8 +100,6 @@ int store_file_damaged(const char *path, char **why);
 int store_valid_id(const char *id);
 
 void store_set_options(store *s, const store_options *opt);
-/* The connection, for engine modules that read the schema (recall, dag). */
-sqlite3 *store_db(store *s);
 const char *store_path(const store *s);
 /* When store_open found the folder or file readable by others and fixed it, a sentence
  * saying so (borrowed; NULL when the modes were right). */

@@ -23,6 +23,7 @@
 #include "maint.h"
 #include "metrics.h"
 #include "store.h"
+#include "store_sqlite.h"
 #include "util.h"
 
 #include "temp_home.h"

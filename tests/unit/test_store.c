@@ -18,6 +18,7 @@
 
 #include "sha256.h"
 #include "store.h"
+#include "store_sqlite.h"
 #include "util.h"
 
 #include "temp_home.h"
