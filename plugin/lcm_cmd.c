@@ -137,7 +137,7 @@ static size_t lcm_cmd_occupancy(lc_plugin *p)
 static int lcm_cmd_resolve(lc_plugin *p, const lcm_config *cfg, zones_resolved *z)
 {
     zones_cfg zc = lcm_config_zones_for(cfg, p->model);
-    return zones_resolve(&zc, cfg->keep_recent_tokens, p->window > 0 ? p->window : 128000, z, NULL);
+    return zones_resolve(&zc, cfg->keep_recent_tokens, plugin_window(p), z, NULL);
 }
 
 static store *lcm_cmd_store(lc_plugin *p)
@@ -271,12 +271,12 @@ static char *lcm_cmd_settings_page(lc_plugin *p, const lcm_config *cfg)
     char *path = lcm_cmd_config_path(p), *tp = path ? lcm_cmd_tilde(p, path) : NULL;
     zones_cfg zc = lcm_config_zones_for(cfg, p->model);
     int have_z = lcm_cmd_resolve(p, cfg, &z) == LC_OK;
-    lcm_cmd_tok(w, sizeof w, (double)(p->window > 0 ? p->window : 128000));
+    lcm_cmd_tok(w, sizeof w, (double)plugin_window(p));
     sb_printf(&b, "LCM settings (%s; `/lcm settings KEY VALUE` applies now and writes the file, "
                   "keeping the replaced one as lcm.json.bak)\n",
               tp ? tp : "lcm.json");
     sb_printf(&b, "window: %s%s; context now %.0f%%\n", w, p->window > 0 ? "" : " (default)",
-              100.0 * (double)lcm_cmd_occupancy(p) / (double)(p->window > 0 ? p->window : 128000));
+              100.0 * (double)lcm_cmd_occupancy(p) / (double)plugin_window(p));
     if (have_z) {
         lcm_cmd_tok(a, sizeof a, (double)z.swap_tokens);
         lcm_cmd_tok(c, sizeof c, (double)z.recut_tokens);
