@@ -652,52 +652,6 @@ static char *dag_node_source(store *s, int64_t id, int leaf)
     return b.p ? sb_detach(&b) : lc_strdup("");
 }
 
-static int dag_replace_text(store *s, int64_t id, const char *old_text, const char *text,
-                            char **err)
-{
-    sqlite3 *db = store_db(s);
-    sqlite3_stmt *up = NULL, *del = NULL, *ins = NULL;
-    int rc = LC_OK, in_tx = 0;
-    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
-        rc = store_sqlite_err(store_db(s), err, "dag", "heal");
-        goto done;
-    }
-    in_tx = 1;
-    if (sqlite3_prepare_v2(db, "UPDATE summaries SET text = ?, tokens = ? WHERE id = ?", -1, &up,
-                           NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db,
-                           "INSERT INTO summaries_fts(summaries_fts, rowid, text) VALUES('delete', ?, ?)",
-                           -1, &del, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db, "INSERT INTO summaries_fts(rowid, text) VALUES(?, ?)", -1, &ins, NULL) !=
-            SQLITE_OK) {
-        rc = store_sqlite_err(store_db(s), err, "dag", "heal");
-        goto done;
-    }
-    sqlite3_bind_text(up, 1, text, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(up, 2, (sqlite3_int64)summ_estimate_tokens(text));
-    sqlite3_bind_int64(up, 3, id);
-    sqlite3_bind_int64(del, 1, id);
-    sqlite3_bind_text(del, 2, old_text, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(ins, 1, id);
-    sqlite3_bind_text(ins, 2, text, -1, SQLITE_STATIC);
-    if (sqlite3_step(up) != SQLITE_DONE || sqlite3_step(del) != SQLITE_DONE ||
-        sqlite3_step(ins) != SQLITE_DONE) {
-        rc = store_sqlite_err(store_db(s), err, "dag", "heal");
-        goto done;
-    }
-    if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-        rc = store_sqlite_err(store_db(s), err, "dag", "heal");
-        goto done;
-    }
-    in_tx = 0;
-done:
-    sqlite3_finalize(up);
-    sqlite3_finalize(del);
-    sqlite3_finalize(ins);
-    if (in_tx) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-    return rc;
-}
-
 /* Map the source over windows of `window` tokens and reduce once. LC_BUSY: a budget
  * refused a call. *out malloc'd. */
 static int dag_heal_text(summ_ctx *sc, const char *source, long window, long target, char **out,
@@ -745,7 +699,7 @@ int dag_heal(store *s, summ_ctx *sc, const dag_heal_opts *o, dag_heal_report *ou
     memset(out, 0, sizeof *out);
     if (sc) summ_pass_begin(sc);
     if (sqlite3_prepare_v2(store_db(s),
-                           "SELECT id, kind, text FROM summaries WHERE substr(text, 1, ?) = ? ORDER BY id",
+                           "SELECT id, kind FROM summaries WHERE substr(text, 1, ?) = ? ORDER BY id",
                            -1, &st, NULL) != SQLITE_OK) {
         rc = store_sqlite_err(store_db(s), err, "dag", "heal");
         goto done;
@@ -753,7 +707,7 @@ int dag_heal(store *s, summ_ctx *sc, const dag_heal_opts *o, dag_heal_report *ou
     sqlite3_bind_int(st, 1, (int)strlen(SUMM_TRUNCATED_TAG));
     sqlite3_bind_text(st, 2, SUMM_TRUNCATED_TAG, -1, SQLITE_STATIC);
     /* Candidates are read first: a heal write must not run under an open read cursor. */
-    typedef struct cand { int64_t id; int leaf; char *text; } cand;
+    typedef struct cand { int64_t id; int leaf; } cand;
     cand *cs = NULL;
     size_t nc = 0, capc = 0;
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
@@ -766,7 +720,6 @@ int dag_heal(store *s, summ_ctx *sc, const dag_heal_opts *o, dag_heal_report *ou
         }
         cs[nc].id = sqlite3_column_int64(st, 0);
         cs[nc].leaf = strcmp((const char *)sqlite3_column_text(st, 1), "leaf") == 0;
-        cs[nc].text = dag_col(st, 2);
         nc++;
     }
     sqlite3_finalize(st);
@@ -823,10 +776,15 @@ int dag_heal(store *s, summ_ctx *sc, const dag_heal_opts *o, dag_heal_report *ou
                 out->unchanged++;
                 sb_printf(&b, "#%lld: unchanged (%s)\n", (long long)cs[i].id,
                           hr != LC_OK ? (e ? e : "failed") : "no improvement");
-            } else if ((rc = dag_replace_text(s, cs[i].id, cs[i].text, text, err)) == LC_OK) {
+            } else if ((rc = store_summary_set_text(s, cs[i].id, text, (int64_t)summ_estimate_tokens(text),
+                                                    err)) == LC_OK) {
                 out->healed++;
                 sb_printf(&b, "#%lld: healed (%zu tokens)\n", (long long)cs[i].id,
                           summ_estimate_tokens(text));
+            } else if (rc == LC_NOTFOUND) { /* a repair dropped it meanwhile */
+                rc = LC_OK;
+                out->unchanged++;
+                sb_printf(&b, "#%lld: unchanged (the node is gone)\n", (long long)cs[i].id);
             }
             free(e);
             free(text);
@@ -849,7 +807,6 @@ int dag_heal(store *s, summ_ctx *sc, const dag_heal_opts *o, dag_heal_report *ou
         rc = dag_event(s, "heal", data, err);
         free(data);
     }
-    for (size_t i = 0; i < nc; i++) free(cs[i].text);
     free(cs);
     out->text = b.oom ? NULL : sb_detach(&b);
     if (b.oom) sb_free(&b);

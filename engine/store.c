@@ -1415,3 +1415,50 @@ done:
     if (in_tx) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
     return rc;
 }
+
+int store_summary_set_text(store *s, int64_t id, const char *text, int64_t tokens, char **err)
+{
+    sqlite3_stmt *old = NULL, *up = NULL, *del = NULL, *ins = NULL;
+    int rc = LC_OK, in_tx = 0;
+    if (!text) return lc_errf(err, LC_INVALID, "store: a summary's text cannot be empty");
+    if ((rc = store_exec(s, "BEGIN IMMEDIATE", err)) != LC_OK) goto done;
+    in_tx = 1;
+    /* The index is contentless: the old text must be handed back to remove its terms, and
+     * it is read under the write lock so no other writer can have changed it since. */
+    if (sqlite3_prepare_v2(s->db, "SELECT text FROM summaries WHERE id = ?", -1, &old, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "UPDATE summaries SET text = ?, tokens = ? WHERE id = ?", -1, &up, NULL) !=
+            SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "INSERT INTO summaries_fts(summaries_fts, rowid, text) VALUES('delete', ?, ?)",
+                           -1, &del, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "INSERT INTO summaries_fts(rowid, text) VALUES(?, ?)", -1, &ins, NULL) !=
+            SQLITE_OK) {
+        rc = store_failed(s, err, "summary text");
+        goto done;
+    }
+    sqlite3_bind_int64(old, 1, id);
+    int step = sqlite3_step(old);
+    if (step != SQLITE_ROW) {
+        rc = step == SQLITE_DONE ? lc_errf(err, LC_NOTFOUND, "store: no summary #%lld", (long long)id)
+                                 : store_failed(s, err, "summary text");
+        goto done;
+    }
+    sqlite3_bind_int64(del, 1, id);
+    sqlite3_bind_value(del, 2, sqlite3_column_value(old, 0));
+    if ((rc = store_step_done(s, del, "summary index", err)) != LC_OK) goto done;
+    sqlite3_bind_text(up, 1, text, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(up, 2, tokens);
+    sqlite3_bind_int64(up, 3, id);
+    if ((rc = store_step_done(s, up, "summary text", err)) != LC_OK) goto done;
+    sqlite3_bind_int64(ins, 1, id);
+    sqlite3_bind_text(ins, 2, text, -1, SQLITE_STATIC);
+    if ((rc = store_step_done(s, ins, "summary index", err)) != LC_OK) goto done;
+    if ((rc = store_exec(s, "COMMIT", err)) != LC_OK) goto done;
+    in_tx = 0;
+done:
+    sqlite3_finalize(old);
+    sqlite3_finalize(up);
+    sqlite3_finalize(del);
+    sqlite3_finalize(ins);
+    if (in_tx) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}

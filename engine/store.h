@@ -165,5 +165,9 @@ int64_t store_db_bytes(store *s);
  * the node no longer applies: a leaf entry is already covered by a leaf or removed, or a
  * condensed child already has a parent -- another pass committed first. */
 int store_summary_add(store *s, const store_summary *in, int64_t *out_id, char **err);
+/* Replace a summary's text (and its token count) and re-index it, in one transaction: a
+ * node re-derived in place (dag_heal) keeps its id, provenance and place in the DAG.
+ * LC_NOTFOUND (nothing written) when the summary is gone. */
+int store_summary_set_text(store *s, int64_t id, const char *text, int64_t tokens, char **err);
 
 #endif
