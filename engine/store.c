@@ -1462,3 +1462,136 @@ done:
     if (in_tx) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
     return rc;
 }
+
+/* ---- the projection's rows ----------------------------------------------------------------- */
+
+void store_cut_free(store_cut *c)
+{
+    if (!c) return;
+    free(c->anchor_entry);
+    free(c->message);
+    free(c->nodes_json);
+    memset(c, 0, sizeof *c);
+}
+
+int store_cut_get(store *s, store_cut_which which, int64_t id, store_cut *out, char **err)
+{
+    static const char *const sql[] = {
+        [STORE_CUT_BY_ID] = "SELECT id, anchor_entry, anchor_ordinal, message, nodes, stubbed"
+                            " FROM lcm_cuts WHERE id = ?",
+        [STORE_CUT_NEWEST] = "SELECT id, anchor_entry, anchor_ordinal, message, nodes, stubbed"
+                             " FROM lcm_cuts ORDER BY id DESC LIMIT 1",
+        /* Removed marks follow the active branch, so a cut whose anchor is not removed
+         * stands on it. */
+        [STORE_CUT_ON_BRANCH] = "SELECT c.id, c.anchor_entry, c.anchor_ordinal, c.message, c.nodes,"
+                                " c.stubbed FROM lcm_cuts c JOIN messages m ON m.entry_id = c.anchor_entry"
+                                " WHERE m.removed = 0 ORDER BY c.id DESC LIMIT 1",
+    };
+    sqlite3_stmt *st = NULL;
+    int rc = LC_OK, step;
+    memset(out, 0, sizeof *out);
+    if ((unsigned)which > STORE_CUT_ON_BRANCH) return lc_errf(err, LC_INVALID, "store: no such cut query");
+    if (sqlite3_prepare_v2(s->db, sql[which], -1, &st, NULL) != SQLITE_OK) {
+        rc = store_failed(s, err, "cut");
+        goto done;
+    }
+    if (which == STORE_CUT_BY_ID) sqlite3_bind_int64(st, 1, id);
+    step = sqlite3_step(st);
+    if (step == SQLITE_DONE) {
+        rc = LC_NOTFOUND;
+        goto done;
+    }
+    if (step != SQLITE_ROW) {
+        rc = store_failed(s, err, "cut");
+        goto done;
+    }
+    out->id = sqlite3_column_int64(st, 0);
+    out->anchor_entry = store_col_dup(st, 1);
+    out->anchor_ordinal = sqlite3_column_int64(st, 2);
+    out->message = store_col_dup(st, 3);
+    out->nodes_json = store_col_dup(st, 4);
+    out->stubbed = sqlite3_column_int(st, 5);
+    if (!out->anchor_entry || !out->message || !out->nodes_json) {
+        store_cut_free(out);
+        rc = lc_errf(err, LC_NOMEM, "store: out of memory");
+    }
+done:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int store_cut_add(store *s, const store_cut *in, int64_t tokens, int64_t *out_id, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = LC_OK;
+    *out_id = 0;
+    if (sqlite3_prepare_v2(s->db,
+                           "INSERT INTO lcm_cuts(anchor_entry, anchor_ordinal, message, tokens, nodes,"
+                           " stubbed, created) VALUES(?,?,?,?,?,?,?)",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = store_failed(s, err, "cut");
+        goto done;
+    }
+    sqlite3_bind_text(st, 1, in->anchor_entry, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, in->anchor_ordinal);
+    sqlite3_bind_text(st, 3, in->message, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 4, tokens);
+    sqlite3_bind_text(st, 5, in->nodes_json, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 6, in->stubbed);
+    sqlite3_bind_int64(st, 7, (sqlite3_int64)time(NULL) * 1000);
+    if ((rc = store_step_done(s, st, "cut", err)) != LC_OK) goto done;
+    *out_id = sqlite3_last_insert_rowid(s->db);
+done:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int store_pin_get(store *s, store_pin *out, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = LC_NOTFOUND;
+    memset(out, 0, sizeof *out);
+    if (sqlite3_prepare_v2(s->db, "SELECT cut_id, applied_tokens, window FROM lcm_pin WHERE id = 1", -1, &st,
+                           NULL) != SQLITE_OK) {
+        rc = store_failed(s, err, "pin");
+        goto done;
+    }
+    int step = sqlite3_step(st);
+    if (step == SQLITE_ROW) {
+        out->cut_id = sqlite3_column_int64(st, 0);
+        out->applied_tokens = (long)sqlite3_column_int64(st, 1);
+        out->window = (long)sqlite3_column_int64(st, 2);
+        rc = LC_OK;
+    } else if (step != SQLITE_DONE) {
+        rc = store_failed(s, err, "pin");
+    }
+done:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int store_pin_set(store *s, const store_pin *pin, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = LC_OK;
+    if (sqlite3_prepare_v2(s->db,
+                           "INSERT OR REPLACE INTO lcm_pin(id, cut_id, applied_tokens, window, updated)"
+                           " VALUES(1,?,?,?,?)",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = store_failed(s, err, "pin");
+        goto done;
+    }
+    sqlite3_bind_int64(st, 1, pin->cut_id);
+    sqlite3_bind_int64(st, 2, pin->applied_tokens);
+    sqlite3_bind_int64(st, 3, pin->window);
+    sqlite3_bind_int64(st, 4, (sqlite3_int64)time(NULL) * 1000);
+    rc = store_step_done(s, st, "pin", err);
+done:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int store_pin_clear(store *s, char **err)
+{
+    return store_exec(s, "DELETE FROM lcm_pin", err);
+}

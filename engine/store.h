@@ -170,4 +170,40 @@ int store_summary_add(store *s, const store_summary *in, int64_t *out_id, char *
  * LC_NOTFOUND (nothing written) when the summary is gone. */
 int store_summary_set_text(store *s, int64_t id, const char *text, int64_t tokens, char **err);
 
+/* ---- the projection's rows ---------------------------------------------------------------
+ * The prepared cuts and the pin (project.h gives them their meaning); the store keeps them
+ * byte for byte. */
+
+/* A prepared cut as stored (strings malloc'd; store_cut_free). */
+typedef struct store_cut {
+    int64_t id;
+    char *anchor_entry;
+    int64_t anchor_ordinal;
+    char *message;        /* the pointer AgentMessage JSON, exactly as sent */
+    char *nodes_json;     /* the frontier node ids, a JSON array */
+    int stubbed;
+} store_cut;
+void store_cut_free(store_cut *c);
+
+typedef enum store_cut_which {
+    STORE_CUT_BY_ID = 0,  /* the cut `id` */
+    STORE_CUT_NEWEST,     /* the newest cut */
+    STORE_CUT_ON_BRANCH   /* the newest cut whose anchor message is not removed */
+} store_cut_which;
+/* LC_NOTFOUND (a zeroed cut) when there is none. */
+int store_cut_get(store *s, store_cut_which which, int64_t id, store_cut *out, char **err);
+/* Record a cut (in->id is ignored); `tokens` is its measured size. *out_id the new id. */
+int store_cut_add(store *s, const store_cut *in, int64_t tokens, int64_t *out_id, char **err);
+
+/* Which cut is applied, at what occupancy, against which window. */
+typedef struct store_pin {
+    int64_t cut_id;         /* 0 = nothing swapped */
+    long applied_tokens;    /* occupancy when it was applied */
+    long window;            /* the window it was measured against */
+} store_pin;
+/* LC_NOTFOUND (and a zeroed pin) when nothing is pinned. */
+int store_pin_get(store *s, store_pin *out, char **err);
+int store_pin_set(store *s, const store_pin *pin, char **err);
+int store_pin_clear(store *s, char **err);
+
 #endif
