@@ -1595,3 +1595,229 @@ int store_pin_clear(store *s, char **err)
 {
     return store_exec(s, "DELETE FROM lcm_pin", err);
 }
+
+/* ---- the DAG's reads and its bookkeeping ---------------------------------------------------- */
+
+/* Step `st` (columns: ordinal, entry_id, role, tokens, uncovered, then text when
+ * `with_text`) and hand each row to `visit`. */
+static int store_walk_msgs(store *s, sqlite3_stmt *st, const char *what, int with_text, store_msg_visit visit,
+                           void *ud, int *stopped, char **err)
+{
+    int rc = LC_OK, step;
+    if (stopped) *stopped = 0;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        store_dag_msg m = {0};
+        m.ordinal = sqlite3_column_int64(st, 0);
+        m.entry_id = (const char *)sqlite3_column_text(st, 1);
+        m.role = (const char *)sqlite3_column_text(st, 2);
+        m.tokens = sqlite3_column_int64(st, 3);
+        m.uncovered = sqlite3_column_int(st, 4);
+        if (with_text) m.text = (const char *)sqlite3_column_text(st, 5);
+        int v = visit(ud, &m, err);
+        if (v == STORE_VISIT_STOP) {
+            if (stopped) *stopped = 1;
+            return LC_OK;
+        }
+        if (v != LC_OK) return v;
+    }
+    if (step != SQLITE_DONE) rc = store_failed(s, err, what);
+    return rc;
+}
+
+int store_dag_walk_tail(store *s, store_msg_visit visit, void *ud, int *stopped, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT m.ordinal, m.entry_id, m.role, m.tokens, m.role NOT IN (" STORE_DAG_EXCLUDED_ROLES
+                           ") AND " STORE_UNCOVERED("m") " FROM messages m WHERE m.removed = 0 ORDER BY m.ordinal DESC",
+                           -1, &st, NULL) != SQLITE_OK)
+        rc = store_failed(s, err, "fresh tail");
+    else
+        rc = store_walk_msgs(s, st, "fresh tail", 0, visit, ud, stopped, err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int store_dag_walk_uncovered(store *s, int64_t after, int64_t before, store_msg_visit visit, void *ud,
+                             int *stopped, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT m.ordinal, m.entry_id, m.role, m.tokens, 1, m.text FROM messages m"
+                           " WHERE " STORE_ELIGIBLE("m") " AND m.ordinal > ?1 AND m.ordinal < ?2"
+                           " AND " STORE_UNCOVERED("m") " ORDER BY m.ordinal",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = store_failed(s, err, "uncovered messages");
+    } else {
+        sqlite3_bind_int64(st, 1, after);
+        sqlite3_bind_int64(st, 2, before);
+        rc = store_walk_msgs(s, st, "uncovered messages", 1, visit, ud, stopped, err);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int store_dag_count_uncovered(store *s, int64_t from, int64_t before, int64_t *count, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = LC_OK;
+    *count = 0;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT count(*) FROM messages m WHERE " STORE_ELIGIBLE("m")
+                           " AND m.ordinal >= ?2 AND (?1 <= 0 OR m.ordinal < ?1) AND " STORE_UNCOVERED("m"),
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = store_failed(s, err, "coverage");
+        goto done;
+    }
+    sqlite3_bind_int64(st, 1, before);
+    sqlite3_bind_int64(st, 2, from);
+    if (sqlite3_step(st) != SQLITE_ROW) {
+        rc = store_failed(s, err, "coverage");
+        goto done;
+    }
+    *count = sqlite3_column_int64(st, 0);
+done:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Step `st` (columns: id, depth, kind, text, then the span's when `spans`) through `visit`. */
+static int store_walk_nodes(store *s, sqlite3_stmt *st, const char *what, int spans, store_node_visit visit,
+                            void *ud, char **err)
+{
+    int step;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        store_node n = {0};
+        const char *kind = (const char *)sqlite3_column_text(st, 2);
+        n.id = sqlite3_column_int64(st, 0);
+        n.depth = sqlite3_column_int(st, 1);
+        n.leaf = kind && strcmp(kind, "leaf") == 0;
+        n.text = (const char *)sqlite3_column_text(st, 3);
+        if (spans) {
+            n.tiers_json = (const char *)sqlite3_column_text(st, 4);
+            n.tokens = sqlite3_column_int64(st, 5);
+            n.first_ordinal = sqlite3_column_int64(st, 6);
+            n.last_ordinal = sqlite3_column_int64(st, 7);
+            n.first_entry = (const char *)sqlite3_column_text(st, 8);
+            n.last_entry = (const char *)sqlite3_column_text(st, 9);
+            n.entry_count = sqlite3_column_int64(st, 10);
+        }
+        int v = visit(ud, &n, err);
+        if (v == STORE_VISIT_STOP) return LC_OK;
+        if (v != LC_OK) return v;
+    }
+    return step == SQLITE_DONE ? LC_OK : store_failed(s, err, what);
+}
+
+int store_dag_walk_frontier(store *s, store_node_visit visit, void *ud, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT s.id, s.depth, s.kind, s.text, s.tiers, s.tokens, sp.first_ordinal,"
+                           " sp.last_ordinal, sp.first_entry, sp.last_entry, sp.entry_count"
+                           " FROM summaries s JOIN summary_spans sp ON sp.summary_id = s.id"
+                           " WHERE NOT EXISTS (SELECT 1 FROM summary_children c WHERE c.child_id = s.id)"
+                           " ORDER BY sp.first_ordinal, s.id",
+                           -1, &st, NULL) != SQLITE_OK)
+        rc = store_failed(s, err, "frontier");
+    else
+        rc = store_walk_nodes(s, st, "frontier", 1, visit, ud, err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int store_dag_walk_prefixed(store *s, const char *prefix, store_node_visit visit, void *ud, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (sqlite3_prepare_v2(s->db, "SELECT id, depth, kind, text FROM summaries WHERE substr(text, 1, ?) = ? ORDER BY id",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = store_failed(s, err, "summaries");
+    } else {
+        sqlite3_bind_int(st, 1, (int)strlen(prefix));
+        sqlite3_bind_text(st, 2, prefix, -1, SQLITE_STATIC);
+        rc = store_walk_nodes(s, st, "summaries", 0, visit, ud, err);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int store_dag_walk_source(store *s, int64_t id, int leaf, store_msg_visit visit, void *ud, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    const char *sql = leaf ? "SELECT m.ordinal, m.entry_id, m.role, m.tokens, 0, m.text FROM summary_messages sm"
+                             " JOIN messages m ON m.entry_id = sm.entry_id WHERE sm.summary_id = ? ORDER BY sm.position"
+                           : "SELECT 0, '', '', s.tokens, 0, s.text FROM summary_children c JOIN summaries s"
+                             " ON s.id = c.child_id WHERE c.parent_id = ? ORDER BY c.position";
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
+        rc = store_failed(s, err, "summary source");
+    } else {
+        sqlite3_bind_int64(st, 1, id);
+        rc = store_walk_msgs(s, st, "summary source", 1, visit, ud, NULL, err);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int64_t store_run_begin(store *s, const char *kind)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t id = 0;
+    if (sqlite3_prepare_v2(s->db, "INSERT INTO runs(kind, pid, started) VALUES(?,?,?)", -1, &st, NULL) ==
+        SQLITE_OK) {
+        sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, (sqlite3_int64)getpid());
+        sqlite3_bind_int64(st, 3, (sqlite3_int64)time(NULL) * 1000);
+        if (sqlite3_step(st) == SQLITE_DONE) id = sqlite3_last_insert_rowid(s->db);
+    }
+    sqlite3_finalize(st);
+    return id;
+}
+
+void store_run_end(store *s, int64_t id, const char *status)
+{
+    sqlite3_stmt *st = NULL;
+    if (id <= 0) return;
+    if (sqlite3_prepare_v2(s->db, "UPDATE runs SET finished = ?, status = ? WHERE id = ?", -1, &st, NULL) ==
+        SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, (sqlite3_int64)time(NULL) * 1000);
+        sqlite3_bind_text(st, 2, status, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 3, id);
+        sqlite3_step(st);
+    }
+    sqlite3_finalize(st);
+}
+
+int store_event_add(store *s, const char *kind, const char *data_json, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (sqlite3_prepare_v2(s->db, "INSERT INTO lcm_events(kind, data, created) VALUES(?,?,?)", -1, &st, NULL) !=
+        SQLITE_OK) {
+        rc = store_failed(s, err, "event");
+    } else {
+        sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
+        if (data_json) sqlite3_bind_text(st, 2, data_json, -1, SQLITE_STATIC);
+        else sqlite3_bind_null(st, 2);
+        sqlite3_bind_int64(st, 3, (sqlite3_int64)time(NULL) * 1000);
+        rc = store_step_done(s, st, "event", err);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int64_t store_event_count(store *s, const char *kind)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t n = 0;
+    if (sqlite3_prepare_v2(s->db, "SELECT count(*) FROM lcm_events WHERE kind = ?", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) == SQLITE_ROW) n = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    return n;
+}

@@ -170,6 +170,66 @@ int store_summary_add(store *s, const store_summary *in, int64_t *out_id, char *
  * LC_NOTFOUND (nothing written) when the summary is gone. */
 int store_summary_set_text(store *s, int64_t id, const char *text, int64_t tokens, char **err);
 
+/* ---- the DAG's reads and its bookkeeping ------------------------------------------------
+ * A pass walks rows through a visitor, so it can stop at its boundary without reading
+ * further (the fresh tail is O(tail), a chunk O(chunk)). A visitor returns LC_OK to go on,
+ * STORE_VISIT_STOP to end the walk there (the walk returns LC_OK with *stopped = 1), or an
+ * error status (with *err set), which the walk returns. */
+#define STORE_VISIT_STOP (-1)
+
+/* One message as a pass reads it (borrowed for the visit). */
+typedef struct store_dag_msg {
+    int64_t ordinal;
+    const char *entry_id;
+    const char *role;
+    const char *text;   /* NULL in the tail walk, which reads no text */
+    int64_t tokens;
+    int uncovered;      /* eligible and covered by no leaf */
+} store_dag_msg;
+typedef int (*store_msg_visit)(void *ud, const store_dag_msg *m, char **err);
+
+/* The messages of the active branch (not removed), newest first. */
+int store_dag_walk_tail(store *s, store_msg_visit visit, void *ud, int *stopped, char **err);
+/* The eligible messages no leaf covers with after < ordinal < before, oldest first. */
+int store_dag_walk_uncovered(store *s, int64_t after, int64_t before, store_msg_visit visit, void *ud,
+                             int *stopped, char **err);
+/* How many eligible messages no leaf covers at or past `from` (and before `before` when it
+ * is > 0). */
+int store_dag_count_uncovered(store *s, int64_t from, int64_t before, int64_t *count, char **err);
+
+/* One summary with its span (borrowed for the visit). */
+typedef struct store_node {
+    int64_t id;
+    int depth;
+    int leaf;
+    const char *text;
+    const char *tiers_json;   /* may be NULL */
+    int64_t tokens;
+    int64_t first_ordinal, last_ordinal;
+    const char *first_entry, *last_entry;
+    int64_t entry_count;
+} store_node;
+typedef int (*store_node_visit)(void *ud, const store_node *n, char **err);
+
+/* The summaries no other summary condenses, in span order. */
+int store_dag_walk_frontier(store *s, store_node_visit visit, void *ud, char **err);
+/* The summaries whose text starts with `prefix`, by id (only id, depth, leaf and text are
+ * set). */
+int store_dag_walk_prefixed(store *s, const char *prefix, store_node_visit visit, void *ud, char **err);
+/* What a summary was made from, in order: a leaf's messages (role, text) or a condensed
+ * node's children (role "", text). */
+int store_dag_walk_source(store *s, int64_t id, int leaf, store_msg_visit visit, void *ud, char **err);
+
+/* A `runs` row while a pass works: doctor tells a pass in progress (live pid) from one
+ * whose writer died. Begin returns its id, 0 when it could not be written (the pass runs
+ * anyway); end records the finish (nothing for id 0). */
+int64_t store_run_begin(store *s, const char *kind);
+void store_run_end(store *s, int64_t id, const char *status);
+
+/* An event row (condensation-stalled, heal results) that status and doctor read. */
+int store_event_add(store *s, const char *kind, const char *data_json, char **err);
+int64_t store_event_count(store *s, const char *kind);
+
 /* ---- the projection's rows ---------------------------------------------------------------
  * The prepared cuts and the pin (project.h gives them their meaning); the store keeps them
  * byte for byte. */
