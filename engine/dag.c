@@ -15,91 +15,58 @@
 
 #include <cjson/cJSON.h>
 
+#include "store.h"
 #include "util.h"
 
 #define DAG_DEFAULT_CHUNK 20000
 #define DAG_DEFAULT_SUMMARY 1200
 #define DAG_HEAL_WINDOWS 8
 
-/* Host compaction summaries are outside the DAG: they restate history the DAG already
- * holds as originals, and summarizing them would summarize the same text twice. */
-#define DAG_ELIGIBLE " m.removed = 0 AND m.role NOT IN (" STORE_DAG_EXCLUDED_ROLES ") "
-
-static int dag_sqlerr(store *s, char **err, const char *what)
-{
-    return lc_errf(err, LC_ERR, "dag: %s: %s", what, sqlite3_errmsg(store_db(s)));
-}
-
-static int64_t dag_now_ms(void) { return (int64_t)time(NULL) * 1000; }
 
 /* ---- events and runs ------------------------------------------------------------- */
 
 int dag_event(store *s, const char *kind, const char *data_json, char **err)
 {
-    sqlite3_stmt *st = NULL;
-    int rc = LC_OK;
-    if (sqlite3_prepare_v2(store_db(s), "INSERT INTO lcm_events(kind, data, created) VALUES(?,?,?)",
-                           -1, &st, NULL) != SQLITE_OK) {
-        rc = dag_sqlerr(s, err, "event");
-        goto done;
-    }
-    sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
-    if (data_json)
-        sqlite3_bind_text(st, 2, data_json, -1, SQLITE_STATIC);
-    else
-        sqlite3_bind_null(st, 2);
-    sqlite3_bind_int64(st, 3, dag_now_ms());
-    if (sqlite3_step(st) != SQLITE_DONE) rc = dag_sqlerr(s, err, "event");
-done:
-    sqlite3_finalize(st);
-    return rc;
+    return store_event_add(s, kind, data_json, err);
 }
 
 int64_t dag_event_count(store *s, const char *kind)
 {
-    sqlite3_stmt *st = NULL;
-    int64_t n = 0;
-    if (sqlite3_prepare_v2(store_db(s), "SELECT count(*) FROM lcm_events WHERE kind = ?", -1, &st,
-                           NULL) == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
-        if (sqlite3_step(st) == SQLITE_ROW) n = sqlite3_column_int64(st, 0);
-    }
-    sqlite3_finalize(st);
-    return n;
-}
-
-/* A `runs` row while the pass works: doctor tells a pass in progress (live pid) from one
- * whose writer died (its rows are still consistent, only the run row is left open). */
-static int64_t dag_run_begin(store *s, const char *kind)
-{
-    sqlite3_stmt *st = NULL;
-    int64_t id = 0;
-    if (sqlite3_prepare_v2(store_db(s), "INSERT INTO runs(kind, pid, started) VALUES(?,?,?)", -1,
-                           &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 2, (sqlite3_int64)getpid());
-        sqlite3_bind_int64(st, 3, dag_now_ms());
-        if (sqlite3_step(st) == SQLITE_DONE) id = sqlite3_last_insert_rowid(store_db(s));
-    }
-    sqlite3_finalize(st);
-    return id;
-}
-
-static void dag_run_end(store *s, int64_t id, const char *status)
-{
-    sqlite3_stmt *st = NULL;
-    if (id <= 0) return;
-    if (sqlite3_prepare_v2(store_db(s), "UPDATE runs SET finished = ?, status = ? WHERE id = ?", -1,
-                           &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(st, 1, dag_now_ms());
-        sqlite3_bind_text(st, 2, status, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 3, id);
-        sqlite3_step(st);
-    }
-    sqlite3_finalize(st);
+    return store_event_count(s, kind);
 }
 
 /* ---- boundaries and coverage ------------------------------------------------------ */
+
+/* The fresh tail as it is walked: tokens so far, the boundary, the uncovered sum. */
+typedef struct dag_tail_walk {
+    long keep, acc, unc;
+    int64_t boundary, last;
+    int reached;
+} dag_tail_walk;
+
+static int dag_tail_visit(void *ud, const store_dag_msg *m, char **err)
+{
+    dag_tail_walk *t = ud;
+    (void)err;
+    if (t->last < 0) {
+        t->last = m->ordinal;
+        if (t->keep <= 0) {
+            t->boundary = m->ordinal + 1;
+            t->reached = 1;
+            return STORE_VISIT_STOP;
+        }
+    }
+    if (m->uncovered) t->unc += (long)m->tokens;
+    if (!t->reached) {
+        t->acc += (long)m->tokens;
+        t->boundary = m->ordinal;
+        if (t->acc >= t->keep) t->reached = 1;
+        if (!t->reached) return LC_OK;
+    }
+    /* A tail that starts at a toolResult would orphan it from its call. */
+    t->boundary = m->ordinal;
+    return m->role && strcmp(m->role, "toolResult") == 0 ? LC_OK : STORE_VISIT_STOP;
+}
 
 /* The fresh tail, walked from the newest message back: O(tail), never O(history). Also
  * sums the tail's eligible messages that no leaf covers, so a pass knows how many
@@ -107,53 +74,15 @@ static void dag_run_end(store *s, int64_t id, const char *status)
 static int dag_tail(store *s, long keep_recent_tokens, int64_t *ordinal, long *tail_uncovered,
                     char **err)
 {
-    sqlite3_stmt *st = NULL;
-    int rc = LC_OK, step;
-    long acc = 0, unc = 0;
-    int64_t boundary = 0, last = -1;
-    int reached = 0;
-    if (sqlite3_prepare_v2(store_db(s),
-                           "SELECT m.ordinal, m.role, m.tokens, m.role NOT IN (" STORE_DAG_EXCLUDED_ROLES ")"
-                           " AND NOT EXISTS (SELECT 1 FROM summary_messages sm WHERE sm.entry_id = m.entry_id)"
-                           " FROM messages m WHERE m.removed = 0 ORDER BY m.ordinal DESC",
-                           -1, &st, NULL) != SQLITE_OK) {
-        rc = dag_sqlerr(s, err, "fresh tail");
-        goto done;
-    }
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t ord = sqlite3_column_int64(st, 0);
-        const char *role = (const char *)sqlite3_column_text(st, 1);
-        long tokens = (long)sqlite3_column_int64(st, 2);
-        if (last < 0) {
-            last = ord;
-            if (keep_recent_tokens <= 0) {
-                boundary = ord + 1;
-                reached = 1;
-                break;
-            }
-        }
-        if (sqlite3_column_int(st, 3)) unc += tokens;
-        if (!reached) {
-            acc += tokens;
-            boundary = ord;
-            if (acc >= keep_recent_tokens) reached = 1;
-            if (!reached) continue;
-        }
-        /* A tail that starts at a toolResult would orphan it from its call. */
-        boundary = ord;
-        if (!role || strcmp(role, "toolResult") != 0) break;
-    }
-    if (step != SQLITE_ROW && step != SQLITE_DONE) {
-        rc = dag_sqlerr(s, err, "fresh tail");
-        goto done;
-    }
-    if (!reached) boundary = 0; /* everything is fresh */
-    else if (step == SQLITE_DONE) boundary = 0; /* walked to the first message: all in the tail */
-    *ordinal = boundary;
-    if (tail_uncovered) *tail_uncovered = unc;
-done:
-    sqlite3_finalize(st);
-    return rc;
+    dag_tail_walk t = {.keep = keep_recent_tokens, .last = -1};
+    int stopped = 0;
+    int rc = store_dag_walk_tail(s, dag_tail_visit, &t, &stopped, err);
+    if (rc != LC_OK) return rc;
+    if (!t.reached) t.boundary = 0; /* everything is fresh */
+    else if (!stopped) t.boundary = 0; /* walked to the first message: all in the tail */
+    *ordinal = t.boundary;
+    if (tail_uncovered) *tail_uncovered = t.unc;
+    return LC_OK;
 }
 
 int dag_fresh_boundary(store *s, long keep_recent_tokens, int64_t *ordinal, char **err)
@@ -163,30 +92,12 @@ int dag_fresh_boundary(store *s, long keep_recent_tokens, int64_t *ordinal, char
 
 int dag_uncovered(store *s, int64_t before_ordinal, int64_t *count, char **err)
 {
-    sqlite3_stmt *st = NULL;
-    int rc = LC_OK;
     int64_t wm = 0;
+    int rc;
     *count = 0;
     /* Below the watermark every eligible message is covered: count from there. */
-    if ((rc = store_dag_progress(s, &wm, NULL, err)) != LC_OK) goto done;
-    if (sqlite3_prepare_v2(store_db(s),
-                           "SELECT count(*) FROM messages m WHERE" DAG_ELIGIBLE
-                           " AND m.ordinal >= ?2 AND (?1 <= 0 OR m.ordinal < ?1) AND NOT EXISTS"
-                           " (SELECT 1 FROM summary_messages sm WHERE sm.entry_id = m.entry_id)",
-                           -1, &st, NULL) != SQLITE_OK) {
-        rc = dag_sqlerr(s, err, "coverage");
-        goto done;
-    }
-    sqlite3_bind_int64(st, 1, before_ordinal);
-    sqlite3_bind_int64(st, 2, wm);
-    if (sqlite3_step(st) != SQLITE_ROW) {
-        rc = dag_sqlerr(s, err, "coverage");
-        goto done;
-    }
-    *count = sqlite3_column_int64(st, 0);
-done:
-    sqlite3_finalize(st);
-    return rc;
+    if ((rc = store_dag_progress(s, &wm, NULL, err)) != LC_OK) return rc;
+    return store_dag_count_uncovered(s, wm, before_ordinal, count, err);
 }
 
 /* ---- nodes -------------------------------------------------------------------------- */
@@ -216,77 +127,56 @@ long dag_node_block_tokens(const dag_node *n)
     return t;
 }
 
-static char *dag_col(sqlite3_stmt *st, int col)
+/* The frontier as it is read: a growing array of nodes. */
+typedef struct dag_nodes {
+    dag_node *v;
+    size_t n, cap;
+} dag_nodes;
+
+static int dag_frontier_visit(void *ud, const store_node *r, char **err)
 {
-    const unsigned char *t = sqlite3_column_text(st, col);
-    return t ? lc_strdup((const char *)t) : NULL;
+    dag_nodes *a = ud;
+    if (a->n == a->cap) {
+        size_t nc = a->cap ? a->cap * 2 : 16;
+        dag_node *nv = realloc(a->v, nc * sizeof *nv);
+        if (!nv) return lc_errf(err, LC_NOMEM, "dag: out of memory");
+        a->v = nv;
+        a->cap = nc;
+    }
+    dag_node *d = &a->v[a->n++];
+    memset(d, 0, sizeof *d);
+    d->id = r->id;
+    d->depth = r->depth;
+    d->leaf = r->leaf;
+    d->text = lc_strdup(r->text ? r->text : "");
+    if (r->tiers_json) {
+        cJSON *tiers = cJSON_Parse(r->tiers_json);
+        const char *rich = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(tiers, "rich"));
+        if (rich) d->rich = lc_strdup(rich);
+        cJSON_Delete(tiers);
+    }
+    d->tokens = (long)r->tokens;
+    d->first_ordinal = r->first_ordinal;
+    d->last_ordinal = r->last_ordinal;
+    d->first_entry = r->first_entry ? lc_strdup(r->first_entry) : NULL;
+    d->last_entry = r->last_entry ? lc_strdup(r->last_entry) : NULL;
+    d->entry_count = r->entry_count;
+    return d->text ? LC_OK : lc_errf(err, LC_NOMEM, "dag: out of memory");
 }
 
 int dag_frontier(store *s, dag_node **out, size_t *n, char **err)
 {
-    sqlite3_stmt *st = NULL;
-    int rc = LC_OK, step;
-    dag_node *v = NULL;
-    size_t k = 0, cap = 0;
+    dag_nodes a = {0};
+    int rc = store_dag_walk_frontier(s, dag_frontier_visit, &a, err);
     *out = NULL;
     *n = 0;
-    if (sqlite3_prepare_v2(store_db(s),
-                           "SELECT s.id, s.depth, s.kind, s.text, s.tiers, s.tokens, sp.first_ordinal,"
-                           " sp.last_ordinal, sp.first_entry, sp.last_entry, sp.entry_count"
-                           " FROM summaries s JOIN summary_spans sp ON sp.summary_id = s.id"
-                           " WHERE NOT EXISTS (SELECT 1 FROM summary_children c WHERE c.child_id = s.id)"
-                           " ORDER BY sp.first_ordinal, s.id",
-                           -1, &st, NULL) != SQLITE_OK) {
-        rc = dag_sqlerr(s, err, "frontier");
-        goto done;
+    if (rc != LC_OK) {
+        dag_nodes_free(a.v, a.n);
+        return rc;
     }
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        if (k == cap) {
-            size_t nc = cap ? cap * 2 : 16;
-            dag_node *nv = realloc(v, nc * sizeof *nv);
-            if (!nv) {
-                rc = lc_errf(err, LC_NOMEM, "dag: out of memory");
-                goto done;
-            }
-            v = nv;
-            cap = nc;
-        }
-        dag_node *d = &v[k++];
-        memset(d, 0, sizeof *d);
-        d->id = sqlite3_column_int64(st, 0);
-        d->depth = sqlite3_column_int(st, 1);
-        const char *kind = (const char *)sqlite3_column_text(st, 2);
-        d->leaf = kind && strcmp(kind, "leaf") == 0;
-        d->text = dag_col(st, 3);
-        if (sqlite3_column_type(st, 4) != SQLITE_NULL) {
-            cJSON *tiers = cJSON_Parse((const char *)sqlite3_column_text(st, 4));
-            const char *rich = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(tiers, "rich"));
-            if (rich) d->rich = lc_strdup(rich);
-            cJSON_Delete(tiers);
-        }
-        d->tokens = (long)sqlite3_column_int64(st, 5);
-        d->first_ordinal = sqlite3_column_int64(st, 6);
-        d->last_ordinal = sqlite3_column_int64(st, 7);
-        d->first_entry = dag_col(st, 8);
-        d->last_entry = dag_col(st, 9);
-        d->entry_count = sqlite3_column_int64(st, 10);
-        if (!d->text) {
-            rc = lc_errf(err, LC_NOMEM, "dag: out of memory");
-            goto done;
-        }
-    }
-    if (step != SQLITE_DONE) {
-        rc = dag_sqlerr(s, err, "frontier");
-        goto done;
-    }
-    *out = v;
-    *n = k;
-    v = NULL;
-    k = 0;
-done:
-    sqlite3_finalize(st);
-    dag_nodes_free(v, k);
-    return rc;
+    *out = a.v;
+    *n = a.n;
+    return LC_OK;
 }
 
 static long dag_block_total(const dag_node *v, size_t n)
@@ -373,44 +263,36 @@ static int dag_chunk_add(dag_chunk *c, const char *id, const char *role, const c
     return c->src.oom ? LC_NOMEM : LC_OK;
 }
 
+/* A chunk as it is read: full at chunk_tokens, at a place a leaf may end. */
+typedef struct dag_chunk_walk {
+    dag_chunk *c;
+    long chunk_tokens;
+    int complete;
+} dag_chunk_walk;
+
+static int dag_chunk_visit(void *ud, const store_dag_msg *m, char **err)
+{
+    dag_chunk_walk *w = ud;
+    /* A leaf ends where the chunk is full, but never right before a toolResult: the
+     * call and its result are one unit for the summary and for the cut after it. */
+    if (w->c->tokens >= w->chunk_tokens && (!m->role || strcmp(m->role, "toolResult") != 0)) {
+        w->complete = 1;
+        return STORE_VISIT_STOP;
+    }
+    if (dag_chunk_add(w->c, m->entry_id, m->role ? m->role : "?", m->text, (long)m->tokens, m->ordinal) != LC_OK)
+        return lc_errf(err, LC_NOMEM, "dag: out of memory");
+    return LC_OK;
+}
+
 /* Read the next chunk of uncovered eligible messages after `after_ordinal` and before
  * `boundary`. *complete: the chunk reached leaf_chunk tokens at a place a leaf may end. */
 static int dag_next_chunk(store *s, int64_t after_ordinal, int64_t boundary, long chunk_tokens,
                           dag_chunk *c, int *complete, char **err)
 {
-    sqlite3_stmt *st = NULL;
-    int rc = LC_OK, step;
-    *complete = 0;
+    dag_chunk_walk w = {c, chunk_tokens, 0};
     dag_chunk_reset(c);
-    if (sqlite3_prepare_v2(store_db(s),
-                           "SELECT m.ordinal, m.entry_id, m.role, m.text, m.tokens FROM messages m"
-                           " WHERE" DAG_ELIGIBLE " AND m.ordinal > ?1 AND m.ordinal < ?2"
-                           " AND NOT EXISTS (SELECT 1 FROM summary_messages sm WHERE sm.entry_id = m.entry_id)"
-                           " ORDER BY m.ordinal",
-                           -1, &st, NULL) != SQLITE_OK) {
-        rc = dag_sqlerr(s, err, "uncovered messages");
-        goto done;
-    }
-    sqlite3_bind_int64(st, 1, after_ordinal);
-    sqlite3_bind_int64(st, 2, boundary);
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *role = (const char *)sqlite3_column_text(st, 2);
-        /* A leaf ends where the chunk is full, but never right before a toolResult: the
-         * call and its result are one unit for the summary and for the cut after it. */
-        if (c->tokens >= chunk_tokens && (!role || strcmp(role, "toolResult") != 0)) {
-            *complete = 1;
-            break;
-        }
-        if (dag_chunk_add(c, (const char *)sqlite3_column_text(st, 1), role ? role : "?",
-                          (const char *)sqlite3_column_text(st, 3),
-                          (long)sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 0)) != LC_OK) {
-            rc = lc_errf(err, LC_NOMEM, "dag: out of memory");
-            goto done;
-        }
-    }
-    if (step != SQLITE_ROW && step != SQLITE_DONE) rc = dag_sqlerr(s, err, "uncovered messages");
-done:
-    sqlite3_finalize(st);
+    int rc = store_dag_walk_uncovered(s, after_ordinal, boundary, dag_chunk_visit, &w, NULL, err);
+    *complete = w.complete;
     return rc;
 }
 
@@ -468,7 +350,7 @@ static int dag_leaves(store *s, summ_ctx *sc, const dag_opts *o, int64_t boundar
             next_wm = c.first_ordinal;
             break;
         }
-        if (!*run) *run = dag_run_begin(s, "dag-pass");
+        if (!*run) *run = store_run_begin(s, "dag-pass");
         if ((rc = summ_summarize(sc, c.src.p, (size_t)target, &r, err)) != LC_OK) goto done;
         int64_t id = 0;
         rc = dag_write_node(s, &r, 0, (const char *const *)c.ids, c.n, NULL, 0, &id, err);
@@ -551,7 +433,7 @@ static int dag_condense(store *s, summ_ctx *sc, const dag_opts *o, dag_stats *st
             char *data = lc_asprintf("{\"blockTokens\":%ld,\"budget\":%ld,\"frontier\":%zu}",
                                      stats->block_tokens, o->block_budget, n);
             stats->stalled = 1;
-            if (!*run) *run = dag_run_begin(s, "dag-pass");
+            if (!*run) *run = store_run_begin(s, "dag-pass");
             rc = dag_event(s, "condensation-stalled", data, err);
             free(data);
             goto done;
@@ -571,7 +453,7 @@ static int dag_condense(store *s, summ_ctx *sc, const dag_opts *o, dag_stats *st
             rc = lc_errf(err, LC_NOMEM, "dag: out of memory");
             goto done;
         }
-        if (!*run) *run = dag_run_begin(s, "dag-pass");
+        if (!*run) *run = store_run_begin(s, "dag-pass");
         if ((rc = summ_summarize(sc, src.p, (size_t)target, &r, err)) != LC_OK) goto done;
         int64_t id = 0;
         rc = dag_write_node(s, &r, depth, NULL, 0, children, len, &id, err);
@@ -614,7 +496,7 @@ int dag_pass(store *s, summ_ctx *sc, const dag_opts *o, dag_stats *out, char **e
 done:
     /* A model call the caller gave up ends the pass like keep_going would have. */
     if (rc == LC_CANCELLED) stats.stopped = 1;
-    dag_run_end(s, run, rc == LC_CANCELLED ? "stopped" : rc != LC_OK ? "error" : stats.stalled ? "condensation-stalled"
+    store_run_end(s, run, rc == LC_CANCELLED ? "stopped" : rc != LC_OK ? "error" : stats.stalled ? "condensation-stalled"
                                               : stats.capped ? "capped"
                                               : stats.stopped ? "stopped"
                                               : stats.conflicts ? "conflict" : "ok");
@@ -631,75 +513,24 @@ void dag_heal_report_free(dag_heal_report *r)
     r->text = NULL;
 }
 
+static int dag_source_visit(void *ud, const store_dag_msg *m, char **err)
+{
+    sbuf *b = ud;
+    (void)err;
+    if (m->role && *m->role) sb_printf(b, "%s: ", m->role);
+    sb_printf(b, "%s\n\n", m->text ? m->text : "");
+    return LC_OK;
+}
+
 /* The source a node was made from: its messages (leaf) or its children (condensed). */
 static char *dag_node_source(store *s, int64_t id, int leaf)
 {
-    sqlite3_stmt *st = NULL;
     sbuf b = {0};
-    const char *sql = leaf ? "SELECT m.role, m.text FROM summary_messages sm JOIN messages m"
-                             " ON m.entry_id = sm.entry_id WHERE sm.summary_id = ? ORDER BY sm.position"
-                           : "SELECT '', s.text FROM summary_children c JOIN summaries s"
-                             " ON s.id = c.child_id WHERE c.parent_id = ? ORDER BY c.position";
-    if (sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQLITE_OK) return NULL;
-    sqlite3_bind_int64(st, 1, id);
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        const char *role = (const char *)sqlite3_column_text(st, 0);
-        const char *text = (const char *)sqlite3_column_text(st, 1);
-        if (role && *role) sb_printf(&b, "%s: ", role);
-        sb_printf(&b, "%s\n\n", text ? text : "");
-    }
-    sqlite3_finalize(st);
-    if (b.oom) {
+    if (store_dag_walk_source(s, id, leaf, dag_source_visit, &b, NULL) != LC_OK || b.oom) {
         sb_free(&b);
         return NULL;
     }
     return b.p ? sb_detach(&b) : lc_strdup("");
-}
-
-static int dag_replace_text(store *s, int64_t id, const char *old_text, const char *text,
-                            char **err)
-{
-    sqlite3 *db = store_db(s);
-    sqlite3_stmt *up = NULL, *del = NULL, *ins = NULL;
-    int rc = LC_OK, in_tx = 0;
-    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
-        rc = dag_sqlerr(s, err, "heal");
-        goto done;
-    }
-    in_tx = 1;
-    if (sqlite3_prepare_v2(db, "UPDATE summaries SET text = ?, tokens = ? WHERE id = ?", -1, &up,
-                           NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db,
-                           "INSERT INTO summaries_fts(summaries_fts, rowid, text) VALUES('delete', ?, ?)",
-                           -1, &del, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db, "INSERT INTO summaries_fts(rowid, text) VALUES(?, ?)", -1, &ins, NULL) !=
-            SQLITE_OK) {
-        rc = dag_sqlerr(s, err, "heal");
-        goto done;
-    }
-    sqlite3_bind_text(up, 1, text, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(up, 2, (sqlite3_int64)summ_estimate_tokens(text));
-    sqlite3_bind_int64(up, 3, id);
-    sqlite3_bind_int64(del, 1, id);
-    sqlite3_bind_text(del, 2, old_text, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(ins, 1, id);
-    sqlite3_bind_text(ins, 2, text, -1, SQLITE_STATIC);
-    if (sqlite3_step(up) != SQLITE_DONE || sqlite3_step(del) != SQLITE_DONE ||
-        sqlite3_step(ins) != SQLITE_DONE) {
-        rc = dag_sqlerr(s, err, "heal");
-        goto done;
-    }
-    if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-        rc = dag_sqlerr(s, err, "heal");
-        goto done;
-    }
-    in_tx = 0;
-done:
-    sqlite3_finalize(up);
-    sqlite3_finalize(del);
-    sqlite3_finalize(ins);
-    if (in_tx) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-    return rc;
 }
 
 /* Map the source over windows of `window` tokens and reduce once. LC_BUSY: a budget
@@ -738,43 +569,49 @@ done:
     return rc;
 }
 
+/* A node heal may re-derive: read before any write. */
+typedef struct dag_cand {
+    int64_t id;
+    int leaf;
+} dag_cand;
+
+typedef struct dag_cands {
+    dag_cand *v;
+    size_t n, cap;
+} dag_cands;
+
+static int dag_cand_visit(void *ud, const store_node *r, char **err)
+{
+    dag_cands *a = ud;
+    (void)err;
+    if (a->n == a->cap) {
+        size_t nc = a->cap ? a->cap * 2 : 16;
+        dag_cand *nv = realloc(a->v, nc * sizeof *nv);
+        if (!nv) return STORE_VISIT_STOP; /* out of memory: heal the ones read */
+        a->v = nv;
+        a->cap = nc;
+    }
+    a->v[a->n++] = (dag_cand){r->id, r->leaf};
+    return LC_OK;
+}
+
 int dag_heal(store *s, summ_ctx *sc, const dag_heal_opts *o, dag_heal_report *out, char **err)
 {
-    sqlite3_stmt *st = NULL;
-    int rc = LC_OK, step, attempted = 0;
+    int rc = LC_OK, attempted = 0;
     sbuf b = {0};
     long window = dag_or(o->heal_source_tokens, 3000);
     long target = dag_or(o->summary_tokens, DAG_DEFAULT_SUMMARY);
-    int64_t run = o->apply ? dag_run_begin(s, "heal") : 0;
+    int64_t run = o->apply ? store_run_begin(s, "heal") : 0;
     memset(out, 0, sizeof *out);
     if (sc) summ_pass_begin(sc);
-    if (sqlite3_prepare_v2(store_db(s),
-                           "SELECT id, kind, text FROM summaries WHERE substr(text, 1, ?) = ? ORDER BY id",
-                           -1, &st, NULL) != SQLITE_OK) {
-        rc = dag_sqlerr(s, err, "heal");
+    /* Candidates are read first: a heal write must not run under an open read cursor. */
+    dag_cands cands = {0};
+    if ((rc = store_dag_walk_prefixed(s, SUMM_TRUNCATED_TAG, dag_cand_visit, &cands, err)) != LC_OK) {
+        free(cands.v);
         goto done;
     }
-    sqlite3_bind_int(st, 1, (int)strlen(SUMM_TRUNCATED_TAG));
-    sqlite3_bind_text(st, 2, SUMM_TRUNCATED_TAG, -1, SQLITE_STATIC);
-    /* Candidates are read first: a heal write must not run under an open read cursor. */
-    typedef struct cand { int64_t id; int leaf; char *text; } cand;
-    cand *cs = NULL;
-    size_t nc = 0, capc = 0;
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        if (nc == capc) {
-            size_t ncap = capc ? capc * 2 : 16;
-            cand *n2 = realloc(cs, ncap * sizeof *n2);
-            if (!n2) break;
-            cs = n2;
-            capc = ncap;
-        }
-        cs[nc].id = sqlite3_column_int64(st, 0);
-        cs[nc].leaf = strcmp((const char *)sqlite3_column_text(st, 1), "leaf") == 0;
-        cs[nc].text = dag_col(st, 2);
-        nc++;
-    }
-    sqlite3_finalize(st);
-    st = NULL;
+    dag_cand *cs = cands.v;
+    size_t nc = cands.n;
     out->candidates = (int)nc;
     sb_printf(&b, "heal%s: %zu mechanical node(s)\n", o->apply ? "" : " (dry run)", nc);
     for (size_t i = 0; i < nc && rc == LC_OK; i++) {
@@ -827,10 +664,15 @@ int dag_heal(store *s, summ_ctx *sc, const dag_heal_opts *o, dag_heal_report *ou
                 out->unchanged++;
                 sb_printf(&b, "#%lld: unchanged (%s)\n", (long long)cs[i].id,
                           hr != LC_OK ? (e ? e : "failed") : "no improvement");
-            } else if ((rc = dag_replace_text(s, cs[i].id, cs[i].text, text, err)) == LC_OK) {
+            } else if ((rc = store_summary_set_text(s, cs[i].id, text, (int64_t)summ_estimate_tokens(text),
+                                                    err)) == LC_OK) {
                 out->healed++;
                 sb_printf(&b, "#%lld: healed (%zu tokens)\n", (long long)cs[i].id,
                           summ_estimate_tokens(text));
+            } else if (rc == LC_NOTFOUND) { /* a repair dropped it meanwhile */
+                rc = LC_OK;
+                out->unchanged++;
+                sb_printf(&b, "#%lld: unchanged (the node is gone)\n", (long long)cs[i].id);
             }
             free(e);
             free(text);
@@ -853,12 +695,10 @@ int dag_heal(store *s, summ_ctx *sc, const dag_heal_opts *o, dag_heal_report *ou
         rc = dag_event(s, "heal", data, err);
         free(data);
     }
-    for (size_t i = 0; i < nc; i++) free(cs[i].text);
     free(cs);
     out->text = b.oom ? NULL : sb_detach(&b);
     if (b.oom) sb_free(&b);
 done:
-    sqlite3_finalize(st);
-    dag_run_end(s, run, rc == LC_OK ? "ok" : "error");
+    store_run_end(s, run, rc == LC_OK ? "ok" : "error");
     return rc;
 }

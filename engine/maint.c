@@ -17,17 +17,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "catalog.h"
 #include "metrics.h"
 #include "redact.h"
-#include "store.h"
+#include "store_sqlite.h"
 #include "util.h"
 
 /* ---- small SQL helpers ------------------------------------------------------------------- */
-
-static int maint_sqlerr(sqlite3 *db, char **err, const char *what)
-{
-    return lc_errf(err, LC_ERR, "maint: %s: %s", what, sqlite3_errmsg(db));
-}
 
 static int maint_exec(sqlite3 *db, const char *sql, char **err)
 {
@@ -71,32 +67,6 @@ int maint_pid_alive(pid_t pid)
     return kill(pid, 0) == 0 || errno == EPERM;
 }
 
-int64_t maint_summary_count(sqlite3 *db)
-{
-    return maint_table_exists(db, "summaries") ? maint_int(db, "SELECT count(*) FROM summaries", 0) : 0;
-}
-
-int64_t maint_db_bytes(sqlite3 *db)
-{
-    return maint_int(db, "SELECT page_count * page_size FROM pragma_page_count, pragma_page_size", 0);
-}
-
-char *maint_pin_describe(sqlite3 *db)
-{
-    sqlite3_stmt *st = NULL;
-    char *out = NULL;
-    if (maint_table_exists(db, "lcm_pin") &&
-        sqlite3_prepare_v2(db, "SELECT cut_id, applied_tokens, window FROM lcm_pin WHERE cut_id > 0 LIMIT 1",
-                           -1, &st, NULL) == SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW) {
-        int64_t w = sqlite3_column_int64(st, 2);
-        double pct = w > 0 ? 100.0 * (double)sqlite3_column_int64(st, 1) / (double)w : 0.0;
-        out = lc_asprintf("pinned at cut %lld (applied at %.0f%%)", (long long)sqlite3_column_int64(st, 0), pct);
-    }
-    sqlite3_finalize(st);
-    return out ? out : lc_strdup("none");
-}
-
 /* ---- backup ------------------------------------------------------------------------------ */
 
 int maint_backup_sweep_dir(const char *dir)
@@ -132,9 +102,9 @@ static void maint_backup_sweep(const char *dest_path)
     free(dir);
 }
 
-int maint_backup(sqlite3 *src, const char *dest_path, char **err)
+int maint_backup(store *from, const char *dest_path, char **err)
 {
-    sqlite3 *dst = NULL;
+    sqlite3 *src = from ? store_db(from) : NULL, *dst = NULL;
     sqlite3_backup *bk = NULL;
     int rc = LC_OK, fd;
     char *tmp = NULL, *dir = NULL;
@@ -154,11 +124,11 @@ int maint_backup(sqlite3 *src, const char *dest_path, char **err)
     }
     close(fd);
     if (sqlite3_open_v2(tmp, &dst, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
-        rc = maint_sqlerr(dst, err, "backup open");
+        rc = store_sqlite_err(dst, err, "maint", "backup open");
         goto done;
     }
     if (!(bk = sqlite3_backup_init(dst, "main", src, "main"))) {
-        rc = maint_sqlerr(dst, err, "backup init");
+        rc = store_sqlite_err(dst, err, "maint", "backup init");
         goto done;
     }
     /* All pages in one step = one read transaction on the source: a snapshot, whatever a
@@ -244,7 +214,7 @@ static int maint_export_fp(sqlite3 *db, const char *tag, FILE *fp, int64_t *rows
         own_tx = 1;
     }
     if (sqlite3_prepare_v2(db, maint_tables_sql, -1, &tl, NULL) != SQLITE_OK) {
-        rc = maint_sqlerr(db, err, "export tables");
+        rc = store_sqlite_err(db, err, "maint", "export tables");
         goto done;
     }
     while (sqlite3_step(tl) == SQLITE_ROW) {
@@ -272,7 +242,7 @@ static int maint_export_fp(sqlite3 *db, const char *tag, FILE *fp, int64_t *rows
         char *sql = sqlite3_mprintf("SELECT * FROM \"%w\"", tables[i]);
         if (!sql || sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
             sqlite3_free(sql);
-            rc = maint_sqlerr(db, err, "export read");
+            rc = store_sqlite_err(db, err, "maint", "export read");
             goto done;
         }
         sqlite3_free(sql);
@@ -309,7 +279,7 @@ static int maint_export_fp(sqlite3 *db, const char *tag, FILE *fp, int64_t *rows
             count++;
         }
         if (step != SQLITE_DONE) {
-            rc = maint_sqlerr(db, err, "export read");
+            rc = store_sqlite_err(db, err, "maint", "export read");
             goto done;
         }
         sqlite3_finalize(st);
@@ -379,14 +349,14 @@ static int maint_file_commit(FILE *fp, const char *tmp, const char *path, int ok
     return LC_OK;
 }
 
-int maint_export(sqlite3 *db, const char *tag, const char *path, int64_t *rows, char **err)
+int maint_export(store *s, const char *tag, const char *path, int64_t *rows, char **err)
 {
     char *tmp = NULL;
     int rc;
     if (rows) *rows = 0;
     FILE *fp = maint_file_begin(path, &tmp, err);
     if (!fp) return LC_ERR;
-    rc = maint_export_fp(db, tag, fp, rows, err);
+    rc = maint_export_fp(store_db(s), tag, fp, rows, err);
     int crc = maint_file_commit(fp, tmp, path, rc == LC_OK, err);
     if (rc == LC_OK) rc = crc;
     free(tmp);
@@ -395,7 +365,7 @@ int maint_export(sqlite3 *db, const char *tag, const char *path, int64_t *rows, 
 
 /* ---- import ------------------------------------------------------------------------------ */
 
-int maint_pass_running(sqlite3 *db, int64_t *run_id)
+static int maint_pass_running_db(sqlite3 *db, int64_t *run_id)
 {
     sqlite3_stmt *st = NULL;
     int running = 0;
@@ -411,6 +381,11 @@ int maint_pass_running(sqlite3 *db, int64_t *run_id)
     }
     sqlite3_finalize(st);
     return running;
+}
+
+int maint_pass_running(store *s, int64_t *run_id)
+{
+    return maint_pass_running_db(store_db(s), run_id);
 }
 
 static int maint_rebuild_fts(sqlite3 *db, char **err)
@@ -481,14 +456,15 @@ static int maint_importable(sqlite3 *db, const char *table)
     return ok;
 }
 
-int maint_import(sqlite3 *db, const char *path, int64_t *rows, char **err)
+int maint_import(store *s, const char *path, int64_t *rows, char **err)
 {
+    sqlite3 *db = store_db(s);
     char *text = NULL;
     size_t len = 0, lineno = 0;
     int rc, in_tx = 0;
     int64_t run = 0, inserted = 0;
     if (rows) *rows = 0;
-    if (maint_pass_running(db, &run))
+    if (maint_pass_running_db(db, &run))
         return lc_errf(err, LC_BUSY,
                        "import: a pass is running (run %lld); an export carries committed memory "
                        "only, so import after it finishes",
@@ -586,7 +562,7 @@ static int maint_collect(sqlite3 *db, const char *sql, const char *prefix, maint
     sbuf b = {0};
     int step, rc = LC_OK;
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-        rc = maint_sqlerr(db, err, c->name);
+        rc = store_sqlite_err(db, err, "maint", c->name);
         goto done;
     }
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
@@ -594,7 +570,7 @@ static int maint_collect(sqlite3 *db, const char *sql, const char *prefix, maint
             sb_printf(&b, "%s%s%s", b.len ? ", " : "", prefix, (const char *)sqlite3_column_text(st, 0));
         c->count++;
     }
-    if (step != SQLITE_DONE) rc = maint_sqlerr(db, err, c->name);
+    if (step != SQLITE_DONE) rc = store_sqlite_err(db, err, "maint", c->name);
 done:
     sqlite3_finalize(st);
     if (b.len) {
@@ -669,8 +645,9 @@ static const char maint_dups_sql[] =
     "   WHERE sp2.first_entry = sp.first_entry AND sp2.last_entry = sp.last_entry"
     "   AND s2.depth = s.depth AND sp2.summary_id < sp.summary_id)";
 
-int maint_doctor(sqlite3 *db, pid_t self, maint_report *out, char **err)
+int maint_doctor(store *s, pid_t self, maint_report *out, char **err)
 {
+    sqlite3 *db = store_db(s);
     int rc = LC_OK;
     sqlite3_stmt *st = NULL;
     memset(out, 0, sizeof *out);
@@ -679,7 +656,7 @@ int maint_doctor(sqlite3 *db, pid_t self, maint_report *out, char **err)
     int has_prov = has_sum && maint_table_exists(db, "summary_spans") &&
                    maint_table_exists(db, "summary_messages") && maint_table_exists(db, "summary_children");
     out->schema_version = (int)maint_int(db, "PRAGMA user_version", -1);
-    out->db_bytes = maint_db_bytes(db);
+    out->db_bytes = store_db_bytes(s);
     if (has_msgs) {
         out->messages = maint_int(db, "SELECT count(*) FROM messages", 0);
         out->removed = maint_int(db, "SELECT count(*) FROM messages WHERE removed = 1", 0);
@@ -724,7 +701,7 @@ int maint_doctor(sqlite3 *db, pid_t self, maint_report *out, char **err)
         out->runs = maint_int(db, "SELECT count(*) FROM runs", 0);
         if (sqlite3_prepare_v2(db, "SELECT id, pid FROM runs WHERE finished IS NULL ORDER BY id", -1, &st,
                                NULL) != SQLITE_OK) {
-            rc = maint_sqlerr(db, err, "runs");
+            rc = store_sqlite_err(db, err, "maint", "runs");
             goto done;
         }
         sbuf b = {0};
@@ -797,8 +774,9 @@ static int64_t maint_changes_exec(sqlite3 *db, const char *sql, int *rc, char **
     return sqlite3_changes(db);
 }
 
-int maint_repair(sqlite3 *db, pid_t self, maint_repair_stats *out, char **err)
+int maint_repair(store *s, pid_t self, maint_repair_stats *out, char **err)
 {
+    sqlite3 *db = store_db(s);
     int rc = LC_OK, in_tx = 0;
     sqlite3_stmt *st = NULL, *up = NULL;
     memset(out, 0, sizeof *out);
@@ -873,7 +851,7 @@ int maint_repair(sqlite3 *db, pid_t self, maint_repair_stats *out, char **err)
         if (sqlite3_prepare_v2(db, "SELECT id, pid FROM runs WHERE finished IS NULL", -1, &st, NULL) != SQLITE_OK ||
             sqlite3_prepare_v2(db, "UPDATE runs SET finished = ?, status = 'reaped' WHERE id = ?", -1, &up,
                                NULL) != SQLITE_OK) {
-            rc = maint_sqlerr(db, err, "runs");
+            rc = store_sqlite_err(db, err, "maint", "runs");
             goto done;
         }
         while (sqlite3_step(st) == SQLITE_ROW) {
@@ -883,7 +861,7 @@ int maint_repair(sqlite3 *db, pid_t self, maint_repair_stats *out, char **err)
             sqlite3_bind_int64(up, 1, (sqlite3_int64)time(NULL) * 1000);
             sqlite3_bind_int64(up, 2, sqlite3_column_int64(st, 0));
             if (sqlite3_step(up) != SQLITE_DONE) {
-                rc = maint_sqlerr(db, err, "reap run");
+                rc = store_sqlite_err(db, err, "maint", "reap run");
                 goto done;
             }
             sqlite3_reset(up);
@@ -922,78 +900,6 @@ int maint_store_set_aside(const char *path, const char *stamp, char **moved_to, 
     }
     if (rc == LC_OK && moved_to) *moved_to = to;
     else free(to);
-    return rc;
-}
-
-void maint_store_list_free(maint_store_list *l)
-{
-    if (!l) return;
-    for (size_t i = 0; i < l->n; i++) {
-        free(l->v[i].path);
-        free(l->v[i].session_id);
-        free(l->v[i].session_file);
-    }
-    free(l->v);
-    memset(l, 0, sizeof *l);
-}
-
-static int maint_list_push(maint_store_list *l, const maint_store_info *in)
-{
-    maint_store_info *nv = realloc(l->v, (l->n + 1) * sizeof *nv);
-    if (!nv) return LC_NOMEM;
-    l->v = nv;
-    l->v[l->n++] = *in;
-    return LC_OK;
-}
-
-/* Every *.sqlite under <home>/lcm with its session id and schema (sorted by name). */
-static int maint_scan_stores(const char *agent_home, maint_store_list *out, char **err)
-{
-    char *dir = lc_asprintf("%s/lcm", agent_home);
-    struct dirent **names = NULL;
-    int n = -1, rc = LC_OK;
-    memset(out, 0, sizeof *out);
-    if (!dir) return lc_errf(err, LC_NOMEM, "out of memory");
-    n = scandir(dir, &names, NULL, alphasort);
-    if (n < 0) goto done; /* no store folder: nothing to list */
-    for (int i = 0; i < n; i++) {
-        const char *nm = names[i]->d_name;
-        size_t l = strlen(nm);
-        if (rc != LC_OK || l <= 7 || strcmp(nm + l - 7, ".sqlite") != 0) continue;
-        maint_store_info in = {0};
-        struct stat sb;
-        in.path = lc_asprintf("%s/%s", dir, nm);
-        if (!in.path || stat(in.path, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-            free(in.path);
-            continue;
-        }
-        in.bytes = (int64_t)sb.st_size;
-        char *wal = lc_asprintf("%s-wal", in.path);
-        if (wal && stat(wal, &sb) == 0) in.bytes += (int64_t)sb.st_size;
-        free(wal);
-        store *s = NULL;
-        char *e = NULL;
-        in.schema_version = -1;
-        if (store_open_readonly(in.path, &s, &in.schema_version, &e) == LC_OK)
-            if (in.schema_version >= 1) {
-                in.session_id = store_meta_get(s, "session_id");
-                in.session_file = store_meta_get(s, "session_file");
-            }
-        free(e);
-        store_close(s);
-        if (!in.session_id) in.session_id = lc_strndup(nm, l - 7);
-        if (!in.session_id || maint_list_push(out, &in) != LC_OK) {
-            free(in.path);
-            free(in.session_id);
-            free(in.session_file);
-            rc = lc_errf(err, LC_NOMEM, "out of memory");
-        }
-    }
-done:
-    for (int i = 0; i < n; i++) free(names[i]);
-    free(names);
-    free(dir);
-    if (rc != LC_OK) maint_store_list_free(out);
     return rc;
 }
 
@@ -1069,38 +975,31 @@ static int maint_session_file_live(const char *path, const char *session_id)
 }
 
 int maint_gc_plan(const char *agent_home, const char *const *session_dirs, size_t n_dirs,
-                  const char *current_session, maint_store_list *out, char **err)
+                  const char *current_session, catalog_list *out, char **err)
 {
-    maint_store_list all = {0};
     maint_ids ids = {0};
     int rc;
-    memset(out, 0, sizeof *out);
-    if ((rc = maint_scan_stores(agent_home, &all, err)) != LC_OK) return rc;
+    if ((rc = catalog_list_stores(agent_home, NULL, out, err)) != LC_OK) return rc;
     for (size_t i = 0; i < n_dirs; i++)
         if (session_dirs[i]) maint_collect_sessions(session_dirs[i], 1, &ids);
-    for (size_t i = 0; i < all.n; i++) {
-        int live = current_session && !strcmp(all.v[i].session_id, current_session);
-        int known = all.v[i].session_file && *all.v[i].session_file;
-        if (!live && known) live = maint_session_file_live(all.v[i].session_file, all.v[i].session_id);
-        for (size_t k = 0; !live && !known && k < ids.n; k++) live = !strcmp(ids.v[k], all.v[i].session_id);
-        if (live) continue;
-        if (maint_list_push(out, &all.v[i]) != LC_OK) {
-            rc = lc_errf(err, LC_NOMEM, "out of memory");
-            goto done;
-        }
-        all.v[i].path = NULL; /* moved */
-        all.v[i].session_id = NULL;
-        all.v[i].session_file = NULL;
+    /* Keep the retired entries in place, in listing order. */
+    size_t kept = 0;
+    for (size_t i = 0; i < out->n; i++) {
+        catalog_entry *e = &out->v[i];
+        int live = current_session && !strcmp(e->session_id, current_session);
+        int known = e->session_file && *e->session_file;
+        if (!live && known) live = maint_session_file_live(e->session_file, e->session_id);
+        for (size_t k = 0; !live && !known && k < ids.n; k++) live = !strcmp(ids.v[k], e->session_id);
+        if (live) catalog_entry_free(e);
+        else out->v[kept++] = *e;
     }
-done:
+    out->n = kept;
     for (size_t k = 0; k < ids.n; k++) free(ids.v[k]);
     free(ids.v);
-    maint_store_list_free(&all);
-    if (rc != LC_OK) maint_store_list_free(out);
     return rc;
 }
 
-int maint_gc_apply(const maint_store_list *plan, const char *export_path, size_t *deleted, char **err)
+int maint_gc_apply(const catalog_list *plan, const char *export_path, size_t *deleted, char **err)
 {
     char *tmp = NULL;
     int rc = LC_OK;
@@ -1110,14 +1009,14 @@ int maint_gc_apply(const maint_store_list *plan, const char *export_path, size_t
     FILE *fp = maint_file_begin(export_path, &tmp, err);
     if (!fp) return LC_ERR;
     for (size_t i = 0; i < plan->n && rc == LC_OK; i++) {
-        sqlite3 *db = NULL;
-        if (sqlite3_open_v2(plan->v[i].path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-            rc = lc_errf(err, LC_ERR, "gc: cannot open %s: %s", plan->v[i].path, sqlite3_errmsg(db));
-        } else {
-            sqlite3_busy_timeout(db, 2000);
-            rc = maint_export_fp(db, plan->v[i].session_id, fp, NULL, err);
-        }
-        sqlite3_close(db);
+        store *s = NULL;
+        char *e = NULL;
+        if (store_open_readonly(plan->v[i].path, &s, NULL, &e) != LC_OK)
+            rc = lc_errf(err, LC_ERR, "gc: cannot open %s: %s", plan->v[i].path, e ? e : "?");
+        else
+            rc = maint_export_fp(store_db(s), plan->v[i].session_id, fp, NULL, err);
+        free(e);
+        store_close(s);
     }
     /* Nothing is deleted unless every store's bytes are durably in the export. */
     int crc = maint_file_commit(fp, tmp, export_path, rc == LC_OK, err);
@@ -1125,66 +1024,35 @@ int maint_gc_apply(const maint_store_list *plan, const char *export_path, size_t
     if (rc == LC_OK) rc = crc;
     if (rc != LC_OK) return rc;
     for (size_t i = 0; i < plan->n; i++) {
-        static const char *const sfx[] = {"-wal", "-shm"};
-        if (unlink(plan->v[i].path) != 0) {
-            rc = lc_errf(err, LC_ERR, "gc: cannot delete %s: %s", plan->v[i].path, strerror(errno));
-            continue;
-        }
-        for (size_t k = 0; k < 2; k++) {
-            char *p = lc_asprintf("%s%s", plan->v[i].path, sfx[k]);
-            if (p) unlink(p);
-            free(p);
-        }
-        n++;
+        char *e = NULL;
+        if (catalog_retire(&plan->v[i], &e) == LC_OK) n++;
+        else rc = lc_errf(err, LC_ERR, "gc: %s", e ? e : "?");
+        free(e);
     }
     if (deleted) *deleted = n;
     return rc;
 }
 
-int maint_migrate_plan(const char *agent_home, maint_store_list *out, char **err)
+int maint_migrate_plan(const char *agent_home, catalog_list *out, char **err)
 {
-    maint_store_list all = {0};
-    int rc;
-    memset(out, 0, sizeof *out);
-    if ((rc = maint_scan_stores(agent_home, &all, err)) != LC_OK) return rc;
-    for (size_t i = 0; i < all.n; i++) {
-        if (all.v[i].schema_version < 0 || all.v[i].schema_version >= STORE_SCHEMA_VERSION) continue;
-        if (maint_list_push(out, &all.v[i]) != LC_OK) {
-            rc = lc_errf(err, LC_NOMEM, "out of memory");
-            break;
-        }
-        all.v[i].path = NULL;
-        all.v[i].session_id = NULL;
-        all.v[i].session_file = NULL;
-    }
-    maint_store_list_free(&all);
-    if (rc != LC_OK) maint_store_list_free(out);
-    return rc;
+    catalog_filter f = {.older_schema = 1};
+    return catalog_list_stores(agent_home, &f, out, err);
 }
 
-int maint_migrate_apply(const char *agent_home, const maint_store_list *plan, size_t *migrated,
+int maint_migrate_apply(const char *agent_home, const catalog_list *plan, size_t *migrated,
                         char **err)
 {
     int rc = LC_OK;
     size_t n = 0;
     for (size_t i = 0; i < plan->n; i++) {
-        /* The file name is the store's address, so its id is what a read-write open takes. */
-        const char *base = strrchr(plan->v[i].path, '/');
-        base = base ? base + 1 : plan->v[i].path;
-        char *sid = lc_strndup(base, strlen(base) > 7 ? strlen(base) - 7 : strlen(base));
+        /* The file name is the store's address, so its name is what a read-write open takes. */
         store *s = NULL;
         char *e = NULL;
-        if (!sid) {
-            rc = lc_errf(err, LC_NOMEM, "out of memory");
-            break;
-        }
-        if (store_open(agent_home, sid, NULL, &s, &e) != LC_OK) {
-            rc = lc_errf(err, LC_ERR, "migrate: %s: %s", base, e ? e : "open failed");
-        } else {
+        if (catalog_open(agent_home, plan->v[i].name, CATALOG_WRITE, &s, NULL, &e) != LC_OK)
+            rc = lc_errf(err, LC_ERR, "migrate: %s.sqlite: %s", plan->v[i].name, e ? e : "open failed");
+        else
             n++;
-        }
         free(e);
-        free(sid);
         store_close(s);
     }
     if (migrated) *migrated = n;
@@ -1266,7 +1134,7 @@ char *maint_diagnose(const maint_diag_input *in)
     tmp = maint_tilde(home, in->store_path);
     sb_printf(&b, "store: %s\n", tmp ? tmp : "?");
     free(tmp);
-    if (in->db && maint_doctor(in->db, getpid(), &rep, NULL) == LC_OK) {
+    if (in->st && maint_doctor(in->st, getpid(), &rep, NULL) == LC_OK) {
         have_rep = 1;
         sb_printf(&b, "facts: %lld messages (%lld removed), %lld summaries, %lld file handles, %lld KB, "
                       "payload %lld bytes, schema %d\n",

@@ -1,10 +1,10 @@
 /*
  * maint.h -- store maintenance behind /lcm backup, export, import, doctor, gc, migrate and
- * diagnose. Works on a bare SQLite connection (the live store's, or one a command-line
- * tool opened) and on the store folder `<agent home>/lcm/`, so a second host or a CLI reuses
- * it unchanged. Owns the integrity checks and their repairs, the verbatim JSONL export
- * format, the retired-store and older-schema discovery, and the diagnose block's rules
- * (bounded size, no bodies, `~` for home, masked error text).
+ * diagnose. Works on an open store (the live one, or one a command-line tool opened) and on
+ * the stores of the catalog, so a second host or a CLI reuses it unchanged. Owns the
+ * integrity checks and their repairs, the verbatim JSONL export format, the retired-store
+ * and older-schema rules, and the diagnose block's rules (bounded size, no bodies, `~` for
+ * home, masked error text).
  */
 #ifndef LC_MAINT_H
 #define LC_MAINT_H
@@ -14,28 +14,20 @@
 #include <sys/types.h>
 
 #include <cjson/cJSON.h>
-#include <sqlite3.h>
+
+#include "catalog.h" /* catalog_list; and `store` */
 
 #define MAINT_SAMPLE 8              /* offending ids named per check */
 #define MAINT_DIAG_BYTES 8192       /* the diagnose block's cap */
 #define MAINT_DIAG_ROWS 25          /* recent metric rows in the block */
 #define MAINT_MAX_DEPTH 8           /* the DAG depth cap (node shape check) */
 
-/* ---- cheap facts for /lcm status ----------------------------------------------------------- */
-
-int64_t maint_summary_count(sqlite3 *db);   /* 0 without a summaries table */
-int64_t maint_db_bytes(sqlite3 *db);        /* page_count x page_size */
-/* The projection pin as status prints it: "pinned at cut C (applied at X%)", or "none" when
- * nothing is pinned or the store has no pin table (a build before the projection).
- * malloc'd. */
-char *maint_pin_describe(sqlite3 *db);
-
 /* ---- backup / export / import ---------------------------------------------------------- */
 
-/* A copy of the database `src` is connected to, written to `dest_path` (mode 0600) with
- * SQLite's online backup in one step: the copy is one read snapshot, consistent while
- * another connection writes. dest_path must not exist. */
-int maint_backup(sqlite3 *src, const char *dest_path, char **err);
+/* A copy of the store `from`, written to `dest_path` (mode 0600) with SQLite's online
+ * backup in one step: the copy is one read snapshot, consistent while another connection
+ * writes. dest_path must not exist. */
+int maint_backup(store *from, const char *dest_path, char **err);
 /* Remove the `lcm-backup-*.tmp.<pid>` files (and their -journal, -wal, -shm) in `dir` whose
  * process is gone: what a backup killed mid-copy left. Run at every session start and before
  * every backup. Returns how many files were removed. */
@@ -47,16 +39,16 @@ int maint_backup_sweep_dir(const char *dir);
  * row. Text is written byte for byte (only JSON's mandatory escapes), integers exactly,
  * blobs as {"blob":"hex"}. The file is written to a temp name, fsynced and renamed, mode
  * 0600. *rows (may be NULL) counts the rows. */
-int maint_export(sqlite3 *db, const char *tag, const char *path, int64_t *rows, char **err);
+int maint_export(store *s, const char *tag, const char *path, int64_t *rows, char **err);
 
 /* 1 when a `runs` row has no finish and its pid is alive (this process included): a pass
  * is running. *run_id (may be NULL) names it. 0 otherwise (also with no runs table). */
-int maint_pass_running(sqlite3 *db, int64_t *run_id);
+int maint_pass_running(store *s, int64_t *run_id);
 
-/* Load an export into `db`: rows are inserted unless their primary key exists (meta keeps
+/* Load an export into store `s`: rows are inserted unless their primary key exists (meta keeps
  * the target's values), then the full-text indexes are rebuilt, all in one transaction.
  * Refused (LC_BUSY) while a pass is running. *rows (may be NULL) counts inserted rows. */
-int maint_import(sqlite3 *db, const char *path, int64_t *rows, char **err);
+int maint_import(store *s, const char *path, int64_t *rows, char **err);
 
 /* ---- doctor ------------------------------------------------------------------------------ */
 
@@ -79,7 +71,7 @@ typedef struct maint_report {
 
 /* Run every check. `self` is this process's pid (its runs are never dead). The checks
  * tolerate tables a build has not created yet. */
-int maint_doctor(sqlite3 *db, pid_t self, maint_report *out, char **err);
+int maint_doctor(store *s, pid_t self, maint_report *out, char **err);
 void maint_report_free(maint_report *r);
 /* Faults (non-info checks with count > 0). */
 int64_t maint_report_faults(const maint_report *r);
@@ -100,7 +92,7 @@ typedef struct maint_repair_stats {
  * expandable one (all provenance present; then the oldest); close runs whose writer is
  * dead (never `self`'s; a pid held by any live process reads as live); delete provenance
  * rows that name no summary. */
-int maint_repair(sqlite3 *db, pid_t self, maint_repair_stats *out, char **err);
+int maint_repair(store *s, pid_t self, maint_repair_stats *out, char **err);
 
 /* 1 when pid names a live process (kill(pid, 0) succeeds or is refused for permission). */
 int maint_pid_alive(pid_t pid);
@@ -112,20 +104,6 @@ int maint_store_set_aside(const char *path, const char *stamp, char **moved_to, 
 
 /* ---- store folder: gc and migrate ----------------------------------------------------------- */
 
-typedef struct maint_store_info {
-    char *path;          /* the .sqlite file */
-    char *session_id;    /* meta session_id, else the file name without .sqlite */
-    int schema_version;  /* -1 when unreadable */
-    int64_t bytes;       /* file size (+ -wal) */
-    char *session_file;  /* meta session_file: where the session lived when last opened */
-} maint_store_info;
-
-typedef struct maint_store_list {
-    maint_store_info *v;
-    size_t n;
-} maint_store_list;
-void maint_store_list_free(maint_store_list *l);
-
 /* Stores under <agent_home>/lcm/ whose session has no session file any more. A store that
  * recorded its session file (meta session_file, written at every session start and by
  * `lcm import`) is retired only when that file is known to be gone: absent, or now holding
@@ -134,17 +112,17 @@ void maint_store_list_free(maint_store_list *l);
  * folder below) whose first line is a {"type":"session","id":ID} header. The current
  * session's store is never listed. */
 int maint_gc_plan(const char *agent_home, const char *const *session_dirs, size_t n_dirs,
-                  const char *current_session, maint_store_list *out, char **err);
+                  const char *current_session, catalog_list *out, char **err);
 /* Export every planned store into one file `export_path` (its stores one after the other,
  * each with its header line), and only when the whole export is durably written, delete the
  * stores (with -wal / -shm). A failed export deletes nothing. *deleted may be NULL. */
-int maint_gc_apply(const maint_store_list *plan, const char *export_path, size_t *deleted,
+int maint_gc_apply(const catalog_list *plan, const char *export_path, size_t *deleted,
                    char **err);
 
 /* Stores under <agent_home>/lcm/ whose schema version is below the build's. */
-int maint_migrate_plan(const char *agent_home, maint_store_list *out, char **err);
+int maint_migrate_plan(const char *agent_home, catalog_list *out, char **err);
 /* Upgrade each planned store in place (a read-write open runs the forward migrations). */
-int maint_migrate_apply(const char *agent_home, const maint_store_list *plan, size_t *migrated,
+int maint_migrate_apply(const char *agent_home, const catalog_list *plan, size_t *migrated,
                         char **err);
 
 /* ---- diagnose ------------------------------------------------------------------------------- */
@@ -158,7 +136,7 @@ typedef struct maint_diag_input {
     const char *session_id;        /* the store tag */
     const char *session_file;      /* only its basename is printed */
     int session_format;            /* session file format version (0 = unknown) */
-    sqlite3 *db;                   /* the live store, or NULL */
+    store *st;                     /* the live store, or NULL */
     const char *store_path;
     const char *pin;               /* "pinned at cut 3 (applied at 71%)" or "none" */
     const char *thresholds;        /* zones_format_thresholds() text */

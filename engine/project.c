@@ -161,74 +161,41 @@ done:
 
 /* ---- cuts ------------------------------------------------------------------------------ */
 
-static int project_sqlerr(store *s, char **err, const char *what)
+/* A stored cut as the projection holds it: the token measure and node count derived. */
+static int project_read_cut(store *s, store_cut_which which, int64_t id, project_cut *out, char **err)
 {
-    return lc_errf(err, LC_ERR, "project: %s: %s", what, sqlite3_errmsg(store_db(s)));
-}
-
-static int project_read_cut(store *s, const char *sql, int64_t id, project_cut *out, char **err)
-{
-    sqlite3_stmt *st = NULL;
-    int rc = LC_OK, step;
+    store_cut c;
+    int rc = store_cut_get(s, which, id, &c, err);
     memset(out, 0, sizeof *out);
-    if (sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQLITE_OK) {
-        rc = project_sqlerr(s, err, "cut");
-        goto done;
-    }
-    if (id > 0) sqlite3_bind_int64(st, 1, id);
-    step = sqlite3_step(st);
-    if (step == SQLITE_DONE) {
-        rc = LC_NOTFOUND;
-        goto done;
-    }
-    if (step != SQLITE_ROW) {
-        rc = project_sqlerr(s, err, "cut");
-        goto done;
-    }
-    out->id = sqlite3_column_int64(st, 0);
-    out->anchor_entry = lc_strdup((const char *)sqlite3_column_text(st, 1));
-    out->anchor_ordinal = sqlite3_column_int64(st, 2);
-    out->message = lc_strdup((const char *)sqlite3_column_text(st, 3));
-    out->message_len = out->message ? strlen(out->message) : 0;
+    if (rc != LC_OK) return rc;
+    out->id = c.id;
+    out->anchor_entry = c.anchor_entry;
+    out->anchor_ordinal = c.anchor_ordinal;
+    out->message = c.message;
+    out->message_len = strlen(c.message);
     out->tokens = project_tokens(out->message_len);
-    cJSON *nodes = cJSON_Parse((const char *)sqlite3_column_text(st, 4));
+    cJSON *nodes = cJSON_Parse(c.nodes_json);
     out->n_nodes = (size_t)cJSON_GetArraySize(nodes);
     cJSON_Delete(nodes);
-    out->stubbed = sqlite3_column_int(st, 5);
-    if (!out->anchor_entry || !out->message) {
-        project_cut_free(out);
-        rc = lc_errf(err, LC_NOMEM, "project: out of memory");
-    }
-done:
-    sqlite3_finalize(st);
-    return rc;
+    out->stubbed = c.stubbed;
+    free(c.nodes_json); /* the strings kept moved to *out */
+    return LC_OK;
 }
 
 int project_get_cut(store *s, int64_t id, project_cut *out, char **err)
 {
-    return project_read_cut(s,
-                            "SELECT id, anchor_entry, anchor_ordinal, message, nodes, stubbed"
-                            " FROM lcm_cuts WHERE id = ?",
-                            id, out, err);
+    return project_read_cut(s, STORE_CUT_BY_ID, id, out, err);
 }
 
 int project_latest_cut(store *s, project_cut *out, char **err)
 {
-    return project_read_cut(s,
-                            "SELECT id, anchor_entry, anchor_ordinal, message, nodes, stubbed"
-                            " FROM lcm_cuts ORDER BY id DESC LIMIT 1",
-                            0, out, err);
+    return project_read_cut(s, STORE_CUT_NEWEST, 0, out, err);
 }
 
 int project_branch_cut(store *s, project_cut *out, char **err)
 {
-    /* Removed marks follow the active branch, so a cut whose anchor is not removed stands
-     * on it: the newest such cut is what a request on this branch may swap to. */
-    return project_read_cut(s,
-                            "SELECT c.id, c.anchor_entry, c.anchor_ordinal, c.message, c.nodes,"
-                            " c.stubbed FROM lcm_cuts c JOIN messages m ON m.entry_id = c.anchor_entry"
-                            " WHERE m.removed = 0 ORDER BY c.id DESC LIMIT 1",
-                            0, out, err);
+    /* The newest cut standing on the active branch: what a request on it may swap to. */
+    return project_read_cut(s, STORE_CUT_ON_BRANCH, 0, out, err);
 }
 
 int project_prepare_cut(store *s, long budget, int64_t *cut_id, char **err)
@@ -237,7 +204,6 @@ int project_prepare_cut(store *s, long budget, int64_t *cut_id, char **err)
     size_t n = 0;
     char *msg = NULL, *nodes_json = NULL;
     int stubbed = 0, rc;
-    sqlite3_stmt *st = NULL;
     project_cut latest = {0};
     *cut_id = 0;
     if ((rc = dag_frontier(s, &v, &n, err)) != LC_OK) goto done;
@@ -269,27 +235,9 @@ int project_prepare_cut(store *s, long budget, int64_t *cut_id, char **err)
         goto done;
     }
     nodes_json = sb_detach(&ids);
-    if (sqlite3_prepare_v2(store_db(s),
-                           "INSERT INTO lcm_cuts(anchor_entry, anchor_ordinal, message, tokens, nodes,"
-                           " stubbed, created) VALUES(?,?,?,?,?,?,?)",
-                           -1, &st, NULL) != SQLITE_OK) {
-        rc = project_sqlerr(s, err, "cut");
-        goto done;
-    }
-    sqlite3_bind_text(st, 1, v[newest].last_entry, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 2, v[newest].last_ordinal);
-    sqlite3_bind_text(st, 3, msg, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 4, project_tokens(strlen(msg)));
-    sqlite3_bind_text(st, 5, nodes_json, -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 6, stubbed);
-    sqlite3_bind_int64(st, 7, (sqlite3_int64)time(NULL) * 1000);
-    if (sqlite3_step(st) != SQLITE_DONE) {
-        rc = project_sqlerr(s, err, "cut");
-        goto done;
-    }
-    *cut_id = sqlite3_last_insert_rowid(store_db(s));
+    store_cut row = {0, v[newest].last_entry, v[newest].last_ordinal, msg, nodes_json, stubbed};
+    rc = store_cut_add(s, &row, project_tokens(strlen(msg)), cut_id, err);
 done:
-    sqlite3_finalize(st);
     project_cut_free(&latest);
     dag_nodes_free(v, n);
     free(msg);
@@ -301,58 +249,17 @@ done:
 
 int project_pin_get(store *s, project_pin *out, char **err)
 {
-    sqlite3_stmt *st = NULL;
-    int rc = LC_NOTFOUND;
-    memset(out, 0, sizeof *out);
-    if (sqlite3_prepare_v2(store_db(s), "SELECT cut_id, applied_tokens, window FROM lcm_pin WHERE id = 1",
-                           -1, &st, NULL) != SQLITE_OK) {
-        rc = project_sqlerr(s, err, "pin");
-        goto done;
-    }
-    int step = sqlite3_step(st);
-    if (step == SQLITE_ROW) {
-        out->cut_id = sqlite3_column_int64(st, 0);
-        out->applied_tokens = (long)sqlite3_column_int64(st, 1);
-        out->window = (long)sqlite3_column_int64(st, 2);
-        rc = LC_OK;
-    } else if (step != SQLITE_DONE) {
-        rc = project_sqlerr(s, err, "pin");
-    }
-done:
-    sqlite3_finalize(st);
-    return rc;
+    return store_pin_get(s, out, err);
 }
 
 int project_pin_set(store *s, const project_pin *pin, char **err)
 {
-    sqlite3_stmt *st = NULL;
-    int rc = LC_OK;
-    if (sqlite3_prepare_v2(store_db(s),
-                           "INSERT OR REPLACE INTO lcm_pin(id, cut_id, applied_tokens, window, updated)"
-                           " VALUES(1,?,?,?,?)",
-                           -1, &st, NULL) != SQLITE_OK) {
-        rc = project_sqlerr(s, err, "pin");
-        goto done;
-    }
-    sqlite3_bind_int64(st, 1, pin->cut_id);
-    sqlite3_bind_int64(st, 2, pin->applied_tokens);
-    sqlite3_bind_int64(st, 3, pin->window);
-    sqlite3_bind_int64(st, 4, (sqlite3_int64)time(NULL) * 1000);
-    if (sqlite3_step(st) != SQLITE_DONE) rc = project_sqlerr(s, err, "pin");
-done:
-    sqlite3_finalize(st);
-    return rc;
+    return store_pin_set(s, pin, err);
 }
 
 int project_pin_clear(store *s, char **err)
 {
-    char *msg = NULL;
-    if (sqlite3_exec(store_db(s), "DELETE FROM lcm_pin", NULL, NULL, &msg) != SQLITE_OK) {
-        int rc = lc_errf(err, LC_ERR, "project: pin: %s", msg ? msg : "?");
-        sqlite3_free(msg);
-        return rc;
-    }
-    return LC_OK;
+    return store_pin_clear(s, err);
 }
 
 char *project_pin_describe(const project_pin *pin)

@@ -57,11 +57,9 @@ int project_latest_cut(store *s, project_cut *out, char **err);
 /* The newest cut anchored on the active branch (its anchor message is not removed). */
 int project_branch_cut(store *s, project_cut *out, char **err);
 
-typedef struct project_pin {
-    int64_t cut_id;         /* 0 = nothing swapped */
-    long applied_tokens;    /* occupancy when it was applied */
-    long window;            /* the window it was measured against */
-} project_pin;
+/* The pin's fields are the store's row (store_pin): cut_id (0 = nothing swapped),
+ * applied_tokens (occupancy when it was applied), window (what it was measured against). */
+typedef store_pin project_pin;
 /* LC_NOTFOUND (and a zeroed pin) when nothing is pinned. */
 int project_pin_get(store *s, project_pin *out, char **err);
 int project_pin_set(store *s, const project_pin *pin, char **err);

@@ -8,7 +8,6 @@
 #include "recall.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,10 +17,12 @@
 #include <cjson/cJSON.h>
 #include <pcre2.h>
 
+#include "catalog.h"
 #include "files.h"
 #include "message.h"
 #include "redact.h"
 #include "rx.h"
+#include "store_sqlite.h"
 #include "util.h"
 
 /* The entries a node covers, through its descendants (?1 = summary id, 0 = none). */
@@ -30,11 +31,6 @@
     " JOIN sub ON c.parent_id = sub.id),"                                                 \
     " scope(entry_id) AS (SELECT entry_id FROM summary_messages WHERE summary_id IN"      \
     " (SELECT id FROM sub)) "
-
-static int recall_sqlerr(store *s, char **err, const char *what)
-{
-    return lc_errf(err, LC_ERR, "recall: %s: %s", what, sqlite3_errmsg(store_db(s)));
-}
 
 void recall_result_free(recall_result *r)
 {
@@ -239,7 +235,7 @@ static int recall_query_hit(store *s, sqlite3_stmt *row, int64_t id, char terms[
         if (recall_add_hit(s, r, row, text, len, ms, redact) != LC_OK)
             rc = lc_errf(err, LC_NOMEM, "recall: out of memory");
     } else if (step != SQLITE_DONE) {
-        rc = recall_sqlerr(s, err, "query");
+        rc = store_sqlite_err(store_db(s), err, "recall", "query");
     }
     sqlite3_reset(row);
     return rc;
@@ -271,7 +267,7 @@ static int recall_grep_query(store *s, const recall_grep_opts *o, recall_result 
         goto done;
     }
     if (sqlite3_prepare_v2(db, sql_cnt, -1, &cnt, NULL) != SQLITE_OK) {
-        rc = recall_sqlerr(s, err, "query");
+        rc = store_sqlite_err(store_db(s), err, "recall", "query");
         goto done;
     }
     sqlite3_bind_int64(cnt, 1, o->summary_id);
@@ -296,7 +292,7 @@ static int recall_grep_query(store *s, const recall_grep_opts *o, recall_result 
         if (sqlite3_prepare_v2(db, sql_pg, -1, &pg, NULL) != SQLITE_OK ||
             sqlite3_prepare_v2(db, "SELECT id, entry_id, role, ordinal, removed, text FROM messages WHERE id = ?",
                                -1, &row, NULL) != SQLITE_OK) {
-            rc = recall_sqlerr(s, err, "query");
+            rc = store_sqlite_err(store_db(s), err, "recall", "query");
             goto done;
         }
         sqlite3_bind_int64(pg, 1, o->summary_id);
@@ -308,7 +304,7 @@ static int recall_grep_query(store *s, const recall_grep_opts *o, recall_result 
             if ((rc = recall_query_hit(s, row, sqlite3_column_int64(pg, 0), terms, nterms, o->redact, r, err)) != LC_OK)
                 goto done;
         if (step != SQLITE_DONE) {
-            rc = recall_sqlerr(s, err, "query");
+            rc = store_sqlite_err(store_db(s), err, "recall", "query");
             goto done;
         }
     }
@@ -367,7 +363,7 @@ static int recall_grep_pattern(store *s, const recall_grep_opts *o, recall_resul
                            " AND (?1 = 0 OR m.entry_id IN (SELECT entry_id FROM scope))"
                            " ORDER BY m.ordinal, m.id",
                            -1, &st, NULL) != SQLITE_OK) {
-        rc = recall_sqlerr(s, err, "pattern");
+        rc = store_sqlite_err(store_db(s), err, "recall", "pattern");
         goto done;
     }
     sqlite3_bind_int64(st, 1, o->summary_id);
@@ -406,7 +402,7 @@ static int recall_grep_pattern(store *s, const recall_grep_opts *o, recall_resul
             goto done;
         }
     }
-    if (step != SQLITE_ROW && step != SQLITE_DONE) rc = recall_sqlerr(s, err, "pattern");
+    if (step != SQLITE_ROW && step != SQLITE_DONE) rc = store_sqlite_err(store_db(s), err, "recall", "pattern");
 done:
     sqlite3_finalize(st);
     pcre2_match_data_free(md);
@@ -430,20 +426,6 @@ int recall_grep(store *s, const recall_grep_opts *o, recall_result *out, char **
 
 /* ---- past sessions ------------------------------------------------------------------ */
 
-typedef struct recall_store_file {
-    char *path;
-    const char *name;
-    long long created;  /* meta created (ms); 0 when unreadable: sorted last */
-} recall_store_file;
-
-/* Newest created first, then by file name: an order that a write to a store (another
- * session running) does not change, so offsets page the same sequence call after call. */
-static int recall_by_created(const void *a, const void *b)
-{
-    const recall_store_file *x = a, *y = b;
-    return x->created < y->created ? 1 : x->created > y->created ? -1 : strcmp(x->name, y->name);
-}
-
 static char *recall_date(const char *created_ms)
 {
     time_t t = created_ms ? (time_t)(atoll(created_ms) / 1000) : 0;
@@ -457,55 +439,16 @@ int recall_grep_sessions(const char *agent_home, const char *current_session_id,
                          const char *cwd, recall_scope scope, const recall_grep_opts *o,
                          recall_result *out, char **err)
 {
-    char *dir = lc_asprintf("%s/lcm", agent_home);
-    char *self = current_session_id ? lc_asprintf("%s.sqlite", current_session_id) : NULL;
-    recall_store_file *files = NULL;
-    size_t nfiles = 0, cap = 0;
-    DIR *d = NULL;
+    /* Newest created first, then by file name: an order that a write to a store (another
+     * session running) does not change, so offsets page the same sequence call after call. */
+    catalog_filter f = {.except_session = current_session_id, .order = CATALOG_NEWEST_FIRST};
+    catalog_list stores = {0};
     int rc = LC_OK;
     double t0 = lc_now_ms();
     memset(out, 0, sizeof *out);
     out->total = -1;
-    if (!dir) {
-        rc = lc_errf(err, LC_NOMEM, "recall: out of memory");
-        goto done;
-    }
-    if (!(d = opendir(dir))) goto done; /* no stores yet: nothing to search */
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        size_t l = strlen(de->d_name);
-        if (l < 8 || strcmp(de->d_name + l - 7, ".sqlite") != 0) continue;
-        if (self && strcmp(de->d_name, self) == 0) continue;
-        char *p = lc_asprintf("%s/%s", dir, de->d_name);
-        struct stat sb;
-        if (!p || stat(p, &sb) != 0) {
-            free(p);
-            continue;
-        }
-        if (nfiles == cap) {
-            cap = cap ? cap * 2 : 32;
-            recall_store_file *nf = realloc(files, cap * sizeof *nf);
-            if (!nf) {
-                free(p);
-                rc = lc_errf(err, LC_NOMEM, "recall: out of memory");
-                goto done;
-            }
-            files = nf;
-        }
-        files[nfiles].path = p;
-        files[nfiles].name = p + strlen(dir) + 1;
-        files[nfiles].created = 0;
-        store *cs = NULL;
-        int cv = -1;
-        if (store_open_readonly(p, &cs, &cv, NULL) == LC_OK && cv >= 1) {
-            char *c = store_meta_get(cs, "created");
-            files[nfiles].created = c ? atoll(c) : 0;
-            free(c);
-        }
-        store_close(cs);
-        nfiles++;
-    }
-    if (nfiles > 1) qsort(files, nfiles, sizeof *files, recall_by_created);
+    if ((rc = catalog_list_stores(agent_home, &f, &stores, err)) != LC_OK) goto done;
+    size_t nfiles = stores.n;
     /* The page: `skip` hits of the sequence are passed over, then up to `want` are kept.
      * Once the page is full, query mode only counts (for the total); pattern mode looks
      * for one more match to say whether another page exists, and stops. */
@@ -528,7 +471,7 @@ int recall_grep_sessions(const char *agent_home, const char *current_session_id,
         store *ps = NULL;
         int version = -1;
         char *perr = NULL;
-        if (store_open_readonly(files[i].path, &ps, &version, &perr) != LC_OK) {
+        if (catalog_open(agent_home, stores.v[i].name, CATALOG_READ, &ps, &version, &perr) != LC_OK) {
             free(perr);
             out->stores_skipped++;
             continue;
@@ -629,11 +572,7 @@ int recall_grep_sessions(const char *agent_home, const char *current_session_id,
         out->more = (int64_t)(o->offset + out->n) < total;
     }
 done:
-    if (d) closedir(d);
-    for (size_t i = 0; i < nfiles; i++) free(files[i].path);
-    free(files);
-    free(dir);
-    free(self);
+    catalog_list_free(&stores);
     if (rc) recall_result_free(out);
     return rc;
 }
@@ -731,7 +670,7 @@ static int recall_describe_summary(store *s, int64_t id, sbuf *b, char **err)
                            " FROM summaries s LEFT JOIN summary_spans sp ON sp.summary_id = s.id"
                            " WHERE s.id = ?",
                            -1, &st, NULL) != SQLITE_OK) {
-        rc = recall_sqlerr(s, err, "describe");
+        rc = store_sqlite_err(store_db(s), err, "recall", "describe");
         goto done;
     }
     sqlite3_bind_int64(st, 1, id);
@@ -766,7 +705,7 @@ static int recall_describe_summary(store *s, int64_t id, sbuf *b, char **err)
                            RECALL_SCOPE_CTE "SELECT count(*), coalesce(sum(m.tokens),0), coalesce(sum(m.chars),0),"
                            " coalesce(sum(m.removed),0) FROM messages m WHERE m.entry_id IN (SELECT entry_id FROM scope)",
                            -1, &st, NULL) != SQLITE_OK) {
-        rc = recall_sqlerr(s, err, "describe");
+        rc = store_sqlite_err(store_db(s), err, "recall", "describe");
         goto done;
     }
     sqlite3_bind_int64(st, 1, id);
@@ -786,7 +725,7 @@ static int recall_describe_summary(store *s, int64_t id, sbuf *b, char **err)
                            RECALL_SCOPE_CTE "SELECT f.path, f.kind, f.chars, f.summary, f.entry_id FROM file_handles f"
                            " WHERE f.entry_id IN (SELECT entry_id FROM scope) ORDER BY f.id",
                            -1, &st, NULL) != SQLITE_OK) {
-        rc = recall_sqlerr(s, err, "describe");
+        rc = store_sqlite_err(store_db(s), err, "recall", "describe");
         goto done;
     }
     sqlite3_bind_int64(st, 1, id);
@@ -812,7 +751,7 @@ static int recall_describe_file(store *s, const char *id, sbuf *b, char **err)
                            "SELECT entry_id, path, content_id, kind, chars, preview, summary FROM file_handles"
                            " WHERE entry_id = ?1 OR path = ?1 OR content_id = ?1 ORDER BY id DESC LIMIT 1",
                            -1, &st, NULL) != SQLITE_OK) {
-        rc = recall_sqlerr(s, err, "describe");
+        rc = store_sqlite_err(store_db(s), err, "recall", "describe");
         goto done;
     }
     sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
@@ -1027,7 +966,7 @@ static int recall_expand_collect(store *s, const recall_expand_opts *o, recall_r
                                RECALL_SCOPE_CTE "SELECT m.entry_id, m.role, m.removed, m.text FROM messages m"
                                " WHERE m.entry_id IN (SELECT entry_id FROM scope) ORDER BY m.ordinal, m.id",
                                -1, &st, NULL) != SQLITE_OK) {
-            rc = recall_sqlerr(s, err, "expand");
+            rc = store_sqlite_err(store_db(s), err, "recall", "expand");
             goto done;
         }
         sqlite3_bind_int64(st, 1, o->summary_id);
@@ -1064,7 +1003,7 @@ static int recall_expand_collect(store *s, const recall_expand_opts *o, recall_r
                                      " ORDER BY ordinal, id",
                                -1, &st, NULL) != SQLITE_OK) {
             free(qs);
-            rc = recall_sqlerr(s, err, "expand");
+            rc = store_sqlite_err(store_db(s), err, "recall", "expand");
             goto done;
         }
         sqlite3_bind_text(st, 1, qs, -1, SQLITE_TRANSIENT);
@@ -1081,7 +1020,7 @@ static int recall_expand_collect(store *s, const recall_expand_opts *o, recall_r
         }
         (*n_msgs)++;
     }
-    if (step != SQLITE_DONE) rc = recall_sqlerr(s, err, "expand");
+    if (step != SQLITE_DONE) rc = store_sqlite_err(store_db(s), err, "recall", "expand");
     if (rc == LC_OK && *n_msgs == 0 && !o->summary_id)
         rc = lc_errf(err, LC_NOTFOUND, "lcm_expand_query: no stored message matches the question's words");
 done:
@@ -1185,18 +1124,13 @@ int recall_expand_session(const char *agent_home, const char *session_id,
                           char **out, char **err)
 {
     store *ps = NULL;
-    char *path = NULL, *label = NULL, *cwd = NULL, *created = NULL, *date = NULL;
+    char *label = NULL, *cwd = NULL, *created = NULL, *date = NULL;
     int version = -1, rc = LC_OK;
     *out = NULL;
-    if (!session_id || !*session_id || strchr(session_id, '/') || strstr(session_id, ".."))
-        return lc_errf(err, LC_INVALID, "lcm_expand_query: a session is a plain session id");
-    path = lc_asprintf("%s/lcm/%s.sqlite", agent_home, session_id);
-    struct stat sb;
-    if (!path || stat(path, &sb) != 0) {
-        rc = lc_errf(err, LC_NOTFOUND, "lcm_expand_query: no store for session %s", session_id);
-        goto done;
-    }
-    if ((rc = store_open_readonly(path, &ps, &version, err)) != LC_OK) goto done;
+    rc = catalog_open(agent_home, session_id, CATALOG_READ, &ps, &version, err);
+    if (rc == LC_INVALID) rc = lc_errf(err, rc, "lcm_expand_query: a session is a plain session id");
+    else if (rc == LC_NOTFOUND) rc = lc_errf(err, rc, "lcm_expand_query: no store for session %s", session_id);
+    if (rc != LC_OK) goto done;
     if (version != STORE_SCHEMA_VERSION) {
         rc = lc_errf(err, LC_INVALID,
                      "lcm_expand_query: session %s has an older-generation store (schema %d); /lcm migrate upgrades it",
@@ -1212,7 +1146,6 @@ int recall_expand_session(const char *agent_home, const char *session_id,
     rc = recall_expand(ps, &po, complete, ud, out, err);
 done:
     store_close(ps);
-    free(path);
     free(label);
     free(cwd);
     free(created);

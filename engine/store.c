@@ -4,6 +4,7 @@
  * Owns the connection and its cached statements; nothing here talks to a host.
  */
 #include "store.h"
+#include "store_sqlite.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -204,10 +205,17 @@ static void store_note_error(store *s, int code)
     if (code == SQLITE_NOTADB || code == SQLITE_CORRUPT) s->notadb = 1;
 }
 
-static int store_sqlerr(store *s, char **err, const char *what)
+int store_sqlite_err(sqlite3 *db, char **err, const char *who, const char *what)
+{
+    return lc_errf(err, LC_ERR, "%s: %s: %s", who, what, db ? sqlite3_errmsg(db) : "out of memory");
+}
+
+/* A failed statement on the store's own connection: noted (busy, not a database), then
+ * reported like every other module's. */
+static int store_failed(store *s, char **err, const char *what)
 {
     store_note_error(s, sqlite3_extended_errcode(s->db));
-    return lc_errf(err, LC_ERR, "store: %s: %s", what, sqlite3_errmsg(s->db));
+    return store_sqlite_err(s->db, err, "store", what);
 }
 
 static int store_exec(store *s, const char *sql, char **err)
@@ -243,11 +251,11 @@ static int store_migrate(store *s, char **err)
 {
     int target = (int)(sizeof store_migrations / sizeof store_migrations[0]);
     int cur = store_schema_version(s);
-    if (cur < 0) return store_sqlerr(s, err, "reading user_version");
+    if (cur < 0) return store_failed(s, err, "reading user_version");
     if (cur == target) return LC_OK;
     int rc = store_exec(s, "BEGIN IMMEDIATE", err);
     if (rc) return rc;
-    if ((cur = store_schema_version(s)) < 0) rc = store_sqlerr(s, err, "reading user_version");
+    if ((cur = store_schema_version(s)) < 0) rc = store_failed(s, err, "reading user_version");
     else if (cur > target)
         rc = lc_errf(err, LC_INVALID, "store: %s has schema version %d, newer than this build's %d",
                      s->path, cur, target);
@@ -265,7 +273,7 @@ static int store_migrate(store *s, char **err)
 static int store_prepare(store *s, sqlite3_stmt **st, const char *sql, char **err)
 {
     if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL) != SQLITE_OK)
-        return store_sqlerr(s, err, "prepare");
+        return store_failed(s, err, "prepare");
     return LC_OK;
 }
 
@@ -278,12 +286,12 @@ static int store_meta_write(store *s, const char *key, const char *value, int re
     if (sqlite3_prepare_v2(s->db, replace ? "INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)"
                                           : "INSERT OR IGNORE INTO meta(key, value) VALUES(?, ?)",
                            -1, &st, NULL) != SQLITE_OK) {
-        rc = store_sqlerr(s, err, "meta");
+        rc = store_failed(s, err, "meta");
         goto done;
     }
     sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, value ? value : "", -1, SQLITE_STATIC);
-    if (sqlite3_step(st) != SQLITE_DONE) rc = store_sqlerr(s, err, "meta");
+    if (sqlite3_step(st) != SQLITE_DONE) rc = store_failed(s, err, "meta");
 done:
     sqlite3_finalize(st);
     return rc;
@@ -312,7 +320,7 @@ char *store_meta_get(store *s, const char *key)
     return v;
 }
 
-static int store_valid_id(const char *id)
+int store_valid_id(const char *id)
 {
     if (!id || !*id || strlen(id) > 200) return 0;
     for (const char *p = id; *p; p++)
@@ -345,7 +353,7 @@ static int store_reap_dead_runs(store *s, char **err)
     if (sqlite3_prepare_v2(s->db, "SELECT id, pid FROM runs WHERE finished IS NULL", -1, &st, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(s->db, "UPDATE runs SET finished = ?, status = 'reaped' WHERE id = ? AND finished IS NULL",
                            -1, &up, NULL) != SQLITE_OK) {
-        rc = store_sqlerr(s, err, "runs");
+        rc = store_failed(s, err, "runs");
         goto done;
     }
     while (sqlite3_step(st) == SQLITE_ROW) {
@@ -354,7 +362,7 @@ static int store_reap_dead_runs(store *s, char **err)
         sqlite3_bind_int64(up, 1, (sqlite3_int64)time(NULL) * 1000);
         sqlite3_bind_int64(up, 2, sqlite3_column_int64(st, 0));
         if (sqlite3_step(up) != SQLITE_DONE) {
-            rc = store_sqlerr(s, err, "reap run");
+            rc = store_failed(s, err, "reap run");
             goto done;
         }
         sqlite3_reset(up);
@@ -532,7 +540,7 @@ static int store_open_once(const char *agent_home, const char *session_id, const
                                    (unsigned)file_was);
     /* NOFOLLOW: the file checked above cannot have become a link since. */
     if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL) != SQLITE_OK) {
-        rc = store_sqlerr(s, err, "open");
+        rc = store_failed(s, err, "open");
         goto done;
     }
     sqlite3_busy_timeout(s->db, busy_ms > 0 ? (int)busy_ms : 1);
@@ -626,14 +634,14 @@ int store_open_readonly(const char *db_path, store **out, int *schema_version, c
     }
     s->read_only = 1;
     if (sqlite3_open_v2(db_path, &s->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        rc = store_sqlerr(s, err, "open read-only");
+        rc = store_failed(s, err, "open read-only");
         goto done;
     }
     sqlite3_busy_timeout(s->db, 1000);
     if ((rc = store_exec(s, "PRAGMA query_only=1", err)) != LC_OK) goto done;
     int v = store_schema_version(s);
     if (v < 0) {
-        rc = store_sqlerr(s, err, "reading user_version");
+        rc = store_failed(s, err, "reading user_version");
         goto done;
     }
     if (schema_version) *schema_version = v;
@@ -682,6 +690,30 @@ int64_t store_message_count(store *s)
         n = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
     return n;
+}
+
+/* One integer from a query; `dflt` when it fails or returns nothing. */
+static int64_t store_int(store *s, const char *sql, int64_t dflt)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t v = dflt;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
+        sqlite3_column_type(st, 0) != SQLITE_NULL)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+int64_t store_summary_count(store *s)
+{
+    /* An older-generation store may predate the table: no summaries, not an error. */
+    if (!store_int(s, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='summaries'", 0)) return 0;
+    return store_int(s, "SELECT count(*) FROM summaries", 0);
+}
+
+int64_t store_db_bytes(store *s)
+{
+    return store_int(s, "SELECT page_count * page_size FROM pragma_page_count, pragma_page_size", 0);
 }
 
 /* ---- ingest ----------------------------------------------------------------------- */
@@ -812,7 +844,7 @@ static int store_record_handle(store *s, const char *entry_id, const char *path,
     sqlite3_bind_int64(st, 5, (sqlite3_int64)chars);
     sqlite3_bind_text(st, 6, preview, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 7, summary, -1, SQLITE_STATIC);
-    if (sqlite3_step(st) != SQLITE_DONE) rc = store_sqlerr(s, err, "file handle");
+    if (sqlite3_step(st) != SQLITE_DONE) rc = store_failed(s, err, "file handle");
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
 done:
@@ -898,7 +930,7 @@ static int store_insert_one(store *s, const store_msg *m, int64_t ordinal,
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
     if (step != SQLITE_DONE) {
-        rc = store_sqlerr(s, err, "insert message");
+        rc = store_failed(s, err, "insert message");
         goto done;
     }
     if (sqlite3_changes(s->db) == 0) goto done; /* already stored */
@@ -910,7 +942,7 @@ static int store_insert_one(store *s, const store_msg *m, int64_t ordinal,
     sqlite3_reset(s->st_fts);
     sqlite3_clear_bindings(s->st_fts);
     if (step != SQLITE_DONE) {
-        rc = store_sqlerr(s, err, "index message");
+        rc = store_failed(s, err, "index message");
         goto done;
     }
     if (stats) {
@@ -1009,7 +1041,7 @@ int store_mark_branch(store *s, const char *const *active_ids, size_t n, size_t 
     in_tx = 1;
     if (sqlite3_prepare_v2(s->db, "INSERT OR IGNORE INTO store_active(id) VALUES(?)", -1, &st,
                            NULL) != SQLITE_OK) {
-        rc = store_sqlerr(s, err, "mark branch");
+        rc = store_failed(s, err, "mark branch");
         goto done;
     }
     for (size_t i = 0; i < n; i++) {
@@ -1018,7 +1050,7 @@ int store_mark_branch(store *s, const char *const *active_ids, size_t n, size_t 
         int step = sqlite3_step(st);
         sqlite3_reset(st);
         if (step != SQLITE_DONE) {
-            rc = store_sqlerr(s, err, "mark branch");
+            rc = store_failed(s, err, "mark branch");
             goto done;
         }
     }
@@ -1049,7 +1081,7 @@ int store_set_removed(store *s, const char *const *entry_ids, size_t n, int remo
     in_tx = 1;
     if (sqlite3_prepare_v2(s->db, "UPDATE messages SET removed = ?1 WHERE entry_id = ?2 AND removed != ?1",
                            -1, &st, NULL) != SQLITE_OK) {
-        rc = store_sqlerr(s, err, "set removed");
+        rc = store_failed(s, err, "set removed");
         goto done;
     }
     for (size_t i = 0; i < n; i++) {
@@ -1058,7 +1090,7 @@ int store_set_removed(store *s, const char *const *entry_ids, size_t n, int remo
         int step = sqlite3_step(st);
         sqlite3_reset(st);
         if (step != SQLITE_DONE) {
-            rc = store_sqlerr(s, err, "set removed");
+            rc = store_failed(s, err, "set removed");
             goto done;
         }
     }
@@ -1123,7 +1155,7 @@ int store_dag_progress(store *s, int64_t *watermark, int64_t *pending, char **er
         }
         if ((rc = store_dag_recompute(s, err)) != LC_OK) goto done;
         if (!store_meta_int(s, "dag_watermark", &w) || !store_meta_int(s, "dag_pending", &p)) {
-            rc = store_sqlerr(s, err, "dag progress");
+            rc = store_failed(s, err, "dag progress");
             goto done;
         }
     }
@@ -1146,11 +1178,11 @@ int store_dag_block_put(store *s, int64_t tokens, char **err)
     int rc = LC_OK;
     if (sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO meta(key, value) VALUES('dag_block_tokens', ?)",
                            -1, &st, NULL) != SQLITE_OK) {
-        rc = store_sqlerr(s, err, "dag block");
+        rc = store_failed(s, err, "dag block");
         goto done;
     }
     sqlite3_bind_int64(st, 1, tokens);
-    if (sqlite3_step(st) != SQLITE_DONE) rc = store_sqlerr(s, err, "dag block");
+    if (sqlite3_step(st) != SQLITE_DONE) rc = store_failed(s, err, "dag block");
 done:
     sqlite3_finalize(st);
     return rc;
@@ -1167,13 +1199,13 @@ int store_dag_set_watermark(store *s, int64_t expect, int64_t value, int *moved,
                            " WHERE m.ordinal >= ?2 AND m.ordinal < ?1 AND " STORE_ELIGIBLE("m")
                            " AND " STORE_UNCOVERED("m") ")",
                            -1, &st, NULL) != SQLITE_OK) {
-        rc = store_sqlerr(s, err, "dag watermark");
+        rc = store_failed(s, err, "dag watermark");
         goto done;
     }
     sqlite3_bind_int64(st, 1, value);
     sqlite3_bind_int64(st, 2, expect);
     if (sqlite3_step(st) != SQLITE_DONE) {
-        rc = store_sqlerr(s, err, "dag watermark");
+        rc = store_failed(s, err, "dag watermark");
         goto done;
     }
     if (moved) *moved = sqlite3_changes(s->db) > 0;
@@ -1201,7 +1233,7 @@ int store_get_message(store *s, const char *entry_id, store_row *out, char **err
                            " chars, removed, tool_name, tool_path, created FROM messages"
                            " WHERE entry_id = ?",
                            -1, &st, NULL) != SQLITE_OK) {
-        rc = store_sqlerr(s, err, "read message");
+        rc = store_failed(s, err, "read message");
         goto done;
     }
     sqlite3_bind_text(st, 1, entry_id, -1, SQLITE_STATIC);
@@ -1211,7 +1243,7 @@ int store_get_message(store *s, const char *entry_id, store_row *out, char **err
         goto done;
     }
     if (step != SQLITE_ROW) {
-        rc = store_sqlerr(s, err, "read message");
+        rc = store_failed(s, err, "read message");
         goto done;
     }
     out->id = sqlite3_column_int64(st, 0);
@@ -1256,7 +1288,7 @@ static int store_step_done(store *s, sqlite3_stmt *st, const char *what, char **
     int step = sqlite3_step(st);
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
-    return step == SQLITE_DONE ? LC_OK : store_sqlerr(s, err, what);
+    return step == SQLITE_DONE ? LC_OK : store_failed(s, err, what);
 }
 
 /* Passes on two connections (the worker's and the host thread's) may summarize the same
@@ -1272,7 +1304,7 @@ static int store_summary_still_applies(store *s, const store_summary *in, char *
                              " OR (SELECT removed FROM messages WHERE entry_id = ?1)"
                            : "SELECT 1 FROM summary_children WHERE child_id = ?1";
     if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
-        return store_sqlerr(s, err, "summary check");
+        return store_failed(s, err, "summary check");
     size_t n = leaf ? in->n_entries : in->n_children;
     for (size_t i = 0; i < n && rc == LC_OK; i++) {
         if (leaf) sqlite3_bind_text(st, 1, in->entry_ids[i], -1, SQLITE_STATIC);
@@ -1284,7 +1316,7 @@ static int store_summary_still_applies(store *s, const store_summary *in, char *
                       : lc_errf(err, LC_BUSY, "store: summary %lld is already condensed",
                                 (long long)in->children[i]);
         else if (step != SQLITE_ROW && step != SQLITE_DONE)
-            rc = store_sqlerr(s, err, "summary check");
+            rc = store_failed(s, err, "summary check");
         sqlite3_reset(st);
     }
     sqlite3_finalize(st);
@@ -1317,7 +1349,7 @@ int store_summary_add(store *s, const store_summary *in, int64_t *out_id, char *
                            -1, &msg, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(s->db, "INSERT INTO summaries_fts(rowid, text) VALUES(?,?)", -1, &fts,
                            NULL) != SQLITE_OK) {
-        rc = store_sqlerr(s, err, "summary");
+        rc = store_failed(s, err, "summary");
         goto done;
     }
     sqlite3_bind_text(ins, 1, leaf ? "leaf" : "condensed", -1, SQLITE_STATIC);
@@ -1362,7 +1394,7 @@ int store_summary_add(store *s, const store_summary *in, int64_t *out_id, char *
                " sum(sp.entry_count) FROM summary_children c JOIN summary_spans sp"
                " ON sp.summary_id = c.child_id WHERE c.parent_id = ?1";
     if (sqlite3_prepare_v2(s->db, span_sql, -1, &span, NULL) != SQLITE_OK) {
-        rc = store_sqlerr(s, err, "summary span");
+        rc = store_failed(s, err, "summary span");
         goto done;
     }
     sqlite3_bind_int64(span, 1, id);
@@ -1382,4 +1414,410 @@ done:
     sqlite3_finalize(fts);
     if (in_tx) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
     return rc;
+}
+
+int store_summary_set_text(store *s, int64_t id, const char *text, int64_t tokens, char **err)
+{
+    sqlite3_stmt *old = NULL, *up = NULL, *del = NULL, *ins = NULL;
+    int rc = LC_OK, in_tx = 0;
+    if (!text) return lc_errf(err, LC_INVALID, "store: a summary's text cannot be empty");
+    if ((rc = store_exec(s, "BEGIN IMMEDIATE", err)) != LC_OK) goto done;
+    in_tx = 1;
+    /* The index is contentless: the old text must be handed back to remove its terms, and
+     * it is read under the write lock so no other writer can have changed it since. */
+    if (sqlite3_prepare_v2(s->db, "SELECT text FROM summaries WHERE id = ?", -1, &old, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "UPDATE summaries SET text = ?, tokens = ? WHERE id = ?", -1, &up, NULL) !=
+            SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "INSERT INTO summaries_fts(summaries_fts, rowid, text) VALUES('delete', ?, ?)",
+                           -1, &del, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "INSERT INTO summaries_fts(rowid, text) VALUES(?, ?)", -1, &ins, NULL) !=
+            SQLITE_OK) {
+        rc = store_failed(s, err, "summary text");
+        goto done;
+    }
+    sqlite3_bind_int64(old, 1, id);
+    int step = sqlite3_step(old);
+    if (step != SQLITE_ROW) {
+        rc = step == SQLITE_DONE ? lc_errf(err, LC_NOTFOUND, "store: no summary #%lld", (long long)id)
+                                 : store_failed(s, err, "summary text");
+        goto done;
+    }
+    sqlite3_bind_int64(del, 1, id);
+    sqlite3_bind_value(del, 2, sqlite3_column_value(old, 0));
+    if ((rc = store_step_done(s, del, "summary index", err)) != LC_OK) goto done;
+    sqlite3_bind_text(up, 1, text, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(up, 2, tokens);
+    sqlite3_bind_int64(up, 3, id);
+    if ((rc = store_step_done(s, up, "summary text", err)) != LC_OK) goto done;
+    sqlite3_bind_int64(ins, 1, id);
+    sqlite3_bind_text(ins, 2, text, -1, SQLITE_STATIC);
+    if ((rc = store_step_done(s, ins, "summary index", err)) != LC_OK) goto done;
+    if ((rc = store_exec(s, "COMMIT", err)) != LC_OK) goto done;
+    in_tx = 0;
+done:
+    sqlite3_finalize(old);
+    sqlite3_finalize(up);
+    sqlite3_finalize(del);
+    sqlite3_finalize(ins);
+    if (in_tx) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
+/* ---- the projection's rows ----------------------------------------------------------------- */
+
+void store_cut_free(store_cut *c)
+{
+    if (!c) return;
+    free(c->anchor_entry);
+    free(c->message);
+    free(c->nodes_json);
+    memset(c, 0, sizeof *c);
+}
+
+int store_cut_get(store *s, store_cut_which which, int64_t id, store_cut *out, char **err)
+{
+    static const char *const sql[] = {
+        [STORE_CUT_BY_ID] = "SELECT id, anchor_entry, anchor_ordinal, message, nodes, stubbed"
+                            " FROM lcm_cuts WHERE id = ?",
+        [STORE_CUT_NEWEST] = "SELECT id, anchor_entry, anchor_ordinal, message, nodes, stubbed"
+                             " FROM lcm_cuts ORDER BY id DESC LIMIT 1",
+        /* Removed marks follow the active branch, so a cut whose anchor is not removed
+         * stands on it. */
+        [STORE_CUT_ON_BRANCH] = "SELECT c.id, c.anchor_entry, c.anchor_ordinal, c.message, c.nodes,"
+                                " c.stubbed FROM lcm_cuts c JOIN messages m ON m.entry_id = c.anchor_entry"
+                                " WHERE m.removed = 0 ORDER BY c.id DESC LIMIT 1",
+    };
+    sqlite3_stmt *st = NULL;
+    int rc = LC_OK, step;
+    memset(out, 0, sizeof *out);
+    if ((unsigned)which > STORE_CUT_ON_BRANCH) return lc_errf(err, LC_INVALID, "store: no such cut query");
+    if (sqlite3_prepare_v2(s->db, sql[which], -1, &st, NULL) != SQLITE_OK) {
+        rc = store_failed(s, err, "cut");
+        goto done;
+    }
+    if (which == STORE_CUT_BY_ID) sqlite3_bind_int64(st, 1, id);
+    step = sqlite3_step(st);
+    if (step == SQLITE_DONE) {
+        rc = LC_NOTFOUND;
+        goto done;
+    }
+    if (step != SQLITE_ROW) {
+        rc = store_failed(s, err, "cut");
+        goto done;
+    }
+    out->id = sqlite3_column_int64(st, 0);
+    out->anchor_entry = store_col_dup(st, 1);
+    out->anchor_ordinal = sqlite3_column_int64(st, 2);
+    out->message = store_col_dup(st, 3);
+    out->nodes_json = store_col_dup(st, 4);
+    out->stubbed = sqlite3_column_int(st, 5);
+    if (!out->anchor_entry || !out->message || !out->nodes_json) {
+        store_cut_free(out);
+        rc = lc_errf(err, LC_NOMEM, "store: out of memory");
+    }
+done:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int store_cut_add(store *s, const store_cut *in, int64_t tokens, int64_t *out_id, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = LC_OK;
+    *out_id = 0;
+    if (sqlite3_prepare_v2(s->db,
+                           "INSERT INTO lcm_cuts(anchor_entry, anchor_ordinal, message, tokens, nodes,"
+                           " stubbed, created) VALUES(?,?,?,?,?,?,?)",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = store_failed(s, err, "cut");
+        goto done;
+    }
+    sqlite3_bind_text(st, 1, in->anchor_entry, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, in->anchor_ordinal);
+    sqlite3_bind_text(st, 3, in->message, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 4, tokens);
+    sqlite3_bind_text(st, 5, in->nodes_json, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 6, in->stubbed);
+    sqlite3_bind_int64(st, 7, (sqlite3_int64)time(NULL) * 1000);
+    if ((rc = store_step_done(s, st, "cut", err)) != LC_OK) goto done;
+    *out_id = sqlite3_last_insert_rowid(s->db);
+done:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int store_pin_get(store *s, store_pin *out, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = LC_NOTFOUND;
+    memset(out, 0, sizeof *out);
+    if (sqlite3_prepare_v2(s->db, "SELECT cut_id, applied_tokens, window FROM lcm_pin WHERE id = 1", -1, &st,
+                           NULL) != SQLITE_OK) {
+        rc = store_failed(s, err, "pin");
+        goto done;
+    }
+    int step = sqlite3_step(st);
+    if (step == SQLITE_ROW) {
+        out->cut_id = sqlite3_column_int64(st, 0);
+        out->applied_tokens = (long)sqlite3_column_int64(st, 1);
+        out->window = (long)sqlite3_column_int64(st, 2);
+        rc = LC_OK;
+    } else if (step != SQLITE_DONE) {
+        rc = store_failed(s, err, "pin");
+    }
+done:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int store_pin_set(store *s, const store_pin *pin, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = LC_OK;
+    if (sqlite3_prepare_v2(s->db,
+                           "INSERT OR REPLACE INTO lcm_pin(id, cut_id, applied_tokens, window, updated)"
+                           " VALUES(1,?,?,?,?)",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = store_failed(s, err, "pin");
+        goto done;
+    }
+    sqlite3_bind_int64(st, 1, pin->cut_id);
+    sqlite3_bind_int64(st, 2, pin->applied_tokens);
+    sqlite3_bind_int64(st, 3, pin->window);
+    sqlite3_bind_int64(st, 4, (sqlite3_int64)time(NULL) * 1000);
+    rc = store_step_done(s, st, "pin", err);
+done:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int store_pin_clear(store *s, char **err)
+{
+    return store_exec(s, "DELETE FROM lcm_pin", err);
+}
+
+/* ---- the DAG's reads and its bookkeeping ---------------------------------------------------- */
+
+/* Step `st` (columns: ordinal, entry_id, role, tokens, uncovered, then text when
+ * `with_text`) and hand each row to `visit`. */
+static int store_walk_msgs(store *s, sqlite3_stmt *st, const char *what, int with_text, store_msg_visit visit,
+                           void *ud, int *stopped, char **err)
+{
+    int rc = LC_OK, step;
+    if (stopped) *stopped = 0;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        store_dag_msg m = {0};
+        m.ordinal = sqlite3_column_int64(st, 0);
+        m.entry_id = (const char *)sqlite3_column_text(st, 1);
+        m.role = (const char *)sqlite3_column_text(st, 2);
+        m.tokens = sqlite3_column_int64(st, 3);
+        m.uncovered = sqlite3_column_int(st, 4);
+        if (with_text) m.text = (const char *)sqlite3_column_text(st, 5);
+        int v = visit(ud, &m, err);
+        if (v == STORE_VISIT_STOP) {
+            if (stopped) *stopped = 1;
+            return LC_OK;
+        }
+        if (v != LC_OK) return v;
+    }
+    if (step != SQLITE_DONE) rc = store_failed(s, err, what);
+    return rc;
+}
+
+int store_dag_walk_tail(store *s, store_msg_visit visit, void *ud, int *stopped, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT m.ordinal, m.entry_id, m.role, m.tokens, m.role NOT IN (" STORE_DAG_EXCLUDED_ROLES
+                           ") AND " STORE_UNCOVERED("m") " FROM messages m WHERE m.removed = 0 ORDER BY m.ordinal DESC",
+                           -1, &st, NULL) != SQLITE_OK)
+        rc = store_failed(s, err, "fresh tail");
+    else
+        rc = store_walk_msgs(s, st, "fresh tail", 0, visit, ud, stopped, err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int store_dag_walk_uncovered(store *s, int64_t after, int64_t before, store_msg_visit visit, void *ud,
+                             int *stopped, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT m.ordinal, m.entry_id, m.role, m.tokens, 1, m.text FROM messages m"
+                           " WHERE " STORE_ELIGIBLE("m") " AND m.ordinal > ?1 AND m.ordinal < ?2"
+                           " AND " STORE_UNCOVERED("m") " ORDER BY m.ordinal",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = store_failed(s, err, "uncovered messages");
+    } else {
+        sqlite3_bind_int64(st, 1, after);
+        sqlite3_bind_int64(st, 2, before);
+        rc = store_walk_msgs(s, st, "uncovered messages", 1, visit, ud, stopped, err);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int store_dag_count_uncovered(store *s, int64_t from, int64_t before, int64_t *count, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = LC_OK;
+    *count = 0;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT count(*) FROM messages m WHERE " STORE_ELIGIBLE("m")
+                           " AND m.ordinal >= ?2 AND (?1 <= 0 OR m.ordinal < ?1) AND " STORE_UNCOVERED("m"),
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = store_failed(s, err, "coverage");
+        goto done;
+    }
+    sqlite3_bind_int64(st, 1, before);
+    sqlite3_bind_int64(st, 2, from);
+    if (sqlite3_step(st) != SQLITE_ROW) {
+        rc = store_failed(s, err, "coverage");
+        goto done;
+    }
+    *count = sqlite3_column_int64(st, 0);
+done:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Step `st` (columns: id, depth, kind, text, then the span's when `spans`) through `visit`. */
+static int store_walk_nodes(store *s, sqlite3_stmt *st, const char *what, int spans, store_node_visit visit,
+                            void *ud, char **err)
+{
+    int step;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        store_node n = {0};
+        const char *kind = (const char *)sqlite3_column_text(st, 2);
+        n.id = sqlite3_column_int64(st, 0);
+        n.depth = sqlite3_column_int(st, 1);
+        n.leaf = kind && strcmp(kind, "leaf") == 0;
+        n.text = (const char *)sqlite3_column_text(st, 3);
+        if (spans) {
+            n.tiers_json = (const char *)sqlite3_column_text(st, 4);
+            n.tokens = sqlite3_column_int64(st, 5);
+            n.first_ordinal = sqlite3_column_int64(st, 6);
+            n.last_ordinal = sqlite3_column_int64(st, 7);
+            n.first_entry = (const char *)sqlite3_column_text(st, 8);
+            n.last_entry = (const char *)sqlite3_column_text(st, 9);
+            n.entry_count = sqlite3_column_int64(st, 10);
+        }
+        int v = visit(ud, &n, err);
+        if (v == STORE_VISIT_STOP) return LC_OK;
+        if (v != LC_OK) return v;
+    }
+    return step == SQLITE_DONE ? LC_OK : store_failed(s, err, what);
+}
+
+int store_dag_walk_frontier(store *s, store_node_visit visit, void *ud, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT s.id, s.depth, s.kind, s.text, s.tiers, s.tokens, sp.first_ordinal,"
+                           " sp.last_ordinal, sp.first_entry, sp.last_entry, sp.entry_count"
+                           " FROM summaries s JOIN summary_spans sp ON sp.summary_id = s.id"
+                           " WHERE NOT EXISTS (SELECT 1 FROM summary_children c WHERE c.child_id = s.id)"
+                           " ORDER BY sp.first_ordinal, s.id",
+                           -1, &st, NULL) != SQLITE_OK)
+        rc = store_failed(s, err, "frontier");
+    else
+        rc = store_walk_nodes(s, st, "frontier", 1, visit, ud, err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int store_dag_walk_prefixed(store *s, const char *prefix, store_node_visit visit, void *ud, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (sqlite3_prepare_v2(s->db, "SELECT id, depth, kind, text FROM summaries WHERE substr(text, 1, ?) = ? ORDER BY id",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = store_failed(s, err, "summaries");
+    } else {
+        sqlite3_bind_int(st, 1, (int)strlen(prefix));
+        sqlite3_bind_text(st, 2, prefix, -1, SQLITE_STATIC);
+        rc = store_walk_nodes(s, st, "summaries", 0, visit, ud, err);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int store_dag_walk_source(store *s, int64_t id, int leaf, store_msg_visit visit, void *ud, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    const char *sql = leaf ? "SELECT m.ordinal, m.entry_id, m.role, m.tokens, 0, m.text FROM summary_messages sm"
+                             " JOIN messages m ON m.entry_id = sm.entry_id WHERE sm.summary_id = ? ORDER BY sm.position"
+                           : "SELECT 0, '', '', s.tokens, 0, s.text FROM summary_children c JOIN summaries s"
+                             " ON s.id = c.child_id WHERE c.parent_id = ? ORDER BY c.position";
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
+        rc = store_failed(s, err, "summary source");
+    } else {
+        sqlite3_bind_int64(st, 1, id);
+        rc = store_walk_msgs(s, st, "summary source", 1, visit, ud, NULL, err);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int64_t store_run_begin(store *s, const char *kind)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t id = 0;
+    if (sqlite3_prepare_v2(s->db, "INSERT INTO runs(kind, pid, started) VALUES(?,?,?)", -1, &st, NULL) ==
+        SQLITE_OK) {
+        sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, (sqlite3_int64)getpid());
+        sqlite3_bind_int64(st, 3, (sqlite3_int64)time(NULL) * 1000);
+        if (sqlite3_step(st) == SQLITE_DONE) id = sqlite3_last_insert_rowid(s->db);
+    }
+    sqlite3_finalize(st);
+    return id;
+}
+
+void store_run_end(store *s, int64_t id, const char *status)
+{
+    sqlite3_stmt *st = NULL;
+    if (id <= 0) return;
+    if (sqlite3_prepare_v2(s->db, "UPDATE runs SET finished = ?, status = ? WHERE id = ?", -1, &st, NULL) ==
+        SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, (sqlite3_int64)time(NULL) * 1000);
+        sqlite3_bind_text(st, 2, status, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 3, id);
+        sqlite3_step(st);
+    }
+    sqlite3_finalize(st);
+}
+
+int store_event_add(store *s, const char *kind, const char *data_json, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (sqlite3_prepare_v2(s->db, "INSERT INTO lcm_events(kind, data, created) VALUES(?,?,?)", -1, &st, NULL) !=
+        SQLITE_OK) {
+        rc = store_failed(s, err, "event");
+    } else {
+        sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
+        if (data_json) sqlite3_bind_text(st, 2, data_json, -1, SQLITE_STATIC);
+        else sqlite3_bind_null(st, 2);
+        sqlite3_bind_int64(st, 3, (sqlite3_int64)time(NULL) * 1000);
+        rc = store_step_done(s, st, "event", err);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int64_t store_event_count(store *s, const char *kind)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t n = 0;
+    if (sqlite3_prepare_v2(s->db, "SELECT count(*) FROM lcm_events WHERE kind = ?", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) == SQLITE_ROW) n = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    return n;
 }

@@ -12,8 +12,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <sqlite3.h>
-
 /* The schema this build writes and reads. A store below it is `older-generation` for
  * read-only openers; a read-write open migrates it forward. */
 #define STORE_SCHEMA_VERSION 2
@@ -97,9 +95,11 @@ void store_close(store *s);
  * NULL) a malloc'd sentence; 0 = absent, empty or plausible (SQLite's own checks decide). */
 int store_file_damaged(const char *path, char **why);
 
+/* 1 when `id` can name a store file: non-empty, at most 200 bytes, no '/', '\\' or control
+ * character, not "." or "..". */
+int store_valid_id(const char *id);
+
 void store_set_options(store *s, const store_options *opt);
-/* The connection, for engine modules that read the schema (recall, dag). */
-sqlite3 *store_db(store *s);
 const char *store_path(const store *s);
 /* When store_open found the folder or file readable by others and fixed it, a sentence
  * saying so (borrowed; NULL when the modes were right). */
@@ -155,11 +155,115 @@ int store_dag_block_put(store *s, int64_t tokens, char **err);
 int store_get_message(store *s, const char *entry_id, store_row *out, char **err);
 void store_row_free(store_row *r);
 int64_t store_message_count(store *s);
+/* Summaries stored (0 for a store older than the summaries table). */
+int64_t store_summary_count(store *s);
+/* The database's size as SQLite counts it: page_count x page_size. */
+int64_t store_db_bytes(store *s);
 
 /* Record a summary with its provenance (children, span, covered entries) and index its
  * text, in one transaction. *out_id receives the new id. LC_BUSY (nothing written) when
  * the node no longer applies: a leaf entry is already covered by a leaf or removed, or a
  * condensed child already has a parent -- another pass committed first. */
 int store_summary_add(store *s, const store_summary *in, int64_t *out_id, char **err);
+/* Replace a summary's text (and its token count) and re-index it, in one transaction: a
+ * node re-derived in place (dag_heal) keeps its id, provenance and place in the DAG.
+ * LC_NOTFOUND (nothing written) when the summary is gone. */
+int store_summary_set_text(store *s, int64_t id, const char *text, int64_t tokens, char **err);
+
+/* ---- the DAG's reads and its bookkeeping ------------------------------------------------
+ * A pass walks rows through a visitor, so it can stop at its boundary without reading
+ * further (the fresh tail is O(tail), a chunk O(chunk)). A visitor returns LC_OK to go on,
+ * STORE_VISIT_STOP to end the walk there (the walk returns LC_OK with *stopped = 1), or an
+ * error status (with *err set), which the walk returns. */
+#define STORE_VISIT_STOP (-1)
+
+/* One message as a pass reads it (borrowed for the visit). */
+typedef struct store_dag_msg {
+    int64_t ordinal;
+    const char *entry_id;
+    const char *role;
+    const char *text;   /* NULL in the tail walk, which reads no text */
+    int64_t tokens;
+    int uncovered;      /* eligible and covered by no leaf */
+} store_dag_msg;
+typedef int (*store_msg_visit)(void *ud, const store_dag_msg *m, char **err);
+
+/* The messages of the active branch (not removed), newest first. */
+int store_dag_walk_tail(store *s, store_msg_visit visit, void *ud, int *stopped, char **err);
+/* The eligible messages no leaf covers with after < ordinal < before, oldest first. */
+int store_dag_walk_uncovered(store *s, int64_t after, int64_t before, store_msg_visit visit, void *ud,
+                             int *stopped, char **err);
+/* How many eligible messages no leaf covers at or past `from` (and before `before` when it
+ * is > 0). */
+int store_dag_count_uncovered(store *s, int64_t from, int64_t before, int64_t *count, char **err);
+
+/* One summary with its span (borrowed for the visit). */
+typedef struct store_node {
+    int64_t id;
+    int depth;
+    int leaf;
+    const char *text;
+    const char *tiers_json;   /* may be NULL */
+    int64_t tokens;
+    int64_t first_ordinal, last_ordinal;
+    const char *first_entry, *last_entry;
+    int64_t entry_count;
+} store_node;
+typedef int (*store_node_visit)(void *ud, const store_node *n, char **err);
+
+/* The summaries no other summary condenses, in span order. */
+int store_dag_walk_frontier(store *s, store_node_visit visit, void *ud, char **err);
+/* The summaries whose text starts with `prefix`, by id (only id, depth, leaf and text are
+ * set). */
+int store_dag_walk_prefixed(store *s, const char *prefix, store_node_visit visit, void *ud, char **err);
+/* What a summary was made from, in order: a leaf's messages (role, text) or a condensed
+ * node's children (role "", text). */
+int store_dag_walk_source(store *s, int64_t id, int leaf, store_msg_visit visit, void *ud, char **err);
+
+/* A `runs` row while a pass works: doctor tells a pass in progress (live pid) from one
+ * whose writer died. Begin returns its id, 0 when it could not be written (the pass runs
+ * anyway); end records the finish (nothing for id 0). */
+int64_t store_run_begin(store *s, const char *kind);
+void store_run_end(store *s, int64_t id, const char *status);
+
+/* An event row (condensation-stalled, heal results) that status and doctor read. */
+int store_event_add(store *s, const char *kind, const char *data_json, char **err);
+int64_t store_event_count(store *s, const char *kind);
+
+/* ---- the projection's rows ---------------------------------------------------------------
+ * The prepared cuts and the pin (project.h gives them their meaning); the store keeps them
+ * byte for byte. */
+
+/* A prepared cut as stored (strings malloc'd; store_cut_free). */
+typedef struct store_cut {
+    int64_t id;
+    char *anchor_entry;
+    int64_t anchor_ordinal;
+    char *message;        /* the pointer AgentMessage JSON, exactly as sent */
+    char *nodes_json;     /* the frontier node ids, a JSON array */
+    int stubbed;
+} store_cut;
+void store_cut_free(store_cut *c);
+
+typedef enum store_cut_which {
+    STORE_CUT_BY_ID = 0,  /* the cut `id` */
+    STORE_CUT_NEWEST,     /* the newest cut */
+    STORE_CUT_ON_BRANCH   /* the newest cut whose anchor message is not removed */
+} store_cut_which;
+/* LC_NOTFOUND (a zeroed cut) when there is none. */
+int store_cut_get(store *s, store_cut_which which, int64_t id, store_cut *out, char **err);
+/* Record a cut (in->id is ignored); `tokens` is its measured size. *out_id the new id. */
+int store_cut_add(store *s, const store_cut *in, int64_t tokens, int64_t *out_id, char **err);
+
+/* Which cut is applied, at what occupancy, against which window. */
+typedef struct store_pin {
+    int64_t cut_id;         /* 0 = nothing swapped */
+    long applied_tokens;    /* occupancy when it was applied */
+    long window;            /* the window it was measured against */
+} store_pin;
+/* LC_NOTFOUND (and a zeroed pin) when nothing is pinned. */
+int store_pin_get(store *s, store_pin *out, char **err);
+int store_pin_set(store *s, const store_pin *pin, char **err);
+int store_pin_clear(store *s, char **err);
 
 #endif

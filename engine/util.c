@@ -279,3 +279,21 @@ double lc_now_ms(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
 }
+
+#define LC_FNV_OFFSET 1469598103934665603ULL /* see util.h: not the published basis */
+#define LC_FNV_PRIME 1099511628211ULL
+
+uint64_t lc_fnv1a(const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    uint64_t h = LC_FNV_OFFSET;
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * LC_FNV_PRIME;
+    return h;
+}
+
+uint64_t lc_fnv1a_str(const char *s)
+{
+    uint64_t h = LC_FNV_OFFSET;
+    for (; s && *s; s++) h = (h ^ (unsigned char)*s) * LC_FNV_PRIME;
+    return h;
+}

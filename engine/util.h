@@ -8,6 +8,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <time.h>
 #include <sys/types.h>
 
@@ -16,6 +17,10 @@ enum { LC_OK = 0, LC_ERR = 1, LC_NOMEM = 2, LC_INVALID = 3, LC_NOTFOUND = 4, LC_
        /* the caller gave the work up (a stop, results that no longer apply); engine-internal:
         * it never crosses the ABI */
        LC_CANCELLED = 8 };
+
+/* The context window (tokens) assumed while the host reports none: every zone, budget and
+ * percentage is measured against it until a model with a known window is selected. */
+#define LC_WINDOW_DEFAULT 128000L
 
 /* A growable NUL-terminated byte buffer. A zeroed sbuf is empty and valid. */
 typedef struct sbuf {
@@ -58,6 +63,14 @@ int lc_write_scratch(const char *path, const void *data, size_t len, mode_t mode
 /* An ISO-8601 UTC timestamp ("2025-01-02T03:04:05.678Z", fraction optional) as epoch
  * milliseconds; -1 when it does not parse. */
 long long lc_iso_ms(const char *iso);
+
+/* 64-bit FNV-1a: the hash of the engine's dedup sets and id tables (fast on short keys,
+ * stable across runs and builds, so a seed derived from it repeats). Its offset basis is
+ * the one every copy of it here has used, 1469598103934665603 -- one digit short of the
+ * published 14695981039346656037 -- so the hashes and seeds stay what they were. Not for
+ * security. */
+uint64_t lc_fnv1a(const void *data, size_t n);
+uint64_t lc_fnv1a_str(const char *s); /* over strlen(s) bytes; NULL hashes as "" */
 
 /* Monotonic milliseconds, for metrics. */
 double lc_now_ms(void);

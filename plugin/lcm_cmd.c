@@ -18,6 +18,7 @@
 #include "lcm.h"
 #include "maint.h"
 #include "metrics.h"
+#include "project.h"
 #include "summarize.h"
 #include "util.h"
 #include "zones.h"
@@ -136,12 +137,20 @@ static size_t lcm_cmd_occupancy(lc_plugin *p)
 static int lcm_cmd_resolve(lc_plugin *p, const lcm_config *cfg, zones_resolved *z)
 {
     zones_cfg zc = lcm_config_zones_for(cfg, p->model);
-    return zones_resolve(&zc, cfg->keep_recent_tokens, p->window > 0 ? p->window : 128000, z, NULL);
+    return zones_resolve(&zc, cfg->keep_recent_tokens, plugin_window(p), z, NULL);
 }
 
-static sqlite3 *lcm_cmd_db(lc_plugin *p)
+static store *lcm_cmd_store(lc_plugin *p)
 {
-    return p->lcm && p->lcm->st ? store_db(p->lcm->st) : NULL;
+    return p->lcm ? p->lcm->st : NULL;
+}
+
+/* The projection pin as status prints it; "none" when nothing is pinned (or no store). */
+static char *lcm_cmd_pin(store *st)
+{
+    project_pin pin;
+    if (!st || project_pin_get(st, &pin, NULL) != LC_OK) return lc_strdup("none");
+    return project_pin_describe(&pin);
 }
 
 static char *lcm_cmd_no_store(lc_plugin *p)
@@ -199,16 +208,16 @@ static char *lcm_cmd_word(char **s)
 static char *lcm_cmd_status(lc_plugin *p)
 {
     const lcm_config *cfg = lcm_cmd_config(p);
-    sqlite3 *db = lcm_cmd_db(p);
+    store *st = lcm_cmd_store(p);
     sbuf b = {0};
     char w[32], occ[32];
     zones_resolved z;
     if (!cfg) return NULL;
-    if (db) {
-        char *pin = maint_pin_describe(db);
+    if (st) {
+        char *pin = lcm_cmd_pin(st);
         sb_printf(&b, "LCM: %lld messages, %lld summaries, %lld KB\n",
-                  (long long)store_message_count(p->lcm->st), (long long)maint_summary_count(db),
-                  (long long)(maint_db_bytes(db) / 1024));
+                  (long long)store_message_count(st), (long long)store_summary_count(st),
+                  (long long)(store_db_bytes(st) / 1024));
         sb_printf(&b, "projection: %s\n", pin ? pin : "none");
         free(pin);
     } else {
@@ -262,12 +271,12 @@ static char *lcm_cmd_settings_page(lc_plugin *p, const lcm_config *cfg)
     char *path = lcm_cmd_config_path(p), *tp = path ? lcm_cmd_tilde(p, path) : NULL;
     zones_cfg zc = lcm_config_zones_for(cfg, p->model);
     int have_z = lcm_cmd_resolve(p, cfg, &z) == LC_OK;
-    lcm_cmd_tok(w, sizeof w, (double)(p->window > 0 ? p->window : 128000));
+    lcm_cmd_tok(w, sizeof w, (double)plugin_window(p));
     sb_printf(&b, "LCM settings (%s; `/lcm settings KEY VALUE` applies now and writes the file, "
                   "keeping the replaced one as lcm.json.bak)\n",
               tp ? tp : "lcm.json");
     sb_printf(&b, "window: %s%s; context now %.0f%%\n", w, p->window > 0 ? "" : " (default)",
-              100.0 * (double)lcm_cmd_occupancy(p) / (double)(p->window > 0 ? p->window : 128000));
+              100.0 * (double)lcm_cmd_occupancy(p) / (double)plugin_window(p));
     if (have_z) {
         lcm_cmd_tok(a, sizeof a, (double)z.swap_tokens);
         lcm_cmd_tok(c, sizeof c, (double)z.recut_tokens);
@@ -381,13 +390,13 @@ done:
 static char *lcm_cmd_backup(lc_plugin *p)
 {
     char stamp[48], *dir = NULL, *path = NULL, *e = NULL, *out = NULL, *tp = NULL;
-    sqlite3 *db = lcm_cmd_db(p);
-    if (!db) return lcm_cmd_no_store(p);
+    store *st = lcm_cmd_store(p);
+    if (!st) return lcm_cmd_no_store(p);
     lcm_cmd_stamp(stamp, sizeof stamp);
     dir = lcm_cmd_lcm_dir(p);
     path = lc_asprintf("%s/lcm-backup-%s-%s.db", dir ? dir : ".", p->session_id ? p->session_id : "session", stamp);
     if (!dir || !path) goto done;
-    if (maint_backup(db, path, &e) != LC_OK) {
+    if (maint_backup(st, path, &e) != LC_OK) {
         out = lc_asprintf("/lcm backup failed: %s", e ? e : "?");
         goto done;
     }
@@ -407,10 +416,10 @@ done:
 static char *lcm_cmd_export(lc_plugin *p, char *rest)
 {
     char stamp[48], *dir = NULL, *path = NULL, *e = NULL, *out = NULL, *tp = NULL;
-    sqlite3 *db = lcm_cmd_db(p);
+    store *st = lcm_cmd_store(p);
     int64_t rows = 0;
     char *arg = lcm_cmd_word(&rest);
-    if (!db) return lcm_cmd_no_store(p);
+    if (!st) return lcm_cmd_no_store(p);
     if (arg) {
         path = lc_strdup(arg);
     } else {
@@ -421,7 +430,7 @@ static char *lcm_cmd_export(lc_plugin *p, char *rest)
                            stamp);
     }
     if (!path) goto done;
-    if (maint_export(db, p->session_id, path, &rows, &e) != LC_OK) {
+    if (maint_export(st, p->session_id, path, &rows, &e) != LC_OK) {
         out = lc_asprintf("/lcm export failed: %s", e ? e : "?");
         goto done;
     }
@@ -440,11 +449,11 @@ done:
 static char *lcm_cmd_import(lc_plugin *p, char *rest)
 {
     char *arg = lcm_cmd_word(&rest), *e = NULL, *out;
-    sqlite3 *db = lcm_cmd_db(p);
+    store *st = lcm_cmd_store(p);
     int64_t rows = 0;
-    if (!db) return lcm_cmd_no_store(p);
+    if (!st) return lcm_cmd_no_store(p);
     if (!arg) return lc_strdup("/lcm import: give the export file (/lcm import FILE.jsonl)");
-    if (maint_import(db, arg, &rows, &e) != LC_OK) {
+    if (maint_import(st, arg, &rows, &e) != LC_OK) {
         out = lc_asprintf("/lcm import refused: %s", e ? e : "?");
     } else {
         out = lc_asprintf("import: %lld rows added (existing rows kept); full-text index rebuilt", (long long)rows);
@@ -519,7 +528,7 @@ static char *lcm_cmd_config_origin(const lcm_config *cfg)
 static char *lcm_cmd_doctor_damaged(lc_plugin *p, int repair)
 {
     char *path = p->agent_home && p->session_id
-                     ? lc_asprintf("%s/lcm/%s.sqlite", p->agent_home, p->session_id) : NULL;
+                     ? catalog_path(p->agent_home, p->session_id) : NULL;
     char *why = NULL, *moved = NULL, *e = NULL, *out = NULL, *tp = NULL, *tm = NULL;
     if (!path || !store_file_damaged(path, &why)) {
         free(path);
@@ -562,7 +571,7 @@ done:
 static char *lcm_cmd_doctor(lc_plugin *p, char *rest)
 {
     const lcm_config *cfg = lcm_cmd_config(p);
-    sqlite3 *db = lcm_cmd_db(p);
+    store *st = lcm_cmd_store(p);
     maint_report rep = {0};
     maint_repair_stats rs = {0};
     char *e = NULL, *checks = NULL, *out = NULL, *chain = NULL, *origin = NULL, *cpath = NULL, *tp = NULL;
@@ -573,9 +582,9 @@ static char *lcm_cmd_doctor(lc_plugin *p, char *rest)
         if (!strcmp(w, "--repair")) repair = 1;
         else return lc_asprintf("/lcm doctor: unknown option '%s' (try --repair)", w);
     if (!cfg) return NULL;
-    if (!db) return lcm_cmd_doctor_damaged(p, repair);
+    if (!st) return lcm_cmd_doctor_damaged(p, repair);
     if (repair) {
-        if (maint_repair(db, getpid(), &rs, &e) != LC_OK) {
+        if (maint_repair(st, getpid(), &rs, &e) != LC_OK) {
             out = lc_asprintf("/lcm doctor --repair failed (nothing changed): %s", e ? e : "?");
             goto done;
         }
@@ -592,11 +601,11 @@ static char *lcm_cmd_doctor(lc_plugin *p, char *rest)
             cJSON_Delete(o);
         }
     }
-    if (maint_doctor(db, getpid(), &rep, &e) != LC_OK) {
+    if (maint_doctor(st, getpid(), &rep, &e) != LC_OK) {
         out = lc_asprintf("/lcm doctor failed: %s", e ? e : "?");
         goto done;
     }
-    tp = lcm_cmd_tilde(p, store_path(p->lcm->st));
+    tp = lcm_cmd_tilde(p, store_path(st));
     sb_printf(&b, "LCM doctor: %s (schema %d)\n", tp ? tp : "?", rep.schema_version);
     checks = maint_report_format(&rep);
     sb_printf(&b, "%s\n", checks ? checks : "?");
@@ -639,7 +648,7 @@ done:
 
 /* ---- gc / migrate ---------------------------------------------------------------------- */
 
-static char *lcm_cmd_list_stores(lc_plugin *p, sbuf *b, const maint_store_list *l)
+static char *lcm_cmd_list_stores(lc_plugin *p, sbuf *b, const catalog_list *l)
 {
     for (size_t i = 0; i < l->n; i++) {
         char *tp = lcm_cmd_tilde(p, l->v[i].path);
@@ -653,7 +662,7 @@ static char *lcm_cmd_list_stores(lc_plugin *p, sbuf *b, const maint_store_list *
 static char *lcm_cmd_gc(lc_plugin *p, char *rest)
 {
     int apply = 0;
-    maint_store_list plan = {0};
+    catalog_list plan = {0};
     char *e = NULL, *out = NULL, *sessions = NULL, *sdir = NULL, *dir = NULL, *xpath = NULL;
     sbuf b = {0};
     for (char *w; (w = lcm_cmd_word(&rest));)
@@ -708,7 +717,7 @@ static char *lcm_cmd_gc(lc_plugin *p, char *rest)
     lcm_cmd_metric_kv(p, METRIC_MAINT, "action", "gc", "deleted", (double)deleted);
 done:
     sb_free(&b);
-    maint_store_list_free(&plan);
+    catalog_list_free(&plan);
     free(sessions);
     free(sdir);
     free(dir);
@@ -720,7 +729,7 @@ done:
 static char *lcm_cmd_migrate(lc_plugin *p, char *rest)
 {
     int apply = 0;
-    maint_store_list plan = {0};
+    catalog_list plan = {0};
     char *e = NULL, *out = NULL;
     sbuf b = {0};
     size_t n = 0;
@@ -754,7 +763,7 @@ static char *lcm_cmd_migrate(lc_plugin *p, char *rest)
     lcm_cmd_metric_kv(p, METRIC_MAINT, "action", "migrate", "migrated", (double)n);
 done:
     sb_free(&b);
-    maint_store_list_free(&plan);
+    catalog_list_free(&plan);
     free(e);
     return out;
 }
@@ -783,8 +792,8 @@ static char *lcm_cmd_diagnose(lc_plugin *p, char *rest)
     if (want_save && (!save || !*save))
         return lc_strdup("/lcm diagnose --save: give a file path (the block was not printed)");
     if (!cfg) return NULL;
-    sqlite3 *db = lcm_cmd_db(p);
-    pin = db ? maint_pin_describe(db) : lc_strdup("none");
+    store *st = lcm_cmd_store(p);
+    pin = lcm_cmd_pin(st);
     if (lcm_cmd_resolve(p, cfg, &z) == LC_OK) thr = zones_format_thresholds(&z);
     chain = lcm_cmd_chain(cfg);
     cpath = lcm_cmd_config_path(p);
@@ -804,7 +813,7 @@ static char *lcm_cmd_diagnose(lc_plugin *p, char *rest)
     in.session_id = p->session_id;
     in.session_file = p->session_file;
     in.session_format = 3;
-    in.db = db;
+    in.st = st;
     in.store_path = p->lcm && p->lcm->st ? store_path(p->lcm->st) : NULL;
     in.pin = pin;
     in.thresholds = thr;

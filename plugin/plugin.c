@@ -56,6 +56,36 @@ static char *plugin_take_host_string(lc_plugin *p, char *s)
     return copy;
 }
 
+/* ---- statuses ------------------------------------------------------------------------ */
+
+/* Engine results are returned to the host as they are: every engine status that can
+ * cross the ABI has the ABI's value. */
+#define PLUGIN_SAME_STATUS(lc, ap) _Static_assert((int)(lc) == (int)(ap), #lc " must equal " #ap)
+PLUGIN_SAME_STATUS(LC_OK, AP_OK);
+PLUGIN_SAME_STATUS(LC_ERR, AP_ERROR);
+PLUGIN_SAME_STATUS(LC_NOMEM, AP_NOMEM);
+PLUGIN_SAME_STATUS(LC_INVALID, AP_INVALID);
+PLUGIN_SAME_STATUS(LC_NOTFOUND, AP_NOTFOUND);
+PLUGIN_SAME_STATUS(LC_BUSY, AP_BUSY);
+/* LC_CANCELLED is engine-internal: it must not read as an ABI status on the way out. */
+_Static_assert((int)LC_CANCELLED > (int)AP_BUSY && (int)LC_CANCELLED != (int)AP_UNSUPPORTED,
+               "LC_CANCELLED must lie outside the ABI's statuses");
+
+int plugin_ap_status(int lc)
+{
+    return lc == LC_CANCELLED ? AP_ERROR : lc;
+}
+
+int plugin_lc_status(int ap, int unsupported)
+{
+    return ap == AP_UNSUPPORTED ? unsupported : ap;
+}
+
+long plugin_window(const lc_plugin *p)
+{
+    return p->window > 0 ? p->window : LC_WINDOW_DEFAULT;
+}
+
 static int plugin_host_error(lc_plugin *p, int rc, char *host_err, char **err, const char *what)
 {
     char *msg = plugin_take_host_string(p, host_err);
@@ -353,7 +383,7 @@ static int plugin_finish(cJSON *ev, cJSON *result, int rc, char **out_json)
     if (rc == AP_OK && result) *out_json = cJSON_PrintUnformatted(result);
     cJSON_Delete(result);
     cJSON_Delete(ev);
-    return rc;
+    return plugin_ap_status(rc);
 }
 
 static int on_session_start(void *state, const char *json, char **out_json, char **err)
@@ -383,7 +413,7 @@ static int on_session_shutdown(void *state, const char *json, char **out_json, c
     (void)json;
     int rc = clm_glue_session_shutdown(p, err);
     int rc2 = lcm_glue_session_shutdown(p, rc == AP_OK ? err : NULL);
-    return rc != AP_OK ? rc : rc2;
+    return plugin_ap_status(rc != AP_OK ? rc : rc2);
 }
 
 static int on_before_agent_start(void *state, const char *json, char **out_json, char **err)
@@ -414,7 +444,7 @@ static int on_context(void *state, const ap_context_event *ev, ap_context_result
     size_t anchor = clm_glue_anchor(p);
     ap_context_result *lcm = NULL, *clm = NULL;
     int rc = lcm_glue_context(p, ev, anchor, &lcm, err);
-    if (rc != AP_OK) return rc;
+    if (rc != AP_OK) return plugin_ap_status(rc);
     /* CLM works on LCM's projection of the raw suffix; with live context off it hands
      * nothing back and LCM's projection is the answer. */
     rc = clm_glue_context(p, ev, lcm, &clm, err);
@@ -425,7 +455,7 @@ static int on_context(void *state, const ap_context_event *ev, ap_context_result
         plugin_release_context(p, lcm);
     }
     if (rc == AP_OK) lcm_glue_context_sent(p, ev, *out);
-    return rc;
+    return plugin_ap_status(rc);
 }
 
 static int on_before_provider_request(void *state, const char *json, char **out_json,
@@ -562,7 +592,7 @@ AP_EXPORT int agent_plugin_init(const ap_host_api *host, ap_plugin *plugin, char
         goto done;
     }
     p->host = host;
-    p->window = 128000;
+    p->window = LC_WINDOW_DEFAULT;
     plugin->abi_version = AP_ABI_VERSION;
     plugin->api_level = AP_API_LEVEL;
     plugin->name = PLUGIN_NAME;

@@ -50,6 +50,17 @@ typedef struct lc_plugin {
     struct lcm_glue *lcm;
 } lc_plugin;
 
+/* The one conversion between the engine's statuses (LC_*) and the ABI's (AP_*). The
+ * values agree one for one (asserted in plugin.c), so these only name the two that do
+ * not: LC_CANCELLED is engine-internal and crosses the ABI as AP_ERROR; a host's
+ * AP_UNSUPPORTED (it lacks the slot) reaches the engine as `unsupported`. */
+int plugin_ap_status(int lc);
+int plugin_lc_status(int ap, int unsupported);
+
+/* The window every budget is measured against: the host's (or its correction), else
+ * LC_WINDOW_DEFAULT. */
+long plugin_window(const lc_plugin *p);
+
 /* Host wrappers: each checks that the host offers the slot (AP_HOST_HAS). */
 void plugin_log(lc_plugin *p, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -13,6 +13,7 @@
 #include "corpus.h"
 #include "recall.h"
 #include "store.h"
+#include "store_sqlite.h"
 #include "util.h"
 
 /* bench_store's corpus, ingested in one transaction. */

@@ -15,6 +15,7 @@
 
 #include "dag.h"
 #include "store.h"
+#include "store_sqlite.h"
 #include "summarize.h"
 #include "util.h"
 

@@ -19,6 +19,7 @@
 
 #include "dag.h"
 #include "store.h"
+#include "store_sqlite.h"
 #include "summarize.h"
 #include "util.h"
 

@@ -23,6 +23,7 @@
 #include "maint.h"
 #include "metrics.h"
 #include "store.h"
+#include "store_sqlite.h"
 #include "util.h"
 
 #include "temp_home.h"
@@ -88,7 +89,7 @@ static int64_t check_count(store *s, const char *name)
 {
     maint_report r;
     char *err = NULL;
-    assert_int_equal(maint_doctor(store_db(s), getpid(), &r, &err), LC_OK);
+    assert_int_equal(maint_doctor(s, getpid(), &r, &err), LC_OK);
     int64_t n = -1;
     for (size_t i = 0; i < r.n_checks; i++)
         if (!strcmp(r.checks[i].name, name)) n = r.checks[i].count;
@@ -100,7 +101,7 @@ static int64_t faults(store *s)
 {
     maint_report r;
     char *err = NULL;
-    assert_int_equal(maint_doctor(store_db(s), getpid(), &r, &err), LC_OK);
+    assert_int_equal(maint_doctor(s, getpid(), &r, &err), LC_OK);
     int64_t n = maint_report_faults(&r);
     maint_report_free(&r);
     return n;
@@ -109,7 +110,7 @@ static int64_t faults(store *s)
 static void repair(store *s, maint_repair_stats *st)
 {
     char *err = NULL;
-    if (maint_repair(store_db(s), getpid(), st, &err) != LC_OK) fail_msg("repair: %s", err);
+    if (maint_repair(s, getpid(), st, &err) != LC_OK) fail_msg("repair: %s", err);
 }
 
 static void test_doctor_passes_a_clean_store_and_counts_unleafed_messages(void **state)
@@ -118,7 +119,7 @@ static void test_doctor_passes_a_clean_store_and_counts_unleafed_messages(void *
     store *s = make_store("clean", NULL);
     maint_report r;
     char *err = NULL;
-    assert_int_equal(maint_doctor(store_db(s), getpid(), &r, &err), LC_OK);
+    assert_int_equal(maint_doctor(s, getpid(), &r, &err), LC_OK);
     assert_int_equal(maint_report_faults(&r), 0);
     assert_int_equal(r.messages, NMSG);
     assert_int_equal(r.summaries, 3);
@@ -321,7 +322,7 @@ static void test_backup_is_one_consistent_snapshot_while_a_writer_runs(void **st
     for (int i = 0; i < 3; i++) {
         char dest[300];
         snprintf(dest, sizeof dest, "%s/backup-%d.db", home, i);
-        if (maint_backup(store_db(s), dest, &err) != LC_OK) fail_msg("backup: %s", err);
+        if (maint_backup(s, dest, &err) != LC_OK) fail_msg("backup: %s", err);
         struct stat sb;
         assert_int_equal(stat(dest, &sb), 0);
         assert_int_equal(sb.st_mode & 0777, 0600);
@@ -337,7 +338,7 @@ static void test_backup_is_one_consistent_snapshot_while_a_writer_runs(void **st
         sqlite3_finalize(st);
         sqlite3_close(b);
         /* A backup never replaces an existing copy. */
-        assert_int_not_equal(maint_backup(store_db(s), dest, &err), LC_OK);
+        assert_int_not_equal(maint_backup(s, dest, &err), LC_OK);
         free(err);
         err = NULL;
     }
@@ -355,7 +356,7 @@ static void test_export_then_import_restores_every_message_byte_for_byte(void **
     char path[300], *err = NULL;
     int64_t rows = 0;
     snprintf(path, sizeof path, "%s/export.jsonl", home);
-    assert_int_equal(maint_export(store_db(s), "src", path, &rows, &err), LC_OK);
+    assert_int_equal(maint_export(s, "src", path, &rows, &err), LC_OK);
     assert_true(rows > NMSG);
     struct stat sb;
     assert_int_equal(stat(path, &sb), 0);
@@ -363,7 +364,7 @@ static void test_export_then_import_restores_every_message_byte_for_byte(void **
     store *t = NULL;
     assert_int_equal(store_open(home, "dst", NULL, &t, &err), LC_OK);
     int64_t in = 0;
-    if (maint_import(store_db(t), path, &in, &err) != LC_OK) fail_msg("import: %s", err);
+    if (maint_import(t, path, &in, &err) != LC_OK) fail_msg("import: %s", err);
     assert_true(in >= NMSG);
     for (int i = 0; i < NMSG; i++) {
         store_row a, b;
@@ -379,7 +380,7 @@ static void test_export_then_import_restores_every_message_byte_for_byte(void **
     assert_int_equal(faults(t), 0); /* the index was rebuilt for the imported rows */
     assert_int_equal(one(t, "SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'gamma'"), 1);
     /* Importing again adds nothing. */
-    assert_int_equal(maint_import(store_db(t), path, &in, &err), LC_OK);
+    assert_int_equal(maint_import(t, path, &in, &err), LC_OK);
     assert_int_equal(in, 0);
     store_close(s);
     store_close(t);
@@ -391,11 +392,11 @@ static void test_import_is_refused_while_a_pass_is_running(void **state)
     store *s = make_store("busy", NULL);
     char path[300], *err = NULL, q[200];
     snprintf(path, sizeof path, "%s/busy.jsonl", home);
-    assert_int_equal(maint_export(store_db(s), "busy", path, NULL, &err), LC_OK);
+    assert_int_equal(maint_export(s, "busy", path, NULL, &err), LC_OK);
     snprintf(q, sizeof q, "INSERT INTO runs(kind, pid, started) VALUES('pass', %d, 1)", (int)getpid());
     sql(s, q);
-    assert_true(maint_pass_running(store_db(s), NULL));
-    assert_int_equal(maint_import(store_db(s), path, NULL, &err), LC_BUSY);
+    assert_true(maint_pass_running(s, NULL));
+    assert_int_equal(maint_import(s, path, NULL, &err), LC_BUSY);
     assert_non_null(strstr(err, "pass is running"));
     free(err);
     store_close(s);
@@ -423,7 +424,7 @@ static void test_gc_exports_retired_stores_then_deletes_only_them(void **state)
     store_close(make_store("current", NULL));
     write_session(sdir, "live");
     const char *dirs[] = {sdir};
-    maint_store_list plan;
+    catalog_list plan;
     assert_int_equal(maint_gc_plan(home, dirs, 1, "current", &plan, &err), LC_OK);
     assert_int_equal(plan.n, 1);
     assert_string_equal(plan.v[0].session_id, "retired");
@@ -441,7 +442,7 @@ static void test_gc_exports_retired_stores_then_deletes_only_them(void **state)
     assert_non_null(strstr(text, "\"store\":\"retired\""));
     assert_non_null(strstr(text, "BODYNEEDLE"));
     free(text);
-    maint_store_list_free(&plan);
+    catalog_list_free(&plan);
 }
 
 static void test_gc_deletes_nothing_when_the_export_cannot_be_written(void **state)
@@ -449,7 +450,7 @@ static void test_gc_deletes_nothing_when_the_export_cannot_be_written(void **sta
     (void)state;
     char *err = NULL, xp[300], p[400];
     store_close(make_store("retired", NULL));
-    maint_store_list plan;
+    catalog_list plan;
     assert_int_equal(maint_gc_plan(home, NULL, 0, NULL, &plan, &err), LC_OK);
     assert_int_equal(plan.n, 1);
     /* Under a regular file: unwritable for every user, root included. */
@@ -460,7 +461,7 @@ static void test_gc_deletes_nothing_when_the_export_cannot_be_written(void **sta
     snprintf(p, sizeof p, "%s/lcm/retired.sqlite", home);
     assert_int_equal(access(p, F_OK), 0);
     free(err);
-    maint_store_list_free(&plan);
+    catalog_list_free(&plan);
 }
 
 static void test_migrate_lists_an_older_store_and_upgrades_it_in_place(void **state)
@@ -473,14 +474,14 @@ static void test_migrate_lists_an_older_store_and_upgrades_it_in_place(void **st
     assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
     sqlite3_exec(db, "CREATE TABLE legacy(x); PRAGMA user_version = 0", NULL, NULL, NULL);
     sqlite3_close(db);
-    maint_store_list plan;
+    catalog_list plan;
     assert_int_equal(maint_migrate_plan(home, &plan, &err), LC_OK);
     assert_int_equal(plan.n, 1);
     assert_int_equal(plan.v[0].schema_version, 0);
     size_t n = 0;
     if (maint_migrate_apply(home, &plan, &n, &err) != LC_OK) fail_msg("migrate: %s", err);
     assert_int_equal(n, 1);
-    maint_store_list_free(&plan);
+    catalog_list_free(&plan);
     assert_int_equal(maint_migrate_plan(home, &plan, &err), LC_OK);
     assert_int_equal(plan.n, 0);
     store *s = NULL;
@@ -523,7 +524,7 @@ static void test_diagnose_carries_no_body_summary_query_secret_or_outside_path_w
     in.api_level = 1;
     in.session_id = "diag";
     in.session_file = sfile;
-    in.db = store_db(s);
+    in.st = s;
     in.store_path = store_path(s);
     in.pin = "none";
     in.thresholds = "swap 70% / recut 85%";

@@ -19,6 +19,7 @@
 
 #include "recall.h"
 #include "store.h"
+#include "store_sqlite.h"
 #include "util.h"
 
 #include "temp_home.h"

@@ -18,6 +18,7 @@
 
 #include "sha256.h"
 #include "store.h"
+#include "store_sqlite.h"
 #include "util.h"
 
 #include "temp_home.h"
@@ -464,6 +465,49 @@ static void test_summary_add_records_span_children_and_refuses_unknown_entries(v
     store_close(s);
 }
 
+static int64_t fts_hits(store *s, const char *word)
+{
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(store_db(s), "SELECT count(*) FROM summaries_fts WHERE summaries_fts MATCH ?",
+                                        -1, &q, NULL),
+                     SQLITE_OK);
+    sqlite3_bind_text(q, 1, word, -1, SQLITE_STATIC);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    int64_t n = sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    return n;
+}
+
+/* A summary re-derived in place keeps its id; the index forgets the old words. */
+static void test_summary_set_text_replaces_text_tokens_and_index(void **state)
+{
+    (void)state;
+    store *s = open_store("sess-t");
+    store_msg m[NSHAPES];
+    shape_msgs(m, NSHAPES);
+    ingest_ok(s, m, NSHAPES, NULL);
+    const char *l1[] = {"e1", "e2"};
+    store_summary a = {"leaf", 0, "mechanical oldword", NULL, 10, l1, 2, NULL, 0};
+    int64_t id;
+    char *err = NULL;
+    assert_int_equal(store_summary_add(s, &a, &id, &err), LC_OK);
+    assert_int_equal(fts_hits(s, "oldword"), 1);
+    assert_int_equal(store_summary_set_text(s, id, "a healed newword", 4, &err), LC_OK);
+    assert_int_equal(fts_hits(s, "oldword"), 0);
+    assert_int_equal(fts_hits(s, "newword"), 1);
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(store_db(s), "SELECT text, tokens FROM summaries WHERE id = ?", -1, &q, NULL),
+                     SQLITE_OK);
+    sqlite3_bind_int64(q, 1, id);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(q, 0), "a healed newword");
+    assert_int_equal(sqlite3_column_int(q, 1), 4);
+    sqlite3_finalize(q);
+    assert_int_equal(store_summary_set_text(s, id + 100, "x", 1, &err), LC_NOTFOUND);
+    free(err);
+    store_close(s);
+}
+
 static void test_open_fixes_and_reports_modes_others_could_read(void **state)
 {
     (void)state;
@@ -512,6 +556,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_large_tool_result_with_path_becomes_file_handle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tool_path_found_for_call_ingested_by_earlier_process, setup, teardown),
         cmocka_unit_test_setup_teardown(test_summary_add_records_span_children_and_refuses_unknown_entries, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_summary_set_text_replaces_text_tokens_and_index, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

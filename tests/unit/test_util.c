@@ -250,9 +250,23 @@ static void test_iso_ms_reads_utc_timestamps_and_refuses_others(void **state)
     assert_true(lc_iso_ms(NULL) == -1);
 }
 
+/* FNV-1a with the offset basis the engine's hash tables and replay seeds were built on
+ * (the published basis is 14695981039346656037): the values they always had, and the
+ * string form agreeing with the byte form. */
+static void test_fnv1a_keeps_the_engines_values(void **state)
+{
+    (void)state;
+    assert_true(lc_fnv1a("", 0) == 1469598103934665603ULL);
+    assert_true(lc_fnv1a("a", 1) == 0x44bd8ad473cd9906ULL);
+    assert_true(lc_fnv1a("foobar", 6) == 0x88fad7c0a8ff07f2ULL);
+    assert_true(lc_fnv1a_str("foobar") == lc_fnv1a("foobar", 6));
+    assert_true(lc_fnv1a_str(NULL) == lc_fnv1a("", 0));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fnv1a_keeps_the_engines_values),
         cmocka_unit_test(test_iso_ms_reads_utc_timestamps_and_refuses_others),
         cmocka_unit_test(test_zeroed_sbuf_detaches_to_empty_string),
         cmocka_unit_test(test_sbuf_grows_across_many_appends_and_keeps_bytes),

@@ -18,6 +18,7 @@
 #include "dag.h"
 #include "project.h"
 #include "store.h"
+#include "store_sqlite.h"
 #include "summarize.h"
 #include "util.h"
 #include "worker.h"

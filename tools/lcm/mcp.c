@@ -5,7 +5,6 @@
  */
 #include "mcp.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -14,7 +13,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "maint.h"
+#include "catalog.h"
 #include "recall.h"
 #include "store.h"
 #include "util.h"
@@ -67,33 +66,23 @@ static int64_t mcp_summary_id(const cJSON *o)
     return 0;
 }
 
-/* Session ids name files under <home>/lcm/: nothing that walks out of it. */
-static int mcp_session_ok(const char *id)
-{
-    return id && *id && !strchr(id, '/') && !strstr(id, "..") && strlen(id) < 256;
-}
-
 /* Open one session's store read-only; it must be of this build's schema to be answered. */
 static int mcp_open_session(const mcp_ctx *c, const char *id, store **out, char **err)
 {
     int version = -1, rc;
-    char *path = NULL;
-    struct stat sb;
+    char *path = NULL, *why = NULL;
     *out = NULL;
-    if (!mcp_session_ok(id)) return lc_errf(err, LC_INVALID, "a session is a plain session id (see lcm_sessions)");
-    if (!(path = lc_asprintf("%s/lcm/%s.sqlite", c->home, id))) return lc_errf(err, LC_NOMEM, "out of memory");
-    if (stat(path, &sb) != 0) {
-        rc = lc_errf(err, LC_NOTFOUND, "no store for session %s under %s/lcm (see lcm_sessions)", id, c->home);
-        goto done;
-    }
-    char *why = NULL;
+    if (!id || !store_valid_id(id)) return lc_errf(err, LC_INVALID, "a session is a plain session id (see lcm_sessions)");
+    if (!(path = catalog_path(c->home, id))) return lc_errf(err, LC_NOMEM, "out of memory");
     if (store_file_damaged(path, &why)) {
         rc = lc_errf(err, LC_INVALID, "session %s has a damaged store (%s): not a readable SQLite database;"
                      " `/lcm doctor --repair` in that session rebuilds it", id, why ? why : "?");
-        free(why);
         goto done;
     }
-    if ((rc = store_open_readonly(path, out, &version, err)) != LC_OK) goto done;
+    rc = catalog_open(c->home, id, CATALOG_READ, out, &version, err);
+    if (rc == LC_NOTFOUND)
+        rc = lc_errf(err, rc, "no store for session %s under %s/lcm (see lcm_sessions)", id, c->home);
+    if (rc != LC_OK) goto done;
     if (version != STORE_SCHEMA_VERSION) {
         store_close(*out);
         *out = NULL;
@@ -102,36 +91,12 @@ static int mcp_open_session(const mcp_ctx *c, const char *id, store **out, char 
                      id, version);
     }
 done:
+    free(why);
     free(path);
     return rc;
 }
 
 /* ---- the store folder ----------------------------------------------------------------------- */
-
-typedef struct mcp_store {
-    char *id, *cwd, *date;
-    long long created;
-    int64_t messages, summaries, bytes;
-    int schema;
-    int damaged; /* not a readable SQLite database (store_file_damaged or unreadable) */
-} mcp_store;
-
-static void mcp_stores_free(mcp_store *v, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        free(v[i].id);
-        free(v[i].cwd);
-        free(v[i].date);
-    }
-    free(v);
-}
-
-static int mcp_store_newer(const void *a, const void *b)
-{
-    const mcp_store *x = a, *y = b;
-    if (x->created != y->created) return x->created < y->created ? 1 : -1;
-    return strcmp(x->id, y->id);
-}
 
 static char *mcp_date(long long ms)
 {
@@ -143,67 +108,19 @@ static char *mcp_date(long long ms)
     return lc_strdup(buf);
 }
 
-/* Every *.sqlite under <home>/lcm/, newest first. A missing folder is an empty list. */
-static int mcp_list_stores(const mcp_ctx *c, mcp_store **out, size_t *n_out, char **err)
+/* Not a readable SQLite database: store_file_damaged, or no schema could be read (which is
+ * not "older"). */
+static int mcp_damaged(const catalog_entry *e)
 {
-    char *dir = lc_asprintf("%s/lcm", c->home);
-    DIR *d = NULL;
-    mcp_store *v = NULL;
-    size_t n = 0, cap = 0;
-    int rc = LC_OK;
-    struct dirent *de;
-    *out = NULL;
-    *n_out = 0;
-    if (!dir) return lc_errf(err, LC_NOMEM, "out of memory");
-    if (!(d = opendir(dir))) goto done;
-    while ((de = readdir(d))) {
-        size_t l = strlen(de->d_name);
-        if (l < 8 || strcmp(de->d_name + l - 7, ".sqlite") != 0) continue;
-        if (n == cap) {
-            size_t nc = cap ? cap * 2 : 16;
-            mcp_store *nv = realloc(v, nc * sizeof *nv);
-            if (!nv) {
-                rc = lc_errf(err, LC_NOMEM, "out of memory");
-                goto done;
-            }
-            v = nv;
-            cap = nc;
-        }
-        mcp_store *m = &v[n];
-        memset(m, 0, sizeof *m);
-        m->schema = -1;
-        char *path = lc_asprintf("%s/%s", dir, de->d_name);
-        store *s = NULL;
-        char *e = NULL;
-        m->damaged = path && store_file_damaged(path, NULL);
-        if (path && !m->damaged && store_open_readonly(path, &s, &m->schema, &e) == LC_OK) {
-            char *created = store_meta_get(s, "created");
-            m->id = store_meta_get(s, "session_id");
-            m->cwd = store_meta_get(s, "cwd");
-            m->created = created ? atoll(created) : 0;
-            m->messages = store_message_count(s);
-            m->summaries = maint_summary_count(store_db(s));
-            m->bytes = maint_db_bytes(store_db(s));
-            free(created);
-            store_close(s);
-        }
-        if (m->schema < 0) m->damaged = 1; /* no schema could be read: not "older" */
-        free(e);
-        free(path);
-        if (!m->id) m->id = lc_strndup(de->d_name, l - 7);
-        m->date = mcp_date(m->created);
-        n++;
-    }
-    qsort(v, n, sizeof *v, mcp_store_newer);
-    *out = v;
-    *n_out = n;
-    v = NULL;
-    n = 0;
-done:
-    if (d) closedir(d);
-    mcp_stores_free(v, n);
-    free(dir);
-    return rc;
+    return e->damaged || e->schema_version < 0;
+}
+
+/* Every store under <home>/lcm/ (of one project when cwd is given), newest first, with
+ * its counts. A missing folder is an empty list. */
+static int mcp_list_stores(const mcp_ctx *c, const char *cwd, catalog_list *out, char **err)
+{
+    catalog_filter f = {.cwd = cwd, .counts = 1, .order = CATALOG_NEWEST_FIRST};
+    return catalog_list_stores(c->home, &f, out, err);
 }
 
 /* ---- tools ------------------------------------------------------------------------------ */
@@ -325,57 +242,64 @@ static int mcp_tool_expand(const mcp_ctx *c, const cJSON *a, char **text, int *i
 
 static int mcp_tool_sessions(const mcp_ctx *c, const cJSON *a, char **text, int *is_error)
 {
-    mcp_store *v = NULL;
-    size_t n = 0, shown = 0, matched = 0;
+    catalog_list l = {0};
+    size_t shown = 0;
     char *e = NULL;
     sbuf b = {0};
     const char *cwd = mcp_str(a, "cwd");
     long long off = mcp_uint(a, "offset", 0), lim = mcp_uint(a, "limit", MCP_SESSIONS_PAGE);
     if (off < 0 || lim < 0) return mcp_fail(lc_strdup("lcm_sessions: offset and limit are integers from 0 to 1000000000"), text, is_error);
     if (lim == 0) lim = MCP_SESSIONS_PAGE;
-    if (mcp_list_stores(c, &v, &n, &e) != LC_OK) return mcp_fail(e, text, is_error);
-    for (size_t i = 0; i < n; i++) {
-        if (cwd && (!v[i].cwd || strcmp(v[i].cwd, cwd) != 0)) continue;
-        if (matched++ < (size_t)off || shown >= (size_t)lim) continue;
+    if (mcp_list_stores(c, cwd, &l, &e) != LC_OK) return mcp_fail(e, text, is_error);
+    for (size_t i = (size_t)off; i < l.n && shown < (size_t)lim; i++) {
+        const catalog_entry *v = &l.v[i];
+        char *date = mcp_date(v->created);
         shown++;
-        sb_printf(&b, "%s  %s  %lld messages  %lld summaries  cwd %s%s\n", v[i].id, v[i].date,
-                  (long long)v[i].messages, (long long)v[i].summaries, v[i].cwd && *v[i].cwd ? v[i].cwd : "?",
-                  v[i].damaged ? "  [damaged store: not a readable SQLite database; `/lcm doctor --repair` in its session rebuilds it]"
-                  : v[i].schema == STORE_SCHEMA_VERSION ? "" : "  [older-generation store: not searchable until migrated]");
+        sb_printf(&b, "%s  %s  %lld messages  %lld summaries  cwd %s%s\n", v->session_id, date ? date : "?",
+                  (long long)v->messages, (long long)v->summaries, v->cwd && *v->cwd ? v->cwd : "?",
+                  mcp_damaged(v) ? "  [damaged store: not a readable SQLite database; `/lcm doctor --repair` in its session rebuilds it]"
+                  : v->schema_version == STORE_SCHEMA_VERSION ? "" : "  [older-generation store: not searchable until migrated]");
+        free(date);
     }
     char *body = sb_detach(&b);
-    *text = body ? lc_asprintf("%zu stores under %s/lcm%s%s; showing %zu from offset %lld%s\n%s", matched, c->home,
+    *text = body ? lc_asprintf("%zu stores under %s/lcm%s%s; showing %zu from offset %lld%s\n%s", l.n, c->home,
                                cwd ? " with cwd " : "", cwd ? cwd : "", shown, off,
-                               (size_t)off + shown < matched ? " (more: raise offset)" : "", body)
+                               (size_t)off + shown < l.n ? " (more: raise offset)" : "", body)
                  : NULL;
     free(body);
-    mcp_stores_free(v, n);
+    catalog_list_free(&l);
     return *text ? LC_OK : LC_NOMEM;
 }
 
 static int mcp_tool_status(const mcp_ctx *c, const cJSON *a, char **text, int *is_error)
 {
     (void)a;
-    mcp_store *v = NULL;
-    size_t n = 0, older = 0, damaged = 0;
+    catalog_list l = {0};
+    size_t older = 0, damaged = 0;
     int64_t msgs = 0, sums = 0, bytes = 0;
-    char *e = NULL;
-    if (mcp_list_stores(c, &v, &n, &e) != LC_OK) return mcp_fail(e, text, is_error);
-    for (size_t i = 0; i < n; i++) {
-        msgs += v[i].messages;
-        sums += v[i].summaries;
-        bytes += v[i].bytes;
-        if (v[i].damaged) damaged++;
-        else if (v[i].schema != STORE_SCHEMA_VERSION) older++;
+    char *e = NULL, *newest = NULL;
+    if (mcp_list_stores(c, NULL, &l, &e) != LC_OK) return mcp_fail(e, text, is_error);
+    for (size_t i = 0; i < l.n; i++) {
+        if (mcp_damaged(&l.v[i])) {
+            damaged++;
+            continue; /* nothing could be counted */
+        }
+        msgs += l.v[i].messages;
+        sums += l.v[i].summaries;
+        bytes += l.v[i].db_bytes;
+        if (l.v[i].schema_version != STORE_SCHEMA_VERSION) older++;
     }
     char dmg[96] = "";
     if (damaged)
         snprintf(dmg, sizeof dmg, ", %zu damaged (`/lcm doctor --repair` in its session rebuilds it)", damaged);
+    if (l.n) newest = mcp_date(l.v[0].created);
     *text = lc_asprintf("lcm (read-only MCP server %s)\nstores: %s/lcm\nsessions: %zu (%zu older-generation%s)\n"
                         "messages: %lld\nsummaries: %lld\nbytes: %lld\nnewest: %s%s%s\nschema: %d",
-                        MCP_SERVER_VERSION, c->home, n, older, dmg, (long long)msgs, (long long)sums, (long long)bytes,
-                        n ? v[0].id : "none", n ? " " : "", n ? v[0].date : "", STORE_SCHEMA_VERSION);
-    mcp_stores_free(v, n);
+                        MCP_SERVER_VERSION, c->home, l.n, older, dmg, (long long)msgs, (long long)sums, (long long)bytes,
+                        l.n ? l.v[0].session_id : "none", l.n ? " " : "", l.n ? (newest ? newest : "?") : "",
+                        STORE_SCHEMA_VERSION);
+    free(newest);
+    catalog_list_free(&l);
     return *text ? LC_OK : LC_NOMEM;
 }
 
