@@ -1639,6 +1639,38 @@ int store_dag_walk_tail(store *s, store_msg_visit visit, void *ud, int *stopped,
     return rc;
 }
 
+int store_walk_newest(store *s, store_msg_visit visit, void *ud, int *stopped, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT m.ordinal, m.entry_id, m.role, m.tokens, 0, m.text FROM messages m"
+                           " WHERE m.removed = 0 ORDER BY m.ordinal DESC, m.id DESC",
+                           -1, &st, NULL) != SQLITE_OK)
+        rc = store_failed(s, err, "newest messages");
+    else
+        rc = store_walk_msgs(s, st, "newest messages", 1, visit, ud, stopped, err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+long long store_last_activity_ms(store *s)
+{
+    sqlite3_stmt *st = NULL;
+    long long t = 0;
+    if (sqlite3_prepare_v2(s->db, "SELECT created FROM messages ORDER BY ordinal DESC, id DESC LIMIT 1",
+                           -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        t = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    if (t <= 0) {
+        char *c = store_meta_get(s, "created");
+        t = c ? atoll(c) : 0;
+        free(c);
+    }
+    return t;
+}
+
 int store_dag_walk_uncovered(store *s, int64_t after, int64_t before, store_msg_visit visit, void *ud,
                              int *stopped, char **err)
 {

@@ -190,6 +190,11 @@ typedef int (*store_msg_visit)(void *ud, const store_dag_msg *m, char **err);
 
 /* The messages of the active branch (not removed), newest first. */
 int store_dag_walk_tail(store *s, store_msg_visit visit, void *ud, int *stopped, char **err);
+/* The messages of the active branch with their text, newest first: a reader of the
+ * session's latest turns (the start-of-session bundle) stops when it has enough. */
+int store_walk_newest(store *s, store_msg_visit visit, void *ud, int *stopped, char **err);
+/* When the newest stored message was stored (epoch ms), else meta "created"; 0 unknown. */
+long long store_last_activity_ms(store *s);
 /* The eligible messages no leaf covers with after < ordinal < before, oldest first. */
 int store_dag_walk_uncovered(store *s, int64_t after, int64_t before, store_msg_visit visit, void *ud,
                              int *stopped, char **err);

@@ -10,7 +10,6 @@
  */
 #include "bundle.h"
 
-#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,8 +17,8 @@
 #include <time.h>
 
 #include <cjson/cJSON.h>
-#include <sqlite3.h>
 
+#include "catalog.h"
 #include "config.h"
 #include "store.h"
 #include "summarize.h"
@@ -28,8 +27,6 @@
 #define BUNDLE_SCAN 400       /* newest messages looked at */
 #define BUNDLE_REQUESTS 3
 #define BUNDLE_STEPS 8
-#define BUNDLE_STR_(x) #x
-#define BUNDLE_STR(x) BUNDLE_STR_(x)
 
 static const char bundle_recovery[] =
     "[lossless-context] Every message of past sessions is stored verbatim and searchable: lcm_grep "
@@ -45,24 +42,6 @@ typedef struct bundle_pick {
     long long count;
     char *date;
 } bundle_pick;
-
-/* The newest message's time, else meta "created". */
-static long long bundle_last_activity(store *s)
-{
-    sqlite3_stmt *st = NULL;
-    long long t = 0;
-    if (sqlite3_prepare_v2(store_db(s), "SELECT created FROM messages ORDER BY ordinal DESC, id DESC LIMIT 1",
-                           -1, &st, NULL) == SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW)
-        t = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    if (t <= 0) {
-        char *c = store_meta_get(s, "created");
-        t = c ? atoll(c) : 0;
-        free(c);
-    }
-    return t;
-}
 
 static char *bundle_date(long long ms)
 {
@@ -84,48 +63,38 @@ static int bundle_is_self(const char *id, const char *self)
     return dash && strcmp(dash + 1, self) == 0 && (!strncmp(id, "claude-", 7) || !strncmp(id, "codex-", 6));
 }
 
-/* The newest other session of `cwd` under <home>/lcm/. */
+/* The newest other session of `cwd` under <home>/lcm/, by its last stored message. */
 static int bundle_find(const char *home, const char *cwd, const char *self, bundle_pick *out, char **err)
 {
-    char *dir = lc_asprintf("%s/lcm", home);
-    DIR *d = NULL;
-    struct dirent *de;
+    catalog_list l = {0};
+    catalog_filter f = {.cwd = cwd, .counts = 1};
+    int rc;
     memset(out, 0, sizeof *out);
-    if (!dir) return lc_errf(err, LC_NOMEM, "out of memory");
-    if (!(d = opendir(dir))) goto done;
-    while ((de = readdir(d))) {
-        size_t l = strlen(de->d_name);
-        if (l < 8 || strcmp(de->d_name + l - 7, ".sqlite") != 0) continue;
-        char *path = lc_asprintf("%s/%s", dir, de->d_name);
+    if ((rc = catalog_list_stores(home, &f, &l, err)) != LC_OK) return rc;
+    for (size_t i = 0; i < l.n; i++) {
+        const catalog_entry *e = &l.v[i];
         store *s = NULL;
-        int version = -1;
-        if (path && !store_file_damaged(path, NULL) && store_open_readonly(path, &s, &version, NULL) == LC_OK &&
-            version == STORE_SCHEMA_VERSION) {
-            char *scwd = store_meta_get(s, "cwd"), *sid = store_meta_get(s, "session_id");
-            if (scwd && sid && strcmp(scwd, cwd) == 0 && !bundle_is_self(sid, self)) {
-                long long last = bundle_last_activity(s), count = store_message_count(s);
-                if (count > 0 && (!out->id || last > out->last)) {
-                    free(out->id);
-                    free(out->path);
-                    out->id = sid;
-                    out->path = path;
-                    sid = NULL;
-                    path = NULL;
-                    out->last = last;
-                    out->count = count;
-                }
-            }
-            free(scwd);
-            free(sid);
-        }
+        if (e->damaged || e->schema_version != STORE_SCHEMA_VERSION || e->messages <= 0 ||
+            bundle_is_self(e->session_id, self) ||
+            store_open_readonly(e->path, &s, NULL, NULL) != LC_OK)
+            continue;
+        long long last = store_last_activity_ms(s);
         store_close(s);
-        free(path);
+        if (out->id && last <= out->last) continue;
+        char *id = lc_strdup(e->session_id), *path = lc_strdup(e->path);
+        if (!id || !path) {
+            free(id);
+            free(path);
+            rc = lc_errf(err, LC_NOMEM, "out of memory");
+            break;
+        }
+        free(out->id);
+        free(out->path);
+        *out = (bundle_pick){id, path, last, e->messages, NULL};
     }
-done:
-    if (d) closedir(d);
-    free(dir);
-    if (out->id) out->date = bundle_date(out->last);
-    return LC_OK;
+    catalog_list_free(&l);
+    if (rc == LC_OK && out->id) out->date = bundle_date(out->last);
+    return rc;
 }
 
 /* One line of text: whitespace runs folded to one space, clipped at a UTF-8 boundary. */
@@ -196,70 +165,86 @@ static int bundle_is_request(const char *text)
     return *text && *text != '<' && strncmp(text, "Caveat:", 7) != 0 && strncmp(text, compacted, sizeof compacted - 1) != 0;
 }
 
+/* What the newest-first walk has picked so far. */
+typedef struct bundle_scan {
+    bundle_line v[BUNDLE_REQUESTS + BUNDLE_STEPS + 1];
+    size_t n, seen;
+    int nreq, nstep, have_end, clipped;
+} bundle_scan;
+
+/* The tool calls of an assistant message are the steps: "Bash {...}", name then arguments. */
+static int bundle_steps(bundle_scan *sc, const char *calls, int64_t ord, const char *id)
+{
+    for (const char *c = calls; c && sc->nstep < BUNDLE_STEPS; c = strstr(c + 1, "\n[toolCall ")) {
+        const char *start = *c == '\n' ? c + 1 : c, *end = strchr(start, '\n');
+        size_t len = end ? (size_t)(end - start) : strlen(start);
+        start += 10; /* "[toolCall " */
+        len -= 10;
+        const char *close = memchr(start, ']', len);
+        sbuf t = {0};
+        if (close) {
+            sb_append(&t, start, (size_t)(close - start));
+            sb_append(&t, close + 1, len - (size_t)(close + 1 - start));
+        } else {
+            sb_append(&t, start, len);
+        }
+        char *tt = sb_detach(&t);
+        int rc = tt ? bundle_add(sc->v, &sc->n, 1, ord, id, tt, strlen(tt), 10 + sc->nstep, &sc->clipped)
+                    : LC_NOMEM;
+        free(tt);
+        if (rc != LC_OK) return rc;
+        sc->nstep++;
+    }
+    return LC_OK;
+}
+
+/* Newest first: the first assistant prose is the conclusion, user texts are requests,
+ * tool calls are the steps. */
+static int bundle_visit(void *ud, const store_dag_msg *m, char **err)
+{
+    bundle_scan *sc = ud;
+    int rc = LC_OK;
+    if (sc->seen++ >= BUNDLE_SCAN ||
+        (sc->nreq >= BUNDLE_REQUESTS && sc->nstep >= BUNDLE_STEPS && sc->have_end))
+        return STORE_VISIT_STOP;
+    if (!m->entry_id || !m->role || !m->text) return LC_OK;
+    const char *text = m->text;
+    if (strcmp(m->role, "user") == 0 && sc->nreq < BUNDLE_REQUESTS && bundle_is_request(text)) {
+        rc = bundle_add(sc->v, &sc->n, 0, m->ordinal, m->entry_id, text, strlen(text),
+                        sc->nreq == 0 ? 0 : 2 + sc->nreq, &sc->clipped);
+        sc->nreq++;
+    } else if (strcmp(m->role, "assistant") == 0) {
+        const char *calls = strstr(text, "[toolCall ");
+        size_t prose = calls ? (size_t)(calls - text) : strlen(text);
+        while (prose > 0 && (text[prose - 1] == '\n' || text[prose - 1] == ' ')) prose--;
+        if (!sc->have_end && prose > 0) {
+            rc = bundle_add(sc->v, &sc->n, 2, m->ordinal, m->entry_id, text, prose, 1, &sc->clipped);
+            sc->have_end = 1;
+        }
+        if (rc == LC_OK) rc = bundle_steps(sc, calls, m->ordinal, m->entry_id);
+    }
+    return rc == LC_OK ? LC_OK : lc_errf(err, rc, "out of memory");
+}
+
 int bundle_build(const char *home, const char *cwd, const char *exclude_session, long budget_tokens,
                  char **out, char **err)
 {
     bundle_pick p;
     store *s = NULL;
-    sqlite3_stmt *st = NULL;
-    bundle_line v[BUNDLE_REQUESTS + BUNDLE_STEPS + 1];
-    size_t n = 0, shown = 0;
-    int rc = LC_OK, nreq = 0, nstep = 0, have_end = 0, clipped = 0;
+    bundle_scan sc;
+    size_t shown = 0;
+    int rc = LC_OK;
     sbuf b = {0};
     *out = NULL;
     memset(&p, 0, sizeof p);
+    memset(&sc, 0, sizeof sc);
     if (!cwd || !*cwd) return LC_OK;
     if ((rc = bundle_find(home, cwd, exclude_session, &p, err)) != LC_OK || !p.id) goto done;
     if ((rc = store_open_readonly(p.path, &s, NULL, err)) != LC_OK) goto done;
-    if (sqlite3_prepare_v2(store_db(s),
-                           "SELECT entry_id, role, text, ordinal FROM messages WHERE removed = 0"
-                           " ORDER BY ordinal DESC, id DESC LIMIT " BUNDLE_STR(BUNDLE_SCAN),
-                           -1, &st, NULL) != SQLITE_OK) {
-        rc = lc_errf(err, LC_ERR, "bundle: %s", sqlite3_errmsg(store_db(s)));
-        goto done;
-    }
-    /* Newest first: the first assistant prose is the conclusion, user texts are requests,
-     * tool calls are the steps. */
-    while (sqlite3_step(st) == SQLITE_ROW && (nreq < BUNDLE_REQUESTS || nstep < BUNDLE_STEPS || !have_end)) {
-        const char *id = (const char *)sqlite3_column_text(st, 0), *role = (const char *)sqlite3_column_text(st, 1);
-        const char *text = (const char *)sqlite3_column_text(st, 2);
-        int64_t ord = sqlite3_column_int64(st, 3);
-        if (!id || !role || !text) continue;
-        if (strcmp(role, "user") == 0 && nreq < BUNDLE_REQUESTS && bundle_is_request(text)) {
-            if (bundle_add(v, &n, 0, ord, id, text, strlen(text), nreq == 0 ? 0 : 2 + nreq, &clipped) != LC_OK)
-                goto oom;
-            nreq++;
-        } else if (strcmp(role, "assistant") == 0) {
-            const char *calls = strstr(text, "[toolCall ");
-            size_t prose = calls ? (size_t)(calls - text) : strlen(text);
-            while (prose > 0 && (text[prose - 1] == '\n' || text[prose - 1] == ' ')) prose--;
-            if (!have_end && prose > 0) {
-                if (bundle_add(v, &n, 2, ord, id, text, prose, 1, &clipped) != LC_OK) goto oom;
-                have_end = 1;
-            }
-            for (const char *c = calls; c && nstep < BUNDLE_STEPS; c = strstr(c + 1, "\n[toolCall ")) {
-                const char *start = *c == '\n' ? c + 1 : c, *end = strchr(start, '\n');
-                size_t len = end ? (size_t)(end - start) : strlen(start);
-                start += 10; /* "[toolCall " */
-                len -= 10;
-                const char *close = memchr(start, ']', len);
-                /* "Bash {...}": the tool name and its arguments */
-                sbuf t = {0};
-                if (close) {
-                    sb_append(&t, start, (size_t)(close - start));
-                    sb_append(&t, close + 1, len - (size_t)(close + 1 - start));
-                } else {
-                    sb_append(&t, start, len);
-                }
-                char *tt = sb_detach(&t);
-                if (!tt) goto oom;
-                rc = bundle_add(v, &n, 1, ord, id, tt, strlen(tt), 10 + nstep, &clipped);
-                free(tt);
-                if (rc != LC_OK) goto oom;
-                nstep++;
-            }
-        }
-    }
+    if ((rc = store_walk_newest(s, bundle_visit, &sc, NULL, err)) != LC_OK) goto done;
+    bundle_line *v = sc.v;
+    size_t n = sc.n;
+    int clipped = sc.clipped;
     /* Pack: the recovery line and the header always; then lines by rank while they fit,
      * with room kept for the partial statement. */
     long budget = budget_tokens > 0 ? budget_tokens : BUNDLE_DEFAULT_TOKENS;
@@ -300,9 +285,8 @@ int bundle_build(const char *home, const char *cwd, const char *exclude_session,
 oom:
     rc = lc_errf(err, LC_NOMEM, "out of memory");
 done:
-    sqlite3_finalize(st);
     store_close(s);
-    for (size_t i = 0; i < n; i++) free(v[i].text);
+    for (size_t i = 0; i < sc.n; i++) free(sc.v[i].text);
     sb_free(&b);
     free(p.path);
     free(p.id);
