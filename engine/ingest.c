@@ -89,17 +89,10 @@ char *ingest_context_message(const cJSON *root, const char *text, size_t len, lo
 
 /* ---- the id set ------------------------------------------------------------------------- */
 
-static size_t ingest_hash(const char *s)
-{
-    size_t h = 1469598103934665603ULL;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
-}
-
 long ingest_idset_find(const ingest_idset *s, const char *id)
 {
     if (!id || !s->nslots) return -1;
-    for (size_t h = ingest_hash(id) & (s->nslots - 1);; h = (h + 1) & (s->nslots - 1)) {
+    for (size_t h = (size_t)lc_fnv1a_str(id) & (s->nslots - 1);; h = (h + 1) & (s->nslots - 1)) {
         size_t v = s->slots[h];
         if (!v) return -1;
         if (strcmp(s->ids[v - 1], id) == 0) return (long)(v - 1);
@@ -108,7 +101,7 @@ long ingest_idset_find(const ingest_idset *s, const char *id)
 
 static void ingest_idset_slot(ingest_idset *s, size_t pos)
 {
-    size_t h = ingest_hash(s->ids[pos]) & (s->nslots - 1);
+    size_t h = (size_t)lc_fnv1a_str(s->ids[pos]) & (s->nslots - 1);
     while (s->slots[h]) h = (h + 1) & (s->nslots - 1);
     s->slots[h] = pos + 1;
 }

@@ -150,7 +150,7 @@ int projstate_zones(const projstate_env *env, zones_resolved *z)
     const lcm_config *cfg = env->cfg;
     zones_cfg zc = cfg ? lcm_config_zones_for(cfg, env->model) : zones_cfg_unset();
     long keep = cfg ? cfg->keep_recent_tokens : 0;
-    return zones_resolve(&zc, keep, env->window > 0 ? env->window : 128000, z, NULL);
+    return zones_resolve(&zc, keep, env->window > 0 ? env->window : LC_WINDOW_DEFAULT, z, NULL);
 }
 
 /* A quarter of the swap line, so a cut brings the request to about the fresh tail plus a

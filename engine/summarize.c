@@ -124,17 +124,6 @@ static int summ_is_decision_word(const char *w, size_t n)
     return 0;
 }
 
-/* FNV-1a over a byte range, for sentence and fact deduplication. */
-static uint64_t summ_hash(const char *p, size_t n)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)p[i];
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
 typedef struct summ_hset {
     uint64_t *slots; /* 0 = empty */
     size_t cap;
@@ -313,7 +302,7 @@ char *summ_extractive(const char *source, size_t target_tokens, summ_style style
     if (summ_hset_init(&seen, n_sent) != LC_OK) goto done;
     for (size_t i = 0; i < n_sent; i++) {
         if (summ_analyze(&sent[i], i, n_sent, &facts, &n_facts, &cap_facts) != LC_OK) goto done;
-        sent[i].dup = summ_hset_add(&seen, summ_hash(sent[i].p, sent[i].len));
+        sent[i].dup = summ_hset_add(&seen, lc_fnv1a(sent[i].p, sent[i].len));
     }
     if (!(order = malloc((n_sent ? n_sent : 1) * sizeof *order))) goto done;
     for (size_t i = 0; i < n_sent; i++) order[i] = i;
@@ -324,7 +313,7 @@ char *summ_extractive(const char *source, size_t target_tokens, summ_style style
     if (summ_hset_init(&fseen, n_facts) != LC_OK) goto done;
     size_t reserve = 0;
     for (size_t i = 0; i < n_facts; i++)
-        if (facts[i].kind == 0 && !summ_hset_add(&fseen, summ_hash(facts[i].p, facts[i].len)))
+        if (facts[i].kind == 0 && !summ_hset_add(&fseen, lc_fnv1a(facts[i].p, facts[i].len)))
             reserve += facts[i].len + 2;
     if (reserve) reserve += bullet_len + 12;
     if (reserve > budget / 2) reserve = budget / 2;
@@ -341,7 +330,7 @@ char *summ_extractive(const char *source, size_t target_tokens, summ_style style
     }
     /* A fact a chosen sentence already shows needs no repeat. */
     for (size_t i = 0; i < n_facts; i++)
-        if (sent[facts[i].sent].chosen) summ_hset_add(&fseen, summ_hash(facts[i].p, facts[i].len));
+        if (sent[facts[i].sent].chosen) summ_hset_add(&fseen, lc_fnv1a(facts[i].p, facts[i].len));
     for (size_t i = 0; i < n_sent; i++) {
         if (!sent[i].chosen) continue;
         sb_puts(&out, bullet);
@@ -356,7 +345,7 @@ char *summ_extractive(const char *source, size_t target_tokens, summ_style style
         for (size_t i = 0; i < n_facts; i++) {
             const summ_fact *f = &facts[i];
             if (f->kind != kind || sent[f->sent].chosen) continue;
-            if (summ_hset_add(&fseen, summ_hash(f->p, f->len))) continue;
+            if (summ_hset_add(&fseen, lc_fnv1a(f->p, f->len))) continue;
             size_t cost = (any ? 1 : bullet_len + strlen(label)) + 1 + f->len + 1;
             if (out.len + cost > budget) continue;
             if (!any) {

@@ -119,7 +119,7 @@ static int push(const char ***list, size_t *n, const char *v)
 /* 0 = parsed, 1 = error (reported), 2 = help printed. */
 static int parse_args(int argc, char **argv, options *o)
 {
-    o->window = 128000;
+    o->window = LC_WINDOW_DEFAULT;
     o->max_tokens = 8192;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];

@@ -57,18 +57,10 @@ done:
     return rc;
 }
 
-static uint64_t seed_of(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; s && *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
-}
-
 void replay_prepare(session *s, const char *header_line)
 {
     cJSON *h = cJSON_Parse(header_line ? header_line : "");
-    session_seed_ids(s, seed_of(session_id(s)));
+    session_seed_ids(s, lc_fnv1a_str(session_id(s)));
     session_set_clock(s, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(h, "timestamp")));
     cJSON_Delete(h);
 }

@@ -117,16 +117,6 @@ void session_set_clock(session *s, const char *fixed_iso)
 
 /* ------------------------------------------------------------------ map */
 
-static uint64_t hash_str(const char *k)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *k; k++) {
-        h ^= (unsigned char)*k;
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
 static int map_put(session *s, sess_entry *e);
 
 static int map_grow(session *s)
@@ -155,7 +145,7 @@ static int map_put(session *s, sess_entry *e)
             return rc;
     }
     size_t mask = s->map_cap - 1;
-    size_t i = (size_t)hash_str(e->id) & mask;
+    size_t i = (size_t)lc_fnv1a_str(e->id) & mask;
     while (s->map[i])
         i = (i + 1) & mask;
     s->map[i] = e;
@@ -167,7 +157,7 @@ sess_entry *session_find(const session *s, const char *id)
     if (!id || !s->map_cap)
         return NULL;
     size_t mask = s->map_cap - 1;
-    size_t i = (size_t)hash_str(id) & mask;
+    size_t i = (size_t)lc_fnv1a_str(id) & mask;
     while (s->map[i]) {
         if (strcmp(s->map[i]->id, id) == 0)
             return s->map[i];
