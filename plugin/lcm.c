@@ -486,6 +486,15 @@ static void lcm_window_correct(lc_plugin *p, const char *error_text)
 #define LCM_REOPEN_EVERY_MS 2000
 #define LCM_REOPEN_WAIT_MS 250
 
+/* lcm.json's file-handle settings (largeFileChars, externalizeFiles) for what this
+ * connection ingests; `lcm import` applies the same, so both store the same rows. */
+static void lcm_store_options(store *st, const lcm_config *cfg)
+{
+    if (!cfg) return;
+    store_options o = {(size_t)cfg->large_file_chars, cfg->externalize_files};
+    store_set_options(st, &o);
+}
+
 /* Open the session's store and do everything a session start does for LCM once it is
  * open: the header's cwd, the window correction, the off-branch and branch-tail ingest,
  * the removed marks, the summarizer (its worker opens its own connection, so it starts
@@ -512,6 +521,7 @@ static int lcm_attach(lc_plugin *p, long wait_ms)
     }
     free(hcwd);
     free(mcwd);
+    lcm_store_options(p->lcm->st, lcm_cmd_config(p));
     /* Where the session lives, so `/lcm gc` retires this store only once that file is
      * gone, wherever it is (not only under HOME/sessions). */
     char *sf = p->session_file ? realpath(p->session_file, NULL) : NULL;

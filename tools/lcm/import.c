@@ -21,6 +21,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "config.h"
 #include "ingest.h"
 #include "jsonl.h"
 #include "store.h"
@@ -111,7 +112,18 @@ static int imp_open_store(imp *m, char **err)
 {
     if (m->st) return LC_OK;
     if (!m->session_id[0]) return lc_errf(err, LC_INVALID, "the transcript names no session id before its first message");
-    return store_open(m->home, m->session_id, m->cwd ? m->cwd : "", &m->st, err);
+    int rc = store_open(m->home, m->session_id, m->cwd ? m->cwd : "", &m->st, err);
+    if (rc != LC_OK) return rc;
+    /* The file-handle settings of the home's lcm.json, as the plugin applies them. */
+    lcm_config cfg;
+    char *path = lc_asprintf("%s/lcm.json", m->home);
+    lcm_config_defaults(&cfg);
+    if (path) lcm_config_load(path, &cfg, NULL);
+    store_options o = {(size_t)cfg.large_file_chars, cfg.externalize_files};
+    store_set_options(m->st, &o);
+    lcm_config_free(&cfg);
+    free(path);
+    return LC_OK;
 }
 
 /* Date the store by the session's own time (the header's, else the earliest entry's), not
