@@ -492,7 +492,7 @@ char *clm_page_settings(clm_glue *g)
         sb_printf(&b, "steering: %s (sha256 %s)\n", g->set.steering, g->steering_hash);
     else
         sb_puts(&b, "steering: none\n");
-    sb_printf(&b, "mirror: %s\n", g->path ? g->path : "(no session)");
+    sb_printf(&b, "mirror: %s\n", g->folder.path ? g->folder.path : "(no session)");
     if (g->set_problems) sb_printf(&b, "warning: %s\n", g->set_problems);
     sb_puts(&b, "settings (* = changed from the default; /clm config KEY VALUE, /clm config reset):\n");
     for (int i = 0; i < CLM_N_SETTINGS; i++) {
