@@ -329,3 +329,14 @@ int clm_max_tokens_repair(const char *payload, size_t len, size_t window, size_t
     cJSON_Delete(p);
     return rc;
 }
+
+/* The words providers use when a request is over the model's context window. */
+int clm_budget_is_overflow(const char *e)
+{
+    static const char *const marks[] = {"context length", "context_length", "maximum context",
+                                        "context window", "too many tokens", "prompt is too long",
+                                        NULL};
+    for (size_t i = 0; e && marks[i]; i++)
+        if (strcasestr(e, marks[i])) return 1;
+    return 0;
+}

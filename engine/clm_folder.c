@@ -4,6 +4,7 @@
 #include "clm_folder.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,6 +173,39 @@ int clm_folder_claim(clm_folder *f, char **notice, char **warn)
     int changed = before && f->dir && strcmp(before, f->dir) != 0;
     free(before);
     return changed;
+}
+
+int clm_folder_read(clm_folder *f, char **text, size_t *len, char **refused, char **err)
+{
+    char *e = NULL;
+    *refused = NULL;
+    int rc = clm_safe_read(f->path, CLM_MIRROR_MAX_BYTES, text, len, &e);
+    if (rc == LC_OK) return LC_OK;
+    f->current = 0;
+    if (rc == LC_INVALID) {
+        /* A file of any kind (a symlink, a huge file) is replaced by the next write; a
+         * directory is not, so it is moved aside (kept: it is the model's) first. */
+        struct stat st;
+        char *aside = NULL, *what = NULL;
+        if (lstat(f->path, &st) == 0 && S_ISDIR(st.st_mode)) {
+            aside = lc_asprintf("%s.dir-%ld", f->path, (long)time(NULL));
+            if (aside && rename(f->path, aside) == 0)
+                what = lc_asprintf("It was a directory, moved aside to %s; LIVE_CONTEXT.md is "
+                                   "written again before your next request.", aside);
+            else
+                what = lc_asprintf("It is a directory and could not be moved aside (%s), so "
+                                   "the mirror cannot be written until it is removed.",
+                                   strerror(errno));
+        }
+        *refused = lc_asprintf("[CLM] LIVE_CONTEXT.md was not read, so your edit was ignored: "
+                               "%s. %s", e ? e : "refused",
+                               what ? what : "It is written again before your next request.");
+        free(aside);
+        free(what);
+    }
+    if (err) *err = e;
+    else free(e);
+    return rc;
 }
 
 int clm_folder_render(clm_folder *f, clm_view *v, char **err)

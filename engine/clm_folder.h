@@ -53,6 +53,11 @@ void clm_folder_clear(const char *dir);
  * lock is free), and those without an owner file older than seven days; never `keep` or
  * a folder a live process owns. *log (malloc'd, one line per folder) says what went. */
 void clm_folder_sweep(const char *tmp_dir, const char *keep, char **log);
+/* Read LIVE_CONTEXT.md (at most CLM_MIRROR_MAX_BYTES, no symlink followed). When it is
+ * refused (LC_INVALID: a symlink, a huge file, a directory, which is moved aside, kept, so
+ * that the next write can replace it), *refused (malloc'd) tells the model why; any
+ * failure means the file no longer holds the last rendering. */
+int clm_folder_read(clm_folder *f, char **text, size_t *len, char **refused, char **err);
 /* Render the view into LIVE_CONTEXT.md: nothing when the file already holds it; extended in
  * place when the file is the one last written and the view only grew; else written whole. */
 int clm_folder_render(clm_folder *f, clm_view *v, char **err);

@@ -7,8 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "message.h"
 #include "redact.h"
+#include "sha256.h"
 #include "util.h"
 
 static const char clm_skill_protocol_builtin[] =
@@ -105,4 +108,45 @@ char *clm_skill_compact_prompt(const char *path, int redact, const char *mirror,
     free(d);
     free(also);
     return out;
+}
+
+int clm_skill_steering(const char *path, int redact, char **text, char hash[13], char **err)
+{
+    size_t len = 0;
+    char *e = NULL, hex[65];
+    *text = NULL;
+    hash[0] = '\0';
+    int rc = lc_read_file(path, text, &len, &e);
+    if (rc != LC_OK) {
+        rc = rc == LC_NOMEM ? LC_NOMEM : LC_INVALID;
+        lc_errf(err, rc, "the steering document %s cannot be read: %s", path,
+                e ? e : "out of memory");
+        free(e);
+        *text = NULL;
+        return rc;
+    }
+    sha256_hex(*text, len, hex); /* the hash names the file as the user has it */
+    memcpy(hash, hex, 12);
+    hash[12] = '\0';
+    /* Into the system prompt: outbound text, masked like every other. */
+    char *masked = redact_text(*text, len, redact, NULL);
+    free(*text);
+    *text = masked;
+    if (!masked) return lc_errf(err, LC_NOMEM, "out of memory");
+    return LC_OK;
+}
+
+char *clm_skill_notice(const char *type, const char *text)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddStringToObject(m, "role", "custom");
+    cJSON_AddStringToObject(m, "customType", type);
+    cJSON_AddStringToObject(m, "content", text);
+    cJSON_AddBoolToObject(m, "display", 0);
+    cJSON_AddNumberToObject(m, "timestamp", (double)ts.tv_sec * 1000.0 + (double)(ts.tv_nsec / 1000000));
+    char *s = cJSON_PrintUnformatted(m);
+    cJSON_Delete(m);
+    return s;
 }

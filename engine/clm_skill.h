@@ -24,5 +24,13 @@ char *clm_skill_protocol(const char *mirror_path, int *fallback);
  * when the template has no {{instructions}}. NULL when the file cannot be read. */
 char *clm_skill_compact_prompt(const char *path, int redact, const char *mirror, size_t current,
                                size_t budget, const char *instructions);
+/* The steering document at `path`: *text (malloc'd) masked by the redaction when `redact`
+ * (it goes into the system prompt), and hash the first 12 hex characters of the SHA-256 of
+ * the file as the user has it. LC_INVALID (or LC_NOMEM) with *err naming the file when it
+ * cannot be read. */
+int clm_skill_steering(const char *path, int redact, char **text, char hash[13], char **err);
+/* A one-call notice as an AgentMessage (malloc'd JSON): a custom message of `type` the
+ * host does not display. */
+char *clm_skill_notice(const char *type, const char *text);
 
 #endif

@@ -1,14 +1,10 @@
 /*
  * clm.c -- the live-context glue (CLM architecture §2, §6, §7, §9): turns ABI events into
  * calls of the CLM engine. Owns the glue state (clm_glue.h): the revision in force, the
- * raw-prefix digest cache that keeps `context` O(new), the mirror folder and file, the
- * one-call notices, the budget state, the settings in force, and the /clm and
- * /clm-compact commands (the text pages live in clm_pages.c).
+ * branch marks and tree moves, the one-call notices, the budget state, the settings in
+ * force; the context hook composes (clm_raw, clm_eff), guards and renders (clm_folder)
+ * in O(new). The /clm and /clm-compact commands live in clm_pages.c.
  */
-#include <dirent.h>
-#include <dlfcn.h>
-#include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,19 +13,11 @@
 #include <unistd.h>
 
 #include "clm_glue.h"
-#include "clm_cap.h"
 #include "clm_safefs.h"
 #include "clm_skill.h"
 #include "lcm.h"
 #include "message.h"
 #include "redact.h"
-
-static double clm_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec * 1000.0 + (double)(ts.tv_nsec / 1000000);
-}
 
 /* ---- host calls that must keep exact bytes (no cJSON round trip) ---------------------- */
 
@@ -44,7 +32,7 @@ static int clm_host_error(clm_glue *g, int rc, char *herr, char **err, const cha
  * bytes verbatim, and a parse + print would reformat numbers inside them. The entry is
  * also a mark of the branch (kind, revision, enabled as in clm_marks.h); its id is kept
  * there, and in *out_id (optional, malloc'd). */
-static int clm_append_raw(clm_glue *g, const char *type, const char *json, clm_mark_kind kind,
+int clm_append_raw(clm_glue *g, const char *type, const char *json, clm_mark_kind kind,
                           long revision, int enabled, char **out_id, char **err)
 {
     const ap_host_api *h = g->p->host;
@@ -75,14 +63,13 @@ static int clm_branch_text(clm_glue *g, char **out, char **err)
     return *out ? AP_OK : lc_errf(err, AP_NOMEM, "out of memory");
 }
 
-static void clm_notice(clm_glue *g, const char *text)
+void clm_notice(clm_glue *g, const char *text)
 {
     if (!text || !*text) return;
     if (g->notices.len) sb_puts(&g->notices, "\n\n");
     sb_puts(&g->notices, text);
 }
 
-static void clm_overflow_fallback(clm_glue *g, const char *error, const char *where);
 
 /* ---- the mirror folder ---------------------------------------------------------------- */
 
@@ -101,49 +88,29 @@ static int clm_claim_dir(clm_glue *g)
 
 /* ---- skills and steering -------------------------------------------------------------- */
 
-static char *clm_resolve(clm_glue *g, const char *path)
+char *clm_resolve(clm_glue *g, const char *path)
 {
     if (path[0] == '/' || !g->p->cwd || !*g->p->cwd) return lc_strdup(path);
     return lc_asprintf("%s/%s", g->p->cwd, path);
 }
 
 /* redactSecrets (lcm.json); on until that config is loaded and says otherwise. */
-static int clm_redact_on(const clm_glue *g)
+int clm_redact_on(const clm_glue *g)
 {
     return g->p->lcm && g->p->lcm->cfg ? g->p->lcm->redact : 1;
 }
 
 /* Load the steering document named by `s` into *text/hash; NULL text when none. */
-static int clm_load_steering(clm_glue *g, const clm_settings *s, char **text, char hash[13],
-                             char **err)
+int clm_load_steering(clm_glue *g, const clm_settings *s, char **text, char hash[13], char **err)
 {
     *text = NULL;
     hash[0] = '\0';
     if (!s->steering) return LC_OK;
     char *path = clm_resolve(g, s->steering);
-    size_t len = 0;
-    char *e = NULL;
-    int rc = path ? lc_read_file(path, text, &len, &e) : LC_NOMEM;
-    if (rc != LC_OK) {
-        lc_errf(err, rc == LC_NOMEM ? LC_NOMEM : LC_INVALID,
-                "the steering document %s cannot be read: %s", path ? path : s->steering,
-                e ? e : "out of memory");
-        free(e);
-        free(path);
-        *text = NULL;
-        return rc == LC_NOMEM ? LC_NOMEM : LC_INVALID;
-    }
-    char hex[65];
-    sha256_hex(*text, len, hex); /* the hash names the file as the user has it */
-    memcpy(hash, hex, 12);
-    hash[12] = '\0';
+    if (!path) return lc_errf(err, LC_NOMEM, "out of memory");
+    int rc = clm_skill_steering(path, clm_redact_on(g), text, hash, err);
     free(path);
-    /* Into the system prompt: outbound text, masked like every other. */
-    char *masked = redact_text(*text, len, clm_redact_on(g), NULL);
-    free(*text);
-    *text = masked;
-    if (!masked) return lc_errf(err, LC_NOMEM, "out of memory");
-    return LC_OK;
+    return rc;
 }
 
 /* ---- the revision in force -------------------------------------------------------------- */
@@ -215,7 +182,7 @@ static void clm_discard_draft(clm_glue *g, const char *why)
     free(t);
 }
 
-static void clm_mark_stale(clm_glue *g, const char *why)
+void clm_mark_stale(clm_glue *g, const char *why)
 {
     clm_discard_draft(g, why);
     g->stale_epoch++;
@@ -370,38 +337,6 @@ static int clm_fetch(void *ud, const char *id, cJSON **out, char **err)
     return rc == AP_OK ? LC_OK : rc == AP_NOTFOUND ? LC_NOTFOUND : rc == AP_NOMEM ? LC_NOMEM : LC_ERR;
 }
 
-/* The provider's count of the newest request on the branch: usually a message of the new
- * path; otherwise a few entries above the common ancestor. Bounded: past the bound the
- * previous size is unknown (0), which only delays the observed-size reminder. */
-#define CLM_USAGE_WALK 64
-static size_t clm_usage_after_move(clm_glue *g, const clm_tree_move *mv)
-{
-    for (size_t i = mv->n_came; i-- > 0;) {
-        const cJSON *e = mv->came[i];
-        const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "type"));
-        if (!type || strcmp(type, "message") != 0) continue;
-        long u = msg_usage_total(cJSON_GetObjectItemCaseSensitive(e, "message"));
-        if (u > 0) return (size_t)u;
-    }
-    char *id = mv->ancestor ? lc_strdup(mv->ancestor) : NULL;
-    size_t found = 0;
-    for (int step = 0; id && step < CLM_USAGE_WALK && !found; step++) {
-        cJSON *e = NULL;
-        if (clm_fetch(g, id, &e, NULL) != LC_OK) break;
-        const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "type"));
-        if (type && strcmp(type, "message") == 0) {
-            long u = msg_usage_total(cJSON_GetObjectItemCaseSensitive(e, "message"));
-            if (u > 0) found = (size_t)u;
-        }
-        const char *parent = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "parentId"));
-        free(id);
-        id = parent ? lc_strdup(parent) : NULL;
-        cJSON_Delete(e);
-    }
-    free(id);
-    return found;
-}
-
 /* A tree move in O(distance moved): walk both leaves to their common ancestor, update the
  * marks, and fetch only the entries whose content is needed (the revision in force and
  * the settings, when they changed). LC_OK when done; anything else: read the branch. */
@@ -422,7 +357,7 @@ static int clm_tree_fast(clm_glue *g, const cJSON *ev)
         free(e);
         return rc;
     }
-    size_t usage = clm_usage_after_move(g, &mv);
+    size_t usage = clm_marks_usage_after_move(&mv, clm_fetch, g);
     if ((rc = clm_marks_move(&g->marks, &mv, NULL)) != LC_OK) {
         g->marks_ok = 0;
         goto done;
@@ -481,19 +416,6 @@ done:
     return rc;
 }
 
-static char *clm_notice_message(const char *text)
-{
-    cJSON *m = cJSON_CreateObject();
-    cJSON_AddStringToObject(m, "role", "custom");
-    cJSON_AddStringToObject(m, "customType", CLM_NOTICE_TYPE);
-    cJSON_AddStringToObject(m, "content", text);
-    cJSON_AddBoolToObject(m, "display", 0);
-    cJSON_AddNumberToObject(m, "timestamp", clm_now_ms());
-    char *s = cJSON_PrintUnformatted(m);
-    cJSON_Delete(m);
-    return s;
-}
-
 size_t clm_glue_anchor(lc_plugin *p)
 {
     const clm_glue *g = p->clm;
@@ -505,7 +427,7 @@ size_t clm_budget_of(const clm_glue *g)
     return g->set.budget > 0 ? (size_t)g->set.budget : (size_t)(g->p->window > 0 ? g->p->window : 128000);
 }
 
-static char *clm_compact_prompt(clm_glue *g, const char *instructions)
+char *clm_compact_prompt(clm_glue *g, const char *instructions)
 {
     char *path = g->set.compact_prompt ? clm_resolve(g, g->set.compact_prompt) : NULL;
     if (g->set.compact_prompt && !path) return NULL;
@@ -809,7 +731,7 @@ int clm_glue_context(lc_plugin *p, const ap_context_event *ev,
     g->eff_n = ne;
     g->eff_raw_n = n;
     if (g->notices.len) {
-        notice_msg = clm_notice_message(g->notices.p);
+        notice_msg = clm_skill_notice(CLM_NOTICE_TYPE, g->notices.p);
         sb_free(&g->notices);
         changed = 1;
     }
@@ -819,6 +741,8 @@ done:
     free(notice_msg);
     return rc;
 }
+
+static void clm_overflow_fallback(clm_glue *g, const char *error, const char *where);
 
 /* ---- turn_end: the edit ------------------------------------------------------------------ */
 
@@ -854,25 +778,13 @@ static int clm_accept(clm_glue *g, clm_outcome *o)
         return LC_OK;
     }
     clm_revision r;
-    memset(&r, 0, sizeof r);
-    long *raw_idx = malloc((o->n_items ? o->n_items : 1) * sizeof *raw_idx);
-    r.messages = calloc(o->n_items ? o->n_items : 1, sizeof *r.messages);
-    r.lens = calloc(o->n_items ? o->n_items : 1, sizeof *r.lens);
-    if (!raw_idx || !r.messages || !r.lens) goto oom;
-    for (size_t i = 0; i < o->n_items; i++) {
-        size_t len;
-        const char *j = clm_item_json(&g->view, &o->items[i], &len);
-        if (!(r.messages[i] = lc_strndup(j, len))) goto oom;
-        r.lens[i] = len;
-        r.n_messages = i + 1;
-        raw_idx[i] = o->items[i].src >= 0 ? g->view.msgs[o->items[i].src].origin : -1;
+    long *raw_idx = NULL;
+    if (clm_revision_of_edit(&g->view, o, next, g->view_raw_n, g->view_digest, &r, &raw_idx) != LC_OK)
+        goto oom;
+    if (clm_set_revision(g, &r, raw_idx) != LC_OK) {
+        clm_revision_free(&r);
+        goto oom;
     }
-    r.revision = next;
-    r.anchor_count = g->view_raw_n;
-    memcpy(r.anchor_digest, g->view_digest, sizeof r.anchor_digest);
-    r.tokens_before = o->tokens_before;
-    r.tokens_after = o->tokens_after;
-    if (clm_set_revision(g, &r, raw_idx) != LC_OK) goto oom_noidx;
     free(g->rev_entry_id);
     g->rev_entry_id = entry_id;
     entry_id = NULL;
@@ -891,9 +803,6 @@ static int clm_accept(clm_glue *g, clm_outcome *o)
     free(payload);
     return LC_OK;
 oom:
-    free(raw_idx);
-oom_noidx:
-    clm_revision_free(&r);
     free(payload);
     free(entry_id);
     return LC_NOMEM;
@@ -927,39 +836,20 @@ int clm_glue_turn_end(lc_plugin *p, const cJSON *ev, char **err)
         g->folder.current = 0;
         return AP_OK;
     }
-    int rrc = clm_safe_read(g->folder.path, CLM_MIRROR_MAX_BYTES, &text, &len, &e);
+    char *refused = NULL;
+    int rrc = clm_folder_read(&g->folder, &text, &len, &refused, &e);
     if (rrc != LC_OK) {
-        /* A deleted mirror is no edit; a refused one (a symlink, a huge file) is named to
-         * the model. Either way it is rendered again before the next request. */
-        if (rrc == LC_INVALID) {
-            /* A file of any kind (a symlink, a huge file) is replaced by the next write; a
-             * directory is not, so it is moved aside (kept: it is the model's) first. */
-            struct stat st;
-            char *aside = NULL, *what = NULL;
-            if (lstat(g->folder.path, &st) == 0 && S_ISDIR(st.st_mode)) {
-                aside = lc_asprintf("%s.dir-%ld", g->folder.path, (long)time(NULL));
-                if (aside && rename(g->folder.path, aside) == 0)
-                    what = lc_asprintf("It was a directory, moved aside to %s; LIVE_CONTEXT.md is "
-                                       "written again before your next request.", aside);
-                else
-                    what = lc_asprintf("It is a directory and could not be moved aside (%s), so "
-                                       "the mirror cannot be written until it is removed.",
-                                       strerror(errno));
-            }
-            char *t = lc_asprintf("[CLM] LIVE_CONTEXT.md was not read, so your edit was ignored: "
-                                  "%s. %s", e ? e : "refused",
-                                  what ? what : "It is written again before your next request.");
-            free(aside);
-            free(what);
-            clm_notice(g, t);
-            plugin_notify(g->p, AP_LEVEL_WARNING, "live context: %s", t ? t : "mirror refused");
-            free(t);
+        /* A deleted mirror is no edit; a refused one (a symlink, a huge file, a directory)
+         * is named to the model. Either way it is rendered again before the next request. */
+        if (refused) {
+            clm_notice(g, refused);
+            plugin_notify(g->p, AP_LEVEL_WARNING, "live context: %s", refused);
         } else {
             plugin_log(g->p, AP_LEVEL_INFO, "live context: mirror unreadable at turn end: %s",
                        e ? e : "?");
         }
+        free(refused);
         free(e);
-        g->folder.current = 0;
         return AP_OK;
     }
     uint8_t h[32];
@@ -1191,126 +1081,12 @@ int clm_glue_tree(lc_plugin *p, const cJSON *ev, char **err)
     return clm_restore(p->clm, "tree move", err);
 }
 
-/* ---- settings ---------------------------------------------------------------------------- */
-
-int clm_settings_commit(clm_glue *g, clm_settings *next, char **err)
-{
-    char *steer = NULL, hash[13] = "", *json = NULL, *entry_id = NULL;
-    int rc = clm_load_steering(g, next, &steer, hash, err);
-    if (rc != LC_OK) return rc;
-    if (next->compact_prompt) {
-        char *path = clm_resolve(g, next->compact_prompt), *t = NULL;
-        size_t len;
-        char *e = NULL;
-        if (!path || lc_read_file(path, &t, &len, &e) != LC_OK) {
-            rc = lc_errf(err, LC_INVALID, "the compact prompt %s cannot be read: %s",
-                         path ? path : next->compact_prompt, e ? e : "out of memory");
-            free(e);
-            free(path);
-            free(steer);
-            return rc;
-        }
-        free(t);
-        free(path);
-    }
-    if (!(json = clm_settings_overrides_json(next))) {
-        free(steer);
-        return lc_errf(err, LC_NOMEM, "out of memory");
-    }
-    rc = clm_append_raw(g, CLM_SETTINGS_TYPE, json, CLM_MARK_SETTINGS, -1, 1, &entry_id, err);
-    free(json);
-    if (rc != AP_OK) {
-        free(steer);
-        return rc;
-    }
-    free(g->settings_entry_id);
-    g->settings_entry_id = entry_id;
-    int cap_changed = next->obs_cap != g->set.obs_cap || next->obs_head != g->set.obs_head;
-    clm_settings_free(&g->set);
-    g->set = *next;
-    memset(next, 0, sizeof *next);
-    if (cap_changed) clm_raw_uncap(&g->raw);
-    free(g->steering_text);
-    g->steering_text = steer;
-    memcpy(g->steering_hash, hash, sizeof hash);
-    return LC_OK;
-}
-
-static char *clm_config_command(clm_glue *g, const char *args)
-{
-    clm_settings next;
-    char *err = NULL, *out = NULL;
-    while (*args == ' ') args++;
-    if (!*args) return clm_page_settings(g);
-    if (clm_settings_clone(&g->set, &next, &err) != LC_OK) goto fail;
-    if (strcmp(args, "reset") == 0) {
-        if (clm_settings_reset(&next, &err) != LC_OK || clm_settings_commit(g, &next, &err) != LC_OK)
-            goto fail;
-        clm_settings_free(&next);
-        return lc_strdup("live context settings: back to the defaults (saved)");
-    }
-    size_t klen = strcspn(args, " \t");
-    char *key = lc_strndup(args, klen);
-    const char *value = args + klen;
-    while (*value == ' ' || *value == '\t') value++;
-    if (!key) goto fail;
-    if (!*value) {
-        int id = clm_setting_find(key);
-        out = id >= 0 ? lc_asprintf("%s = %s (default %s)\n%s", clm_setting_def_of(id)->key,
-                                    g->set.val[id], g->set.dflt[id],
-                                    clm_setting_def_of(id)->description)
-                      : lc_asprintf("/clm config: unknown setting '%s'", key);
-        free(key);
-        clm_settings_free(&next);
-        return out;
-    }
-    if (clm_settings_set(&next, key, value, &err) != LC_OK ||
-        clm_settings_commit(g, &next, &err) != LC_OK) {
-        free(key);
-        goto fail;
-    }
-    int id = clm_setting_find(key);
-    if (clm_setting_is_path(id)) { /* typed by the user in this run: may come back from the entry */
-        free(g->typed_path[id]);
-        g->typed_path[id] = lc_strdup(g->set.val[id]);
-    }
-    out = lc_asprintf("%s = %s (saved)", clm_setting_def_of(id)->key, g->set.val[id]);
-    free(key);
-    clm_settings_free(&next);
-    return out;
-fail:
-    clm_settings_free(&next);
-    out = lc_asprintf("/clm config: %s; the settings in force are unchanged", err ? err : "failed");
-    free(err);
-    return out;
-}
-
 /* ---- commands ------------------------------------------------------------------------------ */
-
-static char *clm_toggle(clm_glue *g, int on)
-{
-    if (g->enabled == on) return lc_asprintf("live context is already %s", on ? "on" : "off");
-    char *slim = clm_payload_toggle(on), *err = NULL, *out;
-    if (!slim || clm_append_raw(g, CLM_STATE_TYPE, slim, CLM_MARK_TOGGLE, -1, on, NULL, &err) != AP_OK) {
-        out = lc_asprintf("/clm %s: not saved (%s); nothing changed", on ? "on" : "off",
-                          err ? err : "out of memory");
-    } else {
-        g->enabled = on;
-        clm_mark_stale(g, on ? "live context switched on" : "live context switched off");
-        if (!on && clm_folder_held(&g->folder)) clm_folder_clear(g->folder.dir);
-        g->folder.current = 0;
-        out = lc_asprintf("live context: %s%s", on ? "on" : "off (raw context; revisions kept)",
-                          on && g->has_rev ? " (the revision in force applies again)" : "");
-    }
-    free(slim);
-    free(err);
-    return out;
-}
 
 /* Back to the raw transcript (LCM's projection of it) from the next request on: a reset
  * entry records `why`, so a resumed session does not bring the revision back; a draft the
  * model was writing is discarded naming `stale_why`. */
-static int clm_to_raw(clm_glue *g, const char *why, const char *stale_why, char **err)
+int clm_to_raw(clm_glue *g, const char *why, const char *stale_why, char **err)
 {
     char *payload = clm_payload_reset(g->last_revision + 1, why);
     int rc = payload ? clm_append_raw(g, CLM_STATE_TYPE, payload, CLM_MARK_RESET, g->last_revision + 1,
@@ -1326,31 +1102,6 @@ static int clm_to_raw(clm_glue *g, const char *why, const char *stale_why, char 
     return AP_OK;
 }
 
-static char *clm_reset(clm_glue *g)
-{
-    char *err = NULL, *out;
-    if (clm_to_raw(g, "reset by the user", "the user reset the live context", &err) != AP_OK) {
-        out = lc_asprintf("/clm reset: not saved (%s); nothing changed", err ? err : "out of memory");
-    } else {
-        clm_notice(g, "[CLM] The user reset the live context: it is the raw transcript again.");
-        out = lc_asprintf("live context reset to the raw transcript (revision %ld recorded)",
-                          g->last_revision);
-    }
-    free(err);
-    return out;
-}
-
-/* The words providers use when a request is over the model's context window. */
-static int clm_is_overflow(const char *e)
-{
-    static const char *const marks[] = {"context length", "context_length", "maximum context",
-                                        "context window", "too many tokens", "prompt is too long",
-                                        NULL};
-    for (size_t i = 0; e && marks[i]; i++)
-        if (strcasestr(e, marks[i])) return 1;
-    return 0;
-}
-
 /* Issue 14.6: there is no size gate on an edit, so a revision can be far over the window,
  * and then every request fails at the provider. The way out runs by itself: a provider
  * overflow while a revision is in force drops back to the raw transcript (LCM keeps its
@@ -1359,7 +1110,7 @@ static int clm_is_overflow(const char *e)
  * The revision stays in the session file. */
 static void clm_overflow_fallback(clm_glue *g, const char *error, const char *where)
 {
-    if (!g->enabled || !g->has_rev || !clm_is_overflow(error)) return;
+    if (!g->enabled || !g->has_rev || !clm_budget_is_overflow(error)) return;
     long rev = g->rev.revision;
     size_t est = g->est_next, budget = clm_budget_of(g);
     char *err = NULL;
@@ -1391,146 +1142,6 @@ static void clm_overflow_fallback(clm_glue *g, const char *error, const char *wh
     free(err);
 }
 
-static int clm_command(void *ud, const char *args, char **out_text, char **err)
-{
-    lc_plugin *p = ud;
-    clm_glue *g = p->clm;
-    (void)err;
-    while (*args == ' ') args++;
-    size_t wl = strcspn(args, " \t");
-    const char *rest = args + wl;
-    while (*rest == ' ' || *rest == '\t') rest++;
-#define IS(w) (wl == strlen(w) && strncmp(args, w, wl) == 0)
-    if (wl == 0 || IS("status")) *out_text = clm_page_status(g);
-    else if (IS("on")) *out_text = clm_toggle(g, 1);
-    else if (IS("off")) *out_text = clm_toggle(g, 0);
-    else if (IS("reset")) *out_text = clm_reset(g);
-    else if (IS("input")) *out_text = clm_page_input(g);
-    else if (IS("edits")) *out_text = clm_page_edits(g, rest);
-    else if (IS("overview")) *out_text = clm_page_overview(g, rest);
-    else if (IS("settings")) *out_text = clm_page_settings(g);
-    else if (IS("config")) *out_text = clm_config_command(g, rest);
-    else
-        *out_text = lc_asprintf("/clm: unknown subcommand '%.*s' (try: status, input, edits, "
-                                "overview, settings, config KEY VALUE, config reset, on, off, "
-                                "reset)", (int)wl, args);
-#undef IS
-    return *out_text ? AP_OK : lc_errf(err, AP_NOMEM, "out of memory");
-}
-
-/* Forget the waiting request. */
-static void clm_compact_clear(clm_glue *g)
-{
-    g->compact_pending = 0;
-    g->compact_wait = 0;
-    free(g->compact_baseline);
-    g->compact_baseline = NULL;
-}
-
-/* Build the prompt and hand it to the host as a user message. Returns AP_OK, or the
- * host's status with *why (malloc'd) saying what went wrong. */
-static int clm_compact_send(clm_glue *g, const char *instructions, char **why)
-{
-    char *t = clm_compact_prompt(g, instructions);
-    if (!t) {
-        *why = lc_asprintf("the compact prompt %s cannot be read",
-                           g->set.compact_prompt ? g->set.compact_prompt : "(built in)");
-        return AP_INVALID;
-    }
-    int rc = plugin_send_user_message(g->p, t, why);
-    free(t);
-    return rc;
-}
-
-/* The level-1 path: the prompt rides on the next request as a one-call notice, and the
- * user starts that turn. */
-static char *clm_compact_as_notice(clm_glue *g, const char *args, const char *reason)
-{
-    free(g->compact_baseline);
-    g->compact_baseline = lc_strdup(args ? args : "");
-    g->compact_pending = 1;
-    g->compact_wait = 0;
-    return lc_asprintf("/clm-compact: the compaction prompt goes out with the next request "
-                       "(%s): send any prompt, e.g. \"compact your context\", to run it.", reason);
-}
-
-/* §7d: wait for idle, then send the prompt as an ordinary user message. Idle now: send it
- * at once (the host runs it when this command returns). Busy: record the baseline and
- * send it at agent_end unless the live context changed meanwhile. */
-static int clm_compact_command(void *ud, const char *args, char **out_text, char **err)
-{
-    lc_plugin *p = ud;
-    clm_glue *g = p->clm;
-    if (!args) args = "";
-    while (*args == ' ' || *args == '\t') args++;
-    if (!g->enabled) {
-        *out_text = lc_strdup("/clm-compact: live context is off (/clm on)");
-    } else if (g->compact_pending) {
-        *out_text = lc_strdup(g->compact_wait
-                                  ? "/clm-compact: refused, a compaction request is already waiting "
-                                    "for the agent to finish"
-                                  : "/clm-compact: refused, a compaction request is already waiting "
-                                    "for the next request");
-    } else if (!plugin_can_send(p)) {
-        *out_text = clm_compact_as_notice(g, args, "this host is below API level 2: a plugin "
-                                                   "can add to a request but not start one");
-    } else if (p->agent_busy) {
-        free(g->compact_baseline);
-        g->compact_baseline = lc_strdup(args);
-        g->compact_pending = 1;
-        g->compact_wait = 1;
-        g->compact_epoch = g->stale_epoch;
-        g->compact_enabled = g->enabled;
-        *out_text = lc_strdup("/clm-compact: the agent is busy; the compaction prompt is sent "
-                              "when it finishes (a tree move, /clm reset, reload or shutdown "
-                              "meanwhile cancels it)");
-    } else {
-        char *why = NULL;
-        int rc = clm_compact_send(g, args, &why);
-        if (rc == AP_OK)
-            *out_text = lc_strdup("/clm-compact: the compaction prompt was sent as a user "
-                                  "message; the model edits LIVE_CONTEXT.md in that turn");
-        else if (rc == AP_UNSUPPORTED)
-            *out_text = clm_compact_as_notice(g, args, why ? why : "the host cannot start a turn");
-        else
-            *out_text = lc_asprintf("/clm-compact: not sent (%s)", why ? why : "the host refused");
-        free(why);
-    }
-    return *out_text ? AP_OK : lc_errf(err, AP_NOMEM, "out of memory");
-}
-
-int clm_glue_agent_end(lc_plugin *p, const cJSON *ev, char **err)
-{
-    clm_glue *g = p->clm;
-    (void)ev;
-    (void)err;
-    if (!g || !g->compact_pending || !g->compact_wait) return AP_OK;
-    /* clm_mark_stale cancels a waiting request as it happens; the epoch check also covers
-     * a baseline change that reached no hook (the switch, a restore that failed). */
-    const char *changed = g->stale_epoch != g->compact_epoch ? "the branch or revision was replaced"
-                          : g->enabled != g->compact_enabled ? "live context was switched"
-                          : NULL;
-    if (changed) {
-        plugin_notify(p, AP_LEVEL_INFO, "/clm-compact: not sent, the live context changed (%s)",
-                      changed);
-        clm_compact_clear(g);
-        return AP_OK;
-    }
-    char *why = NULL;
-    char *instructions = g->compact_baseline;
-    g->compact_baseline = NULL;
-    clm_compact_clear(g);
-    int rc = clm_compact_send(g, instructions, &why);
-    if (rc == AP_OK)
-        plugin_notify(p, AP_LEVEL_INFO, "/clm-compact: the agent is idle; the compaction prompt "
-                      "was sent");
-    else
-        plugin_notify(p, AP_LEVEL_WARNING, "/clm-compact: not sent (%s)", why ? why : "the host refused");
-    free(why);
-    free(instructions);
-    return AP_OK;
-}
-
 /* ---- init / free ---------------------------------------------------------------------------- */
 
 static const char *clm_getenv(const char *name)
@@ -1556,10 +1167,10 @@ int clm_glue_init(lc_plugin *p, char **err)
     p->clm = g;
     clm_folder_set_paths(&g->folder, p->tmp_dir, p->session_id);
     int rc = plugin_register_command(p, "clm", "Live context: status, input, edits, overview, "
-                                     "settings, config, on/off, reset", clm_command, err);
+                                     "settings, config, on/off, reset", clm_page_command, err);
     if (rc == AP_OK)
         rc = plugin_register_command(p, "clm-compact",
-                                     "Ask the model to compact its live context", clm_compact_command,
+                                     "Ask the model to compact its live context", clm_page_compact_command,
                                      err);
     return rc;
 }

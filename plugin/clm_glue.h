@@ -87,17 +87,37 @@ typedef struct clm_glue {
     unsigned tools_this_turn;
 } clm_glue;
 
-/* ---- clm.c services used by the pages ---- */
+/* ---- clm.c services used by the commands ---- */
 size_t clm_budget_of(const clm_glue *g);
+/* Queue a one-call notice for the next request. */
+void clm_notice(clm_glue *g, const char *text);
+/* Persist a custom entry whose data is JSON text, and mark it on the branch (clm_marks.h);
+ * its id in *out_id (optional, malloc'd). */
+int clm_append_raw(clm_glue *g, const char *type, const char *json, clm_mark_kind kind,
+                   long revision, int enabled, char **out_id, char **err);
+/* The baseline moved (`why`): a draft is discarded, a waiting /clm-compact cancelled. */
+void clm_mark_stale(clm_glue *g, const char *why);
+/* Back to the raw transcript, recorded as a reset entry saying `why`. */
+int clm_to_raw(clm_glue *g, const char *why, const char *stale_why, char **err);
+/* The /clm-compact prompt for `instructions` (malloc'd), NULL when its file is unreadable. */
+char *clm_compact_prompt(clm_glue *g, const char *instructions);
+/* A path setting resolved against the session's folder (malloc'd). */
+char *clm_resolve(clm_glue *g, const char *path);
+int clm_redact_on(const clm_glue *g);
+/* Load the steering document named by `s`: *text (masked; NULL when none) and its hash. */
+int clm_load_steering(clm_glue *g, const clm_settings *s, char **text, char hash[13], char **err);
 /* Persist the settings in `next` (an overrides entry), then make them the ones in force.
  * On failure nothing changes. */
 int clm_settings_commit(clm_glue *g, clm_settings *next, char **err);
 
-/* ---- clm_pages.c ---- */
+/* ---- clm_pages.c: the pages and the commands ---- */
 char *clm_page_status(clm_glue *g);
 char *clm_page_input(clm_glue *g);
 char *clm_page_edits(clm_glue *g, const char *args);
 char *clm_page_overview(clm_glue *g, const char *args);
 char *clm_page_settings(clm_glue *g);
+/* The /clm and /clm-compact command handlers (plugin_register_command). */
+int clm_page_command(void *ud, const char *args, char **out_text, char **err);
+int clm_page_compact_command(void *ud, const char *args, char **out_text, char **err);
 
 #endif
