@@ -171,12 +171,50 @@ static int clm_raw_grow(clm_raw_cache *c, size_t n)
     return LC_OK;
 }
 
+/* Fold message i's bytes into the digest (a checkpoint after every CLM_RAW_CKPT-th);
+ * its text, and its entry id in *id. */
+static const char *clm_raw_fold(clm_raw_cache *c, const clm_input *in, size_t i, const char **id)
+{
+    const char *json = NULL;
+    size_t len = 0;
+    in->get(in->ud, i, id, &json, &len);
+    char lenbuf[32];
+    int w = snprintf(lenbuf, sizeof lenbuf, "%zu\n", len);
+    sha256_update(&c->ctx, lenbuf, (size_t)w);
+    sha256_update(&c->ctx, json, len);
+    if ((i + 1) % CLM_RAW_CKPT == 0) c->ckpt[c->n_ckpt++] = c->ctx;
+    return json;
+}
+
+/* The branch left the cached prefix at k: the digest resumes from the checkpoint at or
+ * below k and folds the messages up to k in again -- the same entries, whose facts (and
+ * the pointers a composition borrowed from them) stay -- and the facts from k on go. */
+static void clm_raw_rewind(clm_raw_cache *c, const clm_input *in, size_t k, const clm_raw_anchor *a)
+{
+    size_t j = k / CLM_RAW_CKPT, anchor = a ? a->count : 0;
+    if (j >= c->n_ckpt) {
+        clm_raw_reset(c);
+        return;
+    }
+    size_t keep = j * CLM_RAW_CKPT;
+    clm_raw_drop(c, k);
+    c->ctx = c->ckpt[j];
+    c->n_ckpt = j + 1;
+    if (keep < anchor || keep == 0) clm_raw_forget_check(c);
+    for (size_t i = keep; i < k; i++) {
+        if (a && !c->rev_checked && i == anchor) clm_raw_check_anchor(c, a);
+        const char *id;
+        clm_raw_fold(c, in, i, &id);
+    }
+    c->n = k;
+}
+
 int clm_raw_update(clm_raw_cache *c, const clm_input *in, const clm_raw_anchor *a)
 {
     size_t n = in->n, anchor = a ? a->count : 0;
     size_t k = clm_raw_common(c, in);
     if (k == 0 && c->n) clm_raw_reset(c);
-    else if (k < c->n) clm_raw_truncate(c, k, anchor);
+    else if (k < c->n) clm_raw_rewind(c, in, k, a);
     if (clm_raw_grow(c, n) != LC_OK) return LC_NOMEM;
     if (c->n == 0) {
         sha256_init(&c->ctx);
@@ -185,14 +223,7 @@ int clm_raw_update(clm_raw_cache *c, const clm_input *in, const clm_raw_anchor *
     }
     for (size_t i = c->n; i < n; i++) {
         if (a && !c->rev_checked && i == anchor) clm_raw_check_anchor(c, a);
-        const char *id = NULL, *json = NULL;
-        size_t len = 0;
-        in->get(in->ud, i, &id, &json, &len);
-        char lenbuf[32];
-        int w = snprintf(lenbuf, sizeof lenbuf, "%zu\n", len);
-        sha256_update(&c->ctx, lenbuf, (size_t)w);
-        sha256_update(&c->ctx, json, len);
-        if ((i + 1) % CLM_RAW_CKPT == 0) c->ckpt[c->n_ckpt++] = c->ctx;
+        const char *id = NULL, *json = clm_raw_fold(c, in, i, &id);
         c->tokens[i] = msg_estimate_tokens_json(json);
         c->capped[i] = NULL;
         c->excluded[i] = (unsigned char)clm_raw_excluded(json);

@@ -307,6 +307,68 @@ static void test_the_append_follows_no_symlink_and_no_hard_link(void **state)
     free(hard);
 }
 
+/* A projection of the suffix (a summary pointer in place of aged messages): the items
+ * equal to the previous request's are counted, and the pointer's estimate is kept. */
+typedef struct proj {
+    long idx[MAXM];
+    const char *json[MAXM];
+    size_t n;
+} proj;
+
+static void proj_get(const void *ud, size_t k, long *index, const char **json)
+{
+    const proj *p = ud;
+    *index = p->idx[k];
+    *json = p->json[k];
+}
+
+static void build_projected(session *s, proj *pr, const char *pointer, size_t aged)
+{
+    pr->n = 0;
+    pr->idx[pr->n] = -1;
+    pr->json[pr->n++] = pointer;
+    for (size_t i = aged; i < s->n; i++) {
+        pr->idx[pr->n] = (long)i;
+        pr->json[pr->n++] = NULL;
+    }
+    clm_input in = {s->n, s, in_get};
+    clm_eff_suffix sx = {pr->n, pr, proj_get};
+    assert_int_equal(clm_raw_update(&s->raw, &in, NULL), LC_OK);
+    assert_int_equal(clm_eff_build(&s->effl, NULL, &sx, &s->raw, &in, 0, 0.5, NULL), LC_OK);
+    clm_raw_settle(&s->raw);
+    size_t total = 0;
+    for (size_t i = 0; i < s->effl.n; i++) total += s->effl.items[i].tokens;
+    assert_int_equal(clm_eff_tokens(&s->effl), total);
+}
+
+static void test_a_projected_suffix_keeps_what_did_not_change(void **state)
+{
+    session *s = *state;
+    proj pr;
+    const char *p1 = "{\"role\":\"custom\",\"customType\":\"lcm-pointer\",\"content\":\"one\"}";
+    const char *p2 = "{\"role\":\"custom\",\"customType\":\"lcm-pointer\",\"content\":\"two two\"}";
+    grow_to(s, 40, 'a');
+    build_projected(s, &pr, p1, 10);
+    assert_int_equal(s->effl.n, 31);
+    assert_int_equal(s->effl.same, 0);
+    grow_to(s, 42, 'a');
+    char *copy = lc_strdup(p1); /* the projection's text is new memory every request */
+    build_projected(s, &pr, copy, 10);
+    free(copy);
+    assert_int_equal(s->effl.n, 33);
+    assert_int_equal(s->effl.same, 31);
+    /* the pointer changed: nothing after it is the same item any more */
+    build_projected(s, &pr, p2, 12);
+    assert_int_equal(s->effl.same, 0);
+    assert_string_equal(s->effl.items[0].json, p2);
+    /* a tree move under the suffix: items before the fork stay */
+    cut_to(s, 30);
+    grow_to(s, 35, 'b');
+    build_projected(s, &pr, p2, 12);
+    assert_int_equal(s->effl.same, 1 + (30 - 12));
+    assert_int_equal(s->effl.n, 1 + (35 - 12));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -317,6 +379,8 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_the_append_follows_no_symlink_and_no_hard_link,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_projected_suffix_keeps_what_did_not_change, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
