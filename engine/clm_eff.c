@@ -18,11 +18,6 @@ void clm_eff_free(clm_eff_list *l)
     memset(l, 0, sizeof *l);
 }
 
-void clm_eff_forget(clm_eff_list *l)
-{
-    l->valid = 0;
-}
-
 static int clm_eff_grow(clm_eff_list *l, size_t n)
 {
     if (n + 1 <= l->cap) return LC_OK;
@@ -57,7 +52,7 @@ const char *clm_eff_json(const clm_eff_list *l, size_t i, const clm_input *in, s
 typedef struct clm_eff_pass {
     clm_eff_list *l;
     size_t p;
-    size_t old_n;       /* items of the previous build still in place at p.. */
+    size_t old_n;       /* items of the previous build (in place from p on) */
     int equal;          /* every item so far equals the previous build's */
     size_t low;         /* raw messages below this are the ones the previous build saw */
     unsigned long rev_gen_old;
@@ -107,7 +102,6 @@ static int clm_eff_put(clm_eff_pass *s, clm_eff *e, const char *text, int capped
     l->sum[s->p + 1] = l->sum[s->p] + e->tokens;
     l->ncap[s->p + 1] = l->ncap[s->p] + (capped ? 1 : 0);
     s->p++;
-    if (s->p > s->old_n) s->old_n = s->p; /* nothing past p is the previous build's now */
     return LC_OK;
 }
 
@@ -137,7 +131,7 @@ static int clm_eff_put_raw(clm_eff_pass *s, clm_raw_cache *raw, const clm_input 
 static void clm_eff_cut(clm_eff_pass *s)
 {
     clm_eff_list *l = s->l;
-    for (size_t i = s->p; i < s->old_n && i < l->n; i++) free(l->items[i].own);
+    for (size_t i = s->p; i < s->old_n; i++) free(l->items[i].own);
     if (s->equal) l->same = s->p < l->n ? s->p : l->n;
     l->n = s->p;
 }
@@ -148,7 +142,8 @@ int clm_eff_build(clm_eff_list *l, const clm_eff_rev *rev, const clm_eff_suffix 
     int rc = LC_OK;
     size_t n = in->n, n_rev = rev ? rev->n : 0, anchor = rev ? rev->anchor : 0;
     unsigned long gen = rev ? rev->gen : 0;
-    clm_eff_pass s = {l, 0, l->valid ? l->n : 0, 1, raw->changed_from, l->rev_gen, l->n_rev};
+    /* After a failed build the old items are only freed, never compared. */
+    clm_eff_pass s = {l, 0, l->n, l->valid, raw->changed_from, l->rev_gen, l->n_rev};
     size_t from = anchor;
     if (clm_eff_grow(l, 0) != LC_OK) goto oom;
     l->sum[0] = l->ncap[0] = 0;

@@ -57,8 +57,6 @@ typedef struct clm_eff_list {
 } clm_eff_list;
 
 void clm_eff_free(clm_eff_list *l);
-/* Forget the previous build: the next one is compared with nothing (same = 0). */
-void clm_eff_forget(clm_eff_list *l);
 /* Compose the request's effective context from the revision (NULL: none), the raw
  * suffix of `in` past the revision's anchor (`suffix` NULL) or its projection, with the
  * observation cap `cap` (0: off). Excluded raw messages are left out. Then l->items[0..n)

@@ -8,16 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "clm_glue.h"
 #include "clm_safefs.h"
 #include "clm_skill.h"
 #include "lcm.h"
 #include "message.h"
-#include "redact.h"
 
 /* ---- host calls that must keep exact bytes (no cJSON round trip) ---------------------- */
 
@@ -961,21 +957,15 @@ int clm_glue_before_provider_request(lc_plugin *p, const cJSON *ev, cJSON **out,
         g->render_off = 1;
         return AP_OK;
     }
-    char *text = cJSON_PrintUnformatted(payload), *fixed = NULL;
-    if (!text) return lc_errf(err, AP_NOMEM, "live context: out of memory");
+    cJSON *fixed = NULL;
     size_t window = (size_t)(p->window > 0 ? p->window : 128000);
     size_t model_max = (size_t)(p->max_tokens > 0 ? p->max_tokens : 8192);
-    int rc = clm_max_tokens_repair(text, strlen(text), window, model_max, g->est_next, &fixed, err);
+    int rc = clm_max_tokens_repair_doc(payload, window, model_max, g->est_next, &fixed, err);
     if (rc == LC_OK && fixed) {
-        cJSON *np = cJSON_Parse(fixed);
-        if (np) {
-            *out = cJSON_CreateObject();
-            cJSON_AddItemToObject(*out, "payload", np);
-            g->repairs++;
-        }
+        *out = cJSON_CreateObject();
+        cJSON_AddItemToObject(*out, "payload", fixed);
+        g->repairs++;
     }
-    free(text);
-    free(fixed);
     return rc;
 }
 
