@@ -169,7 +169,10 @@ int clm_folder_claim(clm_folder *f, char **notice, char **warn)
         f->path = lc_asprintf("%s/%s", f->dir, CLM_FOLDER_FILE);
     }
     f->own_fd = rc == LC_OK ? fd : -1;
-    f->stamp.valid = 0; /* a folder claimed again holds no file of ours */
+    /* A folder claimed again holds no file of ours: the next render writes it whole, even
+     * when the rendering did not change. */
+    f->stamp.valid = 0;
+    f->current = 0;
     int changed = before && f->dir && strcmp(before, f->dir) != 0;
     free(before);
     return changed;

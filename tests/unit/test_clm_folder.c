@@ -307,6 +307,27 @@ static void test_the_append_follows_no_symlink_and_no_hard_link(void **state)
     free(hard);
 }
 
+static void test_a_folder_claimed_again_gets_the_file_back(void **state)
+{
+    session *s = *state;
+    grow_to(s, 30, 'a');
+    request(s);
+    /* the model removed the folder: the next request claims it again, and the file is
+     * written whole although the rendering did not change */
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", s->f.dir);
+    assert_int_equal(system(cmd), 0);
+    char *notice = NULL, *warn = NULL;
+    clm_folder_claim(&s->f, &notice, &warn);
+    assert_null(warn);
+    free(notice);
+    request(s); /* reads the file back */
+    assert_int_equal(s->f.writes, 2);
+    grow_to(s, 31, 'a');
+    request(s);
+    assert_int_equal(s->f.writes, 2);
+}
+
 /* A projection of the suffix (a summary pointer in place of aged messages): the items
  * equal to the previous request's are counted, and the pointer's estimate is kept. */
 typedef struct proj {
@@ -379,6 +400,8 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_the_append_follows_no_symlink_and_no_hard_link,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_folder_claimed_again_gets_the_file_back, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_a_projected_suffix_keeps_what_did_not_change, setup,
                                         teardown),
     };
