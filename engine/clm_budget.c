@@ -299,33 +299,58 @@ done:
 
 /* ------------------------------------------------------------------ max_tokens */
 
-int clm_max_tokens_repair(const char *payload, size_t len, size_t window, size_t model_max,
-                          size_t calibrated_estimate, char **out_json, char **err)
+static const char *const clm_max_keys[] = {"max_tokens", "max_completion_tokens",
+                                           "max_output_tokens"};
+
+int clm_max_tokens_repair_doc(const cJSON *p, size_t window, size_t model_max,
+                              size_t calibrated_estimate, cJSON **fixed, char **err)
 {
-    static const char *const keys[] = {"max_tokens", "max_completion_tokens",
-                                       "max_output_tokens"};
-    int changed = 0;
-    *out_json = NULL;
-    cJSON *p = cJSON_ParseWithLength(payload, len);
-    if (!cJSON_IsObject(p)) {
-        cJSON_Delete(p);
+    *fixed = NULL;
+    if (!cJSON_IsObject(p))
         return lc_errf(err, LC_INVALID, "max_tokens repair: the payload is not a JSON object");
-    }
     double room = 1;
     if (window > calibrated_estimate + CLM_PROVIDER_MARGIN)
         room = (double)(window - calibrated_estimate - CLM_PROVIDER_MARGIN);
     if (model_max && (double)model_max < room) room = (double)model_max;
     if (room < 1) room = 1;
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-        cJSON *k = cJSON_GetObjectItemCaseSensitive(p, keys[i]);
-        if (cJSON_IsNumber(k) && k->valuedouble < room) {
-            cJSON_SetNumberValue(k, room);
-            changed = 1;
-        }
+    /* Looked at first, copied only when raised: most requests need nothing, and the
+     * payload is the whole request. */
+    int low = 0;
+    for (size_t i = 0; i < sizeof clm_max_keys / sizeof clm_max_keys[0]; i++) {
+        const cJSON *k = cJSON_GetObjectItemCaseSensitive(p, clm_max_keys[i]);
+        if (cJSON_IsNumber(k) && k->valuedouble < room) low = 1;
     }
-    int rc = LC_OK;
-    if (changed && !(*out_json = cJSON_PrintUnformatted(p)))
+    if (!low) return LC_OK;
+    if (!(*fixed = cJSON_Duplicate(p, 1)))
+        return lc_errf(err, LC_NOMEM, "max_tokens repair: out of memory");
+    for (size_t i = 0; i < sizeof clm_max_keys / sizeof clm_max_keys[0]; i++) {
+        cJSON *k = cJSON_GetObjectItemCaseSensitive(*fixed, clm_max_keys[i]);
+        if (cJSON_IsNumber(k) && k->valuedouble < room) cJSON_SetNumberValue(k, room);
+    }
+    return LC_OK;
+}
+
+int clm_max_tokens_repair(const char *payload, size_t len, size_t window, size_t model_max,
+                          size_t calibrated_estimate, char **out_json, char **err)
+{
+    cJSON *fixed = NULL;
+    *out_json = NULL;
+    cJSON *p = cJSON_ParseWithLength(payload, len);
+    int rc = clm_max_tokens_repair_doc(p, window, model_max, calibrated_estimate, &fixed, err);
+    if (rc == LC_OK && fixed && !(*out_json = cJSON_PrintUnformatted(fixed)))
         rc = lc_errf(err, LC_NOMEM, "max_tokens repair: out of memory");
+    cJSON_Delete(fixed);
     cJSON_Delete(p);
     return rc;
+}
+
+/* The words providers use when a request is over the model's context window. */
+int clm_budget_is_overflow(const char *e)
+{
+    static const char *const marks[] = {"context length", "context_length", "maximum context",
+                                        "context window", "too many tokens", "prompt is too long",
+                                        NULL};
+    for (size_t i = 0; e && marks[i]; i++)
+        if (strcasestr(e, marks[i])) return 1;
+    return 0;
 }

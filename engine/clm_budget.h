@@ -87,5 +87,11 @@ int clm_guard_apply(clm_guard_cache *cache, const char *mirror_dir, const clm_te
  * *out_json is NULL when nothing changed. */
 int clm_max_tokens_repair(const char *payload, size_t len, size_t window, size_t model_max,
                           size_t calibrated_estimate, char **out_json, char **err);
+/* The same on a parsed payload: *fixed is NULL when nothing is raised, else a repaired
+ * copy (the caller's). */
+int clm_max_tokens_repair_doc(const cJSON *payload, size_t window, size_t model_max,
+                              size_t calibrated_estimate, cJSON **fixed, char **err);
+/* 1 when a provider's error text says the request was over the model's context window. */
+int clm_budget_is_overflow(const char *error);
 
 #endif

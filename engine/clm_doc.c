@@ -168,6 +168,8 @@ int clm_view_init(clm_view *v, clm_mode mode, long revision, const char *nonce, 
     v->mode = mode;
     v->revision = revision;
     memcpy(v->nonce, nonce, CLM_NONCE_LEN + 1);
+    v->user_first = v->user_last = -1;
+    v->prot[0] = v->prot[1] = -1;
     return LC_OK;
 }
 
@@ -296,6 +298,10 @@ int clm_view_add(clm_view *v, const char *json, size_t json_len, long origin,
     vm.body_len = v->bodies.len - vm.body_off;
 
     if (vm.owner >= 0) v->msgs[vm.owner].n_results++;
+    if (vm.role == MSG_ROLE_USER) {
+        if (v->user_first < 0) v->user_first = (long)v->n;
+        v->user_last = (long)v->n;
+    }
     v->msgs[v->n++] = vm;
     memset(&vm, 0, sizeof vm);
     v->finished = 0;
@@ -332,6 +338,14 @@ void clm_view_truncate(clm_view *v, size_t n)
     if (v->bodies.p) v->bodies.p[v->bodies.len] = '\0';
     for (size_t i = n; i < v->n; i++) vmsg_free(&v->msgs[i]);
     v->n = n;
+    if (v->user_first >= (long)n) v->user_first = v->user_last = -1;
+    if (v->user_last >= (long)n) {
+        v->user_last = -1; /* the latest user message before the cut: a walk back to it */
+        for (size_t i = n; i-- > (size_t)v->user_first && v->user_last < 0;)
+            if (v->msgs[i].role == MSG_ROLE_USER) v->user_last = (long)i;
+    }
+    for (int j = 0; j < 2; j++)
+        if (v->prot[j] >= (long)n) v->prot[j] = -1; /* gone, and its flag with it */
     if (v->base_n > n) v->base_n = 0; /* the digest cannot be rewound: hash the ids again */
     if (v->seg_valid > n) v->seg_valid = n;
     v->finished = 0;
@@ -363,36 +377,29 @@ long clm_view_find(const clm_view *v, const char *id)
 static int view_finish(clm_view *v)
 {
     if (v->finished) return LC_OK;
-    long first_user = -1, last_user = -1;
-    unsigned char was[2] = {0, 0};
-    long was_at[2] = {-1, -1};
-    size_t k = 0;
-    for (size_t i = 0; i < v->n; i++) {
-        if (v->msgs[i].is_protected && k < 2) {
-            was[k] = 1;
-            was_at[k++] = (long)i;
-        }
-        v->msgs[i].is_protected = 0;
-        if (v->msgs[i].role == MSG_ROLE_USER) {
-            if (first_user < 0) first_user = (long)i;
-            last_user = (long)i;
-        }
-    }
+    /* Conservative mode protects the first and the latest user message; only those two
+     * (now and at the previous finish) are visited, not the whole view. */
+    long want[2] = {-1, -1};
     if (v->mode == CLM_MODE_CONSERVATIVE) {
-        if (first_user >= 0) v->msgs[first_user].is_protected = 1;
-        if (last_user >= 0) v->msgs[last_user].is_protected = 1;
+        want[0] = v->user_first;
+        want[1] = v->user_last != v->user_first ? v->user_last : -1;
     }
     /* A block whose protected= flag changed renders differently: the resumable digest of
-     * the blocks is valid only before it. At most two messages are protected. */
-    for (size_t j = 0; j < 2; j++) {
-        if (was[j] && !v->msgs[was_at[j]].is_protected && (size_t)was_at[j] < v->seg_valid)
-            v->seg_valid = (size_t)was_at[j];
+     * the blocks is valid only before it. */
+    for (int j = 0; j < 2; j++) {
+        long o = v->prot[j];
+        if (o < 0 || o == want[0] || o == want[1]) continue;
+        v->msgs[o].is_protected = 0;
+        if ((size_t)o < v->seg_valid) v->seg_valid = (size_t)o;
     }
-    for (long u = first_user; u >= 0; u = (u == last_user ? -1 : last_user)) {
-        if (v->msgs[u].is_protected && !(was_at[0] == u || was_at[1] == u) &&
-            (size_t)u < v->seg_valid)
-            v->seg_valid = (size_t)u;
+    for (int j = 0; j < 2; j++) {
+        long u = want[j];
+        if (u < 0 || u == v->prot[0] || u == v->prot[1]) continue;
+        v->msgs[u].is_protected = 1;
+        if ((size_t)u < v->seg_valid) v->seg_valid = (size_t)u;
     }
+    v->prot[0] = want[0];
+    v->prot[1] = want[1];
     uint8_t d[32];
     char hex[65];
     if (v->base_n == 0) sha256_init(&v->base_ctx);
@@ -429,12 +436,95 @@ void clm_mirror_digest(const char *text, size_t len, uint8_t out[32])
     sha256_final(&c, out);
 }
 
+/* Headers are appended piecewise, not with sb_printf: formatting is most of the cost of
+ * a render once the bodies are kept, and there is one header per message. */
+static void render_block(const clm_view *v, size_t i, sbuf *b)
+{
+    const clm_vmsg *m = &v->msgs[i];
+    char num[24];
+    size_t w = 0;
+    for (size_t x = i + 1; x; x /= 10) num[sizeof num - 1 - w++] = (char)('0' + x % 10);
+    sb_append(b, HEAD_MARK, sizeof HEAD_MARK - 1);
+    sb_append(b, "document=", 9);
+    sb_append(b, v->nonce, CLM_NONCE_LEN);
+    sb_append(b, " index=", 7);
+    sb_append(b, num + sizeof num - w, w);
+    sb_append(b, " role=", 6);
+    sb_puts(b, m->label);
+    sb_append(b, " id=", 4);
+    sb_puts(b, m->id);
+    if (m->is_protected) sb_append(b, " protected=true", 15);
+    else sb_append(b, " protected=false", 16);
+    if (m->tool) {
+        sb_append(b, " tool=", 6);
+        sb_puts(b, m->tool);
+    }
+    sb_append(b, "]]\n", 3);
+    if (m->body_len) sb_append(b, v->bodies.p + m->body_off, m->body_len);
+    sb_append(b, "\n\n", 2);
+}
+
+static size_t render_room(const clm_view *v, size_t from)
+{
+    size_t per = strlen(HEAD_MARK) + strlen("document= index= role= id= protected=false tool=]]\n\n\n") +
+                 CLM_NONCE_LEN + 24 + CLM_LABEL_MAX + CLM_ID_MAX + 64;
+    size_t body = from < v->n ? v->bodies.len - v->msgs[from].body_off : 0;
+    return body + (v->n - from) * per;
+}
+
+static int seg_room(clm_view *v)
+{
+    size_t need = v->n / CLM_SEG_CKPT + 1;
+    if (need <= v->cap_seg_ckpt) return LC_OK;
+    size_t cap = need + need / 2 + 4;
+    sha256_ctx *p = realloc(v->seg_ckpt, cap * sizeof *p);
+    if (!p) return LC_NOMEM;
+    v->seg_ckpt = p;
+    v->cap_seg_ckpt = cap;
+    return LC_OK;
+}
+
+/* Render blocks [from, v->n) into b, folding their bytes into `rest` (the digest of the
+ * blocks before `from`) and taking a checkpoint before every CLM_SEG_CKPT-th block. */
+static void render_blocks(clm_view *v, size_t from, sbuf *b, sha256_ctx *rest)
+{
+    size_t rest_start = b->len;
+    for (size_t i = from; i < v->n; i++) {
+        if (i > 0 && i % CLM_SEG_CKPT == 0 && v->n_seg_ckpt == i / CLM_SEG_CKPT && !b->oom) {
+            sha256_update(rest, b->p + rest_start, b->len - rest_start);
+            rest_start = b->len;
+            v->seg_ckpt[v->n_seg_ckpt++] = *rest;
+        }
+        render_block(v, i, b);
+    }
+    if (!b->oom && b->len > rest_start) sha256_update(rest, b->p + rest_start, b->len - rest_start);
+}
+
+/* The digest of a text whose first line is `meta` + "\n" and whose rest hashed to `rest`
+ * (clm_mirror_digest, computed without the text). */
+static void render_digest(const char *meta, const sha256_ctx *rest, uint8_t digest[32])
+{
+    uint8_t a[32], r[32];
+    sha256_ctx c;
+    sha256_init(&c);
+    sha256_update(&c, meta, strlen(meta));
+    sha256_update(&c, "\n", 1);
+    sha256_final(&c, a);
+    c = *rest;
+    sha256_final(&c, r);
+    sha256_init(&c);
+    sha256_update(&c, "clm-mirror\n", 11);
+    sha256_update(&c, a, 32);
+    sha256_update(&c, r, 32);
+    sha256_final(&c, digest);
+}
+
 static int render_text(clm_view *v, char **out, size_t *out_len, uint8_t *digest, char **err)
 {
     int rc;
     sbuf b = {0};
     sha256_ctx rest;
-    size_t from = 0, rest_start = 0;
+    size_t from = 0;
     memset(&rest, 0, sizeof rest);
     *out = NULL;
     if ((rc = view_finish(v)) != LC_OK) goto done;
@@ -442,14 +532,7 @@ static int render_text(clm_view *v, char **out, size_t *out_len, uint8_t *digest
         if (strcmp(v->seg_nonce, v->nonce) != 0) v->seg_valid = 0;
         size_t j = v->seg_valid / CLM_SEG_CKPT;
         if (j >= v->n_seg_ckpt) j = v->n_seg_ckpt ? v->n_seg_ckpt - 1 : 0;
-        size_t need = v->n / CLM_SEG_CKPT + 1;
-        if (need > v->cap_seg_ckpt) {
-            size_t cap = need + need / 2 + 4;
-            sha256_ctx *p = realloc(v->seg_ckpt, cap * sizeof *p);
-            if (!p) { rc = LC_NOMEM; goto done; }
-            v->seg_ckpt = p;
-            v->cap_seg_ckpt = cap;
-        }
+        if (seg_room(v) != LC_OK) { rc = LC_NOMEM; goto done; }
         if (v->n_seg_ckpt == 0) {
             sha256_init(&v->seg_ckpt[0]);
             sha256_update(&v->seg_ckpt[0], "\n", 1); /* the blank line after the metadata */
@@ -458,61 +541,24 @@ static int render_text(clm_view *v, char **out, size_t *out_len, uint8_t *digest
         v->n_seg_ckpt = j + 1;
         from = j * CLM_SEG_CKPT;
     }
-    /* Headers are appended piecewise, not with sb_printf: formatting is most of the cost of
-     * a render once the bodies are kept, and there is one header per message. */
-    size_t per = strlen(HEAD_MARK) + strlen("document= index= role= id= protected=false tool=]]\n\n\n") +
-                 CLM_NONCE_LEN + 24 + CLM_LABEL_MAX + CLM_ID_MAX + 64;
-    sb_reserve(&b, strlen(v->meta_line) + 2 + v->bodies.len + v->n * per);
+    sb_reserve(&b, strlen(v->meta_line) + 2 + render_room(v, 0));
     sb_puts(&b, v->meta_line);
     sb_puts(&b, "\n\n");
-    for (size_t i = 0; i < v->n; i++) {
-        const clm_vmsg *m = &v->msgs[i];
-        if (digest && i == from) rest_start = b.len;
-        if (digest && i > from && i % CLM_SEG_CKPT == 0 && !b.oom) {
-            sha256_update(&rest, b.p + rest_start, b.len - rest_start);
-            rest_start = b.len;
-            v->seg_ckpt[v->n_seg_ckpt++] = rest;
-        }
-        char num[24];
-        size_t w = 0;
-        for (size_t x = i + 1; x; x /= 10) num[sizeof num - 1 - w++] = (char)('0' + x % 10);
-        sb_append(&b, HEAD_MARK, sizeof HEAD_MARK - 1);
-        sb_append(&b, "document=", 9);
-        sb_append(&b, v->nonce, CLM_NONCE_LEN);
-        sb_append(&b, " index=", 7);
-        sb_append(&b, num + sizeof num - w, w);
-        sb_append(&b, " role=", 6);
-        sb_puts(&b, m->label);
-        sb_append(&b, " id=", 4);
-        sb_puts(&b, m->id);
-        if (m->is_protected) sb_append(&b, " protected=true", 15);
-        else sb_append(&b, " protected=false", 16);
-        if (m->tool) {
-            sb_append(&b, " tool=", 6);
-            sb_puts(&b, m->tool);
-        }
-        sb_append(&b, "]]\n", 3);
-        if (m->body_len) sb_append(&b, v->bodies.p + m->body_off, m->body_len);
-        sb_append(&b, "\n\n", 2);
-    }
+    /* Blocks before `from` are only copied: their digest is the checkpoint's. */
+    sha256_ctx skip;
+    sha256_init(&skip);
+    for (size_t i = 0; i < from && i < v->n; i++) render_block(v, i, &b);
+    render_blocks(v, from < v->n ? from : v->n, &b, digest ? &rest : &skip);
     if (b.oom) { rc = LC_NOMEM; goto done; }
     if (digest) {
-        if (from < v->n) sha256_update(&rest, b.p + rest_start, b.len - rest_start);
         v->seg_valid = v->n;
         memcpy(v->seg_nonce, v->nonce, sizeof v->seg_nonce);
-        uint8_t a[32], r[32];
-        sha256_ctx c;
-        sha256_init(&c);
-        sha256_update(&c, v->meta_line, strlen(v->meta_line));
-        sha256_update(&c, "\n", 1);
-        sha256_final(&c, a);
-        c = rest;
-        sha256_final(&c, r);
-        sha256_init(&c);
-        sha256_update(&c, "clm-mirror\n", 11);
-        sha256_update(&c, a, 32);
-        sha256_update(&c, r, 32);
-        sha256_final(&c, digest);
+        render_digest(v->meta_line, &rest, digest);
+        v->seg_end = rest;
+        v->out_ok = 1;
+        v->out_len = b.len;
+        v->out_n = v->n;
+        v->out_meta_len = strlen(v->meta_line);
     }
     if (out_len) *out_len = b.len;
     *out = sb_detach(&b);
@@ -531,6 +577,48 @@ int clm_view_render_digest(clm_view *v, char **out, size_t *out_len, uint8_t dig
                            char **err)
 {
     return render_text(v, out, out_len, digest, err);
+}
+
+int clm_view_render_delta(clm_view *v, int allow_delta, char **head, size_t *head_len,
+                          char **tail, size_t *tail_len, size_t *tail_at, uint8_t digest[32],
+                          char **err)
+{
+    int rc;
+    sbuf b = {0};
+    *head = *tail = NULL;
+    *head_len = *tail_len = *tail_at = 0;
+    if ((rc = view_finish(v)) != LC_OK) goto done;
+    /* Every block of the previous render still renders as it did (same nonce, none
+     * dropped or re-flagged since), and the first line keeps its length. */
+    if (!allow_delta || !v->out_ok || strcmp(v->seg_nonce, v->nonce) != 0 ||
+        v->seg_valid < v->out_n || v->out_n > v->n || strlen(v->meta_line) != v->out_meta_len)
+        return render_text(v, tail, tail_len, digest, err);
+    if (seg_room(v) != LC_OK) { rc = LC_NOMEM; goto done; }
+    sha256_ctx rest = v->seg_end;
+    sb_reserve(&b, render_room(v, v->out_n));
+    render_blocks(v, v->out_n, &b, &rest);
+    if (b.oom) { rc = LC_NOMEM; goto done; }
+    if (!(*head = lc_asprintf("%s\n", v->meta_line))) { rc = LC_NOMEM; goto done; }
+    *head_len = v->out_meta_len + 1;
+    *tail_at = v->out_len;
+    *tail_len = b.len;
+    *tail = b.len ? sb_detach(&b) : lc_strdup("");
+    if (!*tail) { rc = LC_NOMEM; goto done; }
+    render_digest(v->meta_line, &rest, digest);
+    v->seg_end = rest;
+    v->seg_valid = v->n;
+    v->out_len += *tail_len;
+    v->out_n = v->n;
+done:
+    sb_free(&b);
+    if (rc != LC_OK) {
+        free(*head);
+        free(*tail);
+        *head = *tail = NULL;
+        v->out_ok = 0;
+        lc_errf(err, rc, "clm render: out of memory");
+    }
+    return rc;
 }
 
 /* ------------------------------------------------------------------ parse */

@@ -67,6 +67,15 @@ typedef struct clm_view {
     size_t n_seg_ckpt, cap_seg_ckpt;
     size_t seg_valid;
     char seg_nonce[CLM_NONCE_LEN + 1];
+    /* The last render with a digest, which a delta render extends: its length, its blocks,
+     * the length of its metadata line, and the digest state after its blocks. */
+    int out_ok;
+    size_t out_len, out_n, out_meta_len;
+    sha256_ctx seg_end;
+    /* Kept as messages come and go, so that finishing a render does not visit them all:
+     * the first and the latest user message (-1 none), and the protected ones (-1 none). */
+    long user_first, user_last;
+    long prot[2];
 } clm_view;
 
 #define CLM_SEG_CKPT 64
@@ -105,6 +114,17 @@ int clm_view_render(clm_view *v, char **out, size_t *out_len, char **err);
  * the previous render of this view (in CLM mode, where the nonce is stable: the new ones). */
 int clm_view_render_digest(clm_view *v, char **out, size_t *out_len, uint8_t digest[32],
                            char **err);
+/* The same as a change of the file holding this view's previous digest render: when every
+ * block of that render is kept as it was and the metadata line kept its length (CLM mode,
+ * between edits: only the baseline= digest in it changes), *tail holds only the blocks
+ * that follow them, to be written at offset *tail_at (the previous text's length), and
+ * *head (*head_len bytes) is the new metadata line with its newline, to be written over
+ * the first bytes. Otherwise *tail is the whole text, *tail_at 0 and *head NULL. The text
+ * so written equals clm_view_render's byte for byte; `digest` is its clm_mirror_digest.
+ * A caller whose file does not hold that previous render passes allow_delta = 0. */
+int clm_view_render_delta(clm_view *v, int allow_delta, char **head, size_t *head_len,
+                          char **tail, size_t *tail_len, size_t *tail_at, uint8_t digest[32],
+                          char **err);
 void clm_view_free(clm_view *v);
 /* The fingerprint the plugin keeps of a mirror file it wrote or read. Not the SHA-256 of the
  * text: the metadata line changes on every render, so it is hashed apart from the rest,

@@ -364,3 +364,31 @@ int clm_marks_move(clm_marks *m, const clm_tree_move *mv, size_t *changed)
     if (changed) *changed = c;
     return LC_OK;
 }
+
+size_t clm_marks_usage_after_move(const clm_tree_move *mv, clm_fetch_fn fetch, void *ud)
+{
+    for (size_t i = mv->n_came; i-- > 0;) {
+        const cJSON *e = mv->came[i];
+        const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "type"));
+        if (!type || strcmp(type, "message") != 0) continue;
+        long u = msg_usage_total(cJSON_GetObjectItemCaseSensitive(e, "message"));
+        if (u > 0) return (size_t)u;
+    }
+    char *id = mv->ancestor ? lc_strdup(mv->ancestor) : NULL;
+    size_t found = 0;
+    for (int step = 0; id && step < CLM_USAGE_WALK && !found; step++) {
+        cJSON *e = NULL;
+        if (fetch(ud, id, &e, NULL) != LC_OK) break;
+        const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "type"));
+        if (type && strcmp(type, "message") == 0) {
+            long u = msg_usage_total(cJSON_GetObjectItemCaseSensitive(e, "message"));
+            if (u > 0) found = (size_t)u;
+        }
+        const char *parent = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "parentId"));
+        free(id);
+        id = parent ? lc_strdup(parent) : NULL;
+        cJSON_Delete(e);
+    }
+    free(id);
+    return found;
+}

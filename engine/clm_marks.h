@@ -82,5 +82,10 @@ void clm_tree_move_free(clm_tree_move *mv);
 /* Drop the newest marks that left the branch with `mv`, then push those that came.
  * Returns the number of marks popped plus pushed (0: nothing branch-local changed). */
 int clm_marks_move(clm_marks *m, const clm_tree_move *mv, size_t *changed);
+/* The provider's count of the newest request on the branch after the move `mv`: usually a
+ * message of the new path; otherwise a few entries (at most CLM_USAGE_WALK) above the
+ * common ancestor, fetched. 0 when unknown, which only delays the observed-size reminder. */
+#define CLM_USAGE_WALK 64
+size_t clm_marks_usage_after_move(const clm_tree_move *mv, clm_fetch_fn fetch, void *ud);
 
 #endif

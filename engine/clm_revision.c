@@ -287,3 +287,34 @@ int clm_revision_matches(const clm_revision *r, const clm_text *raw, size_t n_ra
     }
     return 1;
 }
+
+int clm_revision_of_edit(const clm_view *v, const clm_outcome *o, long revision,
+                         size_t anchor_count, const char *anchor_digest, clm_revision *r,
+                         long **raw_idx)
+{
+    size_t n = o->n_items ? o->n_items : 1;
+    memset(r, 0, sizeof *r);
+    long *idx = malloc(n * sizeof *idx);
+    r->messages = calloc(n, sizeof *r->messages);
+    r->lens = calloc(n, sizeof *r->lens);
+    if (!idx || !r->messages || !r->lens) goto oom;
+    for (size_t i = 0; i < o->n_items; i++) {
+        size_t len;
+        const char *j = clm_item_json(v, &o->items[i], &len);
+        if (!(r->messages[i] = lc_strndup(j, len))) goto oom;
+        r->lens[i] = len;
+        r->n_messages = i + 1;
+        idx[i] = o->items[i].src >= 0 ? v->msgs[o->items[i].src].origin : -1;
+    }
+    r->revision = revision;
+    r->anchor_count = anchor_count;
+    snprintf(r->anchor_digest, sizeof r->anchor_digest, "%s", anchor_digest);
+    r->tokens_before = o->tokens_before;
+    r->tokens_after = o->tokens_after;
+    *raw_idx = idx;
+    return LC_OK;
+oom:
+    free(idx);
+    clm_revision_free(r);
+    return LC_NOMEM;
+}

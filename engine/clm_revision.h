@@ -39,6 +39,13 @@ void clm_revision_free(clm_revision *r);
 /* Full accept payload: {"kind":"accept","version":1,"revision","anchorCount",
  * "anchorDigest","tokensBefore","tokensAfter","messages":[...],"trace":[...]}. Message
  * bytes are copied verbatim. Rule 4 of §5: LC_INVALID when the result is not valid JSON. */
+/* The revision an accepted edit of view `v` makes (`o`), numbered `revision`, anchored on
+ * the anchor_count raw messages the view covered (their digest): its messages are the
+ * outcome's items, and (*raw_idx, malloc'd) each one's raw index when it is a raw message
+ * kept as it was, else -1. LC_NOMEM only (nothing to free then). */
+int clm_revision_of_edit(const clm_view *v, const clm_outcome *o, long revision,
+                         size_t anchor_count, const char *anchor_digest, clm_revision *r,
+                         long **raw_idx);
 int clm_payload_accept(const clm_view *v, const clm_outcome *o, long revision,
                        size_t anchor_count, const char *anchor_digest, char **out,
                        char **err);

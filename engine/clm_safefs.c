@@ -50,6 +50,121 @@ int clm_safe_write(const char *dir, const char *name, const void *data, size_t l
     return rc;
 }
 
+static void clm_stamp_of(const struct stat *st, clm_file_stamp *s)
+{
+    s->valid = 1;
+    s->dev = (unsigned long long)st->st_dev;
+    s->ino = (unsigned long long)st->st_ino;
+    s->size = (unsigned long long)st->st_size;
+    s->mtime_s = (long long)st->st_mtim.tv_sec;
+    s->mtime_ns = (long long)st->st_mtim.tv_nsec;
+    s->ctime_s = (long long)st->st_ctim.tv_sec;
+    s->ctime_ns = (long long)st->st_ctim.tv_nsec;
+}
+
+static int clm_write_all(int fd, const char *p, size_t len, size_t at)
+{
+    while (len > 0) {
+        ssize_t n = pwrite(fd, p, len, (off_t)at);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return -1;
+        p += n;
+        at += (size_t)n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* The temp + rename of lc_write_scratch, keeping the descriptor until after the rename so
+ * that the stamp is of the file this call created, whatever the path names by then. */
+int clm_safe_write_stamped(const char *dir, const char *name, const void *data, size_t len,
+                           clm_file_stamp *stamp, char **err)
+{
+    int fd = -1;
+    struct stat st;
+    memset(stamp, 0, sizeof *stamp);
+    int rc = clm_safe_dir(dir, err);
+    if (rc != LC_OK) return rc;
+    char *path = lc_asprintf("%s/%s", dir, name);
+    char *tmp = lc_asprintf("%s/.%s.tmp.%ld", dir, name, (long)getpid());
+    if (!path || !tmp) {
+        rc = lc_errf(err, LC_NOMEM, "out of memory");
+        goto done;
+    }
+    /* Whatever sits at the temp name (a leftover, or a planted symlink) goes; O_EXCL and
+     * O_NOFOLLOW then guarantee the bytes land in a file this call created. */
+    unlink(tmp);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        rc = lc_errf(err, LC_ERR, "cannot create %s: %s", tmp, strerror(errno));
+        goto done;
+    }
+    if (clm_write_all(fd, data, len, 0) != 0) {
+        rc = lc_errf(err, LC_ERR, "cannot write %s: %s", tmp, strerror(errno));
+        unlink(tmp);
+        goto done;
+    }
+    if (rename(tmp, path) != 0) {
+        rc = lc_errf(err, LC_ERR, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+        unlink(tmp);
+        goto done;
+    }
+    if (fstat(fd, &st) == 0) clm_stamp_of(&st, stamp); /* after the rename: it sets ctime */
+done:
+    if (fd >= 0) close(fd);
+    free(path);
+    free(tmp);
+    return rc;
+}
+
+static int clm_stamp_equal(const clm_file_stamp *a, const clm_file_stamp *b)
+{
+    return a->valid && b->valid && a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+           a->mtime_s == b->mtime_s && a->mtime_ns == b->mtime_ns && a->ctime_s == b->ctime_s &&
+           a->ctime_ns == b->ctime_ns;
+}
+
+int clm_safe_append(const char *dir, const char *name, clm_file_stamp *stamp, const void *head,
+                    size_t head_len, const void *tail, size_t tail_len, size_t at, char **err)
+{
+    int fd = -1;
+    struct stat st;
+    clm_file_stamp now;
+    clm_file_stamp want = *stamp;
+    memset(stamp, 0, sizeof *stamp);
+    int rc = clm_safe_dir(dir, err);
+    if (rc != LC_OK) return rc;
+    char *path = lc_asprintf("%s/%s", dir, name);
+    if (!path) return lc_errf(err, LC_NOMEM, "out of memory");
+    fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        rc = lc_errf(err, LC_BUSY, "%s cannot be opened in place: %s", path, strerror(errno));
+        goto done;
+    }
+    /* One link: a hard link elsewhere would see the write too (a rename leaves it alone). */
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+        st.st_nlink != 1) {
+        rc = lc_errf(err, LC_BUSY, "%s is not a private regular file with one link", path);
+        goto done;
+    }
+    clm_stamp_of(&st, &now);
+    if (!clm_stamp_equal(&now, &want) || now.size != (unsigned long long)at ||
+        head_len > (size_t)at) {
+        rc = lc_errf(err, LC_BUSY, "%s changed since it was written", path);
+        goto done;
+    }
+    if ((tail_len && clm_write_all(fd, tail, tail_len, at) != 0) ||
+        (head_len && clm_write_all(fd, head, head_len, 0) != 0)) {
+        rc = lc_errf(err, LC_ERR, "cannot write %s: %s", path, strerror(errno));
+        goto done;
+    }
+    if (fstat(fd, &st) == 0) clm_stamp_of(&st, stamp);
+done:
+    if (fd >= 0) close(fd);
+    free(path);
+    return rc;
+}
+
 int clm_safe_read(const char *path, size_t cap, char **out, size_t *len, char **err)
 {
     int rc = LC_OK;

@@ -19,6 +19,25 @@ int clm_safe_dir(const char *dir, char **err);
 /* Write dir/name atomically (mode 0600) after clm_safe_dir(dir); a scratch write (no fsync):
  * the mirror and withheld files are regenerated whenever they are needed. */
 int clm_safe_write(const char *dir, const char *name, const void *data, size_t len, char **err);
+/* What tells the file this process last wrote from any other: a write by anyone else, a
+ * replacement or a hard link changes one of these. */
+typedef struct clm_file_stamp {
+    int valid;
+    unsigned long long dev, ino, size;
+    long long mtime_s, mtime_ns, ctime_s, ctime_ns;
+} clm_file_stamp;
+
+/* clm_safe_write, and *stamp describes the file written (invalid on failure). */
+int clm_safe_write_stamped(const char *dir, const char *name, const void *data, size_t len,
+                           clm_file_stamp *stamp, char **err);
+/* Extend dir/name in place after clm_safe_dir(dir): `tail` at offset `at` (which must be
+ * the file's end) and `head` over its first bytes. Only while the file is still the one
+ * *stamp describes: a regular file of this user with one link, opened without following a
+ * symlink, never written since. LC_BUSY when it is not (write it whole instead); LC_ERR
+ * when a write failed half way (the file is unknown then: write it whole). On success
+ * *stamp describes the extended file; otherwise it is invalid. */
+int clm_safe_append(const char *dir, const char *name, clm_file_stamp *stamp, const void *head,
+                    size_t head_len, const void *tail, size_t tail_len, size_t at, char **err);
 /* Read a regular file without following a symlink, at most `cap` bytes. LC_NOTFOUND when
  * absent; LC_INVALID (with *err naming the reason or the cap) when refused. */
 int clm_safe_read(const char *path, size_t cap, char **out, size_t *len, char **err);

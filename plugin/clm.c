@@ -1,55 +1,19 @@
 /*
  * clm.c -- the live-context glue (CLM architecture §2, §6, §7, §9): turns ABI events into
  * calls of the CLM engine. Owns the glue state (clm_glue.h): the revision in force, the
- * raw-prefix digest cache that keeps `context` O(new), the mirror folder and file, the
- * one-call notices, the budget state, the settings in force, and the /clm and
- * /clm-compact commands (the text pages live in clm_pages.c).
+ * branch marks and tree moves, the one-call notices, the budget state, the settings in
+ * force; the context hook composes (clm_raw, clm_eff), guards and renders (clm_folder)
+ * in O(new). The /clm and /clm-compact commands live in clm_pages.c.
  */
-#include <dirent.h>
-#include <dlfcn.h>
-#include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "clm_glue.h"
 #include "clm_safefs.h"
+#include "clm_skill.h"
 #include "lcm.h"
 #include "message.h"
-#include "redact.h"
-
-#define CLM_SWEEP_AGE_S (7L * 24 * 3600)
-#define CLM_DIR_PREFIX "lossless-context-"
-
-/* Marks a raw message the observation cap looked at and left alone. */
-static char clm_not_capped[1];
-
-static const char clm_protocol_fallback[] =
-    "## Live context\n\n"
-    "The context of your next request is mirrored in `{{mirror}}`. Edit it with your file "
-    "tools; what it says when your turn ends becomes your next context. Keep the first "
-    "line and the document nonce; each block starts with a [[CTX_TURN ...]] header; delete "
-    "blocks to drop messages, edit their text, reorder them, or add blocks with ids that "
-    "start with new-. A notice on the next request says whether the edit was accepted.\n";
-
-static const char clm_compact_default[] =
-    "[CLM COMPACT] Compact your live context now by editing {{mirror}} (the next request is "
-    "~{{current}} tokens against a budget of {{budget}}). Keep the task, the decisions made, "
-    "the open items and every exact value you will need again (paths, numbers, names); drop "
-    "tool output you have already used, or replace it with the lines that mattered. The "
-    "harness removes nothing by itself: what the file says when your turn ends is your next "
-    "context.{{instructions}}";
-
-static double clm_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec * 1000.0 + (double)(ts.tv_nsec / 1000000);
-}
 
 /* ---- host calls that must keep exact bytes (no cJSON round trip) ---------------------- */
 
@@ -64,7 +28,7 @@ static int clm_host_error(clm_glue *g, int rc, char *herr, char **err, const cha
  * bytes verbatim, and a parse + print would reformat numbers inside them. The entry is
  * also a mark of the branch (kind, revision, enabled as in clm_marks.h); its id is kept
  * there, and in *out_id (optional, malloc'd). */
-static int clm_append_raw(clm_glue *g, const char *type, const char *json, clm_mark_kind kind,
+int clm_append_raw(clm_glue *g, const char *type, const char *json, clm_mark_kind kind,
                           long revision, int enabled, char **out_id, char **err)
 {
     const ap_host_api *h = g->p->host;
@@ -95,242 +59,69 @@ static int clm_branch_text(clm_glue *g, char **out, char **err)
     return *out ? AP_OK : lc_errf(err, AP_NOMEM, "out of memory");
 }
 
-static void clm_notice(clm_glue *g, const char *text)
+void clm_notice(clm_glue *g, const char *text)
 {
     if (!text || !*text) return;
     if (g->notices.len) sb_puts(&g->notices, "\n\n");
     sb_puts(&g->notices, text);
 }
 
-static void clm_overflow_fallback(clm_glue *g, const char *error, const char *where);
 
 /* ---- the mirror folder ---------------------------------------------------------------- */
 
-static int clm_rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)ftw;
-    return flag == FTW_DP ? rmdir(path) : unlink(path);
-}
-
-static void clm_rm_tree(const char *path)
-{
-    nftw(path, clm_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-/* Everything in the folder but its owner file: what a dead owner left (a mirror, withheld
- * texts) when we take the folder over, and the whole mirror at /clm off. */
-static void clm_clear_dir(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d) return;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || !strcmp(e->d_name, CLM_OWNER_FILE))
-            continue;
-        char *full = lc_asprintf("%s/%s", dir, e->d_name);
-        if (full) clm_rm_tree(full);
-        free(full);
-    }
-    closedir(d);
-}
-
-/* Folders of sessions that ended without a shutdown (a crash, a kill) hold conversation
- * data. A folder whose owner lock is free belongs to a dead process and goes now; one
- * without an owner file (an older plugin version, which may still be running) goes after
- * seven days; a folder a live process owns is never touched. */
-static void clm_sweep(clm_glue *g)
-{
-    const char *tmp = g->p->tmp_dir && *g->p->tmp_dir ? g->p->tmp_dir : "/tmp";
-    DIR *d = opendir(tmp);
-    if (!d) return;
-    time_t now = time(NULL);
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (strncmp(e->d_name, CLM_DIR_PREFIX, strlen(CLM_DIR_PREFIX)) != 0) continue;
-        char *full = lc_asprintf("%s/%s", tmp, e->d_name);
-        struct stat st;
-        int lock = -1, stale;
-        if (full && (!g->dir || strcmp(full, g->dir) != 0) && lstat(full, &st) == 0 &&
-            S_ISDIR(st.st_mode) && st.st_uid == getuid() &&
-            ((stale = clm_dir_stale(full, &lock)) == 1 ||
-             (stale < 0 && now - st.st_mtime > CLM_SWEEP_AGE_S))) {
-            clm_rm_tree(full);
-            plugin_log(g->p, AP_LEVEL_INFO, "live context: removed the stale mirror folder %s "
-                       "(%s)", full, stale == 1 ? "its process is gone" : "older than seven days");
-        }
-        if (lock >= 0) close(lock);
-        free(full);
-    }
-    closedir(d);
-}
-
-static void clm_set_paths(clm_glue *g)
-{
-    const char *tmp = g->p->tmp_dir && *g->p->tmp_dir ? g->p->tmp_dir : "/tmp";
-    char *sid = lc_strdup(g->p->session_id && *g->p->session_id ? g->p->session_id : "session");
-    for (char *c = sid; c && *c; c++)
-        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
-              *c == '-' || *c == '_'))
-            *c = '_';
-    free(g->base_dir);
-    free(g->dir);
-    free(g->path);
-    /* '.' never survives the sanitizing above, so BASE.PID cannot be another session's BASE */
-    g->base_dir = lc_asprintf("%s/%s%s", tmp, CLM_DIR_PREFIX, sid ? sid : "session");
-    g->dir = lc_strdup(g->base_dir);
-    g->path = g->dir ? lc_asprintf("%s/LIVE_CONTEXT.md", g->dir) : NULL;
-    free(sid);
-}
-
-static void clm_release_dir(clm_glue *g, int remove)
-{
-    if (g->own_fd < 0) return;
-    /* Only while the lock still names the folder's owner file is the folder ours. */
-    if (remove && g->dir && clm_dir_held(g->dir, g->own_fd)) clm_rm_tree(g->dir);
-    close(g->own_fd);
-    g->own_fd = -1;
-}
-
-/* Make g->dir a folder this process owns (issue 14.5: a second process on the session must
- * neither remove nor read the first one's mirror). The session's folder when it is free;
- * when a live process owns it, BASE.PID, and the user is told which process that is. Run at
- * session start and before every write to the folder: the model can remove the folder, and
- * then it is claimed again. 1 when dir/path changed since the last claim. */
+/* Claim the mirror folder (clm_folder_claim) and tell the user and the log what it says.
+ * 1 when the folder changed since the last claim. */
 static int clm_claim_dir(clm_glue *g)
 {
-    if (!g->base_dir) return 0;
-    if (g->own_fd >= 0 && clm_dir_held(g->dir, g->own_fd)) return 0;
-    clm_release_dir(g, 0);
-    char *before = g->dir ? lc_strdup(g->dir) : NULL, *e = NULL, *mine = NULL;
-    long holder = 0;
-    int fd = -1, rc = clm_dir_claim(g->base_dir, &fd, &holder, &e);
-    if (rc == LC_OK) {
-        mine = lc_strdup(g->base_dir);
-        clm_clear_dir(g->base_dir); /* a dead owner's leftovers are not our mirror */
-    } else if (rc == LC_BUSY) {
-        free(e);
-        e = NULL;
-        mine = lc_asprintf("%s.%ld", g->base_dir, (long)getpid());
-        if (mine && (rc = clm_dir_claim(mine, &fd, &(long){0}, &e)) == LC_OK) clm_clear_dir(mine);
-        if (holder != g->other_pid || !g->other_pid) {
-            g->other_pid = holder ? holder : -1;
-            char who[48];
-            if (holder) snprintf(who, sizeof who, "process %ld", holder);
-            else snprintf(who, sizeof who, "another process");
-            plugin_notify(g->p, AP_LEVEL_WARNING,
-                          "live context: this session is open in another process (%s), which "
-                          "owns the mirror folder %s; this process uses its own, %s. Neither "
-                          "sees the other's edits, and both append to the same session file.",
-                          who, g->base_dir, mine ? mine : "(out of memory)");
-        }
-    }
-    if (rc != LC_OK) /* a symlink, a foreign owner: the write there is refused and names why */
-        plugin_log(g->p, AP_LEVEL_WARNING, "live context: the mirror folder cannot be claimed: %s",
-                   e ? e : "out of memory");
-    free(e);
-    if (mine) {
-        free(g->dir);
-        free(g->path);
-        g->dir = mine;
-        g->path = lc_asprintf("%s/LIVE_CONTEXT.md", g->dir);
-    }
-    g->own_fd = rc == LC_OK ? fd : -1;
-    int changed = before && g->dir && strcmp(before, g->dir) != 0;
-    free(before);
+    char *notice = NULL, *warn = NULL;
+    int changed = clm_folder_claim(&g->folder, &notice, &warn);
+    if (notice) plugin_notify(g->p, AP_LEVEL_WARNING, "%s", notice);
+    if (warn) plugin_log(g->p, AP_LEVEL_WARNING, "%s", warn);
+    free(notice);
+    free(warn);
     return changed;
 }
 
 /* ---- skills and steering -------------------------------------------------------------- */
 
-/* The skills folder ships beside the .so in its plugin folder; a .so loaded straight from
- * the build folder finds the repository's skills/ one or two levels up. */
-static char *clm_read_skill(const char *name)
-{
-    Dl_info info;
-    char *text = NULL;
-    if (!dladdr((void *)clm_read_skill, &info) || !info.dli_fname) return NULL;
-    char *dir = lc_strdup(info.dli_fname);
-    char *slash = dir ? strrchr(dir, '/') : NULL;
-    if (!slash) {
-        free(dir);
-        return NULL;
-    }
-    *slash = '\0';
-    static const char *const ups[] = {"", "/..", "/../.."};
-    for (size_t i = 0; i < 3 && !text; i++) {
-        char *path = lc_asprintf("%s%s/skills/%s", dir, ups[i], name);
-        size_t len;
-        if (path && lc_read_file(path, &text, &len, NULL) != LC_OK) text = NULL;
-        free(path);
-    }
-    free(dir);
-    return text;
-}
-
-/* Replace every `key` in `text` with `value` (malloc'd). */
-static char *clm_replace(const char *text, const char *key, const char *value)
-{
-    sbuf b = {0};
-    size_t klen = strlen(key);
-    const char *s = text, *hit;
-    while ((hit = strstr(s, key))) {
-        sb_append(&b, s, (size_t)(hit - s));
-        sb_puts(&b, value);
-        s = hit + klen;
-    }
-    sb_puts(&b, s);
-    return sb_detach(&b);
-}
-
-static char *clm_resolve(clm_glue *g, const char *path)
+char *clm_resolve(clm_glue *g, const char *path)
 {
     if (path[0] == '/' || !g->p->cwd || !*g->p->cwd) return lc_strdup(path);
     return lc_asprintf("%s/%s", g->p->cwd, path);
 }
 
 /* redactSecrets (lcm.json); on until that config is loaded and says otherwise. */
-static int clm_redact_on(const clm_glue *g)
+int clm_redact_on(const clm_glue *g)
 {
     return g->p->lcm && g->p->lcm->cfg ? g->p->lcm->redact : 1;
 }
 
 /* Load the steering document named by `s` into *text/hash; NULL text when none. */
-static int clm_load_steering(clm_glue *g, const clm_settings *s, char **text, char hash[13],
-                             char **err)
+int clm_load_steering(clm_glue *g, const clm_settings *s, char **text, char hash[13], char **err)
 {
     *text = NULL;
     hash[0] = '\0';
     if (!s->steering) return LC_OK;
     char *path = clm_resolve(g, s->steering);
-    size_t len = 0;
-    char *e = NULL;
-    int rc = path ? lc_read_file(path, text, &len, &e) : LC_NOMEM;
-    if (rc != LC_OK) {
-        lc_errf(err, rc == LC_NOMEM ? LC_NOMEM : LC_INVALID,
-                "the steering document %s cannot be read: %s", path ? path : s->steering,
-                e ? e : "out of memory");
-        free(e);
-        free(path);
-        *text = NULL;
-        return rc == LC_NOMEM ? LC_NOMEM : LC_INVALID;
-    }
-    char hex[65];
-    sha256_hex(*text, len, hex); /* the hash names the file as the user has it */
-    memcpy(hash, hex, 12);
-    hash[12] = '\0';
+    if (!path) return lc_errf(err, LC_NOMEM, "out of memory");
+    int rc = clm_skill_steering(path, clm_redact_on(g), text, hash, err);
     free(path);
-    /* Into the system prompt: outbound text, masked like every other. */
-    char *masked = redact_text(*text, len, clm_redact_on(g), NULL);
-    free(*text);
-    *text = masked;
-    if (!masked) return lc_errf(err, LC_NOMEM, "out of memory");
-    return LC_OK;
+    return rc;
 }
 
 /* ---- the revision in force -------------------------------------------------------------- */
 
+/* The revision the raw prefix is checked against, NULL when none is in force. */
+static const clm_raw_anchor *clm_anchor_of(const clm_glue *g, clm_raw_anchor *a)
+{
+    if (!g->has_rev) return NULL;
+    *a = (clm_raw_anchor){g->rev.anchor_count, g->rev.anchor_digest, g->rev.revision};
+    return a;
+}
+
 static void clm_drop_revision(clm_glue *g)
 {
+    g->rev_gen++; /* the composition's revision items are not these any more */
     clm_revision_free(&g->rev);
     free(g->rev_raw);
     free(g->rev_tokens);
@@ -339,73 +130,12 @@ static void clm_drop_revision(clm_glue *g)
     g->has_rev = 0;
 }
 
-static void clm_raw_reset(clm_raw_cache *c)
-{
-    for (size_t i = 0; i < c->n; i++) {
-        if (c->capped[i] != clm_not_capped) free(c->capped[i]);
-        free(c->ids[i]);
-    }
-    c->n = 0;
-    c->n_anon = 0;
-    sha256_init(&c->ctx);
-    c->n_ckpt = 0;
-    c->rev_checked = c->rev_ok = 0;
-    free(c->rev_why);
-    c->rev_why = NULL;
-}
-
-static void clm_raw_free(clm_raw_cache *c)
-{
-    clm_raw_reset(c);
-    free(c->tokens);
-    free(c->capped);
-    free(c->excluded);
-    free(c->ids);
-    free(c->ckpt);
-    memset(c, 0, sizeof *c);
-}
-
-/* Forget every raw message from index `k` on, back to the checkpoint at or below it: the
- * digest resumes from that checkpoint, so at most CLM_RAW_CKPT - 1 kept messages are
- * hashed again. A revision whose anchor lies past the cut is checked again. */
-static void clm_raw_truncate(clm_raw_cache *c, size_t k, size_t anchor)
-{
-    if (k >= c->n) return;
-    size_t j = k / CLM_RAW_CKPT;
-    if (j >= c->n_ckpt) {
-        clm_raw_reset(c);
-        return;
-    }
-    size_t keep = j * CLM_RAW_CKPT;
-    for (size_t i = keep; i < c->n; i++) {
-        if (c->capped[i] != clm_not_capped) free(c->capped[i]);
-        if (!c->ids[i]) c->n_anon--;
-        free(c->ids[i]);
-    }
-    c->ctx = c->ckpt[j];
-    c->n_ckpt = j + 1;
-    c->n = keep;
-    if (keep < anchor || keep == 0) {
-        c->rev_checked = c->rev_ok = 0;
-        free(c->rev_why);
-        c->rev_why = NULL;
-    }
-}
-
-/* The capped forms depend on the cap setting: forget them when it changes. */
-static void clm_raw_uncap(clm_raw_cache *c)
-{
-    for (size_t i = 0; i < c->n; i++) {
-        if (c->capped[i] != clm_not_capped) free(c->capped[i]);
-        c->capped[i] = NULL;
-    }
-}
-
 /* Take ownership of r as the revision in force. raw_idx (owned, may be NULL) maps its
  * messages to raw inputs with the same bytes. */
 static int clm_set_revision(clm_glue *g, clm_revision *r, long *raw_idx)
 {
     clm_drop_revision(g);
+    g->rev_gen++;
     g->rev = *r;
     memset(r, 0, sizeof *r);
     size_t n = g->rev.n_messages;
@@ -432,13 +162,13 @@ static void clm_discard_draft(clm_glue *g, const char *why)
     char *text = NULL;
     size_t len = 0;
     uint8_t h[32];
-    if (!g->have_view || !g->path ||
-        clm_safe_read(g->path, CLM_MIRROR_MAX_BYTES, &text, &len, NULL) != LC_OK)
+    if (!g->have_view || !g->folder.path ||
+        clm_safe_read(g->folder.path, CLM_MIRROR_MAX_BYTES, &text, &len, NULL) != LC_OK)
         return;
     clm_mirror_digest(text, len, h);
     free(text);
-    if (memcmp(h, g->mirror_hash, 32) == 0) return;
-    g->mirror_current = 0;
+    if (memcmp(h, g->folder.hash, 32) == 0) return;
+    g->folder.current = 0;
     plugin_notify(g->p, AP_LEVEL_WARNING, "live context: an unread edit of LIVE_CONTEXT.md was "
                   "discarded (%s); nothing from it was saved", why);
     char *t = lc_asprintf("[CLM] Your edit of LIVE_CONTEXT.md was discarded before it was read: "
@@ -448,7 +178,7 @@ static void clm_discard_draft(clm_glue *g, const char *why)
     free(t);
 }
 
-static void clm_mark_stale(clm_glue *g, const char *why)
+void clm_mark_stale(clm_glue *g, const char *why)
 {
     clm_discard_draft(g, why);
     g->stale_epoch++;
@@ -503,15 +233,11 @@ static void clm_set_id(char **slot, const char *id)
     *slot = id ? lc_strdup(id) : NULL;
 }
 
-/* The revision changed under the raw cache: its anchor must be digested again, which
- * costs at most a checkpoint's worth of messages, not the history. */
-static void clm_raw_rev_changed(clm_glue *g)
+/* The revision changed under the raw cache: its anchor must be digested again. */
+static void clm_rev_moved(clm_glue *g)
 {
-    clm_raw_cache *c = &g->raw;
-    if (g->has_rev) clm_raw_truncate(c, g->rev.anchor_count, g->rev.anchor_count);
-    c->rev_checked = c->rev_ok = 0;
-    free(c->rev_why);
-    c->rev_why = NULL;
+    clm_raw_anchor a;
+    clm_raw_rev_changed(&g->raw, clm_anchor_of(g, &a));
 }
 
 /* What every restore ends with: branch-local counters and one-shot state start over. */
@@ -607,38 +333,6 @@ static int clm_fetch(void *ud, const char *id, cJSON **out, char **err)
     return rc == AP_OK ? LC_OK : rc == AP_NOTFOUND ? LC_NOTFOUND : rc == AP_NOMEM ? LC_NOMEM : LC_ERR;
 }
 
-/* The provider's count of the newest request on the branch: usually a message of the new
- * path; otherwise a few entries above the common ancestor. Bounded: past the bound the
- * previous size is unknown (0), which only delays the observed-size reminder. */
-#define CLM_USAGE_WALK 64
-static size_t clm_usage_after_move(clm_glue *g, const clm_tree_move *mv)
-{
-    for (size_t i = mv->n_came; i-- > 0;) {
-        const cJSON *e = mv->came[i];
-        const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "type"));
-        if (!type || strcmp(type, "message") != 0) continue;
-        long u = msg_usage_total(cJSON_GetObjectItemCaseSensitive(e, "message"));
-        if (u > 0) return (size_t)u;
-    }
-    char *id = mv->ancestor ? lc_strdup(mv->ancestor) : NULL;
-    size_t found = 0;
-    for (int step = 0; id && step < CLM_USAGE_WALK && !found; step++) {
-        cJSON *e = NULL;
-        if (clm_fetch(g, id, &e, NULL) != LC_OK) break;
-        const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "type"));
-        if (type && strcmp(type, "message") == 0) {
-            long u = msg_usage_total(cJSON_GetObjectItemCaseSensitive(e, "message"));
-            if (u > 0) found = (size_t)u;
-        }
-        const char *parent = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "parentId"));
-        free(id);
-        id = parent ? lc_strdup(parent) : NULL;
-        cJSON_Delete(e);
-    }
-    free(id);
-    return found;
-}
-
 /* A tree move in O(distance moved): walk both leaves to their common ancestor, update the
  * marks, and fetch only the entries whose content is needed (the revision in force and
  * the settings, when they changed). LC_OK when done; anything else: read the branch. */
@@ -659,7 +353,7 @@ static int clm_tree_fast(clm_glue *g, const cJSON *ev)
         free(e);
         return rc;
     }
-    size_t usage = clm_usage_after_move(g, &mv);
+    size_t usage = clm_marks_usage_after_move(&mv, clm_fetch, g);
     if ((rc = clm_marks_move(&g->marks, &mv, NULL)) != LC_OK) {
         g->marks_ok = 0;
         goto done;
@@ -668,7 +362,7 @@ static int clm_tree_fast(clm_glue *g, const cJSON *ev)
     if (!v.in_force) {
         if (g->has_rev) {
             clm_drop_revision(g);
-            clm_raw_rev_changed(g);
+            clm_rev_moved(g);
         }
         clm_set_id(&g->rev_entry_id, NULL);
     } else if (!g->has_rev || !g->rev_entry_id || strcmp(g->rev_entry_id, v.in_force->id) != 0) {
@@ -689,7 +383,7 @@ static int clm_tree_fast(clm_glue *g, const cJSON *ev)
             goto done;
         }
         clm_set_id(&g->rev_entry_id, v.in_force->id);
-        clm_raw_rev_changed(g);
+        clm_rev_moved(g);
     }
     const char *sid = v.settings ? v.settings->id : NULL;
     if (!clm_ids_equal(sid, g->settings_entry_id) && (sid || g->settings_entry_id)) {
@@ -718,202 +412,6 @@ done:
     return rc;
 }
 
-/* A bashExecution the user kept private never reaches the model (the host drops it too). */
-static int clm_excluded(const char *json)
-{
-    return strstr(json, "\"bashExecution\"") && strstr(json, "\"excludeFromContext\":true");
-}
-
-/* ---- the raw prefix: digest and per-message facts, O(new) per request ------------------ */
-
-static void clm_digest_now(const sha256_ctx *ctx, char hex[65])
-{
-    sha256_ctx c = *ctx;
-    uint8_t d[32];
-    sha256_final(&c, d);
-    sha256_to_hex(d, hex);
-}
-
-static void clm_check_anchor(clm_glue *g)
-{
-    char hex[65];
-    clm_raw_cache *c = &g->raw;
-    clm_digest_now(&c->ctx, hex);
-    c->rev_checked = 1;
-    c->rev_ok = strcmp(hex, g->rev.anchor_digest) == 0;
-    free(c->rev_why);
-    c->rev_why = c->rev_ok ? NULL
-                           : lc_asprintf("the %zu raw messages revision %ld replaces have changed",
-                                         g->rev.anchor_count, g->rev.revision);
-}
-
-/* Entries are immutable and a branch is a path in a tree, so equal entry ids at index i
- * mean equal messages 0..i: the prefix shared with the previous request is found by a
- * binary search over ids (O(log n)), and only what follows it is digested again. Messages
- * without an entry id (made by an earlier plugin) bound the trusted prefix. */
-static int clm_raw_same(const clm_raw_cache *c, const ap_message_in *m, size_t i)
-{
-    return clm_ids_equal(c->ids[i], m[i].entry_id);
-}
-
-static size_t clm_raw_common(const clm_raw_cache *c, const ap_message_in *m, size_t n)
-{
-    size_t lim = c->n < n ? c->n : n;
-    if (lim == 0 || c->n_anon > 0 || !clm_raw_same(c, m, 0)) return 0;
-    if (clm_raw_same(c, m, lim - 1)) return lim;
-    size_t lo = 1, hi = lim - 1; /* m[0..lo) shared; m[hi] is not */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (clm_raw_same(c, m, mid)) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
-}
-
-static int clm_raw_grow(clm_raw_cache *c, size_t n)
-{
-    if (n > c->cap) {
-        size_t cap = n + n / 2 + 16;
-        size_t *t = realloc(c->tokens, cap * sizeof *t);
-        if (!t) return LC_NOMEM;
-        c->tokens = t;
-        char **cp = realloc(c->capped, cap * sizeof *cp);
-        if (!cp) return LC_NOMEM;
-        c->capped = cp;
-        unsigned char *ex = realloc(c->excluded, cap);
-        if (!ex) return LC_NOMEM;
-        c->excluded = ex;
-        char **ids = realloc(c->ids, cap * sizeof *ids);
-        if (!ids) return LC_NOMEM;
-        c->ids = ids;
-        c->cap = cap;
-    }
-    size_t need = n / CLM_RAW_CKPT + 1;
-    if (need > c->ckpt_cap) {
-        size_t cap = need + need / 2 + 4;
-        sha256_ctx *k = realloc(c->ckpt, cap * sizeof *k);
-        if (!k) return LC_NOMEM;
-        c->ckpt = k;
-        c->ckpt_cap = cap;
-    }
-    return LC_OK;
-}
-
-static int clm_raw_update(clm_glue *g, const ap_message_in *m, size_t n)
-{
-    clm_raw_cache *c = &g->raw;
-    size_t anchor = g->has_rev ? g->rev.anchor_count : 0;
-    size_t k = clm_raw_common(c, m, n);
-    if (k == 0 && c->n) clm_raw_reset(c);
-    else if (k < c->n) clm_raw_truncate(c, k, anchor);
-    if (clm_raw_grow(c, n) != LC_OK) return LC_NOMEM;
-    if (c->n == 0) {
-        sha256_init(&c->ctx);
-        c->ckpt[0] = c->ctx;
-        c->n_ckpt = 1;
-    }
-    for (size_t i = c->n; i < n; i++) {
-        if (g->has_rev && !c->rev_checked && i == anchor) clm_check_anchor(g);
-        char len[32];
-        int w = snprintf(len, sizeof len, "%zu\n", m[i].json_len);
-        sha256_update(&c->ctx, len, (size_t)w);
-        sha256_update(&c->ctx, m[i].json, m[i].json_len);
-        if ((i + 1) % CLM_RAW_CKPT == 0) c->ckpt[c->n_ckpt++] = c->ctx;
-        c->tokens[i] = msg_estimate_tokens_json(m[i].json);
-        c->capped[i] = NULL;
-        c->excluded[i] = (unsigned char)clm_excluded(m[i].json);
-        c->ids[i] = m[i].entry_id ? lc_strdup(m[i].entry_id) : NULL;
-        if (!c->ids[i]) c->n_anon++;
-        c->n = i + 1;
-    }
-    if (g->has_rev && !c->rev_checked && n == anchor) clm_check_anchor(g);
-    if (g->has_rev && !c->rev_checked) {
-        c->rev_checked = 1;
-        c->rev_ok = 0;
-        free(c->rev_why);
-        c->rev_why = lc_asprintf("revision %ld replaces %zu raw messages, but the branch has "
-                                 "only %zu", g->rev.revision, g->rev.anchor_count, n);
-    }
-    return LC_OK;
-}
-
-/* ---- observation cap ------------------------------------------------------------------ */
-
-static size_t clm_utf8_back(const char *s, size_t i)
-{
-    while (i > 0 && ((unsigned char)s[i] & 0xC0) == 0x80) i--;
-    return i;
-}
-
-/* A tool result over the cap keeps a head and a tail of its text around a marker that
- * says how much was cut. NULL when the message needs no cap (or is not a tool result). */
-static char *clm_cap_message(const char *json, long cap, double head)
-{
-    char *out = NULL;
-    sbuf all = {0}, t = {0};
-    cJSON *m = cJSON_Parse(json);
-    if (msg_role_of(m) != MSG_ROLE_TOOL_RESULT) goto done;
-    cJSON *content = cJSON_GetObjectItemCaseSensitive(m, "content");
-    if (!cJSON_IsArray(content)) goto done;
-    cJSON *b;
-    cJSON_ArrayForEach(b, content) {
-        const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b, "type"));
-        const char *text = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b, "text"));
-        if (type && text && strcmp(type, "text") == 0) {
-            if (all.len) sb_putc(&all, '\n');
-            sb_puts(&all, text);
-        }
-    }
-    if (all.oom || all.len <= (size_t)cap) goto done;
-    size_t h = clm_utf8_back(all.p, (size_t)((double)cap * head));
-    size_t tail_from = clm_utf8_back(all.p, all.len - ((size_t)cap - h));
-    if (tail_from < h) tail_from = h;
-    sb_append(&t, all.p, h);
-    sb_printf(&t, "\n[... %zu characters omitted by the observation cap of %ld characters per "
-                  "tool result ...]\n", tail_from - h, cap);
-    sb_append(&t, all.p + tail_from, all.len - tail_from);
-    if (t.oom) goto done;
-    cJSON *nc = cJSON_CreateArray();
-    cJSON *tb = cJSON_CreateObject();
-    cJSON_AddStringToObject(tb, "type", "text");
-    cJSON_AddStringToObject(tb, "text", t.p);
-    cJSON_AddItemToArray(nc, tb);
-    cJSON_ArrayForEach(b, content) {
-        const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b, "type"));
-        if (!type || strcmp(type, "text") != 0) cJSON_AddItemToArray(nc, cJSON_Duplicate(b, 1));
-    }
-    cJSON_ReplaceItemInObjectCaseSensitive(m, "content", nc);
-    out = cJSON_PrintUnformatted(m);
-done:
-    sb_free(&all);
-    sb_free(&t);
-    cJSON_Delete(m);
-    return out;
-}
-
-/* ---- context -------------------------------------------------------------------------- */
-
-typedef struct clm_eff {
-    const char *json;
-    size_t len;
-    long raw;         /* input index with exactly these bytes, or -1 */
-    const char *key;  /* entry id for raw messages: stable block ids */
-    size_t tokens;
-} clm_eff;
-
-static char *clm_notice_message(const char *text)
-{
-    cJSON *m = cJSON_CreateObject();
-    cJSON_AddStringToObject(m, "role", "custom");
-    cJSON_AddStringToObject(m, "customType", CLM_NOTICE_TYPE);
-    cJSON_AddStringToObject(m, "content", text);
-    cJSON_AddBoolToObject(m, "display", 0);
-    cJSON_AddNumberToObject(m, "timestamp", clm_now_ms());
-    char *s = cJSON_PrintUnformatted(m);
-    cJSON_Delete(m);
-    return s;
-}
-
 size_t clm_glue_anchor(lc_plugin *p)
 {
     const clm_glue *g = p->clm;
@@ -925,63 +423,75 @@ size_t clm_budget_of(const clm_glue *g)
     return g->set.budget > 0 ? (size_t)g->set.budget : (size_t)(g->p->window > 0 ? g->p->window : 128000);
 }
 
-static char *clm_compact_prompt(clm_glue *g, const char *instructions)
+char *clm_compact_prompt(clm_glue *g, const char *instructions)
 {
-    char *tmpl = NULL;
-    if (g->set.compact_prompt) {
-        char *path = clm_resolve(g, g->set.compact_prompt);
-        size_t len;
-        if (!path || lc_read_file(path, &tmpl, &len, NULL) != LC_OK) tmpl = NULL;
-        free(path);
-        if (!tmpl) return NULL;
-        char *masked = redact_text(tmpl, len, clm_redact_on(g), NULL); /* sent to the model */
-        free(tmpl);
-        if (!(tmpl = masked)) return NULL;
+    char *path = g->set.compact_prompt ? clm_resolve(g, g->set.compact_prompt) : NULL;
+    if (g->set.compact_prompt && !path) return NULL;
+    char *t = clm_skill_compact_prompt(path, clm_redact_on(g), g->folder.path, g->est_next,
+                                       clm_budget_of(g), instructions);
+    free(path);
+    return t;
+}
+
+/* ---- composing the request ------------------------------------------------------------- */
+
+static void clm_in_get(const void *ud, size_t i, const char **id, const char **json, size_t *len)
+{
+    const ap_message_in *m = &((const ap_message_in *)ud)[i];
+    *id = m->entry_id;
+    *json = m->json;
+    *len = m->json_len;
+}
+
+static void clm_suffix_get(const void *ud, size_t k, long *index, const char **json)
+{
+    const ap_context_item *it = &((const ap_context_result *)ud)->items[k];
+    *index = it->input_index < 0 ? -1 : (long)it->input_index;
+    *json = it->json;
+}
+
+/* One item of the request as sent: the composed item, or the guard's note in its place. */
+typedef struct clm_sent {
+    const char *json;
+    size_t len;
+    long raw;
+    const char *key;
+} clm_sent;
+
+static clm_sent clm_sent_at(const clm_glue *g, const clm_input *in, const clm_guard_result *gr,
+                            size_t i)
+{
+    const clm_eff *e = &g->effl.items[i];
+    clm_sent it = {NULL, 0, e->raw, e->key};
+    if (gr->replace && gr->replace[i]) {
+        it.json = gr->replace[i];
+        it.len = strlen(it.json);
+        it.raw = -1;
     } else {
-        tmpl = lc_strdup(clm_compact_default);
+        it.json = clm_eff_json(&g->effl, i, in, &it.len);
     }
-    char cur[32], bud[32];
-    snprintf(cur, sizeof cur, "%zu", g->est_next);
-    snprintf(bud, sizeof bud, "%zu", clm_budget_of(g));
-    char *also = instructions && *instructions ? lc_asprintf("\n\nAlso: %s", instructions)
-                                               : lc_strdup("");
-    int has_instr = strstr(tmpl, "{{instructions}}") != NULL;
-    char *a = clm_replace(tmpl, "{{mirror}}", g->path ? g->path : "LIVE_CONTEXT.md");
-    char *b = a ? clm_replace(a, "{{current}}", cur) : NULL;
-    char *c = b ? clm_replace(b, "{{budget}}", bud) : NULL;
-    char *d = c ? clm_replace(c, "{{instructions}}", also ? also : "") : NULL;
-    char *out = d && !has_instr && also && *also ? lc_asprintf("%s%s", d, also) : lc_strdup(d);
-    free(tmpl);
-    free(a);
-    free(b);
-    free(c);
-    free(d);
-    free(also);
-    return out;
+    return it;
 }
 
-/* `h` is the text's clm_mirror_digest, which the render computed incrementally. */
-static int clm_write_mirror(clm_glue *g, const char *text, size_t len, const uint8_t h[32],
-                            char **err)
+static int clm_view_same_at(const clm_glue *g, const clm_input *in, const clm_guard_result *gr,
+                            size_t i)
 {
-    if (g->mirror_current && memcmp(h, g->mirror_hash, 32) == 0) return LC_OK;
-    int rc = clm_safe_write(g->dir, "LIVE_CONTEXT.md", text, len, err);
-    if (rc != LC_OK) return rc;
-    memcpy(g->mirror_hash, h, 32);
-    g->mirror_current = 1;
-    return LC_OK;
+    clm_sent it = clm_sent_at(g, in, gr, i);
+    return clm_view_same(&g->view, i, it.json, it.len, it.raw, it.key);
 }
 
-/* Render the effective context into the view and the mirror file. The previous view is
- * kept when the mode is the same: the messages it shares with the new context (compared
- * byte for byte) keep their derived ids and bodies, and only the rest is derived again,
- * so a request that appends costs O(new messages) in derivation and hashing. */
-static int clm_render(clm_glue *g, const clm_eff *eff, size_t n, size_t n_rev, size_t raw_n,
-                      char **err)
+/* Render the request into the view and the mirror file. The previous view is kept when
+ * the mode is the same: the items the composition found unchanged since the previous
+ * request (which that view rendered) keep their ids and bodies; the last of them is
+ * compared byte for byte, and what follows is compared until the first difference (all of
+ * it when the guard replaced messages, or the previous request rendered nothing). Only
+ * the rest is derived again, and a context that only grew is appended to the file. */
+static int clm_render(clm_glue *g, const clm_input *in, const clm_guard_result *gr, int guard_on,
+                      size_t n_rev, size_t raw_n, char **err)
 {
     int rc;
-    char nonce[CLM_NONCE_LEN + 1], *text = NULL;
-    size_t len = 0, k = 0;
+    char nonce[CLM_NONCE_LEN + 1];
+    size_t n = g->effl.n, k = 0;
     static unsigned long renders;
     clm_mode mode = g->set.conservative ? CLM_MODE_CONSERVATIVE : CLM_MODE_CLM;
     if (g->set.conservative)
@@ -991,8 +501,12 @@ static int clm_render(clm_glue *g, const clm_eff *eff, size_t n, size_t n_rev, s
                          g->has_rev ? g->rev.anchor_digest : "", g->last_revision, nonce);
     if (g->have_view && g->view.mode == mode &&
         clm_view_rebase(&g->view, g->last_revision, nonce, NULL) == LC_OK) {
-        while (k < n && clm_view_same(&g->view, k, eff[k].json, eff[k].len, eff[k].raw, eff[k].key))
-            k++;
+        if (g->view_synced && !guard_on) {
+            k = g->effl.same < g->view.n ? g->effl.same : g->view.n;
+            if (k > n) k = n;
+            if (k > 0 && !clm_view_same_at(g, in, gr, k - 1)) k = 0;
+        }
+        while (k < n && clm_view_same_at(g, in, gr, k)) k++;
         clm_view_truncate(&g->view, k);
     } else {
         if (g->have_view) clm_view_free(&g->view);
@@ -1002,12 +516,11 @@ static int clm_render(clm_glue *g, const clm_eff *eff, size_t n, size_t n_rev, s
         g->have_view = 1;
     }
     rc = LC_OK;
-    for (size_t i = k; i < n && rc == LC_OK; i++)
-        rc = clm_view_add(&g->view, eff[i].json, eff[i].len, eff[i].raw, eff[i].key, err);
-    uint8_t digest[32];
-    if (rc == LC_OK) rc = clm_view_render_digest(&g->view, &text, &len, digest, err);
-    if (rc == LC_OK) rc = clm_write_mirror(g, text, len, digest, err);
-    free(text);
+    for (size_t i = k; i < n && rc == LC_OK; i++) {
+        clm_sent it = clm_sent_at(g, in, gr, i);
+        rc = clm_view_add(&g->view, it.json, it.len, it.raw, it.key, err);
+    }
+    if (rc == LC_OK) rc = clm_folder_render(&g->folder, &g->view, err);
     if (rc != LC_OK) {
         clm_view_free(&g->view);
         g->have_view = 0;
@@ -1015,147 +528,72 @@ static int clm_render(clm_glue *g, const clm_eff *eff, size_t n, size_t n_rev, s
     }
     g->view_raw_n = raw_n;
     g->view_rev_n = n_rev;
-    clm_digest_now(&g->raw.ctx, g->view_digest);
+    clm_raw_digest_hex(&g->raw, g->view_digest);
     g->view_stale = 0;
+    g->view_synced = 1;
     return LC_OK;
 }
 
-int clm_glue_context(lc_plugin *p, const ap_context_event *ev,
-                     const ap_context_result *lcm_suffix, ap_context_result **out, char **err)
+/* The revision in force failed its anchor check: back to the raw transcript, told. */
+static void clm_invalidate(clm_glue *g)
 {
-    clm_glue *g = p->clm;
-    int rc = AP_OK;
-    clm_eff *eff = NULL;
-    clm_text *texts = NULL;
-    size_t *toks = NULL;
-    clm_guard_result gr;
-    char *notice_msg = NULL;
-    memset(&gr, 0, sizeof gr);
-    *out = NULL;
-    g->tools_this_turn = 0;
-    if (!g->enabled) return AP_OK;
-    size_t n = ev->n_messages;
-    if ((rc = clm_raw_update(g, ev->messages, n)) != LC_OK) {
+    g->invalidations++;
+    char *t = lc_asprintf("[CLM] Revision %ld of the live context no longer matches the raw "
+                          "history (%s); the context is the raw transcript again.",
+                          g->rev.revision, g->raw.rev_why ? g->raw.rev_why : "changed");
+    clm_notice(g, t);
+    plugin_log(g->p, AP_LEVEL_WARNING, "%s", t ? t : "live context invalidated");
+    if (g->invalidations >= 2)
+        plugin_notify(g->p, AP_LEVEL_WARNING,
+                      "live context: the revision was invalidated %u times in a row; a "
+                      "plugin loaded before lossless-context may be changing the messages",
+                      g->invalidations);
+    free(t);
+    clm_drop_revision(g);
+}
+
+/* The overflow guard over the composed items (O(context), only while it is needed): the
+ * notes it puts in place of old tool results land in *gr; *total follows them. */
+static int clm_guard(clm_glue *g, const clm_input *in, size_t fixed, size_t limit, size_t n_rev,
+                     size_t *total, clm_guard_result *gr, char **err)
+{
+    size_t ne = g->effl.n;
+    clm_text *texts = malloc((ne ? ne : 1) * sizeof *texts);
+    size_t *toks = malloc((ne ? ne : 1) * sizeof *toks);
+    char *gerr = NULL;
+    int rc = LC_OK;
+    if (!texts || !toks) {
         rc = lc_errf(err, AP_NOMEM, "live context: out of memory");
         goto done;
     }
-    if (g->has_rev && !g->raw.rev_ok) {
-        g->invalidations++;
-        char *t = lc_asprintf("[CLM] Revision %ld of the live context no longer matches the raw "
-                              "history (%s); the context is the raw transcript again.",
-                              g->rev.revision, g->raw.rev_why ? g->raw.rev_why : "changed");
-        clm_notice(g, t);
-        plugin_log(g->p, AP_LEVEL_WARNING, "%s", t ? t : "live context invalidated");
-        if (g->invalidations >= 2)
-            plugin_notify(g->p, AP_LEVEL_WARNING,
-                          "live context: the revision was invalidated %u times in a row; a "
-                          "plugin loaded before lossless-context may be changing the messages",
-                          g->invalidations);
-        free(t);
-        clm_drop_revision(g);
-    } else if (g->has_rev) {
-        g->invalidations = 0;
+    for (size_t i = 0; i < ne; i++) {
+        texts[i].json = clm_eff_json(&g->effl, i, in, &texts[i].len);
+        toks[i] = g->effl.items[i].tokens;
     }
-    size_t anchor = g->has_rev ? g->rev.anchor_count : 0;
-    size_t n_rev = g->has_rev ? g->rev.n_messages : 0;
-    size_t n_suffix = lcm_suffix ? lcm_suffix->n_items : (n > anchor ? n - anchor : 0);
-    eff = calloc(n_rev + n_suffix + 1, sizeof *eff);
-    if (!eff) {
-        rc = lc_errf(err, AP_NOMEM, "live context: out of memory");
+    if (clm_guard_apply(&g->guard, g->folder.dir, texts, ne, n_rev, toks, fixed, limit, &g->cal,
+                        gr, &gerr) != LC_OK) {
+        plugin_log(g->p, AP_LEVEL_WARNING, "live context: overflow guard failed: %s",
+                   gerr ? gerr : "unknown");
+        clm_guard_result_free(gr);
+        memset(gr, 0, sizeof *gr);
         goto done;
     }
-    size_t ne = 0;
-    int changed = g->has_rev;
-    for (size_t i = 0; i < n_rev; i++)
-        eff[ne++] = (clm_eff){g->rev.messages[i], g->rev.lens[i],
-                              g->rev_raw[i] >= 0 && (size_t)g->rev_raw[i] < n ? g->rev_raw[i] : -1,
-                              NULL, g->rev_tokens[i]};
-    g->capped_n = 0;
-    if (lcm_suffix) changed = 1;
-    for (size_t k = 0; k < n_suffix; k++) {
-        size_t i = anchor + k;
-        if (lcm_suffix) {
-            const ap_context_item *it = &lcm_suffix->items[k];
-            if (it->input_index < 0) {
-                /* A summary pointer LCM put in place of aged raw messages. */
-                size_t len = it->json ? strlen(it->json) : 0;
-                if (len) eff[ne++] = (clm_eff){it->json, len, -1, NULL, msg_estimate_tokens_json(it->json)};
-                continue;
-            }
-            if ((size_t)it->input_index < anchor || (size_t)it->input_index >= n) continue;
-            i = (size_t)it->input_index;
-        }
-        const ap_message_in *m = &ev->messages[i];
-        if (g->raw.excluded[i]) {
-            changed = 1;
-            continue;
-        }
-        clm_eff e = {m->json, m->json_len, (long)i, m->entry_id, g->raw.tokens[i]};
-        if (g->set.obs_cap > 0) {
-            if (!g->raw.capped[i]) {
-                char *c = clm_cap_message(m->json, g->set.obs_cap, g->set.obs_head);
-                g->raw.capped[i] = c ? c : clm_not_capped;
-            }
-            if (g->raw.capped[i] != clm_not_capped) {
-                e.json = g->raw.capped[i];
-                e.len = strlen(e.json);
-                e.raw = -1;
-                e.tokens = msg_estimate_tokens_json(e.json);
-                changed = 1;
-                g->capped_n++;
-            }
-        }
-        eff[ne++] = e;
+    for (size_t i = 0; i < ne; i++) {
+        if (!gr->replace[i]) continue;
+        *total = *total - toks[i] + msg_estimate_tokens_json(gr->replace[i]);
+        g->withheld++;
     }
-    /* Estimates: the system prompt, the notices so far, the messages. */
-    size_t sys = ev->system_prompt ? (strlen(ev->system_prompt) + 3) / 4 : 0;
-    size_t fixed = sys + (g->notices.len + 3) / 4;
-    size_t total = fixed;
-    for (size_t i = 0; i < ne; i++) total += eff[i].tokens;
-    size_t budget = clm_budget_of(g), reserve = (size_t)g->set.reserve;
-    size_t window = (size_t)(g->p->window > 0 ? g->p->window : 128000);
-    size_t limit = clm_guard_limit(budget, reserve, window);
-    g->withheld = 0;
-    if (!g->render_off && clm_claim_dir(g)) {
-        char *t = lc_asprintf("[CLM] The mirror folder was removed or taken over, so "
-                              "LIVE_CONTEXT.md is now at %s.", g->path ? g->path : "?");
-        clm_notice(g, t);
-        free(t);
-    }
-    if (g->set.guard && g->dir && (clm_calib_apply(&g->cal, total) > limit || g->guard.n > 0)) {
-        texts = malloc((ne ? ne : 1) * sizeof *texts);
-        toks = malloc((ne ? ne : 1) * sizeof *toks);
-        if (!texts || !toks) {
-            rc = lc_errf(err, AP_NOMEM, "live context: out of memory");
-            goto done;
-        }
-        for (size_t i = 0; i < ne; i++) {
-            texts[i] = (clm_text){eff[i].json, eff[i].len};
-            toks[i] = eff[i].tokens;
-        }
-        char *gerr = NULL;
-        if (clm_guard_apply(&g->guard, g->dir, texts, ne, n_rev, toks, fixed, limit, &g->cal, &gr,
-                            &gerr) != LC_OK) {
-            plugin_log(g->p, AP_LEVEL_WARNING, "live context: overflow guard failed: %s",
-                       gerr ? gerr : "unknown");
-        } else {
-            for (size_t i = 0; i < ne; i++) {
-                if (!gr.replace[i]) continue;
-                total -= eff[i].tokens;
-                eff[i].json = gr.replace[i];
-                eff[i].len = strlen(gr.replace[i]);
-                eff[i].raw = -1;
-                eff[i].tokens = msg_estimate_tokens_json(gr.replace[i]);
-                total += eff[i].tokens;
-                changed = 1;
-                g->withheld++;
-            }
-            if (gr.notice) clm_notice(g, gr.notice);
-        }
-        free(gerr);
-    }
-    clm_calib_sent(&g->cal, total);
-    g->est_next = clm_calib_apply(&g->cal, total);
+    if (gr->notice) clm_notice(g, gr->notice);
+done:
+    free(gerr);
+    free(texts);
+    free(toks);
+    return rc;
+}
+
+/* The one-call notices, the budget reminder and a waiting /clm-compact prompt. */
+static void clm_budget_notices(clm_glue *g, size_t budget, size_t reserve)
+{
     if (g->set.reminders) {
         size_t used = g->est_next;
         if (!g->observed_stale && g->observed_prev > used) used = g->observed_prev;
@@ -1167,66 +605,140 @@ int clm_glue_context(lc_plugin *p, const ap_context_event *ev,
             free(t);
         }
     }
-    if (!g->render_off && g->dir) {
-        char *rerr = NULL;
-        if (clm_render(g, eff, ne, n_rev, n, &rerr) != LC_OK) {
-            plugin_notify(g->p, AP_LEVEL_WARNING, "live context: the mirror cannot be written: %s",
-                          rerr ? rerr : "unknown");
-            free(rerr);
-        }
-    }
-    if (g->compact_pending && !g->compact_wait) {
-        char *t = clm_compact_prompt(g, g->compact_baseline);
-        if (t) clm_notice(g, t);
-        else plugin_notify(g->p, AP_LEVEL_WARNING, "/clm-compact: the compact prompt %s cannot "
-                           "be read; nothing sent", g->set.compact_prompt);
-        free(t);
-        g->compact_pending = 0;
-        free(g->compact_baseline);
-        g->compact_baseline = NULL;
-    }
-    g->eff_n = ne;
-    g->eff_raw_n = n;
-    if (g->notices.len) {
-        notice_msg = clm_notice_message(g->notices.p);
-        sb_free(&g->notices);
-        changed = 1;
-    }
-    if (!changed) goto done;
+}
+
+static void clm_compact_notice(clm_glue *g)
+{
+    if (!g->compact_pending || g->compact_wait) return;
+    char *t = clm_compact_prompt(g, g->compact_baseline);
+    if (t) clm_notice(g, t);
+    else plugin_notify(g->p, AP_LEVEL_WARNING, "/clm-compact: the compact prompt %s cannot "
+                       "be read; nothing sent", g->set.compact_prompt);
+    free(t);
+    g->compact_pending = 0;
+    free(g->compact_baseline);
+    g->compact_baseline = NULL;
+}
+
+/* The result the host gets: every item by input index, or as a new text. */
+static int clm_result(clm_glue *g, const clm_input *in, const clm_guard_result *gr,
+                      char **notice_msg, ap_context_result **out, char **err)
+{
+    size_t ne = g->effl.n;
     ap_context_result *r = calloc(1, sizeof *r);
-    size_t n_items = ne + (notice_msg ? 1 : 0);
+    size_t n_items = ne + (*notice_msg ? 1 : 0);
+    int rc = AP_OK;
     if (r) r->items = calloc(n_items ? n_items : 1, sizeof *r->items);
     if (!r || !r->items) {
         free(r);
-        rc = lc_errf(err, AP_NOMEM, "live context: out of memory");
-        goto done;
+        return lc_errf(err, AP_NOMEM, "live context: out of memory");
     }
     r->n_items = n_items;
     for (size_t i = 0; i < ne; i++) {
-        r->items[i].input_index = eff[i].raw;
-        if (eff[i].raw < 0 && !(r->items[i].json = lc_strndup(eff[i].json, eff[i].len))) rc = AP_NOMEM;
+        clm_sent it = clm_sent_at(g, in, gr, i);
+        r->items[i].input_index = it.raw;
+        if (it.raw < 0 && !(r->items[i].json = lc_strndup(it.json, it.len))) rc = AP_NOMEM;
     }
-    if (notice_msg) {
+    if (*notice_msg) {
         r->items[ne].input_index = -1;
-        r->items[ne].json = notice_msg;
-        notice_msg = NULL;
+        r->items[ne].json = *notice_msg;
+        *notice_msg = NULL;
     }
     if (rc != AP_OK) {
         for (size_t i = 0; i < r->n_items; i++) free(r->items[i].json);
         free(r->items);
         free(r);
+        return lc_errf(err, AP_NOMEM, "live context: out of memory");
+    }
+    *out = r;
+    return AP_OK;
+}
+
+int clm_glue_context(lc_plugin *p, const ap_context_event *ev,
+                     const ap_context_result *lcm_suffix, ap_context_result **out, char **err)
+{
+    clm_glue *g = p->clm;
+    int rc = AP_OK;
+    clm_guard_result gr;
+    char *notice_msg = NULL;
+    clm_raw_anchor a;
+    memset(&gr, 0, sizeof gr);
+    *out = NULL;
+    g->tools_this_turn = 0;
+    if (!g->enabled) return AP_OK;
+    size_t n = ev->n_messages;
+    clm_input in = {n, ev->messages, clm_in_get};
+    if (clm_raw_update(&g->raw, &in, clm_anchor_of(g, &a)) != LC_OK) {
         rc = lc_errf(err, AP_NOMEM, "live context: out of memory");
         goto done;
     }
-    *out = r;
+    if (g->has_rev && !g->raw.rev_ok) clm_invalidate(g);
+    else if (g->has_rev) g->invalidations = 0;
+    size_t anchor = g->has_rev ? g->rev.anchor_count : 0;
+    size_t n_rev = g->has_rev ? g->rev.n_messages : 0;
+    clm_eff_rev rv = {n_rev, g->rev.messages, g->rev.lens, g->rev_raw, g->rev_tokens, anchor,
+                      g->rev_gen};
+    clm_eff_suffix sx = {lcm_suffix ? lcm_suffix->n_items : 0, lcm_suffix, clm_suffix_get};
+    if ((rc = clm_eff_build(&g->effl, g->has_rev ? &rv : NULL, lcm_suffix ? &sx : NULL, &g->raw,
+                            &in, g->set.obs_cap, g->set.obs_head, err)) != LC_OK) {
+        rc = AP_NOMEM;
+        goto done;
+    }
+    clm_raw_settle(&g->raw);
+    size_t ne = g->effl.n;
+    g->capped_n = clm_eff_capped(&g->effl);
+    /* Anything but the raw input as it came (a revision, a projection, an exclusion, a
+     * cap, a note, a notice) makes a result. */
+    int changed = g->has_rev || lcm_suffix || g->capped_n || ne - n_rev != (n > anchor ? n - anchor : 0);
+    /* Estimates: the system prompt, the notices so far, the messages. */
+    size_t sys = ev->system_prompt ? (strlen(ev->system_prompt) + 3) / 4 : 0;
+    size_t fixed = sys + (g->notices.len + 3) / 4;
+    size_t total = fixed + clm_eff_tokens(&g->effl);
+    size_t budget = clm_budget_of(g), reserve = (size_t)g->set.reserve;
+    size_t window = (size_t)(g->p->window > 0 ? g->p->window : 128000);
+    size_t limit = clm_guard_limit(budget, reserve, window);
+    size_t withheld_before = g->withheld;
+    g->withheld = 0;
+    if (!g->render_off && clm_claim_dir(g)) {
+        char *t = lc_asprintf("[CLM] The mirror folder was removed or taken over, so "
+                              "LIVE_CONTEXT.md is now at %s.", g->folder.path ? g->folder.path : "?");
+        clm_notice(g, t);
+        free(t);
+    }
+    if (g->set.guard && g->folder.dir && (clm_calib_apply(&g->cal, total) > limit || g->guard.n > 0) &&
+        (rc = clm_guard(g, &in, fixed, limit, n_rev, &total, &gr, err)) != LC_OK)
+        goto done;
+    if (g->withheld) changed = 1;
+    clm_calib_sent(&g->cal, total);
+    g->est_next = clm_calib_apply(&g->cal, total);
+    clm_budget_notices(g, budget, reserve);
+    if (!g->render_off && g->folder.dir) {
+        char *rerr = NULL;
+        if (clm_render(g, &in, &gr, g->withheld || withheld_before, n_rev, n, &rerr) != LC_OK) {
+            g->view_synced = 0;
+            plugin_notify(g->p, AP_LEVEL_WARNING, "live context: the mirror cannot be written: %s",
+                          rerr ? rerr : "unknown");
+            free(rerr);
+        }
+    } else {
+        g->view_synced = 0;
+    }
+    clm_compact_notice(g);
+    g->eff_n = ne;
+    g->eff_raw_n = n;
+    if (g->notices.len) {
+        notice_msg = clm_skill_notice(CLM_NOTICE_TYPE, g->notices.p);
+        sb_free(&g->notices);
+        changed = 1;
+    }
+    if (changed) rc = clm_result(g, &in, &gr, &notice_msg, out, err);
 done:
     clm_guard_result_free(&gr);
     free(notice_msg);
-    free(eff);
-    free(texts);
-    free(toks);
     return rc;
 }
+
+static void clm_overflow_fallback(clm_glue *g, const char *error, const char *where);
 
 /* ---- turn_end: the edit ------------------------------------------------------------------ */
 
@@ -1262,25 +774,13 @@ static int clm_accept(clm_glue *g, clm_outcome *o)
         return LC_OK;
     }
     clm_revision r;
-    memset(&r, 0, sizeof r);
-    long *raw_idx = malloc((o->n_items ? o->n_items : 1) * sizeof *raw_idx);
-    r.messages = calloc(o->n_items ? o->n_items : 1, sizeof *r.messages);
-    r.lens = calloc(o->n_items ? o->n_items : 1, sizeof *r.lens);
-    if (!raw_idx || !r.messages || !r.lens) goto oom;
-    for (size_t i = 0; i < o->n_items; i++) {
-        size_t len;
-        const char *j = clm_item_json(&g->view, &o->items[i], &len);
-        if (!(r.messages[i] = lc_strndup(j, len))) goto oom;
-        r.lens[i] = len;
-        r.n_messages = i + 1;
-        raw_idx[i] = o->items[i].src >= 0 ? g->view.msgs[o->items[i].src].origin : -1;
+    long *raw_idx = NULL;
+    if (clm_revision_of_edit(&g->view, o, next, g->view_raw_n, g->view_digest, &r, &raw_idx) != LC_OK)
+        goto oom;
+    if (clm_set_revision(g, &r, raw_idx) != LC_OK) {
+        clm_revision_free(&r);
+        goto oom;
     }
-    r.revision = next;
-    r.anchor_count = g->view_raw_n;
-    memcpy(r.anchor_digest, g->view_digest, sizeof r.anchor_digest);
-    r.tokens_before = o->tokens_before;
-    r.tokens_after = o->tokens_after;
-    if (clm_set_revision(g, &r, raw_idx) != LC_OK) goto oom_noidx;
     free(g->rev_entry_id);
     g->rev_entry_id = entry_id;
     entry_id = NULL;
@@ -1294,14 +794,11 @@ static int clm_accept(clm_glue *g, clm_outcome *o)
     g->last_revision = next;
     g->accepted++;
     g->observed_stale = 1;
-    g->mirror_current = 0;
+    g->folder.current = 0;
     clm_notice(g, o->notice);
     free(payload);
     return LC_OK;
 oom:
-    free(raw_idx);
-oom_noidx:
-    clm_revision_free(&r);
     free(payload);
     free(entry_id);
     return LC_NOMEM;
@@ -1322,59 +819,40 @@ int clm_glue_turn_end(lc_plugin *p, const cJSON *ev, char **err)
     if (stop && strcmp(stop, "error") == 0)
         clm_overflow_fallback(g, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(msg, "errorMessage")),
                               "an error answer");
-    if (!g->enabled || !g->have_view || !g->path) return AP_OK;
-    if (g->own_fd >= 0 && !clm_dir_held(g->dir, g->own_fd)) {
+    if (!g->enabled || !g->have_view || !g->folder.path) return AP_OK;
+    if (g->folder.own_fd >= 0 && !clm_folder_held(&g->folder)) {
         /* Removed or replaced during the turn: what is there now is not our mirror (it may
          * be another process's), so nothing is read; the next request claims a folder. */
         char *t = lc_asprintf("[CLM] The mirror folder %s was removed or replaced during your "
                               "turn, so LIVE_CONTEXT.md was not read and any edit of it is "
-                              "ignored; it is written again before the next request.", g->dir);
+                              "ignored; it is written again before the next request.", g->folder.dir);
         clm_notice(g, t);
         plugin_notify(g->p, AP_LEVEL_WARNING, "live context: %s", t ? t : "mirror folder lost");
         free(t);
-        g->mirror_current = 0;
+        g->folder.current = 0;
         return AP_OK;
     }
-    int rrc = clm_safe_read(g->path, CLM_MIRROR_MAX_BYTES, &text, &len, &e);
+    char *refused = NULL;
+    int rrc = clm_folder_read(&g->folder, &text, &len, &refused, &e);
     if (rrc != LC_OK) {
-        /* A deleted mirror is no edit; a refused one (a symlink, a huge file) is named to
-         * the model. Either way it is rendered again before the next request. */
-        if (rrc == LC_INVALID) {
-            /* A file of any kind (a symlink, a huge file) is replaced by the next write; a
-             * directory is not, so it is moved aside (kept: it is the model's) first. */
-            struct stat st;
-            char *aside = NULL, *what = NULL;
-            if (lstat(g->path, &st) == 0 && S_ISDIR(st.st_mode)) {
-                aside = lc_asprintf("%s.dir-%ld", g->path, (long)time(NULL));
-                if (aside && rename(g->path, aside) == 0)
-                    what = lc_asprintf("It was a directory, moved aside to %s; LIVE_CONTEXT.md is "
-                                       "written again before your next request.", aside);
-                else
-                    what = lc_asprintf("It is a directory and could not be moved aside (%s), so "
-                                       "the mirror cannot be written until it is removed.",
-                                       strerror(errno));
-            }
-            char *t = lc_asprintf("[CLM] LIVE_CONTEXT.md was not read, so your edit was ignored: "
-                                  "%s. %s", e ? e : "refused",
-                                  what ? what : "It is written again before your next request.");
-            free(aside);
-            free(what);
-            clm_notice(g, t);
-            plugin_notify(g->p, AP_LEVEL_WARNING, "live context: %s", t ? t : "mirror refused");
-            free(t);
+        /* A deleted mirror is no edit; a refused one (a symlink, a huge file, a directory)
+         * is named to the model. Either way it is rendered again before the next request. */
+        if (refused) {
+            clm_notice(g, refused);
+            plugin_notify(g->p, AP_LEVEL_WARNING, "live context: %s", refused);
         } else {
             plugin_log(g->p, AP_LEVEL_INFO, "live context: mirror unreadable at turn end: %s",
                        e ? e : "?");
         }
+        free(refused);
         free(e);
-        g->mirror_current = 0;
         return AP_OK;
     }
     uint8_t h[32];
     clm_mirror_digest(text, len, h);
-    if (g->mirror_current && memcmp(h, g->mirror_hash, 32) == 0) goto done;
-    g->mirror_current = 0;
-    memcpy(g->mirror_hash, h, 32); /* read now: only a later write is a draft */
+    if (g->folder.current && memcmp(h, g->folder.hash, 32) == 0) goto done;
+    g->folder.current = 0;
+    memcpy(g->folder.hash, h, 32); /* read now: only a later write is a draft */
     if (g->view_stale) {
         char *t = lc_asprintf("[CLM] Your edit of LIVE_CONTEXT.md was discarded: the live "
                               "context changed under it (%s). LIVE_CONTEXT.md has been rendered "
@@ -1411,18 +889,21 @@ int clm_glue_session_start(lc_plugin *p, const cJSON *ev, char **err)
 {
     clm_glue *g = p->clm;
     const char *reason = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "reason"));
-    clm_release_dir(g, 1); /* a second session_start in one process: the old session's folder */
-    clm_set_paths(g);
-    g->other_pid = 0;
+    clm_folder_release(&g->folder, 1); /* a second session_start: the old session's folder */
+    clm_folder_set_paths(&g->folder, p->tmp_dir, p->session_id);
+    g->folder.other_pid = 0;
     clm_claim_dir(g);
-    clm_sweep(g);
+    char *swept = NULL;
+    clm_folder_sweep(p->tmp_dir, g->folder.dir, &swept);
+    if (swept) plugin_log(p, AP_LEVEL_INFO, "%s", swept);
+    free(swept);
     g->render_off = p->model && strlen(p->model) >= 7 &&
                     strcmp(p->model + strlen(p->model) - 7, "/replay") == 0;
     if (g->have_view) {
         clm_view_free(&g->view);
         g->have_view = 0;
     }
-    g->mirror_current = 0;
+    g->folder.current = 0;
     sb_free(&g->notices);
     return clm_restore(g, reason ? reason : "start", err);
 }
@@ -1432,10 +913,10 @@ int clm_glue_session_shutdown(lc_plugin *p, char **err)
     clm_glue *g = p->clm;
     (void)err;
     clm_mark_stale(g, "the session shut down");
-    clm_release_dir(g, 1); /* ours only: another process's folder is left alone */
+    clm_folder_release(&g->folder, 1); /* ours only: another process's folder is left alone */
     if (g->have_view) clm_view_free(&g->view);
     g->have_view = 0;
-    g->mirror_current = 0;
+    g->folder.current = 0;
     return AP_OK;
 }
 
@@ -1446,13 +927,11 @@ int clm_glue_before_agent_start(lc_plugin *p, const cJSON *ev, cJSON **out, char
     *out = NULL;
     if (!g->enabled) return AP_OK;
     const char *sp = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "systemPrompt"));
-    char *skill = clm_read_skill("live-context.md");
-    if (!skill) {
+    int fallback = 0;
+    char *proto = clm_skill_protocol(g->folder.path, &fallback);
+    if (fallback)
         plugin_log(p, AP_LEVEL_WARNING, "live context: skills/live-context.md not found beside "
                    "the plugin; using the short built-in protocol");
-        skill = lc_strdup(clm_protocol_fallback);
-    }
-    char *proto = skill ? clm_replace(skill, "{{mirror}}", g->path ? g->path : "LIVE_CONTEXT.md") : NULL;
     sbuf b = {0};
     if (sp && *sp) sb_printf(&b, "%s\n\n", sp);
     sb_puts(&b, proto ? proto : "");
@@ -1464,7 +943,6 @@ int clm_glue_before_agent_start(lc_plugin *p, const cJSON *ev, cJSON **out, char
         cJSON_AddStringToObject(*out, "systemPrompt", b.p);
     }
     sb_free(&b);
-    free(skill);
     free(proto);
     return AP_OK;
 }
@@ -1479,21 +957,15 @@ int clm_glue_before_provider_request(lc_plugin *p, const cJSON *ev, cJSON **out,
         g->render_off = 1;
         return AP_OK;
     }
-    char *text = cJSON_PrintUnformatted(payload), *fixed = NULL;
-    if (!text) return lc_errf(err, AP_NOMEM, "live context: out of memory");
+    cJSON *fixed = NULL;
     size_t window = (size_t)(p->window > 0 ? p->window : 128000);
     size_t model_max = (size_t)(p->max_tokens > 0 ? p->max_tokens : 8192);
-    int rc = clm_max_tokens_repair(text, strlen(text), window, model_max, g->est_next, &fixed, err);
+    int rc = clm_max_tokens_repair_doc(payload, window, model_max, g->est_next, &fixed, err);
     if (rc == LC_OK && fixed) {
-        cJSON *np = cJSON_Parse(fixed);
-        if (np) {
-            *out = cJSON_CreateObject();
-            cJSON_AddItemToObject(*out, "payload", np);
-            g->repairs++;
-        }
+        *out = cJSON_CreateObject();
+        cJSON_AddItemToObject(*out, "payload", fixed);
+        g->repairs++;
     }
-    free(text);
-    free(fixed);
     return rc;
 }
 
@@ -1599,126 +1071,12 @@ int clm_glue_tree(lc_plugin *p, const cJSON *ev, char **err)
     return clm_restore(p->clm, "tree move", err);
 }
 
-/* ---- settings ---------------------------------------------------------------------------- */
-
-int clm_settings_commit(clm_glue *g, clm_settings *next, char **err)
-{
-    char *steer = NULL, hash[13] = "", *json = NULL, *entry_id = NULL;
-    int rc = clm_load_steering(g, next, &steer, hash, err);
-    if (rc != LC_OK) return rc;
-    if (next->compact_prompt) {
-        char *path = clm_resolve(g, next->compact_prompt), *t = NULL;
-        size_t len;
-        char *e = NULL;
-        if (!path || lc_read_file(path, &t, &len, &e) != LC_OK) {
-            rc = lc_errf(err, LC_INVALID, "the compact prompt %s cannot be read: %s",
-                         path ? path : next->compact_prompt, e ? e : "out of memory");
-            free(e);
-            free(path);
-            free(steer);
-            return rc;
-        }
-        free(t);
-        free(path);
-    }
-    if (!(json = clm_settings_overrides_json(next))) {
-        free(steer);
-        return lc_errf(err, LC_NOMEM, "out of memory");
-    }
-    rc = clm_append_raw(g, CLM_SETTINGS_TYPE, json, CLM_MARK_SETTINGS, -1, 1, &entry_id, err);
-    free(json);
-    if (rc != AP_OK) {
-        free(steer);
-        return rc;
-    }
-    free(g->settings_entry_id);
-    g->settings_entry_id = entry_id;
-    int cap_changed = next->obs_cap != g->set.obs_cap || next->obs_head != g->set.obs_head;
-    clm_settings_free(&g->set);
-    g->set = *next;
-    memset(next, 0, sizeof *next);
-    if (cap_changed) clm_raw_uncap(&g->raw);
-    free(g->steering_text);
-    g->steering_text = steer;
-    memcpy(g->steering_hash, hash, sizeof hash);
-    return LC_OK;
-}
-
-static char *clm_config_command(clm_glue *g, const char *args)
-{
-    clm_settings next;
-    char *err = NULL, *out = NULL;
-    while (*args == ' ') args++;
-    if (!*args) return clm_page_settings(g);
-    if (clm_settings_clone(&g->set, &next, &err) != LC_OK) goto fail;
-    if (strcmp(args, "reset") == 0) {
-        if (clm_settings_reset(&next, &err) != LC_OK || clm_settings_commit(g, &next, &err) != LC_OK)
-            goto fail;
-        clm_settings_free(&next);
-        return lc_strdup("live context settings: back to the defaults (saved)");
-    }
-    size_t klen = strcspn(args, " \t");
-    char *key = lc_strndup(args, klen);
-    const char *value = args + klen;
-    while (*value == ' ' || *value == '\t') value++;
-    if (!key) goto fail;
-    if (!*value) {
-        int id = clm_setting_find(key);
-        out = id >= 0 ? lc_asprintf("%s = %s (default %s)\n%s", clm_setting_def_of(id)->key,
-                                    g->set.val[id], g->set.dflt[id],
-                                    clm_setting_def_of(id)->description)
-                      : lc_asprintf("/clm config: unknown setting '%s'", key);
-        free(key);
-        clm_settings_free(&next);
-        return out;
-    }
-    if (clm_settings_set(&next, key, value, &err) != LC_OK ||
-        clm_settings_commit(g, &next, &err) != LC_OK) {
-        free(key);
-        goto fail;
-    }
-    int id = clm_setting_find(key);
-    if (clm_setting_is_path(id)) { /* typed by the user in this run: may come back from the entry */
-        free(g->typed_path[id]);
-        g->typed_path[id] = lc_strdup(g->set.val[id]);
-    }
-    out = lc_asprintf("%s = %s (saved)", clm_setting_def_of(id)->key, g->set.val[id]);
-    free(key);
-    clm_settings_free(&next);
-    return out;
-fail:
-    clm_settings_free(&next);
-    out = lc_asprintf("/clm config: %s; the settings in force are unchanged", err ? err : "failed");
-    free(err);
-    return out;
-}
-
 /* ---- commands ------------------------------------------------------------------------------ */
-
-static char *clm_toggle(clm_glue *g, int on)
-{
-    if (g->enabled == on) return lc_asprintf("live context is already %s", on ? "on" : "off");
-    char *slim = clm_payload_toggle(on), *err = NULL, *out;
-    if (!slim || clm_append_raw(g, CLM_STATE_TYPE, slim, CLM_MARK_TOGGLE, -1, on, NULL, &err) != AP_OK) {
-        out = lc_asprintf("/clm %s: not saved (%s); nothing changed", on ? "on" : "off",
-                          err ? err : "out of memory");
-    } else {
-        g->enabled = on;
-        clm_mark_stale(g, on ? "live context switched on" : "live context switched off");
-        if (!on && g->dir && clm_dir_held(g->dir, g->own_fd)) clm_clear_dir(g->dir);
-        g->mirror_current = 0;
-        out = lc_asprintf("live context: %s%s", on ? "on" : "off (raw context; revisions kept)",
-                          on && g->has_rev ? " (the revision in force applies again)" : "");
-    }
-    free(slim);
-    free(err);
-    return out;
-}
 
 /* Back to the raw transcript (LCM's projection of it) from the next request on: a reset
  * entry records `why`, so a resumed session does not bring the revision back; a draft the
  * model was writing is discarded naming `stale_why`. */
-static int clm_to_raw(clm_glue *g, const char *why, const char *stale_why, char **err)
+int clm_to_raw(clm_glue *g, const char *why, const char *stale_why, char **err)
 {
     char *payload = clm_payload_reset(g->last_revision + 1, why);
     int rc = payload ? clm_append_raw(g, CLM_STATE_TYPE, payload, CLM_MARK_RESET, g->last_revision + 1,
@@ -1728,35 +1086,10 @@ static int clm_to_raw(clm_glue *g, const char *why, const char *stale_why, char 
     if (rc != AP_OK) return rc;
     g->last_revision++;
     clm_drop_revision(g);
-    clm_raw_rev_changed(g);
+    clm_rev_moved(g);
     clm_mark_stale(g, stale_why);
     g->observed_stale = 1;
     return AP_OK;
-}
-
-static char *clm_reset(clm_glue *g)
-{
-    char *err = NULL, *out;
-    if (clm_to_raw(g, "reset by the user", "the user reset the live context", &err) != AP_OK) {
-        out = lc_asprintf("/clm reset: not saved (%s); nothing changed", err ? err : "out of memory");
-    } else {
-        clm_notice(g, "[CLM] The user reset the live context: it is the raw transcript again.");
-        out = lc_asprintf("live context reset to the raw transcript (revision %ld recorded)",
-                          g->last_revision);
-    }
-    free(err);
-    return out;
-}
-
-/* The words providers use when a request is over the model's context window. */
-static int clm_is_overflow(const char *e)
-{
-    static const char *const marks[] = {"context length", "context_length", "maximum context",
-                                        "context window", "too many tokens", "prompt is too long",
-                                        NULL};
-    for (size_t i = 0; e && marks[i]; i++)
-        if (strcasestr(e, marks[i])) return 1;
-    return 0;
 }
 
 /* Issue 14.6: there is no size gate on an edit, so a revision can be far over the window,
@@ -1767,7 +1100,7 @@ static int clm_is_overflow(const char *e)
  * The revision stays in the session file. */
 static void clm_overflow_fallback(clm_glue *g, const char *error, const char *where)
 {
-    if (!g->enabled || !g->has_rev || !clm_is_overflow(error)) return;
+    if (!g->enabled || !g->has_rev || !clm_budget_is_overflow(error)) return;
     long rev = g->rev.revision;
     size_t est = g->est_next, budget = clm_budget_of(g);
     char *err = NULL;
@@ -1778,7 +1111,7 @@ static void clm_overflow_fallback(clm_glue *g, const char *error, const char *wh
         plugin_log(g->p, AP_LEVEL_WARNING, "live context: the fallback was not recorded (%s); "
                    "a resumed session brings revision %ld back", err ? err : "?", rev);
         clm_drop_revision(g);
-        clm_raw_rev_changed(g);
+        clm_rev_moved(g);
         clm_mark_stale(g, "a provider overflow");
         g->observed_stale = 1;
     }
@@ -1799,146 +1132,6 @@ static void clm_overflow_fallback(clm_glue *g, const char *error, const char *wh
     free(err);
 }
 
-static int clm_command(void *ud, const char *args, char **out_text, char **err)
-{
-    lc_plugin *p = ud;
-    clm_glue *g = p->clm;
-    (void)err;
-    while (*args == ' ') args++;
-    size_t wl = strcspn(args, " \t");
-    const char *rest = args + wl;
-    while (*rest == ' ' || *rest == '\t') rest++;
-#define IS(w) (wl == strlen(w) && strncmp(args, w, wl) == 0)
-    if (wl == 0 || IS("status")) *out_text = clm_page_status(g);
-    else if (IS("on")) *out_text = clm_toggle(g, 1);
-    else if (IS("off")) *out_text = clm_toggle(g, 0);
-    else if (IS("reset")) *out_text = clm_reset(g);
-    else if (IS("input")) *out_text = clm_page_input(g);
-    else if (IS("edits")) *out_text = clm_page_edits(g, rest);
-    else if (IS("overview")) *out_text = clm_page_overview(g, rest);
-    else if (IS("settings")) *out_text = clm_page_settings(g);
-    else if (IS("config")) *out_text = clm_config_command(g, rest);
-    else
-        *out_text = lc_asprintf("/clm: unknown subcommand '%.*s' (try: status, input, edits, "
-                                "overview, settings, config KEY VALUE, config reset, on, off, "
-                                "reset)", (int)wl, args);
-#undef IS
-    return *out_text ? AP_OK : lc_errf(err, AP_NOMEM, "out of memory");
-}
-
-/* Forget the waiting request. */
-static void clm_compact_clear(clm_glue *g)
-{
-    g->compact_pending = 0;
-    g->compact_wait = 0;
-    free(g->compact_baseline);
-    g->compact_baseline = NULL;
-}
-
-/* Build the prompt and hand it to the host as a user message. Returns AP_OK, or the
- * host's status with *why (malloc'd) saying what went wrong. */
-static int clm_compact_send(clm_glue *g, const char *instructions, char **why)
-{
-    char *t = clm_compact_prompt(g, instructions);
-    if (!t) {
-        *why = lc_asprintf("the compact prompt %s cannot be read",
-                           g->set.compact_prompt ? g->set.compact_prompt : "(built in)");
-        return AP_INVALID;
-    }
-    int rc = plugin_send_user_message(g->p, t, why);
-    free(t);
-    return rc;
-}
-
-/* The level-1 path: the prompt rides on the next request as a one-call notice, and the
- * user starts that turn. */
-static char *clm_compact_as_notice(clm_glue *g, const char *args, const char *reason)
-{
-    free(g->compact_baseline);
-    g->compact_baseline = lc_strdup(args ? args : "");
-    g->compact_pending = 1;
-    g->compact_wait = 0;
-    return lc_asprintf("/clm-compact: the compaction prompt goes out with the next request "
-                       "(%s): send any prompt, e.g. \"compact your context\", to run it.", reason);
-}
-
-/* §7d: wait for idle, then send the prompt as an ordinary user message. Idle now: send it
- * at once (the host runs it when this command returns). Busy: record the baseline and
- * send it at agent_end unless the live context changed meanwhile. */
-static int clm_compact_command(void *ud, const char *args, char **out_text, char **err)
-{
-    lc_plugin *p = ud;
-    clm_glue *g = p->clm;
-    if (!args) args = "";
-    while (*args == ' ' || *args == '\t') args++;
-    if (!g->enabled) {
-        *out_text = lc_strdup("/clm-compact: live context is off (/clm on)");
-    } else if (g->compact_pending) {
-        *out_text = lc_strdup(g->compact_wait
-                                  ? "/clm-compact: refused, a compaction request is already waiting "
-                                    "for the agent to finish"
-                                  : "/clm-compact: refused, a compaction request is already waiting "
-                                    "for the next request");
-    } else if (!plugin_can_send(p)) {
-        *out_text = clm_compact_as_notice(g, args, "this host is below API level 2: a plugin "
-                                                   "can add to a request but not start one");
-    } else if (p->agent_busy) {
-        free(g->compact_baseline);
-        g->compact_baseline = lc_strdup(args);
-        g->compact_pending = 1;
-        g->compact_wait = 1;
-        g->compact_epoch = g->stale_epoch;
-        g->compact_enabled = g->enabled;
-        *out_text = lc_strdup("/clm-compact: the agent is busy; the compaction prompt is sent "
-                              "when it finishes (a tree move, /clm reset, reload or shutdown "
-                              "meanwhile cancels it)");
-    } else {
-        char *why = NULL;
-        int rc = clm_compact_send(g, args, &why);
-        if (rc == AP_OK)
-            *out_text = lc_strdup("/clm-compact: the compaction prompt was sent as a user "
-                                  "message; the model edits LIVE_CONTEXT.md in that turn");
-        else if (rc == AP_UNSUPPORTED)
-            *out_text = clm_compact_as_notice(g, args, why ? why : "the host cannot start a turn");
-        else
-            *out_text = lc_asprintf("/clm-compact: not sent (%s)", why ? why : "the host refused");
-        free(why);
-    }
-    return *out_text ? AP_OK : lc_errf(err, AP_NOMEM, "out of memory");
-}
-
-int clm_glue_agent_end(lc_plugin *p, const cJSON *ev, char **err)
-{
-    clm_glue *g = p->clm;
-    (void)ev;
-    (void)err;
-    if (!g || !g->compact_pending || !g->compact_wait) return AP_OK;
-    /* clm_mark_stale cancels a waiting request as it happens; the epoch check also covers
-     * a baseline change that reached no hook (the switch, a restore that failed). */
-    const char *changed = g->stale_epoch != g->compact_epoch ? "the branch or revision was replaced"
-                          : g->enabled != g->compact_enabled ? "live context was switched"
-                          : NULL;
-    if (changed) {
-        plugin_notify(p, AP_LEVEL_INFO, "/clm-compact: not sent, the live context changed (%s)",
-                      changed);
-        clm_compact_clear(g);
-        return AP_OK;
-    }
-    char *why = NULL;
-    char *instructions = g->compact_baseline;
-    g->compact_baseline = NULL;
-    clm_compact_clear(g);
-    int rc = clm_compact_send(g, instructions, &why);
-    if (rc == AP_OK)
-        plugin_notify(p, AP_LEVEL_INFO, "/clm-compact: the agent is idle; the compaction prompt "
-                      "was sent");
-    else
-        plugin_notify(p, AP_LEVEL_WARNING, "/clm-compact: not sent (%s)", why ? why : "the host refused");
-    free(why);
-    free(instructions);
-    return AP_OK;
-}
-
 /* ---- init / free ---------------------------------------------------------------------------- */
 
 static const char *clm_getenv(const char *name)
@@ -1953,7 +1146,8 @@ int clm_glue_init(lc_plugin *p, char **err)
     if (!g) return lc_errf(err, AP_NOMEM, "out of memory");
     g->p = p;
     g->enabled = 1;
-    sha256_init(&g->raw.ctx);
+    clm_raw_init(&g->raw);
+    clm_folder_init(&g->folder);
     if (clm_settings_init(&g->set, clm_getenv, &problems, err) != LC_OK) {
         free(g);
         return AP_NOMEM;
@@ -1961,13 +1155,12 @@ int clm_glue_init(lc_plugin *p, char **err)
     g->set_problems = problems;
     clm_calib_init(&g->cal, getenv("LC_CLM_ESTIMATE_FACTOR"));
     p->clm = g;
-    g->own_fd = -1;
-    clm_set_paths(g);
+    clm_folder_set_paths(&g->folder, p->tmp_dir, p->session_id);
     int rc = plugin_register_command(p, "clm", "Live context: status, input, edits, overview, "
-                                     "settings, config, on/off, reset", clm_command, err);
+                                     "settings, config, on/off, reset", clm_page_command, err);
     if (rc == AP_OK)
         rc = plugin_register_command(p, "clm-compact",
-                                     "Ask the model to compact its live context", clm_compact_command,
+                                     "Ask the model to compact its live context", clm_page_compact_command,
                                      err);
     return rc;
 }
@@ -1978,6 +1171,7 @@ void clm_glue_free(lc_plugin *p)
     if (!g) return;
     clm_drop_revision(g);
     clm_raw_free(&g->raw);
+    clm_eff_free(&g->effl);
     clm_marks_free(&g->marks);
     free(g->rev_entry_id);
     free(g->settings_entry_id);
@@ -1987,10 +1181,7 @@ void clm_glue_free(lc_plugin *p)
     sb_free(&g->notices);
     for (int i = 0; i < CLM_N_SETTINGS; i++) free(g->typed_path[i]);
     free(g->set_problems);
-    clm_release_dir(g, 0);
-    free(g->base_dir);
-    free(g->dir);
-    free(g->path);
+    clm_folder_free(&g->folder);
     free(g->steering_text);
     free(g->compact_baseline);
     free(g);

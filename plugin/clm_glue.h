@@ -12,7 +12,10 @@
 #include "clm_apply.h"
 #include "clm_budget.h"
 #include "clm_doc.h"
+#include "clm_eff.h"
+#include "clm_folder.h"
 #include "clm_marks.h"
+#include "clm_raw.h"
 #include "clm_revision.h"
 #include "clm_settings.h"
 #include "plugin.h"
@@ -20,29 +23,6 @@
 #include "util.h"
 
 #define CLM_NOTICE_TYPE "live-context-notice"
-
-/* Digest checkpoints are kept every this many raw messages: a tree move re-hashes at
- * most this many messages of the common prefix, plus what is new. */
-#define CLM_RAW_CKPT 64
-
-/* The raw messages seen so far, keyed on entry ids so that a request whose prefix did not
- * change costs O(new), and one after a tree move O(distance moved): a running digest with
- * checkpoints, per-message ids, estimates and capped forms. */
-typedef struct clm_raw_cache {
-    size_t n;                 /* raw messages folded into ctx */
-    sha256_ctx ctx;
-    sha256_ctx *ckpt;         /* ckpt[j]: the digest state after j * CLM_RAW_CKPT messages */
-    size_t n_ckpt, ckpt_cap;
-    char **ids;               /* per raw message: its entry id (owned) or NULL */
-    size_t n_anon;            /* raw messages with no entry id (a full pass each time) */
-    size_t *tokens;           /* per raw message */
-    char **capped;            /* per raw message: observation-capped JSON or NULL */
-    unsigned char *excluded;  /* per raw message: kept out of the request (host rule) */
-    size_t cap;
-    int rev_checked;          /* the revision's anchor was compared with this prefix */
-    int rev_ok;
-    char *rev_why;            /* why it did not match (owned) */
-} clm_raw_cache;
 
 typedef struct clm_glue {
     lc_plugin *p;
@@ -65,6 +45,8 @@ typedef struct clm_glue {
     long last_revision;        /* highest revision number on the branch */
     unsigned accepted, rejected; /* on this branch, since start */
     clm_raw_cache raw;
+    clm_eff_list effl;         /* the last request's effective context (clm_eff.h) */
+    unsigned long rev_gen;     /* bumped whenever the revision in force is set or dropped */
     /* the last rendering */
     clm_view view;
     int have_view;
@@ -73,15 +55,9 @@ typedef struct clm_glue {
     size_t view_raw_n;         /* raw messages the view covered: the anchor of an edit */
     char view_digest[65];
     size_t view_rev_n;         /* messages of the view that came from the revision */
-    uint8_t mirror_hash[32];   /* clm_mirror_digest of what the plugin last wrote or read: a later
-                                * write by anyone else is a draft */
-    int mirror_current;        /* the file holds exactly the last rendering */
+    int view_synced;           /* the view rendered the last composition (clm_render) */
     int render_off;            /* no model (replay): nobody can edit, nothing rendered */
-    char *dir, *path;          /* the mirror folder this process uses, and its LIVE_CONTEXT.md */
-    char *base_dir;            /* the session's folder, TMP/lossless-context-SID; when another live
-                                * process owns it, dir is BASE.PID (our own) */
-    int own_fd;                /* holds the owner lock of dir (clm_safefs.h); -1 none */
-    long other_pid;            /* the owner of base_dir when it is not us (0 none, told once) */
+    clm_folder folder;         /* the mirror folder and LIVE_CONTEXT.md (clm_folder.h) */
     /* one-call notices for the next request */
     sbuf notices;
     /* budget */
@@ -111,17 +87,37 @@ typedef struct clm_glue {
     unsigned tools_this_turn;
 } clm_glue;
 
-/* ---- clm.c services used by the pages ---- */
+/* ---- clm.c services used by the commands ---- */
 size_t clm_budget_of(const clm_glue *g);
+/* Queue a one-call notice for the next request. */
+void clm_notice(clm_glue *g, const char *text);
+/* Persist a custom entry whose data is JSON text, and mark it on the branch (clm_marks.h);
+ * its id in *out_id (optional, malloc'd). */
+int clm_append_raw(clm_glue *g, const char *type, const char *json, clm_mark_kind kind,
+                   long revision, int enabled, char **out_id, char **err);
+/* The baseline moved (`why`): a draft is discarded, a waiting /clm-compact cancelled. */
+void clm_mark_stale(clm_glue *g, const char *why);
+/* Back to the raw transcript, recorded as a reset entry saying `why`. */
+int clm_to_raw(clm_glue *g, const char *why, const char *stale_why, char **err);
+/* The /clm-compact prompt for `instructions` (malloc'd), NULL when its file is unreadable. */
+char *clm_compact_prompt(clm_glue *g, const char *instructions);
+/* A path setting resolved against the session's folder (malloc'd). */
+char *clm_resolve(clm_glue *g, const char *path);
+int clm_redact_on(const clm_glue *g);
+/* Load the steering document named by `s`: *text (masked; NULL when none) and its hash. */
+int clm_load_steering(clm_glue *g, const clm_settings *s, char **text, char hash[13], char **err);
 /* Persist the settings in `next` (an overrides entry), then make them the ones in force.
  * On failure nothing changes. */
 int clm_settings_commit(clm_glue *g, clm_settings *next, char **err);
 
-/* ---- clm_pages.c ---- */
+/* ---- clm_pages.c: the pages and the commands ---- */
 char *clm_page_status(clm_glue *g);
 char *clm_page_input(clm_glue *g);
 char *clm_page_edits(clm_glue *g, const char *args);
 char *clm_page_overview(clm_glue *g, const char *args);
 char *clm_page_settings(clm_glue *g);
+/* The /clm and /clm-compact command handlers (plugin_register_command). */
+int clm_page_command(void *ud, const char *args, char **out_text, char **err);
+int clm_page_compact_command(void *ud, const char *args, char **out_text, char **err);
 
 #endif

@@ -1,8 +1,10 @@
 /*
- * clm_pages.c -- the /clm panel as text pages (CLM architecture §8): status (three
- * lines), input (what the model sees), edits (per-revision rows and side-by-side diffs),
- * overview (a bar chart of provider-reported request sizes built from session entries)
- * and settings. Pages read the glue state and the branch; they never change either.
+ * clm_pages.c -- the /clm and /clm-compact commands (CLM architecture §7c, §7d, §8): the
+ * panel as text pages -- status (three lines), input (what the model sees), edits
+ * (per-revision rows and side-by-side diffs), overview (a bar chart of provider-reported
+ * request sizes built from session entries) and settings --, which read the glue state
+ * and the branch and never change either; and the commands that do (on/off, reset,
+ * config, /clm-compact and its wait for idle), through clm.c's services.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -492,7 +494,7 @@ char *clm_page_settings(clm_glue *g)
         sb_printf(&b, "steering: %s (sha256 %s)\n", g->set.steering, g->steering_hash);
     else
         sb_puts(&b, "steering: none\n");
-    sb_printf(&b, "mirror: %s\n", g->path ? g->path : "(no session)");
+    sb_printf(&b, "mirror: %s\n", g->folder.path ? g->folder.path : "(no session)");
     if (g->set_problems) sb_printf(&b, "warning: %s\n", g->set_problems);
     sb_puts(&b, "settings (* = changed from the default; /clm config KEY VALUE, /clm config reset):\n");
     for (int i = 0; i < CLM_N_SETTINGS; i++) {
@@ -502,4 +504,274 @@ char *clm_page_settings(clm_glue *g)
                   g->set.dflt[i], d->env, d->description);
     }
     return sb_detach(&b);
+}
+
+/* ---- /clm config ---------------------------------------------------------------------------- */
+
+int clm_settings_commit(clm_glue *g, clm_settings *next, char **err)
+{
+    char *steer = NULL, hash[13] = "", *json = NULL, *entry_id = NULL;
+    int rc = clm_load_steering(g, next, &steer, hash, err);
+    if (rc != LC_OK) return rc;
+    if (next->compact_prompt) {
+        char *path = clm_resolve(g, next->compact_prompt), *t = NULL;
+        size_t len;
+        char *e = NULL;
+        if (!path || lc_read_file(path, &t, &len, &e) != LC_OK) {
+            rc = lc_errf(err, LC_INVALID, "the compact prompt %s cannot be read: %s",
+                         path ? path : next->compact_prompt, e ? e : "out of memory");
+            free(e);
+            free(path);
+            free(steer);
+            return rc;
+        }
+        free(t);
+        free(path);
+    }
+    if (!(json = clm_settings_overrides_json(next))) {
+        free(steer);
+        return lc_errf(err, LC_NOMEM, "out of memory");
+    }
+    rc = clm_append_raw(g, CLM_SETTINGS_TYPE, json, CLM_MARK_SETTINGS, -1, 1, &entry_id, err);
+    free(json);
+    if (rc != AP_OK) {
+        free(steer);
+        return rc;
+    }
+    free(g->settings_entry_id);
+    g->settings_entry_id = entry_id;
+    int cap_changed = next->obs_cap != g->set.obs_cap || next->obs_head != g->set.obs_head;
+    clm_settings_free(&g->set);
+    g->set = *next;
+    memset(next, 0, sizeof *next);
+    if (cap_changed) clm_raw_uncap(&g->raw);
+    free(g->steering_text);
+    g->steering_text = steer;
+    memcpy(g->steering_hash, hash, sizeof hash);
+    return LC_OK;
+}
+
+static char *clm_config_command(clm_glue *g, const char *args)
+{
+    clm_settings next;
+    char *err = NULL, *out = NULL;
+    while (*args == ' ') args++;
+    if (!*args) return clm_page_settings(g);
+    if (clm_settings_clone(&g->set, &next, &err) != LC_OK) goto fail;
+    if (strcmp(args, "reset") == 0) {
+        if (clm_settings_reset(&next, &err) != LC_OK || clm_settings_commit(g, &next, &err) != LC_OK)
+            goto fail;
+        clm_settings_free(&next);
+        return lc_strdup("live context settings: back to the defaults (saved)");
+    }
+    size_t klen = strcspn(args, " \t");
+    char *key = lc_strndup(args, klen);
+    const char *value = args + klen;
+    while (*value == ' ' || *value == '\t') value++;
+    if (!key) goto fail;
+    if (!*value) {
+        int id = clm_setting_find(key);
+        out = id >= 0 ? lc_asprintf("%s = %s (default %s)\n%s", clm_setting_def_of(id)->key,
+                                    g->set.val[id], g->set.dflt[id],
+                                    clm_setting_def_of(id)->description)
+                      : lc_asprintf("/clm config: unknown setting '%s'", key);
+        free(key);
+        clm_settings_free(&next);
+        return out;
+    }
+    if (clm_settings_set(&next, key, value, &err) != LC_OK ||
+        clm_settings_commit(g, &next, &err) != LC_OK) {
+        free(key);
+        goto fail;
+    }
+    int id = clm_setting_find(key);
+    if (clm_setting_is_path(id)) { /* typed by the user in this run: may come back from the entry */
+        free(g->typed_path[id]);
+        g->typed_path[id] = lc_strdup(g->set.val[id]);
+    }
+    out = lc_asprintf("%s = %s (saved)", clm_setting_def_of(id)->key, g->set.val[id]);
+    free(key);
+    clm_settings_free(&next);
+    return out;
+fail:
+    clm_settings_free(&next);
+    out = lc_asprintf("/clm config: %s; the settings in force are unchanged", err ? err : "failed");
+    free(err);
+    return out;
+}
+
+/* ---- commands ------------------------------------------------------------------------ */
+
+static char *clm_toggle(clm_glue *g, int on)
+{
+    if (g->enabled == on) return lc_asprintf("live context is already %s", on ? "on" : "off");
+    char *slim = clm_payload_toggle(on), *err = NULL, *out;
+    if (!slim || clm_append_raw(g, CLM_STATE_TYPE, slim, CLM_MARK_TOGGLE, -1, on, NULL, &err) != AP_OK) {
+        out = lc_asprintf("/clm %s: not saved (%s); nothing changed", on ? "on" : "off",
+                          err ? err : "out of memory");
+    } else {
+        g->enabled = on;
+        clm_mark_stale(g, on ? "live context switched on" : "live context switched off");
+        if (!on && clm_folder_held(&g->folder)) clm_folder_clear(g->folder.dir);
+        g->folder.current = 0;
+        out = lc_asprintf("live context: %s%s", on ? "on" : "off (raw context; revisions kept)",
+                          on && g->has_rev ? " (the revision in force applies again)" : "");
+    }
+    free(slim);
+    free(err);
+    return out;
+}
+
+static char *clm_reset(clm_glue *g)
+{
+    char *err = NULL, *out;
+    if (clm_to_raw(g, "reset by the user", "the user reset the live context", &err) != AP_OK) {
+        out = lc_asprintf("/clm reset: not saved (%s); nothing changed", err ? err : "out of memory");
+    } else {
+        clm_notice(g, "[CLM] The user reset the live context: it is the raw transcript again.");
+        out = lc_asprintf("live context reset to the raw transcript (revision %ld recorded)",
+                          g->last_revision);
+    }
+    free(err);
+    return out;
+}
+
+int clm_page_command(void *ud, const char *args, char **out_text, char **err)
+{
+    lc_plugin *p = ud;
+    clm_glue *g = p->clm;
+    (void)err;
+    while (*args == ' ') args++;
+    size_t wl = strcspn(args, " \t");
+    const char *rest = args + wl;
+    while (*rest == ' ' || *rest == '\t') rest++;
+#define IS(w) (wl == strlen(w) && strncmp(args, w, wl) == 0)
+    if (wl == 0 || IS("status")) *out_text = clm_page_status(g);
+    else if (IS("on")) *out_text = clm_toggle(g, 1);
+    else if (IS("off")) *out_text = clm_toggle(g, 0);
+    else if (IS("reset")) *out_text = clm_reset(g);
+    else if (IS("input")) *out_text = clm_page_input(g);
+    else if (IS("edits")) *out_text = clm_page_edits(g, rest);
+    else if (IS("overview")) *out_text = clm_page_overview(g, rest);
+    else if (IS("settings")) *out_text = clm_page_settings(g);
+    else if (IS("config")) *out_text = clm_config_command(g, rest);
+    else
+        *out_text = lc_asprintf("/clm: unknown subcommand '%.*s' (try: status, input, edits, "
+                                "overview, settings, config KEY VALUE, config reset, on, off, "
+                                "reset)", (int)wl, args);
+#undef IS
+    return *out_text ? AP_OK : lc_errf(err, AP_NOMEM, "out of memory");
+}
+
+/* Forget the waiting request. */
+static void clm_compact_clear(clm_glue *g)
+{
+    g->compact_pending = 0;
+    g->compact_wait = 0;
+    free(g->compact_baseline);
+    g->compact_baseline = NULL;
+}
+
+/* Build the prompt and hand it to the host as a user message. Returns AP_OK, or the
+ * host's status with *why (malloc'd) saying what went wrong. */
+static int clm_compact_send(clm_glue *g, const char *instructions, char **why)
+{
+    char *t = clm_compact_prompt(g, instructions);
+    if (!t) {
+        *why = lc_asprintf("the compact prompt %s cannot be read",
+                           g->set.compact_prompt ? g->set.compact_prompt : "(built in)");
+        return AP_INVALID;
+    }
+    int rc = plugin_send_user_message(g->p, t, why);
+    free(t);
+    return rc;
+}
+
+/* The level-1 path: the prompt rides on the next request as a one-call notice, and the
+ * user starts that turn. */
+static char *clm_compact_as_notice(clm_glue *g, const char *args, const char *reason)
+{
+    free(g->compact_baseline);
+    g->compact_baseline = lc_strdup(args ? args : "");
+    g->compact_pending = 1;
+    g->compact_wait = 0;
+    return lc_asprintf("/clm-compact: the compaction prompt goes out with the next request "
+                       "(%s): send any prompt, e.g. \"compact your context\", to run it.", reason);
+}
+
+/* §7d: wait for idle, then send the prompt as an ordinary user message. Idle now: send it
+ * at once (the host runs it when this command returns). Busy: record the baseline and
+ * send it at agent_end unless the live context changed meanwhile. */
+int clm_page_compact_command(void *ud, const char *args, char **out_text, char **err)
+{
+    lc_plugin *p = ud;
+    clm_glue *g = p->clm;
+    if (!args) args = "";
+    while (*args == ' ' || *args == '\t') args++;
+    if (!g->enabled) {
+        *out_text = lc_strdup("/clm-compact: live context is off (/clm on)");
+    } else if (g->compact_pending) {
+        *out_text = lc_strdup(g->compact_wait
+                                  ? "/clm-compact: refused, a compaction request is already waiting "
+                                    "for the agent to finish"
+                                  : "/clm-compact: refused, a compaction request is already waiting "
+                                    "for the next request");
+    } else if (!plugin_can_send(p)) {
+        *out_text = clm_compact_as_notice(g, args, "this host is below API level 2: a plugin "
+                                                   "can add to a request but not start one");
+    } else if (p->agent_busy) {
+        free(g->compact_baseline);
+        g->compact_baseline = lc_strdup(args);
+        g->compact_pending = 1;
+        g->compact_wait = 1;
+        g->compact_epoch = g->stale_epoch;
+        g->compact_enabled = g->enabled;
+        *out_text = lc_strdup("/clm-compact: the agent is busy; the compaction prompt is sent "
+                              "when it finishes (a tree move, /clm reset, reload or shutdown "
+                              "meanwhile cancels it)");
+    } else {
+        char *why = NULL;
+        int rc = clm_compact_send(g, args, &why);
+        if (rc == AP_OK)
+            *out_text = lc_strdup("/clm-compact: the compaction prompt was sent as a user "
+                                  "message; the model edits LIVE_CONTEXT.md in that turn");
+        else if (rc == AP_UNSUPPORTED)
+            *out_text = clm_compact_as_notice(g, args, why ? why : "the host cannot start a turn");
+        else
+            *out_text = lc_asprintf("/clm-compact: not sent (%s)", why ? why : "the host refused");
+        free(why);
+    }
+    return *out_text ? AP_OK : lc_errf(err, AP_NOMEM, "out of memory");
+}
+
+int clm_glue_agent_end(lc_plugin *p, const cJSON *ev, char **err)
+{
+    clm_glue *g = p->clm;
+    (void)ev;
+    (void)err;
+    if (!g || !g->compact_pending || !g->compact_wait) return AP_OK;
+    /* clm_mark_stale cancels a waiting request as it happens; the epoch check also covers
+     * a baseline change that reached no hook (the switch, a restore that failed). */
+    const char *changed = g->stale_epoch != g->compact_epoch ? "the branch or revision was replaced"
+                          : g->enabled != g->compact_enabled ? "live context was switched"
+                          : NULL;
+    if (changed) {
+        plugin_notify(p, AP_LEVEL_INFO, "/clm-compact: not sent, the live context changed (%s)",
+                      changed);
+        clm_compact_clear(g);
+        return AP_OK;
+    }
+    char *why = NULL;
+    char *instructions = g->compact_baseline;
+    g->compact_baseline = NULL;
+    clm_compact_clear(g);
+    int rc = clm_compact_send(g, instructions, &why);
+    if (rc == AP_OK)
+        plugin_notify(p, AP_LEVEL_INFO, "/clm-compact: the agent is idle; the compaction prompt "
+                      "was sent");
+    else
+        plugin_notify(p, AP_LEVEL_WARNING, "/clm-compact: not sent (%s)", why ? why : "the host refused");
+    free(why);
+    free(instructions);
+    return AP_OK;
 }
