@@ -170,7 +170,7 @@ static int finish_reject(const clm_view *v, clm_outcome *out, char *reason)
     return out->notice ? LC_OK : LC_NOMEM;
 }
 
-/* Group repair (§4): an assistant keeps structured calls only if every result it had is
+/* Group repair (docs/DESIGN.md §3.3): an assistant keeps structured calls only if every result it had is
  * kept unchanged; a result stays structured only if its assistant does. */
 static void repair_groups(const clm_view *v, slot *slots, size_t n)
 {

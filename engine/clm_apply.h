@@ -1,6 +1,6 @@
 /*
- * clm_apply.h -- turning an edited mirror into the next effective context (CLM
- * architecture §4, §5): block states to messages (reuse, edit, role lowering, insertion,
+ * clm_apply.h -- turning an edited mirror into the next effective context (docs/DESIGN.md
+ * §3.2-§3.5): block states to messages (reuse, edit, role lowering, insertion,
  * removal, outside text), tool-call group repair, and the accept/reject decision with the
  * notice text the model reads next. Owns the outcome it returns.
  */

@@ -1,5 +1,5 @@
 /*
- * clm_budget.h -- budget awareness for live context (CLM architecture §7, §7a): reminder
+ * clm_budget.h -- budget awareness for live context (docs/DESIGN.md §5.1-§5.4): reminder
  * tiers that fire once and re-arm, the estimate calibrator, the overflow guard that
  * withholds the oldest raw-suffix tool results behind notes, and the max_tokens repair.
  * Owns the guard cache (notes per source message) and nothing else.

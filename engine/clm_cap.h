@@ -1,5 +1,5 @@
 /*
- * clm_cap.h -- the observation cap of live context (CLM architecture §7b): a tool result
+ * clm_cap.h -- the observation cap of live context (docs/DESIGN.md §5.3): a tool result
  * over a character cap keeps a head and a tail of its text around a marker that says how
  * much was cut. Owns nothing; the capped forms are cached by the raw cache (clm_raw.h).
  */

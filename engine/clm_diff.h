@@ -1,5 +1,5 @@
 /*
- * clm_diff.h -- the side-by-side line diff of the /clm edits page (CLM architecture §8):
+ * clm_diff.h -- the side-by-side line diff of the /clm edits page (docs/DESIGN.md §5.9):
  * an LCS line diff over the full texts (common prefix and suffix trimmed first), replaced
  * runs paired like `diff -y`, word-level emphasis inside changed pairs, unchanged runs
  * folded to a few lines of context, and a bounded display with an explicit truncation row.

@@ -1,5 +1,5 @@
 /*
- * clm_doc.h -- the live-context mirror document (CLM architecture §3): rendering the
+ * clm_doc.h -- the live-context mirror document (docs/DESIGN.md §2): rendering the
  * effective context into LIVE_CONTEXT.md text, and parsing an edited mirror back into
  * metadata, block headers and bodies. Owns the "view" -- everything remembered about one
  * rendering that is needed to apply an edit of it later -- and the parsed document.

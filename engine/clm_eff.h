@@ -1,5 +1,5 @@
 /*
- * clm_eff.h -- the effective context of a request (CLM architecture §2): the revision's
+ * clm_eff.h -- the effective context of a request (docs/DESIGN.md §1.1): the revision's
  * messages followed by the raw suffix (or a projection of it), with the observation cap
  * applied, each item carrying its token estimate. Kept across requests, so that a request
  * whose context only grew costs O(new): the items, their running token sums and how many

@@ -1,6 +1,6 @@
 /*
  * clm_folder.h -- the live-context mirror folder and the mirror file in it (CLM
- * architecture §9, issue 14.5): the session's folder TMP/lossless-context-SID, claimed by
+ * docs/DESIGN.md §2.1, issue 14.5): the session's folder TMP/lossless-context-SID, claimed by
  * one process (another live process on the same session gets BASE.PID), cleared of a dead
  * owner's leftovers, swept when stale, removed at shutdown; and LIVE_CONTEXT.md, written
  * whole (temp + rename) or, when the context only grew, extended in place. Owns the paths,

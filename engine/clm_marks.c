@@ -146,17 +146,10 @@ typedef struct marks_set {
     size_t n, cap;
 } marks_set;
 
-static uint64_t marks_hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
-}
-
 static marks_slot *marks_find(marks_set *set, const char *id)
 {
     if (!set->cap) return NULL;
-    size_t i = (size_t)marks_hash(id) & (set->cap - 1);
+    size_t i = (size_t)lc_fnv1a_str(id) & (set->cap - 1);
     while (set->s[i].id) {
         if (strcmp(set->s[i].id, id) == 0) return &set->s[i];
         i = (i + 1) & (set->cap - 1);
@@ -171,7 +164,7 @@ static int marks_grow(marks_set *set)
     if (!s) return LC_NOMEM;
     for (size_t j = 0; j < set->cap; j++) {
         if (!set->s[j].id) continue;
-        size_t i = (size_t)marks_hash(set->s[j].id) & (cap - 1);
+        size_t i = (size_t)lc_fnv1a_str(set->s[j].id) & (cap - 1);
         while (s[i].id) i = (i + 1) & (cap - 1);
         s[i] = set->s[j];
     }
@@ -187,7 +180,7 @@ static int marks_tag(marks_set *set, const char *id, unsigned side, size_t pos, 
     marks_slot *sl = marks_find(set, id);
     if (!sl) {
         if ((set->n + 1) * 2 > set->cap && marks_grow(set) != LC_OK) return LC_NOMEM;
-        size_t i = (size_t)marks_hash(id) & (set->cap - 1);
+        size_t i = (size_t)lc_fnv1a_str(id) & (set->cap - 1);
         while (set->s[i].id) i = (i + 1) & (set->cap - 1);
         if (!(set->s[i].id = lc_strdup(id))) return LC_NOMEM;
         set->s[i].sides = 0;

@@ -1,6 +1,6 @@
 /*
- * clm_marks.h -- the live-context facts of one branch kept incrementally (CLM architecture
- * §6), so that a tree move costs O(distance moved) instead of O(branch): the ordered stack
+ * clm_marks.h -- the live-context facts of one branch kept incrementally (docs/DESIGN.md
+ * §4.4), so that a tree move costs O(distance moved) instead of O(branch): the ordered stack
  * of the branch's state, settings and compaction entries ("marks"), what they say (the
  * revision in force, the newest settings, the switch, the counters), and the walk from an
  * old and a new leaf to their common ancestor. Owns the marks and the walk results.

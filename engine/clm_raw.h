@@ -1,5 +1,5 @@
 /*
- * clm_raw.h -- the raw prefix of the live context (CLM architecture §6): what the plugin
+ * clm_raw.h -- the raw prefix of the live context (docs/DESIGN.md §3.8): what the plugin
  * has seen of the host's raw messages, kept across requests so that a request whose prefix
  * did not change costs O(new), and one after a tree move O(distance moved). Owns a running
  * digest with checkpoints (the anchor a revision is checked against), and per raw message

@@ -1,5 +1,5 @@
 /*
- * clm_revision.h -- accepted live-context revisions (CLM architecture §1, §6): the digest
+ * clm_revision.h -- accepted live-context revisions (docs/DESIGN.md §3.8, §4.1-§4.3): the digest
  * of the raw prefix a revision replaces, the `live-context-state` payloads (full for
  * accept/reset, slim for reject/toggle), and rebuilding the active revision from a
  * branch's session entries. Owns the revision objects it returns.
@@ -38,7 +38,7 @@ void clm_revision_free(clm_revision *r);
 
 /* Full accept payload: {"kind":"accept","version":1,"revision","anchorCount",
  * "anchorDigest","tokensBefore","tokensAfter","messages":[...],"trace":[...]}. Message
- * bytes are copied verbatim. Rule 4 of §5: LC_INVALID when the result is not valid JSON. */
+ * bytes are copied verbatim. Rule 6 of docs/DESIGN.md §3.5: LC_INVALID when the result is not valid JSON. */
 /* The revision an accepted edit of view `v` makes (`o`), numbered `revision`, anchored on
  * the anchor_count raw messages the view covered (their digest): its messages are the
  * outcome's items, and (*raw_idx, malloc'd) each one's raw index when it is a raw message

@@ -1,5 +1,5 @@
 /*
- * clm_safefs.h -- file access for the live-context mirror folder (CLM architecture §9),
+ * clm_safefs.h -- file access for the live-context mirror folder (docs/DESIGN.md §2.1),
  * which the model can write to: folders are used only when they are real directories
  * owned by this user with no group or other access; files are never opened through a
  * symlink, written temp + rename with O_EXCL, and read only up to a stated cap.

@@ -1,5 +1,5 @@
 /*
- * clm_settings.h -- the one table of live-context settings (CLM architecture §7c): each
+ * clm_settings.h -- the one table of live-context settings (docs/DESIGN.md §5.8, §12.2): each
  * setting's key, label, description, environment variable, parsing and formatting; the
  * defaults taken from the environment at load; and the overrides a session stores as a
  * `live-context-settings` custom entry (only the values that differ from the defaults).

@@ -1,5 +1,5 @@
 /*
- * clm_skill.h -- the texts live context gives the model (CLM architecture §2, §7d): the
+ * clm_skill.h -- the texts live context gives the model (docs/DESIGN.md §5.7, §5.9): the
  * editing protocol for the system prompt (skills/live-context.md beside the plugin, or a
  * short built-in one) and the /clm-compact prompt (a user's template or the built-in one),
  * with their {{placeholders}} filled. Owns the built-in texts.

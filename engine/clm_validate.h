@@ -1,5 +1,5 @@
 /*
- * clm_validate.h -- the acceptance rules of an edited mirror (CLM architecture §5):
+ * clm_validate.h -- the acceptance rules of an edited mirror (docs/DESIGN.md §3.5, §3.6):
  * metadata and nonce freshness, block ids, the legality of the lowered message sequence,
  * and the extra rules of conservative mode. Each check returns 0 when it passes, or 1
  * with *reason set to a malloc'd sentence that names the problem for the model.

@@ -1,5 +1,5 @@
 /*
- * clm.c -- the live-context glue (CLM architecture §2, §6, §7, §9): turns ABI events into
+ * clm.c -- the live-context glue (docs/DESIGN.md §1.1, §3, §4, §5, §2.1): turns ABI events into
  * calls of the CLM engine. Owns the glue state (clm_glue.h): the revision in force, the
  * branch marks and tree moves, the one-call notices, the budget state, the settings in
  * force; the context hook composes (clm_raw, clm_eff), guards and renders (clm_folder)
@@ -420,7 +420,7 @@ size_t clm_glue_anchor(lc_plugin *p)
 
 size_t clm_budget_of(const clm_glue *g)
 {
-    return g->set.budget > 0 ? (size_t)g->set.budget : (size_t)(g->p->window > 0 ? g->p->window : 128000);
+    return g->set.budget > 0 ? (size_t)g->set.budget : (size_t)plugin_window(g->p);
 }
 
 char *clm_compact_prompt(clm_glue *g, const char *instructions)
@@ -695,7 +695,7 @@ int clm_glue_context(lc_plugin *p, const ap_context_event *ev,
     size_t fixed = sys + (g->notices.len + 3) / 4;
     size_t total = fixed + clm_eff_tokens(&g->effl);
     size_t budget = clm_budget_of(g), reserve = (size_t)g->set.reserve;
-    size_t window = (size_t)(g->p->window > 0 ? g->p->window : 128000);
+    size_t window = (size_t)plugin_window(g->p);
     size_t limit = clm_guard_limit(budget, reserve, window);
     size_t withheld_before = g->withheld;
     g->withheld = 0;
@@ -958,7 +958,7 @@ int clm_glue_before_provider_request(lc_plugin *p, const cJSON *ev, cJSON **out,
         return AP_OK;
     }
     cJSON *fixed = NULL;
-    size_t window = (size_t)(p->window > 0 ? p->window : 128000);
+    size_t window = (size_t)plugin_window(p);
     size_t model_max = (size_t)(p->max_tokens > 0 ? p->max_tokens : 8192);
     int rc = clm_max_tokens_repair_doc(payload, window, model_max, g->est_next, &fixed, err);
     if (rc == LC_OK && fixed) {

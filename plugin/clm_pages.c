@@ -1,5 +1,5 @@
 /*
- * clm_pages.c -- the /clm and /clm-compact commands (CLM architecture §7c, §7d, §8): the
+ * clm_pages.c -- the /clm and /clm-compact commands (docs/DESIGN.md §5.8, §5.9): the
  * panel as text pages -- status (three lines), input (what the model sees), edits
  * (per-revision rows and side-by-side diffs), overview (a bar chart of provider-reported
  * request sizes built from session entries) and settings --, which read the glue state
@@ -286,7 +286,7 @@ typedef enum { PAGES_FIT, PAGES_REQUESTS, PAGES_TURNS } pages_zoom;
 
 static const char *const pages_zoom_names[] = {"fit", "requests", "turns"};
 
-/* The branch's requests and events, from session entries alone (§8: the timeline is
+/* The branch's requests and events, from session entries alone (docs/DESIGN.md §5.9: the timeline is
  * derived, not stored, so it works on resume). */
 static int pages_timeline(clm_glue *g, pages_req **reqs, size_t *n_reqs, pages_event **evs,
                           size_t *n_evs, size_t *n_turns)

@@ -1,6 +1,6 @@
 /*
  * test_clm_apply.c -- the live-context mirror end to end in the engine: render, parse,
- * apply (every row of the §4 table), tool-call group repair, escaping, and each
+ * apply (every block state of docs/DESIGN.md §3.2), tool-call group repair, escaping, and each
  * rejection path with the notice text the model reads.
  */
 #include <setjmp.h>
