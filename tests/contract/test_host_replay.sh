@@ -39,7 +39,12 @@ print("shape ok:", len(inp) - 1, "input entries,", len(out) - 1, "output entries
 PY
 }
 
-# 1. the fixture: a branch, a malformed line, another extension's custom entry
+# 1. the fixture: a branch, a malformed line, another extension's custom entry.
+# Summaries on the host thread in lockstep with the turns: with the background worker, which
+# cut a request gets (and so the host's compaction's tokensBefore) depends on how far the
+# worker has come, and the claim below is that the same replay gives the same bytes.
+mkdir -p "$T/home2"
+printf '{"summaryWorker":false}\n' | tee "$HOME_DIR/lcm.json" > "$T/home2/lcm.json"
 "$HOST" --home "$HOME_DIR" --plugin-dir "$PLUGINS" --session "$T/out.jsonl" \
     --trace "$T/trace.jsonl" replay "$FX" --window 1200 >"$T/stdout" 2>"$T/stderr"
 assert_eq "$?" "0" "replay exits 0"
