@@ -18,56 +18,34 @@
 #include "util.h"
 #include "zones.h"
 
+#include "fake_server.h"
+
+/* A fake model server in a temporary folder of its own (its script and record). */
 typedef struct server {
-    pid_t pid;
-    int port;
+    fake_server fs;
     char dir[64];
-    char record[128];
-    char url[96];
 } server;
+
+static void server_dir(server *s, const char *tmpl)
+{
+    memset(s, 0, sizeof *s);
+    snprintf(s->dir, sizeof s->dir, "%s", tmpl);
+    assert_non_null(mkdtemp(s->dir));
+}
 
 static void server_start(server *s, const char *script_json)
 {
-    memset(s, 0, sizeof *s);
-    snprintf(s->dir, sizeof s->dir, "/tmp/lc-summ-http-XXXXXX");
-    assert_non_null(mkdtemp(s->dir));
-    char script[128];
-    snprintf(script, sizeof script, "%s/script.json", s->dir);
-    snprintf(s->record, sizeof s->record, "%s/record.jsonl", s->dir);
-    assert_int_equal(lc_write_atomic(script, script_json, strlen(script_json), 0600, NULL), LC_OK);
-    const char *root = getenv("ROOT") ? getenv("ROOT") : ".";
-    char *fake = lc_asprintf("%s/tests/contract/fake_openai.py", root);
-    int fd[2];
-    assert_int_equal(pipe(fd), 0);
-    s->pid = fork();
-    assert_true(s->pid >= 0);
-    if (s->pid == 0) {
-        dup2(fd[1], 1);
-        close(fd[0]);
-        close(fd[1]);
-        execlp("python3", "python3", fake, "--port", "0", "--script", script, "--record",
-               s->record, (char *)NULL);
-        _exit(127);
-    }
-    free(fake);
-    close(fd[1]);
-    FILE *f = fdopen(fd[0], "r");
-    char line[64] = {0};
-    assert_non_null(fgets(line, sizeof line, f));
-    fclose(f);
-    s->port = atoi(line);
-    assert_true(s->port > 0);
-    snprintf(s->url, sizeof s->url, "http://127.0.0.1:%d/v1", s->port);
+    server_dir(s, "/tmp/lc-summ-http-XXXXXX");
+    fake_start(&s->fs, s->dir, script_json, NULL);
 }
 
 static void server_stop(server *s)
 {
-    kill(s->pid, SIGTERM);
-    waitpid(s->pid, NULL, 0);
+    fake_stop(&s->fs);
     char script[128];
     snprintf(script, sizeof script, "%s/script.json", s->dir);
     unlink(script);
-    unlink(s->record);
+    unlink(s->fs.record);
     rmdir(s->dir);
 }
 
@@ -76,7 +54,7 @@ static char *recorded_models(const server *s)
 {
     char *text = NULL;
     sbuf b = {0};
-    if (lc_read_file(s->record, &text, NULL, NULL) != LC_OK) return lc_strdup("");
+    if (lc_read_file(s->fs.record, &text, NULL, NULL) != LC_OK) return lc_strdup("");
     for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
         cJSON *j = cJSON_Parse(line);
         cJSON *m = cJSON_GetObjectItem(j, "model");
@@ -127,7 +105,7 @@ static void rig_start(rig *r, const char *script, const char *const *chain, size
 {
     memset(r, 0, sizeof *r);
     server_start(&r->srv, script);
-    r->url = (lcm_base_url){"local", r->srv.url};
+    r->url = (lcm_base_url){"local", r->srv.fs.url};
     r->routes = (llm_http_routes){&r->url, 1, 10};
     r->ud[0] = &r->routes;
     r->ud[1] = &r->ev;
@@ -283,7 +261,7 @@ static void test_http_context_error_carries_the_real_window(void **state)
     server_start(&s, "[{\"status\": 400, \"error\": \"This model's maximum context length is "
                      "8192 tokens. However, your messages resulted in 9100 tokens.\"}]");
     llm_http_endpoint ep;
-    assert_int_equal(llm_http_resolve("local", s.url, &ep, NULL), LC_OK);
+    assert_int_equal(llm_http_resolve("local", s.fs.url, &ep, NULL), LC_OK);
     assert_int_equal(ep.kind, LLM_HTTP_OPENAI);
     summ_completion c;
     char *err = NULL;
@@ -343,35 +321,16 @@ static const char anthropic_fake_py[] =
 
 static void anthropic_start(server *s, const char *script_json)
 {
-    memset(s, 0, sizeof *s);
-    snprintf(s->dir, sizeof s->dir, "/tmp/lc-summ-anth-XXXXXX");
-    assert_non_null(mkdtemp(s->dir));
+    server_dir(s, "/tmp/lc-summ-anth-XXXXXX");
     char script[128], py[128];
     snprintf(script, sizeof script, "%s/script.json", s->dir);
     snprintf(py, sizeof py, "%s/fake.py", s->dir);
-    snprintf(s->record, sizeof s->record, "%s/record.jsonl", s->dir);
+    snprintf(s->fs.record, sizeof s->fs.record, "%s/record.jsonl", s->dir);
     assert_int_equal(lc_write_atomic(script, script_json, strlen(script_json), 0600, NULL), LC_OK);
     assert_int_equal(lc_write_atomic(py, anthropic_fake_py, strlen(anthropic_fake_py), 0600, NULL),
                      LC_OK);
-    int fd[2];
-    assert_int_equal(pipe(fd), 0);
-    s->pid = fork();
-    assert_true(s->pid >= 0);
-    if (s->pid == 0) {
-        dup2(fd[1], 1);
-        close(fd[0]);
-        close(fd[1]);
-        execlp("python3", "python3", py, script, s->record, (char *)NULL);
-        _exit(127);
-    }
-    close(fd[1]);
-    FILE *f = fdopen(fd[0], "r");
-    char line[64] = {0};
-    assert_non_null(fgets(line, sizeof line, f));
-    fclose(f);
-    s->port = atoi(line);
-    assert_true(s->port > 0);
-    snprintf(s->url, sizeof s->url, "http://127.0.0.1:%d/v1", s->port);
+    char *argv[] = {"python3", py, script, s->fs.record, NULL};
+    fake_spawn(&s->fs, argv);
 }
 
 static void test_http_anthropic_messages_api_maps_text_usage_and_stops(void **state)
@@ -382,7 +341,7 @@ static void test_http_anthropic_messages_api_maps_text_usage_and_stops(void **st
                         " {\"text\": \"cut\", \"stop_reason\": \"max_tokens\"}]");
     setenv("ANTHROPIC_API_KEY", "sk-test-anth", 1);
     llm_http_endpoint ep;
-    assert_int_equal(llm_http_resolve("anthropic", s.url, &ep, NULL), LC_OK);
+    assert_int_equal(llm_http_resolve("anthropic", s.fs.url, &ep, NULL), LC_OK);
     assert_int_equal(ep.kind, LLM_HTTP_ANTHROPIC);
     summ_completion c;
     char *err = NULL;
@@ -398,7 +357,7 @@ static void test_http_anthropic_messages_api_maps_text_usage_and_stops(void **st
     assert_string_equal(c.stop_reason, "length"); /* a failure for the chain */
     summ_completion_free(&c);
     char *rec = NULL;
-    assert_int_equal(lc_read_file(s.record, &rec, NULL, NULL), LC_OK);
+    assert_int_equal(lc_read_file(s.fs.record, &rec, NULL, NULL), LC_OK);
     char *nl = strchr(rec, '\n'); /* the first request's line */
     assert_non_null(nl);
     *nl = '\0';
