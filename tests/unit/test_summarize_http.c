@@ -91,8 +91,18 @@ static int via_http(void *ud, const char *provider, const char *model, const cha
                                err);
 }
 
+static char *source(void)
+{
+    sbuf b = {0};
+    for (int i = 0; i < 40; i++)
+        sb_printf(&b, "Turn %d: the assistant ran the tests again and read the log. ", i);
+    sb_puts(&b, "We decided N07=4821.\n");
+    return sb_detach(&b);
+}
+
 typedef struct rig {
     server srv;
+    char *src; /* source(), for the tests to summarize */
     lcm_base_url url;
     llm_http_routes routes;
     events ev;
@@ -113,21 +123,22 @@ static void rig_start(rig *r, const char *script, const char *const *chain, size
                        .tokens_per_pass = per_pass, .model_fn = via_http,
                        .event_fn = on_event, .ud = r->ud};
     assert_int_equal(summ_create(&cfg, &r->s, NULL), LC_OK);
+    r->src = source();
 }
 
 static void rig_stop(rig *r)
 {
     summ_free(r->s);
     server_stop(&r->srv);
+    free(r->src);
 }
 
-static char *source(void)
+/* The server was asked for exactly these models, in this order ("a,b"; "" for none). */
+static void assert_models_asked(const rig *r, const char *want)
 {
-    sbuf b = {0};
-    for (int i = 0; i < 40; i++)
-        sb_printf(&b, "Turn %d: the assistant ran the tests again and read the log. ", i);
-    sb_puts(&b, "We decided N07=4821.\n");
-    return sb_detach(&b);
+    char *models = recorded_models(&r->srv);
+    assert_string_equal(models, want);
+    free(models);
 }
 
 static void test_http_success_uses_the_first_entry(void **state)
@@ -136,9 +147,8 @@ static void test_http_success_uses_the_first_entry(void **state)
     rig r;
     const char *chain[] = {"local/fake-a"};
     rig_start(&r, "[{\"content\": \"model summary N07=4821\"}]", chain, 1, 0, 0);
-    char *src = source();
     summ_result res;
-    assert_int_equal(summ_summarize(r.s, src, 100, &res, NULL), LC_OK);
+    assert_int_equal(summ_summarize(r.s, r.src, 100, &res, NULL), LC_OK);
     assert_string_equal(res.text, "model summary N07=4821");
     assert_string_equal(res.entry, "local/fake-a");
     assert_int_equal(res.level, 1);
@@ -146,12 +156,9 @@ static void test_http_success_uses_the_first_entry(void **state)
     summ_pass_stats st;
     summ_pass_stats_get(r.s, &st);
     assert_true(st.billed_tokens > 0); /* the server's usage was counted */
-    char *models = recorded_models(&r.srv);
-    assert_string_equal(models, "fake-a");
-    free(models);
+    assert_models_asked(&r, "fake-a");
     summ_result_free(&res);
     rig_stop(&r);
-    free(src);
 }
 
 /* Error status, empty answer and a length stop: each fails over to the next entry. */
@@ -168,19 +175,15 @@ static void test_http_failures_fall_back_to_the_next_entry(void **state)
         rig r;
         const char *chain[] = {"local/a", "local/b"};
         rig_start(&r, scripts[i], chain, 2, 0, 0);
-        char *src = source();
         summ_result res;
-        assert_int_equal(summ_summarize(r.s, src, 100, &res, NULL), LC_OK);
+        assert_int_equal(summ_summarize(r.s, r.src, 100, &res, NULL), LC_OK);
         assert_string_equal(res.text, "second");
         assert_string_equal(res.entry, "local/b");
         assert_int_equal(r.ev.fallback, 1);
         assert_non_null(strstr(r.ev.last_fallback, "\"from\":\"local/a\""));
-        char *models = recorded_models(&r.srv);
-        assert_string_equal(models, "a,b");
-        free(models);
+        assert_models_asked(&r, "a,b");
         summ_result_free(&res);
         rig_stop(&r);
-        free(src);
     }
 }
 
@@ -191,24 +194,20 @@ static void test_http_failing_entry_is_demoted_for_the_pass(void **state)
     const char *chain[] = {"local/a", "local/b"};
     rig_start(&r, "[{\"status\": 503, \"error\": \"overloaded\"}, {\"content\": \"s1\"}, "
                   "{\"content\": \"s2\"}, {\"content\": \"s3\"}]", chain, 2, 0, 0);
-    char *src = source();
     summ_result res;
-    assert_int_equal(summ_summarize(r.s, src, 100, &res, NULL), LC_OK);
+    assert_int_equal(summ_summarize(r.s, r.src, 100, &res, NULL), LC_OK);
     assert_string_equal(res.text, "s1");
     summ_result_free(&res);
-    assert_int_equal(summ_summarize(r.s, src, 100, &res, NULL), LC_OK);
+    assert_int_equal(summ_summarize(r.s, r.src, 100, &res, NULL), LC_OK);
     assert_string_equal(res.text, "s2");
     assert_string_equal(res.entry, "local/b");
     summ_result_free(&res);
     summ_pass_begin(r.s);
-    assert_int_equal(summ_summarize(r.s, src, 100, &res, NULL), LC_OK);
+    assert_int_equal(summ_summarize(r.s, r.src, 100, &res, NULL), LC_OK);
     assert_string_equal(res.entry, "local/a"); /* a new pass tries the primary again */
     summ_result_free(&res);
-    char *models = recorded_models(&r.srv);
-    assert_string_equal(models, "a,b,b,a");
-    free(models);
+    assert_models_asked(&r, "a,b,b,a");
     rig_stop(&r);
-    free(src);
 }
 
 static void test_http_budget_caps_refuse_without_a_request(void **state)
@@ -217,18 +216,14 @@ static void test_http_budget_caps_refuse_without_a_request(void **state)
     rig r;
     const char *chain[] = {"local/a"};
     rig_start(&r, "[{\"content\": \"never sent\"}]", chain, 1, 1000, 0);
-    char *src = source();
     summ_result res;
-    assert_int_equal(summ_summarize(r.s, src, 400, &res, NULL), LC_OK);
+    assert_int_equal(summ_summarize(r.s, r.src, 400, &res, NULL), LC_OK);
     assert_int_equal(res.level, 3);
     assert_true(res.truncated);
     assert_int_equal(r.ev.capped, 1);
-    char *models = recorded_models(&r.srv);
-    assert_string_equal(models, "");
-    free(models);
+    assert_models_asked(&r, "");
     summ_result_free(&res);
     rig_stop(&r);
-    free(src);
 }
 
 static void test_http_per_pass_cap_counts_reported_usage(void **state)
@@ -238,20 +233,16 @@ static void test_http_per_pass_cap_counts_reported_usage(void **state)
     const char *chain[] = {"local/a"};
     rig_start(&r, "[{\"content\": \"one\", \"usage\": {\"prompt_tokens\": 5000, "
                   "\"completion_tokens\": 10}}, {\"content\": \"two\"}]", chain, 1, 0, 6000);
-    char *src = source();
     summ_result res;
-    assert_int_equal(summ_summarize(r.s, src, 100, &res, NULL), LC_OK);
+    assert_int_equal(summ_summarize(r.s, r.src, 100, &res, NULL), LC_OK);
     assert_string_equal(res.text, "one");
     summ_result_free(&res);
-    assert_int_equal(summ_summarize(r.s, src, 100, &res, NULL), LC_OK);
+    assert_int_equal(summ_summarize(r.s, r.src, 100, &res, NULL), LC_OK);
     assert_int_equal(res.level, 3);
     summ_result_free(&res);
     assert_int_equal(r.ev.capped, 1);
-    char *models = recorded_models(&r.srv);
-    assert_string_equal(models, "a");
-    free(models);
+    assert_models_asked(&r, "a");
     rig_stop(&r);
-    free(src);
 }
 
 static void test_http_context_error_carries_the_real_window(void **state)
