@@ -67,28 +67,34 @@ static void api_notify(void *ctx, int level, const char *msg)
     log_line(h, level, msg);
 }
 
+/* fmt and ap formatted (fmt itself when that fails) to the log only, or also to stderr and
+ * the warning count as a plugin's notify does. */
+static void host_vemit(host *h, int level, int notify, const char *fmt, va_list ap)
+{
+    char *msg = NULL;
+    if (vasprintf(&msg, fmt, ap) < 0)
+        msg = NULL;
+    if (notify)
+        api_notify(h, level, msg ? msg : fmt);
+    else
+        log_line(h, level, msg ? msg : fmt);
+    free(msg);
+}
+
 void host_log(host *h, int level, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    char *msg = NULL;
-    if (vasprintf(&msg, fmt, ap) < 0)
-        msg = NULL;
+    host_vemit(h, level, 0, fmt, ap);
     va_end(ap);
-    log_line(h, level, msg ? msg : fmt);
-    free(msg);
 }
 
 void host_notify(host *h, int level, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    char *msg = NULL;
-    if (vasprintf(&msg, fmt, ap) < 0)
-        msg = NULL;
+    host_vemit(h, level, 1, fmt, ap);
     va_end(ap);
-    api_notify(h, level, msg ? msg : fmt);
-    free(msg);
 }
 
 static int json_out(cJSON *o, char **out, char **err)
