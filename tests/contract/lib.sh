@@ -29,18 +29,25 @@ PY
 }
 assert_jsonl() { pyjsonl "$1" "$2" || fail "$3"; ok; }
 done_ok() { echo "ok: $checks checks"; }
-# start_server SCRIPT RECORD [OPTIONS...]: (re)start the scripted loopback model
-# (tests/contract/fake_openai.py) with those options; sets PORT. The EXIT trap stops it.
-start_server() {
-    _script=$1 _record=$2
-    shift 2
+# start_fake RECORD [OPTIONS...]: (re)start the loopback model (tests/contract/fake_openai.py)
+# recording to RECORD, with those options (unscripted: its default agent); sets PORT. The
+# EXIT trap stops it.
+start_fake() {
+    _record=$1
+    shift
     [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
     : > "$T/port"
-    python3 "$ROOT/tests/contract/fake_openai.py" --port 0 --script "$_script" --record "$_record" "$@" \
+    python3 "$ROOT/tests/contract/fake_openai.py" --port 0 --record "$_record" "$@" \
         > "$T/port" 2>"$T/server.err" &
     SERVER_PID=$!
     i=0
     while [ ! -s "$T/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
     PORT=$(head -n 1 "$T/port")
     [ -n "$PORT" ] || { cat "$T/server.err"; fail "fake model server did not start"; }
+}
+# start_server SCRIPT RECORD [OPTIONS...]: start_fake answering from the script SCRIPT.
+start_server() {
+    _script=$1 _rec=$2
+    shift 2
+    start_fake "$_rec" --script "$_script" "$@"
 }
