@@ -51,3 +51,25 @@ start_server() {
     shift 2
     start_fake "$_rec" --script "$_script" "$@"
 }
+# start_host_fifo SESSION OUT ERR [ARGS...]: the host in the background (HOST_PID) on the
+# fake model at PORT, with session SESSION, cwd T/work and ARGS, reading its prompts from the
+# fifo T/in, which fd 3 holds open for writing (`echo PROMPT >&3`; `exec 3>&-` ends it);
+# stdout to OUT, stderr to ERR.
+start_host_fifo() {
+    _session=$1 _out=$2 _err=$3
+    shift 3
+    mkfifo "$T/in"
+    "$HOST" --home "$HOME_DIR" --session "$_session" --cwd "$T/work" \
+        --base-url "http://127.0.0.1:$PORT/v1" --model fake "$@" <"$T/in" >"$_out" 2>"$_err" &
+    HOST_PID=$!
+    exec 3>"$T/in"
+}
+# hello_session FILE ID CWD TEXT: a Pi session file (version 3) of two messages: the user's
+# TEXT (entry u1) and the assistant's "hi" (entry a1, with usage).
+hello_session() {
+    cat > "$1" <<JSONL
+{"type":"session","version":3,"id":"$2","timestamp":"2026-01-01T00:00:00.000Z","cwd":"$3"}
+{"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":[{"type":"text","text":"$4"}],"timestamp":1767225601000}}
+{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"hi"}],"api":"openai-completions","provider":"generated","model":"gen-1","stopReason":"stop","usage":{"input":10,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":15},"timestamp":1767225602000}}
+JSONL
+}

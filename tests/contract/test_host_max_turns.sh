@@ -45,11 +45,7 @@ cat >"$T/script.json" <<'J'
 ]
 J
 start_server "$T/script.json" "$T/rec3.jsonl"
-mkfifo "$T/in"
-"$HOST" --home "$HOME_DIR" --session "$T/s3.jsonl" --cwd "$T/work" \
-    --base-url "http://127.0.0.1:$PORT/v1" --model fake <"$T/in" >"$T/out3.txt" 2>"$T/err3.txt" &
-HOST_PID=$!
-exec 3>"$T/in"
+start_host_fifo "$T/s3.jsonl" "$T/out3.txt" "$T/err3.txt"
 echo "go" >&3
 i=0; while [ "$(cat "$T/rec3.jsonl" 2>/dev/null | wc -l)" -lt 2 ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done
 sleep 0.5 # the second answer's `sleep 2` is running

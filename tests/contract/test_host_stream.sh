@@ -19,11 +19,7 @@ cat > "$T/script.json" <<'J'
 ]
 J
 start_server "$T/script.json" "$T/rec.jsonl"
-mkfifo "$T/in"
-"$HOST" --home "$HOME_DIR" --session "$T/s.jsonl" --cwd "$T/work" \
-    --base-url "http://127.0.0.1:$PORT/v1" --model fake <"$T/in" >"$T/out.txt" 2>"$T/err.txt" &
-HOST_PID=$!
-exec 3>"$T/in"
+start_host_fifo "$T/s.jsonl" "$T/out.txt" "$T/err.txt"
 echo "run the command" >&3
 # the third request is the slow one: interrupt it once the server has it
 echo "now wait" >&3
