@@ -72,6 +72,17 @@ static cJSON *run_tool(const char *name, const char *args_json)
     return r;
 }
 
+/* Tool `name` on args_json answers with an error result whose text holds `want` (NULL:
+ * any text). */
+static void expect_tool_error(const char *name, const char *args_json, const char *want)
+{
+    cJSON *r = run_tool(name, args_json);
+    assert_true(result_is_error(r));
+    if (want)
+        assert_non_null(strstr(result_text(r), want));
+    cJSON_Delete(r);
+}
+
 static cJSON *build(const char *system, const char **msgs, size_t n, const cJSON *tools, long max)
 {
     llm_config cfg = {.base_url = "http://x/v1", .model = "m1"};
@@ -592,13 +603,8 @@ static void test_read_caps_output_at_50kb(void **state)
 static void test_read_missing_file_is_an_error_result(void **state)
 {
     (void)state;
-    cJSON *r = run_tool("read", "{\"path\":\"nope.txt\"}");
-    assert_true(result_is_error(r));
-    assert_non_null(strstr(result_text(r), "nope.txt"));
-    cJSON_Delete(r);
-    r = run_tool("read", "{}");
-    assert_true(result_is_error(r));
-    cJSON_Delete(r);
+    expect_tool_error("read", "{\"path\":\"nope.txt\"}", "nope.txt");
+    expect_tool_error("read", "{}", NULL);
 }
 
 static void test_read_replaces_invalid_utf8(void **state)
@@ -665,14 +671,9 @@ static void test_edit_refuses_missing_or_repeated_text(void **state)
 {
     (void)state;
     put_file("e2.txt", "x = 1\nx = 1\n");
-    cJSON *r = run_tool("edit", "{\"path\":\"e2.txt\",\"oldText\":\"zzz\",\"newText\":\"\"}");
-    assert_true(result_is_error(r));
-    assert_non_null(strstr(result_text(r), "not found"));
-    cJSON_Delete(r);
-    r = run_tool("edit", "{\"path\":\"e2.txt\",\"oldText\":\"x = 1\",\"newText\":\"y\"}");
-    assert_true(result_is_error(r));
-    assert_non_null(strstr(result_text(r), "found 2 times; make oldText unique"));
-    cJSON_Delete(r);
+    expect_tool_error("edit", "{\"path\":\"e2.txt\",\"oldText\":\"zzz\",\"newText\":\"\"}", "not found");
+    expect_tool_error("edit", "{\"path\":\"e2.txt\",\"oldText\":\"x = 1\",\"newText\":\"y\"}",
+                      "found 2 times; make oldText unique");
     char *data = get_file("e2.txt");
     assert_string_equal(data, "x = 1\nx = 1\n");
     free(data);
@@ -745,13 +746,8 @@ static void test_bash_timeout_kills_the_process_group(void **state)
 static void test_tools_reject_raw_arguments_and_unknown_names(void **state)
 {
     (void)state;
-    cJSON *r = run_tool("bash", "{\"_raw\":\"{broken\"}");
-    assert_true(result_is_error(r));
-    assert_non_null(strstr(result_text(r), "not valid JSON"));
-    cJSON_Delete(r);
-    r = run_tool("frobnicate", "{}");
-    assert_true(result_is_error(r));
-    cJSON_Delete(r);
+    expect_tool_error("bash", "{\"_raw\":\"{broken\"}", "not valid JSON");
+    expect_tool_error("frobnicate", "{}", NULL);
 }
 
 int main(void)
