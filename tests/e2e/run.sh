@@ -21,8 +21,8 @@ E2E="$ROOT/tests/e2e"
 NODE_DIR="$BUILD/e2e-node"
 OUT="$BUILD/e2e"
 SO="$BUILD/lossless-context.so"
-[ -f "$SO" ] || { echo "FAIL: $SO is missing (run make)"; exit 1; }
-mkdir -p "$NODE_DIR" "$OUT"
+e2e_built "$SO"
+mkdir -p "$OUT"
 
 # -- pinned packages, cached in the build folder -------------------------------------------
 e2e_pinned "$E2E" "$NODE_DIR" pi "Pi and koffi" "$OUT/npm.log"

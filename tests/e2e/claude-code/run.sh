@@ -24,8 +24,7 @@ BUILD=$(e2e_build "${1:-}")
 E2E="$ROOT/tests/e2e/claude-code"
 NODE_DIR="$BUILD/e2e-claude"
 LCM="$BUILD/lcm"
-[ -x "$LCM" ] || { echo "FAIL: $LCM is missing (run make)"; exit 1; }
-mkdir -p "$NODE_DIR"
+e2e_built "$LCM"
 
 e2e_pinned "$E2E" "$NODE_DIR" claude "Claude Code" "$NODE_DIR/npm.log"
 CLAUDE="$NODE_DIR/node_modules/.bin/claude"

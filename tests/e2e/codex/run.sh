@@ -17,8 +17,7 @@ BUILD=$(e2e_build "${1:-}")
 E2E="$ROOT/tests/e2e/codex"
 NODE_DIR="$BUILD/e2e-codex"
 LCM="$BUILD/lcm"
-[ -x "$LCM" ] || { echo "FAIL: $LCM is missing (run make)"; exit 1; }
-mkdir -p "$NODE_DIR"
+e2e_built "$LCM"
 e2e_pinned "$E2E" "$NODE_DIR" codex "Codex" "$NODE_DIR/npm.log"
 CODEX="$NODE_DIR/node_modules/.bin/codex"
 T=$(mktemp -d "${TMPDIR:-/tmp}/lc-codex-e2e.XXXXXX")
