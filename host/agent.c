@@ -965,19 +965,6 @@ static char *result_text(const cJSON *result)
     return sb_detach(&b);
 }
 
-static cJSON *usage_zero(void)
-{
-    cJSON *u = cJSON_CreateObject();
-    const char *keys[] = {"input", "output", "cacheRead", "cacheWrite", "totalTokens"};
-    for (size_t i = 0; i < 5; i++)
-        cJSON_AddNumberToObject(u, keys[i], 0);
-    cJSON *cost = cJSON_AddObjectToObject(u, "cost");
-    const char *ck[] = {"input", "output", "cacheRead", "cacheWrite", "total"};
-    for (size_t i = 0; i < 5; i++)
-        cJSON_AddNumberToObject(cost, ck[i], 0);
-    return u;
-}
-
 int agent_call_tool(agent *a, const char *name, const char *args_json, char **out_text,
                     char **err)
 {
@@ -1008,7 +995,7 @@ int agent_call_tool(agent *a, const char *name, const char *args_json, char **ou
     cJSON_AddStringToObject(msg, "api", "none");
     cJSON_AddStringToObject(msg, "provider", "agent-host");
     cJSON_AddStringToObject(msg, "model", "command-line");
-    cJSON_AddItemToObject(msg, "usage", usage_zero());
+    cJSON_AddItemToObject(msg, "usage", llm_usage_json(0, 0, 0, 0));
     cJSON_AddStringToObject(msg, "stopReason", "toolUse");
     cJSON_AddNumberToObject(msg, "timestamp", (double)now_ms());
     if ((rc = append_message(a, msg, NULL, err)))

@@ -16,6 +16,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "llm.h"
 #include "session.h"
 #include "util.h"
 
@@ -162,24 +163,12 @@ static void message(gen *g, const char *parent, cJSON *msg)
 
 static cJSON *usage(gen *g)
 {
-    cJSON *u = cJSON_CreateObject();
     long out = 40 + pick(g, 400);
     /* The recording agent managed its context, so its requests stayed bounded: they grow
      * with the raw history up to 90k tokens, then cycle between 60k and 90k as its
      * compactions would. Raw-sized usage would claim requests no window could hold. */
     long input = g->tokens <= 90000 ? g->tokens : 60000 + g->tokens % 30000;
-    cJSON_AddNumberToObject(u, "input", (double)input);
-    cJSON_AddNumberToObject(u, "output", (double)out);
-    cJSON_AddNumberToObject(u, "cacheRead", 0);
-    cJSON_AddNumberToObject(u, "cacheWrite", 0);
-    cJSON_AddNumberToObject(u, "totalTokens", (double)(input + out));
-    cJSON *c = cJSON_AddObjectToObject(u, "cost");
-    cJSON_AddNumberToObject(c, "input", 0);
-    cJSON_AddNumberToObject(c, "output", 0);
-    cJSON_AddNumberToObject(c, "cacheRead", 0);
-    cJSON_AddNumberToObject(c, "cacheWrite", 0);
-    cJSON_AddNumberToObject(c, "total", 0);
-    return u;
+    return llm_usage_json((double)input, (double)out, 0, (double)(input + out));
 }
 
 static cJSON *assistant(gen *g, cJSON *content, const char *stop)

@@ -67,28 +67,34 @@ static void api_notify(void *ctx, int level, const char *msg)
     log_line(h, level, msg);
 }
 
+/* fmt and ap formatted (fmt itself when that fails) to the log only, or also to stderr and
+ * the warning count as a plugin's notify does. */
+static void host_vemit(host *h, int level, int notify, const char *fmt, va_list ap)
+{
+    char *msg = NULL;
+    if (vasprintf(&msg, fmt, ap) < 0)
+        msg = NULL;
+    if (notify)
+        api_notify(h, level, msg ? msg : fmt);
+    else
+        log_line(h, level, msg ? msg : fmt);
+    free(msg);
+}
+
 void host_log(host *h, int level, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    char *msg = NULL;
-    if (vasprintf(&msg, fmt, ap) < 0)
-        msg = NULL;
+    host_vemit(h, level, 0, fmt, ap);
     va_end(ap);
-    log_line(h, level, msg ? msg : fmt);
-    free(msg);
 }
 
 void host_notify(host *h, int level, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    char *msg = NULL;
-    if (vasprintf(&msg, fmt, ap) < 0)
-        msg = NULL;
+    host_vemit(h, level, 1, fmt, ap);
     va_end(ap);
-    api_notify(h, level, msg ? msg : fmt);
-    free(msg);
 }
 
 static int json_out(cJSON *o, char **out, char **err)
@@ -101,14 +107,23 @@ static int json_out(cJSON *o, char **out, char **err)
     return AP_OK;
 }
 
-static int api_session_info(void *ctx, char **out, char **err)
+/* The checks of a call that answers from the open session into *out (cleared first). */
+static int session_out(host *h, const char *call, char **out, char **err)
 {
-    host *h = ctx;
     if (!out)
-        return lc_errf(err, AP_INVALID, "session_info: out_json is NULL");
+        return lc_errf(err, AP_INVALID, "%s: out_json is NULL", call);
     *out = NULL;
     if (!h->sess)
         return lc_errf(err, AP_UNSUPPORTED, "no session is open");
+    return AP_OK;
+}
+
+static int api_session_info(void *ctx, char **out, char **err)
+{
+    host *h = ctx;
+    int rc = session_out(h, "session_info", out, err);
+    if (rc)
+        return rc;
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "id", session_id(h->sess));
     cJSON_AddStringToObject(o, "sessionFile", session_path_name(h->sess));
@@ -121,11 +136,9 @@ static int api_session_info(void *ctx, char **out, char **err)
 static int api_get_branch(void *ctx, char **out, char **err)
 {
     host *h = ctx;
-    if (!out)
-        return lc_errf(err, AP_INVALID, "get_branch: out_json is NULL");
-    *out = NULL;
-    if (!h->sess)
-        return lc_errf(err, AP_UNSUPPORTED, "no session is open");
+    int rc = session_out(h, "get_branch", out, err);
+    if (rc)
+        return rc;
     *out = session_branch_json(h->sess);
     return *out ? AP_OK : lc_errf(err, AP_NOMEM, "out of memory");
 }
@@ -421,6 +434,20 @@ void hostapi_drop_async(host *h)
 
 /* ---- API level 2 ---- */
 
+/* Room for one more of the n elements of `size` bytes in arr (room for *cap): arr itself
+ * while there is, else arr grown to twice *cap (`first` from none) with *cap updated; NULL,
+ * arr and *cap untouched, when the memory is not there. */
+static void *grow_for_one(void *arr, size_t n, size_t *cap, size_t size, size_t first)
+{
+    if (n < *cap)
+        return arr;
+    size_t c = *cap ? *cap * 2 : first;
+    void *p = realloc(arr, c * size);
+    if (p)
+        *cap = c;
+    return p;
+}
+
 static int api_send_user_message(void *ctx, const char *text, char **err)
 {
     host *h = ctx;
@@ -435,14 +462,10 @@ static int api_send_user_message(void *ctx, const char *text, char **err)
         if (h->queued[i].owner == h->current)
             return lc_errf(err, AP_BUSY, "send_user_message: a message from this plugin is "
                            "already waiting to be delivered");
-    if (h->n_queued == h->cap_queued) {
-        size_t cap = h->cap_queued ? h->cap_queued * 2 : 4;
-        struct host_queued *q = realloc(h->queued, cap * sizeof *q);
-        if (!q)
-            return lc_errf(err, AP_NOMEM, "out of memory");
-        h->queued = q;
-        h->cap_queued = cap;
-    }
+    struct host_queued *q = grow_for_one(h->queued, h->n_queued, &h->cap_queued, sizeof *q, 4);
+    if (!q)
+        return lc_errf(err, AP_NOMEM, "out of memory");
+    h->queued = q;
     char *copy = lc_strdup(text);
     if (!copy)
         return lc_errf(err, AP_NOMEM, "out of memory");
@@ -457,11 +480,9 @@ static int api_send_user_message(void *ctx, const char *text, char **err)
 static int api_get_entries(void *ctx, char **out, char **err)
 {
     host *h = ctx;
-    if (!out)
-        return lc_errf(err, AP_INVALID, "get_entries: out_json is NULL");
-    *out = NULL;
-    if (!h->sess)
-        return lc_errf(err, AP_UNSUPPORTED, "no session is open");
+    int rc = session_out(h, "get_entries", out, err);
+    if (rc)
+        return rc;
     *out = session_entries_json(h->sess);
     return *out ? AP_OK : lc_errf(err, AP_NOMEM, "out of memory");
 }
@@ -538,14 +559,10 @@ static int api_register_command(void *ctx, const char *name, const char *descrip
         return lc_errf(err, AP_INVALID, "register_command: a name [A-Za-z0-9_-:.] and a handler are required");
     if (is_builtin_command(name) || hostapi_find_command(h, name))
         return lc_errf(err, AP_INVALID, "register_command: /%s is already taken", name);
-    if (h->n_cmds == h->cap_cmds) {
-        size_t cap = h->cap_cmds ? h->cap_cmds * 2 : 8;
-        host_command *p = realloc(h->cmds, cap * sizeof *p);
-        if (!p)
-            return lc_errf(err, AP_NOMEM, "out of memory");
-        h->cmds = p;
-        h->cap_cmds = cap;
-    }
+    host_command *cmds = grow_for_one(h->cmds, h->n_cmds, &h->cap_cmds, sizeof *cmds, 8);
+    if (!cmds)
+        return lc_errf(err, AP_NOMEM, "out of memory");
+    h->cmds = cmds;
     host_command *c = &h->cmds[h->n_cmds];
     c->name = lc_strdup(name);
     c->description = lc_strdup(description ? description : "");
@@ -575,14 +592,10 @@ static int api_register_tool(void *ctx, const char *name, const char *descriptio
         return lc_errf(err, AP_INVALID, "register_tool: %s: parameters are not a JSON object", name);
     if (tools_is_builtin(name) || hostapi_find_tool(h, name))
         return lc_errf(err, AP_INVALID, "register_tool: %s is already taken", name);
-    if (h->n_tools == h->cap_tools) {
-        size_t cap = h->cap_tools ? h->cap_tools * 2 : 8;
-        host_tool *p = realloc(h->tools, cap * sizeof *p);
-        if (!p)
-            return lc_errf(err, AP_NOMEM, "out of memory");
-        h->tools = p;
-        h->cap_tools = cap;
-    }
+    host_tool *tools = grow_for_one(h->tools, h->n_tools, &h->cap_tools, sizeof *tools, 8);
+    if (!tools)
+        return lc_errf(err, AP_NOMEM, "out of memory");
+    h->tools = tools;
     host_tool *t = &h->tools[h->n_tools];
     t->name = lc_strdup(name);
     t->description = lc_strdup(description ? description : "");

@@ -665,6 +665,21 @@ static cJSON *llm_parse_arguments(const cJSON *fn)
     return raw;
 }
 
+cJSON *llm_usage_json(double input, double output, double cache_read, double total)
+{
+    cJSON *usage = cJSON_CreateObject();
+    cJSON_AddNumberToObject(usage, "input", input);
+    cJSON_AddNumberToObject(usage, "output", output);
+    cJSON_AddNumberToObject(usage, "cacheRead", cache_read);
+    cJSON_AddNumberToObject(usage, "cacheWrite", 0);
+    cJSON_AddNumberToObject(usage, "totalTokens", total);
+    cJSON *cost = cJSON_AddObjectToObject(usage, "cost");
+    const char *const ck[] = {"input", "output", "cacheRead", "cacheWrite", "total"};
+    for (size_t i = 0; i < 5; i++)
+        cJSON_AddNumberToObject(cost, ck[i], 0);
+    return usage;
+}
+
 static cJSON *llm_usage(const cJSON *u)
 {
     double prompt = llm_num(u, "prompt_tokens");
@@ -675,19 +690,7 @@ static cJSON *llm_usage(const cJSON *u)
     double input = prompt - cached;
     if (input < 0) input = 0;
     if (total <= 0) total = input + completion + cached;
-    cJSON *usage = cJSON_CreateObject();
-    cJSON_AddNumberToObject(usage, "input", input);
-    cJSON_AddNumberToObject(usage, "output", completion);
-    cJSON_AddNumberToObject(usage, "cacheRead", cached);
-    cJSON_AddNumberToObject(usage, "cacheWrite", 0);
-    cJSON_AddNumberToObject(usage, "totalTokens", total);
-    cJSON *cost = cJSON_AddObjectToObject(usage, "cost");
-    cJSON_AddNumberToObject(cost, "input", 0);
-    cJSON_AddNumberToObject(cost, "output", 0);
-    cJSON_AddNumberToObject(cost, "cacheRead", 0);
-    cJSON_AddNumberToObject(cost, "cacheWrite", 0);
-    cJSON_AddNumberToObject(cost, "total", 0);
-    return usage;
+    return llm_usage_json(input, completion, cached, total);
 }
 
 static int llm_convert_response(const char *model, const char *body, char **out, char **err)

@@ -37,6 +37,11 @@ cJSON *llm_build_payload(const llm_config *cfg, const char *system_prompt,
                          const char *const *message_jsons, size_t n_messages,
                          const cJSON *tools, long max_tokens);
 
+/* The usage object of an assistant AgentMessage: {input, output, cacheRead, cacheWrite: 0,
+ * totalTokens, cost: {input, output, cacheRead, cacheWrite, total: all 0}} (the caller owns
+ * it). */
+cJSON *llm_usage_json(double input, double output, double cache_read, double total);
+
 /* POST a payload (JSON text, possibly replaced by a plugin's before_provider_request)
  * and convert the response into an assistant AgentMessage JSON text (malloc'd):
  * {"role":"assistant","content":[text / toolCall{id,name,arguments}],"api":

@@ -119,11 +119,30 @@ static int push(const char ***list, size_t *n, const char *v)
 /* 0 = parsed, 1 = error (reported), 2 = help printed. */
 static int parse_args(int argc, char **argv, options *o)
 {
+    /* The options of one value: a text kept as given, or a non-negative number. */
+    const struct {
+        const char *name;
+        const char **text;
+        long *num;
+    } valued[] = {
+        {"--home", &o->home, NULL}, {"--plugin-dir", &o->plugin_dir, NULL},
+        {"--session", &o->session, NULL}, {"--needles", &o->gen_needles, NULL},
+        {"--base-url", &o->base_url, NULL}, {"--model", &o->model, NULL},
+        {"--cwd", &o->cwd, NULL}, {"--trace", &o->trace, NULL}, {"--log", &o->log, NULL},
+        {"-p", &o->prompt, NULL}, {"--prompt", &o->prompt, NULL},
+        {"--window", NULL, &o->window}, {"--max-tokens", NULL, &o->max_tokens},
+        {"--max-turns", NULL, &o->max_turns}, {"--tokens", NULL, &o->gen_tokens},
+        {"--messages", NULL, &o->gen_messages}, {"--fanout", NULL, &o->gen_fanout},
+    };
+    const size_t n_valued = sizeof valued / sizeof valued[0];
     o->window = LC_WINDOW_DEFAULT;
     o->max_tokens = 8192;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        size_t k = 0;
+        while (k < n_valued && strcmp(a, valued[k].name))
+            k++;
 #define NEED()                                                   \
     do {                                                         \
         if (!v)                                                  \
@@ -133,58 +152,19 @@ static int parse_args(int argc, char **argv, options *o)
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             fputs(USAGE, stdout);
             return 2;
-        } else if (!strcmp(a, "--home")) {
+        } else if (k < n_valued) {
             NEED();
-            o->home = v;
-        } else if (!strcmp(a, "--plugin-dir")) {
-            NEED();
-            o->plugin_dir = v;
+            if (valued[k].text)
+                *valued[k].text = v;
+            else if (parse_long(v, valued[k].num))
+                return fail("%s needs a non-negative number", a);
         } else if (!strcmp(a, "--plugin")) {
             NEED();
             if (push(&o->plugins, &o->n_plugins, v))
                 return fail("out of memory%s", NULL);
-        } else if (!strcmp(a, "--session")) {
-            NEED();
-            o->session = v;
-        } else if (!strcmp(a, "--window") || !strcmp(a, "--max-tokens") || !strcmp(a, "--max-turns") ||
-                   !strcmp(a, "--tokens") || !strcmp(a, "--messages") || !strcmp(a, "--fanout")) {
-            NEED();
-            long n;
-            if (parse_long(v, &n))
-                return fail("%s needs a non-negative number", a);
-            if (!strcmp(a, "--window"))
-                o->window = n;
-            else if (!strcmp(a, "--max-tokens"))
-                o->max_tokens = n;
-            else if (!strcmp(a, "--max-turns"))
-                o->max_turns = n;
-            else if (!strcmp(a, "--tokens"))
-                o->gen_tokens = n;
-            else if (!strcmp(a, "--fanout"))
-                o->gen_fanout = n;
-            else
-                o->gen_messages = n;
-        } else if (!strcmp(a, "--needles")) {
-            NEED();
-            o->gen_needles = v;
         } else if (!strcmp(a, "--seed")) {
             NEED();
             o->seed = strtoull(v, NULL, 10);
-        } else if (!strcmp(a, "--base-url")) {
-            NEED();
-            o->base_url = v;
-        } else if (!strcmp(a, "--model")) {
-            NEED();
-            o->model = v;
-        } else if (!strcmp(a, "--cwd")) {
-            NEED();
-            o->cwd = v;
-        } else if (!strcmp(a, "--trace")) {
-            NEED();
-            o->trace = v;
-        } else if (!strcmp(a, "--log")) {
-            NEED();
-            o->log = v;
         } else if (!strcmp(a, "--verbose")) {
             o->verbose = 1;
         } else if (!strcmp(a, "--command")) {
@@ -196,9 +176,6 @@ static int parse_args(int argc, char **argv, options *o)
                 return fail("--tool needs NAME and 'ARGS-JSON'%s", NULL);
             o->tool = argv[++i];
             o->tool_args = argv[++i];
-        } else if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) {
-            NEED();
-            o->prompt = v;
         } else if (a[0] == '-' && a[1]) {
             return fail("unknown option %s (see --help)", a);
         } else if (!o->mode) {

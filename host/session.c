@@ -560,14 +560,15 @@ size_t session_entry_count(const session *s)
     return s->n_entries;
 }
 
-char *session_entries_json(const session *s)
+/* The raw lines of n entries as one JSON array; NULL without the memory. */
+static char *lines_json(sess_entry *const *v, size_t n)
 {
     sbuf b = {0};
     sb_putc(&b, '[');
-    for (size_t i = 0; i < s->n_entries; i++) {
+    for (size_t i = 0; i < n; i++) {
         if (i)
             sb_putc(&b, ',');
-        sb_append(&b, s->entries[i]->line, s->entries[i]->line_len);
+        sb_append(&b, v[i]->line, v[i]->line_len);
     }
     sb_putc(&b, ']');
     if (b.oom) {
@@ -577,21 +578,14 @@ char *session_entries_json(const session *s)
     return sb_detach(&b);
 }
 
+char *session_entries_json(const session *s)
+{
+    return lines_json(s->entries, s->n_entries);
+}
+
 char *session_branch_json(const session *s)
 {
-    sbuf b = {0};
-    sb_putc(&b, '[');
-    for (size_t i = 0; i < s->n_branch; i++) {
-        if (i)
-            sb_putc(&b, ',');
-        sb_append(&b, s->branch[i]->line, s->branch[i]->line_len);
-    }
-    sb_putc(&b, ']');
-    if (b.oom) {
-        sb_free(&b);
-        return NULL;
-    }
-    return sb_detach(&b);
+    return lines_json(s->branch, s->n_branch);
 }
 
 int session_move_leaf(session *s, const char *id, char **err)

@@ -20,21 +20,11 @@
 #include "summarize.h"
 #include "util.h"
 
-static unsigned long bench_rng = 0x9E3779B9UL;
-static unsigned bench_next(void)
-{
-    bench_rng = bench_rng * 6364136223846793005UL + 1442695040888963407UL;
-    return (unsigned)(bench_rng >> 33);
-}
-
-static const char *const bench_words[] = {
-    "the", "build", "test", "passes", "after", "we", "changed", "parser", "cache", "store",
-    "index", "summary", "node", "window", "request", "error", "output", "file", "function",
-    "returns", "value", "because", "reads", "writes", "again", "model", "context", "tokens",
-};
+#include "prose.h"
 
 int main(int argc, char **argv)
 {
+    bench_seed(0x9E3779B9UL);
     long source = argc > 1 ? atol(argv[1]) : 1000000;
     long chunk = argc > 2 ? atol(argv[2]) : 20000;
     long target = argc > 3 ? atol(argv[3]) : 1200;
@@ -54,7 +44,7 @@ int main(int argc, char **argv)
         sbuf text = {0};
         int words = 200 + (int)(bench_next() % 400);
         for (int w = 0; w < words; w++) {
-            sb_puts(&text, bench_words[bench_next() % (sizeof bench_words / sizeof bench_words[0])]);
+            sb_puts(&text, bench_words[bench_next() % BENCH_N_WORDS]);
             sb_puts(&text, (w % 12 == 11) ? ". " : " ");
         }
         if (i % 7 == 0) sb_printf(&text, "Decided: keep src/mod%d.c. Remember N%02d=%u. ", i, i % 100, 1000 + bench_next() % 9000);

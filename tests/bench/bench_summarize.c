@@ -15,21 +15,11 @@
 #include "summarize.h"
 #include "util.h"
 
-static unsigned long bench_rng = 0x2545F491UL;
-static unsigned bench_next(void)
-{
-    bench_rng = bench_rng * 6364136223846793005UL + 1442695040888963407UL;
-    return (unsigned)(bench_rng >> 33);
-}
-
-static const char *const bench_words[] = {
-    "the", "build", "test", "passes", "after", "we", "changed", "parser", "cache", "store",
-    "index", "summary", "node", "window", "request", "error", "output", "file", "function",
-    "returns", "value", "because", "reads", "writes", "again", "model", "context", "tokens",
-};
+#include "prose.h"
 
 int main(int argc, char **argv)
 {
+    bench_seed(0x2545F491UL);
     long total = argc > 1 ? atol(argv[1]) : 1000000;
     long chunk = argc > 2 ? atol(argv[2]) : 20000;
     long target = argc > 3 ? atol(argv[3]) : 1200;
@@ -37,7 +27,6 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s [source_tokens] [chunk_tokens] [target_tokens]\n", argv[0]);
         return 2;
     }
-    size_t nw = sizeof bench_words / sizeof bench_words[0];
     long src_tokens = 0, out_tokens = 0, needles = 0, kept = 0, chunks = 0;
     double ms = 0;
     while (src_tokens < total) {
@@ -55,7 +44,7 @@ int main(int argc, char **argv)
             } else {
                 int words = 8 + (int)(bench_next() % 20);
                 for (int w = 0; w < words; w++)
-                    sb_printf(&b, "%s%s", w ? " " : "", bench_words[bench_next() % nw]);
+                    sb_printf(&b, "%s%s", w ? " " : "", bench_words[bench_next() % BENCH_N_WORDS]);
                 sb_puts(&b, ". ");
             }
             if (bench_next() % 400 == 0 && n_planted < 64) {

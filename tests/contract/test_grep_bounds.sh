@@ -13,23 +13,25 @@ lcm() { "$HOST" --home "$HOME_DIR" --plugin-dir "$PLUGINS" --session "$T/out.jso
 lcm replay "$T/in.jsonl" > "$T/replay.out" 2>&1 || { cat "$T/replay.out"; fail "replay"; }
 ok
 
-lcm --tool lcm_grep '{"pattern":"(a|aa){1,14}!"}' > "$T/g1" 2>&1
-rc=$?
-[ $rc -le 1 ] || { cat "$T/g1"; fail "the regex bomb kills the host (status $rc)"; }
-ok
-assert_grep "$T/g1" "bound: stopped at the one-second pattern limit" "the bomb stops at the named time bound"
-assert_grep "$T/g1" "inside entry m00002" "the bound names the message it stopped inside"
-assert_nogrep "$T/g1" "no more matches" "a call stopped by its bound never says there are no more matches"
-assert_nogrep "$T/g1" ": no hits$" "a call stopped by its bound never says plainly that there are no hits"
+# bounded_grep OUT WHAT PATTERN BOUND WHERE: lcm_grep for PATTERN (a JSON string body) to
+# OUT survives (status 0 or 1), names BOUND and the message WHERE it stopped, and never reads
+# as a plain miss ("no more matches", "no hits"). WHAT names the call in the messages.
+bounded_grep() {
+    _out=$1 _what=$2
+    lcm --tool lcm_grep "{\"pattern\":\"$3\"}" > "$_out" 2>&1
+    rc=$?
+    [ $rc -le 1 ] || { cat "$_out"; fail "$_what kills the host (status $rc)"; }
+    ok
+    assert_grep "$_out" "$4" "$_what: the bound is named"
+    assert_grep "$_out" "$5" "$_what: the message it stopped on is named"
+    assert_nogrep "$_out" "no more matches" "$_what: a call stopped by its bound never says there are no more matches"
+    assert_nogrep "$_out" ": no hits$" "$_what: a call stopped by its bound never says plainly that there are no hits"
+}
 
-lcm --tool lcm_grep '{"pattern":"(a|aa)+c"}' > "$T/g2" 2>&1
-rc=$?
-[ $rc -le 1 ] || { cat "$T/g2"; fail "(a|aa)+c kills the host (status $rc)"; }
-ok
-assert_grep "$T/g2" "bound: the PCRE2 match limit" "a match limit hit is named"
-assert_grep "$T/g2" "was hit on entry m00003" "the message the limit left undecided is named"
-assert_nogrep "$T/g2" "no more matches" "a limit hit never reads as no more matches"
-assert_nogrep "$T/g2" ": no hits$" "a limit hit never reads as no hits"
+bounded_grep "$T/g1" "the regex bomb (a|aa){1,14}!" '(a|aa){1,14}!' \
+    "bound: stopped at the one-second pattern limit" "inside entry m00002"
+bounded_grep "$T/g2" "(a|aa)+c at PCRE2's match limit" '(a|aa)+c' \
+    "bound: the PCRE2 match limit" "was hit on entry m00003"
 
 lcm --tool lcm_grep '{"pattern":"GREP_MARKER_\\w+"}' > "$T/g3" 2>&1 || { cat "$T/g3"; fail "plain pattern"; }
 assert_grep "$T/g3" "m00004 \[assistant\]" "a plain pattern past the long message still finds its hit"

@@ -5,27 +5,17 @@
 # existing message. Ctrl-C still stops an uncapped prompt: interrupted while a tool runs,
 # the loop makes no further model request.
 . "$(dirname "$0")/lib.sh"
-FAKE="$ROOT/tests/contract/fake_openai.py"
 HOST_PID=""
 cleanup() { [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; [ -n "$HOST_PID" ] && kill "$HOST_PID" 2>/dev/null; rm -rf "$T"; }
 trap cleanup EXIT
 mkdir -p "$T/work"
-fake() { # RECORD ARGS...: (re)start the unscripted fake model; sets PORT
-    [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
-    _rec=$1; shift
-    : >"$T/port"
-    python3 "$FAKE" --port 0 --record "$_rec" "$@" >"$T/port" 2>"$T/server.err" &
-    SERVER_PID=$!
-    i=0; while [ ! -s "$T/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
-    PORT=$(head -n 1 "$T/port"); [ -n "$PORT" ] || { cat "$T/server.err"; fail "fake model server did not start"; }
-}
 agents() { python3 -c 'import json,sys; print(sum(1 for l in open(sys.argv[1]) if l.strip() and json.loads(l).get("_fake",{}).get("kind","agent")=="agent"))' "$1"; }
 
 "$HOST" --help >"$T/help.txt" 2>&1
 assert_grep "$T/help.txt" "unlimited" "--help states the default: unlimited"
 
 # 1. no --max-turns: 60 tool rounds, then the final answer
-fake "$T/rec1.jsonl" --tool-rounds 60 --tool-bytes 200
+start_fake "$T/rec1.jsonl" --tool-rounds 60 --tool-bytes 200
 "$HOST" --home "$HOME_DIR" --plugin-dir "$PLUGINS" --session "$T/s1.jsonl" --cwd "$T/work" \
     --base-url "http://127.0.0.1:$PORT/v1" --model fake -p "Run the checks until they are all done." \
     >"$T/out1.txt" 2>"$T/err1.txt" || { tail -n 20 "$T/err1.txt"; fail "the uncapped run failed"; }
@@ -37,7 +27,7 @@ assert_eq "$n" "60" "all 60 tool rounds ran"
 assert_eq "$(agents "$T/rec1.jsonl")" "61" "61 agent requests (60 rounds + the answer)"
 
 # 2. --max-turns 5: stops after 5 model turns with the existing message
-fake "$T/rec2.jsonl" --tool-rounds 60 --tool-bytes 200
+start_fake "$T/rec2.jsonl" --tool-rounds 60 --tool-bytes 200
 if "$HOST" --home "$HOME_DIR" --plugin-dir "$PLUGINS" --session "$T/s2.jsonl" --cwd "$T/work" \
     --base-url "http://127.0.0.1:$PORT/v1" --model fake --max-turns 5 -p "Run the checks." \
     >"$T/out2.txt" 2>"$T/err2.txt"; then fail "the capped run claimed success"; fi
@@ -54,17 +44,8 @@ cat >"$T/script.json" <<'J'
  {"content": "NEVER_REACHED"}
 ]
 J
-[ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
-: >"$T/port"
-python3 "$FAKE" --port 0 --script "$T/script.json" --record "$T/rec3.jsonl" >"$T/port" 2>"$T/server.err" &
-SERVER_PID=$!
-i=0; while [ ! -s "$T/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
-PORT=$(head -n 1 "$T/port"); [ -n "$PORT" ] || fail "fake server did not start"
-mkfifo "$T/in"
-"$HOST" --home "$HOME_DIR" --session "$T/s3.jsonl" --cwd "$T/work" \
-    --base-url "http://127.0.0.1:$PORT/v1" --model fake <"$T/in" >"$T/out3.txt" 2>"$T/err3.txt" &
-HOST_PID=$!
-exec 3>"$T/in"
+start_server "$T/script.json" "$T/rec3.jsonl"
+start_host_fifo "$T/s3.jsonl" "$T/out3.txt" "$T/err3.txt"
 echo "go" >&3
 i=0; while [ "$(cat "$T/rec3.jsonl" 2>/dev/null | wc -l)" -lt 2 ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done
 sleep 0.5 # the second answer's `sleep 2` is running

@@ -4,22 +4,9 @@
 # disk, what the host sent back to the model, and that a provider 500 fails clearly.
 . "$(dirname "$0")/lib.sh"
 
-FAKE="$ROOT/tests/contract/fake_openai.py"
 SERVER_PID=""
 cleanup() { [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; rm -rf "$T"; }
 trap cleanup EXIT
-
-# start_server SCRIPT RECORD: sets PORT and SERVER_PID
-start_server() {
-    [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
-    : > "$T/port"
-    python3 "$FAKE" --port 0 --script "$1" --record "$2" > "$T/port" 2>"$T/server.err" &
-    SERVER_PID=$!
-    i=0
-    while [ ! -s "$T/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
-    PORT=$(head -n 1 "$T/port")
-    [ -n "$PORT" ] || { cat "$T/server.err"; fail "fake model server did not start"; }
-}
 
 mkdir -p "$T/work"
 cat > "$T/script.json" <<'EOF'

@@ -4,7 +4,6 @@
 # and usage comes from the final chunk. Ctrl-C during a request stops that turn, keeps the
 # session (the prompt already appended stays), and the loop takes the next prompt.
 . "$(dirname "$0")/lib.sh"
-FAKE="$ROOT/tests/contract/fake_openai.py"
 SERVER_PID=""; HOST_PID=""
 cleanup() { [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; [ -n "$HOST_PID" ] && kill "$HOST_PID" 2>/dev/null; rm -rf "$T"; }
 trap cleanup EXIT
@@ -19,15 +18,8 @@ cat > "$T/script.json" <<'J'
  {"content": "AFTER_INTERRUPT_OK"}
 ]
 J
-python3 "$FAKE" --port 0 --script "$T/script.json" --record "$T/rec.jsonl" >"$T/port" 2>"$T/server.err" &
-SERVER_PID=$!
-i=0; while [ ! -s "$T/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
-PORT=$(head -n 1 "$T/port"); [ -n "$PORT" ] || fail "fake server did not start"
-mkfifo "$T/in"
-"$HOST" --home "$HOME_DIR" --session "$T/s.jsonl" --cwd "$T/work" \
-    --base-url "http://127.0.0.1:$PORT/v1" --model fake <"$T/in" >"$T/out.txt" 2>"$T/err.txt" &
-HOST_PID=$!
-exec 3>"$T/in"
+start_server "$T/script.json" "$T/rec.jsonl"
+start_host_fifo "$T/s.jsonl" "$T/out.txt" "$T/err.txt"
 echo "run the command" >&3
 # the third request is the slow one: interrupt it once the server has it
 echo "now wait" >&3

@@ -4,11 +4,7 @@
 # of reading like a normal run. A replay into a sound store has no such line.
 . "$(dirname "$0")/lib.sh"
 IN="$T/in.jsonl"
-cat > "$IN" <<'JSONL'
-{"type":"session","version":3,"id":"rfail-0001","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/work/rfail"}
-{"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":[{"type":"text","text":"hello"}],"timestamp":1767225601000}}
-{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"hi"}],"api":"openai-completions","provider":"generated","model":"gen-1","stopReason":"stop","usage":{"input":10,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":15},"timestamp":1767225602000}}
-JSONL
+hello_session "$IN" rfail-0001 /work/rfail "hello"
 "$HOST" --home "$T/good" --plugin-dir "$PLUGINS" --session "$T/good.jsonl" replay "$IN" > "$T/good.out" 2>&1 \
     || { cat "$T/good.out"; fail "replay into a sound store"; }
 ok

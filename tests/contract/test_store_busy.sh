@@ -30,12 +30,7 @@ PY
 LOCKER=$!
 i=0; while [ ! -f "$T/locked" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
 [ -f "$T/locked" ] || fail "the locker did not take the lock"
-: >"$T/port"
-python3 "$ROOT/tests/contract/fake_openai.py" --port 0 --record "$T/rec.jsonl" \
-    --agent-delay 0.5 --tool-rounds 18 --tool-bytes 2000 >"$T/port" 2>"$T/server.err" &
-SERVER_PID=$!
-i=0; while [ ! -s "$T/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
-PORT=$(head -n 1 "$T/port"); [ -n "$PORT" ] || { cat "$T/server.err"; fail "fake model server did not start"; }
+start_fake "$T/rec.jsonl" --agent-delay 0.5 --tool-rounds 18 --tool-bytes 2000
 "$HOST" --home "$HOME_DIR" --plugin-dir "$PLUGINS" --session "$T/s.jsonl" --cwd "$T/work" \
     --base-url "http://127.0.0.1:$PORT/v1" --model fake --max-turns 40 \
     -p "Run the checks, one round at a time, until they are all done." \

@@ -8,11 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 SID=links-0001
 IN="$T/in.jsonl"
-cat > "$IN" <<'JSONL'
-{"type":"session","version":3,"id":"links-0001","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/work/links"}
-{"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":[{"type":"text","text":"hello LINKS_MARKER"}],"timestamp":1767225601000}}
-{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"hi"}],"api":"openai-completions","provider":"generated","model":"gen-1","stopReason":"stop","usage":{"input":10,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":15},"timestamp":1767225602000}}
-JSONL
+hello_session "$IN" links-0001 /work/links "hello LINKS_MARKER"
 mkdir -p "$T/outside"
 host() { # HOME OUT ARGS...
     h=$1; o=$2; shift 2

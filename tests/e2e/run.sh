@@ -15,24 +15,17 @@
 # home: HOME and PI_CODING_AGENT_DIR point into a temp folder, kept on failure.
 set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BUILD=${1:-${BUILD:-$ROOT/build}}
-BUILD=$(cd "$BUILD" && pwd)
+. "$ROOT/tests/e2e/lib.sh"
+BUILD=$(e2e_build "${1:-}")
 E2E="$ROOT/tests/e2e"
 NODE_DIR="$BUILD/e2e-node"
 OUT="$BUILD/e2e"
 SO="$BUILD/lossless-context.so"
-[ -f "$SO" ] || { echo "FAIL: $SO is missing (run make)"; exit 1; }
-mkdir -p "$NODE_DIR" "$OUT"
+e2e_built "$SO"
+mkdir -p "$OUT"
 
 # -- pinned packages, cached in the build folder -------------------------------------------
-stamp=$(cat "$E2E/package.json" "$E2E/package-lock.json" | sha256sum | cut -c1-16)
-if [ "$(cat "$NODE_DIR/.stamp" 2>/dev/null)" != "$stamp" ] || [ ! -x "$NODE_DIR/node_modules/.bin/pi" ]; then
-    echo "installing pinned Pi and koffi into $NODE_DIR"
-    cp "$E2E/package.json" "$E2E/package-lock.json" "$NODE_DIR/"
-    (cd "$NODE_DIR" && npm ci --no-audit --no-fund --loglevel=error) >"$OUT/npm.log" 2>&1 ||
-        { cat "$OUT/npm.log"; echo "FAIL: npm ci of the pinned packages failed"; exit 1; }
-    echo "$stamp" >"$NODE_DIR/.stamp"
-fi
+e2e_pinned "$E2E" "$NODE_DIR" pi "Pi and koffi" "$OUT/npm.log"
 PI="$NODE_DIR/node_modules/.bin/pi"
 export NODE_PATH="$NODE_DIR/node_modules"
 
@@ -44,41 +37,50 @@ $CC -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -I"$ROOT/abi" -fPIC -f
 PROBE_SO="$OUT/probe-plugin.so" LC_SO="$SO" LAYOUT_BIN="$OUT/layout" \
     node --test "$E2E/bridge.test.mjs"
 
+# pi_begin NAME: a fresh temporary folder T for one Pi session (home, agent dir, work, tmp).
+pi_begin() {
+    T=$(mktemp -d "${TMPDIR:-/tmp}/lc-pi-$1.XXXXXX")
+    mkdir -p "$T/home" "$T/agent" "$T/work" "$T/tmp"
+}
+
+# pi_session SO ARGS...: the real Pi in T with the bridge loading SO; ARGS go to pi_session.py.
+pi_session() {
+    _so=$1
+    shift
+    HOME="$T/home" TMPDIR="$T/tmp" LOSSLESS_CONTEXT_SO="$_so" python3 "$E2E/pi_session.py" --pi "$PI" \
+        --extension "$ROOT/host/pi/extension.js" --work "$T/work" --agent-dir "$T/agent" --out "$T/out" "$@"
+}
+
+# pi_end WHAT: on a non-zero $status, the ends of Pi's stderr and the bridge log and a FAIL
+# naming WHAT (T is kept); else T is removed.
+pi_end() {
+    if [ "$status" -ne 0 ]; then
+        echo "--- pi stderr:"; tail -n 20 "$T/out/pi-stderr.txt" 2>/dev/null || true
+        echo "--- bridge log:"; tail -n 20 "$T/agent/lcm/pi-bridge.log" 2>/dev/null || true
+        echo "FAIL: $1 (kept in $T)"
+        exit 1
+    fi
+    rm -rf "$T"
+}
+
 # -- the real Pi over a scripted multi-turn session ---------------------------------------
-T=$(mktemp -d "${TMPDIR:-/tmp}/lc-pi-e2e.XXXXXX")
-mkdir -p "$T/home" "$T/agent" "$T/work" "$T/tmp"
+pi_begin e2e
 printf '# demo project\n' >"$T/work/README.md"
 status=0
-HOME="$T/home" TMPDIR="$T/tmp" LOSSLESS_CONTEXT_SO="$SO" python3 "$E2E/pi_session.py" --pi "$PI" \
-    --extension "$ROOT/host/pi/extension.js" --work "$T/work" --agent-dir "$T/agent" \
-    --script "$E2E/fixtures/script.json" --steps "$E2E/fixtures/steps.json" --out "$T/out" || status=$?
+pi_session "$SO" --script "$E2E/fixtures/script.json" --steps "$E2E/fixtures/steps.json" || status=$?
 if [ "$status" -eq 0 ]; then
     full=""
     [ "${LC_E2E_FULL:-1}" = "1" ] && full="--full"
     python3 "$E2E/check_session.py" "$T/out" "$T/agent" $full || status=$?
 fi
-if [ "$status" -ne 0 ]; then
-    echo "--- pi stderr:"; tail -n 20 "$T/out/pi-stderr.txt" 2>/dev/null || true
-    echo "--- bridge log:"; tail -n 20 "$T/agent/lcm/pi-bridge.log" 2>/dev/null || true
-    echo "FAIL: Pi end-to-end session (kept in $T)"
-    exit 1
-fi
-rm -rf "$T"
+pi_end "Pi end-to-end session"
 
 # -- the real Pi with the probe plugin: complete_async from a plugin thread -----------------
-T=$(mktemp -d "${TMPDIR:-/tmp}/lc-pi-probe.XXXXXX")
-mkdir -p "$T/home" "$T/agent" "$T/work" "$T/tmp"
-HOME="$T/home" TMPDIR="$T/tmp" LOSSLESS_CONTEXT_SO="$OUT/probe-plugin.so" python3 "$E2E/pi_session.py" \
-    --pi "$PI" --extension "$ROOT/host/pi/extension.js" --work "$T/work" --agent-dir "$T/agent" \
-    --script "$E2E/fixtures/probe_script.json" --steps "$E2E/fixtures/probe_steps.json" --out "$T/out" &&
+pi_begin probe
+pi_session "$OUT/probe-plugin.so" --script "$E2E/fixtures/probe_script.json" \
+    --steps "$E2E/fixtures/probe_steps.json" &&
     python3 "$E2E/check_probe.py" "$T/out" "$T/agent" || status=$?
-if [ "$status" -ne 0 ]; then
-    echo "--- pi stderr:"; tail -n 20 "$T/out/pi-stderr.txt" 2>/dev/null || true
-    echo "--- bridge log:"; tail -n 20 "$T/agent/lcm/pi-bridge.log" 2>/dev/null || true
-    echo "FAIL: Pi session with the probe plugin (kept in $T)"
-    exit 1
-fi
-rm -rf "$T"
+pi_end "Pi session with the probe plugin"
 
 # -- the real Pi, the real plugin, summaries by Pi's own model ------------------------------
 # A 32k window, leaf chunks of 8k tokens and 36 tool rounds of ~750 tokens: summaries are
@@ -88,25 +90,16 @@ rm -rf "$T"
 # threshold compaction (default reserve 16384 tokens, i.e. at 15.6k of 32k) is moved past
 # the plugin's swap line (70%), so it is the plugin's worker that summarizes, not the
 # host's compaction (which invalidates the worker and its call in flight too).
-T=$(mktemp -d "${TMPDIR:-/tmp}/lc-pi-summ.XXXXXX")
-mkdir -p "$T/home" "$T/agent" "$T/work" "$T/tmp"
+pi_begin summ
 printf '# demo project\n' >"$T/work/README.md"
 cp "$E2E/fixtures/summ_lcm.json" "$T/agent/lcm.json"
 SUMM_WINDOW=32000
-HOME="$T/home" TMPDIR="$T/tmp" LOSSLESS_CONTEXT_SO="$SO" python3 "$E2E/pi_session.py" --pi "$PI" \
-    --extension "$ROOT/host/pi/extension.js" --work "$T/work" --agent-dir "$T/agent" \
-    --script "$E2E/fixtures/summ_script.json" --steps "$E2E/fixtures/summ_steps.json" --out "$T/out" \
+pi_session "$SO" --script "$E2E/fixtures/summ_script.json" --steps "$E2E/fixtures/summ_steps.json" \
     --fake-arg=--record-answers --fake-arg=--summary-tag=PI-SCRIPTED-SUMMARY \
     --fake-arg=--agent-delay=0.3 --fake-arg=--summary-delay=1.5 \
     --fake-arg=--tool-rounds=36 --fake-arg=--tool-bytes=3000 --context-window "$SUMM_WINDOW" \
     --settings '{"compaction": {"reserveTokens": 4000}}' &&
     python3 "$E2E/check_summ.py" "$T/out" "$T/agent" --window "$SUMM_WINDOW" --check --label "pi summaries" ||
     status=$?
-if [ "$status" -ne 0 ]; then
-    echo "--- pi stderr:"; tail -n 20 "$T/out/pi-stderr.txt" 2>/dev/null || true
-    echo "--- bridge log:"; tail -n 20 "$T/agent/lcm/pi-bridge.log" 2>/dev/null || true
-    echo "FAIL: Pi session summarized by Pi's model (kept in $T)"
-    exit 1
-fi
-rm -rf "$T"
+pi_end "Pi session summarized by Pi's model"
 echo "pi e2e: passed"

@@ -19,17 +19,10 @@ typedef struct fake_server {
     char record[300];  /* every request, one JSON line each */
 } fake_server;
 
-/* extra_arg: one more option for the fake (e.g. "--record-answers"), or NULL. */
-static void fake_start(fake_server *fs, const char *dir, const char *script_json, const char *extra_arg)
+/* Run argv (argv[0] looked up on PATH) with its stdout on a pipe and read the port it
+ * prints first; fs->url is then http://127.0.0.1:PORT/v1. fs->record is the caller's. */
+static void fake_spawn(fake_server *fs, char *const argv[])
 {
-    const char *root = getenv("ROOT");
-    char *script = lc_asprintf("%s/script.json", dir);
-    char *server = lc_asprintf("%s/tests/contract/fake_openai.py", root ? root : ".");
-    snprintf(fs->record, sizeof fs->record, "%s/record.jsonl", dir);
-    FILE *f = fopen(script, "w");
-    assert_non_null(f);
-    fputs(script_json, f);
-    fclose(f);
     int fds[2];
     assert_int_equal(pipe(fds), 0);
     fs->pid = fork();
@@ -37,8 +30,7 @@ static void fake_start(fake_server *fs, const char *dir, const char *script_json
     if (fs->pid == 0) {
         dup2(fds[1], 1);
         close(fds[0]);
-        execlp("python3", "python3", server, "--port", "0", "--script", script, "--record",
-               fs->record, extra_arg, (char *)NULL);
+        execvp(argv[0], argv);
         _exit(127);
     }
     close(fds[1]);
@@ -53,9 +45,25 @@ static void fake_start(fake_server *fs, const char *dir, const char *script_json
     close(fds[0]);
     fs->port = atoi(line);
     snprintf(fs->url, sizeof fs->url, "http://127.0.0.1:%d/v1", fs->port);
+    assert_true(fs->port > 0);
+}
+
+/* extra_arg: one more option for the fake (e.g. "--record-answers"), or NULL. */
+static void fake_start(fake_server *fs, const char *dir, const char *script_json, const char *extra_arg)
+{
+    const char *root = getenv("ROOT");
+    char *script = lc_asprintf("%s/script.json", dir);
+    char *server = lc_asprintf("%s/tests/contract/fake_openai.py", root ? root : ".");
+    snprintf(fs->record, sizeof fs->record, "%s/record.jsonl", dir);
+    FILE *f = fopen(script, "w");
+    assert_non_null(f);
+    fputs(script_json, f);
+    fclose(f);
+    char *argv[] = {"python3", server, "--port", "0", "--script", script, "--record", fs->record,
+                    (char *)extra_arg, NULL};
+    fake_spawn(fs, argv);
     free(script);
     free(server);
-    assert_true(fs->port > 0);
 }
 
 static void fake_stop(fake_server *fs)

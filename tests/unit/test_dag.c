@@ -380,19 +380,24 @@ static int echo_auto(void *ud, const char *system_prompt, const char *prompt, lo
     return LC_OK;
 }
 
-static void test_heal_dry_run_lists_mechanical_nodes_and_apply_replaces_them(void **state)
+/* One pass whose every node is mechanical: a per-call cap below any request. */
+static void mechanical_pass(store *st, const dag_opts *o, dag_stats *s)
 {
-    fx *f = *state;
-    ingest(f->st, 0, 40, 500, 0);
-    /* A per-call cap below any request: every node of the pass is mechanical. */
     static const char *const chain[] = {"auto"};
     summ_config cfg = {.chain = chain, .n_chain = 1, .auto_fn = echo_auto, .tokens_per_call = 1};
     summ_ctx *capped = NULL;
     assert_int_equal(summ_create(&cfg, &capped, NULL), LC_OK);
+    assert_int_equal(dag_pass(st, capped, o, s, NULL), LC_OK);
+    summ_free(capped);
+}
+
+static void test_heal_dry_run_lists_mechanical_nodes_and_apply_replaces_them(void **state)
+{
+    fx *f = *state;
+    ingest(f->st, 0, 40, 500, 0);
     dag_opts o = opts();
     dag_stats s;
-    assert_int_equal(dag_pass(f->st, capped, &o, &s, NULL), LC_OK);
-    summ_free(capped);
+    mechanical_pass(f->st, &o, &s);
     int64_t mech = q1(f->st, "SELECT count(*) FROM summaries WHERE text LIKE '[lcm:truncated]%'");
     assert_true(mech >= 3);
     dag_heal_opts h = {.apply = 0, .summary_tokens = 200, .heal_source_tokens = 3000};
@@ -418,14 +423,9 @@ static void test_heal_blocks_a_source_beyond_eight_windows_without_a_call(void *
 {
     fx *f = *state;
     ingest(f->st, 0, 40, 500, 0);
-    static const char *const chain[] = {"auto"};
-    summ_config cfg = {.chain = chain, .n_chain = 1, .auto_fn = echo_auto, .tokens_per_call = 1};
-    summ_ctx *capped = NULL;
-    assert_int_equal(summ_create(&cfg, &capped, NULL), LC_OK);
     dag_opts o = opts();
     o.leaf_chunk_tokens = 20000;
-    assert_int_equal(dag_pass(f->st, capped, &o, NULL, NULL), LC_OK);
-    summ_free(capped);
+    mechanical_pass(f->st, &o, NULL);
     dag_heal_opts h = {.apply = 1, .summary_tokens = 200, .heal_source_tokens = 1000};
     dag_heal_report r;
     assert_int_equal(dag_heal(f->st, f->sc, &h, &r, NULL), LC_OK);

@@ -22,6 +22,16 @@ static char *explore(const char *path, const char *body, files_kind *kind)
     return files_explore(path, body, strlen(body), *kind);
 }
 
+/* path with body is classified as `kind` and explored to exactly `want`. */
+static void expect_explore(const char *path, const char *body, files_kind kind, const char *want)
+{
+    files_kind k;
+    char *s = explore(path, body, &k);
+    assert_int_equal(k, kind);
+    assert_string_equal(s, want);
+    free(s);
+}
+
 static void test_typescript_names_top_level_declarations_capped_at_twelve(void **state)
 {
     (void)state;
@@ -60,41 +70,25 @@ static void test_c_and_python_declarations_found_by_rule(void **state)
 static void test_json_shape_names_one_level_of_keys(void **state)
 {
     (void)state;
-    files_kind k;
-    char *s = explore("items.json", "[{\"id\":1,\"name\":\"a\"},{\"id\":2,\"name\":\"b\"}]", &k);
-    assert_int_equal(k, FILES_KIND_JSON);
-    assert_string_equal(s, "array of 2 objects, keys: id, name");
-    free(s);
-    s = explore("cfg", "{\"a\":[1,2,3],\"b\":{\"x\":1,\"y\":2},\"c\":true}", &k);
-    assert_int_equal(k, FILES_KIND_JSON); /* no extension: the body decides */
-    assert_string_equal(s, "object with 3 key(s): a (array of 3), b (object, 2 keys), c");
-    free(s);
+    expect_explore("items.json", "[{\"id\":1,\"name\":\"a\"},{\"id\":2,\"name\":\"b\"}]", FILES_KIND_JSON,
+                   "array of 2 objects, keys: id, name");
+    /* no extension: the body decides */
+    expect_explore("cfg", "{\"a\":[1,2,3],\"b\":{\"x\":1,\"y\":2},\"c\":true}", FILES_KIND_JSON,
+                   "object with 3 key(s): a (array of 3), b (object, 2 keys), c");
 }
 
 static void test_jsonl_csv_tsv_markdown_and_text(void **state)
 {
     (void)state;
-    files_kind k;
-    char *s = explore("rows.jsonl", "{\"a\":1,\"b\":2}\n{\"a\":3,\"c\":4}\n", &k);
-    assert_int_equal(k, FILES_KIND_JSONL);
-    assert_string_equal(s, "JSONL, 2 rows, row keys: a, b, c");
-    free(s);
-    s = explore("t.csv", "id,\"name\",score\n1,a,2\n2,b,3\n", &k);
-    assert_int_equal(k, FILES_KIND_CSV);
-    assert_string_equal(s, "CSV table, 2 rows, 3 columns: id, name, score");
-    free(s);
-    s = explore("t.tsv", "x\ty\n1\t2\n", &k);
-    assert_int_equal(k, FILES_KIND_TSV);
-    assert_string_equal(s, "TSV table, 1 rows, 2 columns: x, y");
-    free(s);
-    s = explore("README.md", "# Title\ntext\n```\n# not a heading\n```\n## Usage\n", &k);
-    assert_int_equal(k, FILES_KIND_MARKDOWN);
-    assert_string_equal(s, "Markdown, 6 lines, 2 heading(s): Title, Usage");
-    free(s);
-    s = explore("notes.txt", "\n  first real line\nsecond\n", &k);
-    assert_int_equal(k, FILES_KIND_TEXT);
-    assert_string_equal(s, "text, 26 chars, 3 lines; first line: first real line");
-    free(s);
+    expect_explore("rows.jsonl", "{\"a\":1,\"b\":2}\n{\"a\":3,\"c\":4}\n", FILES_KIND_JSONL,
+                   "JSONL, 2 rows, row keys: a, b, c");
+    expect_explore("t.csv", "id,\"name\",score\n1,a,2\n2,b,3\n", FILES_KIND_CSV,
+                   "CSV table, 2 rows, 3 columns: id, name, score");
+    expect_explore("t.tsv", "x\ty\n1\t2\n", FILES_KIND_TSV, "TSV table, 1 rows, 2 columns: x, y");
+    expect_explore("README.md", "# Title\ntext\n```\n# not a heading\n```\n## Usage\n", FILES_KIND_MARKDOWN,
+                   "Markdown, 6 lines, 2 heading(s): Title, Usage");
+    expect_explore("notes.txt", "\n  first real line\nsecond\n", FILES_KIND_TEXT,
+                   "text, 26 chars, 3 lines; first line: first real line");
 }
 
 static void test_binary_reports_size_and_large_inline_is_labelled(void **state)

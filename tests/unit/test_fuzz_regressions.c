@@ -22,22 +22,7 @@
 #include "store.h"
 #include "util.h"
 
-static char home[256];
-
-static int setup(void **state)
-{
-    (void)state;
-    snprintf(home, sizeof home, "/tmp/lc-fuzzreg-XXXXXX");
-    return mkdtemp(home) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", home);
-    return system(cmd);
-}
+#include "temp_home.h"
 
 /* fuzz_callbacks-grep-sessions-qsort-null: lcm_grep with scope all_sessions when the only
  * store under <home>/lcm is the current session's. The past-store list is then empty and

@@ -17,30 +17,15 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 
+#include "temp_home.h"
+
 /* ------------------------------------------------------------------------------------
  * helpers
  * ---------------------------------------------------------------------------------- */
 
-static char tmp_root[256];
-
-static int setup_tmp(void **state)
-{
-    (void)state;
-    snprintf(tmp_root, sizeof tmp_root, "/tmp/test_host_llm.XXXXXX");
-    return mkdtemp(tmp_root) ? 0 : -1;
-}
-
-static int teardown_tmp(void **state)
-{
-    (void)state;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_root);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
 static char *path_in_tmp(const char *name)
 {
-    return lc_asprintf("%s/%s", tmp_root, name);
+    return lc_asprintf("%s/%s", home, name);
 }
 
 static void put_file(const char *name, const char *text)
@@ -81,10 +66,21 @@ static cJSON *run_tool(const char *name, const char *args_json)
 {
     cJSON *args = cJSON_Parse(args_json);
     assert_non_null(args);
-    cJSON *r = tools_run(name, args, tmp_root);
+    cJSON *r = tools_run(name, args, home);
     cJSON_Delete(args);
     assert_non_null(r);
     return r;
+}
+
+/* Tool `name` on args_json answers with an error result whose text holds `want` (NULL:
+ * any text). */
+static void expect_tool_error(const char *name, const char *args_json, const char *want)
+{
+    cJSON *r = run_tool(name, args_json);
+    assert_true(result_is_error(r));
+    if (want)
+        assert_non_null(strstr(result_text(r), want));
+    cJSON_Delete(r);
 }
 
 static cJSON *build(const char *system, const char **msgs, size_t n, const cJSON *tools, long max)
@@ -375,7 +371,7 @@ static void test_complete_round_trip_records_request_and_returns_calls(void **st
 {
     (void)state;
     fake_server fs;
-    fake_start(&fs, tmp_root, "[{\"tool_calls\":[{\"name\":\"write\",\"arguments\":{\"path\":\"a\","
+    fake_start(&fs, home, "[{\"tool_calls\":[{\"name\":\"write\",\"arguments\":{\"path\":\"a\","
                     "\"content\":\"b\"}}],\"usage\":{\"prompt_tokens\":50,"
                     "\"completion_tokens\":5,\"prompt_tokens_details\":{\"cached_tokens\":20}}}]", NULL);
     const char *msgs[] = {"{\"role\":\"user\",\"content\":\"go\"}"};
@@ -413,7 +409,7 @@ static void test_complete_http_error_names_status_and_provider_message(void **st
 {
     (void)state;
     fake_server fs;
-    fake_start(&fs, tmp_root, "[{\"status\":500,\"error\":\"the fake model is down\"}]", NULL);
+    fake_start(&fs, home, "[{\"status\":500,\"error\":\"the fake model is down\"}]", NULL);
     char *out = NULL, *err = NULL;
     assert_int_not_equal(complete_with(fs.port, 10, "{\"model\":\"fake\",\"messages\":[]}", &out, &err), 0);
     fake_stop(&fs);
@@ -445,7 +441,7 @@ static void test_complete_honours_timeout(void **state)
 {
     (void)state;
     fake_server fs;
-    fake_start(&fs, tmp_root, "[{\"content\":\"slow\",\"delay\":4}]", NULL);
+    fake_start(&fs, home, "[{\"content\":\"slow\",\"delay\":4}]", NULL);
     char *out = NULL, *err = NULL;
     int rc = complete_with(fs.port, 1, "{\"model\":\"fake\",\"messages\":[]}", &out, &err);
     fake_stop(&fs);
@@ -474,7 +470,7 @@ static void test_complete_runs_from_several_threads(void **state)
 {
     (void)state;
     fake_server fs;
-    fake_start(&fs, tmp_root, "[]", NULL);
+    fake_start(&fs, home, "[]", NULL);
     pthread_t th[4];
     thread_arg args[4];
     for (int i = 0; i < 4; i++) {
@@ -496,7 +492,7 @@ static void test_loop_carries_tool_results_back_to_the_model(void **state)
 {
     (void)state;
     fake_server fs;
-    fake_start(&fs, tmp_root, "[{\"tool_calls\":[{\"name\":\"write\",\"arguments\":{\"path\":\"w/a.txt\","
+    fake_start(&fs, home, "[{\"tool_calls\":[{\"name\":\"write\",\"arguments\":{\"path\":\"w/a.txt\","
                     "\"content\":\"one two\"}}]},"
                     "{\"tool_calls\":[{\"name\":\"edit\",\"arguments\":{\"path\":\"w/a.txt\","
                     "\"oldText\":\"two\",\"newText\":\"2\"}},{\"name\":\"bash\",\"arguments\":"
@@ -517,7 +513,7 @@ static void test_loop_carries_tool_results_back_to_the_model(void **state)
         const cJSON *blk;
         cJSON_ArrayForEach(blk, cJSON_GetObjectItem(a, "content")) {
             if (strcmp(sget(blk, "type"), "toolCall") != 0) continue;
-            cJSON *r = tools_run(sget(blk, "name"), cJSON_GetObjectItem(blk, "arguments"), tmp_root);
+            cJSON *r = tools_run(sget(blk, "name"), cJSON_GetObjectItem(blk, "arguments"), home);
             cJSON_AddStringToObject(r, "role", "toolResult");
             cJSON_AddStringToObject(r, "toolCallId", sget(blk, "id"));
             cJSON_AddStringToObject(r, "toolName", sget(blk, "name"));
@@ -607,13 +603,8 @@ static void test_read_caps_output_at_50kb(void **state)
 static void test_read_missing_file_is_an_error_result(void **state)
 {
     (void)state;
-    cJSON *r = run_tool("read", "{\"path\":\"nope.txt\"}");
-    assert_true(result_is_error(r));
-    assert_non_null(strstr(result_text(r), "nope.txt"));
-    cJSON_Delete(r);
-    r = run_tool("read", "{}");
-    assert_true(result_is_error(r));
-    cJSON_Delete(r);
+    expect_tool_error("read", "{\"path\":\"nope.txt\"}", "nope.txt");
+    expect_tool_error("read", "{}", NULL);
 }
 
 static void test_read_replaces_invalid_utf8(void **state)
@@ -680,14 +671,9 @@ static void test_edit_refuses_missing_or_repeated_text(void **state)
 {
     (void)state;
     put_file("e2.txt", "x = 1\nx = 1\n");
-    cJSON *r = run_tool("edit", "{\"path\":\"e2.txt\",\"oldText\":\"zzz\",\"newText\":\"\"}");
-    assert_true(result_is_error(r));
-    assert_non_null(strstr(result_text(r), "not found"));
-    cJSON_Delete(r);
-    r = run_tool("edit", "{\"path\":\"e2.txt\",\"oldText\":\"x = 1\",\"newText\":\"y\"}");
-    assert_true(result_is_error(r));
-    assert_non_null(strstr(result_text(r), "found 2 times; make oldText unique"));
-    cJSON_Delete(r);
+    expect_tool_error("edit", "{\"path\":\"e2.txt\",\"oldText\":\"zzz\",\"newText\":\"\"}", "not found");
+    expect_tool_error("edit", "{\"path\":\"e2.txt\",\"oldText\":\"x = 1\",\"newText\":\"y\"}",
+                      "found 2 times; make oldText unique");
     char *data = get_file("e2.txt");
     assert_string_equal(data, "x = 1\nx = 1\n");
     free(data);
@@ -699,7 +685,7 @@ static void test_bash_captures_output_and_exit_code_in_cwd(void **state)
     cJSON *r = run_tool("bash", "{\"command\":\"echo out; echo err 1>&2; pwd\"}");
     assert_false(result_is_error(r));
     assert_non_null(strstr(result_text(r), "out\nerr\n"));
-    assert_non_null(strstr(result_text(r), tmp_root));
+    assert_non_null(strstr(result_text(r), home));
     assert_non_null(strstr(result_text(r), "[exit code 0]"));
     assert_int_equal(detail_num(r, "exitCode"), 0);
     cJSON_Delete(r);
@@ -760,13 +746,8 @@ static void test_bash_timeout_kills_the_process_group(void **state)
 static void test_tools_reject_raw_arguments_and_unknown_names(void **state)
 {
     (void)state;
-    cJSON *r = run_tool("bash", "{\"_raw\":\"{broken\"}");
-    assert_true(result_is_error(r));
-    assert_non_null(strstr(result_text(r), "not valid JSON"));
-    cJSON_Delete(r);
-    r = run_tool("frobnicate", "{}");
-    assert_true(result_is_error(r));
-    cJSON_Delete(r);
+    expect_tool_error("bash", "{\"_raw\":\"{broken\"}", "not valid JSON");
+    expect_tool_error("frobnicate", "{}", NULL);
 }
 
 int main(void)
@@ -785,26 +766,26 @@ int main(void)
         cmocka_unit_test(test_response_tool_calls_become_toolcall_blocks),
         cmocka_unit_test(test_response_maps_length_and_missing_ids),
         cmocka_unit_test(test_response_without_choices_is_an_error),
-        cmocka_unit_test_setup_teardown(test_complete_round_trip_records_request_and_returns_calls, setup_tmp, teardown_tmp),
-        cmocka_unit_test_setup_teardown(test_complete_http_error_names_status_and_provider_message, setup_tmp, teardown_tmp),
+        cmocka_unit_test_setup_teardown(test_complete_round_trip_records_request_and_returns_calls, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_complete_http_error_names_status_and_provider_message, setup, teardown),
         cmocka_unit_test(test_complete_connection_failure_reports_curl_error),
-        cmocka_unit_test_setup_teardown(test_complete_honours_timeout, setup_tmp, teardown_tmp),
-        cmocka_unit_test_setup_teardown(test_complete_runs_from_several_threads, setup_tmp, teardown_tmp),
-        cmocka_unit_test_setup_teardown(test_loop_carries_tool_results_back_to_the_model, setup_tmp, teardown_tmp),
+        cmocka_unit_test_setup_teardown(test_complete_honours_timeout, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_complete_runs_from_several_threads, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_loop_carries_tool_results_back_to_the_model, setup, teardown),
         cmocka_unit_test(test_builtin_names_are_the_four_tools),
-        cmocka_unit_test_setup_teardown(test_read_pages_long_files_with_a_continuation_note, setup_tmp, teardown_tmp),
-        cmocka_unit_test_setup_teardown(test_read_caps_output_at_50kb, setup_tmp, teardown_tmp),
-        cmocka_unit_test_setup_teardown(test_read_missing_file_is_an_error_result, setup_tmp, teardown_tmp),
-        cmocka_unit_test_setup_teardown(test_read_replaces_invalid_utf8, setup_tmp, teardown_tmp),
-        cmocka_unit_test_setup_teardown(test_read_returns_images_as_image_blocks, setup_tmp, teardown_tmp),
-        cmocka_unit_test_setup_teardown(test_write_creates_parent_folders_and_reports_bytes, setup_tmp, teardown_tmp),
-        cmocka_unit_test_setup_teardown(test_edit_replaces_a_unique_occurrence, setup_tmp, teardown_tmp),
-        cmocka_unit_test_setup_teardown(test_edit_matches_lf_text_in_a_crlf_file, setup_tmp, teardown_tmp),
-        cmocka_unit_test_setup_teardown(test_edit_refuses_missing_or_repeated_text, setup_tmp, teardown_tmp),
-        cmocka_unit_test_setup_teardown(test_bash_captures_output_and_exit_code_in_cwd, setup_tmp, teardown_tmp),
-        cmocka_unit_test_setup_teardown(test_bash_keeps_the_tail_of_large_output, setup_tmp, teardown_tmp),
-        cmocka_unit_test_setup_teardown(test_bash_timeout_kills_the_process_group, setup_tmp, teardown_tmp),
-        cmocka_unit_test_setup_teardown(test_tools_reject_raw_arguments_and_unknown_names, setup_tmp, teardown_tmp),
+        cmocka_unit_test_setup_teardown(test_read_pages_long_files_with_a_continuation_note, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_read_caps_output_at_50kb, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_read_missing_file_is_an_error_result, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_read_replaces_invalid_utf8, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_read_returns_images_as_image_blocks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_write_creates_parent_folders_and_reports_bytes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_edit_replaces_a_unique_occurrence, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_edit_matches_lf_text_in_a_crlf_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_edit_refuses_missing_or_repeated_text, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bash_captures_output_and_exit_code_in_cwd, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bash_keeps_the_tail_of_large_output, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bash_timeout_kills_the_process_group, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tools_reject_raw_arguments_and_unknown_names, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

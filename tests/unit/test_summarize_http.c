@@ -18,56 +18,34 @@
 #include "util.h"
 #include "zones.h"
 
+#include "fake_server.h"
+
+/* A fake model server in a temporary folder of its own (its script and record). */
 typedef struct server {
-    pid_t pid;
-    int port;
+    fake_server fs;
     char dir[64];
-    char record[128];
-    char url[96];
 } server;
+
+static void server_dir(server *s, const char *tmpl)
+{
+    memset(s, 0, sizeof *s);
+    snprintf(s->dir, sizeof s->dir, "%s", tmpl);
+    assert_non_null(mkdtemp(s->dir));
+}
 
 static void server_start(server *s, const char *script_json)
 {
-    memset(s, 0, sizeof *s);
-    snprintf(s->dir, sizeof s->dir, "/tmp/lc-summ-http-XXXXXX");
-    assert_non_null(mkdtemp(s->dir));
-    char script[128];
-    snprintf(script, sizeof script, "%s/script.json", s->dir);
-    snprintf(s->record, sizeof s->record, "%s/record.jsonl", s->dir);
-    assert_int_equal(lc_write_atomic(script, script_json, strlen(script_json), 0600, NULL), LC_OK);
-    const char *root = getenv("ROOT") ? getenv("ROOT") : ".";
-    char *fake = lc_asprintf("%s/tests/contract/fake_openai.py", root);
-    int fd[2];
-    assert_int_equal(pipe(fd), 0);
-    s->pid = fork();
-    assert_true(s->pid >= 0);
-    if (s->pid == 0) {
-        dup2(fd[1], 1);
-        close(fd[0]);
-        close(fd[1]);
-        execlp("python3", "python3", fake, "--port", "0", "--script", script, "--record",
-               s->record, (char *)NULL);
-        _exit(127);
-    }
-    free(fake);
-    close(fd[1]);
-    FILE *f = fdopen(fd[0], "r");
-    char line[64] = {0};
-    assert_non_null(fgets(line, sizeof line, f));
-    fclose(f);
-    s->port = atoi(line);
-    assert_true(s->port > 0);
-    snprintf(s->url, sizeof s->url, "http://127.0.0.1:%d/v1", s->port);
+    server_dir(s, "/tmp/lc-summ-http-XXXXXX");
+    fake_start(&s->fs, s->dir, script_json, NULL);
 }
 
 static void server_stop(server *s)
 {
-    kill(s->pid, SIGTERM);
-    waitpid(s->pid, NULL, 0);
+    fake_stop(&s->fs);
     char script[128];
     snprintf(script, sizeof script, "%s/script.json", s->dir);
     unlink(script);
-    unlink(s->record);
+    unlink(s->fs.record);
     rmdir(s->dir);
 }
 
@@ -76,7 +54,7 @@ static char *recorded_models(const server *s)
 {
     char *text = NULL;
     sbuf b = {0};
-    if (lc_read_file(s->record, &text, NULL, NULL) != LC_OK) return lc_strdup("");
+    if (lc_read_file(s->fs.record, &text, NULL, NULL) != LC_OK) return lc_strdup("");
     for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
         cJSON *j = cJSON_Parse(line);
         cJSON *m = cJSON_GetObjectItem(j, "model");
@@ -113,8 +91,18 @@ static int via_http(void *ud, const char *provider, const char *model, const cha
                                err);
 }
 
+static char *source(void)
+{
+    sbuf b = {0};
+    for (int i = 0; i < 40; i++)
+        sb_printf(&b, "Turn %d: the assistant ran the tests again and read the log. ", i);
+    sb_puts(&b, "We decided N07=4821.\n");
+    return sb_detach(&b);
+}
+
 typedef struct rig {
     server srv;
+    char *src; /* source(), for the tests to summarize */
     lcm_base_url url;
     llm_http_routes routes;
     events ev;
@@ -127,7 +115,7 @@ static void rig_start(rig *r, const char *script, const char *const *chain, size
 {
     memset(r, 0, sizeof *r);
     server_start(&r->srv, script);
-    r->url = (lcm_base_url){"local", r->srv.url};
+    r->url = (lcm_base_url){"local", r->srv.fs.url};
     r->routes = (llm_http_routes){&r->url, 1, 10};
     r->ud[0] = &r->routes;
     r->ud[1] = &r->ev;
@@ -135,21 +123,22 @@ static void rig_start(rig *r, const char *script, const char *const *chain, size
                        .tokens_per_pass = per_pass, .model_fn = via_http,
                        .event_fn = on_event, .ud = r->ud};
     assert_int_equal(summ_create(&cfg, &r->s, NULL), LC_OK);
+    r->src = source();
 }
 
 static void rig_stop(rig *r)
 {
     summ_free(r->s);
     server_stop(&r->srv);
+    free(r->src);
 }
 
-static char *source(void)
+/* The server was asked for exactly these models, in this order ("a,b"; "" for none). */
+static void assert_models_asked(const rig *r, const char *want)
 {
-    sbuf b = {0};
-    for (int i = 0; i < 40; i++)
-        sb_printf(&b, "Turn %d: the assistant ran the tests again and read the log. ", i);
-    sb_puts(&b, "We decided N07=4821.\n");
-    return sb_detach(&b);
+    char *models = recorded_models(&r->srv);
+    assert_string_equal(models, want);
+    free(models);
 }
 
 static void test_http_success_uses_the_first_entry(void **state)
@@ -158,9 +147,8 @@ static void test_http_success_uses_the_first_entry(void **state)
     rig r;
     const char *chain[] = {"local/fake-a"};
     rig_start(&r, "[{\"content\": \"model summary N07=4821\"}]", chain, 1, 0, 0);
-    char *src = source();
     summ_result res;
-    assert_int_equal(summ_summarize(r.s, src, 100, &res, NULL), LC_OK);
+    assert_int_equal(summ_summarize(r.s, r.src, 100, &res, NULL), LC_OK);
     assert_string_equal(res.text, "model summary N07=4821");
     assert_string_equal(res.entry, "local/fake-a");
     assert_int_equal(res.level, 1);
@@ -168,12 +156,9 @@ static void test_http_success_uses_the_first_entry(void **state)
     summ_pass_stats st;
     summ_pass_stats_get(r.s, &st);
     assert_true(st.billed_tokens > 0); /* the server's usage was counted */
-    char *models = recorded_models(&r.srv);
-    assert_string_equal(models, "fake-a");
-    free(models);
+    assert_models_asked(&r, "fake-a");
     summ_result_free(&res);
     rig_stop(&r);
-    free(src);
 }
 
 /* Error status, empty answer and a length stop: each fails over to the next entry. */
@@ -190,19 +175,15 @@ static void test_http_failures_fall_back_to_the_next_entry(void **state)
         rig r;
         const char *chain[] = {"local/a", "local/b"};
         rig_start(&r, scripts[i], chain, 2, 0, 0);
-        char *src = source();
         summ_result res;
-        assert_int_equal(summ_summarize(r.s, src, 100, &res, NULL), LC_OK);
+        assert_int_equal(summ_summarize(r.s, r.src, 100, &res, NULL), LC_OK);
         assert_string_equal(res.text, "second");
         assert_string_equal(res.entry, "local/b");
         assert_int_equal(r.ev.fallback, 1);
         assert_non_null(strstr(r.ev.last_fallback, "\"from\":\"local/a\""));
-        char *models = recorded_models(&r.srv);
-        assert_string_equal(models, "a,b");
-        free(models);
+        assert_models_asked(&r, "a,b");
         summ_result_free(&res);
         rig_stop(&r);
-        free(src);
     }
 }
 
@@ -213,24 +194,20 @@ static void test_http_failing_entry_is_demoted_for_the_pass(void **state)
     const char *chain[] = {"local/a", "local/b"};
     rig_start(&r, "[{\"status\": 503, \"error\": \"overloaded\"}, {\"content\": \"s1\"}, "
                   "{\"content\": \"s2\"}, {\"content\": \"s3\"}]", chain, 2, 0, 0);
-    char *src = source();
     summ_result res;
-    assert_int_equal(summ_summarize(r.s, src, 100, &res, NULL), LC_OK);
+    assert_int_equal(summ_summarize(r.s, r.src, 100, &res, NULL), LC_OK);
     assert_string_equal(res.text, "s1");
     summ_result_free(&res);
-    assert_int_equal(summ_summarize(r.s, src, 100, &res, NULL), LC_OK);
+    assert_int_equal(summ_summarize(r.s, r.src, 100, &res, NULL), LC_OK);
     assert_string_equal(res.text, "s2");
     assert_string_equal(res.entry, "local/b");
     summ_result_free(&res);
     summ_pass_begin(r.s);
-    assert_int_equal(summ_summarize(r.s, src, 100, &res, NULL), LC_OK);
+    assert_int_equal(summ_summarize(r.s, r.src, 100, &res, NULL), LC_OK);
     assert_string_equal(res.entry, "local/a"); /* a new pass tries the primary again */
     summ_result_free(&res);
-    char *models = recorded_models(&r.srv);
-    assert_string_equal(models, "a,b,b,a");
-    free(models);
+    assert_models_asked(&r, "a,b,b,a");
     rig_stop(&r);
-    free(src);
 }
 
 static void test_http_budget_caps_refuse_without_a_request(void **state)
@@ -239,18 +216,14 @@ static void test_http_budget_caps_refuse_without_a_request(void **state)
     rig r;
     const char *chain[] = {"local/a"};
     rig_start(&r, "[{\"content\": \"never sent\"}]", chain, 1, 1000, 0);
-    char *src = source();
     summ_result res;
-    assert_int_equal(summ_summarize(r.s, src, 400, &res, NULL), LC_OK);
+    assert_int_equal(summ_summarize(r.s, r.src, 400, &res, NULL), LC_OK);
     assert_int_equal(res.level, 3);
     assert_true(res.truncated);
     assert_int_equal(r.ev.capped, 1);
-    char *models = recorded_models(&r.srv);
-    assert_string_equal(models, "");
-    free(models);
+    assert_models_asked(&r, "");
     summ_result_free(&res);
     rig_stop(&r);
-    free(src);
 }
 
 static void test_http_per_pass_cap_counts_reported_usage(void **state)
@@ -260,20 +233,16 @@ static void test_http_per_pass_cap_counts_reported_usage(void **state)
     const char *chain[] = {"local/a"};
     rig_start(&r, "[{\"content\": \"one\", \"usage\": {\"prompt_tokens\": 5000, "
                   "\"completion_tokens\": 10}}, {\"content\": \"two\"}]", chain, 1, 0, 6000);
-    char *src = source();
     summ_result res;
-    assert_int_equal(summ_summarize(r.s, src, 100, &res, NULL), LC_OK);
+    assert_int_equal(summ_summarize(r.s, r.src, 100, &res, NULL), LC_OK);
     assert_string_equal(res.text, "one");
     summ_result_free(&res);
-    assert_int_equal(summ_summarize(r.s, src, 100, &res, NULL), LC_OK);
+    assert_int_equal(summ_summarize(r.s, r.src, 100, &res, NULL), LC_OK);
     assert_int_equal(res.level, 3);
     summ_result_free(&res);
     assert_int_equal(r.ev.capped, 1);
-    char *models = recorded_models(&r.srv);
-    assert_string_equal(models, "a");
-    free(models);
+    assert_models_asked(&r, "a");
     rig_stop(&r);
-    free(src);
 }
 
 static void test_http_context_error_carries_the_real_window(void **state)
@@ -283,7 +252,7 @@ static void test_http_context_error_carries_the_real_window(void **state)
     server_start(&s, "[{\"status\": 400, \"error\": \"This model's maximum context length is "
                      "8192 tokens. However, your messages resulted in 9100 tokens.\"}]");
     llm_http_endpoint ep;
-    assert_int_equal(llm_http_resolve("local", s.url, &ep, NULL), LC_OK);
+    assert_int_equal(llm_http_resolve("local", s.fs.url, &ep, NULL), LC_OK);
     assert_int_equal(ep.kind, LLM_HTTP_OPENAI);
     summ_completion c;
     char *err = NULL;
@@ -343,35 +312,16 @@ static const char anthropic_fake_py[] =
 
 static void anthropic_start(server *s, const char *script_json)
 {
-    memset(s, 0, sizeof *s);
-    snprintf(s->dir, sizeof s->dir, "/tmp/lc-summ-anth-XXXXXX");
-    assert_non_null(mkdtemp(s->dir));
+    server_dir(s, "/tmp/lc-summ-anth-XXXXXX");
     char script[128], py[128];
     snprintf(script, sizeof script, "%s/script.json", s->dir);
     snprintf(py, sizeof py, "%s/fake.py", s->dir);
-    snprintf(s->record, sizeof s->record, "%s/record.jsonl", s->dir);
+    snprintf(s->fs.record, sizeof s->fs.record, "%s/record.jsonl", s->dir);
     assert_int_equal(lc_write_atomic(script, script_json, strlen(script_json), 0600, NULL), LC_OK);
     assert_int_equal(lc_write_atomic(py, anthropic_fake_py, strlen(anthropic_fake_py), 0600, NULL),
                      LC_OK);
-    int fd[2];
-    assert_int_equal(pipe(fd), 0);
-    s->pid = fork();
-    assert_true(s->pid >= 0);
-    if (s->pid == 0) {
-        dup2(fd[1], 1);
-        close(fd[0]);
-        close(fd[1]);
-        execlp("python3", "python3", py, script, s->record, (char *)NULL);
-        _exit(127);
-    }
-    close(fd[1]);
-    FILE *f = fdopen(fd[0], "r");
-    char line[64] = {0};
-    assert_non_null(fgets(line, sizeof line, f));
-    fclose(f);
-    s->port = atoi(line);
-    assert_true(s->port > 0);
-    snprintf(s->url, sizeof s->url, "http://127.0.0.1:%d/v1", s->port);
+    char *argv[] = {"python3", py, script, s->fs.record, NULL};
+    fake_spawn(&s->fs, argv);
 }
 
 static void test_http_anthropic_messages_api_maps_text_usage_and_stops(void **state)
@@ -382,7 +332,7 @@ static void test_http_anthropic_messages_api_maps_text_usage_and_stops(void **st
                         " {\"text\": \"cut\", \"stop_reason\": \"max_tokens\"}]");
     setenv("ANTHROPIC_API_KEY", "sk-test-anth", 1);
     llm_http_endpoint ep;
-    assert_int_equal(llm_http_resolve("anthropic", s.url, &ep, NULL), LC_OK);
+    assert_int_equal(llm_http_resolve("anthropic", s.fs.url, &ep, NULL), LC_OK);
     assert_int_equal(ep.kind, LLM_HTTP_ANTHROPIC);
     summ_completion c;
     char *err = NULL;
@@ -398,7 +348,7 @@ static void test_http_anthropic_messages_api_maps_text_usage_and_stops(void **st
     assert_string_equal(c.stop_reason, "length"); /* a failure for the chain */
     summ_completion_free(&c);
     char *rec = NULL;
-    assert_int_equal(lc_read_file(s.record, &rec, NULL, NULL), LC_OK);
+    assert_int_equal(lc_read_file(s.fs.record, &rec, NULL, NULL), LC_OK);
     char *nl = strchr(rec, '\n'); /* the first request's line */
     assert_non_null(nl);
     *nl = '\0';

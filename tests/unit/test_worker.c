@@ -116,6 +116,42 @@ static store *open_ingested(int n, int tokens)
     return st;
 }
 
+/* Waits for the submitted job's result, which must come and be LC_OK. */
+static void wait_ok(worker *w, worker_result *r)
+{
+    assert_int_equal(worker_wait(w, 30000, r), 1);
+    assert_int_equal(r->rc, LC_OK);
+}
+
+/* The worker joins within 5 s; then the test's store is closed. */
+static void stop_and_close(worker *w, store *st)
+{
+    assert_int_equal(worker_stop(w, 5000), 1);
+    store_close(st);
+}
+
+/* Covers all that o allows at once with truncation, as the host thread does in a hurry. */
+static void truncation_pass(store *st, const dag_opts *o, dag_stats *ds)
+{
+    summ_config tc = {.truncate_only = 1};
+    summ_ctx *trunc = NULL;
+    assert_int_equal(summ_create(&tc, &trunc, NULL), LC_OK);
+    assert_int_equal(dag_pass(st, trunc, o, ds, NULL), LC_OK);
+    summ_free(trunc);
+}
+
+/* How many "summarizer-fallback" events the worker has queued (taken and freed). */
+static int fallback_events(worker *w)
+{
+    worker_event *ev = NULL;
+    size_t n = worker_take_events(w, &ev);
+    int fallback = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(ev[i].kind, "summarizer-fallback")) fallback++;
+    worker_events_free(ev, n);
+    return fallback;
+}
+
 static void test_pass_runs_off_the_caller_and_its_cut_is_picked_up(void **state)
 {
     (void)state;
@@ -130,8 +166,7 @@ static void test_pass_runs_off_the_caller_and_its_cut_is_picked_up(void **state)
     assert_true(lc_now_ms() - t0 < 250);
     assert_int_equal(worker_poll(w, &r), 0);
     assert_true(worker_busy(w));
-    assert_int_equal(worker_wait(w, 30000, &r), 1);
-    assert_int_equal(r.rc, LC_OK);
+    wait_ok(w, &r);
     assert_true(r.stats.leaves >= 2);
     assert_true(r.cut_id > 0);
     assert_true(m.calls >= r.stats.leaves);
@@ -142,8 +177,7 @@ static void test_pass_runs_off_the_caller_and_its_cut_is_picked_up(void **state)
     assert_non_null(strstr(c.message, "model summary"));
     project_cut_free(&c);
     worker_result_free(&r);
-    assert_int_equal(worker_stop(w, 5000), 1);
-    store_close(st);
+    stop_and_close(w, st);
 }
 
 static void test_invalidation_stops_the_pass_and_drops_its_result(void **state)
@@ -167,8 +201,7 @@ static void test_invalidation_stops_the_pass_and_drops_its_result(void **state)
     assert_int_equal(worker_wait(w, 60000, &r), 1);
     assert_true(r.stats.leaves > 0);
     worker_result_free(&r);
-    assert_int_equal(worker_stop(w, 5000), 1);
-    store_close(st);
+    stop_and_close(w, st);
 }
 
 static void test_pass_deadline_stops_the_pass_and_is_named(void **state)
@@ -180,8 +213,7 @@ static void test_pass_deadline_stops_the_pass_and_is_named(void **state)
     worker_job j = job();
     worker_submit(w, &j);
     worker_result r;
-    assert_int_equal(worker_wait(w, 30000, &r), 1);
-    assert_int_equal(r.rc, LC_OK);
+    wait_ok(w, &r);
     assert_true(r.deadline_hit);
     assert_true(r.stats.stopped);
     assert_true(r.stats.leaves >= 1 && r.stats.leaves <= 3);
@@ -190,8 +222,7 @@ static void test_pass_deadline_stops_the_pass_and_is_named(void **state)
     assert_int_equal(s.deadline_hits, 1);
     worker_status_free(&s);
     worker_result_free(&r);
-    assert_int_equal(worker_stop(w, 5000), 1);
-    store_close(st);
+    stop_and_close(w, st);
 }
 
 static void test_two_passes_never_cover_a_message_twice(void **state)
@@ -204,15 +235,11 @@ static void test_two_passes_never_cover_a_message_twice(void **state)
     worker_submit(w, &j);
     usleep(100 * 1000);
     /* The host thread covers everything at once with truncation while the model works. */
-    summ_config tc = {.truncate_only = 1};
-    summ_ctx *trunc = NULL;
-    assert_int_equal(summ_create(&tc, &trunc, NULL), LC_OK);
     dag_stats ds;
-    assert_int_equal(dag_pass(st, trunc, &j.dag, &ds, NULL), LC_OK);
+    truncation_pass(st, &j.dag, &ds);
     assert_true(ds.leaves >= 2);
     worker_result r;
-    assert_int_equal(worker_wait(w, 30000, &r), 1);
-    assert_int_equal(r.rc, LC_OK);
+    wait_ok(w, &r);
     assert_true(r.stats.conflicts >= 1);
     assert_int_equal(count(st, "SELECT count(*) FROM (SELECT entry_id FROM summary_messages"
                                " GROUP BY entry_id HAVING count(*) > 1)"),
@@ -220,9 +247,7 @@ static void test_two_passes_never_cover_a_message_twice(void **state)
     assert_int_equal(count(st, "SELECT count(*) FROM summaries WHERE text LIKE '[lcm:truncated]%'"),
                      ds.leaves);
     worker_result_free(&r);
-    summ_free(trunc);
-    assert_int_equal(worker_stop(w, 5000), 1);
-    store_close(st);
+    stop_and_close(w, st);
 }
 
 static void test_failing_model_falls_back_and_the_events_reach_the_caller(void **state)
@@ -234,19 +259,11 @@ static void test_failing_model_falls_back_and_the_events_reach_the_caller(void *
     worker_job j = job();
     worker_submit(w, &j);
     worker_result r;
-    assert_int_equal(worker_wait(w, 30000, &r), 1);
-    assert_int_equal(r.rc, LC_OK);
+    wait_ok(w, &r);
     assert_true(r.stats.leaves >= 1);
-    worker_event *ev = NULL;
-    size_t n = worker_take_events(w, &ev);
-    int fallback = 0;
-    for (size_t i = 0; i < n; i++)
-        if (!strcmp(ev[i].kind, "summarizer-fallback")) fallback++;
-    assert_true(fallback >= 1);
-    worker_events_free(ev, n);
+    assert_true(fallback_events(w) >= 1);
     worker_result_free(&r);
-    assert_int_equal(worker_stop(w, 5000), 1);
-    store_close(st);
+    stop_and_close(w, st);
 }
 
 static void test_stop_returns_while_a_model_call_is_slow(void **state)
@@ -282,28 +299,21 @@ static void test_a_call_given_up_writes_nothing_and_is_no_failure(void **state)
     assert_false(worker_busy(w));
     /* No node from the abandoned call, no fallback to another summarizer, no failure. */
     assert_int_equal(count(st, "SELECT count(*) FROM summaries"), 0);
-    worker_event *ev = NULL;
-    size_t n = worker_take_events(w, &ev);
-    for (size_t i = 0; i < n; i++) assert_string_not_equal(ev[i].kind, "summarizer-fallback");
-    worker_events_free(ev, n);
+    assert_int_equal(fallback_events(w), 0);
     worker_status s;
     worker_status_get(w, &s);
     assert_int_equal(s.failures, 0);
     worker_status_free(&s);
-    assert_int_equal(worker_stop(w, 5000), 1);
-    store_close(st);
+    stop_and_close(w, st);
 }
 
 static void test_truncation_laid_in_a_hurry_is_healed_by_the_worker(void **state)
 {
     (void)state;
     store *st = open_ingested(12, 400);
-    summ_config tc = {.truncate_only = 1};
-    summ_ctx *trunc = NULL;
-    assert_int_equal(summ_create(&tc, &trunc, NULL), LC_OK);
     worker_job j = job();
     dag_stats ds;
-    assert_int_equal(dag_pass(st, trunc, &j.dag, &ds, NULL), LC_OK);
+    truncation_pass(st, &j.dag, &ds);
     long laid = count(st, "SELECT count(*) FROM summaries WHERE text LIKE '[lcm:truncated]%'");
     assert_true(laid >= 1);
     slow_model m = {.delay_ms = 10};
@@ -312,15 +322,12 @@ static void test_truncation_laid_in_a_hurry_is_healed_by_the_worker(void **state
     j.heal = (dag_heal_opts){.heal_source_tokens = 4000, .summary_tokens = 200};
     worker_submit(w, &j);
     worker_result r;
-    assert_int_equal(worker_wait(w, 30000, &r), 1);
-    assert_int_equal(r.rc, LC_OK);
+    wait_ok(w, &r);
     assert_int_equal(r.healed, laid);
     assert_int_equal(count(st, "SELECT count(*) FROM summaries WHERE text LIKE '[lcm:truncated]%'"), 0);
     assert_true(count(st, "SELECT count(*) FROM summaries WHERE text LIKE 'model summary%'") >= laid);
     worker_result_free(&r);
-    summ_free(trunc);
-    assert_int_equal(worker_stop(w, 5000), 1);
-    store_close(st);
+    stop_and_close(w, st);
 }
 
 int main(void)

@@ -19,22 +19,14 @@
 #   - `lcm hooks uninstall` leaves the user's settings as they were and no lcm MCP entry.
 set -eu
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
-BUILD=${1:-${BUILD:-$ROOT/build}}
-BUILD=$(cd "$BUILD" && pwd)
+. "$ROOT/tests/e2e/lib.sh"
+BUILD=$(e2e_build "${1:-}")
 E2E="$ROOT/tests/e2e/claude-code"
 NODE_DIR="$BUILD/e2e-claude"
 LCM="$BUILD/lcm"
-[ -x "$LCM" ] || { echo "FAIL: $LCM is missing (run make)"; exit 1; }
-mkdir -p "$NODE_DIR"
+e2e_built "$LCM"
 
-stamp=$(cat "$E2E/package.json" "$E2E/package-lock.json" | sha256sum | cut -c1-16)
-if [ "$(cat "$NODE_DIR/.stamp" 2>/dev/null)" != "$stamp" ] || [ ! -x "$NODE_DIR/node_modules/.bin/claude" ]; then
-    echo "installing the pinned Claude Code into $NODE_DIR"
-    cp "$E2E/package.json" "$E2E/package-lock.json" "$NODE_DIR/"
-    (cd "$NODE_DIR" && npm ci --no-audit --no-fund --loglevel=error) >"$NODE_DIR/npm.log" 2>&1 ||
-        { cat "$NODE_DIR/npm.log"; echo "FAIL: npm ci of the pinned Claude Code failed"; exit 1; }
-    echo "$stamp" >"$NODE_DIR/.stamp"
-fi
+e2e_pinned "$E2E" "$NODE_DIR" claude "Claude Code" "$NODE_DIR/npm.log"
 CLAUDE="$NODE_DIR/node_modules/.bin/claude"
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/lc-claude-e2e.XXXXXX")

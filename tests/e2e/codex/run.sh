@@ -12,21 +12,13 @@
 # runtime is the one the Claude Code test drives, on Codex rollouts in test_hooks_stop.)
 set -eu
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
-BUILD=${1:-${BUILD:-$ROOT/build}}
-BUILD=$(cd "$BUILD" && pwd)
+. "$ROOT/tests/e2e/lib.sh"
+BUILD=$(e2e_build "${1:-}")
 E2E="$ROOT/tests/e2e/codex"
 NODE_DIR="$BUILD/e2e-codex"
 LCM="$BUILD/lcm"
-[ -x "$LCM" ] || { echo "FAIL: $LCM is missing (run make)"; exit 1; }
-mkdir -p "$NODE_DIR"
-stamp=$(cat "$E2E/package.json" "$E2E/package-lock.json" | sha256sum | cut -c1-16)
-if [ "$(cat "$NODE_DIR/.stamp" 2>/dev/null)" != "$stamp" ] || [ ! -x "$NODE_DIR/node_modules/.bin/codex" ]; then
-    echo "installing the pinned Codex into $NODE_DIR"
-    cp "$E2E/package.json" "$E2E/package-lock.json" "$NODE_DIR/"
-    (cd "$NODE_DIR" && npm ci --no-audit --no-fund --loglevel=error) >"$NODE_DIR/npm.log" 2>&1 ||
-        { cat "$NODE_DIR/npm.log"; echo "FAIL: npm ci of the pinned Codex failed"; exit 1; }
-    echo "$stamp" >"$NODE_DIR/.stamp"
-fi
+e2e_built "$LCM"
+e2e_pinned "$E2E" "$NODE_DIR" codex "Codex" "$NODE_DIR/npm.log"
 CODEX="$NODE_DIR/node_modules/.bin/codex"
 T=$(mktemp -d "${TMPDIR:-/tmp}/lc-codex-e2e.XXXXXX")
 status=1
