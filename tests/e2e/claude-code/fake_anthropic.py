@@ -60,7 +60,19 @@ def answer(body):
         return [{"type": "text", "text": "Scripted side answer."}], "end_turn"
     all_user = " ".join(t for m in msgs if m.get("role") == "user" for t in texts(m.get("content")))
     m = re.search(r"RUN-BASH:(.+?)(?:\n|$)", all_user)
+    t = re.search(r"RUN-TOOL:(\S+) (\{.*?\})(?:\n|$)", all_user)
     done = tool_results(msgs)
+    if t and not done:
+        # Any tool Claude Code offers (an MCP tool is mcp__<server>__<tool>), with these
+        # arguments; the request must offer it, or the model could not call it.
+        if not any(x.get("name") == t.group(1) for x in body.get("tools") or []):
+            return [{"type": "text", "text": "TOOL-NOT-OFFERED %s" % t.group(1)}], "end_turn"
+        with lock:
+            counter[0] += 1
+            n = counter[0]
+        return [{"type": "text", "text": "Searching."},
+                {"type": "tool_use", "id": "toolu_e2e_%04d" % n, "name": t.group(1),
+                 "input": json.loads(t.group(2))}], "tool_use"
     if m and not done:
         with lock:
             counter[0] += 1
@@ -69,7 +81,7 @@ def answer(body):
                 {"type": "tool_use", "id": "toolu_e2e_%04d" % n, "name": "Bash",
                  "input": {"command": m.group(1).strip(), "description": "print the value"}}], "tool_use"
     if done:
-        return [{"type": "text", "text": "The command printed: %s. SESSION-DONE" % done[-1].strip()[:200]}], "end_turn"
+        return [{"type": "text", "text": "The command printed: %s. SESSION-DONE" % done[-1].strip()[:2000]}], "end_turn"
     return [{"type": "text", "text": "SESSION-DONE"}], "end_turn"
 
 

@@ -13,7 +13,8 @@
 #   - session 1 runs a Bash tool that prints a value and stops: its messages (the prompt,
 #     the call, the printed value, the answer) are in the store under DIR with no manual
 #     import, and the user's own Stop hook ran too;
-#   - session 2 (new, same folder): the model's first request carries the bundle naming
+#   - session 2 (new, same folder): its model calls lcm_grep over MCP and gets session 1's
+#     value back; the model's first request carries the bundle naming
 #     session 1 and its value;
 #   - `/compact` on session 1 (resumed): PreCompact builds its DAG in the background;
 #   - `lcm hooks uninstall` leaves the user's settings as they were and no lcm MCP entry.
@@ -110,7 +111,11 @@ grep -q "claude-$SID1" "$T/grep.txt" || fail "lcm grep does not find the value: 
 echo "ok: session 1 ($SID1) is in the store with no manual import; the user's Stop hook ran too"
 
 before=$(wc -l <"$T/requests.jsonl")
-(cd "$W" && timeout 180 "$CLAUDE" -p 'hello again' --output-format json) >"$T/out2.json" 2>"$T/err2.txt" ||
+# Claude Code defers MCP tools behind its ToolSearch tool by default (a real model looks them
+# up first); with tool search off the request offers mcp__lcm__lcm_grep itself, so the scripted
+# model can call it in one step.
+(cd "$W" && ENABLE_TOOL_SEARCH=false timeout 180 "$CLAUDE" -p 'hello again RUN-TOOL:mcp__lcm__lcm_grep {"query":"\"E2E-VALUE-42\"","scope":"all_sessions"}' \
+    --allowedTools mcp__lcm__lcm_grep --output-format json) >"$T/out2.json" 2>"$T/err2.txt" ||
     fail "session 2 (claude -p) failed"
 python3 - "$T/requests.jsonl" "$before" "$SID1" <<'PY' || fail "session 2's first request does not carry the bundle"
 import json, sys
@@ -124,6 +129,22 @@ for want in ["Previous session in this folder: claude-" + sid1, "E2E-VALUE-42", 
     assert want in first, want
 PY
 echo "ok: session 2's first model request carries the bundle of session 1"
+python3 - "$T/requests.jsonl" "$before" "$SID1" <<'PY' || fail "session 2's MCP lcm_grep did not return session 1's value"
+import json, sys
+path, before, sid1 = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+reqs = [json.loads(l) for l in open(path)][before:]
+res = []
+for r in reqs:
+    for m in ((r.get("body") or {}).get("messages") or []):
+        for b in m.get("content") if isinstance(m.get("content"), list) else []:
+            if b.get("type") == "tool_result":
+                c = b.get("content")
+                res.append(c if isinstance(c, str) else json.dumps(c))
+assert res, "no tool_result reached the model: the MCP tool was not called"
+hit = [t for t in res if "E2E-VALUE-42" in t and "past session claude-" + sid1 in t]
+assert hit, res[:2]
+PY
+echo "ok: session 2's model called lcm_grep over MCP and got session 1's value back"
 
 # /compact on session 1: PreCompact builds its DAG in the background (extractive)
 (cd "$W" && timeout 180 "$CLAUDE" -p '/compact' --resume "$SID1" --output-format json) >"$T/out3.json" 2>"$T/err3.txt" ||
