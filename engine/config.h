@@ -52,7 +52,9 @@ typedef struct lcm_config {
     int eager_summaries;            /* 0: summarize just ahead of the lines, not from the
                                      * first chunk on (every call costs the user money) */
     long bundle_tokens;             /* 1,000: the start-of-session reference bundle
-                                     * (`lcm hook session-start`) */
+                                     * (`lcm hook session-start`, sessionBundle) */
+    int session_bundle;             /* 0: a new session's system prompt gets no bundle of
+                                     * the folder's previous session unless asked */
     int summary_worker;             /* 1: passes run on a background thread; 0: between
                                      * turns on the host thread, in lockstep with the turns
                                      * (deterministic replays; the agent waits for them) */

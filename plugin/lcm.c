@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bundle.h"
 #include "ingest.h"
 #include "maint.h"
 #include "plugin.h"
@@ -373,6 +374,7 @@ void lcm_glue_free(lc_plugin *p)
     store_close(p->lcm->st);
     free(p->lcm->in);
     free(p->lcm->open_error);
+    free(p->lcm->bundle);
     free(p->lcm);
     p->lcm = NULL;
 }
@@ -575,6 +577,38 @@ int lcm_glue_attach(lc_plugin *p)
     return lcm_attach(p, STORE_BUSY_MS);
 }
 
+/* A new session of a folder (its store holds nothing yet) with sessionBundle on: the
+ * reference bundle of the folder's previous session, built once here and carried the same
+ * on every system prompt of the run (a stable prompt keeps the prompt cache). */
+static void lcm_bundle_load(lc_plugin *p)
+{
+    const lcm_config *cfg = lcm_cmd_config(p);
+    char *e = NULL, *cwd = NULL;
+    free(p->lcm->bundle);
+    p->lcm->bundle = NULL;
+    if (!cfg || !cfg->session_bundle || !p->lcm->st || store_message_count(p->lcm->st) > 0) return;
+    cwd = store_meta_get(p->lcm->st, "cwd");
+    if (cwd && *cwd && bundle_build(p->agent_home, cwd, p->session_id, cfg->bundle_tokens, &p->lcm->bundle, &e) != LC_OK)
+        plugin_log(p, AP_LEVEL_WARNING, "lcm: the previous session's bundle: %s", e ? e : "failed");
+    free(e);
+    free(cwd);
+}
+
+void lcm_glue_system_prompt(lc_plugin *p, const cJSON *ev, cJSON **out)
+{
+    if (!p->lcm || !p->lcm->bundle) return;
+    const char *sp = *out ? cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(*out, "systemPrompt")) : NULL;
+    if (!sp) sp = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "systemPrompt"));
+    char *t = lc_asprintf("%s%s%s", sp ? sp : "", sp && *sp ? "\n\n" : "", p->lcm->bundle);
+    if (!t || (!*out && !(*out = cJSON_CreateObject()))) {
+        free(t);
+        return;
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(*out, "systemPrompt");
+    cJSON_AddStringToObject(*out, "systemPrompt", t);
+    free(t);
+}
+
 int lcm_glue_session_start(lc_plugin *p, const cJSON *ev, char **err)
 {
     (void)ev;
@@ -613,7 +647,9 @@ int lcm_glue_session_start(lc_plugin *p, const cJSON *ev, char **err)
                       "host's own compaction) and recall tools answer that the store is not open. "
                       "It is retried every %d s; you will be told when LCM is active again",
                       p->lcm->open_error, LCM_REOPEN_EVERY_MS / 1000);
-    } else if (orc != LC_OK) {
+    } else if (orc == LC_OK) {
+        lcm_bundle_load(p);
+    } else {
         /* A refused store path (a link planted in the private folder) or a store that is
          * not a database is the user's to know at once, not only in the log. */
         plugin_notify(p, AP_LEVEL_WARNING, "lcm: %s%s", p->lcm->open_error,

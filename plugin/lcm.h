@@ -17,6 +17,7 @@ struct lcm_glue {
     store *st;
     int redact; /* redactSecrets; on unless configured off */
     char *open_error;
+    char *bundle;   /* sessionBundle: the folder's previous session, for the system prompt */
     /* --- owned by lcm_cmd.c (the /lcm suite, helper J); freed by lcm_cmd_free --- */
     struct lcm_config *cfg;   /* effective lcm.json: loaded at first use (lcm_cmd_config),
                                  replaced at once by `/lcm settings KEY VALUE` */

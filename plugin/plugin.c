@@ -428,6 +428,7 @@ static int on_before_agent_start(void *state, const char *json, char **out_json,
     if (p->idle_known) p->agent_busy = 1;
     cJSON *out = NULL;
     int rc = clm_glue_before_agent_start(p, ev, &out, err);
+    if (rc == AP_OK) lcm_glue_system_prompt(p, ev, &out);
     return plugin_finish(ev, out, rc, out_json);
 }
 

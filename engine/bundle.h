@@ -1,13 +1,14 @@
 /*
- * bundle.h -- the start-of-session reference bundle (`lcm hook session-start`): a short,
+ * bundle.h -- the start-of-session reference bundle (`lcm hook session-start`, and the
+ * plugin's system prompt at a new session with sessionBundle on): a short,
  * token-budgeted text that tells a new session of a project folder how to recall (the
  * lcm_* MCP tools, first) and what the previous session of that folder was doing: its last
  * user requests, what was done, its last conclusion, each line with the entry id that
  * lcm_expand reads. Owns choosing the previous session among the stores under
  * <home>/lcm/ (read-only opens) and packing the lines within the budget.
  */
-#ifndef LCM_BUNDLE_H
-#define LCM_BUNDLE_H
+#ifndef LC_BUNDLE_H
+#define LC_BUNDLE_H
 
 #include <stddef.h>
 
