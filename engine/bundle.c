@@ -97,6 +97,18 @@ static int bundle_find(const char *home, const char *cwd, const char *self, bund
     return rc;
 }
 
+int bundle_latest_session(const char *home, const char *cwd, const char *exclude_session, char **session_id,
+                          char **err)
+{
+    bundle_pick p;
+    int rc = bundle_find(home, cwd, exclude_session, &p, err);
+    *session_id = rc == LC_OK ? p.id : NULL;
+    if (rc != LC_OK) free(p.id);
+    free(p.path);
+    free(p.date);
+    return rc;
+}
+
 /* One line of text: whitespace runs folded to one space, clipped at a UTF-8 boundary. */
 static char *bundle_clip(const char *s, size_t len, int *clipped)
 {
@@ -226,59 +238,83 @@ static int bundle_visit(void *ud, const store_dag_msg *m, char **err)
     return rc == LC_OK ? LC_OK : lc_errf(err, rc, "out of memory");
 }
 
+/* The task state of one session, newest first, packed into `budget` tokens: its last
+ * requests, its newest steps, its last conclusion, each line with its entry id, and a
+ * plain "Partial:" line when not everything made it. */
+static int bundle_state(store *s, const char *session_id, long long count, long budget, sbuf *b,
+                        char **err)
+{
+    bundle_scan sc;
+    size_t shown = 0;
+    long used = 40; /* the partial statement */
+    int rc;
+    memset(&sc, 0, sizeof sc);
+    if ((rc = store_walk_newest(s, bundle_visit, &sc, NULL, err)) != LC_OK) goto done;
+    qsort(sc.v, sc.n, sizeof *sc.v, bundle_by_rank);
+    for (size_t i = 0; i < sc.n; i++) {
+        long t = (long)summ_estimate_tokens(sc.v[i].text);
+        if (used + t > budget) continue;
+        used += t;
+        sc.v[i].chosen = 1;
+        shown++;
+    }
+    qsort(sc.v, sc.n, sizeof *sc.v, bundle_by_order);
+    static const char *const titles[] = {"Last requests:\n", "Done (newest steps):\n", "Last conclusion:\n"};
+    for (int sec = 0; sec < 3; sec++) {
+        int any = 0;
+        for (size_t i = 0; i < sc.n; i++) {
+            if (sc.v[i].section != sec || !sc.v[i].chosen) continue;
+            if (!any) sb_puts(b, titles[sec]);
+            any = 1;
+            sb_puts(b, sc.v[i].text);
+        }
+    }
+    /* Always partial unless every message made a line unclipped: say so plainly. */
+    if (shown < (size_t)count || sc.clipped || shown < sc.n)
+        sb_printf(b, "Partial: %zu lines from %lld messages%s; lcm_expand {\"session\": \"%s\", \"entry_id\": ...} "
+                     "reads any of them whole, lcm_grep finds the rest.\n",
+                  shown, count, sc.clipped ? ", long lines clipped" : "", session_id);
+    if (b->oom) rc = lc_errf(err, LC_NOMEM, "out of memory");
+done:
+    for (size_t i = 0; i < sc.n; i++) free(sc.v[i].text);
+    return rc;
+}
+
 int bundle_build(const char *home, const char *cwd, const char *exclude_session, long budget_tokens,
                  char **out, char **err)
 {
     bundle_pick p;
     store *s = NULL;
-    bundle_scan sc;
-    size_t shown = 0;
     int rc = LC_OK;
     sbuf b = {0};
+    char *head = NULL, *handoff = NULL;
     *out = NULL;
     memset(&p, 0, sizeof p);
-    memset(&sc, 0, sizeof sc);
     if (!cwd || !*cwd) return LC_OK;
     if ((rc = bundle_find(home, cwd, exclude_session, &p, err)) != LC_OK || !p.id) goto done;
     if ((rc = store_open_readonly(p.path, &s, NULL, err)) != LC_OK) goto done;
-    if ((rc = store_walk_newest(s, bundle_visit, &sc, NULL, err)) != LC_OK) goto done;
-    bundle_line *v = sc.v;
-    size_t n = sc.n;
-    int clipped = sc.clipped;
-    /* Pack: the recovery line and the header always; then lines by rank while they fit,
-     * with room kept for the partial statement. */
+    /* The recovery line and the header always; a handoff written for the session next (up to
+     * half the budget), then its task state in what is left. */
     long budget = budget_tokens > 0 ? budget_tokens : BUNDLE_DEFAULT_TOKENS;
-    char *head = lc_asprintf("Previous session in this folder: %s (last active %s, %lld messages).\n", p.id,
-                             p.date ? p.date : "?", p.count);
+    head = lc_asprintf("Previous session in this folder: %s (last active %s, %lld messages).\n", p.id,
+                       p.date ? p.date : "?", p.count);
     if (!head) goto oom;
-    long used = (long)summ_estimate_tokens(bundle_recovery) + (long)summ_estimate_tokens(head) + 40;
-    qsort(v, n, sizeof *v, bundle_by_rank);
-    for (size_t i = 0; i < n; i++) {
-        long t = (long)summ_estimate_tokens(v[i].text);
-        if (used + t > budget) continue;
-        used += t;
-        v[i].chosen = 1;
-        shown++;
-    }
-    qsort(v, n, sizeof *v, bundle_by_order);
     sb_puts(&b, bundle_recovery);
     sb_puts(&b, head);
-    free(head);
-    static const char *const titles[] = {"Last requests:\n", "Done (newest steps):\n", "Last conclusion:\n"};
-    for (int sec = 0; sec < 3; sec++) {
-        int any = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (v[i].section != sec || !v[i].chosen) continue;
-            if (!any) sb_puts(&b, titles[sec]);
-            any = 1;
-            sb_puts(&b, v[i].text);
+    long used = (long)summ_estimate_tokens(bundle_recovery) + (long)summ_estimate_tokens(head);
+    if ((handoff = store_meta_get(s, BUNDLE_HANDOFF_KEY)) && *handoff) {
+        int clipped = 0;
+        size_t cap = (size_t)(budget / 2) * 4;
+        if (strlen(handoff) > cap) {
+            while (cap > 0 && ((unsigned char)handoff[cap] & 0xC0) == 0x80) cap--;
+            handoff[cap] = '\0';
+            clipped = 1;
         }
+        sb_printf(&b, "Latest handoff%s:\n%s%s", clipped ? " (clipped; lcm_handoff reads it whole)" : "",
+                  handoff, handoff[0] && handoff[strlen(handoff) - 1] == '\n' ? "" : "\n");
+        used += (long)summ_estimate_tokens(handoff) + 12;
     }
-    /* Always partial unless every message made a line unclipped: say so plainly. */
-    if (shown < (size_t)p.count || clipped || shown < n)
-        sb_printf(&b, "Partial: %zu lines from %lld messages%s; lcm_expand {\"session\": \"%s\", \"entry_id\": ...} "
-                      "reads any of them whole, lcm_grep finds the rest.\n",
-                  shown, p.count, clipped ? ", long lines clipped" : "", p.id);
+    if ((rc = bundle_state(s, p.id, p.count, budget - used, &b, err)) != LC_OK) goto done;
     if (b.oom) goto oom;
     *out = sb_detach(&b);
     goto done;
@@ -286,12 +322,34 @@ oom:
     rc = lc_errf(err, LC_NOMEM, "out of memory");
 done:
     store_close(s);
-    for (size_t i = 0; i < sc.n; i++) free(sc.v[i].text);
     sb_free(&b);
+    free(head);
+    free(handoff);
     free(p.path);
     free(p.id);
     free(p.date);
     return rc;
+}
+
+int bundle_handoff_make(store *s, const char *session_id, char **out, char **err)
+{
+    sbuf b = {0};
+    long long count = store_message_count(s);
+    char *date = bundle_date(store_last_activity_ms(s));
+    int rc;
+    *out = NULL;
+    sb_printf(&b, "Handoff of session %s (as of %s, %lld messages).\n", session_id, date ? date : "?", count);
+    free(date);
+    if ((rc = bundle_state(s, session_id, count, BUNDLE_HANDOFF_TOKENS, &b, err)) != LC_OK) {
+        sb_free(&b);
+        return rc;
+    }
+    if (b.oom) {
+        sb_free(&b);
+        return lc_errf(err, LC_NOMEM, "out of memory");
+    }
+    *out = sb_detach(&b);
+    return LC_OK;
 }
 
 long bundle_budget(const char *home, long cli)

@@ -23,6 +23,20 @@
 int bundle_build(const char *home, const char *cwd, const char *exclude_session, long budget_tokens,
                  char **out, char **err);
 
+/* A handoff document for one session (extractive: its last requests, newest steps and last
+ * conclusion with their entry ids, within BUNDLE_HANDOFF_TOKENS), for the next session to
+ * start from. `lcm handoff --generate` stores it in the session's meta under
+ * BUNDLE_HANDOFF_KEY; the next session's bundle carries it. *out malloc'd. */
+#define BUNDLE_HANDOFF_KEY "handoff"
+#define BUNDLE_HANDOFF_TOKENS 2000
+typedef struct store store;
+int bundle_handoff_make(store *s, const char *session_id, char **out, char **err);
+
+/* The session of folder `cwd` with the newest stored message (not exclude_session, which
+ * may be NULL): *session_id malloc'd, NULL when the folder has none. */
+int bundle_latest_session(const char *home, const char *cwd, const char *exclude_session, char **session_id,
+                          char **err);
+
 /* The budget: `cli` when > 0, else `bundleTokens` of <home>/lcm.json, else the default;
  * clamped to [BUNDLE_MIN_TOKENS, BUNDLE_MAX_TOKENS]. */
 long bundle_budget(const char *home, long cli);

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "bundle.h"
 #include "catalog.h"
 #include "recall.h"
 #include "store.h"
@@ -303,6 +304,45 @@ static int mcp_tool_status(const mcp_ctx *c, const cJSON *a, char **text, int *i
     return *text ? LC_OK : LC_NOMEM;
 }
 
+/* A session's handoff: the stored one (`lcm handoff --generate`), else one built now from
+ * its messages and labelled so (the server writes nothing). */
+static int mcp_tool_handoff(const mcp_ctx *c, const cJSON *a, char **text, int *is_error)
+{
+    store *s = NULL;
+    char *e = NULL, *sid = NULL, *stored = NULL, *made = NULL;
+    const char *session = mcp_str(a, "session"), *cwd = mcp_str(a, "cwd");
+    int rc;
+    if (!session) {
+        if ((rc = bundle_latest_session(c->home, cwd ? cwd : c->cwd, NULL, &sid, &e)) != LC_OK)
+            return mcp_fail(e, text, is_error);
+        if (!sid)
+            return mcp_fail(lc_asprintf("lcm_handoff: no stored session of %s (give session, see lcm_sessions)",
+                                        cwd ? cwd : c->cwd),
+                            text, is_error);
+        session = sid;
+    }
+    if (mcp_open_session(c, session, &s, &e) != LC_OK) {
+        free(sid);
+        return mcp_fail(e, text, is_error);
+    }
+    if ((stored = store_meta_get(s, BUNDLE_HANDOFF_KEY)) && *stored) {
+        *text = lc_asprintf("%s", stored);
+    } else if ((rc = bundle_handoff_make(s, session, &made, &e)) == LC_OK) {
+        *text = lc_asprintf("%s(no handoff was stored for this session: built now from its messages; "
+                            "`lcm handoff --generate --session %s` stores one)\n", made, session);
+    } else {
+        store_close(s);
+        free(sid);
+        free(stored);
+        return mcp_fail(e, text, is_error);
+    }
+    store_close(s);
+    free(sid);
+    free(stored);
+    free(made);
+    return *text ? LC_OK : LC_NOMEM;
+}
+
 typedef int (*mcp_tool_fn)(const mcp_ctx *c, const cJSON *a, char **text, int *is_error);
 
 static const struct mcp_tool {
@@ -354,6 +394,13 @@ static const struct mcp_tool {
     {"lcm_status",
      "Where the stores are and how much they hold (sessions, messages, summaries, bytes).",
      "{\"type\":\"object\",\"properties\":{}}", mcp_tool_status},
+    {"lcm_handoff",
+     "The handoff of a session: where it stood (last requests, newest steps, last conclusion, each with the "
+     "entry id lcm_expand reads). Default: the newest session of this project folder.",
+     "{\"type\":\"object\",\"properties\":{"
+     "\"session\":{\"type\":\"string\",\"description\":\"a session id from lcm_sessions\"},"
+     "\"cwd\":{\"type\":\"string\",\"description\":\"project folder (default: the server's)\"}}}",
+     mcp_tool_handoff},
 };
 #define MCP_N_TOOLS (sizeof mcp_tools / sizeof mcp_tools[0])
 
