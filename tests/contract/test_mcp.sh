@@ -49,7 +49,7 @@ check(r["result"]["protocolVersion"] == "2025-06-18", "an unknown version is ans
 
 r = rpc({"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
 tools = {t["name"]: t for t in r["result"]["tools"]}
-check(set(tools) == {"lcm_grep", "lcm_describe", "lcm_expand", "lcm_sessions", "lcm_status"}, "five tools", r)
+check(set(tools) == {"lcm_grep", "lcm_describe", "lcm_expand", "lcm_sessions", "lcm_status", "lcm_handoff"}, "six tools", r)
 check(all(t["inputSchema"]["type"] == "object" and t["annotations"]["readOnlyHint"] for t in tools.values()),
       "schemas are objects, tools read-only", r)
 
@@ -57,6 +57,11 @@ err, text = call("lcm_sessions", {}, 10)
 check(not err and sid in text and "messages" in text, "lcm_sessions lists the store", text)
 err, text = call("lcm_status", {}, 11)
 check(not err and "sessions: 1" in text, "lcm_status counts the store", text)
+err, text = call("lcm_handoff", {"session": sid}, 40)
+check(not err and text.startswith("Handoff of session " + sid) and "Last requests:" in text
+      and "no handoff was stored" in text, "lcm_handoff builds one when none is stored, and says so", text)
+err, text = call("lcm_handoff", {"session": "no-such-session"}, 41)
+check(err and "no store for session" in text, "lcm_handoff of an unknown session is an error", text)
 q = f'{needle["key"]}'
 err, text = call("lcm_grep", {"query": q}, 12)
 check(not err and needle["entry_id"] in text and f'{needle["key"]}={needle["value"]}' in text,
