@@ -271,4 +271,80 @@ int store_pin_get(store *s, store_pin *out, char **err);
 int store_pin_set(store *s, const store_pin *pin, char **err);
 int store_pin_clear(store *s, char **err);
 
+/* ---- search: recall's primitives -----------------------------------------------------------
+ * Recall (recall.h) owns the algorithms -- bounds, paging, snippets, PCRE2 matching -- and
+ * reads rows through these. A scope is a summary's originals (through its descendants;
+ * 0 = the whole store) and whether entries of removed branches count. Rows are borrowed for
+ * the visit; a visitor returns as in the DAG walks (LC_OK, STORE_VISIT_STOP, or an error). */
+
+/* One message as a search reads it. */
+typedef struct store_search_row {
+    int64_t id;            /* the row id (the index's rowid) */
+    const char *entry_id;
+    const char *role;
+    int64_t ordinal;
+    int removed;
+    const char *text;      /* the derived text, text_len bytes */
+    size_t text_len;
+} store_search_row;
+typedef int (*store_search_visit)(void *ud, const store_search_row *r, char **err);
+
+typedef struct store_search_scope {
+    int64_t summary_id;    /* > 0: only that node's originals */
+    int include_removed;
+} store_search_scope;
+
+/* How many messages in `scope` the full-text `query` (FTS5 syntax) matches. LC_INVALID
+ * when the query is not valid syntax, with *err the engine's reason alone (the caller
+ * words the sentence). */
+int store_search_count(store *s, const char *query, const store_search_scope *scope, int64_t *count,
+                       char **err);
+/* One page of the matches: ranked (bm25, ties by row id) or, with `newest_first`, newest
+ * stored first; `limit` rows after `offset`. */
+int store_search_page(store *s, const char *query, const store_search_scope *scope, int newest_first,
+                      size_t limit, size_t offset, store_search_visit visit, void *ud, char **err);
+/* The best `limit` matches on the active branch (bm25, or newest stored with
+ * `newest_first`), visited in conversation order. */
+int store_search_top(store *s, const char *query, int newest_first, size_t limit, store_search_visit visit,
+                     void *ud, char **err);
+/* Messages longer than the index's reach (STORE_INDEX_CHARS); 0 when unknown. */
+int64_t store_search_unindexed(store *s);
+/* Every message in `scope`, in conversation order (the pattern scan's walk). *stopped
+ * (may be NULL) says a visitor ended it. */
+int store_search_scan(store *s, const store_search_scope *scope, store_search_visit visit, void *ud,
+                      int *stopped, char **err);
+
+/* The summary the model sees for an entry (the top of its chain) and the leaf covering
+ * it; 0 and 0 when none does. */
+void store_search_cover(store *s, const char *entry_id, int64_t *top, int64_t *leaf);
+/* 1 when the store holds summary `id`. */
+int store_summary_exists(store *s, int64_t id);
+/* Summary `id` with its span (a span the store lacks reads as NULL entries and zeros),
+ * handed to `visit` once. LC_NOTFOUND when there is none. */
+int store_summary_get(store *s, int64_t id, store_node_visit visit, void *ud, char **err);
+
+/* What a summary's originals hold, through its descendants. */
+typedef struct store_scope_totals {
+    int64_t messages, tokens, chars, removed;
+} store_scope_totals;
+/* LC_NOTFOUND when nothing could be counted. */
+int store_scope_totals_get(store *s, int64_t summary_id, store_scope_totals *out, char **err);
+
+/* A file handle (borrowed for the visit). */
+typedef struct store_file_handle {
+    const char *entry_id;
+    const char *path;        /* NULL: a large inline result */
+    const char *content_id;  /* sha256 hex */
+    const char *kind;
+    int64_t chars;
+    const char *preview;
+    const char *summary;
+} store_file_handle;
+typedef int (*store_handle_visit)(void *ud, const store_file_handle *h, char **err);
+/* The file handles among a summary's originals, oldest first. */
+int store_scope_handles(store *s, int64_t summary_id, store_handle_visit visit, void *ud, char **err);
+/* The newest handle whose entry id, path or content id is `key`, visited once;
+ * LC_NOTFOUND when there is none. */
+int store_handle_find(store *s, const char *key, store_handle_visit visit, void *ud, char **err);
+
 #endif
