@@ -347,4 +347,103 @@ int store_scope_handles(store *s, int64_t summary_id, store_handle_visit visit, 
  * LC_NOTFOUND when there is none. */
 int store_handle_find(store *s, const char *key, store_handle_visit visit, void *ud, char **err);
 
+/* ---- administration: maint's primitives ----------------------------------------------------
+ * Maintenance (maint.h) owns the policy -- which checks a doctor runs and how they read,
+ * what a repair keeps, the export's file format, backup's temp names and links, which
+ * runs are dead -- and reaches the rows through these. Each tolerates tables an older
+ * build has not created (there is nothing to visit). */
+
+/* The backend's name and library version, for a bug report ("sqlite", "3.45.1"). */
+const char *store_backend_name(void);
+const char *store_backend_version(void);
+
+/* A write transaction the caller spans over several of the calls below (import, repair):
+ * begin takes the write lock; rollback is safe when none is open. */
+int store_tx_begin(store *s, char **err);
+int store_tx_commit(store *s, char **err);
+void store_tx_rollback(store *s);
+
+/* Copy the whole store into the existing empty file `dest_path` in one read snapshot
+ * (consistent while another connection writes), leaving it a standalone file (no
+ * write-ahead log). The caller owns the file's name, mode and durability. */
+int store_backup_to(store *from, const char *dest_path, char **err);
+
+/* One column value of a dumped or loaded row (borrowed). */
+typedef enum store_value_type {
+    STORE_VALUE_NULL = 0,
+    STORE_VALUE_INT,
+    STORE_VALUE_REAL,
+    STORE_VALUE_TEXT,
+    STORE_VALUE_BLOB
+} store_value_type;
+typedef struct store_value {
+    store_value_type type;
+    int64_t i;
+    double d;
+    const void *p;   /* TEXT (not NUL-terminated in a dump) or BLOB bytes */
+    size_t n;
+} store_value;
+
+/* A dump's visitor: `tables` once (the ordinary tables, by name: the full-text indexes
+ * are derived and left out), then every row of each table in that order. */
+typedef struct store_dump_visitor {
+    int (*tables)(void *ud, int schema_version, const char *const *names, size_t n, char **err);
+    int (*row)(void *ud, const char *table, size_t ncol, const char *const *cols, const store_value *vals,
+               char **err);
+} store_dump_visitor;
+/* Every row of every ordinary table inside one read transaction (the caller's, when one
+ * is open). */
+int store_dump(store *s, const store_dump_visitor *v, void *ud, char **err);
+
+/* 1 when `table` is one a load may write into (an ordinary table of this store). */
+int store_table_loadable(store *s, const char *table);
+/* INSERT OR IGNORE one row; *inserted (may be NULL) is 1 when it was new. On failure *err
+ * is the engine's reason alone (the caller names the line). */
+int store_row_load(store *s, const char *table, size_t ncol, const char *const *cols, const store_value *vals,
+                   int *inserted, char **err);
+/* Re-derive both full-text indexes from their rows, with ingest's reach. */
+int store_rebuild_index(store *s, char **err);
+
+/* The DAG's depth cap, which the shape check holds summaries to. */
+#define STORE_MAX_DEPTH 8
+
+/* The store's facts for a doctor report; a table that does not exist counts 0. */
+typedef struct store_facts {
+    int schema_version;              /* -1 when unreadable */
+    int has_messages, has_summaries, has_provenance, has_runs;
+    int64_t messages, removed, payload_bytes, summaries, file_handles, runs;
+    int64_t unleafed;                /* active messages no leaf covers */
+    int64_t depth_hist[STORE_MAX_DEPTH + 1]; /* summaries per depth */
+} store_facts;
+int store_facts_get(store *s, store_facts *out, char **err);
+
+/* The integrity checks: each visits the offending rows' ids (as text). */
+typedef enum store_check_kind {
+    STORE_CHECK_MESSAGES_INDEX = 0,  /* the message index's own integrity: visits its name */
+    STORE_CHECK_MESSAGES_INDEX_ROWS, /* messages missing from it, or documents without a message */
+    STORE_CHECK_SUMMARIES_INDEX,
+    STORE_CHECK_SUMMARIES_INDEX_ROWS,
+    STORE_CHECK_SPANS,               /* summaries naming an entry the store lacks */
+    STORE_CHECK_SHAPE,               /* summaries whose depth, kind and provenance disagree */
+    STORE_CHECK_CHILDREN,            /* summaries whose child is gone */
+    STORE_CHECK_DUPLICATES,          /* the later rows of summaries sharing a depth and a span */
+    STORE_CHECK_FOREIGN_KEYS         /* "table:rowid" */
+} store_check_kind;
+typedef int (*store_id_visit)(void *ud, const char *id, char **err);
+int store_check(store *s, store_check_kind kind, store_id_visit visit, void *ud, char **err);
+
+/* The runs with no finish, by id. */
+typedef int (*store_run_visit)(void *ud, int64_t id, long pid, char **err);
+int store_runs_open(store *s, store_run_visit visit, void *ud, char **err);
+/* Close run `id` as reaped (its writer is dead). */
+int store_run_reap(store *s, int64_t id, char **err);
+
+/* Repairs (inside the caller's transaction). Prune: delete provenance rows that name no
+ * summary (*orphans), then every summary a check above calls broken (spans, children)
+ * and, transitively, each parent that loses a child (*dropped). Dedupe: of summaries
+ * sharing a depth and a span keep the expandable one (all provenance present), the oldest
+ * among equals, re-pointing parents to it (*removed). */
+int store_prune_broken(store *s, int64_t *orphans, int64_t *dropped, char **err);
+int store_dedupe_spans(store *s, int64_t *removed, char **err);
+
 #endif
