@@ -353,7 +353,7 @@ int store_handle_find(store *s, const char *key, store_handle_visit visit, void 
  * runs are dead -- and reaches the rows through these. Each tolerates tables an older
  * build has not created (there is nothing to visit). */
 
-/* The backend's name and library version, for a bug report ("sqlite", "3.45.1"). */
+/* The default backend's name and library version, for a bug report ("sqlite", "3.45.1"). */
 const char *store_backend_name(void);
 const char *store_backend_version(void);
 
@@ -445,5 +445,105 @@ int store_run_reap(store *s, int64_t id, char **err);
  * among equals, re-pointing parents to it (*removed). */
 int store_prune_broken(store *s, int64_t *orphans, int64_t *dropped, char **err);
 int store_dedupe_spans(store *s, int64_t *removed, char **err);
+
+/* ---- backends: the method table ----------------------------------------------------------
+ * In the manner of sqlite3_vfs and sqlite3_io_methods. A backend (the embedded SQLite
+ * store, store_sqlite*.c; later a shared PostgreSQL one) fills a `store_backend` (how to
+ * open a store) and a `store_methods` (one slot per function above that takes a store);
+ * store.c dispatches every such call through the store's table and knows nothing else of
+ * the backend. A backend's struct store begins with its `const store_methods *`, the only
+ * field store.c reads.
+ *
+ * Both tables are size- and version-stamped and append-only: a slot is never removed or
+ * changed, a new one goes at the end with STORE_METHODS_VERSION bumped, and a table built
+ * against an older header (smaller `size`) simply lacks the newer slots. A NULL slot is
+ * "not supported": the administration slots are optional (a status call answers LC_INVALID
+ * naming the backend), every other one a backend fills. */
+#define STORE_METHODS_VERSION 1
+
+typedef struct store_methods {
+    int i_version;        /* STORE_METHODS_VERSION the backend was built against */
+    size_t size;          /* sizeof(store_methods) as the backend was built */
+    const char *name;     /* "sqlite" */
+    void (*x_close)(store *s);
+    void (*x_set_options)(store *s, const store_options *opt);
+    const char *(*x_path)(const store *s);
+    const char *(*x_mode_note)(const store *s);
+    char *(*x_meta_get)(store *s, const char *key);
+    int (*x_meta_put)(store *s, const char *key, const char *value, char **err);
+    int (*x_schema_version)(store *s);
+    int (*x_ingest)(store *s, const store_msg *msgs, size_t n, store_ingest_stats *stats, char **err);
+    int (*x_mark_branch)(store *s, const char *const *active_ids, size_t n, size_t *marked, size_t *cleared, char **err);
+    int (*x_set_removed)(store *s, const char *const *entry_ids, size_t n, int removed, char **err);
+    int (*x_dag_progress)(store *s, int64_t *watermark, int64_t *pending, char **err);
+    int (*x_dag_set_watermark)(store *s, int64_t expect, int64_t value, int *moved, char **err);
+    int (*x_dag_block_get)(store *s, int64_t *tokens);
+    int (*x_dag_block_put)(store *s, int64_t tokens, char **err);
+    int (*x_get_message)(store *s, const char *entry_id, store_row *out, char **err);
+    int64_t (*x_message_count)(store *s);
+    int64_t (*x_summary_count)(store *s);
+    int64_t (*x_db_bytes)(store *s);
+    int (*x_summary_add)(store *s, const store_summary *in, int64_t *out_id, char **err);
+    int (*x_summary_set_text)(store *s, int64_t id, const char *text, int64_t tokens, char **err);
+    int (*x_dag_walk_tail)(store *s, store_msg_visit visit, void *ud, int *stopped, char **err);
+    int (*x_walk_newest)(store *s, store_msg_visit visit, void *ud, int *stopped, char **err);
+    long long (*x_last_activity_ms)(store *s);
+    int (*x_dag_walk_uncovered)(store *s, int64_t after, int64_t before, store_msg_visit visit, void *ud, int *stopped, char **err);
+    int (*x_dag_count_uncovered)(store *s, int64_t from, int64_t before, int64_t *count, char **err);
+    int (*x_dag_walk_frontier)(store *s, store_node_visit visit, void *ud, char **err);
+    int (*x_dag_walk_prefixed)(store *s, const char *prefix, store_node_visit visit, void *ud, char **err);
+    int (*x_dag_walk_source)(store *s, int64_t id, int leaf, store_msg_visit visit, void *ud, char **err);
+    int64_t (*x_run_begin)(store *s, const char *kind);
+    void (*x_run_end)(store *s, int64_t id, const char *status);
+    int (*x_event_add)(store *s, const char *kind, const char *data_json, char **err);
+    int64_t (*x_event_count)(store *s, const char *kind);
+    int (*x_cut_get)(store *s, store_cut_which which, int64_t id, store_cut *out, char **err);
+    int (*x_cut_add)(store *s, const store_cut *in, int64_t tokens, int64_t *out_id, char **err);
+    int (*x_pin_get)(store *s, store_pin *out, char **err);
+    int (*x_pin_set)(store *s, const store_pin *pin, char **err);
+    int (*x_pin_clear)(store *s, char **err);
+    int (*x_search_count)(store *s, const char *query, const store_search_scope *scope, int64_t *count, char **err);
+    int (*x_search_page)(store *s, const char *query, const store_search_scope *scope, int newest_first, size_t limit, size_t offset, store_search_visit visit, void *ud, char **err);
+    int (*x_search_top)(store *s, const char *query, int newest_first, size_t limit, store_search_visit visit, void *ud, char **err);
+    int64_t (*x_search_unindexed)(store *s);
+    int (*x_search_scan)(store *s, const store_search_scope *scope, store_search_visit visit, void *ud, int *stopped, char **err);
+    void (*x_search_cover)(store *s, const char *entry_id, int64_t *top, int64_t *leaf);
+    int (*x_summary_exists)(store *s, int64_t id);
+    int (*x_summary_get)(store *s, int64_t id, store_node_visit visit, void *ud, char **err);
+    int (*x_scope_totals_get)(store *s, int64_t summary_id, store_scope_totals *out, char **err);
+    int (*x_scope_handles)(store *s, int64_t summary_id, store_handle_visit visit, void *ud, char **err);
+    int (*x_handle_find)(store *s, const char *key, store_handle_visit visit, void *ud, char **err);
+    /* Administration (maint): optional, NULL = not supported. */
+    int (*x_tx_begin)(store *s, char **err);
+    int (*x_tx_commit)(store *s, char **err);
+    void (*x_tx_rollback)(store *s);
+    int (*x_backup_to)(store *from, const char *dest_path, char **err);
+    int (*x_dump)(store *s, const store_dump_visitor *v, void *ud, char **err);
+    int (*x_table_loadable)(store *s, const char *table);
+    int (*x_row_load)(store *s, const char *table, size_t ncol, const char *const *cols, const store_value *vals, int *inserted, char **err);
+    int (*x_rebuild_index)(store *s, char **err);
+    int (*x_facts_get)(store *s, store_facts *out, char **err);
+    int (*x_check)(store *s, store_check_kind kind, store_id_visit visit, void *ud, char **err);
+    int (*x_runs_open)(store *s, store_run_visit visit, void *ud, char **err);
+    int (*x_run_reap)(store *s, int64_t id, char **err);
+    int (*x_prune_broken)(store *s, int64_t *orphans, int64_t *dropped, char **err);
+    int (*x_dedupe_spans)(store *s, int64_t *removed, char **err);
+} store_methods;
+
+typedef struct store_backend {
+    int i_version;        /* STORE_METHODS_VERSION the backend was built against */
+    size_t size;          /* sizeof(store_backend) as the backend was built */
+    const char *name;
+    /* store_open_wait and store_open_readonly, for this backend. */
+    int (*x_open)(const char *agent_home, const char *session_id, const char *session_cwd, long wait_ms,
+                  store **out, char **err);
+    int (*x_open_readonly)(const char *path, store **out, int *schema_version, char **err);
+    const char *(*x_version)(void);   /* the library's version, for a bug report */
+} store_backend;
+
+/* The backends this build carries. */
+extern const store_backend store_sqlite_backend;
+/* The one store_open and store_open_readonly use. */
+const store_backend *store_backend_default(void);
 
 #endif

@@ -209,7 +209,7 @@ static int store_pragma_int(store *s, const char *sql)
     return v;
 }
 
-int store_schema_version(store *s) { return store_pragma_int(s, "PRAGMA user_version"); }
+int store_sqlite_schema_version(store *s) { return store_pragma_int(s, "PRAGMA user_version"); }
 
 /* Bring the schema to STORE_SCHEMA_VERSION in one write transaction. The version read
  * before it is only a fast path: a second process creating the same new store (two hosts,
@@ -218,12 +218,12 @@ int store_schema_version(store *s) { return store_pragma_int(s, "PRAGMA user_ver
 static int store_migrate(store *s, char **err)
 {
     int target = (int)(sizeof store_migrations / sizeof store_migrations[0]);
-    int cur = store_schema_version(s);
+    int cur = store_sqlite_schema_version(s);
     if (cur < 0) return store_sqlite_failed(s, err, "reading user_version");
     if (cur == target) return LC_OK;
     int rc = store_sqlite_exec(s, "BEGIN IMMEDIATE", err);
     if (rc) return rc;
-    if ((cur = store_schema_version(s)) < 0) rc = store_sqlite_failed(s, err, "reading user_version");
+    if ((cur = store_sqlite_schema_version(s)) < 0) rc = store_sqlite_failed(s, err, "reading user_version");
     else if (cur > target)
         rc = lc_errf(err, LC_INVALID, "store: %s has schema version %d, newer than this build's %d",
                      s->path, cur, target);
@@ -270,12 +270,12 @@ static int store_meta_set(store *s, const char *key, const char *value, char **e
     return store_meta_write(s, key, value, 0, err);
 }
 
-int store_meta_put(store *s, const char *key, const char *value, char **err)
+int store_sqlite_meta_put(store *s, const char *key, const char *value, char **err)
 {
     return store_meta_write(s, key, value, 1, err);
 }
 
-char *store_meta_get(store *s, const char *key)
+char *store_sqlite_meta_get(store *s, const char *key)
 {
     sqlite3_stmt *st = NULL;
     char *v = NULL;
@@ -288,18 +288,11 @@ char *store_meta_get(store *s, const char *key)
     return v;
 }
 
-int store_valid_id(const char *id)
-{
-    if (!id || !*id || strlen(id) > 200) return 0;
-    for (const char *p = id; *p; p++)
-        if (*p == '/' || *p == '\\' || (unsigned char)*p < 0x20) return 0;
-    return strcmp(id, ".") != 0 && strcmp(id, "..") != 0;
-}
-
 static store *store_alloc(const char *path)
 {
     store *s = calloc(1, sizeof *s);
     if (!s) return NULL;
+    s->methods = &store_sqlite_methods;
     s->path = lc_strdup(path);
     s->opt.large_file_chars = STORE_LARGE_FILE_CHARS;
     s->opt.externalize_files = 1;
@@ -558,13 +551,13 @@ done:
     } else if (rc != LC_OK && s && s->busy) {
         rc = LC_BUSY; /* the message stays: "database is locked" */
     }
-    store_close(s);
+    store_sqlite_close(s);
     free(dir);
     free(path);
     return rc;
 }
 
-int store_open_wait(const char *agent_home, const char *session_id, const char *session_cwd,
+int store_sqlite_open_wait(const char *agent_home, const char *session_id, const char *session_cwd,
                     long wait_ms, store **out, char **err)
 {
     /* A lock another connection holds is waited for by the busy handler; the few busy
@@ -584,13 +577,7 @@ int store_open_wait(const char *agent_home, const char *session_id, const char *
     }
 }
 
-int store_open(const char *agent_home, const char *session_id, const char *session_cwd,
-               store **out, char **err)
-{
-    return store_open_wait(agent_home, session_id, session_cwd, STORE_BUSY_MS, out, err);
-}
-
-int store_open_readonly(const char *db_path, store **out, int *schema_version, char **err)
+int store_sqlite_open_readonly(const char *db_path, store **out, int *schema_version, char **err)
 {
     store *s = NULL;
     int rc = LC_OK;
@@ -607,7 +594,7 @@ int store_open_readonly(const char *db_path, store **out, int *schema_version, c
     }
     sqlite3_busy_timeout(s->db, 1000);
     if ((rc = store_sqlite_exec(s, "PRAGMA query_only=1", err)) != LC_OK) goto done;
-    int v = store_schema_version(s);
+    int v = store_sqlite_schema_version(s);
     if (v < 0) {
         rc = store_sqlite_failed(s, err, "reading user_version");
         goto done;
@@ -616,11 +603,11 @@ int store_open_readonly(const char *db_path, store **out, int *schema_version, c
     *out = s;
     s = NULL;
 done:
-    store_close(s);
+    store_sqlite_close(s);
     return rc;
 }
 
-void store_close(store *s)
+void store_sqlite_close(store *s)
 {
     if (!s) return;
     sqlite3_finalize(s->st_exists);
@@ -638,18 +625,18 @@ void store_close(store *s)
     free(s);
 }
 
-void store_set_options(store *s, const store_options *opt)
+void store_sqlite_set_options(store *s, const store_options *opt)
 {
     s->opt = *opt;
     if (!s->opt.large_file_chars) s->opt.large_file_chars = STORE_LARGE_FILE_CHARS;
 }
 
 sqlite3 *store_db(store *s) { return s->db; }
-const char *store_mode_note(const store *s) { return s ? s->mode_note : NULL; }
+const char *store_sqlite_mode_note(const store *s) { return s ? s->mode_note : NULL; }
 
-const char *store_path(const store *s) { return s->path; }
+const char *store_sqlite_path(const store *s) { return s->path; }
 
-int64_t store_message_count(store *s)
+int64_t store_sqlite_message_count(store *s)
 {
     sqlite3_stmt *st = NULL;
     int64_t n = -1;
@@ -672,14 +659,14 @@ static int64_t store_int(store *s, const char *sql, int64_t dflt)
     return v;
 }
 
-int64_t store_summary_count(store *s)
+int64_t store_sqlite_summary_count(store *s)
 {
     /* An older-generation store may predate the table: no summaries, not an error. */
     if (!store_int(s, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='summaries'", 0)) return 0;
     return store_int(s, "SELECT count(*) FROM summaries", 0);
 }
 
-int64_t store_db_bytes(store *s)
+int64_t store_sqlite_db_bytes(store *s)
 {
     return store_int(s, "SELECT page_count * page_size FROM pragma_page_count, pragma_page_size", 0);
 }
@@ -693,3 +680,84 @@ char *store_sqlite_col_dup(sqlite3_stmt *st, int col)
     const char *p = (const char *)sqlite3_column_text(st, col);
     return lc_strndup(p ? p : "", (size_t)sqlite3_column_bytes(st, col));
 }
+
+/* ---- the backend's tables ------------------------------------------------------------------ */
+
+static const char *store_sqlite_version(void) { return sqlite3_libversion(); }
+
+const store_backend store_sqlite_backend = {
+    .i_version = STORE_METHODS_VERSION,
+    .size = sizeof(store_backend),
+    .name = "sqlite",
+    .x_open = store_sqlite_open_wait,
+    .x_open_readonly = store_sqlite_open_readonly,
+    .x_version = store_sqlite_version,
+};
+
+const store_methods store_sqlite_methods = {
+    .i_version = STORE_METHODS_VERSION,
+    .size = sizeof(store_methods),
+    .name = "sqlite",
+    .x_close = store_sqlite_close,
+    .x_set_options = store_sqlite_set_options,
+    .x_path = store_sqlite_path,
+    .x_mode_note = store_sqlite_mode_note,
+    .x_meta_get = store_sqlite_meta_get,
+    .x_meta_put = store_sqlite_meta_put,
+    .x_schema_version = store_sqlite_schema_version,
+    .x_ingest = store_sqlite_ingest,
+    .x_mark_branch = store_sqlite_mark_branch,
+    .x_set_removed = store_sqlite_set_removed,
+    .x_dag_progress = store_sqlite_dag_progress,
+    .x_dag_set_watermark = store_sqlite_dag_set_watermark,
+    .x_dag_block_get = store_sqlite_dag_block_get,
+    .x_dag_block_put = store_sqlite_dag_block_put,
+    .x_get_message = store_sqlite_get_message,
+    .x_message_count = store_sqlite_message_count,
+    .x_summary_count = store_sqlite_summary_count,
+    .x_db_bytes = store_sqlite_db_bytes,
+    .x_summary_add = store_sqlite_summary_add,
+    .x_summary_set_text = store_sqlite_summary_set_text,
+    .x_dag_walk_tail = store_sqlite_dag_walk_tail,
+    .x_walk_newest = store_sqlite_walk_newest,
+    .x_last_activity_ms = store_sqlite_last_activity_ms,
+    .x_dag_walk_uncovered = store_sqlite_dag_walk_uncovered,
+    .x_dag_count_uncovered = store_sqlite_dag_count_uncovered,
+    .x_dag_walk_frontier = store_sqlite_dag_walk_frontier,
+    .x_dag_walk_prefixed = store_sqlite_dag_walk_prefixed,
+    .x_dag_walk_source = store_sqlite_dag_walk_source,
+    .x_run_begin = store_sqlite_run_begin,
+    .x_run_end = store_sqlite_run_end,
+    .x_event_add = store_sqlite_event_add,
+    .x_event_count = store_sqlite_event_count,
+    .x_cut_get = store_sqlite_cut_get,
+    .x_cut_add = store_sqlite_cut_add,
+    .x_pin_get = store_sqlite_pin_get,
+    .x_pin_set = store_sqlite_pin_set,
+    .x_pin_clear = store_sqlite_pin_clear,
+    .x_search_count = store_sqlite_search_count,
+    .x_search_page = store_sqlite_search_page,
+    .x_search_top = store_sqlite_search_top,
+    .x_search_unindexed = store_sqlite_search_unindexed,
+    .x_search_scan = store_sqlite_search_scan,
+    .x_search_cover = store_sqlite_search_cover,
+    .x_summary_exists = store_sqlite_summary_exists,
+    .x_summary_get = store_sqlite_summary_get,
+    .x_scope_totals_get = store_sqlite_scope_totals_get,
+    .x_scope_handles = store_sqlite_scope_handles,
+    .x_handle_find = store_sqlite_handle_find,
+    .x_tx_begin = store_sqlite_tx_begin,
+    .x_tx_commit = store_sqlite_tx_commit,
+    .x_tx_rollback = store_sqlite_tx_rollback,
+    .x_backup_to = store_sqlite_backup_to,
+    .x_dump = store_sqlite_dump,
+    .x_table_loadable = store_sqlite_table_loadable,
+    .x_row_load = store_sqlite_row_load,
+    .x_rebuild_index = store_sqlite_rebuild_index,
+    .x_facts_get = store_sqlite_facts_get,
+    .x_check = store_sqlite_check,
+    .x_runs_open = store_sqlite_runs_open,
+    .x_run_reap = store_sqlite_run_reap,
+    .x_prune_broken = store_sqlite_prune_broken,
+    .x_dedupe_spans = store_sqlite_dedupe_spans,
+};

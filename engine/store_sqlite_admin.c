@@ -16,13 +16,10 @@
 
 #include "util.h"
 
-const char *store_backend_name(void) { return "sqlite"; }
-const char *store_backend_version(void) { return sqlite3_libversion(); }
+int store_sqlite_tx_begin(store *s, char **err) { return store_sqlite_exec(s, "BEGIN IMMEDIATE", err); }
+int store_sqlite_tx_commit(store *s, char **err) { return store_sqlite_exec(s, "COMMIT", err); }
 
-int store_tx_begin(store *s, char **err) { return store_sqlite_exec(s, "BEGIN IMMEDIATE", err); }
-int store_tx_commit(store *s, char **err) { return store_sqlite_exec(s, "COMMIT", err); }
-
-void store_tx_rollback(store *s)
+void store_sqlite_tx_rollback(store *s)
 {
     if (!sqlite3_get_autocommit(s->db)) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 }
@@ -63,7 +60,7 @@ static int64_t store_admin_int(store *s, const char *sql, int64_t dflt)
 
 /* ---- backup -------------------------------------------------------------------------------- */
 
-int store_backup_to(store *from, const char *dest_path, char **err)
+int store_sqlite_backup_to(store *from, const char *dest_path, char **err)
 {
     sqlite3 *dst = NULL;
     sqlite3_backup *bk = NULL;
@@ -157,7 +154,7 @@ done:
     return rc;
 }
 
-int store_dump(store *s, const store_dump_visitor *v, void *ud, char **err)
+int store_sqlite_dump(store *s, const store_dump_visitor *v, void *ud, char **err)
 {
     sqlite3_stmt *tl = NULL;
     char **tables = NULL;
@@ -197,7 +194,7 @@ done:
     return rc;
 }
 
-int store_table_loadable(store *s, const char *table)
+int store_sqlite_table_loadable(store *s, const char *table)
 {
     sqlite3_stmt *st = NULL;
     int ok = 0;
@@ -219,7 +216,7 @@ static int store_bind_value(sqlite3_stmt *st, int idx, const store_value *v)
     return SQLITE_MISMATCH;
 }
 
-int store_row_load(store *s, const char *table, size_t ncol, const char *const *cols, const store_value *vals,
+int store_sqlite_row_load(store *s, const char *table, size_t ncol, const char *const *cols, const store_value *vals,
                    int *inserted, char **err)
 {
     sbuf sql = {0};
@@ -248,7 +245,7 @@ int store_row_load(store *s, const char *table, size_t ncol, const char *const *
     return rc;
 }
 
-int store_rebuild_index(store *s, char **err)
+int store_sqlite_rebuild_index(store *s, char **err)
 {
     int rc = LC_OK;
     /* Contentless tables cannot 'rebuild': empty them and index every row again, with the
@@ -271,7 +268,7 @@ int store_rebuild_index(store *s, char **err)
 
 /* ---- doctor --------------------------------------------------------------------------------- */
 
-int store_facts_get(store *s, store_facts *out, char **err)
+int store_sqlite_facts_get(store *s, store_facts *out, char **err)
 {
     sqlite3_stmt *st = NULL;
     (void)err;
@@ -390,7 +387,7 @@ static int store_check_index_rows(store *s, const char *fts, const char *table, 
     return rc;
 }
 
-int store_check(store *s, store_check_kind kind, store_id_visit visit, void *ud, char **err)
+int store_sqlite_check(store *s, store_check_kind kind, store_id_visit visit, void *ud, char **err)
 {
     int msgs, prov;
     store_admin_has(s, &msgs, &prov);
@@ -414,7 +411,7 @@ int store_check(store *s, store_check_kind kind, store_id_visit visit, void *ud,
     return lc_errf(err, LC_INVALID, "store: no such check");
 }
 
-int store_runs_open(store *s, store_run_visit visit, void *ud, char **err)
+int store_sqlite_runs_open(store *s, store_run_visit visit, void *ud, char **err)
 {
     sqlite3_stmt *st = NULL;
     int rc = LC_OK;
@@ -437,7 +434,7 @@ done:
     return rc;
 }
 
-int store_run_reap(store *s, int64_t id, char **err)
+int store_sqlite_run_reap(store *s, int64_t id, char **err)
 {
     sqlite3_stmt *up = NULL;
     int rc = LC_OK;
@@ -469,7 +466,7 @@ static void store_admin_changes(store *s, const char *sql, int64_t *n, int *rc, 
     if (n) *n += sqlite3_changes(s->db);
 }
 
-int store_prune_broken(store *s, int64_t *orphans, int64_t *dropped, char **err)
+int store_sqlite_prune_broken(store *s, int64_t *orphans, int64_t *dropped, char **err)
 {
     int rc = LC_OK, msgs, prov;
     *orphans = *dropped = 0;
@@ -506,7 +503,7 @@ int store_prune_broken(store *s, int64_t *orphans, int64_t *dropped, char **err)
     return rc;
 }
 
-int store_dedupe_spans(store *s, int64_t *removed, char **err)
+int store_sqlite_dedupe_spans(store *s, int64_t *removed, char **err)
 {
     int rc = LC_OK, msgs, prov;
     *removed = 0;

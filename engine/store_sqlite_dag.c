@@ -55,7 +55,7 @@ done:
     return rc;
 }
 
-int store_dag_progress(store *s, int64_t *watermark, int64_t *pending, char **err)
+int store_sqlite_dag_progress(store *s, int64_t *watermark, int64_t *pending, char **err)
 {
     int rc = LC_OK;
     int64_t w = 0, p = 0;
@@ -80,12 +80,12 @@ done:
     return rc;
 }
 
-int store_dag_block_get(store *s, int64_t *tokens)
+int store_sqlite_dag_block_get(store *s, int64_t *tokens)
 {
     return store_meta_int(s, "dag_block_tokens", tokens);
 }
 
-int store_dag_block_put(store *s, int64_t tokens, char **err)
+int store_sqlite_dag_block_put(store *s, int64_t tokens, char **err)
 {
     sqlite3_stmt *st = NULL;
     int rc = LC_OK;
@@ -101,7 +101,7 @@ done:
     return rc;
 }
 
-int store_dag_set_watermark(store *s, int64_t expect, int64_t value, int *moved, char **err)
+int store_sqlite_dag_set_watermark(store *s, int64_t expect, int64_t value, int *moved, char **err)
 {
     sqlite3_stmt *st = NULL;
     int rc = LC_OK;
@@ -169,7 +169,7 @@ static int store_summary_still_applies(store *s, const store_summary *in, char *
     return rc;
 }
 
-int store_summary_add(store *s, const store_summary *in, int64_t *out_id, char **err)
+int store_sqlite_summary_add(store *s, const store_summary *in, int64_t *out_id, char **err)
 {
     sqlite3_stmt *ins = NULL, *child = NULL, *msg = NULL, *span = NULL, *fts = NULL;
     int rc = LC_OK, in_tx = 0;
@@ -262,7 +262,7 @@ done:
     return rc;
 }
 
-int store_summary_set_text(store *s, int64_t id, const char *text, int64_t tokens, char **err)
+int store_sqlite_summary_set_text(store *s, int64_t id, const char *text, int64_t tokens, char **err)
 {
     sqlite3_stmt *old = NULL, *up = NULL, *del = NULL, *ins = NULL;
     int rc = LC_OK, in_tx = 0;
@@ -311,16 +311,7 @@ done:
 
 /* ---- the projection's rows ----------------------------------------------------------------- */
 
-void store_cut_free(store_cut *c)
-{
-    if (!c) return;
-    free(c->anchor_entry);
-    free(c->message);
-    free(c->nodes_json);
-    memset(c, 0, sizeof *c);
-}
-
-int store_cut_get(store *s, store_cut_which which, int64_t id, store_cut *out, char **err)
+int store_sqlite_cut_get(store *s, store_cut_which which, int64_t id, store_cut *out, char **err)
 {
     static const char *const sql[] = {
         [STORE_CUT_BY_ID] = "SELECT id, anchor_entry, anchor_ordinal, message, nodes, stubbed"
@@ -366,7 +357,7 @@ done:
     return rc;
 }
 
-int store_cut_add(store *s, const store_cut *in, int64_t tokens, int64_t *out_id, char **err)
+int store_sqlite_cut_add(store *s, const store_cut *in, int64_t tokens, int64_t *out_id, char **err)
 {
     sqlite3_stmt *st = NULL;
     int rc = LC_OK;
@@ -392,7 +383,7 @@ done:
     return rc;
 }
 
-int store_pin_get(store *s, store_pin *out, char **err)
+int store_sqlite_pin_get(store *s, store_pin *out, char **err)
 {
     sqlite3_stmt *st = NULL;
     int rc = LC_NOTFOUND;
@@ -416,7 +407,7 @@ done:
     return rc;
 }
 
-int store_pin_set(store *s, const store_pin *pin, char **err)
+int store_sqlite_pin_set(store *s, const store_pin *pin, char **err)
 {
     sqlite3_stmt *st = NULL;
     int rc = LC_OK;
@@ -437,7 +428,7 @@ done:
     return rc;
 }
 
-int store_pin_clear(store *s, char **err)
+int store_sqlite_pin_clear(store *s, char **err)
 {
     return store_sqlite_exec(s, "DELETE FROM lcm_pin", err);
 }
@@ -470,7 +461,7 @@ static int store_walk_msgs(store *s, sqlite3_stmt *st, const char *what, int wit
     return rc;
 }
 
-int store_dag_walk_tail(store *s, store_msg_visit visit, void *ud, int *stopped, char **err)
+int store_sqlite_dag_walk_tail(store *s, store_msg_visit visit, void *ud, int *stopped, char **err)
 {
     sqlite3_stmt *st = NULL;
     int rc;
@@ -485,7 +476,7 @@ int store_dag_walk_tail(store *s, store_msg_visit visit, void *ud, int *stopped,
     return rc;
 }
 
-int store_walk_newest(store *s, store_msg_visit visit, void *ud, int *stopped, char **err)
+int store_sqlite_walk_newest(store *s, store_msg_visit visit, void *ud, int *stopped, char **err)
 {
     sqlite3_stmt *st = NULL;
     int rc;
@@ -500,7 +491,7 @@ int store_walk_newest(store *s, store_msg_visit visit, void *ud, int *stopped, c
     return rc;
 }
 
-long long store_last_activity_ms(store *s)
+long long store_sqlite_last_activity_ms(store *s)
 {
     sqlite3_stmt *st = NULL;
     long long t = 0;
@@ -510,14 +501,14 @@ long long store_last_activity_ms(store *s)
         t = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
     if (t <= 0) {
-        char *c = store_meta_get(s, "created");
+        char *c = store_sqlite_meta_get(s, "created");
         t = c ? atoll(c) : 0;
         free(c);
     }
     return t;
 }
 
-int store_dag_walk_uncovered(store *s, int64_t after, int64_t before, store_msg_visit visit, void *ud,
+int store_sqlite_dag_walk_uncovered(store *s, int64_t after, int64_t before, store_msg_visit visit, void *ud,
                              int *stopped, char **err)
 {
     sqlite3_stmt *st = NULL;
@@ -537,7 +528,7 @@ int store_dag_walk_uncovered(store *s, int64_t after, int64_t before, store_msg_
     return rc;
 }
 
-int store_dag_count_uncovered(store *s, int64_t from, int64_t before, int64_t *count, char **err)
+int store_sqlite_dag_count_uncovered(store *s, int64_t from, int64_t before, int64_t *count, char **err)
 {
     sqlite3_stmt *st = NULL;
     int rc = LC_OK;
@@ -589,7 +580,7 @@ static int store_walk_nodes(store *s, sqlite3_stmt *st, const char *what, int sp
     return step == SQLITE_DONE ? LC_OK : store_sqlite_failed(s, err, what);
 }
 
-int store_dag_walk_frontier(store *s, store_node_visit visit, void *ud, char **err)
+int store_sqlite_dag_walk_frontier(store *s, store_node_visit visit, void *ud, char **err)
 {
     sqlite3_stmt *st = NULL;
     int rc;
@@ -607,7 +598,7 @@ int store_dag_walk_frontier(store *s, store_node_visit visit, void *ud, char **e
     return rc;
 }
 
-int store_dag_walk_prefixed(store *s, const char *prefix, store_node_visit visit, void *ud, char **err)
+int store_sqlite_dag_walk_prefixed(store *s, const char *prefix, store_node_visit visit, void *ud, char **err)
 {
     sqlite3_stmt *st = NULL;
     int rc;
@@ -623,7 +614,7 @@ int store_dag_walk_prefixed(store *s, const char *prefix, store_node_visit visit
     return rc;
 }
 
-int store_dag_walk_source(store *s, int64_t id, int leaf, store_msg_visit visit, void *ud, char **err)
+int store_sqlite_dag_walk_source(store *s, int64_t id, int leaf, store_msg_visit visit, void *ud, char **err)
 {
     sqlite3_stmt *st = NULL;
     int rc;
@@ -641,7 +632,7 @@ int store_dag_walk_source(store *s, int64_t id, int leaf, store_msg_visit visit,
     return rc;
 }
 
-int64_t store_run_begin(store *s, const char *kind)
+int64_t store_sqlite_run_begin(store *s, const char *kind)
 {
     sqlite3_stmt *st = NULL;
     int64_t id = 0;
@@ -656,7 +647,7 @@ int64_t store_run_begin(store *s, const char *kind)
     return id;
 }
 
-void store_run_end(store *s, int64_t id, const char *status)
+void store_sqlite_run_end(store *s, int64_t id, const char *status)
 {
     sqlite3_stmt *st = NULL;
     if (id <= 0) return;
@@ -670,7 +661,7 @@ void store_run_end(store *s, int64_t id, const char *status)
     sqlite3_finalize(st);
 }
 
-int store_event_add(store *s, const char *kind, const char *data_json, char **err)
+int store_sqlite_event_add(store *s, const char *kind, const char *data_json, char **err)
 {
     sqlite3_stmt *st = NULL;
     int rc;
@@ -688,7 +679,7 @@ int store_event_add(store *s, const char *kind, const char *data_json, char **er
     return rc;
 }
 
-int64_t store_event_count(store *s, const char *kind)
+int64_t store_sqlite_event_count(store *s, const char *kind)
 {
     sqlite3_stmt *st = NULL;
     int64_t n = 0;

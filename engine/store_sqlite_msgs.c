@@ -274,7 +274,7 @@ static int64_t store_next_ordinal(store *s)
     return n;
 }
 
-int store_ingest(store *s, const store_msg *msgs, size_t n, store_ingest_stats *stats,
+int store_sqlite_ingest(store *s, const store_msg *msgs, size_t n, store_ingest_stats *stats,
                  char **err)
 {
     store_ingest_stats local = {0};
@@ -286,7 +286,7 @@ int store_ingest(store *s, const store_msg *msgs, size_t n, store_ingest_stats *
     if (s->read_only) return lc_errf(err, LC_INVALID, "store: opened read-only");
 
     /* Walk back to the newest entry already stored: everything before it is stored too
-     * (a branch only grows at its leaf; a tree move is store_mark_branch's business). */
+     * (a branch only grows at its leaf; a tree move is store_sqlite_mark_branch's business). */
     for (size_t i = n; i-- > 0;) {
         const char *id = msgs[i].entry_id;
         if (!id) continue;
@@ -326,7 +326,7 @@ done:
 
 /* ---- removed branches ------------------------------------------------------------- */
 
-int store_mark_branch(store *s, const char *const *active_ids, size_t n, size_t *marked,
+int store_sqlite_mark_branch(store *s, const char *const *active_ids, size_t n, size_t *marked,
                       size_t *cleared, char **err)
 {
     sqlite3_stmt *st = NULL;
@@ -372,7 +372,7 @@ done:
     return rc;
 }
 
-int store_set_removed(store *s, const char *const *entry_ids, size_t n, int removed,
+int store_sqlite_set_removed(store *s, const char *const *entry_ids, size_t n, int removed,
                       char **err)
 {
     sqlite3_stmt *st = NULL;
@@ -404,7 +404,7 @@ done:
 
 /* ---- reads ------------------------------------------------------------------------ */
 
-int store_get_message(store *s, const char *entry_id, store_row *out, char **err)
+int store_sqlite_get_message(store *s, const char *entry_id, store_row *out, char **err)
 {
     sqlite3_stmt *st = NULL;
     int rc = LC_OK;
@@ -450,14 +450,3 @@ done:
     return rc;
 }
 
-void store_row_free(store_row *r)
-{
-    free(r->entry_id);
-    free(r->role);
-    free(r->text);
-    free(r->raw_json);
-    free(r->payload);
-    free(r->tool_name);
-    free(r->tool_path);
-    memset(r, 0, sizeof *r);
-}

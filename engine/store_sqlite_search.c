@@ -46,7 +46,7 @@ static char *store_search_where(const store_search_scope *sc)
                                           : "");
 }
 
-int store_search_count(store *s, const char *query, const store_search_scope *scope, int64_t *count,
+int store_sqlite_search_count(store *s, const char *query, const store_search_scope *scope, int64_t *count,
                        char **err)
 {
     sqlite3_stmt *st = NULL;
@@ -77,7 +77,7 @@ done:
     return rc;
 }
 
-int store_search_page(store *s, const char *query, const store_search_scope *scope, int newest_first,
+int store_sqlite_search_page(store *s, const char *query, const store_search_scope *scope, int newest_first,
                       size_t limit, size_t offset, store_search_visit visit, void *ud, char **err)
 {
     sqlite3_stmt *pg = NULL, *row = NULL;
@@ -139,7 +139,7 @@ static int store_search_walk(store *s, sqlite3_stmt *st, const char *what, store
     return step == SQLITE_DONE ? LC_OK : store_sqlite_failed(s, err, what);
 }
 
-int store_search_top(store *s, const char *query, int newest_first, size_t limit, store_search_visit visit,
+int store_sqlite_search_top(store *s, const char *query, int newest_first, size_t limit, store_search_visit visit,
                      void *ud, char **err)
 {
     sqlite3_stmt *st = NULL;
@@ -162,7 +162,7 @@ int store_search_top(store *s, const char *query, int newest_first, size_t limit
     return rc;
 }
 
-int64_t store_search_unindexed(store *s)
+int64_t store_sqlite_search_unindexed(store *s)
 {
     sqlite3_stmt *st = NULL;
     int64_t n = 0;
@@ -177,7 +177,7 @@ int64_t store_search_unindexed(store *s)
     return n;
 }
 
-int store_search_scan(store *s, const store_search_scope *scope, store_search_visit visit, void *ud,
+int store_sqlite_search_scan(store *s, const store_search_scope *scope, store_search_visit visit, void *ud,
                       int *stopped, char **err)
 {
     sqlite3_stmt *st = NULL;
@@ -199,7 +199,7 @@ int store_search_scan(store *s, const store_search_scope *scope, store_search_vi
     return rc;
 }
 
-void store_search_cover(store *s, const char *entry_id, int64_t *top, int64_t *leaf)
+void store_sqlite_search_cover(store *s, const char *entry_id, int64_t *top, int64_t *leaf)
 {
     sqlite3_stmt *st = NULL;
     *top = *leaf = 0;
@@ -228,7 +228,7 @@ done:
     sqlite3_finalize(st);
 }
 
-int store_summary_exists(store *s, int64_t id)
+int store_sqlite_summary_exists(store *s, int64_t id)
 {
     sqlite3_stmt *st = NULL;
     int found = 0;
@@ -240,7 +240,7 @@ int store_summary_exists(store *s, int64_t id)
     return found;
 }
 
-int store_summary_get(store *s, int64_t id, store_node_visit visit, void *ud, char **err)
+int store_sqlite_summary_get(store *s, int64_t id, store_node_visit visit, void *ud, char **err)
 {
     sqlite3_stmt *st = NULL;
     int rc = LC_OK;
@@ -279,7 +279,7 @@ done:
     return rc;
 }
 
-int store_scope_totals_get(store *s, int64_t summary_id, store_scope_totals *out, char **err)
+int store_sqlite_scope_totals_get(store *s, int64_t summary_id, store_scope_totals *out, char **err)
 {
     sqlite3_stmt *st = NULL;
     int rc = LC_OK;
@@ -319,7 +319,7 @@ static int store_handle_visit_row(sqlite3_stmt *st, store_handle_visit visit, vo
     return visit(ud, &h, err);
 }
 
-int store_scope_handles(store *s, int64_t summary_id, store_handle_visit visit, void *ud, char **err)
+int store_sqlite_scope_handles(store *s, int64_t summary_id, store_handle_visit visit, void *ud, char **err)
 {
     sqlite3_stmt *st = NULL;
     int rc = LC_OK;
@@ -345,7 +345,7 @@ done:
     return rc;
 }
 
-int store_handle_find(store *s, const char *key, store_handle_visit visit, void *ud, char **err)
+int store_sqlite_handle_find(store *s, const char *key, store_handle_visit visit, void *ud, char **err)
 {
     sqlite3_stmt *st = NULL;
     int rc = LC_OK;

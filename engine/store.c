@@ -1,0 +1,518 @@
+/*
+ * store.c -- the store seam (store.h): every call that takes a store goes through the
+ * method table of the backend that opened it (in the manner of sqlite3_vfs), so a second
+ * backend is an addition, not an edit. Owns the choice of backend for an open, the
+ * size/version check of a slot before it is called, the answer for a slot a backend does
+ * not fill, and the few functions no backend needs to see (id checks, frees).
+ */
+#include "store.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+/* A backend's struct store begins with its method table (store.h). */
+static const store_methods *store_methods_of(const store *s)
+{
+    return *(const store_methods *const *)(const void *)s;
+}
+
+/* A slot is callable when the backend's table was built with it and filled it. */
+#define STORE_HAS(m, slot) \
+    ((m) && offsetof(store_methods, slot) + sizeof((m)->slot) <= (m)->size && (m)->slot)
+
+static int store_unsupported(const store_methods *m, const char *what, char **err)
+{
+    return lc_errf(err, LC_INVALID, "store: the %s backend does not support %s", m ? m->name : "?", what);
+}
+
+const store_backend *store_backend_default(void) { return &store_sqlite_backend; }
+
+const char *store_backend_name(void) { return store_backend_default()->name; }
+const char *store_backend_version(void) { return store_backend_default()->x_version(); }
+
+int store_open_wait(const char *agent_home, const char *session_id, const char *session_cwd,
+                    long wait_ms, store **out, char **err)
+{
+    return store_backend_default()->x_open(agent_home, session_id, session_cwd, wait_ms, out, err);
+}
+
+int store_open(const char *agent_home, const char *session_id, const char *session_cwd,
+               store **out, char **err)
+{
+    return store_open_wait(agent_home, session_id, session_cwd, STORE_BUSY_MS, out, err);
+}
+
+int store_open_readonly(const char *db_path, store **out, int *schema_version, char **err)
+{
+    return store_backend_default()->x_open_readonly(db_path, out, schema_version, err);
+}
+
+int store_valid_id(const char *id)
+{
+    if (!id || !*id || strlen(id) > 200) return 0;
+    for (const char *p = id; *p; p++)
+        if (*p == '/' || *p == '\\' || (unsigned char)*p < 0x20) return 0;
+    return strcmp(id, ".") != 0 && strcmp(id, "..") != 0;
+}
+
+void store_row_free(store_row *r)
+{
+    free(r->entry_id);
+    free(r->role);
+    free(r->text);
+    free(r->raw_json);
+    free(r->payload);
+    free(r->tool_name);
+    free(r->tool_path);
+    memset(r, 0, sizeof *r);
+}
+
+void store_cut_free(store_cut *c)
+{
+    if (!c) return;
+    free(c->anchor_entry);
+    free(c->message);
+    free(c->nodes_json);
+    memset(c, 0, sizeof *c);
+}
+
+/* ---- dispatch ------------------------------------------------------------------------------ */
+
+void store_close(store *s)
+{
+    if (!s) return;
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_close)) return;
+    m->x_close(s);
+}
+
+void store_set_options(store *s, const store_options *opt)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_set_options)) return;
+    m->x_set_options(s, opt);
+}
+
+const char *store_path(const store *s)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_path)) return NULL;
+    return m->x_path(s);
+}
+
+const char *store_mode_note(const store *s)
+{
+    if (!s) return NULL;
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_mode_note)) return NULL;
+    return m->x_mode_note(s);
+}
+
+char *store_meta_get(store *s, const char *key)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_meta_get)) return NULL;
+    return m->x_meta_get(s, key);
+}
+
+int store_meta_put(store *s, const char *key, const char *value, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_meta_put)) return store_unsupported(m, "meta_put", err);
+    return m->x_meta_put(s, key, value, err);
+}
+
+int store_schema_version(store *s)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_schema_version)) return -1;
+    return m->x_schema_version(s);
+}
+
+int store_ingest(store *s, const store_msg *msgs, size_t n, store_ingest_stats *stats, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_ingest)) return store_unsupported(m, "ingest", err);
+    return m->x_ingest(s, msgs, n, stats, err);
+}
+
+int store_mark_branch(store *s, const char *const *active_ids, size_t n, size_t *marked, size_t *cleared, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_mark_branch)) return store_unsupported(m, "mark_branch", err);
+    return m->x_mark_branch(s, active_ids, n, marked, cleared, err);
+}
+
+int store_set_removed(store *s, const char *const *entry_ids, size_t n, int removed, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_set_removed)) return store_unsupported(m, "set_removed", err);
+    return m->x_set_removed(s, entry_ids, n, removed, err);
+}
+
+int store_dag_progress(store *s, int64_t *watermark, int64_t *pending, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_dag_progress)) return store_unsupported(m, "dag_progress", err);
+    return m->x_dag_progress(s, watermark, pending, err);
+}
+
+int store_dag_set_watermark(store *s, int64_t expect, int64_t value, int *moved, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_dag_set_watermark)) return store_unsupported(m, "dag_set_watermark", err);
+    return m->x_dag_set_watermark(s, expect, value, moved, err);
+}
+
+int store_dag_block_get(store *s, int64_t *tokens)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_dag_block_get)) return 0;
+    return m->x_dag_block_get(s, tokens);
+}
+
+int store_dag_block_put(store *s, int64_t tokens, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_dag_block_put)) return store_unsupported(m, "dag_block_put", err);
+    return m->x_dag_block_put(s, tokens, err);
+}
+
+int store_get_message(store *s, const char *entry_id, store_row *out, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_get_message)) return store_unsupported(m, "get_message", err);
+    return m->x_get_message(s, entry_id, out, err);
+}
+
+int64_t store_message_count(store *s)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_message_count)) return -1;
+    return m->x_message_count(s);
+}
+
+int64_t store_summary_count(store *s)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_summary_count)) return 0;
+    return m->x_summary_count(s);
+}
+
+int64_t store_db_bytes(store *s)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_db_bytes)) return 0;
+    return m->x_db_bytes(s);
+}
+
+int store_summary_add(store *s, const store_summary *in, int64_t *out_id, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_summary_add)) return store_unsupported(m, "summary_add", err);
+    return m->x_summary_add(s, in, out_id, err);
+}
+
+int store_summary_set_text(store *s, int64_t id, const char *text, int64_t tokens, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_summary_set_text)) return store_unsupported(m, "summary_set_text", err);
+    return m->x_summary_set_text(s, id, text, tokens, err);
+}
+
+int store_dag_walk_tail(store *s, store_msg_visit visit, void *ud, int *stopped, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_dag_walk_tail)) return store_unsupported(m, "dag_walk_tail", err);
+    return m->x_dag_walk_tail(s, visit, ud, stopped, err);
+}
+
+int store_walk_newest(store *s, store_msg_visit visit, void *ud, int *stopped, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_walk_newest)) return store_unsupported(m, "walk_newest", err);
+    return m->x_walk_newest(s, visit, ud, stopped, err);
+}
+
+long long store_last_activity_ms(store *s)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_last_activity_ms)) return 0;
+    return m->x_last_activity_ms(s);
+}
+
+int store_dag_walk_uncovered(store *s, int64_t after, int64_t before, store_msg_visit visit, void *ud, int *stopped, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_dag_walk_uncovered)) return store_unsupported(m, "dag_walk_uncovered", err);
+    return m->x_dag_walk_uncovered(s, after, before, visit, ud, stopped, err);
+}
+
+int store_dag_count_uncovered(store *s, int64_t from, int64_t before, int64_t *count, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_dag_count_uncovered)) return store_unsupported(m, "dag_count_uncovered", err);
+    return m->x_dag_count_uncovered(s, from, before, count, err);
+}
+
+int store_dag_walk_frontier(store *s, store_node_visit visit, void *ud, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_dag_walk_frontier)) return store_unsupported(m, "dag_walk_frontier", err);
+    return m->x_dag_walk_frontier(s, visit, ud, err);
+}
+
+int store_dag_walk_prefixed(store *s, const char *prefix, store_node_visit visit, void *ud, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_dag_walk_prefixed)) return store_unsupported(m, "dag_walk_prefixed", err);
+    return m->x_dag_walk_prefixed(s, prefix, visit, ud, err);
+}
+
+int store_dag_walk_source(store *s, int64_t id, int leaf, store_msg_visit visit, void *ud, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_dag_walk_source)) return store_unsupported(m, "dag_walk_source", err);
+    return m->x_dag_walk_source(s, id, leaf, visit, ud, err);
+}
+
+int64_t store_run_begin(store *s, const char *kind)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_run_begin)) return 0;
+    return m->x_run_begin(s, kind);
+}
+
+void store_run_end(store *s, int64_t id, const char *status)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_run_end)) return;
+    m->x_run_end(s, id, status);
+}
+
+int store_event_add(store *s, const char *kind, const char *data_json, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_event_add)) return store_unsupported(m, "event_add", err);
+    return m->x_event_add(s, kind, data_json, err);
+}
+
+int64_t store_event_count(store *s, const char *kind)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_event_count)) return 0;
+    return m->x_event_count(s, kind);
+}
+
+int store_cut_get(store *s, store_cut_which which, int64_t id, store_cut *out, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_cut_get)) return store_unsupported(m, "cut_get", err);
+    return m->x_cut_get(s, which, id, out, err);
+}
+
+int store_cut_add(store *s, const store_cut *in, int64_t tokens, int64_t *out_id, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_cut_add)) return store_unsupported(m, "cut_add", err);
+    return m->x_cut_add(s, in, tokens, out_id, err);
+}
+
+int store_pin_get(store *s, store_pin *out, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_pin_get)) return store_unsupported(m, "pin_get", err);
+    return m->x_pin_get(s, out, err);
+}
+
+int store_pin_set(store *s, const store_pin *pin, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_pin_set)) return store_unsupported(m, "pin_set", err);
+    return m->x_pin_set(s, pin, err);
+}
+
+int store_pin_clear(store *s, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_pin_clear)) return store_unsupported(m, "pin_clear", err);
+    return m->x_pin_clear(s, err);
+}
+
+int store_search_count(store *s, const char *query, const store_search_scope *scope, int64_t *count, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_search_count)) return store_unsupported(m, "search_count", err);
+    return m->x_search_count(s, query, scope, count, err);
+}
+
+int store_search_page(store *s, const char *query, const store_search_scope *scope, int newest_first, size_t limit, size_t offset, store_search_visit visit, void *ud, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_search_page)) return store_unsupported(m, "search_page", err);
+    return m->x_search_page(s, query, scope, newest_first, limit, offset, visit, ud, err);
+}
+
+int store_search_top(store *s, const char *query, int newest_first, size_t limit, store_search_visit visit, void *ud, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_search_top)) return store_unsupported(m, "search_top", err);
+    return m->x_search_top(s, query, newest_first, limit, visit, ud, err);
+}
+
+int64_t store_search_unindexed(store *s)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_search_unindexed)) return 0;
+    return m->x_search_unindexed(s);
+}
+
+int store_search_scan(store *s, const store_search_scope *scope, store_search_visit visit, void *ud, int *stopped, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_search_scan)) return store_unsupported(m, "search_scan", err);
+    return m->x_search_scan(s, scope, visit, ud, stopped, err);
+}
+
+void store_search_cover(store *s, const char *entry_id, int64_t *top, int64_t *leaf)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_search_cover)) return;
+    m->x_search_cover(s, entry_id, top, leaf);
+}
+
+int store_summary_exists(store *s, int64_t id)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_summary_exists)) return 0;
+    return m->x_summary_exists(s, id);
+}
+
+int store_summary_get(store *s, int64_t id, store_node_visit visit, void *ud, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_summary_get)) return store_unsupported(m, "summary_get", err);
+    return m->x_summary_get(s, id, visit, ud, err);
+}
+
+int store_scope_totals_get(store *s, int64_t summary_id, store_scope_totals *out, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_scope_totals_get)) return store_unsupported(m, "scope_totals_get", err);
+    return m->x_scope_totals_get(s, summary_id, out, err);
+}
+
+int store_scope_handles(store *s, int64_t summary_id, store_handle_visit visit, void *ud, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_scope_handles)) return store_unsupported(m, "scope_handles", err);
+    return m->x_scope_handles(s, summary_id, visit, ud, err);
+}
+
+int store_handle_find(store *s, const char *key, store_handle_visit visit, void *ud, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_handle_find)) return store_unsupported(m, "handle_find", err);
+    return m->x_handle_find(s, key, visit, ud, err);
+}
+
+int store_tx_begin(store *s, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_tx_begin)) return store_unsupported(m, "tx_begin", err);
+    return m->x_tx_begin(s, err);
+}
+
+int store_tx_commit(store *s, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_tx_commit)) return store_unsupported(m, "tx_commit", err);
+    return m->x_tx_commit(s, err);
+}
+
+void store_tx_rollback(store *s)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_tx_rollback)) return;
+    m->x_tx_rollback(s);
+}
+
+int store_backup_to(store *from, const char *dest_path, char **err)
+{
+    const store_methods *m = store_methods_of(from);
+    if (!STORE_HAS(m, x_backup_to)) return store_unsupported(m, "backup_to", err);
+    return m->x_backup_to(from, dest_path, err);
+}
+
+int store_dump(store *s, const store_dump_visitor *v, void *ud, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_dump)) return store_unsupported(m, "dump", err);
+    return m->x_dump(s, v, ud, err);
+}
+
+int store_table_loadable(store *s, const char *table)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_table_loadable)) return 0;
+    return m->x_table_loadable(s, table);
+}
+
+int store_row_load(store *s, const char *table, size_t ncol, const char *const *cols, const store_value *vals, int *inserted, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_row_load)) return store_unsupported(m, "row_load", err);
+    return m->x_row_load(s, table, ncol, cols, vals, inserted, err);
+}
+
+int store_rebuild_index(store *s, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_rebuild_index)) return store_unsupported(m, "rebuild_index", err);
+    return m->x_rebuild_index(s, err);
+}
+
+int store_facts_get(store *s, store_facts *out, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_facts_get)) return store_unsupported(m, "facts_get", err);
+    return m->x_facts_get(s, out, err);
+}
+
+int store_check(store *s, store_check_kind kind, store_id_visit visit, void *ud, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_check)) return store_unsupported(m, "check", err);
+    return m->x_check(s, kind, visit, ud, err);
+}
+
+int store_runs_open(store *s, store_run_visit visit, void *ud, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_runs_open)) return store_unsupported(m, "runs_open", err);
+    return m->x_runs_open(s, visit, ud, err);
+}
+
+int store_run_reap(store *s, int64_t id, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_run_reap)) return store_unsupported(m, "run_reap", err);
+    return m->x_run_reap(s, id, err);
+}
+
+int store_prune_broken(store *s, int64_t *orphans, int64_t *dropped, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_prune_broken)) return store_unsupported(m, "prune_broken", err);
+    return m->x_prune_broken(s, orphans, dropped, err);
+}
+
+int store_dedupe_spans(store *s, int64_t *removed, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_dedupe_spans)) return store_unsupported(m, "dedupe_spans", err);
+    return m->x_dedupe_spans(s, removed, err);
+}
