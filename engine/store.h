@@ -1,8 +1,11 @@
 /*
- * store.h -- the lossless per-session store: one SQLite database (WAL, FTS5) under
- * <agent home>/lcm/<session id>.sqlite. Owns the schema and its forward migrations, the
- * passive ingest of session messages (verbatim JSON + derived text + FTS index), the
- * removed-branch marks, file-handle rows and the summary/provenance tables the DAG writes.
+ * store.h -- the lossless per-session store, by default one SQLite database (WAL, FTS5)
+ * under <agent home>/lcm/<session id>.sqlite (the backend in store_sqlite*.c; the method
+ * table at the end of this file is how a store reaches its backend). Owns the schema and
+ * its forward migrations, the passive ingest of session messages (verbatim JSON + derived
+ * text + FTS index), the removed-branch marks, file-handle rows, the summary/provenance
+ * tables the DAG writes, and the search and administration primitives recall and maint
+ * run on. Nothing here names a SQLite type.
  * The session file stays the source of truth: the store is a derived index that is rebuilt
  * row for row from the same messages.
  */

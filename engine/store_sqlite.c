@@ -3,8 +3,10 @@
  * their modes, the damage check, busy waits), read-only open, close, the schema and its
  * forward migrations, the DAG-progress triggers, meta, the store's counts, and the one
  * way a failed statement becomes an engine error (busy and not-a-database noted on the
- * way). Ingest and reads live in store_sqlite_msgs.c, the DAG's rows in
- * store_sqlite_dag.c; all three share store_sqlite_int.h.
+ * way), and the backend's two tables (store.h: store_backend, store_methods). Ingest and
+ * reads live in store_sqlite_msgs.c, the DAG's rows in store_sqlite_dag.c, recall's
+ * primitives in store_sqlite_search.c, maint's in store_sqlite_admin.c; all share the
+ * private store_sqlite_int.h.
  */
 #include "store.h"
 #include "store_sqlite.h"
@@ -636,19 +638,9 @@ const char *store_sqlite_mode_note(const store *s) { return s ? s->mode_note : N
 
 const char *store_sqlite_path(const store *s) { return s->path; }
 
-int64_t store_sqlite_message_count(store *s)
-{
-    sqlite3_stmt *st = NULL;
-    int64_t n = -1;
-    if (sqlite3_prepare_v2(s->db, "SELECT count(*) FROM messages", -1, &st, NULL) == SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW)
-        n = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return n;
-}
+int64_t store_sqlite_message_count(store *s) { return store_sqlite_int(s, "SELECT count(*) FROM messages", -1); }
 
-/* One integer from a query; `dflt` when it fails or returns nothing. */
-static int64_t store_int(store *s, const char *sql, int64_t dflt)
+int64_t store_sqlite_int(store *s, const char *sql, int64_t dflt)
 {
     sqlite3_stmt *st = NULL;
     int64_t v = dflt;
@@ -662,13 +654,13 @@ static int64_t store_int(store *s, const char *sql, int64_t dflt)
 int64_t store_sqlite_summary_count(store *s)
 {
     /* An older-generation store may predate the table: no summaries, not an error. */
-    if (!store_int(s, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='summaries'", 0)) return 0;
-    return store_int(s, "SELECT count(*) FROM summaries", 0);
+    if (!store_sqlite_int(s, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='summaries'", 0)) return 0;
+    return store_sqlite_int(s, "SELECT count(*) FROM summaries", 0);
 }
 
 int64_t store_sqlite_db_bytes(store *s)
 {
-    return store_int(s, "SELECT page_count * page_size FROM pragma_page_count, pragma_page_size", 0);
+    return store_sqlite_int(s, "SELECT page_count * page_size FROM pragma_page_count, pragma_page_size", 0);
 }
 
 

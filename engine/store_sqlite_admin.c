@@ -46,18 +46,6 @@ static void store_admin_has(store *s, int *msgs, int *prov)
             store_table_exists(s, "summary_messages") && store_table_exists(s, "summary_children");
 }
 
-/* One integer from a query; `dflt` when it fails or returns nothing. */
-static int64_t store_admin_int(store *s, const char *sql, int64_t dflt)
-{
-    sqlite3_stmt *st = NULL;
-    int64_t v = dflt;
-    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
-        sqlite3_column_type(st, 0) != SQLITE_NULL)
-        v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
-}
-
 /* ---- backup -------------------------------------------------------------------------------- */
 
 int store_sqlite_backup_to(store *from, const char *dest_path, char **err)
@@ -182,7 +170,7 @@ int store_sqlite_dump(store *s, const store_dump_visitor *v, void *ud, char **er
         }
         nt++;
     }
-    int schema = (int)store_admin_int(s, "PRAGMA user_version", 0);
+    int schema = (int)store_sqlite_int(s, "PRAGMA user_version", 0);
     if ((rc = v->tables(ud, schema, (const char *const *)tables, nt, err)) != LC_OK) goto done;
     for (size_t i = 0; i < nt; i++)
         if ((rc = store_dump_table(s, tables[i], v, ud, err)) != LC_OK) goto done;
@@ -278,14 +266,14 @@ int store_sqlite_facts_get(store *s, store_facts *out, char **err)
     out->has_provenance = out->has_summaries && store_table_exists(s, "summary_spans") &&
                           store_table_exists(s, "summary_messages") && store_table_exists(s, "summary_children");
     out->has_runs = store_table_exists(s, "runs");
-    out->schema_version = (int)store_admin_int(s, "PRAGMA user_version", -1);
+    out->schema_version = (int)store_sqlite_int(s, "PRAGMA user_version", -1);
     if (out->has_messages) {
-        out->messages = store_admin_int(s, "SELECT count(*) FROM messages", 0);
-        out->removed = store_admin_int(s, "SELECT count(*) FROM messages WHERE removed = 1", 0);
-        out->payload_bytes = store_admin_int(s, "SELECT coalesce(sum(length(payload)), 0) FROM messages", 0);
+        out->messages = store_sqlite_int(s, "SELECT count(*) FROM messages", 0);
+        out->removed = store_sqlite_int(s, "SELECT count(*) FROM messages WHERE removed = 1", 0);
+        out->payload_bytes = store_sqlite_int(s, "SELECT coalesce(sum(length(payload)), 0) FROM messages", 0);
     }
     if (out->has_summaries) {
-        out->summaries = store_admin_int(s, "SELECT count(*) FROM summaries", 0);
+        out->summaries = store_sqlite_int(s, "SELECT count(*) FROM summaries", 0);
         if (sqlite3_prepare_v2(s->db, "SELECT depth, count(*) FROM summaries GROUP BY depth", -1, &st, NULL) ==
             SQLITE_OK)
             while (sqlite3_step(st) == SQLITE_ROW) {
@@ -295,10 +283,10 @@ int store_sqlite_facts_get(store *s, store_facts *out, char **err)
         sqlite3_finalize(st);
     }
     if (store_table_exists(s, "file_handles"))
-        out->file_handles = store_admin_int(s, "SELECT count(*) FROM file_handles", 0);
-    if (out->has_runs) out->runs = store_admin_int(s, "SELECT count(*) FROM runs", 0);
+        out->file_handles = store_sqlite_int(s, "SELECT count(*) FROM file_handles", 0);
+    if (out->has_runs) out->runs = store_sqlite_int(s, "SELECT count(*) FROM runs", 0);
     if (out->has_messages && out->has_provenance)
-        out->unleafed = store_admin_int(s,
+        out->unleafed = store_sqlite_int(s,
                                         "SELECT count(*) FROM messages m WHERE m.removed = 0 AND NOT EXISTS"
                                         " (SELECT 1 FROM summary_messages sm WHERE sm.entry_id = m.entry_id)",
                                         0);
@@ -491,7 +479,7 @@ int store_sqlite_prune_broken(store *s, int64_t *orphans, int64_t *dropped, char
     store_admin_changes(s, sql, NULL, &rc, err);
     free(sql);
     if (rc) return rc;
-    *dropped = store_admin_int(s, "SELECT count(*) FROM temp.maint_drop", 0);
+    *dropped = store_sqlite_int(s, "SELECT count(*) FROM temp.maint_drop", 0);
     store_admin_changes(s,
                         "DELETE FROM summary_children WHERE child_id IN (SELECT id FROM temp.maint_drop)"
                         " OR parent_id IN (SELECT id FROM temp.maint_drop);"
@@ -522,7 +510,7 @@ int store_sqlite_dedupe_spans(store *s, int64_t *removed, char **err)
         "DELETE FROM temp.maint_dups WHERE id = keeper;",
         NULL, &rc, err);
     if (rc) return rc;
-    *removed = store_admin_int(s, "SELECT count(*) FROM temp.maint_dups", 0);
+    *removed = store_sqlite_int(s, "SELECT count(*) FROM temp.maint_dups", 0);
     store_admin_changes(
         s,
         "UPDATE OR IGNORE summary_children SET child_id ="

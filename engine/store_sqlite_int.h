@@ -48,6 +48,8 @@ struct store {
 int store_sqlite_failed(store *s, char **err, const char *what);
 /* sqlite3_exec on the store's connection; failures noted and reported as above. */
 int store_sqlite_exec(store *s, const char *sql, char **err);
+/* One integer from a query; `dflt` when it fails or returns nothing. */
+int64_t store_sqlite_int(store *s, const char *sql, int64_t dflt);
 /* Column `col` as a malloc'd string, NULL for SQL NULL. */
 char *store_sqlite_col_dup(sqlite3_stmt *st, int col);
 

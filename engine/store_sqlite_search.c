@@ -162,19 +162,12 @@ int store_sqlite_search_top(store *s, const char *query, int newest_first, size_
     return rc;
 }
 
+/* A literal bound (STORE_INDEX_CHARS), so the partial index messages_long answers without
+ * a table scan. */
+_Static_assert(STORE_INDEX_CHARS == 100000, "messages_long's bound");
 int64_t store_sqlite_search_unindexed(store *s)
 {
-    sqlite3_stmt *st = NULL;
-    int64_t n = 0;
-    /* A literal bound (STORE_INDEX_CHARS), so the partial index messages_long answers
-     * without a table scan. */
-    _Static_assert(STORE_INDEX_CHARS == 100000, "messages_long's bound");
-    if (sqlite3_prepare_v2(s->db, "SELECT count(*) FROM messages WHERE chars > 100000", -1, &st, NULL) ==
-            SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW)
-        n = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return n;
+    return store_sqlite_int(s, "SELECT count(*) FROM messages WHERE chars > 100000", 0);
 }
 
 int store_sqlite_search_scan(store *s, const store_search_scope *scope, store_search_visit visit, void *ud,
