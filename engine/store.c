@@ -1,6 +1,6 @@
 /*
  * store.c -- the store seam (store.h): every call that takes a store goes through the
- * method table of the backend that opened it (in the manner of sqlite3_vfs), so a second
+ * method table of the backend that opened it (in the manner of SQLite's VFS), so a second
  * backend is an addition, not an edit. Owns the choice of backend for an open, the
  * size/version check of a slot before it is called, the answer for a slot a backend does
  * not fill, and the few functions no backend needs to see (id checks, frees).

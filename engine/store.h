@@ -450,8 +450,8 @@ int store_prune_broken(store *s, int64_t *orphans, int64_t *dropped, char **err)
 int store_dedupe_spans(store *s, int64_t *removed, char **err);
 
 /* ---- backends: the method table ----------------------------------------------------------
- * In the manner of sqlite3_vfs and sqlite3_io_methods. A backend (the embedded SQLite
- * store, store_sqlite*.c; later a shared PostgreSQL one) fills a `store_backend` (how to
+ * In the manner of SQLite's VFS (its vfs and io-methods tables). A backend (the embedded
+ * SQLite store, store_sqlite*.c; later a shared PostgreSQL one) fills a `store_backend` (how to
  * open a store) and a `store_methods` (one slot per function above that takes a store);
  * store.c dispatches every such call through the store's table and knows nothing else of
  * the backend. A backend's struct store begins with its `const store_methods *`, the only
