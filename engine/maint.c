@@ -1,7 +1,8 @@
 /*
  * maint.c -- store maintenance (maint.h): online backup, verbatim JSONL export and import,
  * doctor checks and --repair, retired-store gc, older-schema migrate, and the diagnose
- * block. Works on a bare sqlite3 connection and on the store folder; no host, no plugin.
+ * block. Owns the policy and the reports; the rows are reached through the store's
+ * administration primitives (store.h), so no SQL runs here. No host, no plugin.
  */
 #include "maint.h"
 
@@ -20,46 +21,8 @@
 #include "catalog.h"
 #include "metrics.h"
 #include "redact.h"
-#include "store_sqlite.h"
+#include "store.h"
 #include "util.h"
-
-/* ---- small SQL helpers ------------------------------------------------------------------- */
-
-static int maint_exec(sqlite3 *db, const char *sql, char **err)
-{
-    char *msg = NULL;
-    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        int rc = lc_errf(err, LC_ERR, "maint: %s", msg ? msg : sqlite3_errmsg(db));
-        sqlite3_free(msg);
-        return rc;
-    }
-    return LC_OK;
-}
-
-static int maint_table_exists(sqlite3 *db, const char *name)
-{
-    sqlite3_stmt *st = NULL;
-    int found = 0;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", -1,
-                           &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-        found = sqlite3_step(st) == SQLITE_ROW;
-    }
-    sqlite3_finalize(st);
-    return found;
-}
-
-/* One integer from a query; `dflt` when it fails or returns nothing. */
-static int64_t maint_int(sqlite3 *db, const char *sql, int64_t dflt)
-{
-    sqlite3_stmt *st = NULL;
-    int64_t v = dflt;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
-        sqlite3_column_type(st, 0) != SQLITE_NULL)
-        v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
-}
 
 int maint_pid_alive(pid_t pid)
 {
@@ -104,11 +67,9 @@ static void maint_backup_sweep(const char *dest_path)
 
 int maint_backup(store *from, const char *dest_path, char **err)
 {
-    sqlite3 *src = from ? store_db(from) : NULL, *dst = NULL;
-    sqlite3_backup *bk = NULL;
     int rc = LC_OK, fd;
     char *tmp = NULL, *dir = NULL;
-    if (!src || !dest_path || !*dest_path) return lc_errf(err, LC_INVALID, "backup: no store or path");
+    if (!from || !dest_path || !*dest_path) return lc_errf(err, LC_INVALID, "backup: no store or path");
     maint_backup_sweep(dest_path);
     /* The copy is built under a temp name and linked into place only once complete and
      * flushed: a kill mid-copy leaves no file under the backup's name. */
@@ -123,27 +84,7 @@ int maint_backup(store *from, const char *dest_path, char **err)
         goto done;
     }
     close(fd);
-    if (sqlite3_open_v2(tmp, &dst, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
-        rc = store_sqlite_err(dst, err, "maint", "backup open");
-        goto done;
-    }
-    if (!(bk = sqlite3_backup_init(dst, "main", src, "main"))) {
-        rc = store_sqlite_err(dst, err, "maint", "backup init");
-        goto done;
-    }
-    /* All pages in one step = one read transaction on the source: a snapshot, whatever a
-     * concurrent writer does (WAL readers never block writers). */
-    int step = sqlite3_backup_step(bk, -1);
-    sqlite3_backup_finish(bk);
-    bk = NULL;
-    if (step != SQLITE_DONE) {
-        rc = lc_errf(err, LC_ERR, "backup: copy failed: %s", sqlite3_errstr(step));
-        goto done;
-    }
-    /* The copy is a standalone file: no -wal to carry along. */
-    if ((rc = maint_exec(dst, "PRAGMA journal_mode=DELETE", err)) != LC_OK) goto done;
-    sqlite3_close(dst);
-    dst = NULL;
+    if ((rc = store_backup_to(from, tmp, err)) != LC_OK) goto done;
     if ((fd = open(tmp, O_RDONLY | O_CLOEXEC)) < 0 || fsync(fd) != 0) {
         rc = lc_errf(err, LC_ERR, "backup: cannot flush %s: %s", tmp, strerror(errno));
         if (fd >= 0) close(fd);
@@ -166,8 +107,6 @@ int maint_backup(store *from, const char *dest_path, char **err)
         }
     }
 done:
-    if (bk) sqlite3_backup_finish(bk);
-    sqlite3_close(dst);
     if (rc != LC_OK && tmp) unlink(tmp);
     free(tmp);
     free(dir);
@@ -194,105 +133,68 @@ static void maint_json_str(FILE *fp, const unsigned char *s, size_t n)
     fputc('"', fp);
 }
 
-/* Ordinary tables: not sqlite_*, not virtual, not a virtual table's shadow tables. */
-static const char maint_tables_sql[] =
-    "SELECT t.name FROM sqlite_master t WHERE t.type='table' AND t.name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
-    " AND t.sql NOT LIKE 'CREATE VIRTUAL TABLE%'"
-    " AND NOT EXISTS (SELECT 1 FROM sqlite_master v WHERE v.type='table'"
-    "   AND v.sql LIKE 'CREATE VIRTUAL TABLE%' AND substr(t.name, 1, length(v.name) + 1) = v.name || '_')"
-    " ORDER BY t.name";
+/* The export's writer: the header line, then one line per row. */
+typedef struct maint_export_ctx {
+    FILE *fp;
+    const char *tag;
+    int64_t count;
+} maint_export_ctx;
 
-static int maint_export_fp(sqlite3 *db, const char *tag, FILE *fp, int64_t *rows, char **err)
+static int maint_export_header(void *ud, int schema, const char *const *tables, size_t nt, char **err)
 {
-    sqlite3_stmt *tl = NULL, *st = NULL;
-    char **tables = NULL;
-    size_t nt = 0;
-    int rc = LC_OK, own_tx = 0;
-    int64_t count = 0;
-    if (sqlite3_get_autocommit(db)) {
-        if ((rc = maint_exec(db, "BEGIN", err)) != LC_OK) goto done;
-        own_tx = 1;
-    }
-    if (sqlite3_prepare_v2(db, maint_tables_sql, -1, &tl, NULL) != SQLITE_OK) {
-        rc = store_sqlite_err(db, err, "maint", "export tables");
-        goto done;
-    }
-    while (sqlite3_step(tl) == SQLITE_ROW) {
-        char **nt2 = realloc(tables, (nt + 1) * sizeof *nt2);
-        if (!nt2) {
-            rc = lc_errf(err, LC_NOMEM, "export: out of memory");
-            goto done;
-        }
-        tables = nt2;
-        if (!(tables[nt] = lc_strdup((const char *)sqlite3_column_text(tl, 0)))) {
-            rc = lc_errf(err, LC_NOMEM, "export: out of memory");
-            goto done;
-        }
-        nt++;
-    }
-    fputs("{\"lcmExport\":1,\"store\":", fp);
-    maint_json_str(fp, (const unsigned char *)(tag ? tag : ""), tag ? strlen(tag) : 0);
-    fprintf(fp, ",\"schema\":%lld,\"tables\":[", (long long)maint_int(db, "PRAGMA user_version", 0));
+    maint_export_ctx *x = ud;
+    (void)err;
+    fputs("{\"lcmExport\":1,\"store\":", x->fp);
+    maint_json_str(x->fp, (const unsigned char *)(x->tag ? x->tag : ""), x->tag ? strlen(x->tag) : 0);
+    fprintf(x->fp, ",\"schema\":%lld,\"tables\":[", (long long)schema);
     for (size_t i = 0; i < nt; i++) {
-        if (i) fputc(',', fp);
-        maint_json_str(fp, (const unsigned char *)tables[i], strlen(tables[i]));
+        if (i) fputc(',', x->fp);
+        maint_json_str(x->fp, (const unsigned char *)tables[i], strlen(tables[i]));
     }
-    fputs("]}\n", fp);
-    for (size_t i = 0; i < nt; i++) {
-        char *sql = sqlite3_mprintf("SELECT * FROM \"%w\"", tables[i]);
-        if (!sql || sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-            sqlite3_free(sql);
-            rc = store_sqlite_err(db, err, "maint", "export read");
-            goto done;
+    fputs("]}\n", x->fp);
+    return LC_OK;
+}
+
+static int maint_export_row(void *ud, const char *table, size_t ncol, const char *const *cols,
+                            const store_value *vals, char **err)
+{
+    maint_export_ctx *x = ud;
+    FILE *fp = x->fp;
+    (void)err;
+    fputs("{\"table\":", fp);
+    maint_json_str(fp, (const unsigned char *)table, strlen(table));
+    fputs(",\"row\":{", fp);
+    for (size_t c = 0; c < ncol; c++) {
+        const store_value *v = &vals[c];
+        if (c) fputc(',', fp);
+        maint_json_str(fp, (const unsigned char *)cols[c], strlen(cols[c]));
+        fputc(':', fp);
+        switch (v->type) {
+        case STORE_VALUE_INT: fprintf(fp, "%lld", (long long)v->i); break;
+        case STORE_VALUE_REAL: fprintf(fp, "%.17g", v->d); break;
+        case STORE_VALUE_NULL: fputs("null", fp); break;
+        case STORE_VALUE_BLOB: {
+            const unsigned char *b = v->p;
+            fputs("{\"blob\":\"", fp);
+            for (size_t k = 0; k < v->n; k++) fprintf(fp, "%02x", b[k]);
+            fputs("\"}", fp);
+            break;
         }
-        sqlite3_free(sql);
-        int ncol = sqlite3_column_count(st), step;
-        while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-            fputs("{\"table\":", fp);
-            maint_json_str(fp, (const unsigned char *)tables[i], strlen(tables[i]));
-            fputs(",\"row\":{", fp);
-            for (int c = 0; c < ncol; c++) {
-                const char *name = sqlite3_column_name(st, c);
-                if (c) fputc(',', fp);
-                maint_json_str(fp, (const unsigned char *)name, strlen(name));
-                fputc(':', fp);
-                switch (sqlite3_column_type(st, c)) {
-                case SQLITE_INTEGER: fprintf(fp, "%lld", (long long)sqlite3_column_int64(st, c)); break;
-                case SQLITE_FLOAT: fprintf(fp, "%.17g", sqlite3_column_double(st, c)); break;
-                case SQLITE_NULL: fputs("null", fp); break;
-                case SQLITE_BLOB: {
-                    const unsigned char *b = sqlite3_column_blob(st, c);
-                    int n = sqlite3_column_bytes(st, c);
-                    fputs("{\"blob\":\"", fp);
-                    for (int k = 0; k < n; k++) fprintf(fp, "%02x", b[k]);
-                    fputs("\"}", fp);
-                    break;
-                }
-                default: {
-                    const unsigned char *t = sqlite3_column_text(st, c);
-                    maint_json_str(fp, t ? t : (const unsigned char *)"",
-                                   (size_t)sqlite3_column_bytes(st, c));
-                }
-                }
-            }
-            fputs("}}\n", fp);
-            count++;
+        case STORE_VALUE_TEXT: maint_json_str(fp, v->p, v->n); break;
         }
-        if (step != SQLITE_DONE) {
-            rc = store_sqlite_err(db, err, "maint", "export read");
-            goto done;
-        }
-        sqlite3_finalize(st);
-        st = NULL;
     }
-    if (ferror(fp)) rc = lc_errf(err, LC_ERR, "export: write failed: %s", strerror(errno));
-done:
-    sqlite3_finalize(tl);
-    sqlite3_finalize(st);
-    if (own_tx) sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
-    for (size_t i = 0; i < nt; i++) free(tables[i]);
-    free(tables);
-    if (rows) *rows += count;
+    fputs("}}\n", fp);
+    x->count++;
+    return LC_OK;
+}
+
+static int maint_export_fp(store *s, const char *tag, FILE *fp, int64_t *rows, char **err)
+{
+    static const store_dump_visitor v = {maint_export_header, maint_export_row};
+    maint_export_ctx x = {.fp = fp, .tag = tag};
+    int rc = store_dump(s, &v, &x, err);
+    if (rc == LC_OK && ferror(fp)) rc = lc_errf(err, LC_ERR, "export: write failed: %s", strerror(errno));
+    if (rows) *rows += x.count;
     return rc;
 }
 
@@ -356,7 +258,7 @@ int maint_export(store *s, const char *tag, const char *path, int64_t *rows, cha
     if (rows) *rows = 0;
     FILE *fp = maint_file_begin(path, &tmp, err);
     if (!fp) return LC_ERR;
-    rc = maint_export_fp(store_db(s), tag, fp, rows, err);
+    rc = maint_export_fp(s, tag, fp, rows, err);
     int crc = maint_file_commit(fp, tmp, path, rc == LC_OK, err);
     if (rc == LC_OK) rc = crc;
     free(tmp);
@@ -365,48 +267,27 @@ int maint_export(store *s, const char *tag, const char *path, int64_t *rows, cha
 
 /* ---- import ------------------------------------------------------------------------------ */
 
-static int maint_pass_running_db(sqlite3 *db, int64_t *run_id)
+typedef struct maint_running_ctx {
+    int running;
+    int64_t run_id;
+} maint_running_ctx;
+
+static int maint_running_visit(void *ud, int64_t id, long pid, char **err)
 {
-    sqlite3_stmt *st = NULL;
-    int running = 0;
-    if (!maint_table_exists(db, "runs")) return 0;
-    if (sqlite3_prepare_v2(db, "SELECT id, pid FROM runs WHERE finished IS NULL ORDER BY id", -1, &st,
-                           NULL) != SQLITE_OK)
-        return 0;
-    while (!running && sqlite3_step(st) == SQLITE_ROW) {
-        if (maint_pid_alive((pid_t)sqlite3_column_int64(st, 1))) {
-            running = 1;
-            if (run_id) *run_id = sqlite3_column_int64(st, 0);
-        }
-    }
-    sqlite3_finalize(st);
-    return running;
+    maint_running_ctx *c = ud;
+    (void)err;
+    if (!maint_pid_alive((pid_t)pid)) return LC_OK;
+    c->running = 1;
+    c->run_id = id;
+    return STORE_VISIT_STOP;
 }
 
 int maint_pass_running(store *s, int64_t *run_id)
 {
-    return maint_pass_running_db(store_db(s), run_id);
-}
-
-static int maint_rebuild_fts(sqlite3 *db, char **err)
-{
-    int rc = LC_OK;
-    /* Contentless tables cannot 'rebuild': empty them and index every row again, with the
-     * same reach as ingest (the first STORE_INDEX_CHARS characters of a message). */
-    if (maint_table_exists(db, "messages_fts") && maint_table_exists(db, "messages")) {
-        char sql[400];
-        snprintf(sql, sizeof sql,
-                 "INSERT INTO messages_fts(messages_fts) VALUES('delete-all');"
-                 "INSERT INTO messages_fts(rowid, text) SELECT id, substr(text, 1, %d) FROM messages;",
-                 STORE_INDEX_CHARS);
-        if ((rc = maint_exec(db, sql, err)) != LC_OK) return rc;
-    }
-    if (maint_table_exists(db, "summaries_fts") && maint_table_exists(db, "summaries"))
-        rc = maint_exec(db,
-                        "INSERT INTO summaries_fts(summaries_fts) VALUES('delete-all');"
-                        "INSERT INTO summaries_fts(rowid, text) SELECT id, text FROM summaries;",
-                        err);
-    return rc;
+    maint_running_ctx c = {0};
+    if (store_runs_open(s, maint_running_visit, &c, NULL) != LC_OK) return 0;
+    if (c.running && run_id) *run_id = c.run_id;
+    return c.running;
 }
 
 static int maint_hexval(int c)
@@ -415,62 +296,99 @@ static int maint_hexval(int c)
                                           : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
 }
 
-static int maint_bind_json(sqlite3_stmt *st, int idx, const cJSON *v)
+/* An export's JSON value as a store value: integers exactly, {"blob":"hex"} as bytes
+ * (*blob, malloc'd, the caller frees). 0 when the value has no store form. */
+static int maint_value_of(const cJSON *v, store_value *out, unsigned char **blob)
 {
-    if (cJSON_IsNull(v)) return sqlite3_bind_null(st, idx);
-    if (cJSON_IsBool(v)) return sqlite3_bind_int(st, idx, cJSON_IsTrue(v));
-    if (cJSON_IsString(v)) return sqlite3_bind_text(st, idx, v->valuestring, -1, SQLITE_TRANSIENT);
+    memset(out, 0, sizeof *out);
+    if (cJSON_IsNull(v)) return 1;
+    if (cJSON_IsBool(v)) {
+        out->type = STORE_VALUE_INT;
+        out->i = cJSON_IsTrue(v);
+        return 1;
+    }
+    if (cJSON_IsString(v)) {
+        out->type = STORE_VALUE_TEXT;
+        out->p = v->valuestring;
+        out->n = strlen(v->valuestring);
+        return 1;
+    }
     if (cJSON_IsNumber(v)) {
         double d = v->valuedouble;
-        if (d == (double)(int64_t)d && d > -9e18 && d < 9e18)
-            return sqlite3_bind_int64(st, idx, (sqlite3_int64)d);
-        return sqlite3_bind_double(st, idx, d);
+        if (d == (double)(int64_t)d && d > -9e18 && d < 9e18) {
+            out->type = STORE_VALUE_INT;
+            out->i = (int64_t)d;
+        } else {
+            out->type = STORE_VALUE_REAL;
+            out->d = d;
+        }
+        return 1;
     }
     const cJSON *hex = cJSON_GetObjectItemCaseSensitive(v, "blob");
-    if (cJSON_IsString(hex)) {
-        size_t n = strlen(hex->valuestring) / 2;
-        unsigned char *b = malloc(n ? n : 1);
-        if (!b) return SQLITE_NOMEM;
-        for (size_t i = 0; i < n; i++) {
-            int hi = maint_hexval(hex->valuestring[2 * i]), lo = maint_hexval(hex->valuestring[2 * i + 1]);
-            if (hi < 0 || lo < 0) {
-                free(b);
-                return SQLITE_MISMATCH;
-            }
-            b[i] = (unsigned char)(hi << 4 | lo);
+    if (!cJSON_IsString(hex)) return 0;
+    size_t n = strlen(hex->valuestring) / 2;
+    unsigned char *b = malloc(n ? n : 1);
+    if (!b) return 0;
+    for (size_t i = 0; i < n; i++) {
+        int hi = maint_hexval(hex->valuestring[2 * i]), lo = maint_hexval(hex->valuestring[2 * i + 1]);
+        if (hi < 0 || lo < 0) {
+            free(b);
+            return 0;
         }
-        return sqlite3_bind_blob(st, idx, b, (int)n, free);
+        b[i] = (unsigned char)(hi << 4 | lo);
     }
-    return SQLITE_MISMATCH;
+    out->type = STORE_VALUE_BLOB;
+    out->p = b;
+    out->n = n;
+    *blob = b;
+    return 1;
 }
 
-/* 1 when `table` is one an export may write into (an ordinary table of the target). */
-static int maint_importable(sqlite3 *db, const char *table)
+/* Insert one export row's object into `table`. *inserted counts a new row. */
+static int maint_import_row(store *s, const char *table, const cJSON *row, int64_t *inserted, char **err)
 {
-    sqlite3_stmt *st = NULL;
-    int ok = 0;
-    if (sqlite3_prepare_v2(db, maint_tables_sql, -1, &st, NULL) != SQLITE_OK) return 0;
-    while (!ok && sqlite3_step(st) == SQLITE_ROW)
-        ok = strcmp((const char *)sqlite3_column_text(st, 0), table) == 0;
-    sqlite3_finalize(st);
-    return ok;
+    size_t ncol = (size_t)cJSON_GetArraySize(row), k = 0;
+    const char **cols = calloc(ncol + 1, sizeof *cols);
+    store_value *vals = calloc(ncol + 1, sizeof *vals);
+    unsigned char **blobs = calloc(ncol + 1, sizeof *blobs);
+    int rc = LC_OK, added = 0;
+    const cJSON *c;
+    if (!cols || !vals || !blobs) {
+        rc = lc_errf(err, LC_NOMEM, "out of memory");
+        goto done;
+    }
+    cJSON_ArrayForEach(c, row)
+    {
+        cols[k] = c->string;
+        if (!maint_value_of(c, &vals[k], &blobs[k])) {
+            rc = lc_errf(err, LC_ERR, "datatype mismatch");
+            goto done;
+        }
+        k++;
+    }
+    if ((rc = store_row_load(s, table, ncol, cols, vals, &added, err)) == LC_OK) *inserted += added;
+done:
+    for (size_t i = 0; blobs && i < ncol; i++) free(blobs[i]);
+    free(blobs);
+    free(cols);
+    free(vals);
+    return rc;
 }
 
 int maint_import(store *s, const char *path, int64_t *rows, char **err)
 {
-    sqlite3 *db = store_db(s);
     char *text = NULL;
     size_t len = 0, lineno = 0;
     int rc, in_tx = 0;
     int64_t run = 0, inserted = 0;
     if (rows) *rows = 0;
-    if (maint_pass_running_db(db, &run))
+    if (maint_pass_running(s, &run))
         return lc_errf(err, LC_BUSY,
                        "import: a pass is running (run %lld); an export carries committed memory "
                        "only, so import after it finishes",
                        (long long)run);
     if ((rc = lc_read_file(path, &text, &len, err)) != LC_OK) goto done;
-    if ((rc = maint_exec(db, "BEGIN IMMEDIATE", err)) != LC_OK) goto done;
+    if ((rc = store_tx_begin(s, err)) != LC_OK) goto done;
     in_tx = 1;
     for (char *p = text; p < text + len;) {
         char *nl = memchr(p, '\n', (size_t)(text + len - p));
@@ -502,40 +420,16 @@ int maint_import(store *s, const char *path, int64_t *rows, char **err)
             rc = lc_errf(err, LC_INVALID, "import: %s:%zu is not an export row", path, lineno);
             goto done;
         }
-        if (!maint_importable(db, table->valuestring)) {
+        if (!store_table_loadable(s, table->valuestring)) {
             cJSON_Delete(line);
             rc = lc_errf(err, LC_INVALID, "import: %s:%zu names table '%s' this store does not have",
                          path, lineno, table->valuestring);
             goto done;
         }
-        sbuf sql = {0};
-        const cJSON *c;
-        int ncol = 0;
-        char *q = sqlite3_mprintf("INSERT OR IGNORE INTO \"%w\"(", table->valuestring);
-        sb_puts(&sql, q ? q : "");
-        sqlite3_free(q);
-        cJSON_ArrayForEach(c, row)
-        {
-            q = sqlite3_mprintf("%s\"%w\"", ncol ? "," : "", c->string);
-            sb_puts(&sql, q ? q : "");
-            sqlite3_free(q);
-            ncol++;
-        }
-        sb_puts(&sql, ") VALUES(");
-        for (int i = 0; i < ncol; i++) sb_puts(&sql, i ? ",?" : "?");
-        sb_puts(&sql, ")");
-        sqlite3_stmt *st = NULL;
-        int ok = !sql.oom && sqlite3_prepare_v2(db, sql.p, -1, &st, NULL) == SQLITE_OK;
-        sb_free(&sql);
-        int idx = 1;
-        cJSON_ArrayForEach(c, row)
-        {
-            if (ok && maint_bind_json(st, idx++, c) != SQLITE_OK) ok = 0;
-        }
-        if (ok && sqlite3_step(st) != SQLITE_DONE) ok = 0;
-        if (ok) inserted += sqlite3_changes(db);
-        else rc = lc_errf(err, LC_ERR, "import: %s:%zu: %s", path, lineno, sqlite3_errmsg(db));
-        sqlite3_finalize(st);
+        char *why = NULL;
+        if (maint_import_row(s, table->valuestring, row, &inserted, &why) != LC_OK)
+            rc = lc_errf(err, LC_ERR, "import: %s:%zu: %s", path, lineno, why ? why : "?");
+        free(why);
         cJSON_Delete(line);
         if (rc) goto done;
     }
@@ -543,11 +437,11 @@ int maint_import(store *s, const char *path, int64_t *rows, char **err)
         rc = lc_errf(err, LC_INVALID, "import: %s is empty", path);
         goto done;
     }
-    if ((rc = maint_rebuild_fts(db, err)) != LC_OK) goto done;
-    if ((rc = maint_exec(db, "COMMIT", err)) != LC_OK) goto done;
+    if ((rc = store_rebuild_index(s, err)) != LC_OK) goto done;
+    if ((rc = store_tx_commit(s, err)) != LC_OK) goto done;
     in_tx = 0;
 done:
-    if (in_tx) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    if (in_tx) store_tx_rollback(s);
     if (rows) *rows = rc == LC_OK ? inserted : 0;
     free(text);
     return rc;
@@ -555,58 +449,46 @@ done:
 
 /* ---- doctor ------------------------------------------------------------------------------ */
 
-/* Run `sql` (one id column), count every row and keep up to MAINT_SAMPLE as "prefix<id>". */
-static int maint_collect(sqlite3 *db, const char *sql, const char *prefix, maint_check *c, char **err)
+/* A check's tally: every offending id counted, up to MAINT_SAMPLE kept as "prefix<id>". */
+typedef struct maint_tally {
+    maint_check *c;
+    const char *prefix;
+    sbuf b;
+} maint_tally;
+
+static int maint_tally_id(void *ud, const char *id, char **err)
 {
-    sqlite3_stmt *st = NULL;
-    sbuf b = {0};
-    int step, rc = LC_OK;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-        rc = store_sqlite_err(db, err, "maint", c->name);
-        goto done;
-    }
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        if (c->count < MAINT_SAMPLE)
-            sb_printf(&b, "%s%s%s", b.len ? ", " : "", prefix, (const char *)sqlite3_column_text(st, 0));
-        c->count++;
-    }
-    if (step != SQLITE_DONE) rc = store_sqlite_err(db, err, "maint", c->name);
-done:
-    sqlite3_finalize(st);
-    if (b.len) {
-        free(c->sample);
-        c->sample = sb_detach(&b);
-    }
-    sb_free(&b);
-    return rc;
+    maint_tally *t = ud;
+    (void)err;
+    if (t->c->count < MAINT_SAMPLE) sb_printf(&t->b, "%s%s%s", t->b.len ? ", " : "", t->prefix, id);
+    t->c->count++;
+    return LC_OK;
 }
 
-static int maint_fts_check(sqlite3 *db, const char *fts, const char *table, const char *prefix,
-                           maint_check *c, char **err)
+/* An index whose own integrity command fails: counted, and named in full whatever the
+ * sample holds already. */
+static int maint_tally_index(void *ud, const char *fts, char **err)
 {
-    int rc = LC_OK;
-    if (!maint_table_exists(db, fts) || !maint_table_exists(db, table)) return LC_OK;
-    char *sql = sqlite3_mprintf("INSERT INTO \"%w\"(\"%w\", rank) VALUES('integrity-check', 0)", fts, fts);
-    /* A read-only connection cannot run the integrity command; the row comparison below
-     * still finds missing and stray documents. */
-    if (sql && sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK &&
-        sqlite3_extended_errcode(db) != SQLITE_READONLY && sqlite3_errcode(db) != SQLITE_READONLY) {
-        c->count++;
-        char *s = lc_asprintf("%s%s%s: index corrupt", c->sample ? c->sample : "",
-                              c->sample ? ", " : "", fts);
+    maint_check *c = ud;
+    (void)err;
+    c->count++;
+    char *s = lc_asprintf("%s%s%s: index corrupt", c->sample ? c->sample : "", c->sample ? ", " : "", fts);
+    free(c->sample);
+    c->sample = s;
+    return LC_OK;
+}
+
+/* Run one store check into `c`. */
+static int maint_collect(store *s, store_check_kind kind, const char *prefix, maint_check *c, char **err)
+{
+    maint_tally t = {.c = c, .prefix = prefix};
+    int rc = store_check(s, kind, maint_tally_id, &t, err);
+    /* The ids found replace the sample so far, as they always have. */
+    if (t.b.len) {
         free(c->sample);
-        c->sample = s;
+        c->sample = sb_detach(&t.b);
     }
-    sqlite3_free(sql);
-    char *docsize = lc_asprintf("%s_docsize", fts);
-    if (docsize && maint_table_exists(db, docsize)) {
-        sql = sqlite3_mprintf("SELECT id FROM \"%w\" WHERE id NOT IN (SELECT id FROM \"%w_docsize\")"
-                              " UNION ALL SELECT id FROM \"%w_docsize\" WHERE id NOT IN (SELECT id FROM \"%w\")",
-                              table, fts, fts, table);
-        rc = sql ? maint_collect(db, sql, prefix, c, err) : lc_errf(err, LC_NOMEM, "out of memory");
-        sqlite3_free(sql);
-    }
-    free(docsize);
+    sb_free(&t.b);
     return rc;
 }
 
@@ -619,111 +501,73 @@ static maint_check *maint_add_check(maint_report *r, const char *name, int info)
     return c;
 }
 
-/* Summaries whose span names an entry the store lacks, or whose child is gone. */
-static const char maint_bad_spans_sql[] =
-    "SELECT DISTINCT sm.summary_id FROM summary_messages sm"
-    " WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.entry_id = sm.entry_id)"
-    " UNION SELECT sp.summary_id FROM summary_spans sp"
-    " WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.entry_id = sp.first_entry)"
-    "    OR NOT EXISTS (SELECT 1 FROM messages m WHERE m.entry_id = sp.last_entry)";
-static const char maint_bad_children_sql[] =
-    "SELECT DISTINCT c.parent_id FROM summary_children c"
-    " WHERE NOT EXISTS (SELECT 1 FROM summaries s WHERE s.id = c.child_id)";
-static const char maint_shape_sql[] =
-    "SELECT s.id FROM summaries s WHERE s.depth < 0 OR s.depth > 8"
-    " OR NOT EXISTS (SELECT 1 FROM summary_spans sp WHERE sp.summary_id = s.id)"
-    " OR (s.kind = 'leaf' AND (s.depth <> 0"
-    "     OR EXISTS (SELECT 1 FROM summary_children c WHERE c.parent_id = s.id)"
-    "     OR NOT EXISTS (SELECT 1 FROM summary_messages m WHERE m.summary_id = s.id)))"
-    " OR (s.kind = 'condensed' AND (NOT EXISTS (SELECT 1 FROM summary_children c WHERE c.parent_id = s.id)"
-    "     OR s.depth <= (SELECT max(k.depth) FROM summary_children c JOIN summaries k ON k.id = c.child_id"
-    "                    WHERE c.parent_id = s.id)))";
-/* The later rows of every group of summaries that share a depth and a span. */
-static const char maint_dups_sql[] =
-    "SELECT sp.summary_id FROM summary_spans sp JOIN summaries s ON s.id = sp.summary_id"
-    " WHERE EXISTS (SELECT 1 FROM summary_spans sp2 JOIN summaries s2 ON s2.id = sp2.summary_id"
-    "   WHERE sp2.first_entry = sp.first_entry AND sp2.last_entry = sp.last_entry"
-    "   AND s2.depth = s.depth AND sp2.summary_id < sp.summary_id)";
+/* The dead-runs check: open runs whose writer is gone (never `self`). */
+typedef struct maint_dead_ctx {
+    maint_check *c;
+    pid_t self;
+    sbuf b;
+} maint_dead_ctx;
+
+static int maint_dead_visit(void *ud, int64_t id, long pid, char **err)
+{
+    maint_dead_ctx *d = ud;
+    (void)err;
+    if ((pid_t)pid == d->self || maint_pid_alive((pid_t)pid)) return LC_OK;
+    if (d->c->count < MAINT_SAMPLE) sb_printf(&d->b, "%srun %lld (pid %d)", d->b.len ? ", " : "", (long long)id, (int)pid);
+    d->c->count++;
+    return LC_OK;
+}
+
+_Static_assert(MAINT_MAX_DEPTH == STORE_MAX_DEPTH, "the report's depth histogram is the store's");
 
 int maint_doctor(store *s, pid_t self, maint_report *out, char **err)
 {
-    sqlite3 *db = store_db(s);
+    store_facts f;
     int rc = LC_OK;
-    sqlite3_stmt *st = NULL;
     memset(out, 0, sizeof *out);
     if (!(out->checks = calloc(9, sizeof *out->checks))) return lc_errf(err, LC_NOMEM, "out of memory");
-    int has_msgs = maint_table_exists(db, "messages"), has_sum = maint_table_exists(db, "summaries");
-    int has_prov = has_sum && maint_table_exists(db, "summary_spans") &&
-                   maint_table_exists(db, "summary_messages") && maint_table_exists(db, "summary_children");
-    out->schema_version = (int)maint_int(db, "PRAGMA user_version", -1);
+    if ((rc = store_facts_get(s, &f, err)) != LC_OK) goto done;
+    out->schema_version = f.schema_version;
     out->db_bytes = store_db_bytes(s);
-    if (has_msgs) {
-        out->messages = maint_int(db, "SELECT count(*) FROM messages", 0);
-        out->removed = maint_int(db, "SELECT count(*) FROM messages WHERE removed = 1", 0);
-        out->payload_bytes = maint_int(db, "SELECT coalesce(sum(length(payload)), 0) FROM messages", 0);
-    }
-    if (has_sum) {
-        out->summaries = maint_int(db, "SELECT count(*) FROM summaries", 0);
-        if (sqlite3_prepare_v2(db, "SELECT depth, count(*) FROM summaries GROUP BY depth", -1, &st, NULL) ==
-            SQLITE_OK)
-            while (sqlite3_step(st) == SQLITE_ROW) {
-                int d = sqlite3_column_int(st, 0);
-                if (d >= 0 && d <= MAINT_MAX_DEPTH) out->depth_hist[d] = sqlite3_column_int64(st, 1);
-            }
-        sqlite3_finalize(st);
-        st = NULL;
-    }
-    if (maint_table_exists(db, "file_handles"))
-        out->file_handles = maint_int(db, "SELECT count(*) FROM file_handles", 0);
+    out->messages = f.messages;
+    out->removed = f.removed;
+    out->payload_bytes = f.payload_bytes;
+    out->summaries = f.summaries;
+    out->file_handles = f.file_handles;
+    out->runs = f.runs;
+    memcpy(out->depth_hist, f.depth_hist, sizeof out->depth_hist);
 
     maint_check *c = maint_add_check(out, "fts", 0);
-    if ((rc = maint_fts_check(db, "messages_fts", "messages", "m", c, err)) != LC_OK) goto done;
-    if ((rc = maint_fts_check(db, "summaries_fts", "summaries", "#", c, err)) != LC_OK) goto done;
+    if ((rc = store_check(s, STORE_CHECK_MESSAGES_INDEX, maint_tally_index, c, err)) != LC_OK) goto done;
+    if ((rc = maint_collect(s, STORE_CHECK_MESSAGES_INDEX_ROWS, "m", c, err)) != LC_OK) goto done;
+    if ((rc = store_check(s, STORE_CHECK_SUMMARIES_INDEX, maint_tally_index, c, err)) != LC_OK) goto done;
+    if ((rc = maint_collect(s, STORE_CHECK_SUMMARIES_INDEX_ROWS, "#", c, err)) != LC_OK) goto done;
     c = maint_add_check(out, "spans", 0);
-    if (has_prov && has_msgs && (rc = maint_collect(db, maint_bad_spans_sql, "#", c, err)) != LC_OK) goto done;
+    if ((rc = maint_collect(s, STORE_CHECK_SPANS, "#", c, err)) != LC_OK) goto done;
     c = maint_add_check(out, "shape", 0);
-    if (has_prov && (rc = maint_collect(db, maint_shape_sql, "#", c, err)) != LC_OK) goto done;
+    if ((rc = maint_collect(s, STORE_CHECK_SHAPE, "#", c, err)) != LC_OK) goto done;
     c = maint_add_check(out, "children", 0);
-    if (has_prov && (rc = maint_collect(db, maint_bad_children_sql, "#", c, err)) != LC_OK) goto done;
+    if ((rc = maint_collect(s, STORE_CHECK_CHILDREN, "#", c, err)) != LC_OK) goto done;
     c = maint_add_check(out, "duplicates", 0);
-    if (has_prov && (rc = maint_collect(db, maint_dups_sql, "#", c, err)) != LC_OK) goto done;
+    if ((rc = maint_collect(s, STORE_CHECK_DUPLICATES, "#", c, err)) != LC_OK) goto done;
     c = maint_add_check(out, "foreign-keys", 0);
-    if ((rc = maint_collect(db, "SELECT \"table\" || ':' || coalesce(rowid, '?') FROM pragma_foreign_key_check",
-                            "", c, err)) != LC_OK)
-        goto done;
+    if ((rc = maint_collect(s, STORE_CHECK_FOREIGN_KEYS, "", c, err)) != LC_OK) goto done;
     c = maint_add_check(out, "schema", 0);
     if (out->schema_version != STORE_SCHEMA_VERSION) {
         c->count = 1;
         c->sample = lc_asprintf("store has %d, this build %d", out->schema_version, STORE_SCHEMA_VERSION);
     }
     c = maint_add_check(out, "dead-runs", 0);
-    if (maint_table_exists(db, "runs")) {
-        out->runs = maint_int(db, "SELECT count(*) FROM runs", 0);
-        if (sqlite3_prepare_v2(db, "SELECT id, pid FROM runs WHERE finished IS NULL ORDER BY id", -1, &st,
-                               NULL) != SQLITE_OK) {
-            rc = store_sqlite_err(db, err, "maint", "runs");
-            goto done;
-        }
-        sbuf b = {0};
-        while (sqlite3_step(st) == SQLITE_ROW) {
-            pid_t pid = (pid_t)sqlite3_column_int64(st, 1);
-            if (pid == self || maint_pid_alive(pid)) continue;
-            if (c->count < MAINT_SAMPLE)
-                sb_printf(&b, "%srun %lld (pid %d)", b.len ? ", " : "", (long long)sqlite3_column_int64(st, 0),
-                          (int)pid);
-            c->count++;
-        }
-        if (b.len) c->sample = sb_detach(&b);
-        sb_free(&b);
+    {
+        maint_dead_ctx d = {.c = c, .self = self};
+        rc = store_runs_open(s, maint_dead_visit, &d, err);
+        if (d.b.len) c->sample = sb_detach(&d.b);
+        sb_free(&d.b);
+        if (rc != LC_OK) goto done;
     }
     c = maint_add_check(out, "unleafed", 1);
-    if (has_msgs && has_prov)
-        c->count = maint_int(db,
-                             "SELECT count(*) FROM messages m WHERE m.removed = 0 AND NOT EXISTS"
-                             " (SELECT 1 FROM summary_messages sm WHERE sm.entry_id = m.entry_id)",
-                             0);
+    c->count = f.unleafed;
 done:
-    sqlite3_finalize(st);
     if (rc != LC_OK) maint_report_free(out);
     return rc;
 }
@@ -767,115 +611,41 @@ char *maint_report_format(const maint_report *r)
 
 /* ---- repair ------------------------------------------------------------------------------ */
 
-static int64_t maint_changes_exec(sqlite3 *db, const char *sql, int *rc, char **err)
+/* Close the open runs whose writer is dead. */
+typedef struct maint_reap_ctx {
+    store *s;
+    pid_t self;
+    int64_t reaped;
+} maint_reap_ctx;
+
+static int maint_reap_visit(void *ud, int64_t id, long pid, char **err)
 {
-    if (*rc != LC_OK) return 0;
-    if ((*rc = maint_exec(db, sql, err)) != LC_OK) return 0;
-    return sqlite3_changes(db);
+    maint_reap_ctx *r = ud;
+    /* Never our own run; a pid some live process holds may be that writer. */
+    if ((pid_t)pid == r->self || maint_pid_alive((pid_t)pid)) return LC_OK;
+    int rc = store_run_reap(r->s, id, err);
+    if (rc == LC_OK) r->reaped++;
+    return rc;
 }
 
 int maint_repair(store *s, pid_t self, maint_repair_stats *out, char **err)
 {
-    sqlite3 *db = store_db(s);
     int rc = LC_OK, in_tx = 0;
-    sqlite3_stmt *st = NULL, *up = NULL;
+    maint_reap_ctx reap = {.s = s, .self = self};
     memset(out, 0, sizeof *out);
-    int has_prov = maint_table_exists(db, "summaries") && maint_table_exists(db, "summary_spans") &&
-                   maint_table_exists(db, "summary_messages") &&
-                   maint_table_exists(db, "summary_children") && maint_table_exists(db, "messages");
-    if ((rc = maint_exec(db, "BEGIN IMMEDIATE", err)) != LC_OK) goto done;
+    if ((rc = store_tx_begin(s, err)) != LC_OK) goto done;
     in_tx = 1;
-    if (has_prov) {
-        /* Provenance rows that name no summary first, so the closure below sees only real
-         * edges; then every bad node and, transitively, every parent that loses a child. */
-        out->orphans += maint_changes_exec(
-            db, "DELETE FROM summary_children WHERE parent_id NOT IN (SELECT id FROM summaries)", &rc, err);
-        out->orphans += maint_changes_exec(
-            db, "DELETE FROM summary_spans WHERE summary_id NOT IN (SELECT id FROM summaries)", &rc, err);
-        out->orphans += maint_changes_exec(
-            db, "DELETE FROM summary_messages WHERE summary_id NOT IN (SELECT id FROM summaries)", &rc, err);
-        if (rc) goto done;
-        char *sql = lc_asprintf("DROP TABLE IF EXISTS temp.maint_drop;"
-                                "CREATE TEMP TABLE maint_drop AS WITH RECURSIVE d(id) AS ("
-                                "%s UNION %s"
-                                " UNION SELECT c.parent_id FROM summary_children c JOIN d ON c.child_id = d.id)"
-                                " SELECT DISTINCT id FROM d;",
-                                maint_bad_spans_sql, maint_bad_children_sql);
-        if (!sql) {
-            rc = lc_errf(err, LC_NOMEM, "out of memory");
-            goto done;
-        }
-        rc = maint_exec(db, sql, err);
-        free(sql);
-        if (rc) goto done;
-        out->dropped = maint_int(db, "SELECT count(*) FROM temp.maint_drop", 0);
-        maint_changes_exec(db,
-                           "DELETE FROM summary_children WHERE child_id IN (SELECT id FROM temp.maint_drop)"
-                           " OR parent_id IN (SELECT id FROM temp.maint_drop);"
-                           "DELETE FROM summary_spans WHERE summary_id IN (SELECT id FROM temp.maint_drop);"
-                           "DELETE FROM summary_messages WHERE summary_id IN (SELECT id FROM temp.maint_drop);"
-                           "DELETE FROM summaries WHERE id IN (SELECT id FROM temp.maint_drop);"
-                           "DROP TABLE temp.maint_drop;",
-                           &rc, err);
-        /* Duplicate spans: keep the expandable node of each group (its provenance is all
-         * there), the oldest among equals; parents are re-pointed to the keeper. */
-        maint_changes_exec(
-            db,
-            "DROP TABLE IF EXISTS temp.maint_rank; DROP TABLE IF EXISTS temp.maint_dups;"
-            "CREATE TEMP TABLE maint_rank AS SELECT s.id, s.depth, sp.first_entry AS fe, sp.last_entry AS le,"
-            " CASE WHEN s.kind = 'leaf' THEN EXISTS (SELECT 1 FROM summary_messages m WHERE m.summary_id = s.id)"
-            "  ELSE EXISTS (SELECT 1 FROM summary_children c WHERE c.parent_id = s.id) END AS ok"
-            " FROM summaries s JOIN summary_spans sp ON sp.summary_id = s.id;"
-            "CREATE TEMP TABLE maint_dups AS SELECT r.id AS id, (SELECT r2.id FROM temp.maint_rank r2"
-            " WHERE r2.depth = r.depth AND r2.fe = r.fe AND r2.le = r.le ORDER BY r2.ok DESC, r2.id LIMIT 1)"
-            " AS keeper FROM temp.maint_rank r;"
-            "DELETE FROM temp.maint_dups WHERE id = keeper;",
-            &rc, err);
-        if (rc) goto done;
-        out->duplicates = maint_int(db, "SELECT count(*) FROM temp.maint_dups", 0);
-        maint_changes_exec(
-            db,
-            "UPDATE OR IGNORE summary_children SET child_id ="
-            " (SELECT keeper FROM temp.maint_dups d WHERE d.id = summary_children.child_id)"
-            " WHERE child_id IN (SELECT id FROM temp.maint_dups);"
-            "DELETE FROM summary_children WHERE child_id IN (SELECT id FROM temp.maint_dups)"
-            " OR parent_id IN (SELECT id FROM temp.maint_dups);"
-            "DELETE FROM summary_spans WHERE summary_id IN (SELECT id FROM temp.maint_dups);"
-            "DELETE FROM summary_messages WHERE summary_id IN (SELECT id FROM temp.maint_dups);"
-            "DELETE FROM summaries WHERE id IN (SELECT id FROM temp.maint_dups);"
-            "DROP TABLE temp.maint_rank; DROP TABLE temp.maint_dups;",
-            &rc, err);
-        if (rc) goto done;
-    }
-    if (maint_table_exists(db, "runs")) {
-        if (sqlite3_prepare_v2(db, "SELECT id, pid FROM runs WHERE finished IS NULL", -1, &st, NULL) != SQLITE_OK ||
-            sqlite3_prepare_v2(db, "UPDATE runs SET finished = ?, status = 'reaped' WHERE id = ?", -1, &up,
-                               NULL) != SQLITE_OK) {
-            rc = store_sqlite_err(db, err, "maint", "runs");
-            goto done;
-        }
-        while (sqlite3_step(st) == SQLITE_ROW) {
-            pid_t pid = (pid_t)sqlite3_column_int64(st, 1);
-            /* Never our own run; a pid some live process holds may be that writer. */
-            if (pid == self || maint_pid_alive(pid)) continue;
-            sqlite3_bind_int64(up, 1, (sqlite3_int64)time(NULL) * 1000);
-            sqlite3_bind_int64(up, 2, sqlite3_column_int64(st, 0));
-            if (sqlite3_step(up) != SQLITE_DONE) {
-                rc = store_sqlite_err(db, err, "maint", "reap run");
-                goto done;
-            }
-            sqlite3_reset(up);
-            out->reaped++;
-        }
-    }
-    if ((rc = maint_rebuild_fts(db, err)) != LC_OK) goto done;
+    if ((rc = store_prune_broken(s, &out->orphans, &out->dropped, err)) != LC_OK) goto done;
+    if ((rc = store_dedupe_spans(s, &out->duplicates, err)) != LC_OK) goto done;
+    rc = store_runs_open(s, maint_reap_visit, &reap, err);
+    out->reaped = reap.reaped;
+    if (rc != LC_OK) goto done;
+    if ((rc = store_rebuild_index(s, err)) != LC_OK) goto done;
     out->fts_rebuilt = 1;
-    if ((rc = maint_exec(db, "COMMIT", err)) != LC_OK) goto done;
+    if ((rc = store_tx_commit(s, err)) != LC_OK) goto done;
     in_tx = 0;
 done:
-    sqlite3_finalize(st);
-    sqlite3_finalize(up);
-    if (in_tx) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    if (in_tx) store_tx_rollback(s);
     return rc;
 }
 
@@ -1014,7 +784,7 @@ int maint_gc_apply(const catalog_list *plan, const char *export_path, size_t *de
         if (store_open_readonly(plan->v[i].path, &s, NULL, &e) != LC_OK)
             rc = lc_errf(err, LC_ERR, "gc: cannot open %s: %s", plan->v[i].path, e ? e : "?");
         else
-            rc = maint_export_fp(store_db(s), plan->v[i].session_id, fp, NULL, err);
+            rc = maint_export_fp(s, plan->v[i].session_id, fp, NULL, err);
         free(e);
         store_close(s);
     }
@@ -1121,9 +891,9 @@ char *maint_diagnose(const maint_diag_input *in)
         strcpy(u.machine, "?");
     }
     sb_puts(&b, "```lcm-diagnose\n");
-    sb_printf(&b, "version: lossless-context %s (ABI %u, API level %u); host %s; sqlite %s\n",
+    sb_printf(&b, "version: lossless-context %s (ABI %u, API level %u); host %s; %s %s\n",
               in->plugin_version ? in->plugin_version : "?", in->abi_version, in->api_level,
-              in->host_name ? in->host_name : "?", sqlite3_libversion());
+              in->host_name ? in->host_name : "?", store_backend_name(), store_backend_version());
     sb_printf(&b, "platform: %s %s; mode %s\n", u.sysname, u.machine, in->mode ? in->mode : "?");
     const char *base = in->session_file ? strrchr(in->session_file, '/') : NULL;
     base = base ? base + 1 : in->session_file;

@@ -22,15 +22,7 @@
 #include "message.h"
 #include "redact.h"
 #include "rx.h"
-#include "store_sqlite.h"
 #include "util.h"
-
-/* The entries a node covers, through its descendants (?1 = summary id, 0 = none). */
-#define RECALL_SCOPE_CTE                                                                  \
-    "WITH RECURSIVE sub(id) AS (SELECT ?1 UNION SELECT c.child_id FROM summary_children c" \
-    " JOIN sub ON c.parent_id = sub.id),"                                                 \
-    " scope(entry_id) AS (SELECT entry_id FROM summary_messages WHERE summary_id IN"      \
-    " (SELECT id FROM sub)) "
 
 void recall_result_free(recall_result *r)
 {
@@ -162,168 +154,124 @@ static size_t recall_find_terms(const char *text, size_t len, char terms[][64], 
     return best == len ? 0 : best;
 }
 
-/* The node the model sees for an entry (the top of its DAG chain) and its leaf. */
-static void recall_cover(store *s, const char *entry_id, int64_t *top, int64_t *leaf)
-{
-    sqlite3_stmt *st = NULL;
-    *top = *leaf = 0;
-    if (sqlite3_prepare_v2(store_db(s),
-                           "SELECT summary_id FROM summary_messages WHERE entry_id = ?"
-                           " ORDER BY summary_id LIMIT 1",
-                           -1, &st, NULL) != SQLITE_OK)
-        goto done;
-    sqlite3_bind_text(st, 1, entry_id, -1, SQLITE_STATIC);
-    if (sqlite3_step(st) != SQLITE_ROW) goto done;
-    *leaf = *top = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    st = NULL;
-    if (sqlite3_prepare_v2(store_db(s), "SELECT parent_id FROM summary_children WHERE child_id = ?",
-                           -1, &st, NULL) != SQLITE_OK)
-        goto done;
-    for (int depth = 0; depth < 16; depth++) { /* the DAG's depth cap is 8 */
-        sqlite3_bind_int64(st, 1, *top);
-        int step = sqlite3_step(st);
-        int64_t parent = step == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-        sqlite3_reset(st);
-        if (!parent) break;
-        *top = parent;
-    }
-done:
-    sqlite3_finalize(st);
-}
-
-static int recall_summary_exists(store *s, int64_t id)
-{
-    sqlite3_stmt *st = NULL;
-    int found = 0;
-    if (sqlite3_prepare_v2(store_db(s), "SELECT 1 FROM summaries WHERE id = ?", -1, &st, NULL) ==
-        SQLITE_OK) {
-        sqlite3_bind_int64(st, 1, id);
-        found = sqlite3_step(st) == SQLITE_ROW;
-    }
-    sqlite3_finalize(st);
-    return found;
-}
-
-static int recall_add_hit(store *s, recall_result *r, sqlite3_stmt *st, const char *text,
-                          size_t len, size_t ms, int redact)
+static int recall_add_hit(store *s, recall_result *r, const store_search_row *row, size_t ms, int redact)
 {
     recall_hit *h = recall_push(r);
     if (!h) return LC_NOMEM;
-    h->entry_id = lc_strdup((const char *)sqlite3_column_text(st, 1));
-    h->role = lc_strdup((const char *)sqlite3_column_text(st, 2));
-    h->ordinal = sqlite3_column_int64(st, 3);
-    h->removed = sqlite3_column_int(st, 4);
-    h->snippet = recall_snippet(text, len, ms, redact, &h->clipped);
+    h->entry_id = lc_strdup(row->entry_id ? row->entry_id : "");
+    h->role = lc_strdup(row->role ? row->role : "");
+    h->ordinal = row->ordinal;
+    h->removed = row->removed;
+    h->snippet = recall_snippet(row->text, row->text_len, ms, redact, &h->clipped);
     if (!h->entry_id || !h->role || !h->snippet) return LC_NOMEM;
-    recall_cover(s, h->entry_id, &h->summary_id, &h->leaf_id);
+    store_search_cover(s, h->entry_id, &h->summary_id, &h->leaf_id);
     return LC_OK;
 }
 
-/* One hit's row by id (the FTS rowid), in the column layout recall_add_hit reads. */
-static int recall_query_hit(store *s, sqlite3_stmt *row, int64_t id, char terms[][64], size_t nterms,
-                            int redact, recall_result *r, char **err)
+/* Query mode's page visitor: the snippet is placed at the first query word the index
+ * reach holds. */
+typedef struct recall_query_ctx {
+    store *s;
+    recall_result *r;
+    char (*terms)[64];
+    size_t nterms;
+    int redact;
+} recall_query_ctx;
+
+static int recall_query_visit(void *ud, const store_search_row *row, char **err)
 {
-    int rc = LC_OK;
-    sqlite3_bind_int64(row, 1, id);
-    int step = sqlite3_step(row);
-    if (step == SQLITE_ROW) {
-        const char *text = (const char *)sqlite3_column_text(row, 5);
-        size_t len = (size_t)sqlite3_column_bytes(row, 5);
-        size_t ilen = files_utf8_prefix(text, len, STORE_INDEX_CHARS);
-        size_t ms = recall_find_terms(text, ilen, terms, nterms);
-        if (recall_add_hit(s, r, row, text, len, ms, redact) != LC_OK)
-            rc = lc_errf(err, LC_NOMEM, "recall: out of memory");
-    } else if (step != SQLITE_DONE) {
-        rc = store_sqlite_err(store_db(s), err, "recall", "query");
-    }
-    sqlite3_reset(row);
-    return rc;
+    recall_query_ctx *q = ud;
+    size_t ilen = files_utf8_prefix(row->text, row->text_len, STORE_INDEX_CHARS);
+    size_t ms = recall_find_terms(row->text, ilen, q->terms, q->nterms);
+    if (recall_add_hit(q->s, q->r, row, ms, q->redact) != LC_OK) return lc_errf(err, LC_NOMEM, "recall: out of memory");
+    return LC_OK;
 }
 
-/* Query mode. Counting and paging read only the FTS index: the removed and summary
- * filters are sets of rowids (the removed ones through their partial index), so no
- * message row is touched until a hit is shown. bm25 ranks every match before the first
- * row comes out, so a query matching more than RECALL_RANK_MAX messages is paged newest
- * stored first (the doclist walked in rowid order) and the output says why. The order
- * depends on the count alone, so the same query and offset page the same order. */
+/* Query mode. bm25 ranks every match before the first row comes out, so a query matching
+ * more than RECALL_RANK_MAX messages is paged newest stored first (the doclist walked in
+ * rowid order) and the output says why. The order depends on the count alone, so the same
+ * query and offset page the same order. */
 static int recall_grep_query(store *s, const recall_grep_opts *o, recall_result *r, char **err)
 {
-    sqlite3 *db = store_db(s);
-    sqlite3_stmt *cnt = NULL, *pg = NULL, *row = NULL, *lng = NULL;
+    store_search_scope scope = {.summary_id = o->summary_id, .include_removed = o->include_removed};
     int rc = LC_OK;
     size_t limit = o->limit ? o->limit : RECALL_PAGE;
     char terms[16][64];
     size_t nterms = recall_query_terms(o->query, terms, 16);
-    char *where = lc_asprintf(" FROM messages_fts f WHERE messages_fts MATCH ?2%s%s",
-                              o->include_removed ? "" : " AND f.rowid NOT IN (SELECT id FROM messages WHERE removed = 1)",
-                              o->summary_id > 0 ? " AND f.rowid IN (SELECT m.id FROM messages m"
-                                                  " WHERE m.entry_id IN (SELECT entry_id FROM scope))"
-                                                : "");
-    char *sql_cnt = where ? lc_asprintf(RECALL_SCOPE_CTE "SELECT count(*)%s", where) : NULL;
-    char *sql_pg = NULL;
-    if (!sql_cnt) {
-        rc = lc_errf(err, LC_NOMEM, "recall: out of memory");
-        goto done;
-    }
-    if (sqlite3_prepare_v2(db, sql_cnt, -1, &cnt, NULL) != SQLITE_OK) {
-        rc = store_sqlite_err(store_db(s), err, "recall", "query");
-        goto done;
-    }
-    sqlite3_bind_int64(cnt, 1, o->summary_id);
-    sqlite3_bind_text(cnt, 2, o->query, -1, SQLITE_STATIC);
-    if (sqlite3_step(cnt) != SQLITE_ROW) {
+    char *why = NULL;
+    rc = store_search_count(s, o->query, &scope, &r->total, &why);
+    if (rc == LC_INVALID) {
         rc = lc_errf(err, LC_INVALID,
                      "lcm_grep: query is not valid FTS5 syntax (%s); quote phrases with \"...\","
                      " or use pattern for punctuation",
-                     sqlite3_errmsg(db));
+                     why ? why : "?");
         goto done;
     }
-    r->total = sqlite3_column_int64(cnt, 0);
+    if (rc != LC_OK) {
+        if (err) {
+            *err = why;
+            why = NULL;
+        }
+        goto done;
+    }
     r->newest_first = r->total > RECALL_RANK_MAX;
     if (r->total > 0 && o->offset < (size_t)r->total) {
-        /* rowid breaks bm25 ties so that pages do not overlap. */
-        sql_pg = lc_asprintf(RECALL_SCOPE_CTE "SELECT f.rowid%s ORDER BY %s LIMIT ?3 OFFSET ?4", where,
-                             r->newest_first ? "f.rowid DESC" : "f.rank, f.rowid");
-        if (!sql_pg) {
-            rc = lc_errf(err, LC_NOMEM, "recall: out of memory");
+        recall_query_ctx q = {.s = s, .r = r, .terms = terms, .nterms = nterms, .redact = o->redact};
+        if ((rc = store_search_page(s, o->query, &scope, r->newest_first, limit, o->offset, recall_query_visit, &q,
+                                    err)) != LC_OK)
             goto done;
-        }
-        if (sqlite3_prepare_v2(db, sql_pg, -1, &pg, NULL) != SQLITE_OK ||
-            sqlite3_prepare_v2(db, "SELECT id, entry_id, role, ordinal, removed, text FROM messages WHERE id = ?",
-                               -1, &row, NULL) != SQLITE_OK) {
-            rc = store_sqlite_err(store_db(s), err, "recall", "query");
-            goto done;
-        }
-        sqlite3_bind_int64(pg, 1, o->summary_id);
-        sqlite3_bind_text(pg, 2, o->query, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(pg, 3, (sqlite3_int64)limit);
-        sqlite3_bind_int64(pg, 4, (sqlite3_int64)o->offset);
-        int step;
-        while ((step = sqlite3_step(pg)) == SQLITE_ROW)
-            if ((rc = recall_query_hit(s, row, sqlite3_column_int64(pg, 0), terms, nterms, o->redact, r, err)) != LC_OK)
-                goto done;
-        if (step != SQLITE_DONE) {
-            rc = store_sqlite_err(store_db(s), err, "recall", "query");
-            goto done;
-        }
     }
     r->more = (int64_t)(o->offset + r->n) < r->total;
     /* Messages the index holds only in part: named so a miss there is not a surprise. */
-    /* A literal bound, so the partial index messages_long answers without a table scan. */
-    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM messages WHERE chars > 100000", -1, &lng, NULL) ==
-        SQLITE_OK) {
-        if (sqlite3_step(lng) == SQLITE_ROW) r->long_unindexed = (size_t)sqlite3_column_int64(lng, 0);
-    }
+    r->long_unindexed = (size_t)store_search_unindexed(s);
 done:
-    sqlite3_finalize(cnt);
-    sqlite3_finalize(pg);
-    sqlite3_finalize(row);
-    sqlite3_finalize(lng);
-    free(where);
-    free(sql_cnt);
-    free(sql_pg);
+    free(why);
     return rc;
+}
+
+/* Pattern mode's scan state. */
+typedef struct recall_pattern_ctx {
+    store *s;
+    const recall_grep_opts *o;
+    recall_result *r;
+    pcre2_code *re;
+    pcre2_match_data *md;
+    rx_ctx *rx;
+    size_t limit, matched;
+} recall_pattern_ctx;
+
+static int recall_pattern_visit(void *ud, const store_search_row *row, char **err)
+{
+    recall_pattern_ctx *p = ud;
+    recall_result *r = p->r;
+    size_t plen = files_utf8_prefix(row->text, row->text_len, RECALL_PATTERN_CHARS);
+    int m = rx_match(p->rx, p->re, row->text, plen, 0, p->md);
+    if (m == RX_DEADLINE) {
+        r->timed_out = 1;
+        /* Inside a message (not before it): name the one left half-read. */
+        if (p->rx->last_rc == PCRE2_ERROR_CALLOUT && !r->stop_entry) r->stop_entry = lc_strdup(row->entry_id);
+        return STORE_VISIT_STOP;
+    }
+    r->scanned++;
+    if (plen < row->text_len) r->pattern_clipped++;
+    if (m == RX_LIMIT || m == RX_FAIL) {
+        if (r->limit_hits++ == 0) {
+            r->limit_rc = p->rx->last_rc;
+            r->limit_entry = lc_strdup(row->entry_id);
+        }
+        return LC_OK;
+    }
+    if (m != RX_MATCH) return LC_OK;
+    r->matched = ++p->matched;
+    if (p->matched <= p->o->offset) return LC_OK;
+    if (r->n >= p->limit) {
+        r->more = 1;
+        return STORE_VISIT_STOP;
+    }
+    PCRE2_SIZE *ov = pcre2_get_ovector_pointer(p->md);
+    if (recall_add_hit(p->s, r, row, ov[0], p->o->redact) != LC_OK)
+        return lc_errf(err, LC_NOMEM, "recall: out of memory");
+    return LC_OK;
 }
 
 /* Pattern mode. The whole call is bounded by one deadline that rx_match enforces inside
@@ -331,14 +279,12 @@ done:
  * limit leaves undecided is counted and named, never taken for "no match". */
 static int recall_grep_pattern(store *s, const recall_grep_opts *o, recall_result *r, char **err)
 {
-    sqlite3 *db = store_db(s);
-    sqlite3_stmt *st = NULL;
+    store_search_scope scope = {.summary_id = o->summary_id, .include_removed = o->include_removed};
     pcre2_code *re = NULL;
     pcre2_match_data *md = NULL;
     rx_ctx rx = {0};
     int rc = LC_OK, ec;
     PCRE2_SIZE eo;
-    size_t limit = o->limit ? o->limit : RECALL_PAGE, matched = 0;
     double budget = o->time_budget_ms > 0 ? o->time_budget_ms : RECALL_PATTERN_MS;
     r->total = -1;
     re = pcre2_compile((PCRE2_SPTR)o->pattern, PCRE2_ZERO_TERMINATED,
@@ -357,54 +303,10 @@ static int recall_grep_pattern(store *s, const recall_grep_opts *o, recall_resul
         rc = lc_errf(err, LC_NOMEM, "recall: out of memory");
         goto done;
     }
-    if (sqlite3_prepare_v2(db,
-                           RECALL_SCOPE_CTE "SELECT m.id, m.entry_id, m.role, m.ordinal, m.removed,"
-                           " m.text FROM messages m WHERE (m.removed = 0 OR ?2)"
-                           " AND (?1 = 0 OR m.entry_id IN (SELECT entry_id FROM scope))"
-                           " ORDER BY m.ordinal, m.id",
-                           -1, &st, NULL) != SQLITE_OK) {
-        rc = store_sqlite_err(store_db(s), err, "recall", "pattern");
-        goto done;
-    }
-    sqlite3_bind_int64(st, 1, o->summary_id);
-    sqlite3_bind_int(st, 2, o->include_removed ? 1 : 0);
-    int step;
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *text = (const char *)sqlite3_column_text(st, 5);
-        size_t len = (size_t)sqlite3_column_bytes(st, 5);
-        size_t plen = files_utf8_prefix(text, len, RECALL_PATTERN_CHARS);
-        int m = rx_match(&rx, re, text, plen, 0, md);
-        if (m == RX_DEADLINE) {
-            r->timed_out = 1;
-            /* Inside a message (not before it): name the one left half-read. */
-            if (rx.last_rc == PCRE2_ERROR_CALLOUT && !r->stop_entry) r->stop_entry = lc_strdup((const char *)sqlite3_column_text(st, 1));
-            break;
-        }
-        r->scanned++;
-        if (plen < len) r->pattern_clipped++;
-        if (m == RX_LIMIT || m == RX_FAIL) {
-            if (r->limit_hits++ == 0) {
-                r->limit_rc = rx.last_rc;
-                r->limit_entry = lc_strdup((const char *)sqlite3_column_text(st, 1));
-            }
-            continue;
-        }
-        if (m != RX_MATCH) continue;
-        r->matched = ++matched;
-        if (matched <= o->offset) continue;
-        if (r->n >= limit) {
-            r->more = 1;
-            break;
-        }
-        PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
-        if ((rc = recall_add_hit(s, r, st, text, len, ov[0], o->redact)) != LC_OK) {
-            rc = lc_errf(err, rc, "recall: out of memory");
-            goto done;
-        }
-    }
-    if (step != SQLITE_ROW && step != SQLITE_DONE) rc = store_sqlite_err(store_db(s), err, "recall", "pattern");
+    recall_pattern_ctx p = {.s = s, .o = o, .r = r, .re = re, .md = md, .rx = &rx,
+                            .limit = o->limit ? o->limit : RECALL_PAGE};
+    rc = store_search_scan(s, &scope, recall_pattern_visit, &p, NULL, err);
 done:
-    sqlite3_finalize(st);
     pcre2_match_data_free(md);
     rx_ctx_free(&rx);
     pcre2_code_free(re);
@@ -416,7 +318,7 @@ int recall_grep(store *s, const recall_grep_opts *o, recall_result *out, char **
     memset(out, 0, sizeof *out);
     int has_q = o->query && *o->query, has_p = o->pattern && *o->pattern;
     if (has_q == has_p) return lc_errf(err, LC_INVALID, "lcm_grep: give exactly one of query or pattern");
-    if (o->summary_id > 0 && !recall_summary_exists(s, o->summary_id))
+    if (o->summary_id > 0 && !store_summary_exists(s, o->summary_id))
         return lc_errf(err, LC_NOTFOUND, "lcm_grep: this store holds no summary #%lld",
                        (long long)o->summary_id);
     int rc = has_q ? recall_grep_query(s, o, out, err) : recall_grep_pattern(s, o, out, err);
@@ -659,114 +561,87 @@ char *recall_grep_format(const recall_grep_opts *o, recall_scope scope, const re
 
 /* ---- describe ------------------------------------------------------------------------ */
 
-static int recall_describe_summary(store *s, int64_t id, sbuf *b, char **err)
+static int recall_describe_node(void *ud, const store_node *n, char **err)
 {
-    sqlite3 *db = store_db(s);
-    sqlite3_stmt *st = NULL;
-    int rc = LC_OK;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT s.kind, s.depth, s.text, s.tiers, s.tokens, sp.first_entry,"
-                           " sp.last_entry, sp.first_ordinal, sp.last_ordinal, sp.entry_count"
-                           " FROM summaries s LEFT JOIN summary_spans sp ON sp.summary_id = s.id"
-                           " WHERE s.id = ?",
-                           -1, &st, NULL) != SQLITE_OK) {
-        rc = store_sqlite_err(store_db(s), err, "recall", "describe");
-        goto done;
-    }
-    sqlite3_bind_int64(st, 1, id);
-    if (sqlite3_step(st) != SQLITE_ROW) {
-        rc = lc_errf(err, LC_NOTFOUND, "lcm_describe: this store holds no summary #%lld", (long long)id);
-        goto done;
-    }
-    const char *text = (const char *)sqlite3_column_text(st, 2);
+    sbuf *b = ud;
+    (void)err;
     sb_printf(b, "[lcm:summary #%lld depth %d span %s..%s] %s, %lld token(s), %lld entries (ordinals %lld..%lld)\n",
-              (long long)id, sqlite3_column_int(st, 1),
-              sqlite3_column_text(st, 5) ? (const char *)sqlite3_column_text(st, 5) : "?",
-              sqlite3_column_text(st, 6) ? (const char *)sqlite3_column_text(st, 6) : "?",
-              (const char *)sqlite3_column_text(st, 0), (long long)sqlite3_column_int64(st, 4),
-              (long long)sqlite3_column_int64(st, 9), (long long)sqlite3_column_int64(st, 7),
-              (long long)sqlite3_column_int64(st, 8));
+              (long long)n->id, n->depth, n->first_entry ? n->first_entry : "?",
+              n->last_entry ? n->last_entry : "?", n->leaf ? "leaf" : "condensed", (long long)n->tokens,
+              (long long)n->entry_count, (long long)n->first_ordinal, (long long)n->last_ordinal);
     /* Tiers: the thorough text is what describe returns when it exists. */
-    cJSON *tiers = sqlite3_column_type(st, 3) == SQLITE_NULL ? NULL
-                                                             : cJSON_Parse((const char *)sqlite3_column_text(st, 3));
+    cJSON *tiers = n->tiers_json ? cJSON_Parse(n->tiers_json) : NULL;
     const cJSON *rich = cJSON_GetObjectItemCaseSensitive(tiers, "rich");
-    sb_printf(b, "tiers: primary %zu chars", strlen(text));
+    sb_printf(b, "tiers: primary %zu chars", strlen(n->text));
     if (cJSON_IsString(rich)) sb_printf(b, ", rich %zu chars", strlen(rich->valuestring));
     sb_putc(b, '\n');
     if (cJSON_IsString(rich))
         sb_printf(b, "text (rich tier):\n%s\n", rich->valuestring);
     else
-        sb_printf(b, "text:\n%s\n", text);
+        sb_printf(b, "text:\n%s\n", n->text);
     cJSON_Delete(tiers);
-    sqlite3_finalize(st);
-    st = NULL;
+    return LC_OK;
+}
+
+/* One line per file handle among a summary's originals. */
+typedef struct recall_files_ctx {
+    sbuf *b;
+    int n;
+} recall_files_ctx;
+
+static int recall_describe_scope_file(void *ud, const store_file_handle *h, char **err)
+{
+    recall_files_ctx *f = ud;
+    (void)err;
+    if (f->n++ == 0) sb_puts(f->b, "files:\n");
+    sb_printf(f->b, "- %s (%s, %lld chars, entry %s): %s\n", h->path ? h->path : "(no path)", h->kind,
+              (long long)h->chars, h->entry_id, h->summary);
+    return LC_OK;
+}
+
+static int recall_describe_summary(store *s, int64_t id, sbuf *b, char **err)
+{
+    store_scope_totals t;
+    int rc = store_summary_get(s, id, recall_describe_node, b, err);
+    if (rc == LC_NOTFOUND)
+        return lc_errf(err, LC_NOTFOUND, "lcm_describe: this store holds no summary #%lld", (long long)id);
+    if (rc != LC_OK) return rc;
     /* What reading the originals would cost, and the files they cover. */
-    if (sqlite3_prepare_v2(db,
-                           RECALL_SCOPE_CTE "SELECT count(*), coalesce(sum(m.tokens),0), coalesce(sum(m.chars),0),"
-                           " coalesce(sum(m.removed),0) FROM messages m WHERE m.entry_id IN (SELECT entry_id FROM scope)",
-                           -1, &st, NULL) != SQLITE_OK) {
-        rc = store_sqlite_err(store_db(s), err, "recall", "describe");
-        goto done;
-    }
-    sqlite3_bind_int64(st, 1, id);
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        long long chars = sqlite3_column_int64(st, 2), toks = sqlite3_column_int64(st, 1);
+    rc = store_scope_totals_get(s, id, &t, err);
+    if (rc == LC_OK) {
+        long long chars = t.chars, toks = t.tokens;
         long long windows = (chars + RECALL_WINDOW_CHARS - 1) / RECALL_WINDOW_CHARS;
         sb_printf(b, "originals: %lld message(s), %lld chars, ~%lld tokens; %lld reader window(s) of %d chars",
-                  (long long)sqlite3_column_int64(st, 0), chars, toks, windows, RECALL_WINDOW_CHARS);
+                  (long long)t.messages, chars, toks, windows, RECALL_WINDOW_CHARS);
         if (toks > RECALL_DEFAULT_MAX_TOKENS)
             sb_printf(b, "; more than one lcm_expand_query call at max_tokens %d", RECALL_DEFAULT_MAX_TOKENS);
-        if (sqlite3_column_int64(st, 3)) sb_printf(b, "; %lld on removed branches", (long long)sqlite3_column_int64(st, 3));
+        if (t.removed) sb_printf(b, "; %lld on removed branches", (long long)t.removed);
         sb_putc(b, '\n');
+    } else if (rc != LC_NOTFOUND) {
+        return rc;
     }
-    sqlite3_finalize(st);
-    st = NULL;
-    if (sqlite3_prepare_v2(db,
-                           RECALL_SCOPE_CTE "SELECT f.path, f.kind, f.chars, f.summary, f.entry_id FROM file_handles f"
-                           " WHERE f.entry_id IN (SELECT entry_id FROM scope) ORDER BY f.id",
-                           -1, &st, NULL) != SQLITE_OK) {
-        rc = store_sqlite_err(store_db(s), err, "recall", "describe");
-        goto done;
-    }
-    sqlite3_bind_int64(st, 1, id);
-    int nf = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        if (nf++ == 0) sb_puts(b, "files:\n");
-        sb_printf(b, "- %s (%s, %lld chars, entry %s): %s\n",
-                  sqlite3_column_text(st, 0) ? (const char *)sqlite3_column_text(st, 0) : "(no path)",
-                  sqlite3_column_text(st, 1), (long long)sqlite3_column_int64(st, 2),
-                  sqlite3_column_text(st, 4), sqlite3_column_text(st, 3));
-    }
-    if (!nf) sb_puts(b, "files: none\n");
-done:
-    sqlite3_finalize(st);
-    return rc;
+    recall_files_ctx f = {.b = b};
+    if ((rc = store_scope_handles(s, id, recall_describe_scope_file, &f, err)) != LC_OK) return rc;
+    if (!f.n) sb_puts(b, "files: none\n");
+    return LC_OK;
+}
+
+static int recall_describe_handle(void *ud, const store_file_handle *h, char **err)
+{
+    sbuf *b = ud;
+    (void)err;
+    sb_printf(b, "file handle: %s\nentry: %s\ncontent id: sha256:%s\nkind: %s\nsize: %lld chars\nsummary: %s\npreview (first %d chars):\n%s\n",
+              h->path ? h->path : "(no path: large-inline)", h->entry_id, h->content_id, h->kind,
+              (long long)h->chars, h->summary, FILES_PREVIEW_CHARS, h->preview);
+    sb_puts(b, "the verbatim body: lcm_expand_query({entry_id})\n");
+    return LC_OK;
 }
 
 static int recall_describe_file(store *s, const char *id, sbuf *b, char **err)
 {
-    sqlite3_stmt *st = NULL;
-    int rc = LC_OK;
-    if (sqlite3_prepare_v2(store_db(s),
-                           "SELECT entry_id, path, content_id, kind, chars, preview, summary FROM file_handles"
-                           " WHERE entry_id = ?1 OR path = ?1 OR content_id = ?1 ORDER BY id DESC LIMIT 1",
-                           -1, &st, NULL) != SQLITE_OK) {
-        rc = store_sqlite_err(store_db(s), err, "recall", "describe");
-        goto done;
-    }
-    sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-    if (sqlite3_step(st) != SQLITE_ROW) {
+    int rc = store_handle_find(s, id, recall_describe_handle, b, err);
+    if (rc == LC_NOTFOUND)
         rc = lc_errf(err, LC_NOTFOUND, "lcm_describe: no summary or file handle \"%s\" in this store", id);
-        goto done;
-    }
-    sb_printf(b, "file handle: %s\nentry: %s\ncontent id: sha256:%s\nkind: %s\nsize: %lld chars\nsummary: %s\npreview (first %d chars):\n%s\n",
-              sqlite3_column_text(st, 1) ? (const char *)sqlite3_column_text(st, 1) : "(no path: large-inline)",
-              sqlite3_column_text(st, 0), sqlite3_column_text(st, 2), sqlite3_column_text(st, 3),
-              (long long)sqlite3_column_int64(st, 4), sqlite3_column_text(st, 6), FILES_PREVIEW_CHARS,
-              (const char *)sqlite3_column_text(st, 5));
-    sb_puts(b, "the verbatim body: lcm_expand_query({entry_id})\n");
-done:
-    sqlite3_finalize(st);
     return rc;
 }
 
@@ -938,12 +813,26 @@ static char *recall_reader_request(const char *question, const char *notes, cons
     return out;
 }
 
+/* The reader's visitor over the addressed originals. */
+typedef struct recall_collect_ctx {
+    recall_reader *r;
+    size_t *n_msgs;
+} recall_collect_ctx;
+
+static int recall_collect_visit(void *ud, const store_search_row *row, char **err)
+{
+    recall_collect_ctx *c = ud;
+    int rc = recall_reader_add(c->r, row->entry_id, row->role, row->removed, row->text, row->text_len, 0);
+    if (rc != LC_OK) return lc_errf(err, rc, "recall: out of memory");
+    (*c->n_msgs)++;
+    return LC_OK;
+}
+
 /* Collect the addressed originals into the reader's windows. */
 static int recall_expand_collect(store *s, const recall_expand_opts *o, recall_reader *r, size_t *n_msgs,
                                  char **err)
 {
-    sqlite3 *db = store_db(s);
-    sqlite3_stmt *st = NULL;
+    recall_collect_ctx c = {.r = r, .n_msgs = n_msgs};
     int rc = LC_OK;
     *n_msgs = 0;
     if (o->entry_id) {
@@ -959,72 +848,34 @@ static int recall_expand_collect(store *s, const recall_expand_opts *o, recall_r
         return rc ? lc_errf(err, rc, "recall: out of memory") : LC_OK;
     }
     if (o->summary_id > 0) {
-        if (!recall_summary_exists(s, o->summary_id))
+        if (!store_summary_exists(s, o->summary_id))
             return lc_errf(err, LC_NOTFOUND, "lcm_expand_query: this store holds no summary #%lld",
                            (long long)o->summary_id);
-        if (sqlite3_prepare_v2(db,
-                               RECALL_SCOPE_CTE "SELECT m.entry_id, m.role, m.removed, m.text FROM messages m"
-                               " WHERE m.entry_id IN (SELECT entry_id FROM scope) ORDER BY m.ordinal, m.id",
-                               -1, &st, NULL) != SQLITE_OK) {
-            rc = store_sqlite_err(store_db(s), err, "recall", "expand");
-            goto done;
-        }
-        sqlite3_bind_int64(st, 1, o->summary_id);
-    } else {
-        /* A question alone: the best-ranked messages for its words, read in order. */
-        char terms[16][64];
-        size_t nt = recall_query_terms(o->question ? o->question : "", terms, 16);
-        sbuf q = {0};
-        for (size_t i = 0; i < nt; i++) sb_printf(&q, "%s\"%s\"", i ? " OR " : "", terms[i]);
-        char *qs = sb_detach(&q);
-        if (!nt || !qs) {
-            free(qs);
-            return lc_errf(err, LC_INVALID, "lcm_expand_query: give summary_id, entry_id or a question with words");
-        }
-        /* As in lcm_grep: bm25 over more than RECALL_RANK_MAX matches costs a second or
-         * more on common words, so past that the newest matching messages are read. */
-        long long matches = 0;
-        if (sqlite3_prepare_v2(db, "SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ?1", -1, &st,
-                               NULL) == SQLITE_OK) {
-            sqlite3_bind_text(st, 1, qs, -1, SQLITE_STATIC);
-            if (sqlite3_step(st) == SQLITE_ROW) matches = sqlite3_column_int64(st, 0);
-        }
-        sqlite3_finalize(st);
-        st = NULL;
-        if (sqlite3_prepare_v2(db,
-                               matches > RECALL_RANK_MAX
-                                   ? "SELECT entry_id, role, removed, text FROM (SELECT m.entry_id, m.role, m.removed,"
-                                     " m.text, m.ordinal, m.id FROM messages_fts f JOIN messages m ON m.id = f.rowid"
-                                     " WHERE messages_fts MATCH ?1 AND m.removed = 0 ORDER BY f.rowid DESC LIMIT 20)"
-                                     " ORDER BY ordinal, id"
-                                   : "SELECT entry_id, role, removed, text FROM (SELECT m.entry_id, m.role, m.removed,"
-                                     " m.text, m.ordinal, m.id FROM messages_fts f JOIN messages m ON m.id = f.rowid"
-                                     " WHERE messages_fts MATCH ?1 AND m.removed = 0 ORDER BY f.rank LIMIT 20)"
-                                     " ORDER BY ordinal, id",
-                               -1, &st, NULL) != SQLITE_OK) {
-            free(qs);
-            rc = store_sqlite_err(store_db(s), err, "recall", "expand");
-            goto done;
-        }
-        sqlite3_bind_text(st, 1, qs, -1, SQLITE_TRANSIENT);
+        store_search_scope scope = {.summary_id = o->summary_id, .include_removed = 1};
+        return store_search_scan(s, &scope, recall_collect_visit, &c, NULL, err);
+    }
+    /* A question alone: the best-ranked messages for its words, read in order. */
+    char terms[16][64];
+    size_t nt = recall_query_terms(o->question ? o->question : "", terms, 16);
+    sbuf q = {0};
+    for (size_t i = 0; i < nt; i++) sb_printf(&q, "%s\"%s\"", i ? " OR " : "", terms[i]);
+    char *qs = sb_detach(&q);
+    if (!nt || !qs) {
         free(qs);
+        return lc_errf(err, LC_INVALID, "lcm_expand_query: give summary_id, entry_id or a question with words");
     }
-    int step;
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *text = (const char *)sqlite3_column_text(st, 3);
-        if ((rc = recall_reader_add(r, (const char *)sqlite3_column_text(st, 0),
-                                    (const char *)sqlite3_column_text(st, 1), sqlite3_column_int(st, 2),
-                                    text, (size_t)sqlite3_column_bytes(st, 3), 0)) != LC_OK) {
-            rc = lc_errf(err, rc, "recall: out of memory");
-            goto done;
-        }
-        (*n_msgs)++;
-    }
-    if (step != SQLITE_DONE) rc = store_sqlite_err(store_db(s), err, "recall", "expand");
-    if (rc == LC_OK && *n_msgs == 0 && !o->summary_id)
+    /* As in lcm_grep: bm25 over more than RECALL_RANK_MAX matches costs a second or more on
+     * common words, so past that the newest matching messages are read. A count that fails
+     * reads as none. */
+    store_search_scope all = {.summary_id = 0, .include_removed = 1};
+    int64_t matches = 0;
+    char *cerr = NULL;
+    if (store_search_count(s, qs, &all, &matches, &cerr) != LC_OK) matches = 0;
+    free(cerr);
+    rc = store_search_top(s, qs, matches > RECALL_RANK_MAX, 20, recall_collect_visit, &c, err);
+    free(qs);
+    if (rc == LC_OK && *n_msgs == 0)
         rc = lc_errf(err, LC_NOTFOUND, "lcm_expand_query: no stored message matches the question's words");
-done:
-    sqlite3_finalize(st);
     return rc;
 }
 

@@ -1,8 +1,11 @@
 /*
- * store.h -- the lossless per-session store: one SQLite database (WAL, FTS5) under
- * <agent home>/lcm/<session id>.sqlite. Owns the schema and its forward migrations, the
- * passive ingest of session messages (verbatim JSON + derived text + FTS index), the
- * removed-branch marks, file-handle rows and the summary/provenance tables the DAG writes.
+ * store.h -- the lossless per-session store, by default one SQLite database (WAL, FTS5)
+ * under <agent home>/lcm/<session id>.sqlite (the backend in store_sqlite*.c; the method
+ * table at the end of this file is how a store reaches its backend). Owns the schema and
+ * its forward migrations, the passive ingest of session messages (verbatim JSON + derived
+ * text + FTS index), the removed-branch marks, file-handle rows, the summary/provenance
+ * tables the DAG writes, and the search and administration primitives recall and maint
+ * run on. Nothing here names a SQLite type.
  * The session file stays the source of truth: the store is a derived index that is rebuilt
  * row for row from the same messages.
  */
@@ -270,5 +273,280 @@ typedef struct store_pin {
 int store_pin_get(store *s, store_pin *out, char **err);
 int store_pin_set(store *s, const store_pin *pin, char **err);
 int store_pin_clear(store *s, char **err);
+
+/* ---- search: recall's primitives -----------------------------------------------------------
+ * Recall (recall.h) owns the algorithms -- bounds, paging, snippets, PCRE2 matching -- and
+ * reads rows through these. A scope is a summary's originals (through its descendants;
+ * 0 = the whole store) and whether entries of removed branches count. Rows are borrowed for
+ * the visit; a visitor returns as in the DAG walks (LC_OK, STORE_VISIT_STOP, or an error). */
+
+/* One message as a search reads it. */
+typedef struct store_search_row {
+    int64_t id;            /* the row id (the index's rowid) */
+    const char *entry_id;
+    const char *role;
+    int64_t ordinal;
+    int removed;
+    const char *text;      /* the derived text, text_len bytes */
+    size_t text_len;
+} store_search_row;
+typedef int (*store_search_visit)(void *ud, const store_search_row *r, char **err);
+
+typedef struct store_search_scope {
+    int64_t summary_id;    /* > 0: only that node's originals */
+    int include_removed;
+} store_search_scope;
+
+/* How many messages in `scope` the full-text `query` (FTS5 syntax) matches. LC_INVALID
+ * when the query is not valid syntax, with *err the engine's reason alone (the caller
+ * words the sentence). */
+int store_search_count(store *s, const char *query, const store_search_scope *scope, int64_t *count,
+                       char **err);
+/* One page of the matches: ranked (bm25, ties by row id) or, with `newest_first`, newest
+ * stored first; `limit` rows after `offset`. */
+int store_search_page(store *s, const char *query, const store_search_scope *scope, int newest_first,
+                      size_t limit, size_t offset, store_search_visit visit, void *ud, char **err);
+/* The best `limit` matches on the active branch (bm25, or newest stored with
+ * `newest_first`), visited in conversation order. */
+int store_search_top(store *s, const char *query, int newest_first, size_t limit, store_search_visit visit,
+                     void *ud, char **err);
+/* Messages longer than the index's reach (STORE_INDEX_CHARS); 0 when unknown. */
+int64_t store_search_unindexed(store *s);
+/* Every message in `scope`, in conversation order (the pattern scan's walk). *stopped
+ * (may be NULL) says a visitor ended it. */
+int store_search_scan(store *s, const store_search_scope *scope, store_search_visit visit, void *ud,
+                      int *stopped, char **err);
+
+/* The summary the model sees for an entry (the top of its chain) and the leaf covering
+ * it; 0 and 0 when none does. */
+void store_search_cover(store *s, const char *entry_id, int64_t *top, int64_t *leaf);
+/* 1 when the store holds summary `id`. */
+int store_summary_exists(store *s, int64_t id);
+/* Summary `id` with its span (a span the store lacks reads as NULL entries and zeros),
+ * handed to `visit` once. LC_NOTFOUND when there is none. */
+int store_summary_get(store *s, int64_t id, store_node_visit visit, void *ud, char **err);
+
+/* What a summary's originals hold, through its descendants. */
+typedef struct store_scope_totals {
+    int64_t messages, tokens, chars, removed;
+} store_scope_totals;
+/* LC_NOTFOUND when nothing could be counted. */
+int store_scope_totals_get(store *s, int64_t summary_id, store_scope_totals *out, char **err);
+
+/* A file handle (borrowed for the visit). */
+typedef struct store_file_handle {
+    const char *entry_id;
+    const char *path;        /* NULL: a large inline result */
+    const char *content_id;  /* sha256 hex */
+    const char *kind;
+    int64_t chars;
+    const char *preview;
+    const char *summary;
+} store_file_handle;
+typedef int (*store_handle_visit)(void *ud, const store_file_handle *h, char **err);
+/* The file handles among a summary's originals, oldest first. */
+int store_scope_handles(store *s, int64_t summary_id, store_handle_visit visit, void *ud, char **err);
+/* The newest handle whose entry id, path or content id is `key`, visited once;
+ * LC_NOTFOUND when there is none. */
+int store_handle_find(store *s, const char *key, store_handle_visit visit, void *ud, char **err);
+
+/* ---- administration: maint's primitives ----------------------------------------------------
+ * Maintenance (maint.h) owns the policy -- which checks a doctor runs and how they read,
+ * what a repair keeps, the export's file format, backup's temp names and links, which
+ * runs are dead -- and reaches the rows through these. Each tolerates tables an older
+ * build has not created (there is nothing to visit). */
+
+/* The default backend's name and library version, for a bug report ("sqlite", "3.45.1"). */
+const char *store_backend_name(void);
+const char *store_backend_version(void);
+
+/* A write transaction the caller spans over several of the calls below (import, repair):
+ * begin takes the write lock; rollback is safe when none is open. */
+int store_tx_begin(store *s, char **err);
+int store_tx_commit(store *s, char **err);
+void store_tx_rollback(store *s);
+
+/* Copy the whole store into the existing empty file `dest_path` in one read snapshot
+ * (consistent while another connection writes), leaving it a standalone file (no
+ * write-ahead log). The caller owns the file's name, mode and durability. */
+int store_backup_to(store *from, const char *dest_path, char **err);
+
+/* One column value of a dumped or loaded row (borrowed). */
+typedef enum store_value_type {
+    STORE_VALUE_NULL = 0,
+    STORE_VALUE_INT,
+    STORE_VALUE_REAL,
+    STORE_VALUE_TEXT,
+    STORE_VALUE_BLOB
+} store_value_type;
+typedef struct store_value {
+    store_value_type type;
+    int64_t i;
+    double d;
+    const void *p;   /* TEXT (not NUL-terminated in a dump) or BLOB bytes */
+    size_t n;
+} store_value;
+
+/* A dump's visitor: `tables` once (the ordinary tables, by name: the full-text indexes
+ * are derived and left out), then every row of each table in that order. */
+typedef struct store_dump_visitor {
+    int (*tables)(void *ud, int schema_version, const char *const *names, size_t n, char **err);
+    int (*row)(void *ud, const char *table, size_t ncol, const char *const *cols, const store_value *vals,
+               char **err);
+} store_dump_visitor;
+/* Every row of every ordinary table inside one read transaction (the caller's, when one
+ * is open). */
+int store_dump(store *s, const store_dump_visitor *v, void *ud, char **err);
+
+/* 1 when `table` is one a load may write into (an ordinary table of this store). */
+int store_table_loadable(store *s, const char *table);
+/* INSERT OR IGNORE one row; *inserted (may be NULL) is 1 when it was new. On failure *err
+ * is the engine's reason alone (the caller names the line). */
+int store_row_load(store *s, const char *table, size_t ncol, const char *const *cols, const store_value *vals,
+                   int *inserted, char **err);
+/* Re-derive both full-text indexes from their rows, with ingest's reach. */
+int store_rebuild_index(store *s, char **err);
+
+/* The DAG's depth cap, which the shape check holds summaries to. */
+#define STORE_MAX_DEPTH 8
+
+/* The store's facts for a doctor report; a table that does not exist counts 0. */
+typedef struct store_facts {
+    int schema_version;              /* -1 when unreadable */
+    int has_messages, has_summaries, has_provenance, has_runs;
+    int64_t messages, removed, payload_bytes, summaries, file_handles, runs;
+    int64_t unleafed;                /* active messages no leaf covers */
+    int64_t depth_hist[STORE_MAX_DEPTH + 1]; /* summaries per depth */
+} store_facts;
+int store_facts_get(store *s, store_facts *out, char **err);
+
+/* The integrity checks: each visits the offending rows' ids (as text). */
+typedef enum store_check_kind {
+    STORE_CHECK_MESSAGES_INDEX = 0,  /* the message index's own integrity: visits its name */
+    STORE_CHECK_MESSAGES_INDEX_ROWS, /* messages missing from it, or documents without a message */
+    STORE_CHECK_SUMMARIES_INDEX,
+    STORE_CHECK_SUMMARIES_INDEX_ROWS,
+    STORE_CHECK_SPANS,               /* summaries naming an entry the store lacks */
+    STORE_CHECK_SHAPE,               /* summaries whose depth, kind and provenance disagree */
+    STORE_CHECK_CHILDREN,            /* summaries whose child is gone */
+    STORE_CHECK_DUPLICATES,          /* the later rows of summaries sharing a depth and a span */
+    STORE_CHECK_FOREIGN_KEYS         /* "table:rowid" */
+} store_check_kind;
+typedef int (*store_id_visit)(void *ud, const char *id, char **err);
+int store_check(store *s, store_check_kind kind, store_id_visit visit, void *ud, char **err);
+
+/* The runs with no finish, by id. */
+typedef int (*store_run_visit)(void *ud, int64_t id, long pid, char **err);
+int store_runs_open(store *s, store_run_visit visit, void *ud, char **err);
+/* Close run `id` as reaped (its writer is dead). */
+int store_run_reap(store *s, int64_t id, char **err);
+
+/* Repairs (inside the caller's transaction). Prune: delete provenance rows that name no
+ * summary (*orphans), then every summary a check above calls broken (spans, children)
+ * and, transitively, each parent that loses a child (*dropped). Dedupe: of summaries
+ * sharing a depth and a span keep the expandable one (all provenance present), the oldest
+ * among equals, re-pointing parents to it (*removed). */
+int store_prune_broken(store *s, int64_t *orphans, int64_t *dropped, char **err);
+int store_dedupe_spans(store *s, int64_t *removed, char **err);
+
+/* ---- backends: the method table ----------------------------------------------------------
+ * In the manner of SQLite's VFS (its vfs and io-methods tables). A backend (the embedded
+ * SQLite store, store_sqlite*.c; later a shared PostgreSQL one) fills a `store_backend` (how to
+ * open a store) and a `store_methods` (one slot per function above that takes a store);
+ * store.c dispatches every such call through the store's table and knows nothing else of
+ * the backend. A backend's struct store begins with its `const store_methods *`, the only
+ * field store.c reads.
+ *
+ * Both tables are size- and version-stamped and append-only: a slot is never removed or
+ * changed, a new one goes at the end with STORE_METHODS_VERSION bumped, and a table built
+ * against an older header (smaller `size`) simply lacks the newer slots. A NULL slot is
+ * "not supported": the administration slots are optional (a status call answers LC_INVALID
+ * naming the backend), every other one a backend fills. */
+#define STORE_METHODS_VERSION 1
+
+typedef struct store_methods {
+    int i_version;        /* STORE_METHODS_VERSION the backend was built against */
+    size_t size;          /* sizeof(store_methods) as the backend was built */
+    const char *name;     /* "sqlite" */
+    void (*x_close)(store *s);
+    void (*x_set_options)(store *s, const store_options *opt);
+    const char *(*x_path)(const store *s);
+    const char *(*x_mode_note)(const store *s);
+    char *(*x_meta_get)(store *s, const char *key);
+    int (*x_meta_put)(store *s, const char *key, const char *value, char **err);
+    int (*x_schema_version)(store *s);
+    int (*x_ingest)(store *s, const store_msg *msgs, size_t n, store_ingest_stats *stats, char **err);
+    int (*x_mark_branch)(store *s, const char *const *active_ids, size_t n, size_t *marked, size_t *cleared, char **err);
+    int (*x_set_removed)(store *s, const char *const *entry_ids, size_t n, int removed, char **err);
+    int (*x_dag_progress)(store *s, int64_t *watermark, int64_t *pending, char **err);
+    int (*x_dag_set_watermark)(store *s, int64_t expect, int64_t value, int *moved, char **err);
+    int (*x_dag_block_get)(store *s, int64_t *tokens);
+    int (*x_dag_block_put)(store *s, int64_t tokens, char **err);
+    int (*x_get_message)(store *s, const char *entry_id, store_row *out, char **err);
+    int64_t (*x_message_count)(store *s);
+    int64_t (*x_summary_count)(store *s);
+    int64_t (*x_db_bytes)(store *s);
+    int (*x_summary_add)(store *s, const store_summary *in, int64_t *out_id, char **err);
+    int (*x_summary_set_text)(store *s, int64_t id, const char *text, int64_t tokens, char **err);
+    int (*x_dag_walk_tail)(store *s, store_msg_visit visit, void *ud, int *stopped, char **err);
+    int (*x_walk_newest)(store *s, store_msg_visit visit, void *ud, int *stopped, char **err);
+    long long (*x_last_activity_ms)(store *s);
+    int (*x_dag_walk_uncovered)(store *s, int64_t after, int64_t before, store_msg_visit visit, void *ud, int *stopped, char **err);
+    int (*x_dag_count_uncovered)(store *s, int64_t from, int64_t before, int64_t *count, char **err);
+    int (*x_dag_walk_frontier)(store *s, store_node_visit visit, void *ud, char **err);
+    int (*x_dag_walk_prefixed)(store *s, const char *prefix, store_node_visit visit, void *ud, char **err);
+    int (*x_dag_walk_source)(store *s, int64_t id, int leaf, store_msg_visit visit, void *ud, char **err);
+    int64_t (*x_run_begin)(store *s, const char *kind);
+    void (*x_run_end)(store *s, int64_t id, const char *status);
+    int (*x_event_add)(store *s, const char *kind, const char *data_json, char **err);
+    int64_t (*x_event_count)(store *s, const char *kind);
+    int (*x_cut_get)(store *s, store_cut_which which, int64_t id, store_cut *out, char **err);
+    int (*x_cut_add)(store *s, const store_cut *in, int64_t tokens, int64_t *out_id, char **err);
+    int (*x_pin_get)(store *s, store_pin *out, char **err);
+    int (*x_pin_set)(store *s, const store_pin *pin, char **err);
+    int (*x_pin_clear)(store *s, char **err);
+    int (*x_search_count)(store *s, const char *query, const store_search_scope *scope, int64_t *count, char **err);
+    int (*x_search_page)(store *s, const char *query, const store_search_scope *scope, int newest_first, size_t limit, size_t offset, store_search_visit visit, void *ud, char **err);
+    int (*x_search_top)(store *s, const char *query, int newest_first, size_t limit, store_search_visit visit, void *ud, char **err);
+    int64_t (*x_search_unindexed)(store *s);
+    int (*x_search_scan)(store *s, const store_search_scope *scope, store_search_visit visit, void *ud, int *stopped, char **err);
+    void (*x_search_cover)(store *s, const char *entry_id, int64_t *top, int64_t *leaf);
+    int (*x_summary_exists)(store *s, int64_t id);
+    int (*x_summary_get)(store *s, int64_t id, store_node_visit visit, void *ud, char **err);
+    int (*x_scope_totals_get)(store *s, int64_t summary_id, store_scope_totals *out, char **err);
+    int (*x_scope_handles)(store *s, int64_t summary_id, store_handle_visit visit, void *ud, char **err);
+    int (*x_handle_find)(store *s, const char *key, store_handle_visit visit, void *ud, char **err);
+    /* Administration (maint): optional, NULL = not supported. */
+    int (*x_tx_begin)(store *s, char **err);
+    int (*x_tx_commit)(store *s, char **err);
+    void (*x_tx_rollback)(store *s);
+    int (*x_backup_to)(store *from, const char *dest_path, char **err);
+    int (*x_dump)(store *s, const store_dump_visitor *v, void *ud, char **err);
+    int (*x_table_loadable)(store *s, const char *table);
+    int (*x_row_load)(store *s, const char *table, size_t ncol, const char *const *cols, const store_value *vals, int *inserted, char **err);
+    int (*x_rebuild_index)(store *s, char **err);
+    int (*x_facts_get)(store *s, store_facts *out, char **err);
+    int (*x_check)(store *s, store_check_kind kind, store_id_visit visit, void *ud, char **err);
+    int (*x_runs_open)(store *s, store_run_visit visit, void *ud, char **err);
+    int (*x_run_reap)(store *s, int64_t id, char **err);
+    int (*x_prune_broken)(store *s, int64_t *orphans, int64_t *dropped, char **err);
+    int (*x_dedupe_spans)(store *s, int64_t *removed, char **err);
+} store_methods;
+
+typedef struct store_backend {
+    int i_version;        /* STORE_METHODS_VERSION the backend was built against */
+    size_t size;          /* sizeof(store_backend) as the backend was built */
+    const char *name;
+    /* store_open_wait and store_open_readonly, for this backend. */
+    int (*x_open)(const char *agent_home, const char *session_id, const char *session_cwd, long wait_ms,
+                  store **out, char **err);
+    int (*x_open_readonly)(const char *path, store **out, int *schema_version, char **err);
+    const char *(*x_version)(void);   /* the library's version, for a bug report */
+} store_backend;
+
+/* The backends this build carries. */
+extern const store_backend store_sqlite_backend;
+/* The one store_open and store_open_readonly use. */
+const store_backend *store_backend_default(void);
 
 #endif

@@ -1,9 +1,9 @@
 /*
- * store_sqlite.h -- the SQLite face of the store, for the engine modules that still run
- * their own SQL on a store's connection (recall, dag, project, maint) and for tests that
- * plant rows. Everything else goes through store.h, which names no SQLite type: code that
- * includes only store.h cannot reach the connection. Owns the one way a failed SQLite call
- * becomes an engine error.
+ * store_sqlite.h -- the SQLite face of the store, for the backend's own files
+ * (store_sqlite*.c) and for tests that plant or inspect rows. No engine module outside the
+ * backend includes it: recall, maint, the DAG and the projection go through store.h, which
+ * names no SQLite type, so they cannot reach the connection. Owns the one way a failed
+ * SQLite call becomes an engine error.
  */
 #ifndef LC_STORE_SQLITE_H
 #define LC_STORE_SQLITE_H

@@ -539,10 +539,48 @@ static void test_open_fixes_and_reports_modes_others_could_read(void **state)
     free(path);
 }
 
+/* The seam: every store call goes through its backend's method table. A table built
+ * against an older header (a smaller size) lacks the newer slots, and a NULL optional
+ * slot is "not supported", answered with a sentence naming the backend. */
+static void test_method_table_dispatch_checks_size_and_missing_slots(void **state)
+{
+    (void)state;
+    const store_backend *b = store_backend_default();
+    assert_int_equal(b->i_version, STORE_METHODS_VERSION);
+    assert_int_equal(b->size, sizeof(store_backend));
+    assert_string_equal(store_backend_name(), "sqlite");
+    assert_non_null(store_backend_version());
+
+    store *s = open_store("seam");
+    const store_methods *m = *(const store_methods *const *)(const void *)s;
+    assert_int_equal(m->size, sizeof(store_methods));
+    assert_non_null(m->x_ingest);
+    assert_non_null(m->x_dump);
+    store_close(s);
+
+    /* A backend built before the administration slots existed: its table ends there. */
+    store_methods old = {.i_version = 1, .size = offsetof(store_methods, x_tx_begin), .name = "older"};
+    struct { const store_methods *methods; } fake = {&old};
+    char *err = NULL;
+    assert_int_equal(store_tx_begin((store *)&fake, &err), LC_INVALID);
+    assert_non_null(strstr(err, "older backend does not support tx_begin"));
+    free(err);
+    err = NULL;
+    /* A full-size table with the optional slot left NULL reads the same. */
+    store_methods none = {.i_version = STORE_METHODS_VERSION, .size = sizeof(store_methods), .name = "bare"};
+    fake.methods = &none;
+    assert_int_equal(store_check((store *)&fake, STORE_CHECK_SPANS, NULL, NULL, &err), LC_INVALID);
+    assert_non_null(strstr(err, "bare backend does not support check"));
+    free(err);
+    assert_int_equal(store_summary_exists((store *)&fake, 1), 0);
+    store_tx_rollback((store *)&fake);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_open_fixes_and_reports_modes_others_could_read),
+        cmocka_unit_test_setup_teardown(test_method_table_dispatch_checks_size_and_missing_slots, setup, teardown),
         cmocka_unit_test_setup_teardown(test_open_creates_private_wal_store_with_schema_and_meta, setup, teardown),
         cmocka_unit_test_setup_teardown(test_open_refuses_session_id_with_path_separator, setup, teardown),
         cmocka_unit_test_setup_teardown(test_open_migrates_an_empty_older_file_forward, setup, teardown),

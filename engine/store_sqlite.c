@@ -1,0 +1,755 @@
+/*
+ * store_sqlite.c -- the SQLite backend's connection: open (the private folder and file,
+ * their modes, the damage check, busy waits), read-only open, close, the schema and its
+ * forward migrations, the DAG-progress triggers, meta, the store's counts, and the one
+ * way a failed statement becomes an engine error (busy and not-a-database noted on the
+ * way), and the backend's two tables (store.h: store_backend, store_methods). Ingest and
+ * reads live in store_sqlite_msgs.c, the DAG's rows in store_sqlite_dag.c, recall's
+ * primitives in store_sqlite_search.c, maint's in store_sqlite_admin.c; all share the
+ * private store_sqlite_int.h.
+ */
+#include "store.h"
+#include "store_sqlite.h"
+#include "store_sqlite_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util.h"
+
+/* Version n -> n+1, applied in order inside one write transaction that first re-reads the
+ * version (store_migrate); IF NOT EXISTS besides, so a second creator never trips over
+ * the first one's tables. A row's derived text
+ * sits beside its verbatim JSON because the index and the summarizer read the text while
+ * a read must return the original bytes. */
+static const char *const store_migrations[] = {
+    /* 0 -> 1 */
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS messages("
+    "  id INTEGER PRIMARY KEY,"
+    "  entry_id TEXT NOT NULL UNIQUE,"
+    "  ordinal INTEGER NOT NULL,"
+    "  role TEXT NOT NULL,"
+    "  text TEXT NOT NULL,"
+    "  chars INTEGER NOT NULL,"
+    "  tokens INTEGER NOT NULL,"
+    "  raw_json TEXT NOT NULL,"
+    "  payload TEXT,"
+    "  removed INTEGER NOT NULL DEFAULT 0,"
+    "  tool_name TEXT,"
+    "  tool_path TEXT,"
+    "  created INTEGER NOT NULL);"
+    "CREATE INDEX IF NOT EXISTS messages_ordinal ON messages(ordinal);"
+    "CREATE INDEX IF NOT EXISTS messages_removed ON messages(removed) WHERE removed = 1;"
+    "CREATE INDEX IF NOT EXISTS messages_long ON messages(chars) WHERE chars > 100000;"
+    "CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(text, content='');"
+    "CREATE TABLE IF NOT EXISTS summaries("
+    "  id INTEGER PRIMARY KEY,"
+    "  kind TEXT NOT NULL CHECK(kind IN ('leaf','condensed')),"
+    "  depth INTEGER NOT NULL,"
+    "  text TEXT NOT NULL,"
+    "  tiers TEXT,"
+    "  tokens INTEGER NOT NULL,"
+    "  created INTEGER NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS summary_children("
+    "  parent_id INTEGER NOT NULL REFERENCES summaries(id) ON DELETE CASCADE,"
+    "  child_id INTEGER NOT NULL REFERENCES summaries(id),"
+    "  position INTEGER NOT NULL,"
+    "  PRIMARY KEY(parent_id, child_id));"
+    "CREATE INDEX IF NOT EXISTS summary_children_child ON summary_children(child_id);"
+    "CREATE TABLE IF NOT EXISTS summary_spans("
+    "  summary_id INTEGER PRIMARY KEY REFERENCES summaries(id) ON DELETE CASCADE,"
+    "  first_ordinal INTEGER NOT NULL,"
+    "  last_ordinal INTEGER NOT NULL,"
+    "  first_entry TEXT NOT NULL,"
+    "  last_entry TEXT NOT NULL,"
+    "  entry_count INTEGER NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS summary_messages("
+    "  summary_id INTEGER NOT NULL REFERENCES summaries(id) ON DELETE CASCADE,"
+    "  entry_id TEXT NOT NULL,"
+    "  position INTEGER NOT NULL,"
+    "  PRIMARY KEY(summary_id, entry_id));"
+    "CREATE INDEX IF NOT EXISTS summary_messages_entry ON summary_messages(entry_id);"
+    "CREATE VIRTUAL TABLE IF NOT EXISTS summaries_fts USING fts5(text, content='');"
+    "CREATE TABLE IF NOT EXISTS file_handles("
+    "  id INTEGER PRIMARY KEY,"
+    "  entry_id TEXT NOT NULL UNIQUE,"
+    "  path TEXT,"
+    "  content_id TEXT NOT NULL,"
+    "  kind TEXT NOT NULL,"
+    "  chars INTEGER NOT NULL,"
+    "  preview TEXT NOT NULL,"
+    "  summary TEXT NOT NULL);"
+    "CREATE INDEX IF NOT EXISTS file_handles_path ON file_handles(path);"
+    "CREATE TABLE IF NOT EXISTS runs("
+    "  id INTEGER PRIMARY KEY,"
+    "  kind TEXT NOT NULL,"
+    "  pid INTEGER NOT NULL,"
+    "  started INTEGER NOT NULL,"
+    "  finished INTEGER,"
+    "  status TEXT);",
+    /* 1 -> 2: the projection's prepared cuts (the pointer message exactly as it is sent,
+     * so a pinned cut is byte-stable across requests and restarts), the pin itself, and
+     * the DAG's events (condensation-stalled, heal results) that status and doctor read. */
+    "CREATE TABLE IF NOT EXISTS lcm_cuts("
+    "  id INTEGER PRIMARY KEY,"
+    "  anchor_entry TEXT NOT NULL,"
+    "  anchor_ordinal INTEGER NOT NULL,"
+    "  message TEXT NOT NULL,"
+    "  tokens INTEGER NOT NULL,"
+    "  nodes TEXT NOT NULL,"
+    "  stubbed INTEGER NOT NULL,"
+    "  created INTEGER NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS lcm_pin("
+    "  id INTEGER PRIMARY KEY CHECK(id = 1),"
+    "  cut_id INTEGER NOT NULL,"
+    "  applied_tokens INTEGER NOT NULL,"
+    "  window INTEGER NOT NULL,"
+    "  updated INTEGER NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS lcm_events("
+    "  id INTEGER PRIMARY KEY,"
+    "  kind TEXT NOT NULL,"
+    "  data TEXT,"
+    "  created INTEGER NOT NULL);",
+};
+_Static_assert(sizeof store_migrations / sizeof store_migrations[0] == STORE_SCHEMA_VERSION,
+               "one migration per schema version");
+
+/* The DAG progress numbers (store.h) follow every write on this connection. TEMP triggers:
+ * they are not part of the recorded schema (other builds and read-only openers never see
+ * them), yet they fire for every writer that shares the connection (ingest, tree moves,
+ * the DAG, repair). Values live in meta as text, hence the casts. */
+#define STORE_ARRIVE(row)                                                                       \
+    "UPDATE meta SET value = min(CAST(value AS INTEGER), " row ".ordinal)"                \
+    " WHERE key = 'dag_watermark';"                                                            \
+    "UPDATE meta SET value = CAST(value AS INTEGER) + " row ".tokens"                     \
+    " WHERE key = 'dag_pending';"
+static const char store_progress_triggers[] =
+    "CREATE TEMP TRIGGER IF NOT EXISTS store_dag_ingest AFTER INSERT ON main.messages"
+    " WHEN " STORE_ELIGIBLE("new") " AND " STORE_UNCOVERED("new")
+    " BEGIN " STORE_ARRIVE("new") " END;"
+    "CREATE TEMP TRIGGER IF NOT EXISTS store_dag_restore AFTER UPDATE OF removed ON main.messages"
+    " WHEN old.removed = 1 AND " STORE_ELIGIBLE("new") " AND " STORE_UNCOVERED("new")
+    " BEGIN " STORE_ARRIVE("new") " END;"
+    "CREATE TEMP TRIGGER IF NOT EXISTS store_dag_remove AFTER UPDATE OF removed ON main.messages"
+    " WHEN old.removed = 0 AND new.removed = 1 AND new.role NOT IN (" STORE_DAG_EXCLUDED_ROLES ")"
+    " AND " STORE_UNCOVERED("new") " AND new.ordinal >= " STORE_WM
+    " BEGIN UPDATE meta SET value = CAST(value AS INTEGER) - new.tokens"
+    " WHERE key = 'dag_pending'; END;"
+    "CREATE TEMP TRIGGER IF NOT EXISTS store_dag_cover AFTER INSERT ON main.summary_messages"
+    " WHEN (SELECT count(*) FROM main.summary_messages sm WHERE sm.entry_id = new.entry_id) = 1"
+    " BEGIN UPDATE meta SET value = CAST(value AS INTEGER) -"
+    " (SELECT m.tokens FROM main.messages m WHERE m.entry_id = new.entry_id)"
+    " WHERE key = 'dag_pending' AND EXISTS (SELECT 1 FROM main.messages m"
+    " WHERE m.entry_id = new.entry_id AND " STORE_ELIGIBLE("m") " AND m.ordinal >= " STORE_WM "); END;"
+    "CREATE TEMP TRIGGER IF NOT EXISTS store_dag_uncover AFTER DELETE ON main.summary_messages"
+    " WHEN " STORE_UNCOVERED("old")
+    " BEGIN DELETE FROM meta WHERE key IN ('dag_watermark', 'dag_pending'); END;"
+    "CREATE TEMP TRIGGER IF NOT EXISTS store_dag_forget AFTER DELETE ON main.messages"
+    " BEGIN DELETE FROM meta WHERE key IN ('dag_watermark', 'dag_pending'); END;"
+    /* The pointer block's size is valid until a node or an edge changes. */
+    "CREATE TEMP TRIGGER IF NOT EXISTS store_block_add AFTER INSERT ON main.summaries"
+    " BEGIN DELETE FROM meta WHERE key = 'dag_block_tokens'; END;"
+    "CREATE TEMP TRIGGER IF NOT EXISTS store_block_edit AFTER UPDATE ON main.summaries"
+    " BEGIN DELETE FROM meta WHERE key = 'dag_block_tokens'; END;"
+    "CREATE TEMP TRIGGER IF NOT EXISTS store_block_drop AFTER DELETE ON main.summaries"
+    " BEGIN DELETE FROM meta WHERE key = 'dag_block_tokens'; END;"
+    "CREATE TEMP TRIGGER IF NOT EXISTS store_block_edge AFTER UPDATE ON main.summary_children"
+    " BEGIN DELETE FROM meta WHERE key = 'dag_block_tokens'; END;"
+    "CREATE TEMP TRIGGER IF NOT EXISTS store_block_unlink AFTER DELETE ON main.summary_children"
+    " BEGIN DELETE FROM meta WHERE key = 'dag_block_tokens'; END;"
+    "CREATE TEMP TRIGGER IF NOT EXISTS store_block_link AFTER INSERT ON main.summary_children"
+    " BEGIN DELETE FROM meta WHERE key = 'dag_block_tokens'; END;";
+
+/* Remember why a statement failed, so store_open can tell "try again later" (busy) and
+ * "this file is not a database" (doctor --repair) from other failures. */
+static void store_note_error(store *s, int code)
+{
+    code &= 0xff;
+    if (code == SQLITE_BUSY || code == SQLITE_LOCKED) s->busy = 1;
+    if (code == SQLITE_NOTADB || code == SQLITE_CORRUPT) s->notadb = 1;
+}
+
+int store_sqlite_err(sqlite3 *db, char **err, const char *who, const char *what)
+{
+    return lc_errf(err, LC_ERR, "%s: %s: %s", who, what, db ? sqlite3_errmsg(db) : "out of memory");
+}
+
+int store_sqlite_failed(store *s, char **err, const char *what)
+{
+    store_note_error(s, sqlite3_extended_errcode(s->db));
+    return store_sqlite_err(s->db, err, "store", what);
+}
+
+int store_sqlite_exec(store *s, const char *sql, char **err)
+{
+    char *msg = NULL;
+    int code = sqlite3_exec(s->db, sql, NULL, NULL, &msg);
+    if (code != SQLITE_OK) {
+        store_note_error(s, code);
+        int rc = lc_errf(err, LC_ERR, "store: %s", msg ? msg : sqlite3_errmsg(s->db));
+        sqlite3_free(msg);
+        return rc;
+    }
+    return LC_OK;
+}
+
+static int store_pragma_int(store *s, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    int v = -1;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+int store_sqlite_schema_version(store *s) { return store_pragma_int(s, "PRAGMA user_version"); }
+
+/* Bring the schema to STORE_SCHEMA_VERSION in one write transaction. The version read
+ * before it is only a fast path: a second process creating the same new store (two hosts,
+ * a host and `lcm import`) may have migrated it while this one waited for the lock, so
+ * the version is read again under the lock and only what is still missing is applied. */
+static int store_migrate(store *s, char **err)
+{
+    int target = (int)(sizeof store_migrations / sizeof store_migrations[0]);
+    int cur = store_sqlite_schema_version(s);
+    if (cur < 0) return store_sqlite_failed(s, err, "reading user_version");
+    if (cur == target) return LC_OK;
+    int rc = store_sqlite_exec(s, "BEGIN IMMEDIATE", err);
+    if (rc) return rc;
+    if ((cur = store_sqlite_schema_version(s)) < 0) rc = store_sqlite_failed(s, err, "reading user_version");
+    else if (cur > target)
+        rc = lc_errf(err, LC_INVALID, "store: %s has schema version %d, newer than this build's %d",
+                     s->path, cur, target);
+    for (int v = cur; rc == LC_OK && v < target; v++) rc = store_sqlite_exec(s, store_migrations[v], err);
+    if (rc == LC_OK && cur < target) {
+        char sql[64];
+        snprintf(sql, sizeof sql, "PRAGMA user_version=%d", target);
+        rc = store_sqlite_exec(s, sql, err);
+    }
+    if (rc == LC_OK) rc = store_sqlite_exec(s, "COMMIT", err);
+    if (rc) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
+static int store_prepare(store *s, sqlite3_stmt **st, const char *sql, char **err)
+{
+    if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL) != SQLITE_OK)
+        return store_sqlite_failed(s, err, "prepare");
+    return LC_OK;
+}
+
+/* Write a meta value: `replace` overwrites, otherwise the first value written stays (the
+ * session id and created date are facts of the store's birth). */
+static int store_meta_write(store *s, const char *key, const char *value, int replace, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = LC_OK;
+    if (sqlite3_prepare_v2(s->db, replace ? "INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)"
+                                          : "INSERT OR IGNORE INTO meta(key, value) VALUES(?, ?)",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = store_sqlite_failed(s, err, "meta");
+        goto done;
+    }
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, value ? value : "", -1, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_DONE) rc = store_sqlite_failed(s, err, "meta");
+done:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int store_meta_set(store *s, const char *key, const char *value, char **err)
+{
+    return store_meta_write(s, key, value, 0, err);
+}
+
+int store_sqlite_meta_put(store *s, const char *key, const char *value, char **err)
+{
+    return store_meta_write(s, key, value, 1, err);
+}
+
+char *store_sqlite_meta_get(store *s, const char *key)
+{
+    sqlite3_stmt *st = NULL;
+    char *v = NULL;
+    if (sqlite3_prepare_v2(s->db, "SELECT value FROM meta WHERE key = ?", -1, &st, NULL) ==
+        SQLITE_OK) {
+        sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) == SQLITE_ROW) v = lc_strdup((const char *)sqlite3_column_text(st, 0));
+    }
+    sqlite3_finalize(st);
+    return v;
+}
+
+static store *store_alloc(const char *path)
+{
+    store *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->methods = &store_sqlite_methods;
+    s->path = lc_strdup(path);
+    s->opt.large_file_chars = STORE_LARGE_FILE_CHARS;
+    s->opt.externalize_files = 1;
+    if (!s->path) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* A DAG run whose process died (SIGKILL, power loss) left its `runs` row open; its
+ * transaction rolled back with it, so the row is all that remains. Close it at the next
+ * read-write open, so a crash never shows up as a doctor fault after the restart. Our own
+ * pid and any live pid (which may be that writer) are left alone. */
+static int store_reap_dead_runs(store *s, char **err)
+{
+    sqlite3_stmt *st = NULL, *up = NULL;
+    int rc = LC_OK;
+    if (sqlite3_prepare_v2(s->db, "SELECT id, pid FROM runs WHERE finished IS NULL", -1, &st, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "UPDATE runs SET finished = ?, status = 'reaped' WHERE id = ? AND finished IS NULL",
+                           -1, &up, NULL) != SQLITE_OK) {
+        rc = store_sqlite_failed(s, err, "runs");
+        goto done;
+    }
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        pid_t pid = (pid_t)sqlite3_column_int64(st, 1);
+        if (pid == getpid() || (pid > 0 && (kill(pid, 0) == 0 || errno == EPERM))) continue;
+        sqlite3_bind_int64(up, 1, (sqlite3_int64)time(NULL) * 1000);
+        sqlite3_bind_int64(up, 2, sqlite3_column_int64(st, 0));
+        if (sqlite3_step(up) != SQLITE_DONE) {
+            rc = store_sqlite_failed(s, err, "reap run");
+            goto done;
+        }
+        sqlite3_reset(up);
+    }
+done:
+    sqlite3_finalize(st);
+    sqlite3_finalize(up);
+    return rc;
+}
+
+/* Why a store path is refused: the store holds every word of a session, so it is only ever
+ * a real folder and a real file of ours, never a link (whose target we would chmod, or
+ * create outside the private folder). */
+static int store_refuse_link(const char *what, const char *path, char **err)
+{
+    struct stat ls;
+    if (lstat(path, &ls) == 0 && S_ISLNK(ls.st_mode)) {
+        char target[512];
+        ssize_t n = readlink(path, target, sizeof target - 1);
+        target[n > 0 ? n : 0] = '\0';
+        return lc_errf(err, LC_INVALID,
+                       "store: the %s %s is a symlink (to %s), which is never followed; LCM is not"
+                       " active: remove the link (or use another --home)",
+                       what, path, n > 0 ? target : "?");
+    }
+    return lc_errf(err, LC_INVALID, "store: the %s %s is not a %s; LCM is not active", what, path,
+                   strcmp(what, "store folder") == 0 ? "folder" : "regular file");
+}
+
+/* Create (or check) HOME/lcm/ and HOME/lcm/ID.sqlite without following a link at either,
+ * and give them modes 0700 / 0600 through the descriptors held, never by path (a path
+ * could be swapped for a link between the check and the chmod). *dir_was / *file_was get
+ * the modes found, for the note that reports a fix. */
+static int store_open_private(const char *agent_home, const char *session_id, mode_t *dir_was,
+                              mode_t *file_was, char **err)
+{
+    char *dir = lc_asprintf("%s/lcm", agent_home);
+    char *name = lc_asprintf("%s.sqlite", session_id);
+    char *path = lc_asprintf("%s/lcm/%s", agent_home, name ? name : "");
+    int dfd = -1, fd = -1, rc = LC_OK;
+    struct stat st;
+    if (!dir || !name || !path) {
+        rc = lc_errf(err, LC_NOMEM, "store: out of memory");
+        goto done;
+    }
+    /* The agent home may itself be a link (a home moved elsewhere): the user's choice. */
+    if ((rc = lc_mkdir_p(agent_home, 0700, err)) != LC_OK) goto done;
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+        rc = lc_errf(err, LC_ERR, "store: cannot create folder %s: %s", dir, strerror(errno));
+        goto done;
+    }
+    dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0) {
+        rc = errno == ELOOP || errno == ENOTDIR ? store_refuse_link("store folder", dir, err)
+                                                : lc_errf(err, LC_ERR, "store: cannot open folder %s: %s",
+                                                          dir, strerror(errno));
+        goto done;
+    }
+    if (fstat(dfd, &st) != 0) {
+        rc = lc_errf(err, LC_ERR, "store: cannot stat %s: %s", dir, strerror(errno));
+        goto done;
+    }
+    *dir_was = st.st_mode & 07777;
+    /* Stores hold every word of a session: a folder others can read is fixed and reported. */
+    if (*dir_was != 0700 && fchmod(dfd, 0700) != 0) {
+        rc = lc_errf(err, LC_ERR, "store: cannot make %s private (0700): %s", dir, strerror(errno));
+        goto done;
+    }
+    /* Born 0600 (SQLite gives -wal/-shm the same mode). O_NOFOLLOW refuses a link, also a
+     * dangling one (nothing is created at its target); O_NONBLOCK keeps a FIFO planted at
+     * the name from blocking the open until it is refused below. */
+    fd = openat(dfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        rc = errno == ELOOP ? store_refuse_link("store file", path, err)
+                            : lc_errf(err, LC_ERR, "store: cannot create %s: %s", path, strerror(errno));
+        goto done;
+    }
+    if (fstat(fd, &st) != 0) {
+        rc = lc_errf(err, LC_ERR, "store: cannot stat %s: %s", path, strerror(errno));
+        goto done;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        rc = store_refuse_link("store file", path, err);
+        goto done;
+    }
+    /* A second name for the file is another way to reach a file outside the folder. */
+    if (st.st_nlink > 1) {
+        rc = lc_errf(err, LC_INVALID, "store: the store file %s has %lu hard links (another name"
+                     " elsewhere); it is not opened and LCM is not active", path,
+                     (unsigned long)st.st_nlink);
+        goto done;
+    }
+    *file_was = st.st_mode & 07777;
+    if (*file_was != 0600 && fchmod(fd, 0600) != 0) {
+        rc = lc_errf(err, LC_ERR, "store: cannot make %s private (0600): %s", path, strerror(errno));
+        goto done;
+    }
+done:
+    if (fd >= 0) close(fd);
+    if (dfd >= 0) close(dfd);
+    free(dir);
+    free(name);
+    free(path);
+    return rc;
+}
+
+int store_file_damaged(const char *path, char **why)
+{
+    unsigned char h[100];
+    struct stat sb, wb;
+    if (why) *why = NULL;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t n = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) ? pread(fd, h, sizeof h, 0) : -1;
+    close(fd);
+    if (n <= 0) return 0; /* empty: a store about to be created */
+    char *wal = lc_asprintf("%s-wal", path);
+    int wal_frames = wal && stat(wal, &wb) == 0 && wb.st_size > 32;
+    free(wal);
+    if (n < (ssize_t)sizeof h || memcmp(h, "SQLite format 3", 16) != 0) {
+        if (why) *why = lc_asprintf("%lld bytes that do not start with a SQLite header", (long long)sb.st_size);
+        return 1;
+    }
+    /* The in-header page count is valid when the change counter (24) equals the
+     * version-valid-for number (92). A checkpoint cut short may leave the file shorter
+     * than it, but then the log still holds the pages: only judged without one. */
+    uint32_t page = (uint32_t)h[16] << 8 | h[17];
+    uint32_t pages = (uint32_t)h[28] << 24 | (uint32_t)h[29] << 16 | (uint32_t)h[30] << 8 | h[31];
+    int valid = memcmp(h + 24, h + 92, 4) == 0 && pages > 0;
+    if (page == 1) page = 65536;
+    if (valid && !wal_frames && (uint64_t)sb.st_size < (uint64_t)pages * page) {
+        if (why)
+            *why = lc_asprintf("truncated: %lld bytes where its header counts %u pages of %u bytes (%llu)",
+                               (long long)sb.st_size, pages, page, (unsigned long long)pages * page);
+        return 1;
+    }
+    return 0;
+}
+
+static int store_open_once(const char *agent_home, const char *session_id, const char *session_cwd,
+                           long busy_ms, store **out, char **err)
+{
+    char *dir = NULL, *path = NULL;
+    store *s = NULL;
+    int rc = LC_OK;
+    *out = NULL;
+    if (!agent_home || !*agent_home || !store_valid_id(session_id)) {
+        rc = lc_errf(err, LC_INVALID, "store: need an agent home and a plain session id");
+        goto done;
+    }
+    dir = lc_asprintf("%s/lcm", agent_home);
+    path = lc_asprintf("%s/lcm/%s.sqlite", agent_home, session_id);
+    if (!dir || !path) {
+        rc = lc_errf(err, LC_NOMEM, "store: out of memory");
+        goto done;
+    }
+    mode_t dir_was = 0700, file_was = 0600;
+    if ((rc = store_open_private(agent_home, session_id, &dir_was, &file_was, err)) != LC_OK) goto done;
+    if (!(s = store_alloc(path))) {
+        rc = lc_errf(err, LC_NOMEM, "store: out of memory");
+        goto done;
+    }
+    {
+        char *why = NULL;
+        if (store_file_damaged(path, &why)) {
+            s->notadb = 1;
+            rc = lc_errf(err, LC_ERR, "%s", why ? why : "damaged");
+            free(why);
+            goto done;
+        }
+    }
+    if (dir_was != 0700 || file_was != 0600)
+        s->mode_note = lc_asprintf("store modes fixed: folder %s was %04o (now 0700), file %s was "
+                                   "%04o (now 0600)", dir, (unsigned)dir_was, path,
+                                   (unsigned)file_was);
+    /* NOFOLLOW: the file checked above cannot have become a link since. */
+    if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL) != SQLITE_OK) {
+        rc = store_sqlite_failed(s, err, "open");
+        goto done;
+    }
+    sqlite3_busy_timeout(s->db, busy_ms > 0 ? (int)busy_ms : 1);
+    if ((rc = store_sqlite_exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+                            "PRAGMA foreign_keys=ON;", err)) != LC_OK)
+        goto done;
+    if ((rc = store_migrate(s, err)) != LC_OK) goto done;
+    if ((rc = store_reap_dead_runs(s, err)) != LC_OK) goto done;
+    {
+        char created[32];
+        snprintf(created, sizeof created, "%lld", (long long)time(NULL) * 1000LL);
+        if ((rc = store_meta_set(s, "session_id", session_id, err)) != LC_OK) goto done;
+        if ((rc = store_meta_set(s, "cwd", session_cwd ? session_cwd : "", err)) != LC_OK) goto done;
+        if ((rc = store_meta_set(s, "created", created, err)) != LC_OK) goto done;
+    }
+    if ((rc = store_sqlite_exec(s, store_progress_triggers, err)) != LC_OK) goto done;
+    if ((rc = store_prepare(s, &s->st_exists, "SELECT ordinal FROM messages WHERE entry_id = ?",
+                            err)) != LC_OK)
+        goto done;
+    if ((rc = store_prepare(s, &s->st_insert,
+                            "INSERT OR IGNORE INTO messages(entry_id, ordinal, role, text, chars,"
+                            " tokens, raw_json, payload, tool_name, tool_path, created)"
+                            " VALUES(?,?,?,?,?,?,?,?,?,?,?)",
+                            err)) != LC_OK)
+        goto done;
+    if ((rc = store_prepare(s, &s->st_fts, "INSERT INTO messages_fts(rowid, text) VALUES(?, ?)",
+                            err)) != LC_OK)
+        goto done;
+    if ((rc = store_prepare(s, &s->st_handle,
+                            "INSERT OR IGNORE INTO file_handles(entry_id, path, content_id, kind,"
+                            " chars, preview, summary) VALUES(?,?,?,?,?,?,?)",
+                            err)) != LC_OK)
+        goto done;
+    /* Later statements wait as long as they always did, whatever the open waited. */
+    sqlite3_busy_timeout(s->db, STORE_BUSY_MS);
+    *out = s;
+    s = NULL;
+done:
+    if (rc != LC_OK && s && s->notadb) {
+        /* Not a lock or a full disk: the bytes are not a database. Say what fixes it. */
+        char *why = err && *err ? *err : NULL;
+        if (err) *err = NULL;
+        rc = lc_errf(err, LC_ERR, "store: %s is not a readable SQLite database (%s); `/lcm doctor"
+                     " --repair` moves it aside and rebuilds it from the session file", path,
+                     why ? why : "corrupt");
+        free(why);
+    } else if (rc != LC_OK && s && s->busy) {
+        rc = LC_BUSY; /* the message stays: "database is locked" */
+    }
+    store_sqlite_close(s);
+    free(dir);
+    free(path);
+    return rc;
+}
+
+int store_sqlite_open_wait(const char *agent_home, const char *session_id, const char *session_cwd,
+                    long wait_ms, store **out, char **err)
+{
+    /* A lock another connection holds is waited for by the busy handler; the few busy
+     * answers SQLite gives without waiting (a WAL switch or recovery racing another
+     * opener) are retried here, until the same deadline. */
+    double until = lc_now_ms() + (double)(wait_ms > 0 ? wait_ms : 0);
+    for (;;) {
+        long left = (long)(until - lc_now_ms());
+        int rc = store_open_once(agent_home, session_id, session_cwd, left > 0 ? left : 1, out, err);
+        if (rc != LC_BUSY || lc_now_ms() >= until) return rc;
+        if (err) {
+            free(*err);
+            *err = NULL;
+        }
+        struct timespec ts = {0, 20 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
+int store_sqlite_open_readonly(const char *db_path, store **out, int *schema_version, char **err)
+{
+    store *s = NULL;
+    int rc = LC_OK;
+    *out = NULL;
+    if (schema_version) *schema_version = -1;
+    if (!(s = store_alloc(db_path))) {
+        rc = lc_errf(err, LC_NOMEM, "store: out of memory");
+        goto done;
+    }
+    s->read_only = 1;
+    if (sqlite3_open_v2(db_path, &s->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        rc = store_sqlite_failed(s, err, "open read-only");
+        goto done;
+    }
+    sqlite3_busy_timeout(s->db, 1000);
+    if ((rc = store_sqlite_exec(s, "PRAGMA query_only=1", err)) != LC_OK) goto done;
+    int v = store_sqlite_schema_version(s);
+    if (v < 0) {
+        rc = store_sqlite_failed(s, err, "reading user_version");
+        goto done;
+    }
+    if (schema_version) *schema_version = v;
+    *out = s;
+    s = NULL;
+done:
+    store_sqlite_close(s);
+    return rc;
+}
+
+void store_sqlite_close(store *s)
+{
+    if (!s) return;
+    sqlite3_finalize(s->st_exists);
+    sqlite3_finalize(s->st_insert);
+    sqlite3_finalize(s->st_fts);
+    sqlite3_finalize(s->st_handle);
+    sqlite3_close(s->db);
+    for (size_t i = 0; i < STORE_CALL_RING; i++) {
+        free(s->calls[i].id);
+        free(s->calls[i].path);
+    }
+    free(s->last_entry);
+    free(s->mode_note);
+    free(s->path);
+    free(s);
+}
+
+void store_sqlite_set_options(store *s, const store_options *opt)
+{
+    s->opt = *opt;
+    if (!s->opt.large_file_chars) s->opt.large_file_chars = STORE_LARGE_FILE_CHARS;
+}
+
+sqlite3 *store_db(store *s) { return s->db; }
+const char *store_sqlite_mode_note(const store *s) { return s ? s->mode_note : NULL; }
+
+const char *store_sqlite_path(const store *s) { return s->path; }
+
+int64_t store_sqlite_message_count(store *s) { return store_sqlite_int(s, "SELECT count(*) FROM messages", -1); }
+
+int64_t store_sqlite_int(store *s, const char *sql, int64_t dflt)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t v = dflt;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
+        sqlite3_column_type(st, 0) != SQLITE_NULL)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+int64_t store_sqlite_summary_count(store *s)
+{
+    /* An older-generation store may predate the table: no summaries, not an error. */
+    if (!store_sqlite_int(s, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='summaries'", 0)) return 0;
+    return store_sqlite_int(s, "SELECT count(*) FROM summaries", 0);
+}
+
+int64_t store_sqlite_db_bytes(store *s)
+{
+    return store_sqlite_int(s, "SELECT page_count * page_size FROM pragma_page_count, pragma_page_size", 0);
+}
+
+
+/* A column as a malloc'd string (NULL for SQL NULL); bytes, not C-string length, so an
+ * embedded NUL cannot shorten it. */
+char *store_sqlite_col_dup(sqlite3_stmt *st, int col)
+{
+    if (sqlite3_column_type(st, col) == SQLITE_NULL) return NULL;
+    const char *p = (const char *)sqlite3_column_text(st, col);
+    return lc_strndup(p ? p : "", (size_t)sqlite3_column_bytes(st, col));
+}
+
+/* ---- the backend's tables ------------------------------------------------------------------ */
+
+static const char *store_sqlite_version(void) { return sqlite3_libversion(); }
+
+const store_backend store_sqlite_backend = {
+    .i_version = STORE_METHODS_VERSION,
+    .size = sizeof(store_backend),
+    .name = "sqlite",
+    .x_open = store_sqlite_open_wait,
+    .x_open_readonly = store_sqlite_open_readonly,
+    .x_version = store_sqlite_version,
+};
+
+const store_methods store_sqlite_methods = {
+    .i_version = STORE_METHODS_VERSION,
+    .size = sizeof(store_methods),
+    .name = "sqlite",
+    .x_close = store_sqlite_close,
+    .x_set_options = store_sqlite_set_options,
+    .x_path = store_sqlite_path,
+    .x_mode_note = store_sqlite_mode_note,
+    .x_meta_get = store_sqlite_meta_get,
+    .x_meta_put = store_sqlite_meta_put,
+    .x_schema_version = store_sqlite_schema_version,
+    .x_ingest = store_sqlite_ingest,
+    .x_mark_branch = store_sqlite_mark_branch,
+    .x_set_removed = store_sqlite_set_removed,
+    .x_dag_progress = store_sqlite_dag_progress,
+    .x_dag_set_watermark = store_sqlite_dag_set_watermark,
+    .x_dag_block_get = store_sqlite_dag_block_get,
+    .x_dag_block_put = store_sqlite_dag_block_put,
+    .x_get_message = store_sqlite_get_message,
+    .x_message_count = store_sqlite_message_count,
+    .x_summary_count = store_sqlite_summary_count,
+    .x_db_bytes = store_sqlite_db_bytes,
+    .x_summary_add = store_sqlite_summary_add,
+    .x_summary_set_text = store_sqlite_summary_set_text,
+    .x_dag_walk_tail = store_sqlite_dag_walk_tail,
+    .x_walk_newest = store_sqlite_walk_newest,
+    .x_last_activity_ms = store_sqlite_last_activity_ms,
+    .x_dag_walk_uncovered = store_sqlite_dag_walk_uncovered,
+    .x_dag_count_uncovered = store_sqlite_dag_count_uncovered,
+    .x_dag_walk_frontier = store_sqlite_dag_walk_frontier,
+    .x_dag_walk_prefixed = store_sqlite_dag_walk_prefixed,
+    .x_dag_walk_source = store_sqlite_dag_walk_source,
+    .x_run_begin = store_sqlite_run_begin,
+    .x_run_end = store_sqlite_run_end,
+    .x_event_add = store_sqlite_event_add,
+    .x_event_count = store_sqlite_event_count,
+    .x_cut_get = store_sqlite_cut_get,
+    .x_cut_add = store_sqlite_cut_add,
+    .x_pin_get = store_sqlite_pin_get,
+    .x_pin_set = store_sqlite_pin_set,
+    .x_pin_clear = store_sqlite_pin_clear,
+    .x_search_count = store_sqlite_search_count,
+    .x_search_page = store_sqlite_search_page,
+    .x_search_top = store_sqlite_search_top,
+    .x_search_unindexed = store_sqlite_search_unindexed,
+    .x_search_scan = store_sqlite_search_scan,
+    .x_search_cover = store_sqlite_search_cover,
+    .x_summary_exists = store_sqlite_summary_exists,
+    .x_summary_get = store_sqlite_summary_get,
+    .x_scope_totals_get = store_sqlite_scope_totals_get,
+    .x_scope_handles = store_sqlite_scope_handles,
+    .x_handle_find = store_sqlite_handle_find,
+    .x_tx_begin = store_sqlite_tx_begin,
+    .x_tx_commit = store_sqlite_tx_commit,
+    .x_tx_rollback = store_sqlite_tx_rollback,
+    .x_backup_to = store_sqlite_backup_to,
+    .x_dump = store_sqlite_dump,
+    .x_table_loadable = store_sqlite_table_loadable,
+    .x_row_load = store_sqlite_row_load,
+    .x_rebuild_index = store_sqlite_rebuild_index,
+    .x_facts_get = store_sqlite_facts_get,
+    .x_check = store_sqlite_check,
+    .x_runs_open = store_sqlite_runs_open,
+    .x_run_reap = store_sqlite_run_reap,
+    .x_prune_broken = store_sqlite_prune_broken,
+    .x_dedupe_spans = store_sqlite_dedupe_spans,
+};

@@ -1,0 +1,452 @@
+/*
+ * store_sqlite_msgs.c -- the SQLite backend's messages: passive ingest (derived text, the
+ * FTS row, file handles for large tool results, the recent tool calls that name their
+ * paths), the removed-branch marks of a tree move, and the read of one message.
+ */
+#include "store.h"
+#include "store_sqlite_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "files.h"
+#include "message.h"
+#include "sha256.h"
+#include "util.h"
+
+/* ---- ingest ----------------------------------------------------------------------- */
+
+/* The ordinal of a stored entry, or -1. */
+static int64_t store_lookup_ordinal(store *s, const char *entry_id)
+{
+    int64_t ord = -1;
+    sqlite3_bind_text(s->st_exists, 1, entry_id, -1, SQLITE_STATIC);
+    if (sqlite3_step(s->st_exists) == SQLITE_ROW) ord = sqlite3_column_int64(s->st_exists, 0);
+    sqlite3_reset(s->st_exists);
+    sqlite3_clear_bindings(s->st_exists);
+    return ord;
+}
+
+static const char *store_path_arg(const cJSON *args)
+{
+    static const char *const keys[] = {"path", "file_path", "filePath", "file", "filename"};
+    if (cJSON_IsString(args)) return NULL; /* arguments kept as a JSON string: not parsed here */
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, keys[i]);
+        if (cJSON_IsString(v) && v->valuestring[0]) return v->valuestring;
+    }
+    return NULL;
+}
+
+/* Remember the paths the assistant's tool calls named, so the result that follows can
+ * become a file handle without re-reading the assistant row. */
+static void store_note_calls(store *s, const cJSON *msg)
+{
+    const cJSON *content = cJSON_GetObjectItemCaseSensitive(msg, "content");
+    const cJSON *b;
+    cJSON_ArrayForEach(b, content)
+    {
+        const cJSON *type = cJSON_GetObjectItemCaseSensitive(b, "type");
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(b, "id");
+        if (!cJSON_IsString(type) || strcmp(type->valuestring, "toolCall") != 0 || !cJSON_IsString(id))
+            continue;
+        const cJSON *args = cJSON_GetObjectItemCaseSensitive(b, "arguments");
+        cJSON *parsed = NULL;
+        if (cJSON_IsString(args)) args = parsed = cJSON_Parse(args->valuestring);
+        const char *path = store_path_arg(args);
+        store_call *c = &s->calls[s->call_next++ % STORE_CALL_RING];
+        free(c->id);
+        free(c->path);
+        c->id = lc_strdup(id->valuestring);
+        c->path = path ? lc_strdup(path) : NULL;
+        cJSON_Delete(parsed);
+    }
+}
+
+static char *store_find_call_path(store *s, const char *call_id)
+{
+    for (size_t i = 0; i < STORE_CALL_RING; i++)
+        if (s->calls[i].id && strcmp(s->calls[i].id, call_id) == 0)
+            return s->calls[i].path ? lc_strdup(s->calls[i].path) : NULL;
+    /* The call was ingested by an earlier process: read the newest assistant rows. */
+    sqlite3_stmt *st = NULL;
+    char *path = NULL;
+    int found = 0;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT raw_json FROM messages WHERE role = 'assistant'"
+                           " ORDER BY id DESC LIMIT 16",
+                           -1, &st, NULL) != SQLITE_OK)
+        goto done;
+    while (!found && sqlite3_step(st) == SQLITE_ROW) {
+        cJSON *m = cJSON_Parse((const char *)sqlite3_column_text(st, 0));
+        if (!m) continue;
+        store_note_calls(s, m);
+        cJSON_Delete(m);
+        for (size_t i = 0; i < STORE_CALL_RING; i++)
+            if (s->calls[i].id && strcmp(s->calls[i].id, call_id) == 0) {
+                path = s->calls[i].path ? lc_strdup(s->calls[i].path) : NULL;
+                found = 1;
+                break;
+            }
+    }
+done:
+    sqlite3_finalize(st);
+    return path;
+}
+
+/* The blocks the derived text does not carry (thinking, images, signatures, unknown
+ * types or fields), as a JSON array text. */
+static char *store_payload_of(const cJSON *msg)
+{
+    const cJSON *content = cJSON_GetObjectItemCaseSensitive(msg, "content");
+    cJSON *arr = cJSON_CreateArray();
+    char *out = NULL;
+    if (!arr) return NULL;
+    const cJSON *b;
+    if (cJSON_IsArray(content)) {
+        cJSON_ArrayForEach(b, content)
+        {
+            const cJSON *type = cJSON_GetObjectItemCaseSensitive(b, "type");
+            const char *t = cJSON_IsString(type) ? type->valuestring : "";
+            int plain_text = strcmp(t, "text") == 0 && cJSON_GetArraySize(b) == 2;
+            int call = strcmp(t, "toolCall") == 0;
+            if (!plain_text && !call) cJSON_AddItemToArray(arr, cJSON_Duplicate(b, 1));
+        }
+    }
+    out = cJSON_PrintUnformatted(arr);
+    cJSON_Delete(arr);
+    return out;
+}
+
+static int store_record_handle(store *s, const char *entry_id, const char *path,
+                               const char *text, size_t len, size_t chars, char **err)
+{
+    char cid[65];
+    files_kind kind = path ? files_classify(path, text, len) : FILES_KIND_LARGE_INLINE;
+    char *preview = files_preview(text, len);
+    char *summary = files_explore(path, text, len, kind);
+    int rc = LC_OK;
+    if (!preview || !summary) {
+        rc = lc_errf(err, LC_NOMEM, "store: out of memory");
+        goto done;
+    }
+    sha256_hex(text, len, cid);
+    sqlite3_stmt *st = s->st_handle;
+    sqlite3_bind_text(st, 1, entry_id, -1, SQLITE_STATIC);
+    if (path)
+        sqlite3_bind_text(st, 2, path, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 2);
+    sqlite3_bind_text(st, 3, cid, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, files_kind_name(kind), -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 5, (sqlite3_int64)chars);
+    sqlite3_bind_text(st, 6, preview, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 7, summary, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_DONE) rc = store_sqlite_failed(s, err, "file handle");
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+done:
+    free(preview);
+    free(summary);
+    return rc;
+}
+
+/* Parse a message for its derived text. cJSON ends a string at an escaped NUL, which
+ * would hide everything after it from search; the parse sees U+FFFD there instead (the
+ * same six bytes), while raw_json keeps the original. */
+static cJSON *store_parse_for_text(const char *json, size_t len)
+{
+    if (!memmem(json, len, "\\u0000", 6)) return cJSON_ParseWithLength(json, len);
+    char *copy = lc_strndup(json, len);
+    if (!copy) return NULL;
+    for (char *p = copy; (p = memmem(p, len - (size_t)(p - copy), "\\u0000", 6)) != NULL; p += 6) {
+        size_t slashes = 0;
+        for (char *q = p; q > copy && q[-1] == '\\'; q--) slashes++;
+        if (slashes % 2 == 0) memcpy(p, "\\ufffd", 6);
+    }
+    cJSON *m = cJSON_ParseWithLength(copy, len);
+    free(copy);
+    return m;
+}
+
+/* Insert one message (already known to be new). *inserted = 1 when a row was written. */
+static int store_insert_one(store *s, const store_msg *m, int64_t ordinal,
+                            store_ingest_stats *stats, char **err)
+{
+    cJSON *msg = store_parse_for_text(m->json, m->json_len);
+    char *text = NULL, *payload = NULL, *path = NULL;
+    int rc = LC_OK, complete = 1;
+    if (!msg) {
+        rc = lc_errf(err, LC_INVALID, "store: entry %s: message is not valid JSON", m->entry_id);
+        goto done;
+    }
+    msg_role role = msg_role_of(msg);
+    text = msg_derive_text(msg, &complete);
+    if (!text) {
+        rc = lc_errf(err, LC_NOMEM, "store: out of memory");
+        goto done;
+    }
+    size_t tlen = strlen(text);
+    size_t chars = files_utf8_count(text, tlen);
+    if (!complete && !(payload = store_payload_of(msg))) {
+        rc = lc_errf(err, LC_NOMEM, "store: out of memory");
+        goto done;
+    }
+    const char *tool_name = NULL;
+    if (role == MSG_ROLE_ASSISTANT) store_note_calls(s, msg);
+    if (role == MSG_ROLE_TOOL_RESULT) {
+        tool_name = msg_tool_name(msg);
+        const char *call_id = msg_tool_call_id(msg);
+        if (call_id) path = store_find_call_path(s, call_id);
+    }
+    const cJSON *ts = cJSON_GetObjectItemCaseSensitive(msg, "timestamp");
+    /* The message's own timestamp, never the clock: a rebuilt store has identical rows. */
+    int64_t created = cJSON_IsNumber(ts) ? (int64_t)ts->valuedouble : 0;
+
+    sqlite3_stmt *st = s->st_insert;
+    sqlite3_bind_text(st, 1, m->entry_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, ordinal);
+    sqlite3_bind_text(st, 3, msg_role_name(role), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, text, (int)tlen, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 5, (sqlite3_int64)chars);
+    sqlite3_bind_int64(st, 6, (sqlite3_int64)msg_estimate_tokens(msg));
+    sqlite3_bind_text(st, 7, m->json, (int)m->json_len, SQLITE_STATIC);
+    if (payload)
+        sqlite3_bind_text(st, 8, payload, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 8);
+    if (tool_name)
+        sqlite3_bind_text(st, 9, tool_name, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 9);
+    if (path)
+        sqlite3_bind_text(st, 10, path, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 10);
+    sqlite3_bind_int64(st, 11, created);
+    int step = sqlite3_step(st);
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    if (step != SQLITE_DONE) {
+        rc = store_sqlite_failed(s, err, "insert message");
+        goto done;
+    }
+    if (sqlite3_changes(s->db) == 0) goto done; /* already stored */
+    sqlite3_int64 rowid = sqlite3_last_insert_rowid(s->db);
+    size_t ilen = files_utf8_prefix(text, tlen, STORE_INDEX_CHARS);
+    sqlite3_bind_int64(s->st_fts, 1, rowid);
+    sqlite3_bind_text(s->st_fts, 2, text, (int)ilen, SQLITE_STATIC);
+    step = sqlite3_step(s->st_fts);
+    sqlite3_reset(s->st_fts);
+    sqlite3_clear_bindings(s->st_fts);
+    if (step != SQLITE_DONE) {
+        rc = store_sqlite_failed(s, err, "index message");
+        goto done;
+    }
+    if (stats) {
+        stats->inserted++;
+        stats->text_bytes += tlen;
+    }
+    if (role == MSG_ROLE_TOOL_RESULT && s->opt.externalize_files &&
+        chars >= s->opt.large_file_chars) {
+        rc = store_record_handle(s, m->entry_id, path, text, tlen, chars, err);
+        if (rc == LC_OK && stats) stats->file_handles++;
+    }
+done:
+    cJSON_Delete(msg);
+    free(text);
+    free(payload);
+    free(path);
+    return rc;
+}
+
+static int64_t store_next_ordinal(store *s)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t n = 0;
+    if (sqlite3_prepare_v2(s->db, "SELECT max(ordinal) + 1 FROM messages", -1, &st, NULL) ==
+            SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+        n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return n;
+}
+
+int store_sqlite_ingest(store *s, const store_msg *msgs, size_t n, store_ingest_stats *stats,
+                 char **err)
+{
+    store_ingest_stats local = {0};
+    int rc = LC_OK, in_tx = 0;
+    size_t first_new = 0;
+    int64_t ordinal = -1;
+    if (!stats) stats = &local;
+    memset(stats, 0, sizeof *stats);
+    if (s->read_only) return lc_errf(err, LC_INVALID, "store: opened read-only");
+
+    /* Walk back to the newest entry already stored: everything before it is stored too
+     * (a branch only grows at its leaf; a tree move is store_sqlite_mark_branch's business). */
+    for (size_t i = n; i-- > 0;) {
+        const char *id = msgs[i].entry_id;
+        if (!id) continue;
+        stats->examined++;
+        int64_t ord = (s->last_entry && strcmp(s->last_entry, id) == 0)
+                          ? s->last_ordinal
+                          : store_lookup_ordinal(s, id);
+        if (ord >= 0) {
+            first_new = i + 1;
+            ordinal = ord + 1;
+            break;
+        }
+    }
+    if (first_new >= n) goto done;
+    if (ordinal < 0) ordinal = store_next_ordinal(s);
+
+    if ((rc = store_sqlite_exec(s, "BEGIN IMMEDIATE", err)) != LC_OK) goto done;
+    in_tx = 1;
+    const char *newest = NULL;
+    for (size_t i = first_new; i < n; i++) {
+        if (!msgs[i].entry_id) continue;
+        if ((rc = store_insert_one(s, &msgs[i], ordinal, stats, err)) != LC_OK) goto done;
+        ordinal++;
+        newest = msgs[i].entry_id;
+    }
+    if ((rc = store_sqlite_exec(s, "COMMIT", err)) != LC_OK) goto done;
+    in_tx = 0;
+    if (newest) {
+        free(s->last_entry);
+        s->last_entry = lc_strdup(newest);
+        s->last_ordinal = ordinal - 1;
+    }
+done:
+    if (in_tx) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
+/* ---- removed branches ------------------------------------------------------------- */
+
+int store_sqlite_mark_branch(store *s, const char *const *active_ids, size_t n, size_t *marked,
+                      size_t *cleared, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = LC_OK, in_tx = 0;
+    if (marked) *marked = 0;
+    if (cleared) *cleared = 0;
+    if ((rc = store_sqlite_exec(s, "BEGIN IMMEDIATE;"
+                            "CREATE TEMP TABLE IF NOT EXISTS store_active(id TEXT PRIMARY KEY);"
+                            "DELETE FROM store_active;",
+                         err)) != LC_OK)
+        goto done;
+    in_tx = 1;
+    if (sqlite3_prepare_v2(s->db, "INSERT OR IGNORE INTO store_active(id) VALUES(?)", -1, &st,
+                           NULL) != SQLITE_OK) {
+        rc = store_sqlite_failed(s, err, "mark branch");
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!active_ids[i]) continue;
+        sqlite3_bind_text(st, 1, active_ids[i], -1, SQLITE_STATIC);
+        int step = sqlite3_step(st);
+        sqlite3_reset(st);
+        if (step != SQLITE_DONE) {
+            rc = store_sqlite_failed(s, err, "mark branch");
+            goto done;
+        }
+    }
+    if ((rc = store_sqlite_exec(s, "UPDATE messages SET removed = 1 WHERE removed = 0 AND entry_id NOT IN"
+                            " (SELECT id FROM store_active)",
+                         err)) != LC_OK)
+        goto done;
+    if (marked) *marked = (size_t)sqlite3_changes(s->db);
+    if ((rc = store_sqlite_exec(s, "UPDATE messages SET removed = 0 WHERE removed = 1 AND entry_id IN"
+                            " (SELECT id FROM store_active)",
+                         err)) != LC_OK)
+        goto done;
+    if (cleared) *cleared = (size_t)sqlite3_changes(s->db);
+    if ((rc = store_sqlite_exec(s, "DELETE FROM store_active; COMMIT", err)) != LC_OK) goto done;
+    in_tx = 0;
+done:
+    sqlite3_finalize(st);
+    if (in_tx) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
+int store_sqlite_set_removed(store *s, const char *const *entry_ids, size_t n, int removed,
+                      char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = LC_OK, in_tx = 0;
+    if ((rc = store_sqlite_exec(s, "BEGIN IMMEDIATE", err)) != LC_OK) goto done;
+    in_tx = 1;
+    if (sqlite3_prepare_v2(s->db, "UPDATE messages SET removed = ?1 WHERE entry_id = ?2 AND removed != ?1",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = store_sqlite_failed(s, err, "set removed");
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+        sqlite3_bind_int(st, 1, removed ? 1 : 0);
+        sqlite3_bind_text(st, 2, entry_ids[i], -1, SQLITE_STATIC);
+        int step = sqlite3_step(st);
+        sqlite3_reset(st);
+        if (step != SQLITE_DONE) {
+            rc = store_sqlite_failed(s, err, "set removed");
+            goto done;
+        }
+    }
+    if ((rc = store_sqlite_exec(s, "COMMIT", err)) != LC_OK) goto done;
+    in_tx = 0;
+done:
+    sqlite3_finalize(st);
+    if (in_tx) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
+/* ---- reads ------------------------------------------------------------------------ */
+
+int store_sqlite_get_message(store *s, const char *entry_id, store_row *out, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = LC_OK;
+    memset(out, 0, sizeof *out);
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT id, entry_id, ordinal, role, text, raw_json, payload, tokens,"
+                           " chars, removed, tool_name, tool_path, created FROM messages"
+                           " WHERE entry_id = ?",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = store_sqlite_failed(s, err, "read message");
+        goto done;
+    }
+    sqlite3_bind_text(st, 1, entry_id, -1, SQLITE_STATIC);
+    int step = sqlite3_step(st);
+    if (step == SQLITE_DONE) {
+        rc = lc_errf(err, LC_NOTFOUND, "store: no entry %s", entry_id);
+        goto done;
+    }
+    if (step != SQLITE_ROW) {
+        rc = store_sqlite_failed(s, err, "read message");
+        goto done;
+    }
+    out->id = sqlite3_column_int64(st, 0);
+    out->entry_id = store_sqlite_col_dup(st, 1);
+    out->ordinal = sqlite3_column_int64(st, 2);
+    out->role = store_sqlite_col_dup(st, 3);
+    out->text = store_sqlite_col_dup(st, 4);
+    out->raw_json = store_sqlite_col_dup(st, 5);
+    out->raw_len = (size_t)sqlite3_column_bytes(st, 5);
+    out->payload = store_sqlite_col_dup(st, 6);
+    out->tokens = sqlite3_column_int64(st, 7);
+    out->chars = sqlite3_column_int64(st, 8);
+    out->removed = sqlite3_column_int(st, 9);
+    out->tool_name = store_sqlite_col_dup(st, 10);
+    out->tool_path = store_sqlite_col_dup(st, 11);
+    out->created = sqlite3_column_int64(st, 12);
+    if (!out->entry_id || !out->text || !out->raw_json) {
+        store_row_free(out);
+        rc = lc_errf(err, LC_NOMEM, "store: out of memory");
+    }
+done:
+    sqlite3_finalize(st);
+    return rc;
+}
+

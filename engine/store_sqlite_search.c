@@ -1,0 +1,362 @@
+/*
+ * store_sqlite_search.c -- the SQLite backend's search primitives (store.h, "search"):
+ * the FTS5 count, page and top-k over messages_fts, the pattern scan's walk, the DAG
+ * cover of an entry, and the describe reads (a summary, its originals' totals, file
+ * handles). Counting and paging read only the index: the removed and summary filters are
+ * sets of rowids, so no message row is touched until a hit is shown. Recall owns what is
+ * done with the rows.
+ */
+#include "store.h"
+#include "store_sqlite_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+/* The entries a node covers, through its descendants (?1 = summary id, 0 = none). */
+#define STORE_SCOPE_CTE                                                                   \
+    "WITH RECURSIVE sub(id) AS (SELECT ?1 UNION SELECT c.child_id FROM summary_children c" \
+    " JOIN sub ON c.parent_id = sub.id),"                                                 \
+    " scope(entry_id) AS (SELECT entry_id FROM summary_messages WHERE summary_id IN"      \
+    " (SELECT id FROM sub)) "
+
+/* The row columns every visit reads: id, entry_id, role, ordinal, removed, text. */
+static int store_search_row_visit(sqlite3_stmt *st, store_search_visit visit, void *ud, char **err)
+{
+    store_search_row r = {0};
+    r.id = sqlite3_column_int64(st, 0);
+    r.entry_id = (const char *)sqlite3_column_text(st, 1);
+    r.role = (const char *)sqlite3_column_text(st, 2);
+    r.ordinal = sqlite3_column_int64(st, 3);
+    r.removed = sqlite3_column_int(st, 4);
+    r.text = (const char *)sqlite3_column_text(st, 5);
+    r.text_len = (size_t)sqlite3_column_bytes(st, 5);
+    if (!r.text) r.text = "";
+    return visit(ud, &r, err);
+}
+
+/* The FROM/WHERE of a scoped match (?2 = the query). malloc'd. */
+static char *store_search_where(const store_search_scope *sc)
+{
+    return lc_asprintf(" FROM messages_fts f WHERE messages_fts MATCH ?2%s%s",
+                       sc->include_removed ? "" : " AND f.rowid NOT IN (SELECT id FROM messages WHERE removed = 1)",
+                       sc->summary_id > 0 ? " AND f.rowid IN (SELECT m.id FROM messages m"
+                                            " WHERE m.entry_id IN (SELECT entry_id FROM scope))"
+                                          : "");
+}
+
+int store_sqlite_search_count(store *s, const char *query, const store_search_scope *scope, int64_t *count,
+                       char **err)
+{
+    sqlite3_stmt *st = NULL;
+    char *where = store_search_where(scope);
+    char *sql = where ? lc_asprintf(STORE_SCOPE_CTE "SELECT count(*)%s", where) : NULL;
+    int rc = LC_OK;
+    *count = 0;
+    if (!sql) {
+        rc = lc_errf(err, LC_NOMEM, "store: out of memory");
+        goto done;
+    }
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
+        rc = store_sqlite_failed(s, err, "search");
+        goto done;
+    }
+    sqlite3_bind_int64(st, 1, scope->summary_id);
+    sqlite3_bind_text(st, 2, query, -1, SQLITE_STATIC);
+    /* FTS5 parses the query when the statement runs: a syntax error shows up here. */
+    if (sqlite3_step(st) != SQLITE_ROW) {
+        rc = lc_errf(err, LC_INVALID, "%s", sqlite3_errmsg(s->db));
+        goto done;
+    }
+    *count = sqlite3_column_int64(st, 0);
+done:
+    sqlite3_finalize(st);
+    free(where);
+    free(sql);
+    return rc;
+}
+
+int store_sqlite_search_page(store *s, const char *query, const store_search_scope *scope, int newest_first,
+                      size_t limit, size_t offset, store_search_visit visit, void *ud, char **err)
+{
+    sqlite3_stmt *pg = NULL, *row = NULL;
+    char *where = store_search_where(scope);
+    /* rowid breaks bm25 ties so that pages do not overlap. */
+    char *sql = where ? lc_asprintf(STORE_SCOPE_CTE "SELECT f.rowid%s ORDER BY %s LIMIT ?3 OFFSET ?4", where,
+                                    newest_first ? "f.rowid DESC" : "f.rank, f.rowid")
+                      : NULL;
+    int rc = LC_OK, step;
+    if (!sql) {
+        rc = lc_errf(err, LC_NOMEM, "store: out of memory");
+        goto done;
+    }
+    if (sqlite3_prepare_v2(s->db, sql, -1, &pg, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "SELECT id, entry_id, role, ordinal, removed, text FROM messages WHERE id = ?",
+                           -1, &row, NULL) != SQLITE_OK) {
+        rc = store_sqlite_failed(s, err, "search");
+        goto done;
+    }
+    sqlite3_bind_int64(pg, 1, scope->summary_id);
+    sqlite3_bind_text(pg, 2, query, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(pg, 3, (sqlite3_int64)limit);
+    sqlite3_bind_int64(pg, 4, (sqlite3_int64)offset);
+    while ((step = sqlite3_step(pg)) == SQLITE_ROW) {
+        sqlite3_bind_int64(row, 1, sqlite3_column_int64(pg, 0));
+        int rstep = sqlite3_step(row);
+        if (rstep == SQLITE_ROW) rc = store_search_row_visit(row, visit, ud, err);
+        else if (rstep != SQLITE_DONE) rc = store_sqlite_failed(s, err, "search");
+        sqlite3_reset(row);
+        if (rc == STORE_VISIT_STOP) {
+            rc = LC_OK;
+            goto done;
+        }
+        if (rc != LC_OK) goto done;
+    }
+    if (step != SQLITE_DONE) rc = store_sqlite_failed(s, err, "search");
+done:
+    sqlite3_finalize(pg);
+    sqlite3_finalize(row);
+    free(where);
+    free(sql);
+    return rc;
+}
+
+/* Step `st` (the row columns) through `visit` until it ends or the visitor stops it. */
+static int store_search_walk(store *s, sqlite3_stmt *st, const char *what, store_search_visit visit, void *ud,
+                             int *stopped, char **err)
+{
+    int step;
+    if (stopped) *stopped = 0;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        int v = store_search_row_visit(st, visit, ud, err);
+        if (v == STORE_VISIT_STOP) {
+            if (stopped) *stopped = 1;
+            return LC_OK;
+        }
+        if (v != LC_OK) return v;
+    }
+    return step == SQLITE_DONE ? LC_OK : store_sqlite_failed(s, err, what);
+}
+
+int store_sqlite_search_top(store *s, const char *query, int newest_first, size_t limit, store_search_visit visit,
+                     void *ud, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    char *sql = lc_asprintf("SELECT id, entry_id, role, ordinal, removed, text FROM (SELECT m.id, m.entry_id,"
+                            " m.role, m.ordinal, m.removed, m.text FROM messages_fts f JOIN messages m"
+                            " ON m.id = f.rowid WHERE messages_fts MATCH ?1 AND m.removed = 0 ORDER BY %s"
+                            " LIMIT ?2) ORDER BY ordinal, id",
+                            newest_first ? "f.rowid DESC" : "f.rank");
+    if (!sql) return lc_errf(err, LC_NOMEM, "store: out of memory");
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
+        rc = store_sqlite_failed(s, err, "search");
+    } else {
+        sqlite3_bind_text(st, 1, query, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, (sqlite3_int64)limit);
+        rc = store_search_walk(s, st, "search", visit, ud, NULL, err);
+    }
+    sqlite3_finalize(st);
+    free(sql);
+    return rc;
+}
+
+/* A literal bound (STORE_INDEX_CHARS), so the partial index messages_long answers without
+ * a table scan. */
+_Static_assert(STORE_INDEX_CHARS == 100000, "messages_long's bound");
+int64_t store_sqlite_search_unindexed(store *s)
+{
+    return store_sqlite_int(s, "SELECT count(*) FROM messages WHERE chars > 100000", 0);
+}
+
+int store_sqlite_search_scan(store *s, const store_search_scope *scope, store_search_visit visit, void *ud,
+                      int *stopped, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (stopped) *stopped = 0;
+    if (sqlite3_prepare_v2(s->db,
+                           STORE_SCOPE_CTE "SELECT m.id, m.entry_id, m.role, m.ordinal, m.removed,"
+                           " m.text FROM messages m WHERE (m.removed = 0 OR ?2)"
+                           " AND (?1 = 0 OR m.entry_id IN (SELECT entry_id FROM scope))"
+                           " ORDER BY m.ordinal, m.id",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = store_sqlite_failed(s, err, "scan");
+    } else {
+        sqlite3_bind_int64(st, 1, scope->summary_id);
+        sqlite3_bind_int(st, 2, scope->include_removed ? 1 : 0);
+        rc = store_search_walk(s, st, "scan", visit, ud, stopped, err);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+void store_sqlite_search_cover(store *s, const char *entry_id, int64_t *top, int64_t *leaf)
+{
+    sqlite3_stmt *st = NULL;
+    *top = *leaf = 0;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT summary_id FROM summary_messages WHERE entry_id = ?"
+                           " ORDER BY summary_id LIMIT 1",
+                           -1, &st, NULL) != SQLITE_OK)
+        goto done;
+    sqlite3_bind_text(st, 1, entry_id, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_ROW) goto done;
+    *leaf = *top = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    st = NULL;
+    if (sqlite3_prepare_v2(s->db, "SELECT parent_id FROM summary_children WHERE child_id = ?", -1, &st, NULL) !=
+        SQLITE_OK)
+        goto done;
+    for (int depth = 0; depth < 16; depth++) { /* the DAG's depth cap is 8 */
+        sqlite3_bind_int64(st, 1, *top);
+        int step = sqlite3_step(st);
+        int64_t parent = step == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+        sqlite3_reset(st);
+        if (!parent) break;
+        *top = parent;
+    }
+done:
+    sqlite3_finalize(st);
+}
+
+int store_sqlite_summary_exists(store *s, int64_t id)
+{
+    sqlite3_stmt *st = NULL;
+    int found = 0;
+    if (sqlite3_prepare_v2(s->db, "SELECT 1 FROM summaries WHERE id = ?", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, id);
+        found = sqlite3_step(st) == SQLITE_ROW;
+    }
+    sqlite3_finalize(st);
+    return found;
+}
+
+int store_sqlite_summary_get(store *s, int64_t id, store_node_visit visit, void *ud, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = LC_OK;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT s.kind, s.depth, s.text, s.tiers, s.tokens, sp.first_entry,"
+                           " sp.last_entry, sp.first_ordinal, sp.last_ordinal, sp.entry_count"
+                           " FROM summaries s LEFT JOIN summary_spans sp ON sp.summary_id = s.id"
+                           " WHERE s.id = ?",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = store_sqlite_failed(s, err, "describe");
+        goto done;
+    }
+    sqlite3_bind_int64(st, 1, id);
+    if (sqlite3_step(st) != SQLITE_ROW) {
+        rc = LC_NOTFOUND;
+        goto done;
+    }
+    store_node n = {0};
+    const char *kind = (const char *)sqlite3_column_text(st, 0);
+    n.id = id;
+    n.leaf = kind && strcmp(kind, "leaf") == 0;
+    n.depth = sqlite3_column_int(st, 1);
+    n.text = (const char *)sqlite3_column_text(st, 2);
+    n.tiers_json = (const char *)sqlite3_column_text(st, 3);
+    n.tokens = sqlite3_column_int64(st, 4);
+    n.first_entry = (const char *)sqlite3_column_text(st, 5);
+    n.last_entry = (const char *)sqlite3_column_text(st, 6);
+    n.first_ordinal = sqlite3_column_int64(st, 7);
+    n.last_ordinal = sqlite3_column_int64(st, 8);
+    n.entry_count = sqlite3_column_int64(st, 9);
+    if (!n.text) n.text = "";
+    rc = visit(ud, &n, err);
+    if (rc == STORE_VISIT_STOP) rc = LC_OK;
+done:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int store_sqlite_scope_totals_get(store *s, int64_t summary_id, store_scope_totals *out, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = LC_OK;
+    memset(out, 0, sizeof *out);
+    if (sqlite3_prepare_v2(s->db,
+                           STORE_SCOPE_CTE "SELECT count(*), coalesce(sum(m.tokens),0), coalesce(sum(m.chars),0),"
+                           " coalesce(sum(m.removed),0) FROM messages m WHERE m.entry_id IN (SELECT entry_id FROM scope)",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = store_sqlite_failed(s, err, "describe");
+        goto done;
+    }
+    sqlite3_bind_int64(st, 1, summary_id);
+    if (sqlite3_step(st) != SQLITE_ROW) {
+        rc = LC_NOTFOUND;
+        goto done;
+    }
+    out->messages = sqlite3_column_int64(st, 0);
+    out->tokens = sqlite3_column_int64(st, 1);
+    out->chars = sqlite3_column_int64(st, 2);
+    out->removed = sqlite3_column_int64(st, 3);
+done:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Columns: entry_id, path, content_id, kind, chars, preview, summary. */
+static int store_handle_visit_row(sqlite3_stmt *st, store_handle_visit visit, void *ud, char **err)
+{
+    store_file_handle h = {0};
+    h.entry_id = (const char *)sqlite3_column_text(st, 0);
+    h.path = (const char *)sqlite3_column_text(st, 1);
+    h.content_id = (const char *)sqlite3_column_text(st, 2);
+    h.kind = (const char *)sqlite3_column_text(st, 3);
+    h.chars = sqlite3_column_int64(st, 4);
+    h.preview = (const char *)sqlite3_column_text(st, 5);
+    h.summary = (const char *)sqlite3_column_text(st, 6);
+    return visit(ud, &h, err);
+}
+
+int store_sqlite_scope_handles(store *s, int64_t summary_id, store_handle_visit visit, void *ud, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = LC_OK;
+    if (sqlite3_prepare_v2(s->db,
+                           STORE_SCOPE_CTE "SELECT f.entry_id, f.path, f.content_id, f.kind, f.chars, f.preview,"
+                           " f.summary FROM file_handles f WHERE f.entry_id IN (SELECT entry_id FROM scope)"
+                           " ORDER BY f.id",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = store_sqlite_failed(s, err, "describe");
+        goto done;
+    }
+    sqlite3_bind_int64(st, 1, summary_id);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        int v = store_handle_visit_row(st, visit, ud, err);
+        if (v == STORE_VISIT_STOP) break;
+        if (v != LC_OK) {
+            rc = v;
+            goto done;
+        }
+    }
+done:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int store_sqlite_handle_find(store *s, const char *key, store_handle_visit visit, void *ud, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = LC_OK;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT entry_id, path, content_id, kind, chars, preview, summary FROM file_handles"
+                           " WHERE entry_id = ?1 OR path = ?1 OR content_id = ?1 ORDER BY id DESC LIMIT 1",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = store_sqlite_failed(s, err, "describe");
+        goto done;
+    }
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_ROW) {
+        rc = LC_NOTFOUND;
+        goto done;
+    }
+    rc = store_handle_visit_row(st, visit, ud, err);
+    if (rc == STORE_VISIT_STOP) rc = LC_OK;
+done:
+    sqlite3_finalize(st);
+    return rc;
+}
