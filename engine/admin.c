@@ -269,6 +269,53 @@ int admin_settings_page(const admin_env *env, admin_result *out, char **err)
     return admin_finish(&b, lcm_config_to_json(cfg), 0, out, err);
 }
 
+int admin_settings_set(const admin_env *env, const char *key, const char *value, lcm_config *ncfg,
+                       admin_result *out, char **err)
+{
+    char *e = NULL, *json = NULL, *path = admin_config_path(env->home), *tp = NULL;
+    admin_result page = {0};
+    int rc;
+    if (!path) return lc_errf(err, LC_NOMEM, "out of memory");
+    if (!*value) {
+        rc = admin_line(out, NULL, 1,
+                        lc_asprintf("%s settings %s: give a value (e.g. %s settings swapAtRatio 0.6)", env->cmd, key,
+                                    env->cmd),
+                        err);
+        goto done;
+    }
+    if (lcm_config_home_guard(env->home, &e) != LC_OK) {
+        rc = admin_line(out, NULL, 1, lc_asprintf("%s settings: %s", env->cmd, e ? e : "refused"), err);
+        goto done;
+    }
+    /* A bare word is a string value: `summarizer auto` means "auto". */
+    cJSON *probe = cJSON_Parse(value), *str = probe ? NULL : cJSON_CreateString(value);
+    json = str ? cJSON_PrintUnformatted(str) : NULL;
+    cJSON_Delete(probe);
+    cJSON_Delete(str);
+    if (lcm_config_set(path, key, json ? json : value, ncfg, &e) != LC_OK) {
+        rc = admin_line(out, NULL, 1, lc_asprintf("%s settings: %s not changed: %s", env->cmd, key, e ? e : "rejected"),
+                        err);
+        goto done;
+    }
+    admin_env nenv = *env;
+    nenv.cfg = ncfg;
+    if ((rc = admin_settings_page(&nenv, &page, err)) != LC_OK) goto done;
+    tp = admin_tilde(path);
+    rc = admin_line(out, page.json, 0,
+                    lc_asprintf("set %s = %s (written to %s; the file it replaced is kept as lcm.json.bak "
+                                "unless a backup already existed)\n%s",
+                                key, value, tp ? tp : path, page.text),
+                    err);
+    page.json = NULL;
+done:
+    admin_result_free(&page);
+    cJSON_free(json);
+    free(path);
+    free(tp);
+    free(e);
+    return rc;
+}
+
 /* ---- backup / export / import --------------------------------------------------------- */
 
 int admin_backup(const admin_env *env, admin_result *out, char **err)
@@ -389,7 +436,8 @@ int admin_report(const admin_env *env, admin_result *out, char **err)
         goto done;
     }
     cJSON *j = cJSON_CreateObject(), *kinds = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "session", env->session_id ? env->session_id : "");
+    if (env->session_id) cJSON_AddStringToObject(j, "session", env->session_id);
+    else cJSON_AddNullToObject(j, "session");
     cJSON_AddNumberToObject(j, "rows", (double)cJSON_GetArraySize(rows));
     const cJSON *r;
     cJSON_ArrayForEach(r, rows)

@@ -68,6 +68,11 @@ char *admin_chain(const lcm_config *cfg);
 int admin_status(const admin_env *env, admin_result *out, char **err);
 /* The settings cockpit. */
 int admin_settings_page(const admin_env *env, admin_result *out, char **err);
+/* `settings KEY VALUE`: written to lcm.json (the replaced file kept as lcm.json.bak) and
+ * loaded into *ncfg (a bare word is a string value); the text is the line and the page as
+ * ncfg makes it. status 1 (and *ncfg untouched or freed) when refused. */
+int admin_settings_set(const admin_env *env, const char *key, const char *value, lcm_config *ncfg,
+                       admin_result *out, char **err);
 /* A timestamped online copy of env->st beside the stores. */
 int admin_backup(const admin_env *env, admin_result *out, char **err);
 /* env->st as JSONL to path (NULL: a stamped file beside the stores). */

@@ -172,59 +172,29 @@ static char *lcm_cmd_status(lc_plugin *p, const admin_env *env)
     return b.oom ? NULL : sb_detach(&b);
 }
 
-static char *lcm_cmd_settings(lc_plugin *p, const admin_env *penv, char *rest)
+static char *lcm_cmd_settings(lc_plugin *p, const admin_env *env, char *rest)
 {
     admin_result r = {0};
-    admin_env env = *penv;
-    char *key = lcm_cmd_word(&rest), *e = NULL, *path = admin_config_path(p->agent_home), *out = NULL, *json = NULL;
-    lcm_config *ncfg = calloc(1, sizeof *ncfg);
-    if (!path || !ncfg) goto done;
-    if (!key) {
-        out = lcm_cmd_finish(p, admin_settings_page(&env, &r, NULL), &r, NULL, NULL);
-        goto done;
-    }
+    char *key = lcm_cmd_word(&rest);
+    if (!key) return lcm_cmd_finish(p, admin_settings_page(env, &r, NULL), &r, NULL, NULL);
     while (*rest == ' ') rest++;
     size_t vl = strlen(rest);
     while (vl > 0 && rest[vl - 1] == ' ') rest[--vl] = '\0';
-    if (!*rest) {
-        out = lc_asprintf("/lcm settings %s: give a value (e.g. /lcm settings swapAtRatio 0.6)", key);
-        goto done;
-    }
-    if (lcm_config_home_guard(p->agent_home, &e) != LC_OK) {
-        out = lc_asprintf("/lcm settings: %s", e ? e : "refused");
-        goto done;
-    }
-    /* A bare word is a string value: `summarizer auto` means "auto". */
-    cJSON *probe = cJSON_Parse(rest), *str = probe ? NULL : cJSON_CreateString(rest);
-    json = str ? cJSON_PrintUnformatted(str) : NULL;
-    cJSON_Delete(probe);
-    cJSON_Delete(str);
-    if (lcm_config_set(path, key, json ? json : rest, ncfg, &e) != LC_OK) {
-        out = lc_asprintf("/lcm settings: %s not changed: %s", key, e ? e : "rejected");
-        goto done;
+    lcm_config *ncfg = calloc(1, sizeof *ncfg);
+    if (!ncfg) return NULL;
+    if (admin_settings_set(env, key, rest, ncfg, &r, NULL) != LC_OK || r.status) {
+        lcm_config_free(ncfg);
+        free(ncfg);
+        return lcm_cmd_finish(p, LC_OK, &r, NULL, NULL);
     }
     /* Applies at once: the rest of the session reads the new config. */
     if (p->lcm->cfg) lcm_config_free(p->lcm->cfg);
     free(p->lcm->cfg);
     p->lcm->cfg = ncfg;
     p->lcm->redact = ncfg->redact_secrets;
-    ncfg = NULL;
     /* The chains and the worker copied the old values (and hold pointers into it). */
     if (p->lcm->summ) lcm_summ_open(p);
-    lcm_cmd_metric_kv(p, METRIC_MAINT, "action", "settings", NULL, 0);
-    env.cfg = p->lcm->cfg;
-    char *tp = admin_tilde(path), *page = lcm_cmd_finish(p, admin_settings_page(&env, &r, NULL), &r, NULL, NULL);
-    out = lc_asprintf("set %s = %s (written to %s; the file it replaced is kept as lcm.json.bak "
-                      "unless a backup already existed)\n%s", key, rest, tp ? tp : path, page ? page : "");
-    free(tp);
-    free(page);
-done:
-    if (ncfg) lcm_config_free(ncfg);
-    free(ncfg);
-    cJSON_free(json);
-    free(path);
-    free(e);
-    return out;
+    return lcm_cmd_finish(p, LC_OK, &r, "settings", NULL);
 }
 
 /* With no store, doctor names a damaged store file; --repair moves it aside (the engine)
