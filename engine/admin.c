@@ -269,13 +269,20 @@ int admin_settings_page(const admin_env *env, admin_result *out, char **err)
     return admin_finish(&b, lcm_config_to_json(cfg), 0, out, err);
 }
 
-int admin_settings_set(const admin_env *env, const char *key, const char *value, lcm_config *ncfg,
+int admin_settings_set(const admin_env *env, const char *key, const char *raw, lcm_config *ncfg,
                        admin_result *out, char **err)
 {
-    char *e = NULL, *json = NULL, *path = admin_config_path(env->home), *tp = NULL;
+    char *e = NULL, *json = NULL, *path = admin_config_path(env->home), *tp = NULL, *value = NULL;
     admin_result page = {0};
     int rc;
-    if (!path) return lc_errf(err, LC_NOMEM, "out of memory");
+    while (*raw == ' ' || *raw == '\t') raw++;
+    value = lc_strdup(raw);
+    if (!path || !value) {
+        free(path);
+        free(value);
+        return lc_errf(err, LC_NOMEM, "out of memory");
+    }
+    for (size_t n = strlen(value); n > 0 && (value[n - 1] == ' ' || value[n - 1] == '\t'); n--) value[n - 1] = '\0';
     if (!*value) {
         rc = admin_line(out, NULL, 1,
                         lc_asprintf("%s settings %s: give a value (e.g. %s settings swapAtRatio 0.6)", env->cmd, key,
@@ -293,8 +300,8 @@ int admin_settings_set(const admin_env *env, const char *key, const char *value,
     cJSON_Delete(probe);
     cJSON_Delete(str);
     if (lcm_config_set(path, key, json ? json : value, ncfg, &e) != LC_OK) {
-        rc = admin_line(out, NULL, 1, lc_asprintf("%s settings: %s not changed: %s", env->cmd, key, e ? e : "rejected"),
-                        err);
+        rc = admin_line(out, NULL, 1,
+                        lc_asprintf("%s settings: %s not changed: %s", env->cmd, key, e ? e : "rejected"), err);
         goto done;
     }
     admin_env nenv = *env;
@@ -310,6 +317,7 @@ int admin_settings_set(const admin_env *env, const char *key, const char *value,
 done:
     admin_result_free(&page);
     cJSON_free(json);
+    free(value);
     free(path);
     free(tp);
     free(e);
@@ -770,7 +778,8 @@ int admin_diagnose(const admin_env *env, const maint_diag_input *host, const cha
     if (env->st && project_pin_get(env->st, &pp, NULL) == LC_OK) pin = project_pin_describe(&pp);
     if (admin_resolve(env, &z) == LC_OK) thr = zones_format_thresholds(&z);
     /* Unreadable metrics leave the rows out: the block still helps. */
-    if (mpath && metrics_load(mpath, env->session_id ? env->session_id : "-", &rows, NULL, NULL) != LC_OK) rows = NULL;
+    if (mpath && metrics_load(mpath, env->session_id ? env->session_id : "-", &rows, NULL, NULL) != LC_OK)
+        rows = NULL;
     in.session_id = env->session_id;
     in.st = env->st;
     in.store_path = env->st ? store_path(env->st) : NULL;

@@ -144,7 +144,8 @@ static char *lcm_cmd_word(char **s)
 static char *lcm_cmd_finish(lc_plugin *p, int rc, admin_result *r, const char *action, const char *field)
 {
     char *text = rc == LC_OK || rc == LC_NOTFOUND ? r->text : NULL;
-    if (text && action && r->status == 0) lcm_cmd_metric_kv(p, METRIC_MAINT, "action", action, field, (double)r->metric);
+    if (text && action && r->status == 0)
+        lcm_cmd_metric_kv(p, METRIC_MAINT, "action", action, field, (double)r->metric);
     r->text = NULL;
     admin_result_free(r);
     return text;
@@ -166,10 +167,12 @@ static char *lcm_cmd_status(lc_plugin *p, const admin_env *env)
         admin_tokens(bw, sizeof bw, (double)p->window_believed);
         sb_printf(&b, "window: the host believes %s, corrected to %s (%s)", bw, w, p->window_source);
     } else {
-        sb_printf(&b, "window: %s (%s)", env->window > 0 ? w : "unknown", env->window > 0 ? "host" : "default 128.0k");
+        sb_printf(&b, "window: %s (%s)", env->window > 0 ? w : "unknown",
+                  env->window > 0 ? "host" : "default 128.0k");
     }
-    if (b.oom) sb_free(&b);
-    return b.oom ? NULL : sb_detach(&b);
+    if (!b.oom) return sb_detach(&b);
+    sb_free(&b);
+    return NULL;
 }
 
 static char *lcm_cmd_settings(lc_plugin *p, const admin_env *env, char *rest)
@@ -177,9 +180,6 @@ static char *lcm_cmd_settings(lc_plugin *p, const admin_env *env, char *rest)
     admin_result r = {0};
     char *key = lcm_cmd_word(&rest);
     if (!key) return lcm_cmd_finish(p, admin_settings_page(env, &r, NULL), &r, NULL, NULL);
-    while (*rest == ' ') rest++;
-    size_t vl = strlen(rest);
-    while (vl > 0 && rest[vl - 1] == ' ') rest[--vl] = '\0';
     lcm_config *ncfg = calloc(1, sizeof *ncfg);
     if (!ncfg) return NULL;
     if (admin_settings_set(env, key, rest, ncfg, &r, NULL) != LC_OK || r.status) {
@@ -208,20 +208,22 @@ static char *lcm_cmd_doctor(lc_plugin *p, const admin_env *env, char *rest)
         else return lc_asprintf("/lcm doctor: unknown option '%s' (try --repair)", w);
     int rc = admin_doctor(env, repair, &r, NULL);
     if (rc == LC_OK && r.moved_to) {
-        char *text = lcm_glue_attach(p) != LC_OK || !p->lcm->st
-                         ? lc_asprintf("%s; a new store did not open: %s", r.text, p->lcm->open_error ? p->lcm->open_error : "?")
-                         : lc_asprintf("%s and rebuilt from the session file: %lld messages stored; LCM is active", r.text,
-                                       (long long)store_message_count(p->lcm->st));
-        if (p->lcm->st) lcm_cmd_metric_kv(p, METRIC_MAINT, "action", "rebuild", "messages", (double)store_message_count(p->lcm->st));
+        char *text;
+        if (lcm_glue_attach(p) != LC_OK || !p->lcm->st) {
+            text = lc_asprintf("%s; a new store did not open: %s", r.text,
+                               p->lcm->open_error ? p->lcm->open_error : "?");
+        } else {
+            double n = (double)store_message_count(p->lcm->st);
+            text = lc_asprintf("%s and rebuilt from the session file: %.0f messages stored; LCM is active", r.text, n);
+            lcm_cmd_metric_kv(p, METRIC_MAINT, "action", "rebuild", "messages", n);
+        }
         admin_result_free(&r);
         return text;
     }
-    if (rc == LC_OK && repair && env->st) {
-        cJSON *o = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(r.json, "repaired"), 1);
-        if (o) cJSON_AddStringToObject(o, "action", "repair");
-        if (o) lcm_cmd_metric(p, METRIC_MAINT, o);
-        cJSON_Delete(o);
-    }
+    cJSON *rep = rc == LC_OK && repair ? cJSON_GetObjectItemCaseSensitive(r.json, "repaired") : NULL;
+    cJSON *o = rep ? cJSON_Duplicate(rep, 1) : NULL;
+    if (o && cJSON_AddStringToObject(o, "action", "repair")) lcm_cmd_metric(p, METRIC_MAINT, o);
+    cJSON_Delete(o);
     return lcm_cmd_finish(p, rc, &r, NULL, NULL);
 }
 
@@ -247,18 +249,23 @@ static char *lcm_cmd_apply_verb(lc_plugin *p, const admin_env *penv, const char 
     if (!heal && !p->agent_home) return lc_asprintf("/lcm %s: the host gave no agent home", verb);
     if (heal) {
         if (!p->lcm || !p->lcm->summ) env.st = NULL;
-        lcm_cmd_metric_kv(p, METRIC_HEAL_START, "mode", apply ? "apply" : "dry-run", "maxNodes", (double)max_nodes);
+        if (env.st)
+            lcm_cmd_metric_kv(p, METRIC_HEAL_START, "mode", apply ? "apply" : "dry-run", "maxNodes",
+                              (double)max_nodes);
         rc = admin_heal(&env, p->lcm ? p->lcm->summ : NULL, apply, (int)max_nodes, &r, NULL);
         if (rc == LC_OK && env.st && !cJSON_GetObjectItemCaseSensitive(r.json, "error"))
-            lcm_cmd_metric_kv(p, METRIC_HEAL_COMPLETE, "mode", apply ? "apply" : "dry-run", "healed", (double)r.metric);
+            lcm_cmd_metric_kv(p, METRIC_HEAL_COMPLETE, "mode", apply ? "apply" : "dry-run", "healed",
+                              (double)r.metric);
         return lcm_cmd_finish(p, rc, &r, NULL, NULL);
     }
     if (!strcmp(verb, "migrate")) {
         rc = admin_migrate(&env, apply, &r, NULL);
-        return lcm_cmd_finish(p, rc, &r, apply && cJSON_GetObjectItemCaseSensitive(r.json, "stores") ? "migrate" : NULL, "migrated");
+        int tried = apply && cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(r.json, "stores")) > 0;
+        return lcm_cmd_finish(p, rc, &r, tried ? "migrate" : NULL, "migrated");
     }
     /* A session lives in the host's sessions folder or beside the current session file. */
-    char *sessions = lc_asprintf("%s/sessions", p->agent_home), *sdir = p->session_file ? lc_strdup(p->session_file) : NULL;
+    char *sessions = lc_asprintf("%s/sessions", p->agent_home);
+    char *sdir = p->session_file ? lc_strdup(p->session_file) : NULL;
     char *slash = sdir ? strrchr(sdir, '/') : NULL;
     if (slash) *slash = '\0';
     else if (sdir) strcpy(sdir, ".");
@@ -282,7 +289,8 @@ static char *lcm_cmd_diagnose(lc_plugin *p, const admin_env *env, char *rest)
             return lc_asprintf("/lcm diagnose: unknown option '%s' (try --save FILE)", w);
         }
     }
-    if (want_save && (!save || !*save)) return lc_strdup("/lcm diagnose --save: give a file path (the block was not printed)");
+    if (want_save && (!save || !*save))
+        return lc_strdup("/lcm diagnose --save: give a file path (the block was not printed)");
     maint_diag_input host = {.plugin_version = LCM_CMD_VERSION, .host_name = "agent host (ABI)",
                              .abi_version = AP_ABI_VERSION, .api_level = AP_API_LEVEL,
                              .mode = p->host && p->host->api_level ? "plugin" : "?",
