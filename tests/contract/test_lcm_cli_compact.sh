@@ -37,6 +37,18 @@ assert_grep "$T/grep.txt" "covered by summary #[0-9]" "a grep hit names its cove
 "$LCM" grep --home "$H" --json "make" >"$T/grep.json" || fail "grep --json"
 assert_jsonl "$T/grep.json" "rows[0]['tool'] == 'lcm_grep' and rows[0]['isError'] is False and 'covered by summary' in rows[0]['text']" "grep --json"
 
+# lcm.json naming an OpenAI-compatible provider: compact calls it (the loopback model)
+echo '[{"content":"MODELSUMMARY the parser work so far"}]' >"$T/script.json"
+start_server "$T/script.json" "$T/rec.jsonl"
+rm -rf "$T/hm"
+"$LCM" import --home "$T/hm" "$T/b.jsonl" >/dev/null 2>&1 || fail "import hm"
+printf '{"summarizer":["fake/sum"],"baseUrls":{"fake":"http://127.0.0.1:%s/v1"},"summaryTokens":200}\n' "$PORT" >"$T/hm/lcm.json"
+"$LCM" compact --home "$T/hm" --all --json >"$T/cm.json" 2>"$T/cm.err" || { cat "$T/cm.err"; fail "compact with a model"; }
+assert_jsonl "$T/rec.jsonl" "sum(1 for r in rows if r.get('model') == 'sum') >= 1" "compact sent the summaries to the configured model"
+assert_jsonl "$T/cm.json" "rows[0]['stores'][0]['leaves'] > 0 and rows[0]['stores'][0]['uncovered'] == 0" "compact with a model covers everything"
+"$LCM" grep --home "$T/hm" "MODELSUMMARY" >"$T/mg.txt" 2>&1
+python3 -c "import sqlite3,glob,sys; c=sqlite3.connect(glob.glob(sys.argv[1]+'/lcm/*.sqlite')[0]); sys.exit(0 if c.execute(\"select count(*) from summaries where text like '%MODELSUMMARY%'\").fetchone()[0] >= 1 else 1)" "$T/hm" || fail "the model's text is a summary"; ok
+
 # bad arguments: exit 2 and a message
 for args in "compact --home $H" "compact --home $H --session $A --all" "export --home $H" \
             "doctor --home $H --bogus" "gc --home $H extra" "heal --home $H --max-nodes 0" \

@@ -29,7 +29,7 @@ const char cli_usage[] =
     "  migrate [--apply]           older-schema stores; --apply upgrades them in place\n"
     "  heal [--apply] [--max-nodes N]  truncated summaries; --apply re-derives them with a model\n"
     "  report [--session ID]       the metrics summary (every session without --session)\n"
-    "  --json on status, sessions and every verb above: one JSON document on stdout;\n"
+    "  --json on status, sessions and the verbs above: one JSON document on stdout;\n"
     "  over several stores {\"stores\":[...],\"next\":KEY|null}: page with --after KEY --limit N\n"
     "  exit codes: 0 ok, 1 a check failed or there is something to do (a dry run that would\n"
     "  change something, faults found, an error), 2 usage\n";

@@ -39,15 +39,19 @@ static const char usage[] =
     "  hooks install|uninstall|doctor --agent claude-code|codex [--scope user|project]\n"
     "       [--dry-run] [--prompt-hook]  wire lcm hook + lcm mcp into Claude Code / Codex\n"
     "  hook EVENT [--budget N]     run by those hooks: session-start, stop, subagent-stop,\n"
-    "                              session-end, user-prompt-submit, precompact (JSON on stdin)\n"
+    "                              session-end, user-prompt-submit, precompact (JSON on stdin)\n";
+
+static const char usage_notes[] =
     "  --home DIR: the agent home (stores in DIR/lcm/); default ~/.agent, Pi users: ~/.pi/agent\n"
     "  --json on grep, describe, expand: {\"tool\",\"text\",\"isError\"}\n"
     "  import, compact, export, gc, migrate: a progress bar on stderr when it is a terminal\n";
 
+/* The read verbs, the maintenance verbs (cli.c), then what holds for all of them. */
 static void lcm_print_usage(FILE *f)
 {
     fputs(usage, f);
     fputs(cli_usage, f);
+    fputs(usage_notes, f);
 }
 
 static int lcm_import(const char *home, char **files, int n)
