@@ -1,9 +1,11 @@
 /*
  * main.c -- the `lcm` command: `lcm mcp` (the MCP stdio server), `lcm import` (other
  * agents' transcripts into stores) and plain `grep`, `status`, `sessions`, `describe`,
- * `expand` verbs over the same read-only tool functions the server runs, and `hooks` /
- * `hook` (hooks.c, hook.c: Claude Code and Codex wiring and runtime). Owns argument
- * parsing and the terminal progress bar; everything else is mcp.c / import.c / the engine.
+ * `expand` verbs over the same read-only tool functions the server runs, the maintenance
+ * verbs (cli.c over engine/admin.h: compact, doctor, export, backup, gc, migrate, heal,
+ * report) and `hooks` / `hook` (hooks.c, hook.c: Claude Code and Codex wiring and
+ * runtime). Owns the dispatch and the parsing of the read verbs; everything else is
+ * cli.c / mcp.c / import.c / progress.c / the engine.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,13 +15,15 @@
 
 #include <cjson/cJSON.h>
 
+#include "cli.h"
 #include "hook.h"
 #include "hooks.h"
 #include "import.h"
 #include "mcp.h"
+#include "progress.h"
 #include "util.h"
 
-#define LCM_BAR_WIDTH 30
+/* A file below this imports too fast to need a bar. */
 #define LCM_BAR_MIN_BYTES (1024 * 1024)
 
 static const char usage[] =
@@ -35,24 +39,19 @@ static const char usage[] =
     "  hooks install|uninstall|doctor --agent claude-code|codex [--scope user|project]\n"
     "       [--dry-run] [--prompt-hook]  wire lcm hook + lcm mcp into Claude Code / Codex\n"
     "  hook EVENT [--budget N]     run by those hooks: session-start, stop, subagent-stop,\n"
-    "                              session-end, user-prompt-submit, precompact (JSON on stdin)\n"
-    "  --home DIR: the agent home (stores in DIR/lcm/); default ~/.agent, Pi users: ~/.pi/agent\n";
+    "                              session-end, user-prompt-submit, precompact (JSON on stdin)\n";
 
-typedef struct lcm_bar {
-    const char *name;
-    int shown;
-} lcm_bar;
+static const char usage_notes[] =
+    "  --home DIR: the agent home (stores in DIR/lcm/); default ~/.agent, Pi users: ~/.pi/agent\n"
+    "  --json on grep, describe, expand: {\"tool\",\"text\",\"isError\"}\n"
+    "  import, compact, export, gc, migrate: a progress bar on stderr when it is a terminal\n";
 
-static void lcm_progress(void *ud, long long done, long long total)
+/* The read verbs, the maintenance verbs (cli.c), then what holds for all of them. */
+static void lcm_print_usage(FILE *f)
 {
-    lcm_bar *b = ud;
-    if (total < LCM_BAR_MIN_BYTES) return;
-    int pct = (int)(done * 100 / total), fill = (int)(done * LCM_BAR_WIDTH / total);
-    char bar[LCM_BAR_WIDTH + 1];
-    for (int i = 0; i < LCM_BAR_WIDTH; i++) bar[i] = i < fill ? '#' : '.';
-    bar[LCM_BAR_WIDTH] = 0;
-    fprintf(stderr, "\r[%s] %3d%% %s", bar, pct, b->name);
-    b->shown = 1;
+    fputs(usage, f);
+    fputs(cli_usage, f);
+    fputs(usage_notes, f);
 }
 
 static int lcm_import(const char *home, char **files, int n)
@@ -61,10 +60,10 @@ static int lcm_import(const char *home, char **files, int n)
     for (int i = 0; i < n; i++) {
         import_stats st;
         char *err = NULL;
-        lcm_bar bar = {files[i], 0};
-        int tty = isatty(STDERR_FILENO);
-        int rc = import_file(home, files[i], tty ? lcm_progress : NULL, &bar, &st, &err);
-        if (bar.shown) fputc('\n', stderr);
+        progress bar;
+        progress_begin(&bar, files[i], PROGRESS_BYTES, NULL, LCM_BAR_MIN_BYTES);
+        int rc = import_file(home, files[i], bar.on ? progress_update : NULL, &bar, &st, &err);
+        progress_end(&bar);
         if (rc != LC_OK) {
             fprintf(stderr, "lcm import: %s\n", err ? err : files[i]);
             free(err);
@@ -81,8 +80,9 @@ static int lcm_import(const char *home, char **files, int n)
     return failed;
 }
 
-/* Run one tool and print what it says; exit status 1 when it failed. */
-static int lcm_run_tool(const mcp_ctx *c, const char *name, cJSON *args)
+/* Run one tool and print what it says (--json: as one object); exit status 1 when it
+ * failed. */
+static int lcm_run_tool(const mcp_ctx *c, const char *name, cJSON *args, int json)
 {
     char *text = NULL;
     int is_error = 0;
@@ -93,7 +93,18 @@ static int lcm_run_tool(const mcp_ctx *c, const char *name, cJSON *args)
         free(text);
         return 1;
     }
-    fprintf(is_error ? stderr : stdout, "%s\n", text);
+    cJSON *o = json ? cJSON_CreateObject() : NULL;
+    char *doc = NULL;
+    if (o) {
+        cJSON_AddStringToObject(o, "tool", name);
+        cJSON_AddStringToObject(o, "text", text);
+        cJSON_AddBoolToObject(o, "isError", is_error);
+        doc = cJSON_PrintUnformatted(o);
+        cJSON_Delete(o);
+    }
+    if (doc) printf("%s\n", doc);
+    else fprintf(is_error ? stderr : stdout, "%s\n", text);
+    cJSON_free(doc);
     free(text);
     return is_error;
 }
@@ -217,14 +228,15 @@ int main(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "hook")) return lcm_hook(argc, argv);
     if (argc >= 2 && !strcmp(argv[1], "hooks")) return lcm_hooks(argc, argv);
+    if (argc >= 2 && cli_owns(argv[1], argc, argv)) return cli_run(argc, argv);
     const char *home_opt = NULL, *scope = NULL, *session = NULL, *cwd_opt = NULL;
     long offset = 0;
-    int regex = 0, include_removed = 0, rc = 2, npos = 0;
+    int regex = 0, include_removed = 0, json = 0, rc = 2, npos = 0;
     char **pos = calloc((size_t)argc + 1, sizeof *pos);
     char *home = NULL, *cwd = NULL;
     if (!pos) return 1;
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-        fputs(usage, argc < 2 ? stderr : stdout);
+        lcm_print_usage(argc < 2 ? stderr : stdout);
         free(pos);
         return argc < 2 ? 2 : 0;
     }
@@ -239,8 +251,9 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--offset") && more) offset = atol(argv[++i]);
         else if (!strcmp(a, "--regex")) regex = 1;
         else if (!strcmp(a, "--include-removed")) include_removed = 1;
+        else if (!strcmp(a, "--json")) json = 1;
         else if (a[0] == '-' && a[1] == '-') {
-            fprintf(stderr, "lcm: unknown option %s\n%s", a, usage);
+            fprintf(stderr, "lcm: unknown option %s (see lcm --help)\n", a);
             goto done;
         } else pos[npos++] = argv[i];
     }
@@ -276,14 +289,14 @@ int main(int argc, char **argv)
         if (cwd_opt) cJSON_AddStringToObject(a, "cwd", cwd_opt);
         if (offset > 0) cJSON_AddNumberToObject(a, "offset", (double)offset);
         if (include_removed) cJSON_AddBoolToObject(a, "include_removed", 1);
-        rc = lcm_run_tool(&c, "lcm_grep", a);
+        rc = lcm_run_tool(&c, "lcm_grep", a, json);
     } else if (!strcmp(verb, "sessions")) {
         cJSON *a = cJSON_CreateObject();
         if (cwd_opt) cJSON_AddStringToObject(a, "cwd", cwd_opt);
         if (offset > 0) cJSON_AddNumberToObject(a, "offset", (double)offset);
-        rc = lcm_run_tool(&c, "lcm_sessions", a);
+        rc = lcm_run_tool(&c, "lcm_sessions", a, json);
     } else if (!strcmp(verb, "status")) {
-        rc = lcm_run_tool(&c, "lcm_status", NULL);
+        rc = lcm_run_tool(&c, "lcm_status", NULL, json);
     } else if (!strcmp(verb, "describe") || !strcmp(verb, "expand")) {
         if (npos != 2) {
             fprintf(stderr, "lcm %s: SESSION ID\n%s", verb, usage);
@@ -294,9 +307,10 @@ int main(int argc, char **argv)
         if (verb[0] == 'd') cJSON_AddStringToObject(a, "id", pos[1]);
         else if (pos[1][0] == '#') cJSON_AddStringToObject(a, "summary_id", pos[1]);
         else cJSON_AddStringToObject(a, "entry_id", pos[1]);
-        rc = lcm_run_tool(&c, verb[0] == 'd' ? "lcm_describe" : "lcm_expand", a);
+        rc = lcm_run_tool(&c, verb[0] == 'd' ? "lcm_describe" : "lcm_expand", a, json);
     } else {
-        fprintf(stderr, "lcm: unknown verb %s\n%s", verb, usage);
+        fprintf(stderr, "lcm: unknown verb %s\n", verb);
+        lcm_print_usage(stderr);
     }
 done:
     free(home);

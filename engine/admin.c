@@ -1,0 +1,914 @@
+/*
+ * admin.c -- the bodies of /lcm and `lcm` maintenance commands (see admin.h): the texts
+ * users read and the --json objects, over engine/maint.h, engine/dag.h and the store.
+ */
+#include "admin.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dag.h"
+#include "maint.h"
+#include "metrics.h"
+#include "project.h"
+#include "store.h"
+#include "util.h"
+#include "zones.h"
+
+void admin_result_free(admin_result *r)
+{
+    if (!r) return;
+    free(r->text);
+    cJSON_Delete(r->json);
+    free(r->moved_to);
+    memset(r, 0, sizeof *r);
+}
+
+/* ---- shared pieces -------------------------------------------------------------------- */
+
+char *admin_config_path(const char *home)
+{
+    return lc_asprintf("%s/lcm.json", home ? home : ".");
+}
+
+char *admin_metrics_path(const char *home)
+{
+    return lc_asprintf("%s/lcm/%s", home ? home : ".", METRICS_FILE);
+}
+
+static char *admin_lcm_dir(const admin_env *env)
+{
+    return lc_asprintf("%s/lcm", env->home ? env->home : ".");
+}
+
+char *admin_tilde(const char *path)
+{
+    char *t = maint_tilde(NULL, path);
+    /* Outside $HOME the user still needs to find the file: print it whole. */
+    if (t && !strcmp(t, "[path]")) {
+        free(t);
+        return lc_strdup(path);
+    }
+    return t;
+}
+
+void admin_stamp(char *buf, size_t n)
+{
+    struct timespec ts;
+    struct tm tm;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    size_t k = strftime(buf, n, "%Y%m%dT%H%M%S", &tm);
+    snprintf(buf + k, n - k, "%03ldZ", ts.tv_nsec / 1000000);
+}
+
+void admin_tokens(char *buf, size_t n, double t)
+{
+    if (t >= 1e6) snprintf(buf, n, "%.1fM", t / 1e6);
+    else if (t >= 1e3) snprintf(buf, n, "%.1fk", t / 1e3);
+    else snprintf(buf, n, "%.0f", t);
+}
+
+static void admin_progress(const admin_env *env, long long done, long long total)
+{
+    if (env->progress) env->progress(env->progress_ud, done, total);
+}
+
+static int admin_resolve(const admin_env *env, zones_resolved *z)
+{
+    zones_cfg zc = lcm_config_zones_for(env->cfg, env->model);
+    return zones_resolve(&zc, env->cfg->keep_recent_tokens, env->window_effective, z, NULL);
+}
+
+static char *admin_no_store(const admin_env *env)
+{
+    return lc_asprintf("%s: the store is not open (%s)", env->cmd,
+                       env->no_store_why ? env->no_store_why : "no session");
+}
+
+/* A result from a finished sbuf (NULL text on OOM: the caller reports it). */
+static int admin_finish(sbuf *b, cJSON *json, int status, admin_result *out, char **err)
+{
+    if (b->oom || !json) {
+        sb_free(b);
+        cJSON_Delete(json);
+        return lc_errf(err, LC_NOMEM, "out of memory");
+    }
+    out->text = sb_detach(b);
+    out->json = json;
+    out->status = status;
+    return out->text ? LC_OK : lc_errf(err, LC_NOMEM, "out of memory");
+}
+
+/* A one-line result: failures of the work are texts to show, not errors. */
+static int admin_line(admin_result *out, cJSON *json, int status, char *text, char **err)
+{
+    if (!text) {
+        cJSON_Delete(json);
+        return lc_errf(err, LC_NOMEM, "out of memory");
+    }
+    if (!json) json = cJSON_CreateObject();
+    if (status && json) cJSON_AddStringToObject(json, "error", text);
+    out->text = text;
+    out->json = json;
+    out->status = status;
+    return json ? LC_OK : lc_errf(err, LC_NOMEM, "out of memory");
+}
+
+static int admin_stub_auto(void *ud, const char *sp, const char *pr, long mt, summ_completion *out, char **err)
+{
+    (void)ud, (void)sp, (void)pr, (void)mt, (void)out;
+    return lc_errf(err, LC_NOTFOUND, "not called");
+}
+
+static int admin_stub_model(void *ud, const char *pv, const char *m, const char *sp, const char *pr, long mt,
+                            summ_completion *out, char **err)
+{
+    (void)ud, (void)pv, (void)m, (void)sp, (void)pr, (void)mt, (void)out;
+    return lc_errf(err, LC_NOTFOUND, "not called");
+}
+
+char *admin_chain(const lcm_config *cfg)
+{
+    summ_config sc = {0};
+    summ_ctx *ctx = NULL;
+    sc.chain = (const char *const *)cfg->summarizer;
+    sc.n_chain = cfg->n_summarizer;
+    sc.auto_fn = admin_stub_auto;
+    sc.model_fn = admin_stub_model;
+    if (summ_create(&sc, &ctx, NULL) != LC_OK) return lc_strdup("?");
+    char *d = summ_chain_describe(ctx);
+    summ_free(ctx);
+    return d;
+}
+
+static char *admin_config_origin(const lcm_config *cfg)
+{
+    sbuf b = {0};
+    if (cfg->n_summarizer == 0) sb_puts(&b, "unset (behaves as auto)");
+    for (size_t i = 0; i < cfg->n_summarizer; i++) sb_printf(&b, "%s\"%s\"", i ? ", " : "[", cfg->summarizer[i]);
+    if (cfg->n_summarizer) sb_puts(&b, "]");
+    return sb_detach(&b);
+}
+
+/* ---- status --------------------------------------------------------------------------- */
+
+int admin_status(const admin_env *env, admin_result *out, char **err)
+{
+    sbuf b = {0};
+    char w[32], occ[32];
+    zones_resolved z;
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "session", env->session_id ? env->session_id : "");
+    if (env->st) {
+        project_pin pin;
+        char *pd = project_pin_get(env->st, &pin, NULL) == LC_OK ? project_pin_describe(&pin) : lc_strdup("none");
+        int64_t m = store_message_count(env->st), s = store_summary_count(env->st), db = store_db_bytes(env->st);
+        sb_printf(&b, "LCM: %lld messages, %lld summaries, %lld KB\n", (long long)m, (long long)s,
+                  (long long)(db / 1024));
+        sb_printf(&b, "projection: %s\n", pd ? pd : "none");
+        cJSON_AddNumberToObject(j, "messages", (double)m);
+        cJSON_AddNumberToObject(j, "summaries", (double)s);
+        cJSON_AddNumberToObject(j, "dbBytes", (double)db);
+        cJSON_AddStringToObject(j, "projection", pd ? pd : "none");
+        free(pd);
+    } else {
+        char *ns = admin_no_store(env);
+        size_t skip = strlen(env->cmd) + 2;
+        sb_printf(&b, "LCM: store not open (%s)\nprojection: none\n", ns && strlen(ns) > skip ? ns + skip : "?");
+        cJSON_AddNullToObject(j, "messages");
+        free(ns);
+    }
+    long window = env->window > 0 ? env->window : 0;
+    admin_tokens(w, sizeof w, (double)window);
+    admin_tokens(occ, sizeof occ, (double)env->occupancy);
+    if (window > 0)
+        sb_printf(&b, "context: %.0f%% of %s (%s tokens)\n", 100.0 * (double)env->occupancy / (double)window, w,
+                  occ);
+    else
+        sb_printf(&b, "context: %s tokens (the host reports no window)\n", occ);
+    cJSON_AddNumberToObject(j, "window", (double)window);
+    cJSON_AddNumberToObject(j, "tokens", (double)env->occupancy);
+    if (admin_resolve(env, &z) == LC_OK) {
+        char *t = zones_format_thresholds(&z);
+        sb_printf(&b, "thresholds: %s\n", t ? t : "?");
+        cJSON_AddStringToObject(j, "thresholds", t ? t : "?");
+        cJSON_AddNumberToObject(j, "swapTokens", (double)z.swap_tokens);
+        cJSON_AddNumberToObject(j, "recutTokens", (double)z.recut_tokens);
+        free(t);
+    }
+    return admin_finish(&b, j, 0, out, err);
+}
+
+/* ---- settings ------------------------------------------------------------------------- */
+
+static void admin_row_long(sbuf *b, const char *key, long v, const char *effect)
+{
+    char val[32];
+    if (v > 0) snprintf(val, sizeof val, "%ld", v);
+    else snprintf(val, sizeof val, "unset");
+    sb_printf(b, "  %-18s %-8s %s\n", key, val, effect);
+}
+
+int admin_settings_page(const admin_env *env, admin_result *out, char **err)
+{
+    const lcm_config *cfg = env->cfg;
+    sbuf b = {0};
+    zones_resolved z;
+    char w[32], a[32], c[32], e[200];
+    char *path = admin_config_path(env->home), *tp = path ? admin_tilde(path) : NULL;
+    zones_cfg zc = lcm_config_zones_for(cfg, env->model);
+    int have_z = admin_resolve(env, &z) == LC_OK;
+    admin_tokens(w, sizeof w, (double)env->window_effective);
+    sb_printf(&b, "LCM settings (%s; `%s settings KEY VALUE` applies now and writes the file, "
+                  "keeping the replaced one as lcm.json.bak)\n",
+              tp ? tp : "lcm.json", env->cmd);
+    sb_printf(&b, "window: %s%s; context now %.0f%%\n", w, env->window > 0 ? "" : " (default)",
+              100.0 * (double)env->occupancy / (double)(env->window_effective > 0 ? env->window_effective : 1));
+    if (have_z) {
+        admin_tokens(a, sizeof a, (double)z.swap_tokens);
+        admin_tokens(c, sizeof c, (double)z.recut_tokens);
+    }
+    sb_puts(&b, "swap (aged head becomes summary pointers):\n");
+    snprintf(e, sizeof e, "swap at this share of the window%s",
+             have_z && z.swap_source == ZONES_SRC_RATIO ? " (in effect)" : "");
+    sb_printf(&b, "  %-18s %-8.2f %s\n", "swapAtRatio", zc.swap_ratio > 0 ? zc.swap_ratio : ZONES_DEFAULT_SWAP_RATIO, e);
+    snprintf(e, sizeof e, "swap at this many tokens; wins over ratio and smartZone%s",
+             have_z && z.swap_source == ZONES_SRC_TOKENS ? " (in effect)" : "");
+    admin_row_long(&b, "swapAtTokens", zc.swap_tokens, e);
+    snprintf(e, sizeof e, "one number: swap at N tokens, re-cut at N x %.2f%s", ZONES_SMART_RECUT_FACTOR,
+             have_z && z.swap_source == ZONES_SRC_SMART ? " (in effect)" : "");
+    admin_row_long(&b, "smartZone", zc.smart_zone, e);
+    sb_puts(&b, "re-cut (one monotonic re-cut to a smaller shape):\n");
+    snprintf(e, sizeof e, "re-cut at this share of the window%s",
+             have_z && z.recut_source == ZONES_SRC_RATIO ? " (in effect)" : "");
+    sb_printf(&b, "  %-18s %-8.2f %s\n", "recutAtRatio", zc.recut_ratio > 0 ? zc.recut_ratio : ZONES_DEFAULT_RECUT_RATIO, e);
+    snprintf(e, sizeof e, "re-cut at this many tokens (folded above the swap line)%s",
+             have_z && z.recut_source == ZONES_SRC_TOKENS ? " (in effect)" : "");
+    admin_row_long(&b, "recutAtTokens", zc.recut_tokens, e);
+    sb_puts(&b, "summaries:\n");
+    snprintf(e, sizeof e, "the newest %ld tokens are never summarized%s",
+             have_z ? z.keep_recent_tokens : cfg->keep_recent_tokens,
+             have_z && z.keep_recent_clamped ? " (lowered to fit under the swap line)" : "");
+    admin_row_long(&b, "keepRecentTokens", cfg->keep_recent_tokens, e);
+    admin_row_long(&b, "summaryTokens", cfg->summary_tokens, "target size of one summary node");
+    admin_row_long(&b, "leafChunkTokens", cfg->leaf_chunk_tokens, "source tokens one leaf summarizes");
+    admin_row_long(&b, "asyncChunkTokens", cfg->async_chunk_tokens, "source tokens one between-turns pass may take");
+    if (have_z) {
+        char *t = zones_format_thresholds(&z);
+        sb_printf(&b, "in effect: %s = swap at %s tokens (%s) / re-cut at %s tokens (%s)", t ? t : "?", a,
+                  zones_source_name(z.swap_source), c, zones_source_name(z.recut_source));
+        free(t);
+    }
+    free(path);
+    free(tp);
+    return admin_finish(&b, lcm_config_to_json(cfg), 0, out, err);
+}
+
+int admin_settings_set(const admin_env *env, const char *key, const char *raw, lcm_config *ncfg,
+                       admin_result *out, char **err)
+{
+    char *e = NULL, *json = NULL, *path = admin_config_path(env->home), *tp = NULL, *value = NULL;
+    admin_result page = {0};
+    int rc;
+    while (*raw == ' ' || *raw == '\t') raw++;
+    value = lc_strdup(raw);
+    if (!path || !value) {
+        free(path);
+        free(value);
+        return lc_errf(err, LC_NOMEM, "out of memory");
+    }
+    for (size_t n = strlen(value); n > 0 && (value[n - 1] == ' ' || value[n - 1] == '\t'); n--) value[n - 1] = '\0';
+    if (!*value) {
+        rc = admin_line(out, NULL, 1,
+                        lc_asprintf("%s settings %s: give a value (e.g. %s settings swapAtRatio 0.6)", env->cmd, key,
+                                    env->cmd),
+                        err);
+        goto done;
+    }
+    if (lcm_config_home_guard(env->home, &e) != LC_OK) {
+        rc = admin_line(out, NULL, 1, lc_asprintf("%s settings: %s", env->cmd, e ? e : "refused"), err);
+        goto done;
+    }
+    /* A bare word is a string value: `summarizer auto` means "auto". */
+    cJSON *probe = cJSON_Parse(value), *str = probe ? NULL : cJSON_CreateString(value);
+    json = str ? cJSON_PrintUnformatted(str) : NULL;
+    cJSON_Delete(probe);
+    cJSON_Delete(str);
+    if (lcm_config_set(path, key, json ? json : value, ncfg, &e) != LC_OK) {
+        rc = admin_line(out, NULL, 1,
+                        lc_asprintf("%s settings: %s not changed: %s", env->cmd, key, e ? e : "rejected"), err);
+        goto done;
+    }
+    admin_env nenv = *env;
+    nenv.cfg = ncfg;
+    if ((rc = admin_settings_page(&nenv, &page, err)) != LC_OK) goto done;
+    tp = admin_tilde(path);
+    rc = admin_line(out, page.json, 0,
+                    lc_asprintf("set %s = %s (written to %s; the file it replaced is kept as lcm.json.bak "
+                                "unless a backup already existed)\n%s",
+                                key, value, tp ? tp : path, page.text),
+                    err);
+    page.json = NULL;
+done:
+    admin_result_free(&page);
+    cJSON_free(json);
+    free(value);
+    free(path);
+    free(tp);
+    free(e);
+    return rc;
+}
+
+/* ---- backup / export / import --------------------------------------------------------- */
+
+int admin_backup(const admin_env *env, admin_result *out, char **err)
+{
+    char stamp[48], *dir = NULL, *path = NULL, *e = NULL, *tp = NULL;
+    int rc;
+    struct stat sb;
+    if (!env->st) return admin_line(out, NULL, 1, admin_no_store(env), err);
+    admin_stamp(stamp, sizeof stamp);
+    dir = admin_lcm_dir(env);
+    path = dir ? lc_asprintf("%s/lcm-backup-%s-%s.db", dir, env->session_id ? env->session_id : "session", stamp)
+               : NULL;
+    if (!path) {
+        rc = lc_errf(err, LC_NOMEM, "out of memory");
+        goto done;
+    }
+    if (maint_backup(env->st, path, &e) != LC_OK) {
+        rc = admin_line(out, NULL, 1, lc_asprintf("%s backup failed: %s", env->cmd, e ? e : "?"), err);
+        goto done;
+    }
+    long long bytes = stat(path, &sb) == 0 ? (long long)sb.st_size : 0;
+    tp = admin_tilde(path);
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "session", env->session_id ? env->session_id : "");
+    cJSON_AddStringToObject(j, "path", path);
+    cJSON_AddNumberToObject(j, "bytes", (double)bytes);
+    out->metric = bytes;
+    rc = admin_line(out, j, 0,
+                    lc_asprintf("backup: %s (%lld KB; a consistent copy of the live store)", tp ? tp : path,
+                                bytes / 1024),
+                    err);
+done:
+    free(dir);
+    free(path);
+    free(tp);
+    free(e);
+    return rc;
+}
+
+int admin_export(const admin_env *env, const char *to, admin_result *out, char **err)
+{
+    char stamp[48], *path = NULL, *e = NULL, *tp = NULL;
+    int64_t rows = 0;
+    int rc;
+    if (!env->st) return admin_line(out, NULL, 1, admin_no_store(env), err);
+    if (to) {
+        path = lc_strdup(to);
+    } else {
+        /* Beside the stores, never in the working folder: it carries stored secrets. */
+        char *dir = admin_lcm_dir(env);
+        admin_stamp(stamp, sizeof stamp);
+        path = dir ? lc_asprintf("%s/lcm-export-%s-%s.jsonl", dir, env->session_id ? env->session_id : "session",
+                                 stamp)
+                   : NULL;
+        free(dir);
+    }
+    if (!path) return lc_errf(err, LC_NOMEM, "out of memory");
+    int64_t messages = store_message_count(env->st);
+    admin_progress(env, 0, messages);
+    if (maint_export(env->st, env->session_id, path, &rows, &e) != LC_OK) {
+        rc = admin_line(out, NULL, 1, lc_asprintf("%s export failed: %s", env->cmd, e ? e : "?"), err);
+        goto done;
+    }
+    admin_progress(env, messages, messages);
+    tp = admin_tilde(path);
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "session", env->session_id ? env->session_id : "");
+    cJSON_AddStringToObject(j, "path", path);
+    cJSON_AddNumberToObject(j, "rows", (double)rows);
+    cJSON_AddNumberToObject(j, "messages", (double)messages);
+    out->metric = rows;
+    rc = admin_line(out, j, 0,
+                    lc_asprintf("export: %lld rows to %s (verbatim, secrets included; mode 0600)", (long long)rows,
+                                tp ? tp : path),
+                    err);
+done:
+    free(path);
+    free(tp);
+    free(e);
+    return rc;
+}
+
+int admin_import(const admin_env *env, const char *path, admin_result *out, char **err)
+{
+    char *e = NULL;
+    int64_t rows = 0;
+    int rc;
+    if (!env->st) return admin_line(out, NULL, 1, admin_no_store(env), err);
+    if (!path)
+        return admin_line(out, NULL, 1,
+                          lc_asprintf("%s import: give the export file (%s import FILE.jsonl)", env->cmd, env->cmd),
+                          err);
+    if (maint_import(env->st, path, &rows, &e) != LC_OK) {
+        rc = admin_line(out, NULL, 1, lc_asprintf("%s import refused: %s", env->cmd, e ? e : "?"), err);
+    } else {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddNumberToObject(j, "rows", (double)rows);
+        out->metric = rows;
+        rc = admin_line(out, j, 0,
+                        lc_asprintf("import: %lld rows added (existing rows kept); full-text index rebuilt",
+                                    (long long)rows),
+                        err);
+    }
+    free(e);
+    return rc;
+}
+
+/* ---- report ---------------------------------------------------------------------------- */
+
+int admin_report(const admin_env *env, admin_result *out, char **err)
+{
+    char *path = admin_metrics_path(env->home), *e = NULL;
+    cJSON *rows = NULL;
+    int rc;
+    if (!path) return lc_errf(err, LC_NOMEM, "out of memory");
+    if (metrics_load(path, env->session_id, &rows, NULL, &e) != LC_OK) {
+        rc = admin_line(out, NULL, 1, lc_asprintf("%s report: %s", env->cmd, e ? e : "metrics unreadable"), err);
+        goto done;
+    }
+    cJSON *j = cJSON_CreateObject(), *kinds = cJSON_CreateObject();
+    if (env->session_id) cJSON_AddStringToObject(j, "session", env->session_id);
+    else cJSON_AddNullToObject(j, "session");
+    cJSON_AddNumberToObject(j, "rows", (double)cJSON_GetArraySize(rows));
+    const cJSON *r;
+    cJSON_ArrayForEach(r, rows)
+    {
+        const char *k = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "kind"));
+        if (!k) continue;
+        cJSON *n = cJSON_GetObjectItemCaseSensitive(kinds, k);
+        if (n) cJSON_SetNumberValue(n, n->valuedouble + 1);
+        else cJSON_AddNumberToObject(kinds, k, 1);
+    }
+    cJSON_AddItemToObject(j, "kinds", kinds);
+    rc = admin_line(out, j, 0, metrics_report(rows, env->session_id), err);
+done:
+    cJSON_Delete(rows);
+    free(path);
+    free(e);
+    return rc;
+}
+
+/* ---- doctor ---------------------------------------------------------------------------- */
+
+static cJSON *admin_report_json(const maint_report *rep, const char *path)
+{
+    cJSON *j = cJSON_CreateObject(), *checks = cJSON_AddArrayToObject(j, "checks");
+    cJSON_AddStringToObject(j, "path", path ? path : "");
+    cJSON_AddNumberToObject(j, "schema", rep->schema_version);
+    for (size_t i = 0; i < rep->n_checks; i++) {
+        cJSON *c = cJSON_CreateObject();
+        cJSON_AddStringToObject(c, "name", rep->checks[i].name);
+        cJSON_AddNumberToObject(c, "count", (double)rep->checks[i].count);
+        cJSON_AddBoolToObject(c, "info", rep->checks[i].info);
+        if (rep->checks[i].sample) cJSON_AddStringToObject(c, "sample", rep->checks[i].sample);
+        cJSON_AddItemToArray(checks, c);
+    }
+    cJSON_AddNumberToObject(j, "faults", (double)maint_report_faults(rep));
+    cJSON_AddNumberToObject(j, "messages", (double)rep->messages);
+    cJSON_AddNumberToObject(j, "removed", (double)rep->removed);
+    cJSON_AddNumberToObject(j, "summaries", (double)rep->summaries);
+    cJSON_AddNumberToObject(j, "dbBytes", (double)rep->db_bytes);
+    cJSON_AddBoolToObject(j, "damaged", 0);
+    return j;
+}
+
+/* No store open: a store file that is not a readable SQLite database (cut short,
+ * overwritten) is named; repair moves it aside, kept, for the caller to build again. */
+static int admin_doctor_damaged(const admin_env *env, int repair, admin_result *out, char **err)
+{
+    char *path = env->home && env->session_id ? catalog_path(env->home, env->session_id) : NULL;
+    char *why = NULL, *moved = NULL, *e = NULL, *tp = NULL;
+    int rc;
+    if (!path || !store_file_damaged(path, &why)) {
+        free(path);
+        rc = admin_line(out, NULL, 1, admin_no_store(env), err);
+        return rc == LC_OK ? LC_NOTFOUND : rc;
+    }
+    tp = admin_tilde(path);
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "path", path);
+    cJSON_AddBoolToObject(j, "damaged", 1);
+    cJSON_AddStringToObject(j, "why", why ? why : "damaged");
+    cJSON_AddNumberToObject(j, "faults", 1);
+    if (!repair) {
+        rc = admin_line(out, j, 1,
+                        lc_asprintf("LCM doctor: %s is not a readable SQLite database (%s); LCM is not active.\n"
+                                    "faults: 1 (%s doctor --repair moves it aside, kept, and rebuilds the store "
+                                    "from the session file)",
+                                    tp ? tp : path, why ? why : "damaged", env->cmd),
+                        err);
+        goto done;
+    }
+    char stamp[48];
+    admin_stamp(stamp, sizeof stamp);
+    if (maint_store_set_aside(path, stamp, &moved, &e) != LC_OK) {
+        cJSON_Delete(j);
+        rc = admin_line(out, NULL, 1,
+                        lc_asprintf("%s doctor --repair failed (nothing changed): %s", env->cmd, e ? e : "?"), err);
+        goto done;
+    }
+    char *tm = admin_tilde(moved);
+    cJSON_AddStringToObject(j, "movedTo", moved);
+    out->moved_to = moved;
+    moved = NULL;
+    rc = admin_line(out, j, 0,
+                    lc_asprintf("repair: %s was not a readable SQLite database (%s); moved aside to %s (kept)",
+                                tp ? tp : path, why ? why : "damaged", tm ? tm : out->moved_to),
+                    err);
+    free(tm);
+done:
+    free(path);
+    free(why);
+    free(moved);
+    free(e);
+    free(tp);
+    return rc;
+}
+
+int admin_doctor(const admin_env *env, int repair, admin_result *out, char **err)
+{
+    const lcm_config *cfg = env->cfg;
+    maint_report rep = {0};
+    maint_repair_stats rs = {0};
+    char *e = NULL, *checks = NULL, *chain = NULL, *origin = NULL, *cpath = NULL, *tp = NULL, *tc = NULL;
+    sbuf b = {0};
+    zones_resolved z;
+    int rc;
+    cJSON *j = NULL;
+    if (!env->st) return admin_doctor_damaged(env, repair, out, err);
+    if (repair) {
+        if (maint_repair(env->st, getpid(), &rs, &e) != LC_OK) {
+            rc = admin_line(out, NULL, 1,
+                            lc_asprintf("%s doctor --repair failed (nothing changed): %s", env->cmd, e ? e : "?"),
+                            err);
+            goto done;
+        }
+        sb_printf(&b, "repair: full-text index rebuilt; %lld summaries dropped (span or child gone), "
+                      "%lld duplicate spans removed, %lld dead-writer runs reaped, %lld orphan rows deleted\n",
+                  (long long)rs.dropped, (long long)rs.duplicates, (long long)rs.reaped, (long long)rs.orphans);
+    }
+    if (maint_doctor(env->st, getpid(), &rep, &e) != LC_OK) {
+        sb_free(&b);
+        rc = admin_line(out, NULL, 1, lc_asprintf("%s doctor failed: %s", env->cmd, e ? e : "?"), err);
+        goto done;
+    }
+    j = admin_report_json(&rep, store_path(env->st));
+    if (repair) {
+        cJSON *r = cJSON_AddObjectToObject(j, "repaired");
+        cJSON_AddNumberToObject(r, "dropped", (double)rs.dropped);
+        cJSON_AddNumberToObject(r, "duplicates", (double)rs.duplicates);
+        cJSON_AddNumberToObject(r, "reaped", (double)rs.reaped);
+        cJSON_AddNumberToObject(r, "orphans", (double)rs.orphans);
+    }
+    tp = admin_tilde(store_path(env->st));
+    sb_printf(&b, "LCM doctor: %s (schema %d)\n", tp ? tp : "?", rep.schema_version);
+    checks = maint_report_format(&rep);
+    sb_printf(&b, "%s\n", checks ? checks : "?");
+    int64_t faults = maint_report_faults(&rep);
+    char *fx = faults ? lc_asprintf(" (%s doctor --repair fixes them)", env->cmd) : NULL;
+    sb_printf(&b, "faults: %lld%s\n", (long long)faults, fx ? fx : "");
+    free(fx);
+    if (admin_resolve(env, &z) == LC_OK) {
+        char *t = zones_format_thresholds(&z);
+        sb_printf(&b, "thresholds: %s; zone %s at %zu tokens of %ld\n", t ? t : "?",
+                  zones_zone_name(zones_classify(&z, (long)env->occupancy)), env->occupancy, z.window);
+        free(t);
+    }
+    chain = admin_chain(cfg);
+    origin = admin_config_origin(cfg);
+    cpath = admin_config_path(env->home);
+    tc = cpath ? admin_tilde(cpath) : NULL;
+    sb_printf(&b, "summarizer chain that runs: %s (config: %s)\n", chain ? chain : "?", origin ? origin : "?");
+    sb_printf(&b, "config: %s (%s%s)\n", tc ? tc : "lcm.json",
+              cfg->file_state == LCM_CONFIG_LOADED   ? "loaded"
+              : cfg->file_state == LCM_CONFIG_CORRUPT ? "corrupt: defaults apply"
+                                                      : "absent: defaults",
+              cfg->n_problems ? "; problems reported at session start" : "");
+    sb_printf(&b, "footprint: %lld KB, %lld messages (%lld removed), %lld summaries, payload %lld bytes, "
+                  "%lld file handles, %lld runs",
+              (long long)(rep.db_bytes / 1024), (long long)rep.messages, (long long)rep.removed,
+              (long long)rep.summaries, (long long)rep.payload_bytes, (long long)rep.file_handles,
+              (long long)rep.runs);
+    cJSON_AddStringToObject(j, "chain", chain ? chain : "?");
+    out->metric = rs.dropped + rs.duplicates + rs.reaped;
+    rc = admin_finish(&b, j, faults ? 1 : 0, out, err);
+    j = NULL;
+done:
+    cJSON_Delete(j);
+    maint_report_free(&rep);
+    free(checks);
+    free(chain);
+    free(origin);
+    free(cpath);
+    free(tc);
+    free(tp);
+    free(e);
+    return rc;
+}
+
+/* ---- gc / migrate ---------------------------------------------------------------------- */
+
+static cJSON *admin_list_stores(sbuf *b, const catalog_list *l)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (size_t i = 0; i < l->n; i++) {
+        char *tp = admin_tilde(l->v[i].path);
+        sb_printf(b, "  %s  session %s, schema %d, %lld KB\n", tp ? tp : l->v[i].path, l->v[i].session_id,
+                  l->v[i].schema_version, (long long)(l->v[i].bytes / 1024));
+        free(tp);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "path", l->v[i].path);
+        cJSON_AddStringToObject(o, "session", l->v[i].session_id);
+        cJSON_AddNumberToObject(o, "schema", l->v[i].schema_version);
+        cJSON_AddNumberToObject(o, "bytes", (double)l->v[i].bytes);
+        cJSON_AddItemToArray(arr, o);
+    }
+    return arr;
+}
+
+int admin_gc(const admin_env *env, const char *const *session_dirs, size_t n_dirs, int apply, admin_result *out,
+             char **err)
+{
+    catalog_list plan = {0};
+    char *e = NULL, *dir = NULL, *xpath = NULL;
+    sbuf b = {0};
+    int rc;
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddBoolToObject(j, "apply", apply);
+    if (maint_gc_plan(env->home, session_dirs, n_dirs, env->session_id, &plan, &e) != LC_OK) {
+        rc = admin_line(out, j, 1, lc_asprintf("%s gc failed: %s", env->cmd, e ? e : "?"), err);
+        goto done;
+    }
+    cJSON_AddItemToObject(j, "stores", admin_list_stores(&b, &plan));
+    sb_free(&b);
+    cJSON_AddNumberToObject(j, "deleted", 0);
+    if (plan.n == 0) {
+        rc = admin_line(out, j, 0, lc_strdup("gc: no retired stores (every store's session file still exists)"), err);
+        goto done;
+    }
+    if (!apply) {
+        sb_printf(&b, "gc (dry run): %zu retired stores (no session file names them):\n", plan.n);
+        cJSON_Delete(admin_list_stores(&b, &plan));
+        sb_printf(&b, "%s gc --apply exports them to lcm-export-gc-<ts>.jsonl beside the stores, then "
+                      "DELETES them: cross-session search can no longer read them",
+                  env->cmd);
+        rc = admin_finish(&b, j, 1, out, err);
+        goto done_nojson;
+    }
+    if (lcm_config_home_guard(env->home, &e) != LC_OK) {
+        rc = admin_line(out, j, 1, lc_asprintf("%s gc: %s", env->cmd, e ? e : "refused"), err);
+        goto done;
+    }
+    char stamp[48];
+    admin_stamp(stamp, sizeof stamp);
+    dir = admin_lcm_dir(env);
+    xpath = dir ? lc_asprintf("%s/lcm-export-gc-%s.jsonl", dir, stamp) : NULL;
+    size_t deleted = 0;
+    if (!xpath) {
+        cJSON_Delete(j);
+        rc = lc_errf(err, LC_NOMEM, "out of memory");
+        goto done_nojson;
+    }
+    admin_progress(env, 0, (long long)plan.n);
+    int arc = maint_gc_apply(&plan, xpath, &deleted, &e);
+    admin_progress(env, (long long)deleted, (long long)plan.n);
+    cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(j, "deleted"), (double)deleted);
+    cJSON_AddStringToObject(j, "exportPath", xpath);
+    out->metric = (int64_t)deleted;
+    if (arc != LC_OK) {
+        rc = admin_line(out, j, 1,
+                        lc_asprintf("%s gc --apply: %s (%zu of %zu stores deleted)", env->cmd, e ? e : "failed",
+                                    deleted, plan.n),
+                        err);
+        goto done;
+    }
+    char *tp = admin_tilde(xpath);
+    sb_printf(&b, "gc: exported %zu stores to %s, then deleted them:\n", plan.n, tp ? tp : xpath);
+    free(tp);
+    cJSON_Delete(admin_list_stores(&b, &plan));
+    if (b.len) b.p[--b.len] = '\0';
+    rc = admin_finish(&b, j, 0, out, err);
+    goto done_nojson;
+done:
+    sb_free(&b);
+done_nojson:
+    catalog_list_free(&plan);
+    free(dir);
+    free(xpath);
+    free(e);
+    return rc;
+}
+
+int admin_migrate(const admin_env *env, int apply, admin_result *out, char **err)
+{
+    catalog_list plan = {0};
+    char *e = NULL;
+    sbuf b = {0};
+    size_t n = 0;
+    int rc;
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddBoolToObject(j, "apply", apply);
+    cJSON_AddNumberToObject(j, "schema", STORE_SCHEMA_VERSION);
+    if (maint_migrate_plan(env->home, &plan, &e) != LC_OK) {
+        rc = admin_line(out, j, 1, lc_asprintf("%s migrate failed: %s", env->cmd, e ? e : "?"), err);
+        goto done;
+    }
+    cJSON_AddItemToObject(j, "stores", admin_list_stores(&b, &plan));
+    sb_free(&b);
+    cJSON_AddNumberToObject(j, "migrated", 0);
+    if (plan.n == 0) {
+        rc = admin_line(out, j, 0, lc_asprintf("migrate: every store is at schema %d", STORE_SCHEMA_VERSION), err);
+        goto done;
+    }
+    if (!apply) {
+        sb_printf(&b, "migrate (dry run): %zu stores below schema %d (cross-session search skips them):\n", plan.n,
+                  STORE_SCHEMA_VERSION);
+        cJSON_Delete(admin_list_stores(&b, &plan));
+        sb_printf(&b, "%s migrate --apply upgrades them in place", env->cmd);
+        rc = admin_finish(&b, j, 1, out, err);
+        goto done;
+    }
+    if (lcm_config_home_guard(env->home, &e) != LC_OK) {
+        rc = admin_line(out, j, 1, lc_asprintf("%s migrate: %s", env->cmd, e ? e : "refused"), err);
+        goto done;
+    }
+    admin_progress(env, 0, (long long)plan.n);
+    int arc = maint_migrate_apply(env->home, &plan, &n, &e);
+    admin_progress(env, (long long)n, (long long)plan.n);
+    cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(j, "migrated"), (double)n);
+    out->metric = (int64_t)n;
+    rc = admin_line(out, j, arc != LC_OK,
+                    lc_asprintf("migrate: %zu of %zu stores upgraded to schema %d%s%s", n, plan.n,
+                                STORE_SCHEMA_VERSION, arc != LC_OK ? "; " : "", arc != LC_OK && e ? e : ""),
+                    err);
+done:
+    catalog_list_free(&plan);
+    free(e);
+    return rc;
+}
+
+/* ---- diagnose ------------------------------------------------------------------------------ */
+
+int admin_diagnose(const admin_env *env, const maint_diag_input *host, const char *save, admin_result *out,
+                   char **err)
+{
+    char *e = NULL, *pin = NULL, *thr = NULL, *block = NULL, *mpath = admin_metrics_path(env->home);
+    cJSON *rows = NULL;
+    zones_resolved z;
+    project_pin pp;
+    int rc;
+    maint_diag_input in = *host;
+    if (env->st && project_pin_get(env->st, &pp, NULL) == LC_OK) pin = project_pin_describe(&pp);
+    if (admin_resolve(env, &z) == LC_OK) thr = zones_format_thresholds(&z);
+    /* Unreadable metrics leave the rows out: the block still helps. */
+    if (mpath && metrics_load(mpath, env->session_id ? env->session_id : "-", &rows, NULL, NULL) != LC_OK)
+        rows = NULL;
+    in.session_id = env->session_id;
+    in.st = env->st;
+    in.store_path = env->st ? store_path(env->st) : NULL;
+    in.pin = pin ? pin : "none";
+    in.thresholds = thr;
+    in.model = env->model;
+    in.window = env->window;
+    char *chain = admin_chain(env->cfg), *cpath = admin_config_path(env->home);
+    cJSON *cj = lcm_config_to_json(env->cfg);
+    in.chain = chain;
+    in.config = cj;
+    in.config_path = cpath;
+    in.metrics_rows = rows;
+    block = maint_diagnose(&in);
+    if (!block) {
+        rc = lc_errf(err, LC_NOMEM, "out of memory");
+    } else if (!save) {
+        rc = admin_line(out, NULL, 0, block, err);
+        block = NULL;
+    } else if (maint_save(save, block, &e) != LC_OK) {
+        rc = admin_line(out, NULL, 1, lc_asprintf("%s diagnose --save failed: %s", env->cmd, e ? e : "?"), err);
+    } else {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "path", save);
+        cJSON_AddNumberToObject(j, "bytes", (double)strlen(block) + 1);
+        rc = admin_line(out, j, 0,
+                        lc_asprintf("diagnose: %zu bytes written to %s (mode 0600)", strlen(block) + 1, save), err);
+    }
+    free(block);
+    free(pin);
+    free(thr);
+    free(chain);
+    free(cpath);
+    free(mpath);
+    free(e);
+    cJSON_Delete(cj);
+    cJSON_Delete(rows);
+    return rc;
+}
+
+/* ---- heal / compact -------------------------------------------------------------------- */
+
+int admin_heal(const admin_env *env, summ_ctx *sc, int apply, int max_nodes, admin_result *out, char **err)
+{
+    const lcm_config *cfg = env->cfg;
+    dag_heal_opts o = {0};
+    dag_heal_report r = {0};
+    char *e = NULL;
+    int rc;
+    if (!env->st || !sc) return admin_line(out, NULL, 1, admin_no_store(env), err);
+    o.apply = apply;
+    o.max_nodes = max_nodes;
+    o.tokens_per_heal = cfg ? cfg->summarizer_tokens_per_heal : 120000;
+    o.heal_source_tokens = cfg ? lcm_config_heal_source_tokens(cfg) : 9600;
+    o.summary_tokens = cfg ? cfg->summary_tokens : 1200;
+    if (dag_heal(env->st, sc, &o, &r, &e) != LC_OK) {
+        rc = admin_line(out, NULL, 1, lc_asprintf("%s heal: %s", env->cmd, e ? e : "failed"), err);
+        goto done;
+    }
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddBoolToObject(j, "apply", apply);
+    cJSON_AddNumberToObject(j, "candidates", r.candidates);
+    cJSON_AddNumberToObject(j, "healed", r.healed);
+    cJSON_AddNumberToObject(j, "unchanged", r.unchanged);
+    cJSON_AddNumberToObject(j, "blocked", r.blocked);
+    cJSON_AddBoolToObject(j, "budgetStopped", r.budget_stopped);
+    cJSON_AddNumberToObject(j, "billedTokens", (double)r.billed_tokens);
+    out->metric = r.healed;
+    rc = admin_line(out, j, !apply && r.candidates > 0,
+                    lc_asprintf("heal (%s): %d mechanical node(s), %d healed, %d unchanged, %d blocked "
+                                "(source beyond eight windows), %s%ld tokens billed\n%s",
+                                apply ? "apply" : "dry run", r.candidates, r.healed, r.unchanged, r.blocked,
+                                r.budget_stopped ? "stopped by summarizerTokensPerHeal, " : "", r.billed_tokens,
+                                r.text ? r.text : ""),
+                    err);
+    /* admin_line marks status 1 with an "error" field; a dry run with work is not one */
+    cJSON_DeleteItemFromObjectCaseSensitive(out->json, "error");
+done:
+    dag_heal_report_free(&r);
+    free(e);
+    return rc;
+}
+
+int admin_compact(const admin_env *env, summ_ctx *sc, int max_rounds, admin_result *out, char **err)
+{
+    const lcm_config *cfg = env->cfg;
+    int64_t todo = 0, left = 0;
+    int leaves = 0, condensed = 0, passes = 0, rc;
+    char *e = NULL;
+    if (!env->st || !sc) return admin_line(out, NULL, 1, admin_no_store(env), err);
+    if (max_rounds <= 0) max_rounds = 1000;
+    if (dag_uncovered(env->st, 0, &todo, &e) != LC_OK) goto failed;
+    admin_progress(env, 0, todo);
+    /* Everything stored is history here (no live tail to keep): flush until nothing is left. */
+    dag_opts o = {.keep_recent_tokens = 0, .leaf_chunk_tokens = cfg->leaf_chunk_tokens,
+                  .summary_tokens = cfg->summary_tokens, .block_budget = cfg->summary_tokens * 8, .flush = 1,
+                  .max_nodes = 1};
+    for (; passes < max_rounds; passes++) {
+        dag_stats ds;
+        summ_pass_begin(sc);
+        if (dag_pass(env->st, sc, &o, &ds, &e) != LC_OK) goto failed;
+        leaves += ds.leaves;
+        condensed += ds.condensed;
+        if (dag_uncovered(env->st, 0, &left, &e) != LC_OK) goto failed;
+        admin_progress(env, todo - left, todo);
+        if (ds.leaves + ds.condensed == 0 && !ds.conflicts) break;
+    }
+    cJSON *j = cJSON_CreateObject();
+    int64_t summaries = store_summary_count(env->st);
+    cJSON_AddStringToObject(j, "session", env->session_id ? env->session_id : "");
+    cJSON_AddNumberToObject(j, "leaves", leaves);
+    cJSON_AddNumberToObject(j, "condensed", condensed);
+    cJSON_AddNumberToObject(j, "passes", passes);
+    cJSON_AddNumberToObject(j, "summaries", (double)summaries);
+    cJSON_AddNumberToObject(j, "uncovered", (double)left);
+    out->metric = leaves + condensed;
+    rc = admin_line(out, j, 0,
+                    lc_asprintf("compact %s: %d leaves and %d condensed nodes made in %d passes; %lld summaries, "
+                                "%lld messages left uncovered",
+                                env->session_id ? env->session_id : "?", leaves, condensed, passes,
+                                (long long)summaries, (long long)left),
+                    err);
+    free(e);
+    return rc;
+failed:
+    rc = admin_line(out, NULL, 1,
+                    lc_asprintf("%s compact %s: %s (%d leaves, %d condensed kept)", env->cmd,
+                                env->session_id ? env->session_id : "?", e ? e : "failed", leaves, condensed),
+                    err);
+    free(e);
+    return rc;
+}
