@@ -432,14 +432,18 @@ done:
     return rc;
 }
 
-int store_file_damaged(const char *path, char **why)
+/* One look at the file. A store another process is creating grows while it is looked at:
+ * the header is read first and the size taken after it, so a header never meets an older,
+ * smaller size. */
+static int store_file_damaged_once(const char *path, char **why)
 {
     unsigned char h[100];
     struct stat sb, wb;
-    if (why) *why = NULL;
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return 0;
-    ssize_t n = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) ? pread(fd, h, sizeof h, 0) : -1;
+    ssize_t n = -1;
+    if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && (n = pread(fd, h, sizeof h, 0)) > 0 && fstat(fd, &sb) != 0)
+        n = -1;
     close(fd);
     if (n <= 0) return 0; /* empty: a store about to be created */
     char *wal = lc_asprintf("%s-wal", path);
@@ -463,6 +467,16 @@ int store_file_damaged(const char *path, char **why)
         return 1;
     }
     return 0;
+}
+
+int store_file_damaged(const char *path, char **why)
+{
+    if (why) *why = NULL;
+    if (!store_file_damaged_once(path, NULL)) return 0;
+    /* Judged damaged: look once more a moment later, since a store being created (its
+     * header written, its first page not yet) looks truncated for that moment. */
+    nanosleep(&(struct timespec){0, 50 * 1000000L}, NULL);
+    return store_file_damaged_once(path, why);
 }
 
 static int store_open_once(const char *agent_home, const char *session_id, const char *session_cwd,

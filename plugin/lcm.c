@@ -541,9 +541,12 @@ static int lcm_attach(lc_plugin *p, long wait_ms)
     /* The marks of a resumed tree, and what the store missed (a crash, a failed write, a
      * deleted store, a store that was busy until now): the branch read once here is the
      * session file's truth. */
+    /* The active branch first: the store's ingest takes the newest stored entry of a
+     * batch as proof that what comes before it is stored too, which an abandoned tail
+     * stored ahead of its ancestors would break for a concurrent `lcm import`. */
+    lcm_ingest_branch_tail(p);
     lcm_ingest_offbranch(p);
     lcm_mark_from_host(p);
-    lcm_ingest_branch_tail(p);
     lcm_summ_open(p);
     projstate_load(p->lcm->proj, p->lcm->st);
     return LC_OK;
