@@ -16,11 +16,14 @@
 #include <cjson/cJSON.h>
 
 #include "cli.h"
+#include "bundle.h"
+#include "catalog.h"
 #include "hook.h"
 #include "hooks.h"
 #include "import.h"
 #include "mcp.h"
 #include "progress.h"
+#include "store.h"
 #include "util.h"
 
 /* A file below this imports too fast to need a bar. */
@@ -38,6 +41,9 @@ static const char usage[] =
     "  expand SESSION ID|#N        verbatim windows of a message or a summary's originals\n"
     "  hooks install|uninstall|doctor --agent claude-code|codex [--scope user|project]\n"
     "       [--dry-run] [--prompt-hook]  wire lcm hook + lcm mcp into Claude Code / Codex\n"
+    "  handoff [--generate] [--session ID] [--cwd DIR]\n"
+    "                              a session's handoff (default: the folder's newest session);\n"
+    "                              --generate builds and stores it for the next session's bundle\n"
     "  hook EVENT [--budget N]     run by those hooks: session-start, stop, subagent-stop,\n"
     "                              session-end, user-prompt-submit, precompact (JSON on stdin)\n";
 
@@ -224,6 +230,49 @@ done:
     return rc;
 }
 
+/* `lcm handoff`: print a session's stored handoff; --generate builds it from the session's
+ * messages and stores it (the next session's bundle carries it first). Exit 1 when there is
+ * nothing to show. */
+static int lcm_handoff(const char *home, const char *session, const char *cwd, int generate)
+{
+    char *err = NULL, *sid = NULL, *text = NULL;
+    store *s = NULL;
+    int rc = 1, schema = -1;
+    if (!session) {
+        if (bundle_latest_session(home, cwd, NULL, &sid, &err) != LC_OK || !sid) {
+            fprintf(stderr, "lcm handoff: %s\n", err ? err : "no stored session of this folder (give --session)");
+            goto done;
+        }
+        session = sid;
+    }
+    /* Read-only first: an unknown session is an error, never a new empty store. */
+    if (catalog_open(home, session, CATALOG_READ, &s, &schema, &err) != LC_OK ||
+        (generate && (store_close(s), s = NULL,
+                      catalog_open(home, session, CATALOG_WRITE, &s, &schema, &err) != LC_OK))) {
+        fprintf(stderr, "lcm handoff: %s\n", err ? err : "no such session");
+        goto done;
+    }
+    if (generate) {
+        if (bundle_handoff_make(s, session, &text, &err) != LC_OK ||
+            store_meta_put(s, BUNDLE_HANDOFF_KEY, text, &err) != LC_OK) {
+            fprintf(stderr, "lcm handoff: %s\n", err ? err : "failed");
+            goto done;
+        }
+    } else if (!(text = store_meta_get(s, BUNDLE_HANDOFF_KEY)) || !*text) {
+        fprintf(stderr, "lcm handoff: session %s has no handoff yet (lcm handoff --generate --session %s)\n",
+                session, session);
+        goto done;
+    }
+    fputs(text, stdout);
+    rc = 0;
+done:
+    store_close(s);
+    free(text);
+    free(sid);
+    free(err);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "hook")) return lcm_hook(argc, argv);
@@ -231,7 +280,7 @@ int main(int argc, char **argv)
     if (argc >= 2 && cli_owns(argv[1], argc, argv)) return cli_run(argc, argv);
     const char *home_opt = NULL, *scope = NULL, *session = NULL, *cwd_opt = NULL;
     long offset = 0;
-    int regex = 0, include_removed = 0, json = 0, rc = 2, npos = 0;
+    int regex = 0, include_removed = 0, json = 0, generate = 0, rc = 2, npos = 0;
     char **pos = calloc((size_t)argc + 1, sizeof *pos);
     char *home = NULL, *cwd = NULL;
     if (!pos) return 1;
@@ -252,6 +301,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--regex")) regex = 1;
         else if (!strcmp(a, "--include-removed")) include_removed = 1;
         else if (!strcmp(a, "--json")) json = 1;
+        else if (!strcmp(a, "--generate")) generate = 1;
         else if (a[0] == '-' && a[1] == '-') {
             fprintf(stderr, "lcm: unknown option %s (see lcm --help)\n", a);
             goto done;
@@ -297,6 +347,8 @@ int main(int argc, char **argv)
         rc = lcm_run_tool(&c, "lcm_sessions", a, json);
     } else if (!strcmp(verb, "status")) {
         rc = lcm_run_tool(&c, "lcm_status", NULL, json);
+    } else if (!strcmp(verb, "handoff")) {
+        rc = lcm_handoff(home, session, cwd_opt ? cwd_opt : cwd, generate);
     } else if (!strcmp(verb, "describe") || !strcmp(verb, "expand")) {
         if (npos != 2) {
             fprintf(stderr, "lcm %s: SESSION ID\n%s", verb, usage);
