@@ -643,6 +643,34 @@ static int imp_mark(imp *m, char **err)
     return rc;
 }
 
+/* One parsed line of the transcript, by its format. */
+static int imp_line(imp *m, const cJSON *root, const char *line, size_t len, size_t lineno, char **err)
+{
+    m->stats->lines++;
+    if (!cJSON_IsObject(root)) {
+        m->stats->bad_lines++;
+        return LC_OK;
+    }
+    switch (m->stats->format) {
+    case IMPORT_PI: return pi_line(m, root, line, len, lineno, err);
+    case IMPORT_CLAUDE: return claude_line(m, root, err);
+    default: return codex_line(m, root, lineno, err);
+    }
+}
+
+/* After a whole read: the removed marks of the branch the file ends on, the transcript as
+ * the store's session file (gc keeps the store while it exists), the session's own date. */
+static int imp_seal(imp *m, const char *path, char **err)
+{
+    int rc;
+    if ((rc = imp_mark(m, err)) != LC_OK) return rc;
+    char *rp = realpath(path, NULL);
+    if (rp) rc = store_meta_put(m->st, "session_file", rp, err);
+    free(rp);
+    if (rc != LC_OK) return rc;
+    return imp_date(m, err);
+}
+
 int import_file(const char *home, const char *path, import_progress_fn progress, void *ud,
                 import_stats *st, char **err)
 {
@@ -694,16 +722,7 @@ int import_file(const char *home, const char *path, import_progress_fn progress,
         }
         lineno += base_lineno;
         at = jsonl_offset(r);
-        st->lines++;
-        if (!cJSON_IsObject(root)) {
-            st->bad_lines++;
-        } else {
-            switch (st->format) {
-            case IMPORT_PI: rc = pi_line(&m, root, line, len, lineno, err); break;
-            case IMPORT_CLAUDE: rc = claude_line(&m, root, err); break;
-            default: rc = codex_line(&m, root, lineno, err); break;
-            }
-        }
+        rc = imp_line(&m, root, line, len, lineno, err);
         cJSON_Delete(root);
         if (rc != LC_OK) goto done;
         if (progress && st->lines % IMP_PROGRESS_LINES == 0) progress(ud, jsonl_offset(r), total);
@@ -715,15 +734,7 @@ int import_file(const char *home, const char *path, import_progress_fn progress,
     if ((rc = imp_flush(&m, err)) != LC_OK) goto done;
     /* A transcript with no message still gets its (empty) store, so it is listed. */
     if ((rc = imp_open_store(&m, err)) != LC_OK) goto done;
-    if ((rc = imp_mark(&m, err)) != LC_OK) goto done;
-    {
-        /* The transcript is this store's session file: gc keeps the store while it exists. */
-        char *rp = realpath(path, NULL);
-        if (rp) rc = store_meta_put(m.st, "session_file", rp, err);
-        free(rp);
-        if (rc != LC_OK) goto done;
-    }
-    if ((rc = imp_date(&m, err)) != LC_OK) goto done;
+    if ((rc = imp_seal(&m, path, err)) != LC_OK) goto done;
     snprintf(st->session_id, sizeof st->session_id, "%s", m.session_id);
     if (progress) progress(ud, total, total);
 done:
@@ -959,16 +970,7 @@ int import_file_resume(const char *home, const char *path, import_resume *rs, im
         }
         cJSON *root = cJSON_ParseWithLength(line, len);
         size_t abs_line = (size_t)base + lineno;
-        st->lines++;
-        if (!cJSON_IsObject(root)) {
-            st->bad_lines++;
-        } else {
-            switch (st->format) {
-            case IMPORT_PI: rc = pi_line(&m, root, line, len, abs_line, err); break;
-            case IMPORT_CLAUDE: rc = claude_line(&m, root, err); break;
-            default: rc = codex_line(&m, root, abs_line, err); break;
-            }
-        }
+        rc = imp_line(&m, root, line, len, abs_line, err);
         cJSON_Delete(root);
         if (rc != LC_OK) goto done;
         offset = jsonl_offset(r);
@@ -980,14 +982,7 @@ int import_file_resume(const char *home, const char *path, import_resume *rs, im
     }
     if ((rc = imp_flush(&m, err)) != LC_OK) goto done;
     if ((rc = imp_open_store(&m, err)) != LC_OK) goto done;
-    if (full) {
-        if ((rc = imp_mark(&m, err)) != LC_OK) goto done;
-        char *rp = realpath(path, NULL);
-        if (rp) rc = store_meta_put(m.st, "session_file", rp, err);
-        free(rp);
-        if (rc != LC_OK) goto done;
-        if ((rc = imp_date(&m, err)) != LC_OK) goto done;
-    }
+    if (full && (rc = imp_seal(&m, path, err)) != LC_OK) goto done;
     if (m.cwd && *m.cwd) {
         /* A store opened before the session's folder was known gets it now. */
         char *had = store_meta_get(m.st, "cwd");
