@@ -253,6 +253,8 @@ static int recall_pattern_visit(void *ud, const store_search_row *row, char **er
         return STORE_VISIT_STOP;
     }
     r->scanned++;
+    r->last_ordinal = row->ordinal;
+    r->last_id = row->id;
     if (plen < row->text_len) r->pattern_clipped++;
     if (m == RX_LIMIT || m == RX_FAIL) {
         if (r->limit_hits++ == 0) {
@@ -287,6 +289,17 @@ static int recall_grep_pattern(store *s, const recall_grep_opts *o, recall_resul
     PCRE2_SIZE eo;
     double budget = o->time_budget_ms > 0 ? o->time_budget_ms : RECALL_PATTERN_MS;
     r->total = -1;
+    if (o->resume && *o->resume) {
+        long long ord = -1, id = -1;
+        char tail = 0;
+        if (sscanf(o->resume, "%lld:%lld%c", &ord, &id, &tail) != 2 || ord < 0 || id < 1) {
+            rc = lc_errf(err, LC_INVALID, "lcm_grep: resume is \"ORDINAL:ID\" as a bounded scan named it");
+            goto done;
+        }
+        scope.after_ordinal = ord;
+        scope.after_id = id;
+        r->resumed = 1;
+    }
     re = pcre2_compile((PCRE2_SPTR)o->pattern, PCRE2_ZERO_TERMINATED,
                        (o->case_sensitive ? 0 : PCRE2_CASELESS) | PCRE2_MULTILINE | RX_COMPILE_OPTIONS,
                        &ec, &eo, NULL);
@@ -542,9 +555,14 @@ char *recall_grep_format(const recall_grep_opts *o, recall_scope scope, const re
                   r->limit_hits, r->limit_hits == 1 ? "it matches" : "they match");
     }
     if (r->timed_out && scope == RECALL_SCOPE_SESSION) {
-        sb_printf(&b, "bound: stopped at the one-second pattern limit after %zu message(s)", r->scanned);
+        sb_printf(&b, "bound: stopped at the one-second pattern limit after %zu message(s)%s", r->scanned,
+                  r->resumed ? " past the resume point" : "");
         if (r->stop_entry) sb_printf(&b, ", inside entry %s", r->stop_entry);
         sb_puts(&b, "; more may exist\n");
+        if (r->scanned)
+            sb_printf(&b, "continue: call again with the same pattern and resume \"%lld:%lld\" (hits already "
+                          "shown are not repeated; offset counts from there)\n",
+                      (long long)r->last_ordinal, (long long)r->last_id);
     }
     if (scope != RECALL_SCOPE_SESSION) {
         sb_printf(&b, "sessions: %zu searched", r->stores_searched);

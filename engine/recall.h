@@ -42,6 +42,8 @@ typedef struct recall_grep_opts {
     int redact;               /* mask secrets in snippets */
     size_t limit;             /* 0 = RECALL_PAGE */
     double time_budget_ms;    /* pattern bound; 0 = RECALL_PATTERN_MS */
+    const char *resume;       /* pattern, one session: "ORDINAL:ID" where a bounded scan
+                               * stopped (the output names it); NULL = from the start */
 } recall_grep_opts;
 
 typedef struct recall_hit {
@@ -77,6 +79,8 @@ typedef struct recall_result {
     char *limit_session;      /* cross-session: the store it is in */
     int limit_rc;             /* its PCRE2 error code (rx_limit_name) */
     char *stop_entry;         /* pattern: the message the time bound stopped inside */
+    int64_t last_ordinal, last_id; /* pattern: the last message read whole (the resume point) */
+    int resumed;              /* pattern: the scan started at o->resume */
     /* cross-session accounting */
     size_t stores_searched;
     size_t stores_older;      /* older-generation stores counted, not searched */

@@ -295,6 +295,9 @@ typedef int (*store_search_visit)(void *ud, const store_search_row *r, char **er
 typedef struct store_search_scope {
     int64_t summary_id;    /* > 0: only that node's originals */
     int include_removed;
+    /* scan only: start after the row (after_ordinal, after_id) in the scan's order -- where
+     * a bounded scan stopped; both 0 = from the start */
+    int64_t after_ordinal, after_id;
 } store_search_scope;
 
 /* How many messages in `scope` the full-text `query` (FTS5 syntax) matches. LC_INVALID

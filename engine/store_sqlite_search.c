@@ -180,12 +180,17 @@ int store_sqlite_search_scan(store *s, const store_search_scope *scope, store_se
                            STORE_SCOPE_CTE "SELECT m.id, m.entry_id, m.role, m.ordinal, m.removed,"
                            " m.text FROM messages m WHERE (m.removed = 0 OR ?2)"
                            " AND (?1 = 0 OR m.entry_id IN (SELECT entry_id FROM scope))"
+                           " AND (m.ordinal, m.id) > (?3, ?4)"
                            " ORDER BY m.ordinal, m.id",
                            -1, &st, NULL) != SQLITE_OK) {
         rc = store_sqlite_failed(s, err, "scan");
     } else {
         sqlite3_bind_int64(st, 1, scope->summary_id);
         sqlite3_bind_int(st, 2, scope->include_removed ? 1 : 0);
+        /* From the start: below every row (ordinals start at 0, ids at 1). */
+        int from_start = scope->after_ordinal == 0 && scope->after_id == 0;
+        sqlite3_bind_int64(st, 3, from_start ? -1 : scope->after_ordinal);
+        sqlite3_bind_int64(st, 4, from_start ? 0 : scope->after_id);
         rc = store_search_walk(s, st, "scan", visit, ud, stopped, err);
     }
     sqlite3_finalize(st);

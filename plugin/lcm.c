@@ -128,6 +128,7 @@ static int lcm_tool_grep(void *ud, const char *call_json, char **out, char **err
     o.pattern = lcm_str(a, "pattern");
     o.case_sensitive = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "case_sensitive"));
     o.include_removed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "include_removed"));
+    o.resume = lcm_str(a, "resume");
     if (lcm_count(a, "offset") < 0) {
         cJSON_Delete(call);
         return lcm_tool_error(lc_strdup("lcm_grep: offset is an integer from 0 to 1000000000"), out, err);
@@ -249,6 +250,7 @@ static const char lcm_grep_schema[] =
     "\"offset\":{\"type\":\"integer\",\"description\":\"hits to skip; pages are 20 hits\"},"
     "\"summary_id\":{\"type\":\"integer\",\"description\":\"search inside one summary's originals\"},"
     "\"include_removed\":{\"type\":\"boolean\",\"description\":\"include abandoned branches, labelled [removed]\"},"
+    "\"resume\":{\"type\":\"string\",\"description\":\"pattern: continue a scan that stopped at its time bound, from the point its output names\"},"
     "\"scope\":{\"type\":\"string\",\"enum\":[\"session\",\"sessions\",\"all_sessions\"]}}}";
 static const char lcm_describe_schema[] =
     "{\"type\":\"object\",\"properties\":{"

@@ -186,6 +186,14 @@ def probe_grep(host, batch):
     if removed:
         args["include_removed"] = True
     rc, out = host.tool("lcm_grep", args)
+    # A scan stopped by its one-second bound names where to continue; a model would call
+    # again from there, and so does the probe (a bound is not a miss).
+    for _ in range(50):
+        m = re.search(r'^continue: call again with the same pattern and resume "([0-9]+:[0-9]+)"', out, re.M)
+        if rc != 0 or not m:
+            break
+        rc, more = host.tool("lcm_grep", dict(args, resume=m.group(1)))
+        out += "\n" + more
     hits = [l for l in out.split("\n") if l.startswith("- ")]
     res = {}
     hidden_out = None

@@ -720,6 +720,60 @@ static void test_expand_question_on_common_words_reads_the_newest_matches(void *
     store_close(s);
 }
 
+/* A pattern scan stopped by its time bound names where to continue; calls resumed from each
+ * named point until none is named find exactly the matches an unbounded scan finds, each
+ * once, and a malformed resume point is refused. */
+static void test_pattern_scan_stopped_by_its_bound_resumes_to_every_match_once(void **state)
+{
+    (void)state;
+    store *s = open_store("resume", "/w");
+    fill(s, 20000, 0, "", "r");
+    recall_grep_opts o = {.pattern = "message \\d*7 about", .limit = 100000, .time_budget_ms = 60000};
+    recall_result all, part;
+    char *err = NULL;
+    assert_int_equal(recall_grep(s, &o, &all, &err), LC_OK);
+    assert_false(all.timed_out);
+    assert_int_equal(all.n, 2000);
+    char *seen = calloc(20000, 1), resume[64] = "";
+    size_t found = 0;
+    int calls = 0;
+    o.time_budget_ms = 5;
+    for (;;) {
+        o.resume = resume[0] ? resume : NULL;
+        assert_int_equal(recall_grep(s, &o, &part, &err), LC_OK);
+        calls++;
+        for (size_t i = 0; i < part.n; i++) {
+            size_t k = (size_t)atol(part.hits[i].entry_id + 1);
+            assert_int_equal(seen[k], 0); /* never twice */
+            seen[k] = 1;
+            found++;
+        }
+        int again = part.timed_out && part.scanned > 0;
+        if (again) {
+            char *text = recall_grep_format(&o, RECALL_SCOPE_SESSION, &part);
+            snprintf(resume, sizeof resume, "%lld:%lld", (long long)part.last_ordinal, (long long)part.last_id);
+            char want[96];
+            snprintf(want, sizeof want, "resume \"%s\"", resume);
+            assert_non_null(strstr(text, want)); /* the output names the point */
+            free(text);
+        }
+        assert_false(part.timed_out && part.scanned == 0); /* every call gets on */
+        recall_result_free(&part);
+        if (!again) break;
+    }
+    assert_true(calls >= 2); /* the bound did stop the scan */
+    assert_int_equal(found, all.n);
+    for (size_t i = 0; i < all.n; i++) assert_int_equal(seen[atol(all.hits[i].entry_id + 1)], 1);
+    o.resume = "12x";
+    assert_int_equal(recall_grep(s, &o, &part, &err), LC_INVALID);
+    assert_non_null(strstr(err, "resume"));
+    free(err);
+    recall_result_free(&part);
+    recall_result_free(&all);
+    free(seen);
+    store_close(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -742,6 +796,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_describe_summary_reports_tiers_cost_and_files, setup, teardown),
         cmocka_unit_test_setup_teardown(test_grep_line_never_cuts_a_secret_in_half, setup, teardown),
         cmocka_unit_test_setup_teardown(test_expand_question_on_common_words_reads_the_newest_matches, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pattern_scan_stopped_by_its_bound_resumes_to_every_match_once, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

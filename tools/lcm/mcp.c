@@ -167,6 +167,7 @@ static int mcp_tool_grep(const mcp_ctx *c, const cJSON *a, char **text, int *is_
     o.offset = (size_t)off;
     o.case_sensitive = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "case_sensitive"));
     o.include_removed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "include_removed"));
+    o.resume = mcp_str(a, "resume");
     o.summary_id = mcp_summary_id(a);
     o.redact = 1;
     /* scope: "all_sessions" (default), "sessions" (one project, by cwd), "session" with a
@@ -362,6 +363,7 @@ static const struct mcp_tool {
      "\"cwd\":{\"type\":\"string\",\"description\":\"project folder for scope sessions (default: the server's)\"},"
      "\"case_sensitive\":{\"type\":\"boolean\"},"
      "\"include_removed\":{\"type\":\"boolean\",\"description\":\"include abandoned branches, labelled [removed]\"},"
+     "\"resume\":{\"type\":\"string\",\"description\":\"pattern in one session: continue a scan that stopped at its time bound, from the point its output names\"},"
      "\"summary_id\":{\"type\":\"integer\",\"description\":\"with a session: search one summary's originals\"},"
      "\"offset\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"hits to skip (paging)\"}}}",
      mcp_tool_grep},
