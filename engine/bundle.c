@@ -43,16 +43,6 @@ typedef struct bundle_pick {
     char *date;
 } bundle_pick;
 
-static char *bundle_date(long long ms)
-{
-    char buf[32];
-    time_t t = (time_t)(ms / 1000);
-    struct tm tm;
-    if (ms <= 0 || !gmtime_r(&t, &tm)) return lc_strdup("date unknown");
-    strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", &tm);
-    return lc_strdup(buf);
-}
-
 /* Whether a store session id is the session starting now (the hook gives the agent's own
  * id; the import prefixes it, e.g. claude-<id>, codex-<id>). */
 static int bundle_is_self(const char *id, const char *self)
@@ -93,7 +83,7 @@ static int bundle_find(const char *home, const char *cwd, const char *self, bund
         *out = (bundle_pick){id, path, last, e->messages, NULL};
     }
     catalog_list_free(&l);
-    if (rc == LC_OK && out->id) out->date = bundle_date(out->last);
+    if (rc == LC_OK && out->id) out->date = lc_utc_format(out->last, "%Y-%m-%d %H:%M UTC", "date unknown");
     return rc;
 }
 
@@ -335,7 +325,7 @@ int bundle_handoff_make(store *s, const char *session_id, char **out, char **err
 {
     sbuf b = {0};
     long long count = store_message_count(s);
-    char *date = bundle_date(store_last_activity_ms(s));
+    char *date = lc_utc_format(store_last_activity_ms(s), "%Y-%m-%d %H:%M UTC", "date unknown");
     int rc;
     *out = NULL;
     sb_printf(&b, "Handoff of session %s (as of %s, %lld messages).\n", session_id, date ? date : "?", count);

@@ -341,15 +341,6 @@ int recall_grep(store *s, const recall_grep_opts *o, recall_result *out, char **
 
 /* ---- past sessions ------------------------------------------------------------------ */
 
-static char *recall_date(const char *created_ms)
-{
-    time_t t = created_ms ? (time_t)(atoll(created_ms) / 1000) : 0;
-    struct tm tm;
-    char buf[32];
-    if (!t || !gmtime_r(&t, &tm) || !strftime(buf, sizeof buf, "%Y-%m-%d", &tm)) return lc_strdup("?");
-    return lc_strdup(buf);
-}
-
 int recall_grep_sessions(const char *agent_home, const char *current_session_id,
                          const char *cwd, recall_scope scope, const recall_grep_opts *o,
                          recall_result *out, char **err)
@@ -407,7 +398,7 @@ int recall_grep_sessions(const char *agent_home, const char *current_session_id,
         }
         char *sid = store_meta_get(ps, "session_id");
         char *created = store_meta_get(ps, "created");
-        char *date = recall_date(created);
+        char *date = lc_utc_format(created ? atoll(created) : 0, "%Y-%m-%d", "?");
         recall_grep_opts po = *o;
         po.summary_id = 0;
         po.time_budget_ms = left;
@@ -1008,7 +999,7 @@ int recall_expand_session(const char *agent_home, const char *session_id,
     }
     cwd = store_meta_get(ps, "cwd");
     created = store_meta_get(ps, "created");
-    date = recall_date(created);
+    date = lc_utc_format(created ? atoll(created) : 0, "%Y-%m-%d", "?");
     label = lc_asprintf("session %s, %s, cwd %s", session_id, date ? date : "?", cwd ? cwd : "?");
     recall_expand_opts po = *o;
     po.past_label = label;

@@ -297,3 +297,12 @@ uint64_t lc_fnv1a_str(const char *s)
     for (; s && *s; s++) h = (h ^ (unsigned char)*s) * LC_FNV_PRIME;
     return h;
 }
+
+char *lc_utc_format(long long ms, const char *fmt, const char *unknown)
+{
+    char buf[64];
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+    if (ms <= 0 || !gmtime_r(&t, &tm) || !strftime(buf, sizeof buf, fmt, &tm)) return lc_strdup(unknown);
+    return lc_strdup(buf);
+}

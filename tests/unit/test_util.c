@@ -263,10 +263,22 @@ static void test_fnv1a_keeps_the_engines_values(void **state)
     assert_true(lc_fnv1a_str(NULL) == lc_fnv1a("", 0));
 }
 
+static void test_utc_format_formats_epoch_ms_and_says_unknown(void **state)
+{
+    (void)state;
+    char *a = lc_utc_format(1767225601000LL, "%Y-%m-%d %H:%M:%S", "?");
+    char *b = lc_utc_format(0, "%Y-%m-%d", "date unknown");
+    assert_string_equal(a, "2026-01-01 00:00:01");
+    assert_string_equal(b, "date unknown");
+    free(a);
+    free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fnv1a_keeps_the_engines_values),
+        cmocka_unit_test(test_utc_format_formats_epoch_ms_and_says_unknown),
         cmocka_unit_test(test_iso_ms_reads_utc_timestamps_and_refuses_others),
         cmocka_unit_test(test_zeroed_sbuf_detaches_to_empty_string),
         cmocka_unit_test(test_sbuf_grows_across_many_appends_and_keeps_bytes),

@@ -57,21 +57,12 @@ static void hook_on_alarm(int sig)
     _exit(0);
 }
 
-static char *hook_now(void)
-{
-    char buf[32];
-    time_t t = time(NULL);
-    struct tm tm;
-    if (!gmtime_r(&t, &tm)) return lc_strdup("?");
-    strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return lc_strdup(buf);
-}
-
 /* Append one line to <home>/lcm/hooks.log (the folder made 0700, the file 0600). */
 static void hook_log(const char *home, const char *event, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void hook_log(const char *home, const char *event, const char *fmt, ...)
 {
-    char *dir = lc_asprintf("%s/lcm", home), *path = lc_asprintf("%s/lcm/hooks.log", home), *now = hook_now();
+    char *dir = lc_asprintf("%s/lcm", home), *path = lc_asprintf("%s/lcm/hooks.log", home);
+    char *now = lc_utc_format((long long)time(NULL) * 1000, "%Y-%m-%dT%H:%M:%SZ", "?");
     sbuf b = {0};
     va_list ap;
     if (!dir || !path || !now) goto done;
@@ -113,7 +104,7 @@ static long hook_env_ms(const char *name, long dflt)
 
 static void hook_arm(const char *home, const char *event, long ms)
 {
-    char *now = hook_now();
+    char *now = lc_utc_format((long long)time(NULL) * 1000, "%Y-%m-%dT%H:%M:%SZ", "?");
     snprintf(hook_alarm_path, sizeof hook_alarm_path, "%s/lcm/hooks.log", home);
     snprintf(hook_alarm_line, sizeof hook_alarm_line,
              "%s lcm hook %s: timed out after %ld ms (the store may be locked or slow); gave up, the next hook "

@@ -99,16 +99,6 @@ done:
 
 /* ---- the store folder ----------------------------------------------------------------------- */
 
-static char *mcp_date(long long ms)
-{
-    char buf[32];
-    time_t t = (time_t)(ms / 1000);
-    struct tm tm;
-    if (ms <= 0 || !gmtime_r(&t, &tm)) return lc_strdup("?");
-    strftime(buf, sizeof buf, "%Y-%m-%d %H:%M", &tm);
-    return lc_strdup(buf);
-}
-
 /* Not a readable SQLite database: store_file_damaged, or no schema could be read (which is
  * not "older"). */
 static int mcp_damaged(const catalog_entry *e)
@@ -255,7 +245,7 @@ static int mcp_tool_sessions(const mcp_ctx *c, const cJSON *a, char **text, int 
     if (mcp_list_stores(c, cwd, &l, &e) != LC_OK) return mcp_fail(e, text, is_error);
     for (size_t i = (size_t)off; i < l.n && shown < (size_t)lim; i++) {
         const catalog_entry *v = &l.v[i];
-        char *date = mcp_date(v->created);
+        char *date = lc_utc_format(v->created, "%Y-%m-%d %H:%M", "?");
         shown++;
         sb_printf(&b, "%s  %s  %lld messages  %lld summaries  cwd %s%s\n", v->session_id, date ? date : "?",
                   (long long)v->messages, (long long)v->summaries, v->cwd && *v->cwd ? v->cwd : "?",
@@ -294,7 +284,7 @@ static int mcp_tool_status(const mcp_ctx *c, const cJSON *a, char **text, int *i
     char dmg[96] = "";
     if (damaged)
         snprintf(dmg, sizeof dmg, ", %zu damaged (`/lcm doctor --repair` in its session rebuilds it)", damaged);
-    if (l.n) newest = mcp_date(l.v[0].created);
+    if (l.n) newest = lc_utc_format(l.v[0].created, "%Y-%m-%d %H:%M", "?");
     *text = lc_asprintf("lcm (read-only MCP server %s)\nstores: %s/lcm\nsessions: %zu (%zu older-generation%s)\n"
                         "messages: %lld\nsummaries: %lld\nbytes: %lld\nnewest: %s%s%s\nschema: %d",
                         MCP_SERVER_VERSION, c->home, l.n, older, dmg, (long long)msgs, (long long)sums, (long long)bytes,
