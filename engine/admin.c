@@ -119,27 +119,14 @@ static int admin_line(admin_result *out, cJSON *json, int status, char *text, ch
     return json ? LC_OK : lc_errf(err, LC_NOMEM, "out of memory");
 }
 
-static int admin_stub_auto(void *ud, const char *sp, const char *pr, long mt, summ_completion *out, char **err)
-{
-    (void)ud, (void)sp, (void)pr, (void)mt, (void)out;
-    return lc_errf(err, LC_NOTFOUND, "not called");
-}
-
-static int admin_stub_model(void *ud, const char *pv, const char *m, const char *sp, const char *pr, long mt,
-                            summ_completion *out, char **err)
-{
-    (void)ud, (void)pv, (void)m, (void)sp, (void)pr, (void)mt, (void)out;
-    return lc_errf(err, LC_NOTFOUND, "not called");
-}
-
 char *admin_chain(const lcm_config *cfg)
 {
+    /* The chain is built from the configured names alone; describing it calls no model,
+     * so no completion functions are needed. */
     summ_config sc = {0};
     summ_ctx *ctx = NULL;
     sc.chain = (const char *const *)cfg->summarizer;
     sc.n_chain = cfg->n_summarizer;
-    sc.auto_fn = admin_stub_auto;
-    sc.model_fn = admin_stub_model;
     if (summ_create(&sc, &ctx, NULL) != LC_OK) return lc_strdup("?");
     char *d = summ_chain_describe(ctx);
     summ_free(ctx);
@@ -866,13 +853,13 @@ done:
 int admin_compact(const admin_env *env, summ_ctx *sc, int max_rounds, admin_result *out, char **err)
 {
     const lcm_config *cfg = env->cfg;
-    int64_t todo = 0, left = 0;
+    int64_t pending = 0, left = 0;
     int leaves = 0, condensed = 0, passes = 0, rc;
     char *e = NULL;
     if (!env->st || !sc) return admin_line(out, NULL, 1, admin_no_store(env), err);
     if (max_rounds <= 0) max_rounds = 1000;
-    if (dag_uncovered(env->st, 0, &todo, &e) != LC_OK) goto failed;
-    admin_progress(env, 0, todo);
+    if (dag_uncovered(env->st, 0, &pending, &e) != LC_OK) goto failed;
+    admin_progress(env, 0, pending);
     /* Everything stored is history here (no live tail to keep): flush until nothing is left. */
     dag_opts o = {.keep_recent_tokens = 0, .leaf_chunk_tokens = cfg->leaf_chunk_tokens,
                   .summary_tokens = cfg->summary_tokens, .block_budget = cfg->summary_tokens * 8, .flush = 1,
@@ -884,7 +871,7 @@ int admin_compact(const admin_env *env, summ_ctx *sc, int max_rounds, admin_resu
         leaves += ds.leaves;
         condensed += ds.condensed;
         if (dag_uncovered(env->st, 0, &left, &e) != LC_OK) goto failed;
-        admin_progress(env, todo - left, todo);
+        admin_progress(env, pending - left, pending);
         if (ds.leaves + ds.condensed == 0 && !ds.conflicts) break;
     }
     cJSON *j = cJSON_CreateObject();
