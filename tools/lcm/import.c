@@ -643,6 +643,19 @@ static int imp_mark(imp *m, char **err)
     return rc;
 }
 
+/* Everything an import holds, the store included. */
+static void imp_free(imp *m)
+{
+    for (size_t i = 0; i < m->n; i++) free(m->v[i].msg);
+    free(m->v);
+    ingest_idset_free(&m->ids);
+    ingest_batch_free(&m->batch);
+    free(m->batch_idx);
+    free(m->cwd);
+    cJSON_Delete(m->tool_names);
+    store_close(m->st);
+}
+
 /* One parsed line of the transcript, by its format. */
 static int imp_line(imp *m, const cJSON *root, const char *line, size_t len, size_t lineno, char **err)
 {
@@ -738,15 +751,8 @@ int import_file(const char *home, const char *path, import_progress_fn progress,
     snprintf(st->session_id, sizeof st->session_id, "%s", m.session_id);
     if (progress) progress(ud, total, total);
 done:
-    for (size_t i = 0; i < m.n; i++) free(m.v[i].msg);
-    free(m.v);
-    ingest_idset_free(&m.ids);
-    ingest_batch_free(&m.batch);
-    free(m.batch_idx);
-    free(m.cwd);
-    cJSON_Delete(m.tool_names);
+    imp_free(&m);
     jsonl_close(r);
-    store_close(m.st);
     return rc;
 }
 
@@ -996,15 +1002,8 @@ int import_file_resume(const char *home, const char *path, import_resume *rs, im
 oom:
     rc = lc_errf(err, LC_NOMEM, "out of memory");
 done:
-    for (size_t i = 0; i < m.n; i++) free(m.v[i].msg);
-    free(m.v);
-    ingest_idset_free(&m.ids);
-    ingest_batch_free(&m.batch);
-    free(m.batch_idx);
-    free(m.cwd);
-    cJSON_Delete(m.tool_names);
+    imp_free(&m);
     jsonl_close(r);
-    store_close(m.st);
     if (again) {
         rs->offset = 0; /* the store lost what the last call stored: from the start */
         return import_file_resume(home, path, rs, st, err);
