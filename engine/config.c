@@ -331,6 +331,7 @@ void lcm_config_free(lcm_config *cfg)
     free(cfg->base_urls);
     for (size_t i = 0; i < cfg->n_problems; i++) free(cfg->problems[i]);
     free(cfg->problems);
+    free(cfg->store_url);
     memset(cfg, 0, sizeof *cfg);
 }
 
@@ -518,6 +519,14 @@ static int cfg_apply_key(lcm_config *cfg, const cJSON *k)
     if (strcmp(name, "summarizer") == 0) return cfg_summarizer(cfg, k);
     if (strcmp(name, "zones") == 0) return cfg_zones(cfg, k);
     if (strcmp(name, "baseUrls") == 0) return cfg_base_urls(cfg, k);
+    if (strcmp(name, "store") == 0) {
+        /* The value is never echoed: the URI may carry a password. */
+        if (!cJSON_IsString(k) || (strncmp(k->valuestring, "postgresql://", 13) != 0 &&
+                                   strncmp(k->valuestring, "postgres://", 11) != 0))
+            return cfg_problem(cfg, "store: expected a postgresql:// URI; ignored");
+        free(cfg->store_url);
+        return (cfg->store_url = lc_strdup(k->valuestring)) ? LC_OK : LC_NOMEM;
+    }
     return cfg_problem(cfg, "%s: unknown key; ignored", name);
 }
 

@@ -63,6 +63,8 @@ typedef struct lcm_config {
     char **problems;                /* every normalization, one sentence each */
     size_t n_problems;
     int file_state;                 /* LCM_CONFIG_ABSENT / _LOADED / _CORRUPT */
+    char *store_url;                /* `store` key: a shared PostgreSQL store's URI (may
+                                     * hold a password: never printed); NULL = SQLite */
 } lcm_config;
 
 enum { LCM_CONFIG_ABSENT = 0, LCM_CONFIG_LOADED = 1, LCM_CONFIG_CORRUPT = 2 };

@@ -3,7 +3,9 @@
  * method table of the backend that opened it (in the manner of SQLite's VFS), so a second
  * backend is an addition, not an edit. Owns the choice of backend for an open, the
  * size/version check of a slot before it is called, the answer for a slot a backend does
- * not fill, and the few functions no backend needs to see (id checks, frees).
+ * not fill, and the few functions no backend needs to see (id checks, frees). The choice
+ * of backend is made here alone: a shared store's URI (LCM_STORE_URL, or the agent home's
+ * lcm.json `store` key) selects PostgreSQL, its absence the SQLite files.
  */
 #include "store.h"
 
@@ -11,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "util.h"
 
 /* A backend's struct store begins with its method table (store.h). */
@@ -28,7 +31,71 @@ static int store_unsupported(const store_methods *m, const char *what, char **er
     return lc_errf(err, LC_INVALID, "store: the %s backend does not support %s", m ? m->name : "?", what);
 }
 
-const store_backend *store_backend_default(void) { return &store_sqlite_backend; }
+/* A shared store's URI in the environment (an empty value is unset). */
+static const char *store_env_url(void)
+{
+    const char *u = getenv("LCM_STORE_URL");
+    return u && *u ? u : NULL;
+}
+
+const store_backend *store_backend_default(void)
+{
+    return store_env_url() ? &store_pg_backend : &store_sqlite_backend;
+}
+
+char *store_url(const char *agent_home)
+{
+    const char *env = store_env_url();
+    if (env) return lc_strdup(env);
+    if (!agent_home || !*agent_home) return NULL;
+    char *path = lc_asprintf("%s/lcm.json", agent_home), *url = NULL;
+    lcm_config cfg;
+    if (path && lcm_config_load(path, &cfg, NULL) == LC_OK) {
+        url = cfg.store_url;
+        cfg.store_url = NULL;
+        lcm_config_free(&cfg);
+    }
+    free(path);
+    return url;
+}
+
+/* The backend an agent home's stores live in: the one place the choice is made. */
+static const store_backend *store_backend_for(const char *agent_home)
+{
+    char *url = store_url(agent_home);
+    const store_backend *b = url ? &store_pg_backend : &store_sqlite_backend;
+    free(url);
+    return b;
+}
+
+/* A path naming a session of a shared store ("postgresql://...#sid"). */
+static int store_path_is_url(const char *path)
+{
+    return path && (strncmp(path, "postgresql://", 13) == 0 || strncmp(path, "postgres://", 11) == 0);
+}
+
+#define STORE_BACKEND_HAS(b, slot) \
+    (offsetof(store_backend, slot) + sizeof((b)->slot) <= (b)->size && (b)->slot)
+
+int store_open_session_readonly(const char *agent_home, const char *session_id, store **out,
+                                int *schema_version, char **err)
+{
+    const store_backend *b = store_backend_for(agent_home);
+    *out = NULL;
+    if (!STORE_BACKEND_HAS(b, x_open_session_readonly))
+        return lc_errf(err, LC_INVALID, "store: the %s backend opens a store by its path", b->name);
+    return b->x_open_session_readonly(agent_home, session_id, out, schema_version, err);
+}
+
+int store_list_sessions(const char *agent_home, int all_homes, int counts, store_session_visit visit,
+                        void *ud, int *listed, char **err)
+{
+    const store_backend *b = store_backend_for(agent_home);
+    *listed = 0;
+    if (!STORE_BACKEND_HAS(b, x_list)) return LC_OK;
+    *listed = 1;
+    return b->x_list(agent_home, all_homes, counts, visit, ud, err);
+}
 
 const char *store_backend_name(void) { return store_backend_default()->name; }
 const char *store_backend_version(void) { return store_backend_default()->x_version(); }
@@ -36,7 +103,7 @@ const char *store_backend_version(void) { return store_backend_default()->x_vers
 int store_open_wait(const char *agent_home, const char *session_id, const char *session_cwd,
                     long wait_ms, store **out, char **err)
 {
-    return store_backend_default()->x_open(agent_home, session_id, session_cwd, wait_ms, out, err);
+    return store_backend_for(agent_home)->x_open(agent_home, session_id, session_cwd, wait_ms, out, err);
 }
 
 int store_open(const char *agent_home, const char *session_id, const char *session_cwd,
@@ -47,7 +114,8 @@ int store_open(const char *agent_home, const char *session_id, const char *sessi
 
 int store_open_readonly(const char *db_path, store **out, int *schema_version, char **err)
 {
-    return store_backend_default()->x_open_readonly(db_path, out, schema_version, err);
+    const store_backend *b = store_path_is_url(db_path) ? &store_pg_backend : &store_sqlite_backend;
+    return b->x_open_readonly(db_path, out, schema_version, err);
 }
 
 int store_valid_id(const char *id)

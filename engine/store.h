@@ -536,6 +536,7 @@ typedef struct store_methods {
     int (*x_dedupe_spans)(store *s, int64_t *removed, char **err);
 } store_methods;
 
+struct store_session_info;
 typedef struct store_backend {
     int i_version;        /* STORE_METHODS_VERSION the backend was built against */
     size_t size;          /* sizeof(store_backend) as the backend was built */
@@ -545,11 +546,51 @@ typedef struct store_backend {
                   store **out, char **err);
     int (*x_open_readonly)(const char *path, store **out, int *schema_version, char **err);
     const char *(*x_version)(void);   /* the library's version, for a bug report */
+    /* A shared store (store_url set): open session `session_id` of this agent home
+     * read-only (LC_NOTFOUND when the database holds none), and list the sessions this
+     * agent home wrote, or every session in the database with `all_homes`. NULL for a
+     * backend whose stores are files (the catalog reads the folder). */
+    int (*x_open_session_readonly)(const char *agent_home, const char *session_id, store **out,
+                                   int *schema_version, char **err);
+    int (*x_list)(const char *agent_home, int all_homes, int counts,
+                  int (*visit)(void *ud, const struct store_session_info *si, char **err), void *ud,
+                  char **err);
 } store_backend;
+
+/* One session of a shared store, as a listing sees it (borrowed for the visit). */
+typedef struct store_session_info {
+    const char *path;          /* what store_open_readonly takes (no password in it) */
+    const char *session_id;
+    const char *agent_home;    /* the realpath of the home that wrote it */
+    const char *host;          /* the machine that wrote it */
+    const char *cwd;
+    const char *session_file;
+    long long created, last_activity;   /* epoch ms */
+    int64_t messages, summaries;        /* -1 / 0 without counts */
+} store_session_info;
+typedef int (*store_session_visit)(void *ud, const store_session_info *si, char **err);
 
 /* The backends this build carries. */
 extern const store_backend store_sqlite_backend;
-/* The one store_open and store_open_readonly use. */
+extern const store_backend store_pg_backend;
+/* The one store_open and store_open_readonly use: PostgreSQL when LCM_STORE_URL is set,
+ * else SQLite (an agent home's lcm.json `store` key is consulted by the calls that take a
+ * home, through store_url). */
 const store_backend *store_backend_default(void);
+
+/* ---- the shared store ----------------------------------------------------------------------
+ * Where an agent home's stores live when they are not files under it: the environment's
+ * LCM_STORE_URL, else the `store` key of <agent home>/lcm.json (a postgresql:// or
+ * postgres:// URI). NULL (no URL: the SQLite files, exactly as before) or malloc'd. */
+char *store_url(const char *agent_home);
+/* Open session `session_id` of `agent_home` read-only, in whichever backend holds it
+ * (catalog_open's read). LC_NOTFOUND when there is none; nothing is created. */
+int store_open_session_readonly(const char *agent_home, const char *session_id, store **out,
+                                int *schema_version, char **err);
+/* With a shared store: visit the sessions `agent_home` wrote (every session in the
+ * database with `all_homes`), oldest first; *listed = 1. Without one: *listed = 0 and
+ * nothing is visited (the catalog reads the folder). */
+int store_list_sessions(const char *agent_home, int all_homes, int counts, store_session_visit visit,
+                        void *ud, int *listed, char **err);
 
 #endif

@@ -631,10 +631,7 @@ void store_sqlite_close(store *s)
     sqlite3_finalize(s->st_fts);
     sqlite3_finalize(s->st_handle);
     sqlite3_close(s->db);
-    for (size_t i = 0; i < STORE_CALL_RING; i++) {
-        free(s->calls[i].id);
-        free(s->calls[i].path);
-    }
+    store_derive_calls_free(s->calls);
     free(s->last_entry);
     free(s->mode_note);
     free(s->path);

@@ -9,13 +9,8 @@
 #include <sqlite3.h>
 
 #include "store.h"
+#include "store_derive.h"
 
-#define STORE_CALL_RING 64
-
-typedef struct store_call {
-    char *id;
-    char *path;
-} store_call;
 
 struct store {
     const store_methods *methods; /* first: all store.c reads (store.h, backends) */

@@ -4,6 +4,7 @@
  * paths), the removed-branch marks of a tree move, and the read of one message.
  */
 #include "store.h"
+#include "store_derive.h"
 #include "store_sqlite_int.h"
 
 #include <stdlib.h>
@@ -29,50 +30,12 @@ static int64_t store_lookup_ordinal(store *s, const char *entry_id)
     return ord;
 }
 
-static const char *store_path_arg(const cJSON *args)
-{
-    static const char *const keys[] = {"path", "file_path", "filePath", "file", "filename"};
-    if (cJSON_IsString(args)) return NULL; /* arguments kept as a JSON string: not parsed here */
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, keys[i]);
-        if (cJSON_IsString(v) && v->valuestring[0]) return v->valuestring;
-    }
-    return NULL;
-}
-
-/* Remember the paths the assistant's tool calls named, so the result that follows can
- * become a file handle without re-reading the assistant row. */
-static void store_note_calls(store *s, const cJSON *msg)
-{
-    const cJSON *content = cJSON_GetObjectItemCaseSensitive(msg, "content");
-    const cJSON *b;
-    cJSON_ArrayForEach(b, content)
-    {
-        const cJSON *type = cJSON_GetObjectItemCaseSensitive(b, "type");
-        const cJSON *id = cJSON_GetObjectItemCaseSensitive(b, "id");
-        if (!cJSON_IsString(type) || strcmp(type->valuestring, "toolCall") != 0 || !cJSON_IsString(id))
-            continue;
-        const cJSON *args = cJSON_GetObjectItemCaseSensitive(b, "arguments");
-        cJSON *parsed = NULL;
-        if (cJSON_IsString(args)) args = parsed = cJSON_Parse(args->valuestring);
-        const char *path = store_path_arg(args);
-        store_call *c = &s->calls[s->call_next++ % STORE_CALL_RING];
-        free(c->id);
-        free(c->path);
-        c->id = lc_strdup(id->valuestring);
-        c->path = path ? lc_strdup(path) : NULL;
-        cJSON_Delete(parsed);
-    }
-}
-
 static char *store_find_call_path(store *s, const char *call_id)
 {
-    for (size_t i = 0; i < STORE_CALL_RING; i++)
-        if (s->calls[i].id && strcmp(s->calls[i].id, call_id) == 0)
-            return s->calls[i].path ? lc_strdup(s->calls[i].path) : NULL;
+    char *path = NULL;
+    if (store_derive_call_path(s->calls, call_id, &path)) return path;
     /* The call was ingested by an earlier process: read the newest assistant rows. */
     sqlite3_stmt *st = NULL;
-    char *path = NULL;
     int found = 0;
     if (sqlite3_prepare_v2(s->db,
                            "SELECT raw_json FROM messages WHERE role = 'assistant'"
@@ -82,42 +45,13 @@ static char *store_find_call_path(store *s, const char *call_id)
     while (!found && sqlite3_step(st) == SQLITE_ROW) {
         cJSON *m = cJSON_Parse((const char *)sqlite3_column_text(st, 0));
         if (!m) continue;
-        store_note_calls(s, m);
+        store_derive_note_calls(s->calls, &s->call_next, m);
         cJSON_Delete(m);
-        for (size_t i = 0; i < STORE_CALL_RING; i++)
-            if (s->calls[i].id && strcmp(s->calls[i].id, call_id) == 0) {
-                path = s->calls[i].path ? lc_strdup(s->calls[i].path) : NULL;
-                found = 1;
-                break;
-            }
+        found = store_derive_call_path(s->calls, call_id, &path);
     }
 done:
     sqlite3_finalize(st);
     return path;
-}
-
-/* The blocks the derived text does not carry (thinking, images, signatures, unknown
- * types or fields), as a JSON array text. */
-static char *store_payload_of(const cJSON *msg)
-{
-    const cJSON *content = cJSON_GetObjectItemCaseSensitive(msg, "content");
-    cJSON *arr = cJSON_CreateArray();
-    char *out = NULL;
-    if (!arr) return NULL;
-    const cJSON *b;
-    if (cJSON_IsArray(content)) {
-        cJSON_ArrayForEach(b, content)
-        {
-            const cJSON *type = cJSON_GetObjectItemCaseSensitive(b, "type");
-            const char *t = cJSON_IsString(type) ? type->valuestring : "";
-            int plain_text = strcmp(t, "text") == 0 && cJSON_GetArraySize(b) == 2;
-            int call = strcmp(t, "toolCall") == 0;
-            if (!plain_text && !call) cJSON_AddItemToArray(arr, cJSON_Duplicate(b, 1));
-        }
-    }
-    out = cJSON_PrintUnformatted(arr);
-    cJSON_Delete(arr);
-    return out;
 }
 
 static int store_record_handle(store *s, const char *entry_id, const char *path,
@@ -153,29 +87,11 @@ done:
     return rc;
 }
 
-/* Parse a message for its derived text. cJSON ends a string at an escaped NUL, which
- * would hide everything after it from search; the parse sees U+FFFD there instead (the
- * same six bytes), while raw_json keeps the original. */
-static cJSON *store_parse_for_text(const char *json, size_t len)
-{
-    if (!memmem(json, len, "\\u0000", 6)) return cJSON_ParseWithLength(json, len);
-    char *copy = lc_strndup(json, len);
-    if (!copy) return NULL;
-    for (char *p = copy; (p = memmem(p, len - (size_t)(p - copy), "\\u0000", 6)) != NULL; p += 6) {
-        size_t slashes = 0;
-        for (char *q = p; q > copy && q[-1] == '\\'; q--) slashes++;
-        if (slashes % 2 == 0) memcpy(p, "\\ufffd", 6);
-    }
-    cJSON *m = cJSON_ParseWithLength(copy, len);
-    free(copy);
-    return m;
-}
-
 /* Insert one message (already known to be new). *inserted = 1 when a row was written. */
 static int store_insert_one(store *s, const store_msg *m, int64_t ordinal,
                             store_ingest_stats *stats, char **err)
 {
-    cJSON *msg = store_parse_for_text(m->json, m->json_len);
+    cJSON *msg = store_derive_parse(m->json, m->json_len);
     char *text = NULL, *payload = NULL, *path = NULL;
     int rc = LC_OK, complete = 1;
     if (!msg) {
@@ -190,12 +106,12 @@ static int store_insert_one(store *s, const store_msg *m, int64_t ordinal,
     }
     size_t tlen = strlen(text);
     size_t chars = files_utf8_count(text, tlen);
-    if (!complete && !(payload = store_payload_of(msg))) {
+    if (!complete && !(payload = store_derive_payload(msg))) {
         rc = lc_errf(err, LC_NOMEM, "store: out of memory");
         goto done;
     }
     const char *tool_name = NULL;
-    if (role == MSG_ROLE_ASSISTANT) store_note_calls(s, msg);
+    if (role == MSG_ROLE_ASSISTANT) store_derive_note_calls(s->calls, &s->call_next, msg);
     if (role == MSG_ROLE_TOOL_RESULT) {
         tool_name = msg_tool_name(msg);
         const char *call_id = msg_tool_call_id(msg);

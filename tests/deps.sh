@@ -16,6 +16,9 @@ else
     have libcurl || pkgs="$pkgs libcurl4-openssl-dev"
     have cmocka || pkgs="$pkgs libcmocka-dev"
     have libpcre2-8 || pkgs="$pkgs libpcre2-dev"
+    have libpq || pkgs="$pkgs libpq-dev"
+    ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 ||
+        pkgs="$pkgs postgresql"
     command -v cc >/dev/null 2>&1 || pkgs="$pkgs gcc"
     command -v python3 >/dev/null 2>&1 || pkgs="$pkgs python3"
 fi

@@ -1,0 +1,108 @@
+/*
+ * store_derive.c -- the backend-neutral derivation of a message's row (store_derive.h):
+ * the NUL-safe parse, the payload, and the recent tool calls' paths.
+ */
+#include "store_derive.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+static const char *store_path_arg(const cJSON *args)
+{
+    static const char *const keys[] = {"path", "file_path", "filePath", "file", "filename"};
+    if (cJSON_IsString(args)) return NULL; /* arguments kept as a JSON string: not parsed here */
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, keys[i]);
+        if (cJSON_IsString(v) && v->valuestring[0]) return v->valuestring;
+    }
+    return NULL;
+}
+
+/* Remember the paths the assistant's tool calls named, so the result that follows can
+ * become a file handle without re-reading the assistant row. */
+void store_derive_note_calls(store_call *calls, size_t *next, const cJSON *msg)
+{
+    const cJSON *content = cJSON_GetObjectItemCaseSensitive(msg, "content");
+    const cJSON *b;
+    cJSON_ArrayForEach(b, content)
+    {
+        const cJSON *type = cJSON_GetObjectItemCaseSensitive(b, "type");
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(b, "id");
+        if (!cJSON_IsString(type) || strcmp(type->valuestring, "toolCall") != 0 || !cJSON_IsString(id))
+            continue;
+        const cJSON *args = cJSON_GetObjectItemCaseSensitive(b, "arguments");
+        cJSON *parsed = NULL;
+        if (cJSON_IsString(args)) args = parsed = cJSON_Parse(args->valuestring);
+        const char *path = store_path_arg(args);
+        store_call *c = &calls[(*next)++ % STORE_CALL_RING];
+        free(c->id);
+        free(c->path);
+        c->id = lc_strdup(id->valuestring);
+        c->path = path ? lc_strdup(path) : NULL;
+        cJSON_Delete(parsed);
+    }
+}
+
+/* The blocks the derived text does not carry (thinking, images, signatures, unknown
+ * types or fields), as a JSON array text. */
+char *store_derive_payload(const cJSON *msg)
+{
+    const cJSON *content = cJSON_GetObjectItemCaseSensitive(msg, "content");
+    cJSON *arr = cJSON_CreateArray();
+    char *out = NULL;
+    if (!arr) return NULL;
+    const cJSON *b;
+    if (cJSON_IsArray(content)) {
+        cJSON_ArrayForEach(b, content)
+        {
+            const cJSON *type = cJSON_GetObjectItemCaseSensitive(b, "type");
+            const char *t = cJSON_IsString(type) ? type->valuestring : "";
+            int plain_text = strcmp(t, "text") == 0 && cJSON_GetArraySize(b) == 2;
+            int call = strcmp(t, "toolCall") == 0;
+            if (!plain_text && !call) cJSON_AddItemToArray(arr, cJSON_Duplicate(b, 1));
+        }
+    }
+    out = cJSON_PrintUnformatted(arr);
+    cJSON_Delete(arr);
+    return out;
+}
+
+/* Parse a message for its derived text. cJSON ends a string at an escaped NUL, which
+ * would hide everything after it from search; the parse sees U+FFFD there instead (the
+ * same six bytes), while raw_json keeps the original. */
+cJSON *store_derive_parse(const char *json, size_t len)
+{
+    if (!memmem(json, len, "\\u0000", 6)) return cJSON_ParseWithLength(json, len);
+    char *copy = lc_strndup(json, len);
+    if (!copy) return NULL;
+    for (char *p = copy; (p = memmem(p, len - (size_t)(p - copy), "\\u0000", 6)) != NULL; p += 6) {
+        size_t slashes = 0;
+        for (char *q = p; q > copy && q[-1] == '\\'; q--) slashes++;
+        if (slashes % 2 == 0) memcpy(p, "\\ufffd", 6);
+    }
+    cJSON *m = cJSON_ParseWithLength(copy, len);
+    free(copy);
+    return m;
+}
+
+int store_derive_call_path(const store_call *calls, const char *call_id, char **path)
+{
+    *path = NULL;
+    for (size_t i = 0; i < STORE_CALL_RING; i++)
+        if (calls[i].id && strcmp(calls[i].id, call_id) == 0) {
+            *path = calls[i].path ? lc_strdup(calls[i].path) : NULL;
+            return 1;
+        }
+    return 0;
+}
+
+void store_derive_calls_free(store_call *calls)
+{
+    for (size_t i = 0; i < STORE_CALL_RING; i++) {
+        free(calls[i].id);
+        free(calls[i].path);
+        calls[i].id = calls[i].path = NULL;
+    }
+}
