@@ -1,6 +1,7 @@
 /*
  * catalog.c -- the stores under an agent home (catalog.h): the one reading of the store
- * folder, the per-store facts a listing carries, opening by session id, retiring.
+ * folder, the per-store facts a listing carries, opening by session id, retiring. With a
+ * shared store (store_url) the listing and the read are the database's sessions instead.
  */
 #include "catalog.h"
 
@@ -104,6 +105,78 @@ static int catalog_by_created(const void *a, const void *b)
     return catalog_by_name(a, b);
 }
 
+/* ---- a shared store's sessions (store_url set) ------------------------------------------ */
+
+typedef struct catalog_pg {
+    const catalog_filter *f;
+    catalog_list *out;
+    size_t cap;
+} catalog_pg;
+
+static int catalog_by_session(const void *a, const void *b)
+{
+    const catalog_entry *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : strcmp(x->path, y->path);
+}
+
+static int catalog_by_created_session(const void *a, const void *b)
+{
+    const catalog_entry *x = a, *y = b;
+    if (x->created != y->created) return x->created < y->created ? 1 : -1;
+    return catalog_by_session(a, b);
+}
+
+static int catalog_pg_visit(void *ud, const store_session_info *si, char **err)
+{
+    catalog_pg *c = ud;
+    catalog_entry e;
+    memset(&e, 0, sizeof e);
+    if (c->f->except_session && strcmp(si->session_id, c->f->except_session) == 0) return LC_OK;
+    e.schema_version = STORE_SCHEMA_VERSION;
+    e.created = si->created;
+    e.messages = si->messages;
+    e.summaries = si->summaries;
+    e.db_bytes = si->db_bytes;
+    if (!(e.path = lc_strdup(si->path)) || !(e.name = lc_strdup(si->session_id)) ||
+        !(e.session_id = lc_strdup(si->session_id)) || (si->cwd && !(e.cwd = lc_strdup(si->cwd))) ||
+        (si->session_file && !(e.session_file = lc_strdup(si->session_file))))
+        goto oom;
+    if (!catalog_passes(c->f, &e)) {
+        catalog_entry_free(&e);
+        return LC_OK;
+    }
+    if (c->out->n == c->cap) {
+        size_t nc = c->cap ? c->cap * 2 : 16;
+        catalog_entry *nv = realloc(c->out->v, nc * sizeof *nv);
+        if (!nv) goto oom;
+        c->out->v = nv;
+        c->cap = nc;
+    }
+    c->out->v[c->out->n++] = e;
+    return LC_OK;
+oom:
+    catalog_entry_free(&e);
+    return lc_errf(err, LC_NOMEM, "catalog: out of memory");
+}
+
+int catalog_list_sessions(const char *agent_home, const catalog_filter *f, int all_homes, catalog_list *out,
+                          int *listed, char **err)
+{
+    static const catalog_filter every = {0};
+    catalog_pg c = {.f = f ? f : &every, .out = out};
+    memset(out, 0, sizeof *out);
+    int rc = store_list_sessions(agent_home, all_homes, c.f->counts, catalog_pg_visit, &c, listed, err);
+    if (rc != LC_OK) {
+        catalog_list_free(out);
+        return rc;
+    }
+    if (out->n > 1)
+        qsort(out->v, out->n, sizeof *out->v,
+              c.f->order == CATALOG_NEWEST_FIRST ? catalog_by_created_session : catalog_by_session);
+    return LC_OK;
+}
+
 int catalog_list_stores(const char *agent_home, const catalog_filter *f, catalog_list *out,
                         char **err)
 {
@@ -116,6 +189,15 @@ int catalog_list_stores(const char *agent_home, const catalog_filter *f, catalog
     memset(out, 0, sizeof *out);
     if (!f) f = &every;
     if (!dir) return lc_errf(err, LC_NOMEM, "catalog: out of memory");
+    {
+        /* A shared store: the sessions this home wrote, not the folder. */
+        int listed = 0;
+        rc = catalog_list_sessions(agent_home, f, 0, out, &listed, err);
+        if (listed || rc != LC_OK) {
+            free(dir);
+            return rc;
+        }
+    }
     if (!(d = opendir(dir))) goto done; /* no store folder yet: nothing to list */
     while ((de = readdir(d))) {
         size_t l = strlen(de->d_name);
@@ -173,6 +255,13 @@ int catalog_open(const char *agent_home, const char *session_id, catalog_mode mo
         return rc;
     }
     if (!store_valid_id(session_id)) return lc_errf(err, LC_INVALID, "catalog: not a plain session id");
+    {
+        /* A shared store: the session's rows, by id, read-only (nothing is created). */
+        char *url = store_url(agent_home);
+        int shared = url != NULL;
+        free(url);
+        if (shared) return store_open_session_readonly(agent_home, session_id, out, schema_version, err);
+    }
     if (!(path = catalog_path(agent_home, session_id))) return lc_errf(err, LC_NOMEM, "catalog: out of memory");
     /* A read never creates the file SQLite would otherwise make for a missing name. */
     if (stat(path, &sb) != 0) rc = lc_errf(err, LC_NOTFOUND, "catalog: no store for session %s", session_id);

@@ -58,6 +58,14 @@ typedef struct catalog_filter {
 int catalog_list_stores(const char *agent_home, const catalog_filter *f, catalog_list *out,
                         char **err);
 
+/* With a shared store (store_url set for `agent_home`): the sessions `agent_home` wrote
+ * or, with `all_homes`, every session in the database (whoever wrote it), that pass `f`
+ * (NULL = all); *listed = 1. An entry's name and session_id are the session id, its path
+ * what store_open_readonly takes, its bytes 0. Without one: *listed = 0 and an empty list.
+ * catalog_list_stores calls it for `agent_home`'s own sessions. */
+int catalog_list_sessions(const char *agent_home, const catalog_filter *f, int all_homes, catalog_list *out,
+                          int *listed, char **err);
+
 /* <agent_home>/lcm/<session_id>.sqlite (malloc'd; NULL on OOM). */
 char *catalog_path(const char *agent_home, const char *session_id);
 

@@ -567,6 +567,7 @@ typedef struct store_session_info {
     const char *session_file;
     long long created, last_activity;   /* epoch ms */
     int64_t messages, summaries;        /* -1 / 0 without counts */
+    int64_t db_bytes;                   /* the bytes its rows hold; 0 without counts */
 } store_session_info;
 typedef int (*store_session_visit)(void *ud, const store_session_info *si, char **err);
 

@@ -236,7 +236,8 @@ static const char *const store_pg_migrations[] = {
     /* One session's rows, under the names the SQLite store uses: every statement of the
      * backend (and a test's plain SQL) reads and writes through these. */
     "CREATE SCHEMA IF NOT EXISTS lcm_session;"
-    "CREATE VIEW lcm_session.meta AS SELECT key, value FROM lcm.meta"
+    /* sid shown where an upsert names the key it conflicts on. */
+    "CREATE VIEW lcm_session.meta AS SELECT sid, key, value FROM lcm.meta"
     " WHERE sid = current_setting('lcm.sid')::bigint;"
     "CREATE VIEW lcm_session.messages AS SELECT id, entry_id, ordinal, role, text, chars, tokens, raw_json,"
     " payload, removed, tool_name, tool_path, created, tsv FROM lcm.messages"
@@ -255,7 +256,7 @@ static const char *const store_pg_migrations[] = {
     " WHERE sid = current_setting('lcm.sid')::bigint;"
     "CREATE VIEW lcm_session.lcm_cuts AS SELECT id, anchor_entry, anchor_ordinal, message, tokens, nodes, stubbed,"
     " created FROM lcm.lcm_cuts WHERE sid = current_setting('lcm.sid')::bigint;"
-    "CREATE VIEW lcm_session.lcm_pin AS SELECT id, cut_id, applied_tokens, \"window\", updated FROM lcm.lcm_pin"
+    "CREATE VIEW lcm_session.lcm_pin AS SELECT sid, id, cut_id, applied_tokens, \"window\", updated FROM lcm.lcm_pin"
     " WHERE sid = current_setting('lcm.sid')::bigint;"
     "CREATE VIEW lcm_session.lcm_events AS SELECT id, kind, data, created FROM lcm.lcm_events"
     " WHERE sid = current_setting('lcm.sid')::bigint;",
@@ -491,7 +492,8 @@ PGresult *store_pg_run(store *s, const char *sql, int n, const char *const *vals
             store_pg_offline(s, what, err);
             return NULL;
         }
-        PGresult *r = PQexecParams(s->conn, sql, n, NULL, vals, NULL, NULL, 0);
+        /* Without parameters a script of several statements may run (the migrations). */
+        PGresult *r = n ? PQexecParams(s->conn, sql, n, NULL, vals, NULL, NULL, 0) : PQexec(s->conn, sql);
         ExecStatusType st = PQresultStatus(r);
         if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK) {
             s->offline = 0;
@@ -878,10 +880,19 @@ static int store_pg_list(const char *agent_home, int all_homes, int counts, stor
         goto done; /* nothing was ever written */
     const char *v[] = {agent, all_homes ? "1" : "0", counts ? "1" : "0"};
     r = store_pg_run(s,
-                     "SELECT s.sid, s.session_id, s.agent_home, s.host, s.cwd, s.session_file, s.created,"
+                     /* cwd, session file and created as the session's meta says (as a SQLite
+                      * store's listing reads them), the sessions row's when meta has none. */
+                     "SELECT s.sid, s.session_id, s.agent_home, s.host,"
+                     " coalesce((SELECT value FROM lcm.meta x WHERE x.sid = s.sid AND x.key = 'cwd'), s.cwd),"
+                     " coalesce((SELECT value FROM lcm.meta x WHERE x.sid = s.sid AND x.key = 'session_file'),"
+                     "  s.session_file),"
+                     " coalesce((SELECT value FROM lcm.meta x WHERE x.sid = s.sid AND x.key = 'created'),"
+                     "  s.created::text)::bigint,"
                      " s.last_activity,"
                      " CASE WHEN $3 = '1' THEN (SELECT count(*) FROM lcm.messages m WHERE m.sid = s.sid) ELSE -1 END,"
-                     " CASE WHEN $3 = '1' THEN (SELECT count(*) FROM lcm.summaries m WHERE m.sid = s.sid) ELSE 0 END"
+                     " CASE WHEN $3 = '1' THEN (SELECT count(*) FROM lcm.summaries m WHERE m.sid = s.sid) ELSE 0 END,"
+                     " CASE WHEN $3 = '1' THEN (SELECT coalesce(sum(octet_length(m.text) + octet_length(m.raw_json)), 0)"
+                     "  FROM lcm.messages m WHERE m.sid = s.sid) ELSE 0 END"
                      " FROM lcm.sessions s WHERE $2 = '1' OR s.agent = $1 ORDER BY s.sid",
                      3, v, STORE_PG_IDEM, "list sessions", err);
     if (!r) {
@@ -901,6 +912,7 @@ static int store_pg_list(const char *agent_home, int all_homes, int counts, stor
             .last_activity = store_pg_col_int(r, i, 7),
             .messages = store_pg_col_int(r, i, 8),
             .summaries = store_pg_col_int(r, i, 9),
+            .db_bytes = store_pg_col_int(r, i, 10),
         };
         rc = path ? visit(ud, &si, err) : lc_errf(err, LC_NOMEM, "store: out of memory");
         free(path);

@@ -288,27 +288,35 @@ int store_pg_search_scan(store *s, const store_search_scope *scope, store_search
     int from_start = scope->after_ordinal == 0 && scope->after_id == 0;
     int64_t ord = from_start ? -1 : scope->after_ordinal, id = from_start ? 0 : scope->after_id;
     int stop = 0, rc = LC_OK;
+    /* The first batch is small: a scan bounded at a few milliseconds reaches its first row
+     * at once; later batches grow to STORE_PG_SCAN_BATCH. */
+    int64_t batch = 8;
     if (stopped) *stopped = 0;
     for (;;) {
         char sb[24], ob[24], ib[24], lb[24];
-        const char *v[] = {store_pg_i64(sb, scope->summary_id), scope->include_removed ? "1" : "0",
-                           store_pg_i64(ob, ord), store_pg_i64(ib, id), store_pg_i64(lb, STORE_PG_SCAN_BATCH)};
+        const char *v[] = {store_pg_i64(ob, ord), store_pg_i64(ib, id), store_pg_i64(lb, batch),
+                           scope->include_removed ? "1" : "0", store_pg_i64(sb, scope->summary_id)};
         PGresult *r = store_pg_run(s,
-                                   "WITH RECURSIVE sub(id) AS (SELECT $1::bigint UNION SELECT c.child_id FROM"
-                                   " summary_children c JOIN sub ON c.parent_id = sub.id),"
-                                   " scope(entry_id) AS (SELECT entry_id FROM summary_messages WHERE summary_id IN"
-                                   " (SELECT id FROM sub))"
-                                   " SELECT m.id, m.entry_id, m.role, m.ordinal, m.removed, m.text FROM messages m"
-                                   " WHERE (m.removed = 0 OR $2 = '1')"
-                                   " AND ($1::bigint <= 0 OR m.entry_id IN (SELECT entry_id FROM scope))"
-                                   " AND (m.ordinal, m.id) > ($3::bigint, $4::bigint)"
-                                   " ORDER BY m.ordinal, m.id LIMIT $5::bigint",
-                                   5, v, STORE_PG_IDEM, "scan", err);
+                                   scope->summary_id > 0
+                                       ? "WITH RECURSIVE sub(id) AS (SELECT $5::bigint UNION SELECT c.child_id FROM"
+                                         " summary_children c JOIN sub ON c.parent_id = sub.id),"
+                                         " scope(entry_id) AS (SELECT entry_id FROM summary_messages WHERE summary_id"
+                                         " IN (SELECT id FROM sub))"
+                                         " SELECT m.id, m.entry_id, m.role, m.ordinal, m.removed, m.text FROM messages m"
+                                         " WHERE (m.removed = 0 OR $4 = '1') AND m.entry_id IN (SELECT entry_id FROM scope)"
+                                         " AND (m.ordinal, m.id) > ($1::bigint, $2::bigint)"
+                                         " ORDER BY m.ordinal, m.id LIMIT $3::bigint"
+                                       : "SELECT m.id, m.entry_id, m.role, m.ordinal, m.removed, m.text FROM messages m"
+                                         " WHERE (m.removed = 0 OR $4 = '1')"
+                                         " AND (m.ordinal, m.id) > ($1::bigint, $2::bigint)"
+                                         " ORDER BY m.ordinal, m.id LIMIT $3::bigint",
+                                   scope->summary_id > 0 ? 5 : 4, v, STORE_PG_IDEM, "scan", err);
         if (!r) return LC_ERR;
         int got = PQntuples(r);
         rc = store_pg_visit_rows(r, visit, ud, &ord, &id, &stop, err);
         PQclear(r);
-        if (rc != LC_OK || stop || got < STORE_PG_SCAN_BATCH) break;
+        if (rc != LC_OK || stop || got < batch) break;
+        if (batch < STORE_PG_SCAN_BATCH) batch *= 4;
     }
     if (stopped) *stopped = stop;
     return rc;
