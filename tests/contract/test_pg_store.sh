@@ -7,7 +7,8 @@
 #   2. the real host replays a generated session through the .so: no .sqlite file is
 #      written, every message is in the database, `/lcm doctor` is clean, `lcm grep` finds
 #      a planted needle and `lcm sessions` lists the session;
-#   3. a second agent home's session is listed only with every home;
+#   3. a second agent home's session is its own; a server restart in the middle of a
+#      replay loses nothing;
 #   4. the password of the URI never appears in any output or error.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/pg/pg.sh"
@@ -78,6 +79,30 @@ assert_nogrep "$T/s1.txt" "other-home-session" "a home lists only the sessions i
 assert_grep "$T/g2.txt" "OTHERHOMEWORD" "the second home finds its own session's words"
 HOMES=$(pg_sql "SELECT count(DISTINCT agent) FROM lcm.sessions")
 assert_eq "$HOMES" "2" "the sessions table knows both agent homes"
+
+# 3b. a server restart in the middle of a replay loses nothing: the connection is reset and
+# the statement retried, or the write waits for the next turn's catch-up
+IN3="$T/in3.jsonl"
+OUT3="$T/out3.jsonl"
+"$HOST" gen --seed 9 --tokens 150000 "$IN3" >/dev/null || fail "gen"
+"$HOST" --home "$HOME_DIR" --plugin-dir "$PLUGINS" --session "$OUT3" --window 16000 replay "$IN3" \
+    > "$T/replay3.txt" 2>&1 &
+RPID=$!
+sleep 2
+pg_restart || fail "pg_ctl restart"
+wait "$RPID" || { tail -20 "$T/replay3.txt"; fail "the replay survives a server restart"; }
+ok
+"$HOST" --home "$HOME_DIR" --plugin-dir "$PLUGINS" --session "$OUT3" --command "/lcm doctor" > "$T/doctor3.txt" 2>&1
+assert_grep "$T/doctor3.txt" "^faults: 0" "doctor is clean after the restart"
+SID3=$(head -1 "$OUT3" | python3 -c "import json,sys;print(json.load(sys.stdin)['id'])")
+N3=$(python3 - "$OUT3" <<'PY'
+import json, sys
+print(sum(1 for l in open(sys.argv[1]) if l.strip() and json.loads(l).get("type") == "message"))
+PY
+)
+S3=$(pg_sql "SELECT count(*) FROM lcm.messages m JOIN lcm.sessions s ON s.sid = m.sid WHERE s.session_id = '$SID3'")
+[ "$S3" -ge "$N3" ] || fail "every message of the restarted replay is stored ($S3 of $N3)"
+ok
 
 # 4. the password never shows: a URI with one (trust auth ignores it), then a database that
 # does not exist (every error path names the store)
