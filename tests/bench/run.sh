@@ -49,6 +49,8 @@ fi
 rm -f "$REPLAY_OUT"
 echo "## store: ingest throughput, one more turn at 1k/10k/100k, query/pattern latency"
 run "$BUILD/bench/bench_store"
+echo "## the shared store: the same figures on PostgreSQL beside SQLite"
+run sh tests/bench/bench_pg.sh "$BUILD"
 echo "## lcm_grep ranked queries beside raw FTS5 (count, bm25 order, rowid order) on the same index"
 run "$BUILD/bench/bench_recall" 100000
 echo "## context hook: cost per call at growing history, JSON parse and serialization apart"
