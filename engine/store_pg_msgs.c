@@ -20,6 +20,8 @@
 
 /* ---- ingest ----------------------------------------------------------------------- */
 
+#define STORE_PG_INGEST_BATCH 500
+
 /* The ordinal of a stored entry, or -1 (-2 when the store could not be read). */
 static int64_t store_pg_lookup_ordinal(store *s, const char *entry_id, char **err)
 {
@@ -181,11 +183,24 @@ int store_pg_ingest(store *s, const store_msg *msgs, size_t n, store_ingest_stat
     /* The next ordinal is read under the session's lock. */
     if (ordinal < 0) ordinal = store_pg_int(s, "SELECT coalesce(max(ordinal) + 1, 0) FROM messages", 0, NULL, 0);
     const char *newest = NULL;
+    size_t in_batch = 0;
     for (size_t i = first_new; i < n; i++) {
         if (!msgs[i].entry_id) continue;
         if ((rc = store_pg_insert_one(s, &msgs[i], ordinal, stats, &newest_created, err)) != LC_OK) goto done;
         ordinal++;
         newest = msgs[i].entry_id;
+        /* A long history is committed in batches: the progress triggers rewrite one meta
+         * row per message, and PostgreSQL cannot prune a row's versions while the
+         * transaction that wrote them is open (a 20,000-message transaction is quadratic).
+         * Each batch is a prefix of the branch, so the walk back above still finds where
+         * a later call resumes. */
+        if (++in_batch == STORE_PG_INGEST_BATCH && i + 1 < n && !s->tx_open) {
+            if ((rc = store_pg_commit(s, err)) != LC_OK) goto done;
+            in_tx = 0;
+            if ((rc = store_pg_begin(s, err)) != LC_OK) goto done;
+            in_tx = 1;
+            in_batch = 0;
+        }
     }
     if (newest_created > 0) {
         char nb[24];
