@@ -77,7 +77,7 @@ hello_session "$T/h2.jsonl" "other-home-session" "$T/work" "OTHERHOMEWORD from t
 assert_nogrep "$T/s1.txt" "other-home-session" "a home lists only the sessions it wrote"
 "$LCM" grep --home "$H2" OTHERHOMEWORD > "$T/g2.txt" 2>&1
 assert_grep "$T/g2.txt" "OTHERHOMEWORD" "the second home finds its own session's words"
-HOMES=$(pg_sql "SELECT count(DISTINCT agent) FROM lcm.sessions")
+HOMES=$(pg_sql "SELECT count(DISTINCT agent) FROM lcm.sessions WHERE session_id IN ('$SID', 'other-home-session')")
 assert_eq "$HOMES" "2" "the sessions table knows both agent homes"
 
 # 3b. a server restart in the middle of a replay loses nothing: the connection is reset and
