@@ -465,7 +465,7 @@ int store_dedupe_spans(store *s, int64_t *removed, char **err);
  * against an older header (smaller `size`) simply lacks the newer slots. A NULL slot is
  * "not supported": the administration slots are optional (a status call answers LC_INVALID
  * naming the backend), every other one a backend fills. */
-#define STORE_METHODS_VERSION 1
+#define STORE_METHODS_VERSION 2 /* 2: store_backend gained x_open_session_readonly, x_list */
 
 typedef struct store_methods {
     int i_version;        /* STORE_METHODS_VERSION the backend was built against */
