@@ -18,6 +18,7 @@ else
     have libpcre2-8 || pkgs="$pkgs libpcre2-dev"
     command -v cc >/dev/null 2>&1 || pkgs="$pkgs gcc"
     command -v python3 >/dev/null 2>&1 || pkgs="$pkgs python3"
+    command -v tmux >/dev/null 2>&1 || pkgs="$pkgs tmux"
 fi
 [ -z "$pkgs" ] && exit 0
 if [ "${DEPS_UID:-$(id -u)}" = 0 ]; then
