@@ -12,7 +12,7 @@ OPT     ?= -O2
 SAN     ?=
 CFLAGS_BASE = -std=c11 -Wall -Wextra -Werror -g $(OPT) $(SAN) -D_GNU_SOURCE -fPIC -Iabi -Iengine
 LIBS    = -lsqlite3 -lcjson -lcurl -lpcre2-8 -lpthread -lm
-HOSTLIBS = -lcjson -lcurl -ldl -lpthread -lm
+HOSTLIBS = -lcjson -lcurl -lpcre2-8 -ldl -lpthread -lm
 
 ENGINE_SRC := $(wildcard engine/*.c)
 PLUGIN_SRC := $(wildcard plugin/*.c)

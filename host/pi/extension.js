@@ -1132,6 +1132,7 @@ export class PanelModel {
             if (ch) { this.edit.buf += ch; return "draw"; }
             return null;
         }
+        this.note = ""; /* the answer of a change shows until the next key */
         if (k === "q" || k === "ctrl+c") return "close";
         if (k === "escape") {
             if (this.view !== "diff") return "close";
