@@ -217,7 +217,7 @@ static int panel_show(panel *p, char *text)
         }
         l = nl ? nl + 1 : NULL;
     }
-    if (p->at > (long)p->n_events) p->at = 0;
+    if (p->view == PANEL_OVERVIEW && p->at > (long)p->n_events) p->at = 0;
     if (p->sel >= p->n_rows) p->sel = p->n_rows ? p->n_rows - 1 : 0;
     return LC_OK;
 }

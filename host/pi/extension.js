@@ -1112,7 +1112,7 @@ export class PanelModel {
                 this.rows.push({ line: i, key: m[1], value: m[2] });
             }
         });
-        if (this.at > this.events.length) this.at = 0;
+        if (this.view === "overview" && this.at > this.events.length) this.at = 0;
         if (this.sel >= this.rows.length) this.sel = Math.max(0, this.rows.length - 1);
     }
 
