@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import losslessContext, { Bridge, loadKoffi, loadPiAi, abiLayout } from "../../host/pi/extension.js";
+import losslessContext, { Bridge, loadKoffi, loadPiAi, abiLayout, PanelModel, panelKeyOf } from "../../host/pi/extension.js";
 
 const PROBE_SO = process.env.PROBE_SO;
 const LC_SO = process.env.LC_SO;
@@ -473,4 +473,39 @@ test("the blocking complete runs pi-ai as an ES module in its worker and skips a
         assert.match(b.runCommand("probe-complete", "", pi.ctx).text, /^complete=0:\{.*FRESH/);
         assert.equal(fake.requests().length, 3);
     } finally { b.unload(); fake.stop(); }
+});
+
+/* The panel model (PanelModel): which commands open a panel, and the page arguments its keys
+ * become; the pages are the plugin's text, read back only for their selectable rows. */
+test("panel keys become the plugin's page arguments", () => {
+    assert.equal(PanelModel.open("clm", "status"), null, "status stays a one-shot command");
+    assert.equal(PanelModel.open("lcm", "settings swapAtRatio 0.6"), null, "a settings change stays a command");
+    assert.equal(PanelModel.open("clm", "overview sideways"), null, "an argument the panel does not know goes to the page");
+    const m = PanelModel.open("clm", "overview requests");
+    assert.deepEqual(m.request(), ["clm", "overview requests"]);
+    m.show("overview (requests): ...\nevents (2; /clm overview at K selects one):\n" +
+        "    1. compaction after request 3: 900 tokens before\n    2. revision 4 accepted after request 5: 9 -> 5\n");
+    assert.equal(m.key("z"), "load");
+    assert.deepEqual(m.request(), ["clm", "overview turns"], "z cycles to the next zoom");
+    assert.equal(m.key("left"), "load");
+    assert.deepEqual(m.request(), ["clm", "overview turns at 2"], "<- from now selects the last event");
+    assert.equal(m.key("right"), "load");
+    assert.deepEqual(m.request(), ["clm", "overview turns"], "-> past the last event is now again");
+    m.key("left");
+    assert.equal(m.key("enter"), "load");
+    assert.deepEqual(m.request(), ["clm", "edits 4"], "Enter on an accepted edit is its diff page");
+    m.show("revision 4 accepted: kept 1\n  edited ...\n");
+    assert.equal(m.key("escape"), "load");
+    assert.deepEqual(m.request(), ["clm", "overview turns at 2"], "Esc from the diff keeps the selection");
+    assert.equal(m.key("escape"), "close");
+    const s = PanelModel.open("lcm", "settings");
+    s.show("LCM settings\nswap:\n  swapAtRatio        0.70     swap at\n  swapAtTokens       unset    swap at N\n");
+    s.key("down");
+    assert.equal(s.key("enter"), "draw");
+    assert.equal(s.edit.buf, "", "an unset value opens empty");
+    for (const c of "5000") s.key(c, c);
+    assert.equal(s.key("enter"), "apply");
+    assert.deepEqual(s.change, ["lcm", "settings swapAtTokens 5000"]);
+    assert.equal(panelKeyOf("\x1b[D"), "left");
+    assert.equal(panelKeyOf("\x1b"), "escape");
 });
