@@ -370,6 +370,18 @@ static void panel_on_winch(int sig)
     panel_resized = 1;
 }
 
+/* SIGTERM or SIGHUP while the panel is up: give the terminal back, then die of the signal
+ * as the host would have (only async-signal-safe calls here). */
+static void panel_on_fatal(int sig)
+{
+    static const char leave[] = "\033[?25h\033[?1049l";
+    ssize_t w = write(1, leave, sizeof leave - 1);
+    (void)w;
+    tcsetattr(0, TCSAFLUSH, &panel_saved);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
 /* Put the text width-safe on the line: at most `cols` characters, never a split one. */
 static void panel_put(sbuf *b, const char *s, size_t cols)
 {
@@ -433,7 +445,7 @@ int panel_run(agent *a, const char *line, char **err)
 {
     panel p;
     struct termios raw;
-    struct sigaction sa, old_winch;
+    struct sigaction sa, old_winch, old_term, old_hup;
     if (!panel_parse(line, &p)) return lc_errf(err, LC_INVALID, "%s is not a panel page", line);
     if (tcgetattr(0, &panel_saved) != 0)
         return lc_errf(err, LC_ERR, "the terminal cannot be read: %s", strerror(errno));
@@ -450,6 +462,9 @@ int panel_run(agent *a, const char *line, char **err)
     sa.sa_handler = panel_on_winch;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGWINCH, &sa, &old_winch);
+    sa.sa_handler = panel_on_fatal;
+    sigaction(SIGTERM, &sa, &old_term);
+    sigaction(SIGHUP, &sa, &old_hup);
     fputs("\033[?1049h\033[?25l\033[2J", stdout);
     int rc = panel_load(&p, a);
     int what = PANEL_DRAW;
@@ -488,6 +503,8 @@ int panel_run(agent *a, const char *line, char **err)
     fflush(stdout);
     tcsetattr(0, TCSAFLUSH, &panel_saved);
     sigaction(SIGWINCH, &old_winch, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGHUP, &old_hup, NULL);
     panel_clear_page(&p);
     if (rc == LC_NOMEM) return lc_errf(err, LC_NOMEM, "out of memory");
     return rc;

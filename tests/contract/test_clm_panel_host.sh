@@ -7,7 +7,8 @@
 # last event (the accepted revision, marked '>' by the plugin) and Enter shows its
 # side-by-side diff (`/clm edits 1`); Esc goes back to the overview and Esc again closes the
 # panel; the terminal is back in cooked mode (a typed command echoes and runs); `/lcm
-# settings` opens the cockpit and an edit there is saved to lcm.json. Bounded polls only.
+# settings` opens the cockpit and an edit there is saved to lcm.json; after /quit, and after a
+# SIGTERM with the panel up, the terminal is in cooked mode with echo. Bounded polls only.
 . "$(dirname "$0")/lib.sh"
 command -v tmux >/dev/null 2>&1 || { echo "SKIP: tmux is not installed"; exit 0; }
 
@@ -39,6 +40,7 @@ cat > "$T/host.sh" <<EOF
 cd "$T/work" && TMPDIR="$T/tmp" "$HOST" --home "$HOME_DIR" --plugin-dir "$PLUGINS" --session "$S" \
     --cwd "$T/work" 2>"$T/host-stderr.txt"
 echo "HOST EXITED \$?"
+echo "TTY: \$(stty -a | tr ' ;' '\n\n' | grep -Ex -- '-?(icanon|echo)' | tr '\n' ' ')"
 sleep 600
 EOF
 $TM new-session -d -s host -x 120 -y 40 "sh $T/host.sh" || fail "tmux cannot start a session"
@@ -119,4 +121,17 @@ $TM send-keys -t host q
 wait_gone "/lcm settings -- lines" "q did not close the cockpit"
 $TM send-keys -t host "/quit" Enter
 wait_for "HOST EXITED 0" "the host did not quit cleanly after the panels"
+wait_for "TTY: icanon echo" "the terminal is not back in cooked mode with echo after the host quit"
+
+# Killed with the panel up (SIGTERM): the terminal is still given back.
+$TM kill-session -t host
+$TM new-session -d -s host -x 120 -y 40 "sh $T/host.sh" || fail "tmux cannot start a second session"
+wait_for ">" "the interactive prompt did not appear the second time"
+$TM send-keys -t host "/clm overview" Enter
+wait_for "/clm overview fit -- lines" "the panel did not open the second time"
+HOST_PID=$(pgrep -P "$($TM list-panes -t host -F '#{pane_pid}')" agent-host)
+[ -n "$HOST_PID" ] || fail "the host's pid is not found under its pane"
+kill -TERM "$HOST_PID"
+wait_for "HOST EXITED 143" "the host did not die of SIGTERM"
+wait_for "TTY: icanon echo" "SIGTERM with the panel up left the terminal in raw mode"
 done_ok
