@@ -509,3 +509,41 @@ test("panel keys become the plugin's page arguments", () => {
     assert.equal(panelKeyOf("\x1b[D"), "left");
     assert.equal(panelKeyOf("\x1b"), "escape");
 });
+
+test("/clm overview: a panel where Pi can show one (keys re-ask the plugin), a notification where it cannot", async () => {
+    const sm = new FakeSession();
+    sm.message("user", "task");
+    sm.message("assistant", "ok", { usage: { input: 900, output: 10, cacheRead: 0, cacheWrite: 0, totalTokens: 910 } });
+    const { b, pi } = newBridge(LC_SO, sm);
+    b.event("session_start", { reason: "startup" }, pi.ctx);
+    const handler = pi.commands.get("clm").handler;
+    /* RPC mode: custom() answers without calling the factory. */
+    const rpc = { ...pi.ctx, ui: { ...pi.ctx.ui, custom: async () => undefined } };
+    await handler("overview", rpc);
+    assert.match(pi.notes.at(-1).msg, /^overview \(fit\)/, "the page is notified as text");
+    /* Interactive mode: the factory's component is the panel. */
+    let panel = null, closed = false, renders = 0;
+    const tui = { terminal: { rows: 30 }, requestRender: () => { renders++; } };
+    const theme = { fg: (_c, s) => s };
+    const shown = new Promise((resolve) => {
+        const ui = { ...pi.ctx.ui, custom: (factory) => new Promise((done) => {
+            panel = factory(tui, theme, null, (v) => { closed = true; done(v); });
+            resolve();
+        }) };
+        handler("overview", { ...pi.ctx, ui });
+    });
+    await shown;
+    const notes = pi.notes.length;
+    assert.ok(panel.render(100).some((l) => l.includes("overview (fit)")), "the panel shows the plugin's page");
+    panel.handleInput("z");
+    assert.ok(renders > 0, "a key asks Pi to redraw");
+    const lines = panel.render(100);
+    assert.ok(lines.some((l) => l.includes("overview (requests)")), lines.join("\n"));
+    const bare = (l) => l.replace(/\x1b\[[0-9;]*m/g, "");
+    assert.ok(lines.every((l) => bare(l).length <= 100), JSON.stringify(lines.filter((l) => bare(l).length > 100)));
+    panel.handleInput("\x1b");
+    assert.equal(closed, true, "Esc closes the panel");
+    assert.equal(pi.notes.length, notes, "a panel's pages are not notified");
+    b.event("session_shutdown", {}, pi.ctx);
+    b.unload();
+});
