@@ -1239,7 +1239,8 @@ class PanelComponent {
 
     handleInput(data) {
         const k = (this.lib && this.lib.parseKey(data)) || panelKeyOf(data);
-        let ch = k && k.length === 1 ? k : k === "space" ? " " : undefined;
+        /* What the key types (a setting's value): the character itself, with its case. */
+        let ch = data.length === 1 && data >= " " && data <= "~" ? data : undefined;
         if (!ch && this.lib && this.lib.decodePrintableKey) ch = this.lib.decodePrintableKey(data);
         const what = this.model.key(k, ch);
         if (what === "close") { this.done(undefined); return; }
