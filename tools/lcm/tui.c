@@ -221,15 +221,23 @@ static void tui_draw_list(tui_view *v, int y0)
     }
 }
 
+/* A text is cut for this width and its first line kept where a full screen still shows. */
+static int tui_text_fit(tui_view *v)
+{
+    int h = tui_body_rows(v);
+    if (tui_wrap(v, COLS) != LC_OK) return LC_NOMEM;
+    size_t last = v->wrap_n > (size_t)h ? v->wrap_n - (size_t)h : 0;
+    if (v->top > last) v->top = last;
+    return LC_OK;
+}
+
 static void tui_draw_text(tui_view *v, int y0)
 {
     int h = tui_body_rows(v);
-    if (tui_wrap(v, COLS) != LC_OK) {
+    if (tui_text_fit(v) != LC_OK) {
         tui_puts(y0, 0, "out of memory", COLS);
         return;
     }
-    size_t last = v->wrap_n > (size_t)h ? v->wrap_n - (size_t)h : 0;
-    if (v->top > last) v->top = last;
     for (int r = 0; r < h && v->top + (size_t)r < v->wrap_n; r++) {
         size_t k = v->top + (size_t)r;
         tui_put(y0 + r, 0, v->text + v->wrap_off[k], v->wrap_len[k], COLS);
@@ -293,7 +301,7 @@ static void tui_draw(tui_app *a)
     tui_draw_tabs(a);
     tui_view *v = tui_top(a);
     if (v) {
-        if (v->kind == TUI_VIEW_TEXT) tui_wrap(v, COLS); /* the title counts lines */
+        if (v->kind == TUI_VIEW_TEXT) tui_text_fit(v); /* the title counts its lines */
         tui_draw_title(v);
         if (v->kind == TUI_VIEW_LIST) tui_draw_list(v, 2);
         else tui_draw_text(v, 2);

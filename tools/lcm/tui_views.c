@@ -264,11 +264,13 @@ static int tv_search_page(const char *home, tui_view *v, char **err)
         v->more = r.more;
         if (!v->title) {
             const char *scope = v->session ? v->session : "all sessions";
+            /* recall's bounds, said where the count is (its text names them the same way) */
+            char bound[96] = "";
+            if (r.timed_out || r.stop_time) snprintf(bound, sizeof bound, " (stopped at the time bound)");
+            else if (r.stop_stores) snprintf(bound, sizeof bound, " (the newest %zu stores)", r.stores_searched);
             v->title = r.total >= 0 ? lc_asprintf("%s \"%s\" in %s: %lld hit%s%s", v->pattern ? "pattern" : "query",
-                                                  v->query, scope, (long long)r.total, r.total == 1 ? "" : "s",
-                                                  r.timed_out ? " (stopped at the time bound)" : "")
-                                    : lc_asprintf("pattern \"%s\" in %s%s", v->query, scope,
-                                                  r.timed_out ? " (stopped at the time bound)" : "");
+                                                  v->query, scope, (long long)r.total, r.total == 1 ? "" : "s", bound)
+                                    : lc_asprintf("pattern \"%s\" in %s%s", v->query, scope, bound);
             if (!v->title) rc = LC_NOMEM;
         }
     }
