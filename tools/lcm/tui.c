@@ -332,7 +332,7 @@ static void tui_clear_tab(tui_app *a, int tab)
 {
     while (a->depth[tab] > 0) {
         tui_view *v = a->stack[tab][--a->depth[tab]];
-        tui_view_free(v);
+        tui_views_free(v);
         free(v);
     }
 }
@@ -357,7 +357,7 @@ static int tui_take(tui_app *a, int tab, int root, tui_view *v, int rc, char *er
     if (rc != LC_OK) {
         tui_set_status(a, err ? err : "lcm tui: could not read the store");
         free(err);
-        tui_view_free(v);
+        tui_views_free(v);
         free(v);
         return rc;
     }
@@ -502,7 +502,7 @@ static void tui_back(tui_app *a)
 {
     if (a->depth[a->tab] <= 1) return;
     tui_view *v = a->stack[a->tab][--a->depth[a->tab]];
-    tui_view_free(v);
+    tui_views_free(v);
     free(v);
 }
 

@@ -23,7 +23,7 @@
 /* The widest bar of the depth histogram. */
 #define TUI_BAR_COLS 40
 
-void tui_view_free(tui_view *v)
+void tui_views_free(tui_view *v)
 {
     if (!v) return;
     for (size_t i = 0; i < v->n; i++) {
@@ -43,8 +43,8 @@ void tui_view_free(tui_view *v)
 }
 
 /* Takes `line` (freed on failure). */
-static int tv_add(tui_view *v, tui_row_kind kind, char *line, const char *session, const char *entry_id,
-                  int64_t summary_id)
+static int tui_views_add(tui_view *v, tui_row_kind kind, char *line, const char *session, const char *entry_id,
+                         int64_t summary_id)
 {
     if (!line) return LC_NOMEM;
     if (v->n == v->cap) {
@@ -73,7 +73,7 @@ static int tv_add(tui_view *v, tui_row_kind kind, char *line, const char *sessio
 
 /* The first TUI_SNIP_CHARS characters of a text on one line: runs of whitespace (newlines
  * included) become one space, secrets masked. malloc'd. */
-static char *tv_snip(const char *text, size_t len)
+static char *tui_views_snip(const char *text, size_t len)
 {
     if (!text) return lc_strdup("");
     size_t cut = files_utf8_prefix(text, len, TUI_SNIP_CHARS);
@@ -97,7 +97,7 @@ static char *tv_snip(const char *text, size_t len)
     return masked;
 }
 
-static void tv_bytes(char *buf, size_t n, double b)
+static void tui_views_bytes(char *buf, size_t n, double b)
 {
     if (b >= 1024.0 * 1024.0 * 1024.0) snprintf(buf, n, "%.1fG", b / (1024.0 * 1024.0 * 1024.0));
     else if (b >= 1024.0 * 1024.0) snprintf(buf, n, "%.1fM", b / (1024.0 * 1024.0));
@@ -106,7 +106,7 @@ static void tv_bytes(char *buf, size_t n, double b)
 }
 
 /* A session's store, read-only, of the schema this build reads. */
-static int tv_open(const char *home, const char *session, store **s, char **err)
+static int tui_views_open(const char *home, const char *session, store **s, char **err)
 {
     int schema = -1;
     int rc = catalog_open(home, session, CATALOG_READ, s, &schema, err);
@@ -115,8 +115,10 @@ static int tv_open(const char *home, const char *session, store **s, char **err)
     if (schema != STORE_SCHEMA_VERSION) {
         store_close(*s);
         *s = NULL;
-        return lc_errf(err, LC_INVALID, "session %s is an older store (schema %d, this build reads %d): "
-                       "lcm migrate --apply upgrades it", session, schema, STORE_SCHEMA_VERSION);
+        return lc_errf(err, LC_INVALID,
+                       "session %s is an older store (schema %d, this build reads %d): "
+                       "lcm migrate --apply upgrades it",
+                       session, schema, STORE_SCHEMA_VERSION);
     }
     return LC_OK;
 }
@@ -136,45 +138,44 @@ int tui_views_sessions(const char *home, tui_view *out, char **err)
     for (size_t i = 0; i < l.n && rc == LC_OK; i++) {
         const catalog_entry *e = &l.v[i];
         char size[16], *line;
-        tv_bytes(size, sizeof size, (double)e->bytes);
+        tui_views_bytes(size, sizeof size, (double)e->bytes);
         char *date = lc_utc_format(e->created, "%Y-%m-%d %H:%M", "?");
-        if (e->damaged)
-            line = lc_asprintf("%-36s damaged: %s", e->name, e->damaged);
+        if (e->damaged) line = lc_asprintf("%-36s damaged: %s", e->name, e->damaged);
         else
-            line = lc_asprintf("%-36s %-16s %6lld %5lld %7s  %s", e->name, date ? date : "?",
-                               (long long)e->messages, (long long)e->summaries, size, e->cwd ? e->cwd : "?");
+            line = lc_asprintf("%-36s %-16s %6lld %5lld %7s  %s", e->name, date ? date : "?", (long long)e->messages,
+                               (long long)e->summaries, size, e->cwd ? e->cwd : "?");
         free(date);
-        rc = tv_add(out, e->damaged ? TUI_ROW_INFO : TUI_ROW_SESSION, line, e->name, NULL, 0);
+        rc = tui_views_add(out, e->damaged ? TUI_ROW_INFO : TUI_ROW_SESSION, line, e->name, NULL, 0);
     }
     if (rc == LC_OK && l.n == 0)
-        rc = tv_add(out, TUI_ROW_INFO, lc_asprintf("no stores yet (lcm import FILE brings a transcript in)"), NULL,
-                    NULL, 0);
+        rc = tui_views_add(out, TUI_ROW_INFO, lc_asprintf("no stores yet (lcm import FILE brings a transcript in)"),
+                           NULL, NULL, 0);
     catalog_list_free(&l);
     return rc == LC_NOMEM ? lc_errf(err, rc, "lcm tui: out of memory") : rc;
 }
 
 /* ---- message lists: a session's rows, a summary's originals ------------------------- */
 
-typedef struct tv_scan {
+typedef struct tui_views_scan {
     tui_view *v;
     size_t left;
     int rc;
-} tv_scan;
+} tui_views_scan;
 
-static int tv_scan_visit(void *ud, const store_search_row *r, char **err)
+static int tui_views_scan_visit(void *ud, const store_search_row *r, char **err)
 {
-    tv_scan *c = ud;
+    tui_views_scan *c = ud;
     (void)err;
     if (c->left == 0) {
         c->v->more = 1;
         return STORE_VISIT_STOP;
     }
-    char *snip = tv_snip(r->text, r->text_len);
+    char *snip = tui_views_snip(r->text, r->text_len);
     char *line = snip ? lc_asprintf("%6lld %-10s %s%s", (long long)r->ordinal, r->role ? r->role : "?",
                                     r->removed ? "[removed] " : "", snip)
                       : NULL;
     free(snip);
-    if ((c->rc = tv_add(c->v, TUI_ROW_MESSAGE, line, c->v->session, r->entry_id, 0)) != LC_OK)
+    if ((c->rc = tui_views_add(c->v, TUI_ROW_MESSAGE, line, c->v->session, r->entry_id, 0)) != LC_OK)
         return STORE_VISIT_STOP;
     c->v->after_ordinal = r->ordinal;
     c->v->after_id = r->id;
@@ -183,23 +184,25 @@ static int tv_scan_visit(void *ud, const store_search_row *r, char **err)
 }
 
 /* The next TUI_SCAN_PAGE rows after the view's position. */
-static int tv_scan_page(const char *home, tui_view *v, char **err)
+static int tui_views_scan_page(const char *home, tui_view *v, char **err)
 {
     store *s = NULL;
-    int rc = tv_open(home, v->session, &s, err);
+    int rc = tui_views_open(home, v->session, &s, err);
     if (rc != LC_OK) return rc;
-    store_search_scope sc = {.summary_id = v->summary_id, .include_removed = 1,
-                             .after_ordinal = v->after_ordinal, .after_id = v->after_id};
-    tv_scan c = {v, TUI_SCAN_PAGE, LC_OK};
+    store_search_scope sc = {.summary_id = v->summary_id,
+                             .include_removed = 1,
+                             .after_ordinal = v->after_ordinal,
+                             .after_id = v->after_id};
+    tui_views_scan c = {v, TUI_SCAN_PAGE, LC_OK};
     v->more = 0;
-    rc = store_search_scan(s, &sc, tv_scan_visit, &c, NULL, err);
+    rc = store_search_scan(s, &sc, tui_views_scan_visit, &c, NULL, err);
     if (rc == LC_OK) rc = c.rc;
     store_close(s);
     return rc == LC_NOMEM ? lc_errf(err, rc, "lcm tui: out of memory") : rc;
 }
 
-static int tv_scan_begin(const char *home, const char *session, int64_t summary_id, char *title,
-                         tui_view *out, char **err)
+static int tui_views_scan_begin(const char *home, const char *session, int64_t summary_id, char *title, tui_view *out,
+                                char **err)
 {
     out->kind = TUI_VIEW_LIST;
     out->title = title;
@@ -208,42 +211,45 @@ static int tv_scan_begin(const char *home, const char *session, int64_t summary_
     out->head = lc_asprintf("%6s %-10s %s", "#", "role", "text");
     if (!title || !out->head || !(out->session = lc_strdup(session)))
         return lc_errf(err, LC_NOMEM, "lcm tui: out of memory");
-    int rc = tv_scan_page(home, out, err);
-    if (rc == LC_OK && out->n == 0) rc = tv_add(out, TUI_ROW_INFO, lc_strdup("no messages"), NULL, NULL, 0);
+    int rc = tui_views_scan_page(home, out, err);
+    if (rc == LC_OK && out->n == 0) rc = tui_views_add(out, TUI_ROW_INFO, lc_strdup("no messages"), NULL, NULL, 0);
     return rc;
 }
 
 int tui_views_messages(const char *home, const char *session, tui_view *out, char **err)
 {
-    return tv_scan_begin(home, session, 0, lc_asprintf("session %s: messages, oldest first", session), out, err);
+    return tui_views_scan_begin(home, session, 0, lc_asprintf("session %s: messages, oldest first", session), out,
+                                err);
 }
 
 int tui_views_originals(const char *home, const char *session, int64_t id, tui_view *out, char **err)
 {
-    return tv_scan_begin(home, session, id, lc_asprintf("summary #%lld: the verbatim originals", (long long)id), out,
-                         err);
+    return tui_views_scan_begin(home, session, id,
+                                lc_asprintf("summary #%lld: the verbatim originals", (long long)id), out, err);
 }
 
 /* ---- search --------------------------------------------------------------------------- */
 
 /* The store (file name) of a cross-session hit's meta session id. */
-static const char *tv_store_of(const catalog_list *l, const char *session_id)
+static const char *tui_views_store_of(const catalog_list *l, const char *session_id)
 {
     for (size_t i = 0; i < l->n; i++)
         if (l->v[i].session_id && !strcmp(l->v[i].session_id, session_id)) return l->v[i].name;
     return session_id;
 }
 
-static int tv_search_page(const char *home, tui_view *v, char **err)
+static int tui_views_search_page(const char *home, tui_view *v, char **err)
 {
-    recall_grep_opts o = {.query = v->pattern ? NULL : v->query, .pattern = v->pattern ? v->query : NULL,
-                          .offset = v->offset, .redact = 1};
+    recall_grep_opts o = {.query = v->pattern ? NULL : v->query,
+                          .pattern = v->pattern ? v->query : NULL,
+                          .offset = v->offset,
+                          .redact = 1};
     recall_result r = {0};
     catalog_list l = {0};
     store *s = NULL;
     int rc;
     if (v->session) {
-        if ((rc = tv_open(home, v->session, &s, err)) != LC_OK) return rc;
+        if ((rc = tui_views_open(home, v->session, &s, err)) != LC_OK) return rc;
         rc = recall_grep(s, &o, &r, err);
     } else {
         rc = catalog_list_stores(home, NULL, &l, err);
@@ -251,13 +257,12 @@ static int tv_search_page(const char *home, tui_view *v, char **err)
     }
     for (size_t i = 0; i < r.n && rc == LC_OK; i++) {
         const recall_hit *h = &r.hits[i];
-        const char *where = v->session ? v->session : tv_store_of(&l, h->session_id);
-        char *line = v->session
-                         ? lc_asprintf("%6lld %-10s %s%s", (long long)h->ordinal, h->role, h->removed ? "[removed] " : "",
-                                       h->snippet)
-                         : lc_asprintf("%-10s %-12.12s %-10s %s%s", h->session_date, h->session_id, h->role,
-                                       h->removed ? "[removed] " : "", h->snippet);
-        rc = tv_add(v, TUI_ROW_MESSAGE, line, where, h->entry_id, 0);
+        const char *where = v->session ? v->session : tui_views_store_of(&l, h->session_id);
+        char *line = v->session ? lc_asprintf("%6lld %-10s %s%s", (long long)h->ordinal, h->role,
+                                              h->removed ? "[removed] " : "", h->snippet)
+                                : lc_asprintf("%-10s %-12.12s %-10s %s%s", h->session_date, h->session_id, h->role,
+                                              h->removed ? "[removed] " : "", h->snippet);
+        rc = tui_views_add(v, TUI_ROW_MESSAGE, line, where, h->entry_id, 0);
     }
     if (rc == LC_OK) {
         v->offset += r.n;
@@ -280,8 +285,7 @@ static int tv_search_page(const char *home, tui_view *v, char **err)
     return rc == LC_NOMEM ? lc_errf(err, rc, "lcm tui: out of memory") : rc;
 }
 
-int tui_views_search(const char *home, const char *session, const char *query, int pattern, tui_view *out,
-                     char **err)
+int tui_views_search(const char *home, const char *session, const char *query, int pattern, tui_view *out, char **err)
 {
     out->kind = TUI_VIEW_LIST;
     out->source = TUI_SRC_SEARCH;
@@ -290,16 +294,16 @@ int tui_views_search(const char *home, const char *session, const char *query, i
                         : lc_asprintf("%-10s %-12s %-10s %s", "date", "session", "role", "snippet");
     if (!out->head || !(out->query = lc_strdup(query)) || (session && !(out->session = lc_strdup(session))))
         return lc_errf(err, LC_NOMEM, "lcm tui: out of memory");
-    int rc = tv_search_page(home, out, err);
-    if (rc == LC_OK && out->n == 0) rc = tv_add(out, TUI_ROW_INFO, lc_strdup("no hits"), NULL, NULL, 0);
+    int rc = tui_views_search_page(home, out, err);
+    if (rc == LC_OK && out->n == 0) rc = tui_views_add(out, TUI_ROW_INFO, lc_strdup("no hits"), NULL, NULL, 0);
     return rc;
 }
 
 int tui_views_more(const char *home, tui_view *v, char **err)
 {
     if (!v->more) return LC_OK;
-    if (v->source == TUI_SRC_SCAN) return tv_scan_page(home, v, err);
-    if (v->source == TUI_SRC_SEARCH) return tv_search_page(home, v, err);
+    if (v->source == TUI_SRC_SCAN) return tui_views_scan_page(home, v, err);
+    if (v->source == TUI_SRC_SEARCH) return tui_views_search_page(home, v, err);
     return LC_OK;
 }
 
@@ -310,7 +314,7 @@ int tui_views_message(const char *home, const char *session, const char *entry_i
     store *s = NULL;
     store_row row = {0};
     sbuf b = {0};
-    int rc = tv_open(home, session, &s, err);
+    int rc = tui_views_open(home, session, &s, err);
     if (rc != LC_OK) return rc;
     if ((rc = store_get_message(s, entry_id, &row, err)) != LC_OK) {
         if (rc == LC_NOTFOUND) rc = lc_errf(err, rc, "session %s holds no message %s", session, entry_id);
@@ -321,8 +325,10 @@ int tui_views_message(const char *home, const char *session, const char *entry_i
     sb_printf(&b, "session %s\nentry %s, #%lld, role %s, %lld tokens, %lld chars%s\n", session, entry_id,
               (long long)row.ordinal, row.role ? row.role : "?", (long long)row.tokens, (long long)row.chars,
               row.removed ? ", on a removed branch" : "");
-    if (row.tool_name) sb_printf(&b, "tool %s%s%s\n", row.tool_name, row.tool_path ? " " : "", row.tool_path ? row.tool_path : "");
-    if (row.payload) sb_printf(&b, "(blocks that are not text: %zu bytes, kept verbatim in the store)\n", strlen(row.payload));
+    if (row.tool_name)
+        sb_printf(&b, "tool %s%s%s\n", row.tool_name, row.tool_path ? " " : "", row.tool_path ? row.tool_path : "");
+    if (row.payload)
+        sb_printf(&b, "(blocks that are not text: %zu bytes, kept verbatim in the store)\n", strlen(row.payload));
     sb_puts(&b, "\n");
     sb_puts(&b, body ? body : "");
     free(body);
@@ -337,25 +343,25 @@ int tui_views_message(const char *home, const char *session, const char *entry_i
 
 /* ---- the DAG ------------------------------------------------------------------------------ */
 
-typedef struct tv_node {
+typedef struct tui_views_node {
     int64_t id;
     int depth, leaf;
     char *snip;
-} tv_node;
+} tui_views_node;
 
-typedef struct tv_nodes {
-    tv_node *v;
+typedef struct tui_views_nodes {
+    tui_views_node *v;
     size_t n, cap;
     int oom;
-} tv_nodes;
+} tui_views_nodes;
 
-static int tv_nodes_visit(void *ud, const store_node *n, char **err)
+static int tui_views_nodes_visit(void *ud, const store_node *n, char **err)
 {
-    tv_nodes *c = ud;
+    tui_views_nodes *c = ud;
     (void)err;
     if (c->n == c->cap) {
         size_t cap = c->cap ? c->cap * 2 : 64;
-        tv_node *nv = realloc(c->v, cap * sizeof *nv);
+        tui_views_node *nv = realloc(c->v, cap * sizeof *nv);
         if (!nv) {
             c->oom = 1;
             return STORE_VISIT_STOP;
@@ -363,11 +369,11 @@ static int tv_nodes_visit(void *ud, const store_node *n, char **err)
         c->v = nv;
         c->cap = cap;
     }
-    tv_node *t = &c->v[c->n];
+    tui_views_node *t = &c->v[c->n];
     t->id = n->id;
     t->depth = n->depth;
     t->leaf = n->leaf;
-    if (!(t->snip = tv_snip(n->text, n->text ? strlen(n->text) : 0))) {
+    if (!(t->snip = tui_views_snip(n->text, n->text ? strlen(n->text) : 0))) {
         c->oom = 1;
         return STORE_VISIT_STOP;
     }
@@ -376,9 +382,9 @@ static int tv_nodes_visit(void *ud, const store_node *n, char **err)
 }
 
 /* Deepest first (the top of the DAG), then oldest. */
-static int tv_node_cmp(const void *a, const void *b)
+static int tui_views_node_cmp(const void *a, const void *b)
 {
-    const tv_node *x = a, *y = b;
+    const tui_views_node *x = a, *y = b;
     if (x->depth != y->depth) return y->depth - x->depth;
     return x->id < y->id ? -1 : x->id > y->id;
 }
@@ -386,15 +392,15 @@ static int tv_node_cmp(const void *a, const void *b)
 int tui_views_summaries(const char *home, const char *session, tui_view *out, char **err)
 {
     store *s = NULL;
-    tv_nodes c = {0};
-    int rc = tv_open(home, session, &s, err);
+    tui_views_nodes c = {0};
+    int rc = tui_views_open(home, session, &s, err);
     if (rc != LC_OK) return rc;
     /* Every text starts with the empty prefix: the walk visits every summary. */
-    rc = store_dag_walk_prefixed(s, "", tv_nodes_visit, &c, err);
+    rc = store_dag_walk_prefixed(s, "", tui_views_nodes_visit, &c, err);
     store_close(s);
     if (rc == LC_OK && c.oom) rc = LC_NOMEM;
     if (rc == LC_OK) {
-        qsort(c.v, c.n, sizeof *c.v, tv_node_cmp);
+        qsort(c.v, c.n, sizeof *c.v, tui_views_node_cmp);
         out->kind = TUI_VIEW_LIST;
         out->title = lc_asprintf("session %s: %zu summar%s by depth", session, c.n, c.n == 1 ? "y" : "ies");
         out->head = lc_asprintf("%8s %-9s %s", "id", "kind", "summary");
@@ -403,55 +409,61 @@ int tui_views_summaries(const char *home, const char *session, tui_view *out, ch
     for (size_t i = 0; i < c.n && rc == LC_OK; i++) {
         if (i == 0 || c.v[i].depth != c.v[i - 1].depth) {
             size_t k = i;
-            while (k < c.n && c.v[k].depth == c.v[i].depth) k++;
-            rc = tv_add(out, TUI_ROW_INFO, lc_asprintf("-- depth %d: %zu summar%s --", c.v[i].depth, k - i,
-                                                       k - i == 1 ? "y" : "ies"), NULL, NULL, 0);
+            while (k < c.n && c.v[k].depth == c.v[i].depth)
+                k++;
+            rc = tui_views_add(
+                out, TUI_ROW_INFO,
+                lc_asprintf("-- depth %d: %zu summar%s --", c.v[i].depth, k - i, k - i == 1 ? "y" : "ies"), NULL,
+                NULL, 0);
             if (rc != LC_OK) break;
         }
         char id[24];
         snprintf(id, sizeof id, "#%lld", (long long)c.v[i].id);
-        rc = tv_add(out, TUI_ROW_SUMMARY, lc_asprintf("%8s %-9s %s", id, c.v[i].leaf ? "leaf" : "condensed", c.v[i].snip),
-                    session, NULL, c.v[i].id);
+        rc = tui_views_add(out, TUI_ROW_SUMMARY,
+                           lc_asprintf("%8s %-9s %s", id, c.v[i].leaf ? "leaf" : "condensed", c.v[i].snip), session,
+                           NULL, c.v[i].id);
     }
     if (rc == LC_OK && c.n == 0)
-        rc = tv_add(out, TUI_ROW_INFO, lc_asprintf("no summaries yet (lcm compact --session %s builds them)", session),
-                    NULL, NULL, 0);
-    for (size_t i = 0; i < c.n; i++) free(c.v[i].snip);
+        rc = tui_views_add(out, TUI_ROW_INFO,
+                           lc_asprintf("no summaries yet (lcm compact --session %s builds them)", session), NULL,
+                           NULL, 0);
+    for (size_t i = 0; i < c.n; i++)
+        free(c.v[i].snip);
     free(c.v);
     return rc == LC_NOMEM ? lc_errf(err, rc, "lcm tui: out of memory") : rc;
 }
 
-typedef struct tv_child {
+typedef struct tui_views_child {
     tui_view *v;
     const char *session;
     int rc;
-} tv_child;
+} tui_views_child;
 
-static int tv_child_visit(void *ud, const store_node *n, char **err)
+static int tui_views_child_visit(void *ud, const store_node *n, char **err)
 {
-    tv_child *c = ud;
+    tui_views_child *c = ud;
     (void)err;
-    char *snip = tv_snip(n->text, n->text ? strlen(n->text) : 0);
+    char *snip = tui_views_snip(n->text, n->text ? strlen(n->text) : 0);
     char *line = snip ? lc_asprintf("#%-7lld d%d %-9s %5lld msgs: %s", (long long)n->id, n->depth,
                                     n->leaf ? "leaf" : "condensed", (long long)n->entry_count, snip)
                       : NULL;
     free(snip);
-    c->rc = tv_add(c->v, TUI_ROW_SUMMARY, line, c->session, NULL, n->id);
+    c->rc = tui_views_add(c->v, TUI_ROW_SUMMARY, line, c->session, NULL, n->id);
     return c->rc == LC_OK ? LC_OK : STORE_VISIT_STOP;
 }
 
-typedef struct tv_head {
+typedef struct tui_views_head {
     store_node n;
     char *text;
-} tv_head;
+} tui_views_head;
 
-static int tv_head_visit(void *ud, const store_node *n, char **err)
+static int tui_views_head_visit(void *ud, const store_node *n, char **err)
 {
-    tv_head *h = ud;
+    tui_views_head *h = ud;
     (void)err;
     h->n = *n;
     h->n.first_entry = h->n.last_entry = h->n.tiers_json = NULL;
-    h->text = tv_snip(n->text, n->text ? strlen(n->text) : 0);
+    h->text = tui_views_snip(n->text, n->text ? strlen(n->text) : 0);
     h->n.text = NULL;
     return h->text ? LC_OK : LC_NOMEM;
 }
@@ -459,11 +471,11 @@ static int tv_head_visit(void *ud, const store_node *n, char **err)
 int tui_views_summary(const char *home, const char *session, int64_t id, tui_view *out, char **err)
 {
     store *s = NULL;
-    tv_head h = {0};
+    tui_views_head h = {0};
     store_scope_totals t = {0};
-    int rc = tv_open(home, session, &s, err);
+    int rc = tui_views_open(home, session, &s, err);
     if (rc != LC_OK) return rc;
-    if ((rc = store_summary_get(s, id, tv_head_visit, &h, err)) != LC_OK) {
+    if ((rc = store_summary_get(s, id, tui_views_head_visit, &h, err)) != LC_OK) {
         if (rc == LC_NOTFOUND) rc = lc_errf(err, rc, "session %s holds no summary #%lld", session, (long long)id);
         goto done;
     }
@@ -474,24 +486,26 @@ int tui_views_summary(const char *home, const char *session, int64_t id, tui_vie
                              (long long)h.n.last_ordinal);
     if (!out->title) rc = LC_NOMEM;
     if (rc == LC_OK)
-        rc = tv_add(out, TUI_ROW_SUMMARY_TEXT, lc_asprintf("text (Enter: whole): %s", h.text), session, NULL, id);
+        rc = tui_views_add(out, TUI_ROW_SUMMARY_TEXT, lc_asprintf("text (Enter: whole): %s", h.text), session, NULL,
+                           id);
     if (rc == LC_OK && !h.n.leaf) {
-        tv_child c = {out, session, LC_OK};
-        rc = tv_add(out, TUI_ROW_ORIGINALS, lc_asprintf("originals (Enter): %lld verbatim messages under it",
-                                                         (long long)t.messages), session, NULL, id);
-        if (rc == LC_OK) rc = tv_add(out, TUI_ROW_INFO, lc_strdup("-- children --"), NULL, NULL, 0);
-        if (rc == LC_OK) rc = store_dag_walk_children(s, id, tv_child_visit, &c, err);
+        tui_views_child c = {out, session, LC_OK};
+        rc = tui_views_add(out, TUI_ROW_ORIGINALS,
+                           lc_asprintf("originals (Enter): %lld verbatim messages under it", (long long)t.messages),
+                           session, NULL, id);
+        if (rc == LC_OK) rc = tui_views_add(out, TUI_ROW_INFO, lc_strdup("-- children --"), NULL, NULL, 0);
+        if (rc == LC_OK) rc = store_dag_walk_children(s, id, tui_views_child_visit, &c, err);
         if (rc == LC_OK) rc = c.rc;
     } else if (rc == LC_OK) {
         /* A leaf's children are its originals: listed here, paged like a session. */
-        rc = tv_add(out, TUI_ROW_INFO, lc_asprintf("-- the %lld verbatim originals --", (long long)t.messages), NULL,
-                    NULL, 0);
+        rc = tui_views_add(out, TUI_ROW_INFO, lc_asprintf("-- the %lld verbatim originals --", (long long)t.messages),
+                           NULL, NULL, 0);
         out->source = TUI_SRC_SCAN;
         out->summary_id = id;
         if (rc == LC_OK && !(out->session = lc_strdup(session))) rc = LC_NOMEM;
         store_close(s);
         s = NULL;
-        if (rc == LC_OK) rc = tv_scan_page(home, out, err);
+        if (rc == LC_OK) rc = tui_views_scan_page(home, out, err);
     }
 done:
     free(h.text);
@@ -503,7 +517,7 @@ int tui_views_summary_text(const char *home, const char *session, int64_t id, tu
 {
     store *s = NULL;
     char addr[32];
-    int rc = tv_open(home, session, &s, err);
+    int rc = tui_views_open(home, session, &s, err);
     if (rc != LC_OK) return rc;
     snprintf(addr, sizeof addr, "#%lld", (long long)id);
     rc = recall_describe(s, addr, 1, &out->text, err);
@@ -516,7 +530,7 @@ int tui_views_summary_text(const char *home, const char *session, int64_t id, tu
 
 /* ---- stats ---------------------------------------------------------------------------------- */
 
-static void tv_session_stats(const char *home, const char *session, const catalog_list *l, sbuf *b)
+static void tui_views_session_stats(const char *home, const char *session, const catalog_list *l, sbuf *b)
 {
     store *s = NULL;
     store_facts f;
@@ -525,21 +539,22 @@ static void tv_session_stats(const char *home, const char *session, const catalo
     for (size_t i = 0; i < l->n; i++)
         if (!strcmp(l->v[i].name, session)) {
             char *date = lc_utc_format(l->v[i].created, "%Y-%m-%d %H:%M UTC", "unknown");
-            sb_printf(b, "  created      %s\n  cwd          %s\n", date ? date : "?", l->v[i].cwd ? l->v[i].cwd : "?");
-            tv_bytes(sz, sizeof sz, (double)l->v[i].bytes);
+            sb_printf(b, "  created      %s\n  cwd          %s\n", date ? date : "?",
+                      l->v[i].cwd ? l->v[i].cwd : "?");
+            tui_views_bytes(sz, sizeof sz, (double)l->v[i].bytes);
             sb_printf(b, "  store file   %s (%lld bytes, with its log)\n", sz, (long long)l->v[i].bytes);
             free(date);
         }
-    if (tv_open(home, session, &s, &err) != LC_OK || store_facts_get(s, &f, &err) != LC_OK) {
+    if (tui_views_open(home, session, &s, &err) != LC_OK || store_facts_get(s, &f, &err) != LC_OK) {
         sb_printf(b, "  %s\n", err ? err : "unreadable");
         free(err);
         store_close(s);
         return;
     }
-    tv_bytes(sz, sizeof sz, (double)store_db_bytes(s));
+    tui_views_bytes(sz, sizeof sz, (double)store_db_bytes(s));
     sb_printf(b, "  database     %s (pages in use), schema %d\n", sz, f.schema_version);
     sb_printf(b, "  messages     %lld (%lld on removed branches)\n", (long long)f.messages, (long long)f.removed);
-    tv_bytes(sz, sizeof sz, (double)f.payload_bytes);
+    tui_views_bytes(sz, sizeof sz, (double)f.payload_bytes);
     sb_printf(b, "  payloads     %s of blocks kept verbatim beside the text\n", sz);
     sb_printf(b, "  file handles %lld\n  summaries    %lld\n  uncovered    %lld active messages no leaf covers\n",
               (long long)f.file_handles, (long long)f.summaries, (long long)f.unleafed);
@@ -552,7 +567,8 @@ static void tv_session_stats(const char *home, const char *session, const catalo
         if (!f.depth_hist[d]) continue;
         int w = (int)((f.depth_hist[d] * TUI_BAR_COLS + top - 1) / top);
         sb_printf(b, "  depth %d %6lld ", d, (long long)f.depth_hist[d]);
-        for (int k = 0; k < w; k++) sb_putc(b, '#');
+        for (int k = 0; k < w; k++)
+            sb_putc(b, '#');
         sb_putc(b, '\n');
     }
     if (!top) sb_puts(b, "  (none yet)\n");
@@ -575,11 +591,12 @@ int tui_views_stats(const char *home, const char *session, tui_view *out, char *
         bytes += l.v[i].bytes;
     }
     char sz[16];
-    tv_bytes(sz, sizeof sz, (double)bytes);
-    sb_printf(&b, "home %s\n  stores       %zu (%zu damaged)\n  messages     %lld\n  summaries    %lld\n"
-                  "  store bytes  %s (%lld)\n  backend      %s %s\n",
+    tui_views_bytes(sz, sizeof sz, (double)bytes);
+    sb_printf(&b,
+              "home %s\n  stores       %zu (%zu damaged)\n  messages     %lld\n  summaries    %lld\n"
+              "  store bytes  %s (%lld)\n  backend      %s %s\n",
               home, l.n, damaged, msgs, sums, sz, bytes, store_backend_name(), store_backend_version());
-    if (session) tv_session_stats(home, session, &l, &b);
+    if (session) tui_views_session_stats(home, session, &l, &b);
     catalog_list_free(&l);
     out->kind = TUI_VIEW_TEXT;
     out->title = lc_strdup(session ? "stats: the home and the selected session" : "stats: the home");

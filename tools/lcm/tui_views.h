@@ -62,9 +62,9 @@ typedef struct tui_view {
     size_t offset;         /* SEARCH: hits already shown */
 } tui_view;
 
-void tui_view_free(tui_view *v);
+void tui_views_free(tui_view *v);
 
-/* Each fills a zeroed *out (tui_view_free it whatever the return); on failure *err says why. */
+/* Each fills a zeroed *out (tui_views_free it whatever the return); on failure *err says why. */
 int tui_views_sessions(const char *home, tui_view *out, char **err);
 int tui_views_messages(const char *home, const char *session, tui_view *out, char **err);
 /* session NULL: every session of the home (recall's cross-session walk). */
