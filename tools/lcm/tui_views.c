@@ -400,7 +400,7 @@ int tui_views_summaries(const char *home, const char *session, tui_view *out, ch
     store_close(s);
     if (rc == LC_OK && c.oom) rc = LC_NOMEM;
     if (rc == LC_OK) {
-        qsort(c.v, c.n, sizeof *c.v, tui_views_node_cmp);
+        if (c.n) qsort(c.v, c.n, sizeof *c.v, tui_views_node_cmp);
         out->kind = TUI_VIEW_LIST;
         out->title = lc_asprintf("session %s: %zu summar%s by depth", session, c.n, c.n == 1 ? "y" : "ies");
         out->head = lc_asprintf("%8s %-9s %s", "id", "kind", "summary");
