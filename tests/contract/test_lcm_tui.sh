@@ -2,7 +2,7 @@
 # `lcm tui` driven the way a person uses it: the real binary in a detached tmux session at
 # 80x24, keys sent with send-keys, the screen read with capture-pane. Tab 1 lists the
 # imported session; `/`, a needle's key and Enter show a hit, Enter on it the needle's
-# key=value; UTF-8 text (wide characters too) draws as itself; `3` shows "no summaries"
+# key=value (v: the verbatim JSON and back); UTF-8 text (wide characters too) draws as itself; `3` shows "no summaries"
 # before `lcm compact` and the DAG by depth after it, Enter drills from the condensed node
 # to a child leaf and its verbatim originals, Esc goes back one level at a time; `4` shows
 # the stats; a resize to 100x30 redraws at the new size; `q` ends the process (the pane is
@@ -123,6 +123,12 @@ wait_for " user " "the hit names its role"
 keys Enter
 wait_for "$KEY=$VAL" "Enter on the hit shows the needle's key=value"
 wait_for "message #" "the message view's title"
+keys v
+wait_for "the verbatim JSON (v: the text)" "v shows the message's verbatim JSON"
+wait_for '"role":"user"' "the stored AgentMessage bytes are on the screen"
+keys v
+wait_for "(v: the verbatim JSON)" "v again goes back to the text"
+wait_for "$KEY=$VAL" "the text again"
 keys Escape
 wait_for "query \"$KEY\" in all sessions: 1 hit" "Esc goes back to the hits"
 

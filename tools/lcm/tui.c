@@ -435,6 +435,7 @@ static const char tui_keys_text[] =
     "/            search from any tab: type, Enter runs it, Esc cancels;\n"
     "             Tab: every session or the selected one; Ctrl-R: FTS5 query or PCRE2 pattern\n"
     "Enter        open the row under the cursor\n"
+    "v            on a message: its verbatim JSON as stored, and back to its text\n"
     "Esc          back one level (Backspace and Left too)\n"
     "j k, arrows  move; PgUp PgDn a screen; g G (Home End) the first and the last\n"
     "q            quit\n"
@@ -483,7 +484,7 @@ static void tui_enter(tui_app *a)
         rc = tui_views_messages(a->home, r->session, v, &err);
         break;
     case TUI_ROW_MESSAGE:
-        rc = tui_views_message(a->home, r->session, r->entry_id, v, &err);
+        rc = tui_views_message(a->home, r->session, r->entry_id, 0, v, &err);
         break;
     case TUI_ROW_SUMMARY:
         rc = tui_views_summary(a->home, r->session, r->summary_id, v, &err);
@@ -494,6 +495,21 @@ static void tui_enter(tui_app *a)
     default:
         rc = tui_views_originals(a->home, r->session, r->summary_id, v, &err);
         break;
+    }
+    tui_take(a, a->tab, 0, v, rc, err);
+}
+
+/* v on a message: the same message as its verbatim JSON, or back to its text, in place. */
+static void tui_toggle_raw(tui_app *a)
+{
+    tui_view *cur = tui_top(a), *v;
+    char *err = NULL;
+    if (!cur || !cur->entry_id || !(v = tui_new_view(a))) return;
+    int rc = tui_views_message(a->home, cur->session, cur->entry_id, !cur->raw, v, &err);
+    if (rc == LC_OK) {
+        a->depth[a->tab]--;
+        tui_views_free(cur);
+        free(cur);
     }
     tui_take(a, a->tab, 0, v, rc, err);
 }
@@ -599,6 +615,7 @@ static void tui_key(tui_app *a, int k, wint_t ch)
     case '1': case '2': case '3': case '4': tui_switch(a, (int)(ch - '1')); break;
     case '/': a->prompting = 1; a->qlen = 0; break;
     case '?': tui_open_note(a, a->tab, 0, "keys", tui_keys_text); break;
+    case 'v': tui_toggle_raw(a); break;
     case 'k': tui_move(a, -1); break;
     case 'j': tui_move(a, 1); break;
     case 'g': tui_move(a, -(long)(v ? v->n + v->wrap_n : 0)); break;

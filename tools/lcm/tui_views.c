@@ -38,6 +38,7 @@ void tui_views_free(tui_view *v)
     free(v->wrap_off);
     free(v->wrap_len);
     free(v->session);
+    free(v->entry_id);
     free(v->query);
     memset(v, 0, sizeof *v);
 }
@@ -309,7 +310,8 @@ int tui_views_more(const char *home, tui_view *v, char **err)
 
 /* ---- one message whole ------------------------------------------------------------------ */
 
-int tui_views_message(const char *home, const char *session, const char *entry_id, tui_view *out, char **err)
+int tui_views_message(const char *home, const char *session, const char *entry_id, int raw, tui_view *out,
+                      char **err)
 {
     store *s = NULL;
     store_row row = {0};
@@ -321,21 +323,29 @@ int tui_views_message(const char *home, const char *session, const char *entry_i
         store_close(s);
         return rc;
     }
-    char *body = redact_text(row.text ? row.text : "", row.text ? strlen(row.text) : 0, 1, NULL);
+    /* raw: the AgentMessage bytes exactly as stored (secrets masked on the way out) */
+    const char *src = raw ? row.raw_json : row.text;
+    size_t len = raw ? row.raw_len : row.text ? strlen(row.text) : 0;
+    char *body = redact_text(src ? src : "", src ? len : 0, 1, NULL);
     sb_printf(&b, "session %s\nentry %s, #%lld, role %s, %lld tokens, %lld chars%s\n", session, entry_id,
               (long long)row.ordinal, row.role ? row.role : "?", (long long)row.tokens, (long long)row.chars,
               row.removed ? ", on a removed branch" : "");
     if (row.tool_name)
         sb_printf(&b, "tool %s%s%s\n", row.tool_name, row.tool_path ? " " : "", row.tool_path ? row.tool_path : "");
-    if (row.payload)
-        sb_printf(&b, "(blocks that are not text: %zu bytes, kept verbatim in the store)\n", strlen(row.payload));
+    if (row.payload && !raw)
+        sb_printf(&b, "(blocks that are not text: %zu bytes, kept verbatim in the store; v shows them)\n",
+                  strlen(row.payload));
     sb_puts(&b, "\n");
     sb_puts(&b, body ? body : "");
     free(body);
     out->kind = TUI_VIEW_TEXT;
-    out->title = lc_asprintf("message #%lld (%s)", (long long)row.ordinal, row.role ? row.role : "?");
+    out->raw = raw;
+    out->title = lc_asprintf("message #%lld (%s)%s", (long long)row.ordinal, row.role ? row.role : "?",
+                             raw ? ", the verbatim JSON (v: the text)" : " (v: the verbatim JSON)");
     out->text = sb_detach(&b);
-    rc = out->title && out->text ? LC_OK : lc_errf(err, LC_NOMEM, "lcm tui: out of memory");
+    rc = out->title && out->text && (out->session = lc_strdup(session)) && (out->entry_id = lc_strdup(entry_id))
+             ? LC_OK
+             : lc_errf(err, LC_NOMEM, "lcm tui: out of memory");
     store_row_free(&row);
     store_close(s);
     return rc;

@@ -54,7 +54,9 @@ typedef struct tui_view {
     /* paging */
     tui_source source;
     int more;
-    char *session;         /* SCAN: the store; SEARCH: NULL = every session of the home */
+    char *session;         /* SCAN, a message: the store; SEARCH: NULL = every session of the home */
+    char *entry_id;        /* a message's view: which one (v reads it again as JSON or text) */
+    int raw;               /* a message's view: the verbatim JSON is shown */
     int64_t summary_id;    /* SCAN: 0 = the whole session */
     int64_t after_ordinal, after_id;
     char *query;           /* SEARCH */
@@ -70,7 +72,8 @@ int tui_views_messages(const char *home, const char *session, tui_view *out, cha
 /* session NULL: every session of the home (recall's cross-session walk). */
 int tui_views_search(const char *home, const char *session, const char *query, int pattern,
                      tui_view *out, char **err);
-int tui_views_message(const char *home, const char *session, const char *entry_id,
+/* raw: the message's verbatim JSON instead of its text. */
+int tui_views_message(const char *home, const char *session, const char *entry_id, int raw,
                       tui_view *out, char **err);
 int tui_views_summaries(const char *home, const char *session, tui_view *out, char **err);
 int tui_views_summary(const char *home, const char *session, int64_t id, tui_view *out,
