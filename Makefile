@@ -156,8 +156,11 @@ LCM_SRC := $(wildcard tools/lcm/*.c)
 LCM_OBJ := $(LCM_SRC:%.c=$(BUILD)/obj/%.o)
 LCM_BIN := $(BUILD)/lcm
 
+# `lcm tui` draws with the wide-character curses; only this binary links it.
+TUILIBS := $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw -ltinfo)
+
 $(LCM_BIN): $(LCM_OBJ) $(ENGINE_LIB)
-	$(CC) $(SAN) -o $@ $(LCM_OBJ) $(ENGINE_LIB) $(LIBS)
+	$(CC) $(SAN) -o $@ $(LCM_OBJ) $(ENGINE_LIB) $(LIBS) $(TUILIBS)
 
 # ---- crash consistency and ThreadSanitizer (tests/crash/, tests/contract/test_crash_small.sh)
 #   make crash       SIGKILL the host at random points of ingest, a compaction pass, a revision

@@ -279,6 +279,13 @@ int store_dag_walk_source(store *s, int64_t id, int leaf, store_msg_visit visit,
     return m->x_dag_walk_source(s, id, leaf, visit, ud, err);
 }
 
+int store_dag_walk_children(store *s, int64_t id, store_node_visit visit, void *ud, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_dag_walk_children)) return store_unsupported(m, "dag_walk_children", err);
+    return m->x_dag_walk_children(s, id, visit, ud, err);
+}
+
 int64_t store_run_begin(store *s, const char *kind)
 {
     const store_methods *m = store_methods_of(s);

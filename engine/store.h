@@ -227,6 +227,9 @@ int store_dag_walk_prefixed(store *s, const char *prefix, store_node_visit visit
 /* What a summary was made from, in order: a leaf's messages (role, text) or a condensed
  * node's children (role "", text). */
 int store_dag_walk_source(store *s, int64_t id, int leaf, store_msg_visit visit, void *ud, char **err);
+/* A condensed summary's children with their spans, in order (nothing for a leaf): a
+ * reader drilling down the DAG (lcm tui) by id. */
+int store_dag_walk_children(store *s, int64_t id, store_node_visit visit, void *ud, char **err);
 
 /* A `runs` row while a pass works: doctor tells a pass in progress (live pid) from one
  * whose writer died. Begin returns its id, 0 when it could not be written (the pass runs
@@ -465,7 +468,7 @@ int store_dedupe_spans(store *s, int64_t *removed, char **err);
  * against an older header (smaller `size`) simply lacks the newer slots. A NULL slot is
  * "not supported": the administration slots are optional (a status call answers LC_INVALID
  * naming the backend), every other one a backend fills. */
-#define STORE_METHODS_VERSION 1
+#define STORE_METHODS_VERSION 2
 
 typedef struct store_methods {
     int i_version;        /* STORE_METHODS_VERSION the backend was built against */
@@ -534,6 +537,8 @@ typedef struct store_methods {
     int (*x_run_reap)(store *s, int64_t id, char **err);
     int (*x_prune_broken)(store *s, int64_t *orphans, int64_t *dropped, char **err);
     int (*x_dedupe_spans)(store *s, int64_t *removed, char **err);
+    /* Version 2. */
+    int (*x_dag_walk_children)(store *s, int64_t id, store_node_visit visit, void *ud, char **err);
 } store_methods;
 
 typedef struct store_backend {

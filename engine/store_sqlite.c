@@ -766,4 +766,5 @@ const store_methods store_sqlite_methods = {
     .x_run_reap = store_sqlite_run_reap,
     .x_prune_broken = store_sqlite_prune_broken,
     .x_dedupe_spans = store_sqlite_dedupe_spans,
+    .x_dag_walk_children = store_sqlite_dag_walk_children,
 };

@@ -84,6 +84,7 @@ int store_sqlite_dag_count_uncovered(store *s, int64_t from, int64_t before, int
 int store_sqlite_dag_walk_frontier(store *s, store_node_visit visit, void *ud, char **err);
 int store_sqlite_dag_walk_prefixed(store *s, const char *prefix, store_node_visit visit, void *ud, char **err);
 int store_sqlite_dag_walk_source(store *s, int64_t id, int leaf, store_msg_visit visit, void *ud, char **err);
+int store_sqlite_dag_walk_children(store *s, int64_t id, store_node_visit visit, void *ud, char **err);
 int64_t store_sqlite_run_begin(store *s, const char *kind);
 void store_sqlite_run_end(store *s, int64_t id, const char *status);
 int store_sqlite_event_add(store *s, const char *kind, const char *data_json, char **err);

@@ -16,6 +16,8 @@ else
     have libcurl || pkgs="$pkgs libcurl4-openssl-dev"
     have cmocka || pkgs="$pkgs libcmocka-dev"
     have libpcre2-8 || pkgs="$pkgs libpcre2-dev"
+    have ncursesw || pkgs="$pkgs libncurses-dev"
+    command -v tmux >/dev/null 2>&1 || pkgs="$pkgs tmux"
     command -v cc >/dev/null 2>&1 || pkgs="$pkgs gcc"
     command -v python3 >/dev/null 2>&1 || pkgs="$pkgs python3"
     command -v tmux >/dev/null 2>&1 || pkgs="$pkgs tmux"

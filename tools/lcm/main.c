@@ -3,9 +3,9 @@
  * agents' transcripts into stores) and plain `grep`, `status`, `sessions`, `describe`,
  * `expand` verbs over the same read-only tool functions the server runs, the maintenance
  * verbs (cli.c over engine/admin.h: compact, doctor, export, backup, gc, migrate, heal,
- * report) and `hooks` / `hook` (hooks.c, hook.c: Claude Code and Codex wiring and
- * runtime). Owns the dispatch and the parsing of the read verbs; everything else is
- * cli.c / mcp.c / import.c / progress.c / the engine.
+ * report), `hooks` / `hook` (hooks.c, hook.c: Claude Code and Codex wiring and
+ * runtime) and `tui` (tui.c: the terminal browser). Owns the dispatch and the parsing of
+ * the read verbs; everything else is cli.c / mcp.c / import.c / progress.c / the engine.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +24,7 @@
 #include "mcp.h"
 #include "progress.h"
 #include "store.h"
+#include "tui.h"
 #include "util.h"
 
 /* A file below this imports too fast to need a bar. */
@@ -44,6 +45,8 @@ static const char usage[] =
     "  handoff [--generate] [--session ID] [--cwd DIR]\n"
     "                              a session's handoff (default: the folder's newest session);\n"
     "                              --generate builds and stores it for the next session's bundle\n"
+    "  tui                         browse the stores in the terminal: sessions, search, summaries\n"
+    "                              by depth, stats (read-only; ? lists the keys)\n"
     "  hook EVENT [--budget N]     run by those hooks: session-start, stop, subagent-stop,\n"
     "                              session-end, user-prompt-submit, precompact (JSON on stdin)\n";
 
@@ -347,6 +350,8 @@ int main(int argc, char **argv)
         rc = lcm_run_tool(&c, "lcm_sessions", a, json);
     } else if (!strcmp(verb, "status")) {
         rc = lcm_run_tool(&c, "lcm_status", NULL, json);
+    } else if (!strcmp(verb, "tui")) {
+        rc = tui_run(home);
     } else if (!strcmp(verb, "handoff")) {
         rc = lcm_handoff(home, session, cwd_opt ? cwd_opt : cwd, generate);
     } else if (!strcmp(verb, "describe") || !strcmp(verb, "expand")) {
