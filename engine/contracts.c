@@ -264,6 +264,57 @@ int contracts_command(const char *home, int argc, const char *const *argv, const
     return LC_OK;
 }
 
+int contracts_split_line(const char *line, char **buf, const char ***argv, int *argc)
+{
+    const char *p = line ? line : "";
+    size_t n = strlen(p), o = 0;
+    int value = 0; /* 1 while the words are the value of --reason / --body */
+    *buf = malloc(n + 1);
+    *argv = calloc(n / 2 + 2, sizeof **argv);
+    *argc = 0;
+    if (!*buf || !*argv) {
+        free(*buf);
+        free(*argv);
+        *buf = NULL;
+        *argv = NULL;
+        return LC_NOMEM;
+    }
+    /* Words are copied into *buf one after another (the copy is never longer than the
+     * line): a value's words joined by one space, everything else one word each. */
+    while (*p) {
+        while (*p == ' ' || *p == '\t') p++;
+        if (!*p) break;
+        const char *w = p;
+        while (*p && *p != ' ' && *p != '\t') p++;
+        size_t len = (size_t)(p - w);
+        int opt = len > 2 && w[0] == '-' && w[1] == '-';
+        if (value == 2 && !opt) {
+            (*buf)[o - 1] = ' ';
+        } else {
+            (*argv)[(*argc)++] = *buf + o;
+        }
+        memcpy(*buf + o, w, len);
+        o += len;
+        (*buf)[o++] = '\0';
+        if (opt) value = (len == 8 && !strncmp(w, "--reason", 8)) || (len == 6 && !strncmp(w, "--body", 6));
+        else if (value) value = 2;
+    }
+    return LC_OK;
+}
+
+int contracts_command_line(const char *home, const char *line, const char *actor, const char *project, char **out,
+                           char **err)
+{
+    char *buf = NULL;
+    const char **argv = NULL;
+    int argc = 0;
+    if (contracts_split_line(line, &buf, &argv, &argc) != LC_OK) return lc_errf(err, LC_NOMEM, "out of memory");
+    int rc = contracts_command(home, argc, argv, actor, project, out, err);
+    free(buf);
+    free(argv);
+    return rc;
+}
+
 char *contracts_status_line(const char *home)
 {
     homestore *h = NULL;

@@ -54,6 +54,12 @@ void contracts_set_fault(contracts_fault_fn fn);
 int contracts_command(const char *home, int argc, const char *const *argv, const char *actor, const char *project,
                       char **out, char **err);
 extern const char contracts_usage[];
+/* The same from one command line (`/lcm contracts retract 3 --reason the tests moved`):
+ * words, where the value of --reason and --body runs to the next --option. */
+int contracts_command_line(const char *home, const char *line, const char *actor, const char *project, char **out,
+                           char **err);
+/* That split: argv[] pointers into *buf (malloc'd, the caller frees it and *argv). */
+int contracts_split_line(const char *line, char **buf, const char ***argv, int *argc);
 
 /* The counts by state, "2 pending, 1 active, ..." (malloc'd), or NULL when the home has no
  * home store (nothing to say). */

@@ -725,6 +725,28 @@ static int dream_consolidate(dream_run_ctx *c, char **err)
 
 /* ---- contracts from the strongest patterns ------------------------------------------------------ */
 
+/* The lower-case text after its openers and a correction's lead ("actually,", "no,",
+ * "that's wrong:"): where the rule itself starts. */
+static const char *const dream_leads[] = {"actually, ", "actually ", "no, ", "correction: ", "that's wrong: ", "that is wrong: "};
+
+static size_t dream_lead_len(const char *text)
+{
+    char lower[64];
+    size_t n = strlen(text) < sizeof lower - 1 ? strlen(text) : sizeof lower - 1;
+    for (size_t i = 0; i < n; i++) lower[i] = (char)tolower((unsigned char)text[i]);
+    lower[n] = '\0';
+    const char *p = dream_skip_openers(lower);
+    for (int again = 1; again;) {
+        again = 0;
+        for (size_t i = 0; i < sizeof dream_leads / sizeof *dream_leads; i++)
+            if (dream_starts(p, dream_leads[i])) {
+                p += strlen(dream_leads[i]);
+                again = 1;
+            }
+    }
+    return (size_t)(p - lower);
+}
+
 static const char *dream_contract_kind(const homestore_pattern *p)
 {
     char lower[DREAM_PATTERN_CHARS * 2 + 1];
@@ -736,11 +758,24 @@ static const char *dream_contract_kind(const homestore_pattern *p)
     if (strstr(lower, " before "))
         for (size_t i = 0; i < sizeof checks / sizeof *checks; i++)
             if (strstr(lower, checks[i])) return "verify-before";
-    static const char *const neg[] = {"don't", "dont ", "do not", "never", "avoid", "stop ", "must not", "not "};
     if (!strcmp(p->kind, "anti-pattern")) return "forbid";
+    static const char *const neg[] = {"don't ", "dont ", "do not ", "never ", "avoid ", "stop "};
+    const char *rule = lower + dream_lead_len(p->text);
     for (size_t i = 0; i < sizeof neg / sizeof *neg; i++)
-        if (strstr(lower, neg[i]) && strcmp(p->kind, "preference") != 0) return "forbid";
+        if (dream_starts(rule, neg[i])) return "forbid";
     return "prefer";
+}
+
+/* The rule of a pattern as a contract says it: without a correction's lead, capitalized. */
+static char *dream_contract_body(const homestore_pattern *p)
+{
+    char *b = lc_strdup(p->text + dream_lead_len(p->text));
+    if (b && !*b) {
+        free(b);
+        return lc_strdup(p->text);
+    }
+    if (b) b[0] = (char)toupper((unsigned char)b[0]);
+    return b;
 }
 
 static int dream_propose(dream_run_ctx *c, char **err)
@@ -759,11 +794,18 @@ static int dream_propose(dream_run_ctx *c, char **err)
         const homestore_pattern *p = &v[i];
         /* A decision records what was chosen, not a rule to keep. */
         if (!strcmp(p->kind, "decision") || p->score * p->count < 3) continue;
-        if (homestore_contract_known(c->h, p->id, p->text)) continue;
-        int64_t id = 0;
-        if ((rc = contracts_propose(c->h, dream_contract_kind(p), p->text, c->scope_key_project, p->id,
-                                    c->o->actor ? c->o->actor : "dream", &id, err)) != LC_OK)
+        char *body = dream_contract_body(p);
+        if (!body) {
+            rc = lc_errf(err, LC_NOMEM, "out of memory");
             break;
+        }
+        int64_t id = 0;
+        if (!homestore_contract_known(c->h, p->id, body))
+            rc = contracts_propose(c->h, dream_contract_kind(p), body, c->scope_key_project, p->id,
+                                   c->o->actor ? c->o->actor : "dream", &id, err);
+        free(body);
+        if (rc != LC_OK) break;
+        if (!id) continue;
         c->proposed[c->n_proposed++] = id;
     }
     c->r->contracts = (int64_t)c->n_proposed;
@@ -1081,6 +1123,18 @@ int dream_command(const dream_opts *base, const char *cwd, int argc, const char 
     return *out ? LC_OK : lc_errf(err, LC_NOMEM, "out of memory");
 }
 
+int dream_command_line(const dream_opts *base, const char *cwd, const char *line, char **out, char **err)
+{
+    char *buf = NULL;
+    const char **argv = NULL;
+    int argc = 0;
+    if (contracts_split_line(line, &buf, &argv, &argc) != LC_OK) return lc_errf(err, LC_NOMEM, "out of memory");
+    int rc = dream_command(base, cwd, argc, argv, out, err);
+    free(buf);
+    free(argv);
+    return rc;
+}
+
 int dream_due(const char *home, const lcm_config *cfg)
 {
     homestore *h = NULL;
@@ -1131,6 +1185,7 @@ int dream_bundle_text(const char *home, const char *cwd, long budget_tokens, cha
     for (size_t i = 0; i < n; i++) {
         homestore_source *s = NULL;
         size_t ns = 0;
+        if (homestore_contract_active_for(h, v[i].id)) continue; /* its contract says it */
         if (homestore_sources(h, v[i].id, 1, &s, &ns, NULL) != LC_OK || !ns) {
             homestore_sources_free(s, ns);
             continue;

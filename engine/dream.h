@@ -75,6 +75,8 @@ void dream_opts_from_config(const lcm_config *cfg, summ_model_fn fn, void *route
 int dream_command(const dream_opts *base, const char *cwd, int argc, const char *const *argv, char **out,
                   char **err);
 extern const char dream_usage[];
+/* The same from one command line (`/lcm dream --global`). */
+int dream_command_line(const dream_opts *base, const char *cwd, const char *line, char **out, char **err);
 
 /* The automatic trigger (autoDream in lcm.json, off by default): 1 when at least
  * dreamAfterSessions session stores changed since the last run or dreamAfterHours have

@@ -139,6 +139,8 @@ int homestore_contracts_list(homestore *h, const char *state, const char *projec
 /* 1 when a contract was ever proposed from pattern `pattern_id` or with this body. */
 int homestore_contract_known(homestore *h, int64_t pattern_id, const char *body);
 int64_t homestore_contract_count(homestore *h, const char *state);
+/* 1 when an Active contract came from pattern `pattern_id`. */
+int homestore_contract_active_for(homestore *h, int64_t pattern_id);
 
 typedef struct homestore_trail {
     int64_t id, contract_id;

@@ -664,6 +664,19 @@ int64_t homestore_contract_count(homestore *h, const char *state)
                  : hs_int(h, "SELECT COUNT(*) FROM contracts", NULL);
 }
 
+int homestore_contract_active_for(homestore *h, int64_t pattern_id)
+{
+    sqlite3_stmt *st = NULL;
+    int found = 0;
+    if (sqlite3_prepare_v2(h->db, "SELECT 1 FROM contracts WHERE pattern_id = ? AND state = 'Active' LIMIT 1", -1, &st,
+                           NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_int64(st, 1, pattern_id);
+    found = pattern_id > 0 && sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return found;
+}
+
 void homestore_trail_free(homestore_trail *v, size_t n)
 {
     for (size_t i = 0; v && i < n; i++) {
