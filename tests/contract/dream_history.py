@@ -52,7 +52,7 @@ for si, (sid, lessons) in enumerate(sorted(PLANTED.items())):
     parent = None
     if fork and sid == "dream-s3":
         # the forked prefix: dream-s1's first turns, same ids and bytes
-        for k in range(2):
+        for k in range(8):
             for role, eid, text in (("user", "f%du" % k, "Forked question %d about the parser." % k),
                                     ("assistant", "f%da" % k, "Forked answer %d: the parser reads tokens." % k)):
                 ts += 1
@@ -84,7 +84,7 @@ if fork:
     rows = [json.loads(l) for l in open(path, encoding="utf-8")]
     head, body = rows[0], rows[1:]
     pre, parent = [], None
-    for k in range(2):
+    for k in range(8):
         for role, eid, text in (("user", "f%du" % k, "Forked question %d about the parser." % k),
                                 ("assistant", "f%da" % k, "Forked answer %d: the parser reads tokens." % k)):
             pre.append(msg(eid, parent, role, text, k))
