@@ -390,6 +390,11 @@ static int dream_heuristics(dream_run_ctx *c, size_t idx)
         if (!fenced) {
             size_t a = (size_t)(ls - s);
             while (a < line_end) {
+                /* A summary names who said a line ("user: ..."): the lesson starts after it. */
+                static const char *const labels[] = {"user: ", "assistant: "};
+                for (size_t k = 0; it->role == DREAM_SUMMARY && k < sizeof labels / sizeof *labels; k++)
+                    if (line_end - a > strlen(labels[k]) && !strncasecmp(s + a, labels[k], strlen(labels[k])))
+                        a += strlen(labels[k]);
                 size_t b = a;
                 while (b < line_end && !((s[b] == '.' || s[b] == '!' || s[b] == '?') && (b + 1 == line_end || s[b + 1] == ' ')))
                     b++;

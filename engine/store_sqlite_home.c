@@ -432,7 +432,7 @@ int homestore_sources(homestore *h, int64_t pattern_id, size_t limit, homestore_
     *n = 0;
     if (hs_prep(h, &st,
                 "SELECT session, entry_id, summary_id, ordinal, excerpt FROM pattern_sources WHERE pattern_id = ?"
-                " ORDER BY seen, session, ordinal LIMIT ?",
+                " ORDER BY seen, entry_id = '', session, ordinal LIMIT ?",
                 err) != LC_OK)
         return LC_ERR;
     sqlite3_bind_int64(st, 1, pattern_id);
