@@ -124,6 +124,18 @@ ok
 assert_grep "$T/host.txt" "nothing new since the last dream" "/lcm dream runs the same dream (nothing new here)"
 assert_grep "$T/host.txt" "\[Retracted\] forbid: Never use tabs" "/lcm contracts lists the same contracts"
 
+# ---- dreamSystemPrompt (off by default): a new session's system prompt in the real host -----
+printf '[{"content": "fine."}, {"content": "fine again."}]\n' >"$T/script.json"
+start_server "$T/script.json" "$T/record.jsonl"
+"$HOST" --home "$HOME_DIR" --plugin-dir "$PLUGINS" --session "$T/sp0.jsonl" --cwd "$W" \
+    --base-url "http://127.0.0.1:$PORT/v1" --model fake -p "hello" >/dev/null 2>&1 || fail "host run without the setting"
+printf '{"dreamSystemPrompt": true}\n' >"$HOME_DIR/lcm.json"
+"$HOST" --home "$HOME_DIR" --plugin-dir "$PLUGINS" --session "$T/sp1.jsonl" --cwd "$W" \
+    --base-url "http://127.0.0.1:$PORT/v1" --model fake -p "hello" >/dev/null 2>&1 || fail "host run with dreamSystemPrompt"
+rm -f "$HOME_DIR/lcm.json"
+assert_jsonl "$T/record.jsonl" "len(rows) == 2 and 'Open a pull request for every change to main.' not in rows[0]['messages'][0]['content']" "without dreamSystemPrompt the system prompt carries no contract"
+assert_jsonl "$T/record.jsonl" "'[contract #' in rows[1]['messages'][0]['content'] and 'Open a pull request for every change to main.' in rows[1]['messages'][0]['content'] and 'LIVE_CONTEXT.md' in rows[1]['messages'][0]['content']" "with it a new session's system prompt carries the active contracts"
+
 # ---- autoDream at session-end (off by default, then on) -------------------------------------------
 H2="$T/h2"
 mkdir -p "$H2"
