@@ -10,6 +10,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <cjson/cJSON.h>
+
 #include "homestore.h"
 #include "summarize.h"
 #include "util.h"
@@ -315,14 +317,31 @@ int contracts_command_line(const char *home, const char *line, const char *actor
     return rc;
 }
 
+static const char *const contracts_states[] = {CONTRACTS_PENDING, CONTRACTS_ACTIVE, CONTRACTS_REJECTED,
+                                               CONTRACTS_RETRACTED, CONTRACTS_SUPERSEDED};
+
+cJSON *contracts_status_json(const char *home)
+{
+    homestore *h = NULL;
+    if (homestore_open(home, 0, &h, NULL) != LC_OK) return NULL;
+    cJSON *o = cJSON_CreateObject();
+    for (size_t i = 0; o && i < sizeof contracts_states / sizeof *contracts_states; i++)
+        cJSON_AddNumberToObject(o, contracts_states[i], (double)homestore_contract_count(h, contracts_states[i]));
+    if (o) {
+        cJSON_AddNumberToObject(o, "patterns", (double)homestore_pattern_count(h));
+        cJSON_AddNumberToObject(o, "dreams", (double)homestore_run_count(h));
+    }
+    homestore_close(h);
+    return o;
+}
+
 char *contracts_status_line(const char *home)
 {
     homestore *h = NULL;
-    static const char *const states[] = {CONTRACTS_PENDING, CONTRACTS_ACTIVE, CONTRACTS_REJECTED, CONTRACTS_RETRACTED,
-                                         CONTRACTS_SUPERSEDED};
+    const char *const *states = contracts_states;
     if (homestore_open(home, 0, &h, NULL) != LC_OK) return NULL;
     sbuf b = {0};
-    for (size_t i = 0; i < sizeof states / sizeof *states; i++)
+    for (size_t i = 0; i < sizeof contracts_states / sizeof *contracts_states; i++)
         sb_printf(&b, "%s%lld %s", i ? ", " : "", (long long)homestore_contract_count(h, states[i]), states[i]);
     sb_printf(&b, "; dream: %lld patterns, %lld runs", (long long)homestore_pattern_count(h),
               (long long)homestore_run_count(h));

@@ -64,6 +64,10 @@ int contracts_split_line(const char *line, char **buf, const char ***argv, int *
 /* The counts by state, "2 pending, 1 active, ..." (malloc'd), or NULL when the home has no
  * home store (nothing to say). */
 char *contracts_status_line(const char *home);
+/* The same as {"Pending": n, "Active": n, ..., "patterns": n, "dreams": n} (caller deletes),
+ * NULL when there is no home store. */
+struct cJSON;
+struct cJSON *contracts_status_json(const char *home);
 
 /* The Active contracts of `project` (and the global ones) as bundle lines, within
  * `budget_tokens`, appended to *b-like text: *out malloc'd, NULL when there are none. */

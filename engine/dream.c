@@ -26,6 +26,7 @@
 #include "config.h"
 #include "contracts.h"
 #include "homestore.h"
+#include "redact.h"
 #include "store.h"
 #include "util.h"
 
@@ -519,12 +520,14 @@ static int dream_model_items(dream_run_ctx *c, size_t first, size_t end)
             return LC_NOMEM;
         }
         summ_completion out = {0};
-        char *e = NULL;
+        char *e = NULL, *masked = redact_text(prompt.p, prompt.len, !m->send_unmasked, NULL);
         int parsed = 0, rc = LC_ERR;
-        if (!dream_out_of_time(c))
-            rc = m->fn(m->ud, m->provider, m->model, dream_system, prompt.p, m->max_tokens > 0 ? m->max_tokens : 1500,
-                       &out, &e);
         sb_free(&prompt);
+        if (!masked) return LC_NOMEM;
+        if (!dream_out_of_time(c))
+            rc = m->fn(m->ud, m->provider, m->model, dream_system, masked, m->max_tokens > 0 ? m->max_tokens : 1500,
+                       &out, &e);
+        free(masked);
         if (rc == LC_OK && (rc = dream_model_parse(c, out.text, i, j - i, &parsed)) != LC_OK) {
             summ_completion_free(&out);
             free(e);
@@ -1098,6 +1101,7 @@ void dream_opts_from_config(const lcm_config *cfg, summ_model_fn fn, void *route
         memcpy(o->model.provider, entry, n);
         o->model.provider[n] = '\0';
         o->model.model = slash + 1;
+        o->model.send_unmasked = !cfg->redact_secrets;
         break;
     }
 }

@@ -38,6 +38,8 @@ typedef struct dream_model {
     char provider[128];             /* "openai" */
     const char *model;              /* "gpt-4.1-mini" (borrowed) */
     long max_tokens;                /* answer bound; 0 = 1500 */
+    int send_unmasked;              /* redactSecrets false; 0: the excerpts are masked
+                                     * (redact_text) before they leave, as the summarizer's */
 } dream_model;
 
 typedef struct dream_opts {

@@ -24,7 +24,7 @@ PLANTED = {
         ("s2u3", "correction", "That's wrong: the config lives in config/app.toml, not in settings.py."),
     ],
     "dream-s3": [
-        ("s3u2", "decision", "Let's go with cmocka for the unit tests."),
+        ("s3u2", "decision", "Let's go with pytest for the integration tests."),
         ("s3u3", "preference", "Always run make test before you commit."),
     ],
 }

@@ -96,6 +96,13 @@ assert_grep "$T/s2.txt" "\[Superseded\].*superseded by #" "the old contract poin
 "$LCM" status --home "$HOME_DIR" >"$T/status.txt" 2>&1 || fail "status"
 assert_grep "$T/status.txt" "contracts: .*1 Active, 0 Rejected, 1 Retracted, 1 Superseded" "lcm status counts contracts by state"
 
+"$LCM" status --home "$HOME_DIR" --json >"$T/status.json" 2>&1 || fail "status --json"
+python3 -c "
+import json, sys
+c = json.load(open(sys.argv[1]))['contracts']
+assert (c['Active'], c['Retracted'], c['Superseded']) == (1, 1, 1) and c['patterns'] == 6, c
+" "$T/status.json" || fail "lcm status --json counts contracts by state"; ok
+
 # ---- MCP: list reads; a change needs confirm --------------------------------------------------
 python3 - "$LCM" "$HOME_DIR" <<'PY' || fail "lcm_contracts over MCP"
 import json, subprocess, sys

@@ -31,7 +31,7 @@ for s in dream-s1 dream-s3; do
     assert_grep "$T/x-$s.txt" "Forked question 0 about the parser" "$s's summary still reaches the shared messages"
 done
 assert_grep "$T/x-dream-s1.txt" "We decided to go with PostgreSQL" "dream-s1's summary still reaches its own messages"
-assert_grep "$T/x-dream-s3.txt" "Let's go with cmocka" "dream-s3's summary still reaches its own messages"
+assert_grep "$T/x-dream-s3.txt" "Let's go with pytest" "dream-s3's summary still reaches its own messages"
 "$LCM" sessions --home "$HOME_DIR" >"$T/sessions.txt" 2>&1
 [ "$(grep -c ' 1 summaries' "$T/sessions.txt")" = 2 ] || { cat "$T/sessions.txt"; fail "both stores keep their summary"; }; ok
 "$LCM" grep --home "$HOME_DIR" "Forked question" >"$T/grep.txt" 2>&1 || fail "grep"
