@@ -479,7 +479,7 @@ static int dream_model_parse(dream_run_ctx *c, const char *answer, size_t first,
         cJSON_ArrayForEach(s, src)
         {
             long long k = -1;
-            if (cJSON_IsNumber(s)) k = (long long)s->valuedouble;
+            if (cJSON_IsNumber(s) && s->valuedouble == (double)(long long)s->valuedouble) k = (long long)s->valuedouble;
             else if (cJSON_IsString(s)) {
                 const char *q = s->valuestring;
                 while (*q == '[' || *q == '#' || *q == ' ') q++;
