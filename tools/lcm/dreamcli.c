@@ -5,6 +5,7 @@
 #include "dreamcli.h"
 
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -41,10 +42,16 @@ int dreamcli_run(int argc, char **argv)
     lcm_config cfg;
     int have_cfg = 0;
     if (!rest) return 1;
+    char *abs_project = NULL;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--home") && i + 1 < argc) home_opt = argv[++i];
         else if (!strcmp(argv[i], "--cwd") && i + 1 < argc) project = argv[++i];
-        else rest[n++] = argv[i];
+        else if (!strcmp(argv[i], "--project") && i + 1 < argc && !abs_project) {
+            /* Stores record the folder as an absolute path: `--project .` means this one. */
+            rest[n++] = argv[i++];
+            abs_project = realpath(argv[i], NULL);
+            rest[n++] = abs_project ? abs_project : argv[i];
+        } else rest[n++] = argv[i];
     }
     home = dreamcli_home(home_opt);
     cwd = getcwd(NULL, 0);
@@ -82,6 +89,7 @@ int dreamcli_run(int argc, char **argv)
 done:
     if (have_cfg) lcm_config_free(&cfg);
     free(rest);
+    free(abs_project);
     free(home);
     free(cwd);
     free(cfg_path);
