@@ -1195,6 +1195,9 @@ int dream_bundle_text(const char *home, const char *cwd, long budget_tokens, cha
         homestore_source *s = NULL;
         size_t ns = 0;
         if (homestore_contract_active_for(h, v[i].id)) continue; /* its contract says it */
+        int seen = 0; /* the same lesson kept by the project's dream and the global one */
+        for (size_t k = 0; k < i && !seen; k++) seen = !strcmp(v[k].kind, v[i].kind) && !strcmp(v[k].text, v[i].text);
+        if (seen) continue;
         if (homestore_sources(h, v[i].id, 1, &s, &ns, NULL) != LC_OK || !ns) {
             homestore_sources_free(s, ns);
             continue;
