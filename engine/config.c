@@ -258,6 +258,12 @@ static const cfg_long_key cfg_long_keys[] = {
     {"summaryPassDeadlineMs", offsetof(lcm_config, summary_pass_deadline_ms), 1000, 86400000, 300000},
     {"summaryWaitMs", offsetof(lcm_config, summary_wait_ms), 0, 600000, 15000},
     {"bundleTokens", offsetof(lcm_config, bundle_tokens), 200, 100000, 1000},
+    {"dreamTokens", offsetof(lcm_config, dream_tokens), 1000, 100000000, 200000},
+    {"dreamTimeMs", offsetof(lcm_config, dream_time_ms), 1000, 3600000, 60000},
+    {"dreamContractsPerRun", offsetof(lcm_config, dream_contracts_per_run), 0, 50, 3},
+    {"dreamBundleTokens", offsetof(lcm_config, dream_bundle_tokens), 0, 20000, 400},
+    {"dreamAfterSessions", offsetof(lcm_config, dream_after_sessions), 1, 100000, 5},
+    {"dreamAfterHours", offsetof(lcm_config, dream_after_hours), 1, 87600, 24},
 };
 
 typedef struct cfg_bool_key {
@@ -272,6 +278,8 @@ static const cfg_bool_key cfg_bool_keys[] = {
     {"eagerSummaries", offsetof(lcm_config, eager_summaries), 0},
     {"summaryWorker", offsetof(lcm_config, summary_worker), 1},
     {"sessionBundle", offsetof(lcm_config, session_bundle), 0},
+    {"autoDream", offsetof(lcm_config, auto_dream), 0},
+    {"dreamSystemPrompt", offsetof(lcm_config, dream_system_prompt), 0},
 };
 
 #define CFG_N(a) (sizeof(a) / sizeof((a)[0]))

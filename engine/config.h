@@ -58,6 +58,15 @@ typedef struct lcm_config {
     int summary_worker;             /* 1: passes run on a background thread; 0: between
                                      * turns on the host thread, in lockstep with the turns
                                      * (deterministic replays; the agent waits for them) */
+    long dream_tokens;              /* 200,000: source tokens one dream reads */
+    long dream_time_ms;             /* 60,000: one dream's time budget */
+    long dream_contracts_per_run;   /* 3: Pending contracts one dream proposes at most */
+    long dream_bundle_tokens;       /* 400: contracts + patterns in the bundle */
+    long dream_after_sessions;      /* 5: autoDream after this many changed sessions ... */
+    long dream_after_hours;         /* 24: ... or this many hours since the last dream */
+    int auto_dream;                 /* 0: `lcm hook session-end` dreams when due */
+    int dream_system_prompt;        /* 0: the plugin's new sessions get the contracts and
+                                     * patterns in their system prompt */
     lcm_base_url *base_urls;        /* `baseUrls` key: provider -> URL */
     size_t n_base_urls;
     char **problems;                /* every normalization, one sentence each */

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "bundle.h"
+#include "dream.h"
 #include "ingest.h"
 #include "maint.h"
 #include "plugin.h"
@@ -584,17 +585,25 @@ int lcm_glue_attach(lc_plugin *p)
 
 /* A new session of a folder (its store holds nothing yet) with sessionBundle on: the
  * reference bundle of the folder's previous session, built once here and carried the same
- * on every system prompt of the run (a stable prompt keeps the prompt cache). */
+ * on every system prompt of the run (a stable prompt keeps the prompt cache). With
+ * dreamSystemPrompt on instead: only the learned lines (active contracts, patterns). */
 static void lcm_bundle_load(lc_plugin *p)
 {
     const lcm_config *cfg = lcm_cmd_config(p);
     char *e = NULL, *cwd = NULL;
     free(p->lcm->bundle);
     p->lcm->bundle = NULL;
-    if (!cfg || !cfg->session_bundle || !p->lcm->st || store_message_count(p->lcm->st) > 0) return;
+    if (!cfg || (!cfg->session_bundle && !cfg->dream_system_prompt) || !p->lcm->st ||
+        store_message_count(p->lcm->st) > 0)
+        return;
     cwd = store_meta_get(p->lcm->st, "cwd");
-    if (cwd && *cwd && bundle_build(p->agent_home, cwd, p->session_id, cfg->bundle_tokens, &p->lcm->bundle, &e) != LC_OK)
+    /* The bundle carries what dream learned; dreamSystemPrompt alone carries just that. */
+    if (cwd && *cwd && cfg->session_bundle &&
+        bundle_build(p->agent_home, cwd, p->session_id, cfg->bundle_tokens, &p->lcm->bundle, &e) != LC_OK)
         plugin_log(p, AP_LEVEL_WARNING, "lcm: the previous session's bundle: %s", e ? e : "failed");
+    else if (cwd && *cwd && !cfg->session_bundle &&
+             dream_bundle_text(p->agent_home, cwd, cfg->dream_bundle_tokens, &p->lcm->bundle, &e) != LC_OK)
+        plugin_log(p, AP_LEVEL_WARNING, "lcm: the learned contracts and patterns: %s", e ? e : "failed");
     free(e);
     free(cwd);
 }

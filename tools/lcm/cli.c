@@ -14,6 +14,7 @@
 #include "admin.h"
 #include "catalog.h"
 #include "config.h"
+#include "contracts.h"
 #include "llm_http.h"
 #include "progress.h"
 #include "store.h"
@@ -354,6 +355,9 @@ int cli_run(int argc, char **argv)
         code = CLI_EXIT_FOUND;
     } else {
         if (c.o.json) {
+            /* status: the home store's contract counts beside the stores (when there is one) */
+            cJSON *learned = !strcmp(v, "status") && cJSON_IsObject(c.doc) ? contracts_status_json(c.home) : NULL;
+            if (learned) cJSON_AddItemToObject(c.doc, "contracts", learned);
             char *s = c.doc ? cJSON_PrintUnformatted(c.doc) : NULL;
             printf("%s\n", s ? s : "{}");
             cJSON_free(s);

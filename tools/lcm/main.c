@@ -16,6 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli.h"
+#include "dreamcli.h"
 #include "bundle.h"
 #include "catalog.h"
 #include "hook.h"
@@ -60,6 +61,7 @@ static void lcm_print_usage(FILE *f)
 {
     fputs(usage, f);
     fputs(cli_usage, f);
+    fputs(dreamcli_usage, f);
     fputs(usage_notes, f);
 }
 
@@ -281,6 +283,8 @@ int main(int argc, char **argv)
     if (argc >= 2 && !strcmp(argv[1], "hook")) return lcm_hook(argc, argv);
     if (argc >= 2 && !strcmp(argv[1], "hooks")) return lcm_hooks(argc, argv);
     if (argc >= 2 && cli_owns(argv[1], argc, argv)) return cli_run(argc, argv);
+    /* dream and contracts (dreamcli.c over engine/dream.h, engine/contracts.h) */
+    if (argc >= 2 && dreamcli_owns(argv[1])) return dreamcli_run(argc, argv);
     const char *home_opt = NULL, *scope = NULL, *session = NULL, *cwd_opt = NULL;
     long offset = 0;
     int regex = 0, include_removed = 0, json = 0, generate = 0, rc = 2, npos = 0;

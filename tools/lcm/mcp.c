@@ -15,6 +15,7 @@
 
 #include "bundle.h"
 #include "catalog.h"
+#include "contracts.h"
 #include "recall.h"
 #include "store.h"
 #include "util.h"
@@ -292,7 +293,49 @@ static int mcp_tool_status(const mcp_ctx *c, const cJSON *a, char **text, int *i
                         STORE_SCHEMA_VERSION);
     free(newest);
     catalog_list_free(&l);
+    /* The home store's counts, only when there is one (a home that never dreamed reads as
+     * it always did). */
+    char *cl = *text ? contracts_status_line(c->home) : NULL;
+    if (cl) {
+        char *t = lc_asprintf("%s\ncontracts: %s", *text, cl);
+        free(cl);
+        if (!t) return LC_NOMEM;
+        free(*text);
+        *text = t;
+    }
     return *text ? LC_OK : LC_NOMEM;
+}
+
+/* lcm_contracts: list and show read; approve, reject, retract and supersede change a
+ * contract only with "confirm": true (a client's model must not flip a rule by accident). */
+static int mcp_tool_contracts(const mcp_ctx *c, const cJSON *a, char **text, int *is_error)
+{
+    const char *action = mcp_str(a, "action"), *argv[8];
+    char idbuf[32], *e = NULL;
+    int argc = 0;
+    if (!action) action = "list";
+    int reads = !strcmp(action, "list") || !strcmp(action, "show");
+    if (!reads && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "confirm")))
+        return mcp_fail(lc_asprintf("lcm_contracts %s changes a contract: call again with \"confirm\": true once the "
+                                    "user agreed (nothing was changed)", action),
+                        text, is_error);
+    argv[argc++] = action;
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(a, "id");
+    if (cJSON_IsNumber(id)) {
+        snprintf(idbuf, sizeof idbuf, "%lld", (long long)id->valuedouble);
+        argv[argc++] = idbuf;
+    } else if (mcp_str(a, "id")) {
+        argv[argc++] = mcp_str(a, "id");
+    }
+    static const char *const opts[][2] = {{"reason", "--reason"}, {"body", "--body"}, {"state", "--state"}};
+    for (size_t i = 0; i < sizeof opts / sizeof *opts; i++)
+        if (mcp_str(a, opts[i][0])) {
+            argv[argc++] = opts[i][1];
+            argv[argc++] = mcp_str(a, opts[i][0]);
+        }
+    if (contracts_command(c->home, argc, argv, "mcp client (lcm_contracts)", NULL, text, &e) != LC_OK)
+        return mcp_fail(e, text, is_error);
+    return LC_OK;
 }
 
 /* A session's handoff: the stored one (`lcm handoff --generate`), else one built now from
@@ -393,6 +436,17 @@ static const struct mcp_tool {
      "\"session\":{\"type\":\"string\",\"description\":\"a session id from lcm_sessions\"},"
      "\"cwd\":{\"type\":\"string\",\"description\":\"project folder (default: the server's)\"}}}",
      mcp_tool_handoff},
+    {"lcm_contracts",
+     "Behavior contracts (prefer / forbid / verify-before rules learned from past sessions): list them or show one "
+     "with its trail; approve, reject, retract (reason required) or supersede (new body) only with confirm: true.",
+     "{\"type\":\"object\",\"properties\":{"
+     "\"action\":{\"type\":\"string\",\"enum\":[\"list\",\"show\",\"approve\",\"reject\",\"retract\",\"supersede\"]},"
+     "\"id\":{\"type\":\"integer\",\"description\":\"the contract (not for list)\"},"
+     "\"state\":{\"type\":\"string\",\"description\":\"list: only this state (Pending, Active, ...)\"},"
+     "\"reason\":{\"type\":\"string\",\"description\":\"why (required to retract); kept in the trail\"},"
+     "\"body\":{\"type\":\"string\",\"description\":\"supersede: the new rule\"},"
+     "\"confirm\":{\"type\":\"boolean\",\"description\":\"true to make a change (the user agreed)\"}}}",
+     mcp_tool_contracts},
 };
 #define MCP_N_TOOLS (sizeof mcp_tools / sizeof mcp_tools[0])
 
