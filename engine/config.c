@@ -272,6 +272,7 @@ static const cfg_bool_key cfg_bool_keys[] = {
     {"eagerSummaries", offsetof(lcm_config, eager_summaries), 0},
     {"summaryWorker", offsetof(lcm_config, summary_worker), 1},
     {"sessionBundle", offsetof(lcm_config, session_bundle), 0},
+    {"fleetRecall", offsetof(lcm_config, fleet_recall), 0},
 };
 
 #define CFG_N(a) (sizeof(a) / sizeof((a)[0]))

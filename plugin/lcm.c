@@ -137,11 +137,14 @@ static int lcm_tool_grep(void *ud, const char *call_json, char **out, char **err
     o.summary_id = lcm_summary_id(a);
     o.redact = p->lcm ? p->lcm->redact : 1;
     const char *scope_s = lcm_str(a, "scope");
-    recall_scope scope = !scope_s ? RECALL_SCOPE_SESSION
-                         : !strcmp(scope_s, "sessions") ? RECALL_SCOPE_SESSIONS
-                         : !strcmp(scope_s, "all_sessions") ? RECALL_SCOPE_ALL_SESSIONS
-                                                            : RECALL_SCOPE_SESSION;
+    const char *home = p->agent_home ? p->agent_home : ".";
+    recall_scope scope = RECALL_SCOPE_SESSION;
     recall_result r;
+    if ((scope_s && recall_scope_parse(scope_s, &scope, &e) != LC_OK) || recall_scope_check(home, scope, &e) != LC_OK) {
+        rc = lcm_tool_error(e, out, err);
+        e = NULL;
+        goto done;
+    }
     if (scope == RECALL_SCOPE_SESSION) {
         if (!p->lcm || !p->lcm->st) {
             rc = lcm_no_store(p, out, err);
@@ -150,7 +153,7 @@ static int lcm_tool_grep(void *ud, const char *call_json, char **out, char **err
         rc = recall_grep(p->lcm->st, &o, &r, &e);
     } else {
         char *cwd = p->lcm && p->lcm->st ? store_meta_get(p->lcm->st, "cwd") : lcm_header_cwd(p);
-        rc = recall_grep_sessions(p->agent_home ? p->agent_home : ".", p->session_id, cwd, scope, &o, &r, &e);
+        rc = recall_grep_sessions(home, p->session_id, cwd, scope, &o, &r, &e);
         free(cwd);
     }
     if (rc != LC_OK) {
@@ -251,7 +254,9 @@ static const char lcm_grep_schema[] =
     "\"summary_id\":{\"type\":\"integer\",\"description\":\"search inside one summary's originals\"},"
     "\"include_removed\":{\"type\":\"boolean\",\"description\":\"include abandoned branches, labelled [removed]\"},"
     "\"resume\":{\"type\":\"string\",\"description\":\"pattern: continue a scan that stopped at its time bound, from the point its output names\"},"
-    "\"scope\":{\"type\":\"string\",\"enum\":[\"session\",\"sessions\",\"all_sessions\"]}}}";
+    "\"scope\":{\"type\":\"string\",\"enum\":[\"session\",\"sessions\",\"all_sessions\",\"fleet\"],"
+    "\"description\":\"session (default), sessions (this project's past sessions), all_sessions (every session of this agent home), "
+    "fleet (every session in the shared store; only when lcm.json sets fleetRecall)\"}}}";
 static const char lcm_describe_schema[] =
     "{\"type\":\"object\",\"properties\":{"
     "\"id\":{\"type\":\"string\",\"description\":\"a summary id (#12) or a file handle's entry id, path or content id\"},"
