@@ -14,6 +14,7 @@
 #include "dag.h"
 #include "maint.h"
 #include "metrics.h"
+#include "offline.h"
 #include "project.h"
 #include "store.h"
 #include "util.h"
@@ -144,6 +145,51 @@ static char *admin_config_origin(const lcm_config *cfg)
 
 /* ---- status --------------------------------------------------------------------------- */
 
+char *admin_url_redact(const char *url)
+{
+    sbuf b = {0};
+    const char *p = url ? url : "", *sep = strstr(p, "://");
+    if (sep) {
+        const char *auth = sep + 3, *end = auth + strcspn(auth, "/?#"), *at = NULL;
+        for (const char *q = auth; q < end; q++)
+            if (*q == '@') at = q;
+        const char *colon = at ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
+        if (colon) {
+            sb_append(&b, p, (size_t)(colon + 1 - p));
+            sb_puts(&b, "***");
+            p = at;
+        }
+    }
+    /* A keyword form or a query parameter: password=VALUE up to the next separator. */
+    for (const char *hit; (hit = strstr(p, "password="));) {
+        size_t klen = sizeof "password=" - 1;
+        int starts = hit == url || strchr("?& ", hit[-1]) != NULL;
+        sb_append(&b, p, (size_t)(hit - p) + klen);
+        p = hit + klen;
+        if (!starts) continue;
+        sb_puts(&b, "***");
+        p += strcspn(p, "& ");
+    }
+    sb_puts(&b, p);
+    return sb_detach(&b);
+}
+
+char *admin_store_line(const char *home, store *st, const char *offline_why)
+{
+    const char *url = getenv("LCM_STORE_URL");
+    char *where = NULL, *shown = NULL, *line = NULL;
+    if (st && store_path(st)) where = lc_strdup(store_path(st));
+    else if (url && *url) where = lc_strdup(url);
+    else where = lc_asprintf("%s/lcm", home ? home : ".");
+    shown = where ? admin_url_redact(where) : NULL;
+    if (shown)
+        line = offline_why ? lc_asprintf("store: %s (%s), %s", store_backend_name(), shown, offline_why)
+                           : lc_asprintf("store: %s (%s), online", store_backend_name(), shown);
+    free(where);
+    free(shown);
+    return line;
+}
+
 int admin_status(const admin_env *env, admin_result *out, char **err)
 {
     sbuf b = {0};
@@ -151,6 +197,16 @@ int admin_status(const admin_env *env, admin_result *out, char **err)
     zones_resolved z;
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "session", env->session_id ? env->session_id : "");
+    /* Which store, and whether it can be reached: the first thing a user of a shared
+     * store asks. */
+    char *off = env->offline && env->offline->offline ? offline_describe(env->offline, lc_now_ms()) : NULL;
+    char *sl = admin_store_line(env->home, env->st, off);
+    sb_printf(&b, "%s\n", sl ? sl : "store: ?");
+    cJSON_AddStringToObject(j, "backend", store_backend_name());
+    cJSON_AddStringToObject(j, "storeState", off ? "offline" : env->st ? "online" : "closed");
+    if (off) cJSON_AddStringToObject(j, "offline", off);
+    free(sl);
+    free(off);
     if (env->st) {
         project_pin pin;
         char *pd = project_pin_get(env->st, &pin, NULL) == LC_OK ? project_pin_describe(&pin) : lc_strdup("none");

@@ -38,6 +38,7 @@ typedef struct admin_env {
     size_t occupancy;           /* tokens in context now (0 outside a session) */
     admin_progress_fn progress; /* may be NULL */
     void *progress_ud;
+    const struct offline_state *offline; /* the session's store offline (offline.h), or NULL */
 } admin_env;
 
 /* What a command produced. status: 0 ok; 1 a check failed or there is something to do
@@ -63,6 +64,15 @@ void admin_stamp(char *buf, size_t n);
 void admin_tokens(char *buf, size_t n, double t);
 /* The summarizer chain that runs for cfg ("auto" expanded, the floor appended). */
 char *admin_chain(const lcm_config *cfg);
+
+/* A store address with its secrets masked: the password of a URL's user info
+ * (scheme://user:***@host) and of a `password=` parameter; anything else as given
+ * (malloc'd). */
+char *admin_url_redact(const char *url);
+/* The store line of a status: the backend (sqlite, postgresql, ...), where (st's address,
+ * else LCM_STORE_URL, else <home>/lcm; secrets masked) and whether it is online, or
+ * offline with `offline_why` (malloc'd; NULL on OOM). */
+char *admin_store_line(const char *home, store *st, const char *offline_why);
 
 /* Store, projection, context and thresholds lines (the caller appends its own state). */
 int admin_status(const admin_env *env, admin_result *out, char **err);

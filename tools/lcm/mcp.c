@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "admin.h"
 #include "bundle.h"
 #include "catalog.h"
 #include "recall.h"
@@ -284,7 +285,17 @@ static int mcp_tool_status(const mcp_ctx *c, const cJSON *a, char **text, int *i
     size_t older = 0, damaged = 0;
     int64_t msgs = 0, sums = 0, bytes = 0;
     char *e = NULL, *newest = NULL;
-    if (mcp_list_stores(c, NULL, 0, &l, &e) != LC_OK) return mcp_fail(e, text, is_error);
+    if (mcp_list_stores(c, NULL, 0, &l, &e) != LC_OK) {
+        /* The store cannot be listed: say which one, and that it is offline. */
+        char *why = lc_asprintf("offline (%s)", e ? e : "?");
+        char *sl = why ? admin_store_line(c->home, NULL, why) : NULL;
+        char *msg = sl ? lc_asprintf("lcm (read-only MCP server %s)\n%s", MCP_SERVER_VERSION, sl) : NULL;
+        free(why);
+        free(sl);
+        free(e);
+        return mcp_fail(msg, text, is_error);
+    }
+    char *store_line = admin_store_line(c->home, NULL, NULL);
     for (size_t i = 0; i < l.n; i++) {
         if (mcp_damaged(&l.v[i])) {
             damaged++;
@@ -299,12 +310,14 @@ static int mcp_tool_status(const mcp_ctx *c, const cJSON *a, char **text, int *i
     if (damaged)
         snprintf(dmg, sizeof dmg, ", %zu damaged (`/lcm doctor --repair` in its session rebuilds it)", damaged);
     if (l.n) newest = lc_utc_format(l.v[0].created, "%Y-%m-%d %H:%M", "?");
-    *text = lc_asprintf("lcm (read-only MCP server %s)\nstores: %s/lcm\nsessions: %zu (%zu older-generation%s)\n"
+    *text = lc_asprintf("lcm (read-only MCP server %s)\n%s\nstores: %s/lcm\nsessions: %zu (%zu older-generation%s)\n"
                         "messages: %lld\nsummaries: %lld\nbytes: %lld\nnewest: %s%s%s\nschema: %d",
-                        MCP_SERVER_VERSION, c->home, l.n, older, dmg, (long long)msgs, (long long)sums, (long long)bytes,
+                        MCP_SERVER_VERSION, store_line ? store_line : "store: ?", c->home, l.n, older, dmg,
+                        (long long)msgs, (long long)sums, (long long)bytes,
                         l.n ? l.v[0].session_id : "none", l.n ? " " : "", l.n ? (newest ? newest : "?") : "",
                         STORE_SCHEMA_VERSION);
     free(newest);
+    free(store_line);
     catalog_list_free(&l);
     return *text ? LC_OK : LC_NOMEM;
 }
