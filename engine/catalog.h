@@ -58,6 +58,9 @@ typedef struct catalog_filter {
      * has checked the policy). 0: only the sessions this agent home wrote. On the embedded
      * SQLite store the two are the same: every store under <agent_home>/lcm/. */
     int all_homes;
+    /* The embedded SQLite store files under <agent_home>/lcm/ whatever store this process
+     * is configured for (`lcm migrate --to` copies them out of the folder into another). */
+    int local_files;
 } catalog_filter;
 
 /* The stores under <agent_home>/lcm/ that pass `f` (NULL = every store). Each is looked at
