@@ -179,7 +179,7 @@ char *admin_store_line(const char *home, store *st, const char *offline_why)
     const char *url = getenv("LCM_STORE_URL");
     char *where = NULL, *shown = NULL, *line = NULL;
     if (st && store_path(st)) where = lc_strdup(store_path(st));
-    else if (url && *url) where = lc_strdup(url);
+    else if (url && *url && strcmp(store_backend_name(), store_sqlite_backend.name) != 0) where = lc_strdup(url);
     else where = lc_asprintf("%s/lcm", home ? home : ".");
     shown = where ? admin_url_redact(where) : NULL;
     if (shown)

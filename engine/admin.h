@@ -70,7 +70,8 @@ char *admin_chain(const lcm_config *cfg);
  * (malloc'd). */
 char *admin_url_redact(const char *url);
 /* The store line of a status: the backend (sqlite, postgresql, ...), where (st's address,
- * else LCM_STORE_URL, else <home>/lcm; secrets masked) and whether it is online, or
+ * else LCM_STORE_URL when a backend other than the embedded one serves it, else
+ * <home>/lcm; secrets masked) and whether it is online, or
  * offline with `offline_why` (malloc'd; NULL on OOM). */
 char *admin_store_line(const char *home, store *st, const char *offline_why);
 

@@ -15,6 +15,7 @@
 
 #include "admin.h"
 #include "offline.h"
+#include "store.h"
 #include "util.h"
 
 static void test_reconnect_is_due_every_n_calls_not_every_request(void **state)
@@ -74,8 +75,10 @@ static void test_store_url_password_is_never_printed(void **state)
     setenv("LCM_STORE_URL", "postgresql://agent:s3cret@db/lcm", 1);
     char *line = admin_store_line("/h", NULL, "offline for 3 s (server unreachable)");
     assert_null(strstr(line, "s3cret"));
-    assert_non_null(strstr(line, "agent:***@db/lcm"));
     assert_non_null(strstr(line, "offline for 3 s"));
+    /* Served by the embedded store (no backend of this build takes the URL): its folder. */
+    if (!strcmp(store_backend_name(), "sqlite")) assert_non_null(strstr(line, "(/h/lcm)"));
+    else assert_non_null(strstr(line, "agent:***@db/lcm"));
     free(line);
     unsetenv("LCM_STORE_URL");
     line = admin_store_line("/h", NULL, NULL);
