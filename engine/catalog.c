@@ -116,6 +116,8 @@ int catalog_list_stores(const char *agent_home, const catalog_filter *f, catalog
     memset(out, 0, sizeof *out);
     if (!f) f = &every;
     if (!dir) return lc_errf(err, LC_NOMEM, "catalog: out of memory");
+    /* f->all_homes changes nothing here: the folder holds this home's stores alone, and
+     * out->shared stays 0 so a fleet search can say the store is not shared. */
     if (!(d = opendir(dir))) goto done; /* no store folder yet: nothing to list */
     while ((de = readdir(d))) {
         size_t l = strlen(de->d_name);

@@ -72,6 +72,9 @@ typedef struct lcm_config {
     char **problems;                /* every normalization, one sentence each */
     size_t n_problems;
     int file_state;                 /* LCM_CONFIG_ABSENT / _LOADED / _CORRUPT */
+    int fleet_recall;               /* 0: recall's `fleet` scope (every session in a shared
+                                     * store, whoever wrote it) is refused; agents do not
+                                     * read each other's history unless this home says so */
 } lcm_config;
 
 enum { LCM_CONFIG_ABSENT = 0, LCM_CONFIG_LOADED = 1, LCM_CONFIG_CORRUPT = 2 };

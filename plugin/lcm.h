@@ -8,6 +8,7 @@
 #include "plugin.h"
 #include <stdint.h>
 
+#include "offline.h"
 #include "projstate.h"
 #include "store.h"
 #include "util.h"
@@ -40,6 +41,9 @@ struct lcm_glue {
     int reopen;               /* retry the open on later context calls / commands */
     double reopen_at;         /* lc_now_ms of the last attempt */
     double off_since;         /* lc_now_ms when LCM went inactive */
+    /* --- the store is offline (engine/offline.h): unreachable at start or since a write
+     *     failed; `reopen` is set and lcm_reopen reconnects on the engine's cadence --- */
+    offline_state off;
 };
 
 /* What /lcm status needs from the projection, read from memory (no SQL). */

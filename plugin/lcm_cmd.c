@@ -125,6 +125,7 @@ static admin_env lcm_cmd_env(lc_plugin *p, const lcm_config *cfg)
                      .window = p->window > 0 ? p->window : 0, .window_effective = plugin_window(p),
                      .occupancy = lcm_cmd_occupancy(p)};
     env.no_store_why = p->lcm && p->lcm->open_error ? p->lcm->open_error : "no session";
+    env.offline = p->lcm ? &p->lcm->off : NULL;
     return env;
 }
 

@@ -28,6 +28,9 @@ const char cli_usage[] =
     "  backup [--session ID]       timestamped online copies beside the stores\n"
     "  gc [--apply]                retired stores; --apply exports then DELETES them\n"
     "  migrate [--apply]           older-schema stores; --apply upgrades them in place\n"
+    "  migrate --to URL [--apply]  copy this home's stores into the store URL names (postgresql://...,\n"
+    "                              or file:///path/to/home: another agent home); a dry run counts the\n"
+    "                              rows per store; --apply copies what the target lacks (idempotent)\n"
     "  heal [--apply] [--max-nodes N]  truncated summaries; --apply re-derives them with a model\n"
     "  report [--session ID]       the metrics summary (every session without --session)\n"
     "  --json on status, sessions and the verbs above: one JSON document on stdout;\n"
@@ -36,7 +39,7 @@ const char cli_usage[] =
     "  change something, faults found, an error), 2 usage\n";
 
 typedef struct cli_opts {
-    const char *verb, *home_opt, *session, *out, *after;
+    const char *verb, *home_opt, *session, *out, *after, *to;
     long limit, max_nodes;
     int json, apply, repair, all;
 } cli_opts;
@@ -51,7 +54,7 @@ static const struct cli_verb {
     {"export", " --session --out "},
     {"backup", " --session --after --limit "},
     {"gc", " --apply "},
-    {"migrate", " --apply "},
+    {"migrate", " --apply --to "},
     {"heal", " --session --apply --max-nodes --after --limit "},
     {"report", " --session "},
     {"status", " --session "},
@@ -95,7 +98,8 @@ static int cli_parse(int argc, char **argv, cli_opts *o)
         if (!common && (a[0] != '-' || !strstr(v->opts, probe)))
             return cli_usage_error(o->verb, a[0] == '-' ? "unknown option %s" : "unexpected argument %s", a);
         int value = !strcmp(a, "--home") || !strcmp(a, "--session") || !strcmp(a, "--out") ||
-                    !strcmp(a, "--after") || !strcmp(a, "--limit") || !strcmp(a, "--max-nodes");
+                    !strcmp(a, "--after") || !strcmp(a, "--limit") || !strcmp(a, "--max-nodes") ||
+                    !strcmp(a, "--to");
         if (value && (i + 1 >= argc || !argv[i + 1][0]))
             return cli_usage_error(o->verb, "%s takes a value", a);
         const char *val = value ? argv[++i] : NULL;
@@ -104,6 +108,7 @@ static int cli_parse(int argc, char **argv, cli_opts *o)
         else if (!strcmp(a, "--session")) o->session = val;
         else if (!strcmp(a, "--out")) o->out = val;
         else if (!strcmp(a, "--after")) o->after = val;
+        else if (!strcmp(a, "--to")) o->to = val;
         else if (!strcmp(a, "--json")) o->json = 1;
         else if (!strcmp(a, "--apply")) o->apply = 1;
         else if (!strcmp(a, "--repair")) o->repair = 1;
@@ -326,6 +331,11 @@ static int cli_home_verb(cli_run_ctx *c, char **err)
         const char *dirs[1] = {sessions};
         rc = sessions ? admin_gc(&env, dirs, 1, c->o.apply, &r, err) : lc_errf(err, LC_NOMEM, "out of memory");
         free(sessions);
+    } else if (!strcmp(c->o.verb, "migrate") && c->o.to) {
+        /* The target is the store the URL names: this process's store setting points at
+         * it, so the configured backend opens it (file:// names an agent home instead). */
+        if (strncmp(c->o.to, "file://", 7) != 0) setenv("LCM_STORE_URL", c->o.to, 1);
+        rc = admin_migrate_to(&env, c->o.to, c->o.apply, &r, err);
     } else if (!strcmp(c->o.verb, "migrate")) {
         rc = admin_migrate(&env, c->o.apply, &r, err);
     } else {

@@ -24,6 +24,7 @@
 #include "import.h"
 #include "mcp.h"
 #include "progress.h"
+#include "recall.h"
 #include "store.h"
 #include "tui.h"
 #include "util.h"
@@ -36,7 +37,8 @@ static const char usage[] =
     "  mcp                         serve the stores over MCP (JSON-RPC on stdin/stdout)\n"
     "  import FILE...              read Pi session files, Claude Code or Codex JSONL transcripts\n"
     "  grep [opts] QUERY           full-text search (--regex: QUERY is a PCRE2 pattern)\n"
-    "       --scope all_sessions|sessions|ID  --session ID  --cwd DIR  --offset N  --include-removed\n"
+    "       --scope all_sessions|sessions|fleet|ID  --session ID  --cwd DIR  --offset N  --include-removed\n"
+    "       (fleet: every session of a shared store; refused unless lcm.json sets fleetRecall)\n"
     "  sessions [--cwd DIR]        list stored sessions, newest first\n"
     "  status                      where the stores are and what they hold\n"
     "  describe SESSION ID         a summary (#12) or a file handle\n"
@@ -118,6 +120,19 @@ static int lcm_run_tool(const mcp_ctx *c, const char *name, cJSON *args, int jso
     cJSON_free(doc);
     free(text);
     return is_error;
+}
+
+/* A scope the policy refuses (fleet without "fleetRecall": true) is a usage refusal, not a
+ * failed search: the sentence naming the setting, and exit status 2 (rc stays 2). */
+static int lcm_scope_refused(const char *home, const char *scope)
+{
+    recall_scope sc;
+    char *err = NULL;
+    if (!scope || recall_scope_parse(scope, &sc, NULL) != LC_OK || recall_scope_check(home, sc, &err) == LC_OK)
+        return 0;
+    fprintf(stderr, "lcm: %s\n", err ? err : "scope refused");
+    free(err);
+    return 1;
 }
 
 /* The home as an absolute path (the hooks run from any folder). */
@@ -339,6 +354,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "lcm grep: one QUERY\n%s", usage);
             goto done;
         }
+        if (lcm_scope_refused(home, scope)) goto done;
         cJSON *a = cJSON_CreateObject();
         cJSON_AddStringToObject(a, regex ? "pattern" : "query", pos[0]);
         if (scope) cJSON_AddStringToObject(a, "scope", scope);
@@ -348,8 +364,10 @@ int main(int argc, char **argv)
         if (include_removed) cJSON_AddBoolToObject(a, "include_removed", 1);
         rc = lcm_run_tool(&c, "lcm_grep", a, json);
     } else if (!strcmp(verb, "sessions")) {
+        if (lcm_scope_refused(home, scope)) goto done;
         cJSON *a = cJSON_CreateObject();
         if (cwd_opt) cJSON_AddStringToObject(a, "cwd", cwd_opt);
+        if (scope) cJSON_AddStringToObject(a, "scope", scope);
         if (offset > 0) cJSON_AddNumberToObject(a, "offset", (double)offset);
         rc = lcm_run_tool(&c, "lcm_sessions", a, json);
     } else if (!strcmp(verb, "status")) {

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "admin.h"
 #include "bundle.h"
 #include "catalog.h"
 #include "contracts.h"
@@ -109,9 +110,9 @@ static int mcp_damaged(const catalog_entry *e)
 
 /* Every store under <home>/lcm/ (of one project when cwd is given), newest first, with
  * its counts. A missing folder is an empty list. */
-static int mcp_list_stores(const mcp_ctx *c, const char *cwd, catalog_list *out, char **err)
+static int mcp_list_stores(const mcp_ctx *c, const char *cwd, int all_homes, catalog_list *out, char **err)
 {
-    catalog_filter f = {.cwd = cwd, .counts = 1, .order = CATALOG_NEWEST_FIRST};
+    catalog_filter f = {.cwd = cwd, .counts = 1, .order = CATALOG_NEWEST_FIRST, .all_homes = all_homes};
     return catalog_list_stores(c->home, &f, out, err);
 }
 
@@ -161,12 +162,14 @@ static int mcp_tool_grep(const mcp_ctx *c, const cJSON *a, char **text, int *is_
     o.resume = mcp_str(a, "resume");
     o.summary_id = mcp_summary_id(a);
     o.redact = 1;
-    /* scope: "all_sessions" (default), "sessions" (one project, by cwd), "session" with a
-     * `session` argument, or a session id given directly as the scope. */
+    /* scope: "all_sessions" (default), "sessions" (one project, by cwd), "fleet" (every
+     * session of the store, when lcm.json allows it), "session" with a `session` argument,
+     * or a session id given directly as the scope. */
     const char *scope_s = mcp_str(a, "scope"), *session = mcp_str(a, "session");
+    recall_scope scope = RECALL_SCOPE_SESSION;
     if (!scope_s) scope_s = session ? "session" : "all_sessions";
-    if (strcmp(scope_s, "all_sessions") == 0 || strcmp(scope_s, "sessions") == 0) {
-        recall_scope scope = scope_s[0] == 'a' ? RECALL_SCOPE_ALL_SESSIONS : RECALL_SCOPE_SESSIONS;
+    if (recall_scope_parse(scope_s, &scope, NULL) == LC_OK && scope != RECALL_SCOPE_SESSION) {
+        if (recall_scope_check(c->home, scope, &e) != LC_OK) return mcp_fail(e, text, is_error);
         const char *cwd = mcp_str(a, "cwd");
         if (!cwd) cwd = c->cwd;
         if (scope == RECALL_SCOPE_SESSIONS && !cwd)
@@ -239,11 +242,20 @@ static int mcp_tool_sessions(const mcp_ctx *c, const cJSON *a, char **text, int 
     size_t shown = 0;
     char *e = NULL;
     sbuf b = {0};
-    const char *cwd = mcp_str(a, "cwd");
+    const char *cwd = mcp_str(a, "cwd"), *scope_s = mcp_str(a, "scope");
+    recall_scope scope = RECALL_SCOPE_ALL_SESSIONS;
     long long off = mcp_uint(a, "offset", 0), lim = mcp_uint(a, "limit", MCP_SESSIONS_PAGE);
     if (off < 0 || lim < 0) return mcp_fail(lc_strdup("lcm_sessions: offset and limit are integers from 0 to 1000000000"), text, is_error);
     if (lim == 0) lim = MCP_SESSIONS_PAGE;
-    if (mcp_list_stores(c, cwd, &l, &e) != LC_OK) return mcp_fail(e, text, is_error);
+    /* scope: all_sessions (default: every session of this home), sessions (one project:
+     * cwd, default the server's), fleet (every session of the store, when allowed). */
+    if (scope_s && (recall_scope_parse(scope_s, &scope, NULL) != LC_OK || scope == RECALL_SCOPE_SESSION))
+        return mcp_fail(lc_strdup("lcm_sessions: scope is sessions, all_sessions or fleet"), text, is_error);
+    if (recall_scope_check(c->home, scope, &e) != LC_OK) return mcp_fail(e, text, is_error);
+    if (scope == RECALL_SCOPE_SESSIONS && !cwd) cwd = c->cwd;
+    if (scope == RECALL_SCOPE_SESSIONS && !cwd)
+        return mcp_fail(lc_strdup("lcm_sessions: scope sessions needs a cwd (the project folder)"), text, is_error);
+    if (mcp_list_stores(c, cwd, scope == RECALL_SCOPE_FLEET, &l, &e) != LC_OK) return mcp_fail(e, text, is_error);
     for (size_t i = (size_t)off; i < l.n && shown < (size_t)lim; i++) {
         const catalog_entry *v = &l.v[i];
         char *date = lc_utc_format(v->created, "%Y-%m-%d %H:%M", "?");
@@ -255,8 +267,11 @@ static int mcp_tool_sessions(const mcp_ctx *c, const cJSON *a, char **text, int 
         free(date);
     }
     char *body = sb_detach(&b);
-    *text = body ? lc_asprintf("%zu stores under %s/lcm%s%s; showing %zu from offset %lld%s\n%s", l.n, c->home,
-                               cwd ? " with cwd " : "", cwd ? cwd : "", shown, off,
+    const char *fleet = scope != RECALL_SCOPE_FLEET ? ""
+                        : l.shared ? "; fleet: every session of the shared store"
+                                   : "; fleet: the embedded SQLite store is not shared, so every session of this agent home";
+    *text = body ? lc_asprintf("%zu stores under %s/lcm%s%s%s; showing %zu from offset %lld%s\n%s", l.n, c->home,
+                               cwd ? " with cwd " : "", cwd ? cwd : "", fleet, shown, off,
                                (size_t)off + shown < l.n ? " (more: raise offset)" : "", body)
                  : NULL;
     free(body);
@@ -271,7 +286,17 @@ static int mcp_tool_status(const mcp_ctx *c, const cJSON *a, char **text, int *i
     size_t older = 0, damaged = 0;
     int64_t msgs = 0, sums = 0, bytes = 0;
     char *e = NULL, *newest = NULL;
-    if (mcp_list_stores(c, NULL, &l, &e) != LC_OK) return mcp_fail(e, text, is_error);
+    if (mcp_list_stores(c, NULL, 0, &l, &e) != LC_OK) {
+        /* The store cannot be listed: say which one, and that it is offline. */
+        char *why = lc_asprintf("offline (%s)", e ? e : "?");
+        char *sl = why ? admin_store_line(c->home, NULL, why) : NULL;
+        char *msg = sl ? lc_asprintf("lcm (read-only MCP server %s)\n%s", MCP_SERVER_VERSION, sl) : NULL;
+        free(why);
+        free(sl);
+        free(e);
+        return mcp_fail(msg, text, is_error);
+    }
+    char *store_line = admin_store_line(c->home, NULL, NULL);
     for (size_t i = 0; i < l.n; i++) {
         if (mcp_damaged(&l.v[i])) {
             damaged++;
@@ -286,12 +311,14 @@ static int mcp_tool_status(const mcp_ctx *c, const cJSON *a, char **text, int *i
     if (damaged)
         snprintf(dmg, sizeof dmg, ", %zu damaged (`/lcm doctor --repair` in its session rebuilds it)", damaged);
     if (l.n) newest = lc_utc_format(l.v[0].created, "%Y-%m-%d %H:%M", "?");
-    *text = lc_asprintf("lcm (read-only MCP server %s)\nstores: %s/lcm\nsessions: %zu (%zu older-generation%s)\n"
+    *text = lc_asprintf("lcm (read-only MCP server %s)\n%s\nstores: %s/lcm\nsessions: %zu (%zu older-generation%s)\n"
                         "messages: %lld\nsummaries: %lld\nbytes: %lld\nnewest: %s%s%s\nschema: %d",
-                        MCP_SERVER_VERSION, c->home, l.n, older, dmg, (long long)msgs, (long long)sums, (long long)bytes,
+                        MCP_SERVER_VERSION, store_line ? store_line : "store: ?", c->home, l.n, older, dmg,
+                        (long long)msgs, (long long)sums, (long long)bytes,
                         l.n ? l.v[0].session_id : "none", l.n ? " " : "", l.n ? (newest ? newest : "?") : "",
                         STORE_SCHEMA_VERSION);
     free(newest);
+    free(store_line);
     catalog_list_free(&l);
     /* The home store's counts, only when there is one (a home that never dreamed reads as
      * it always did). */
@@ -390,8 +417,9 @@ static const struct mcp_tool {
      "{\"type\":\"object\",\"properties\":{"
      "\"query\":{\"type\":\"string\",\"description\":\"full-text query\"},"
      "\"pattern\":{\"type\":\"string\",\"description\":\"regular expression (PCRE2) over the full text\"},"
-     "\"scope\":{\"type\":\"string\",\"description\":\"all_sessions (default), sessions (one project: cwd), "
-     "session (with session), or a session id\"},"
+     "\"scope\":{\"type\":\"string\",\"description\":\"all_sessions (default: every session of this agent home), "
+     "sessions (one project: cwd), fleet (every session in the shared store, whoever wrote it; only when the agent "
+     "home's lcm.json sets fleetRecall), session (with session), or a session id\"},"
      "\"session\":{\"type\":\"string\",\"description\":\"a session id from lcm_sessions\"},"
      "\"cwd\":{\"type\":\"string\",\"description\":\"project folder for scope sessions (default: the server's)\"},"
      "\"case_sensitive\":{\"type\":\"boolean\"},"
@@ -423,6 +451,9 @@ static const struct mcp_tool {
      "List the stored sessions, newest first: id, date, messages, summaries, cwd.",
      "{\"type\":\"object\",\"properties\":{"
      "\"cwd\":{\"type\":\"string\",\"description\":\"only sessions of this project folder\"},"
+     "\"scope\":{\"type\":\"string\",\"enum\":[\"sessions\",\"all_sessions\",\"fleet\"],\"description\":"
+     "\"all_sessions (default: every session of this agent home), sessions (one project: cwd, default the server's), "
+     "fleet (every session in the shared store; only when lcm.json sets fleetRecall)\"},"
      "\"offset\":{\"type\":\"integer\",\"minimum\":0},"
      "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"default 50\"}}}",
      mcp_tool_sessions},
