@@ -398,8 +398,10 @@ test("complete_async from a plugin thread: done once with the model's answer, Pi
         assert.equal(JSON.parse(r.out).role, "assistant");
         assert.ok(took >= 1400, `done came after the model's 1.5 s (${took} ms)`);
         assert.equal(asyncResult(b, pi).calls, 1, "done is called exactly once");
-        assert.ok(maxGap < 200, `a 50-ms timer kept firing while the call was in flight (longest gap ${maxGap} ms)`);
-        assert.ok(ticks >= 25, `${ticks} ticks`);
+        // A blocked loop shows one gap as long as the model's 1.5 s; a loaded machine only
+        // stretches the ticks, so the bound sits between the two.
+        assert.ok(maxGap < 1000, `a 50-ms timer kept firing while the call was in flight (longest gap ${maxGap} ms)`);
+        assert.ok(ticks >= 10, `${ticks} ticks`);
         const reqs = fake.requests();
         assert.equal(reqs.length, 1);
         assert.match(JSON.stringify(reqs[0].messages), /PROBE-ASYNC-PING/);
