@@ -113,6 +113,8 @@ static int hybrid_vec_visit(void *ud, const store_vec_row *row, char **err)
     }
     g->res->scanned++;
     double cos = embed_dot(g->q, row->v, row->dim);
+    /* No positive similarity is no neighbour: orthogonal rows are not ranked by meaning. */
+    if (cos <= 1e-6) return LC_OK;
     if (g->ntop == HYBRID_VEC_CANDIDATES && cos <= g->top[g->ntop - 1].cosine) return LC_OK;
     char *eid = NULL;
     if (row->entry_id && !(eid = lc_strdup(row->entry_id))) return lc_errf(err, LC_NOMEM, "hybrid: out of memory");
