@@ -125,6 +125,7 @@ static const char *const store_migrations[] = {
      * re-derives a node in place), since it no longer describes the text. */
     "CREATE TABLE IF NOT EXISTS message_vectors("
     "  message_id INTEGER PRIMARY KEY REFERENCES messages(id) ON DELETE CASCADE,"
+    "  entry_id TEXT NOT NULL,"
     "  model TEXT NOT NULL,"
     "  dim INTEGER NOT NULL,"
     "  vec BLOB NOT NULL,"
