@@ -130,7 +130,7 @@ int main(int argc, char **argv)
             hits = r.n;
             hybrid_result_free(&r);
         }
-        snprintf(label, sizeof label, "hybrid (fused: full-text top %d + scan + RRF), %s \"%s\", %zu candidates",
+        snprintf(label, sizeof label, "hybrid (fused: full-text top %d + scan + RRF), %s %s, %zu candidates",
                  HYBRID_FTS_CANDIDATES, queries[qi][1], queries[qi][0], hits);
         report(label, v, RUNS);
         for (int i = 0; i < RUNS; i++) {
