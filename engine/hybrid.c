@@ -130,8 +130,9 @@ static int hybrid_vec_visit(void *ud, const store_vec_row *row, char **err)
     return LC_OK;
 }
 
-/* The query's words as an FTS5 OR of quoted terms: any word counts, bm25 ranks. */
-static char *hybrid_or_query(const char *q)
+/* The query's words as quoted FTS5 terms joined by `op`: " OR " (any word counts, bm25
+ * ranks) or " " (every word). */
+static char *hybrid_words_query(const char *q, const char *op)
 {
     sbuf b = {0};
     size_t terms = 0;
@@ -141,7 +142,7 @@ static char *hybrid_or_query(const char *q)
         const char *s = p;
         while (*p && (isalnum((unsigned char)*p) || *p == '_' || (unsigned char)*p >= 0x80)) p++;
         if (p == s) break;
-        sb_printf(&b, "%s\"%.*s\"", terms ? " OR " : "", (int)(p - s), s);
+        sb_printf(&b, "%s\"%.*s\"", terms ? op : "", (int)(p - s), s);
         terms++;
     }
     if (!terms) {
@@ -149,6 +150,30 @@ static char *hybrid_or_query(const char *q)
         return lc_strdup("");
     }
     return sb_detach(&b);
+}
+
+/* One store's full-text candidates. Ranking is bm25 over any of the words, as long as
+ * at most RECALL_RANK_MAX messages match (recall's bound: ranking costs per match);
+ * beyond it the messages holding every word are ranked instead, and beyond that too the
+ * newest of them are taken (the output says so). */
+static int hybrid_fts_side(store *s, const char *query, const char *orq, const store_search_scope *scope,
+                           hybrid_gather *g, char **err)
+{
+    int64_t count = 0;
+    char *andq = NULL;
+    int rc = store_search_count(s, orq, scope, &count, err), newest = 0;
+    const char *use = orq;
+    if (rc == LC_OK && count > RECALL_RANK_MAX) {
+        g->res->fts_narrowed = 1;
+        if (!(andq = hybrid_words_query(query, " "))) return lc_errf(err, LC_NOMEM, "hybrid: out of memory");
+        use = andq;
+        rc = store_search_count(s, andq, scope, &count, err);
+        newest = rc == LC_OK && count > RECALL_RANK_MAX;
+        if (newest) g->res->fts_newest = 1;
+    }
+    if (rc == LC_OK) rc = store_search_page(s, use, scope, newest, HYBRID_FTS_CANDIDATES, 0, hybrid_fts_visit, g, err);
+    free(andq);
+    return rc;
 }
 
 int hybrid_search(store *const *stores, size_t n_stores, const hybrid_opts *o, hybrid_result *out, char **err)
@@ -171,7 +196,7 @@ int hybrid_search(store *const *stores, size_t n_stores, const hybrid_opts *o, h
         if ((rc = embed_texts(o->cfg, &t, 1, &qv, &g->qdim, err)) != LC_OK) goto done;
         g->q = qv;
     }
-    if (!(orq = hybrid_or_query(o->query))) {
+    if (!(orq = hybrid_words_query(o->query, " OR "))) {
         rc = lc_errf(err, LC_NOMEM, "hybrid: out of memory");
         goto done;
     }
@@ -179,9 +204,7 @@ int hybrid_search(store *const *stores, size_t n_stores, const hybrid_opts *o, h
     for (size_t i = 0; i < n_stores; i++) {
         g->store = i;
         g->rank = 0;
-        if (*orq && (rc = store_search_page(stores[i], orq, &scope, 0, HYBRID_FTS_CANDIDATES, 0, hybrid_fts_visit,
-                                            g, err)) != LC_OK)
-            goto done;
+        if (*orq && (rc = hybrid_fts_side(stores[i], o->query, orq, &scope, g, err)) != LC_OK) goto done;
         rc = store_vec_walk(stores[i], o->cfg->model, o->include_removed, hybrid_vec_visit, g, err);
         if (rc == LC_INVALID && n_stores > 1) {
             /* A backend without vectors: its full-text side still counts. */
@@ -326,6 +349,12 @@ static char *hybrid_format(store *const *stores, const hybrid_label *labels, con
     if (r->embedded < r->messages) sb_puts(&b, " (the rest are found by their words only until the background worker"
                                            " or `lcm reindex --embeddings` embeds them)");
     sb_putc(&b, '\n');
+    if (r->fts_newest)
+        sb_printf(&b, "bound: the words match more than %d messages even all together: their full-text side is the"
+                  " newest %d, not ranked\n", RECALL_RANK_MAX, HYBRID_FTS_CANDIDATES);
+    else if (r->fts_narrowed)
+        sb_printf(&b, "bound: any of the words matches more than %d messages: the full-text side ranks those holding"
+                  " every word\n", RECALL_RANK_MAX);
     if (r->no_vectors) sb_printf(&b, "bound: %zu store(s) cannot hold vectors (their backend): full-text only\n", r->no_vectors);
     if (any_clipped) sb_printf(&b, "bound: a grep line is clipped at %d characters; lcm_expand_query reads the entry\n", RECALL_LINE_CHARS);
     if (sessions_note) sb_puts(&b, sessions_note);

@@ -60,6 +60,8 @@ typedef struct hybrid_result {
     size_t fts_hits;             /* full-text candidates */
     int64_t messages, embedded;  /* coverage by cfg->model over the stores searched */
     size_t no_vectors;           /* stores whose backend cannot store vectors */
+    int fts_narrowed;            /* a store's any-word matches passed RECALL_RANK_MAX: every word */
+    int fts_newest;              /* ... and those too: its newest, unranked */
 } hybrid_result;
 void hybrid_result_free(hybrid_result *r);
 
