@@ -378,6 +378,34 @@ static void test_hybrid_search_finds_by_meaning_what_shares_no_word(void **state
     store_close(s);
 }
 
+static void test_hybrid_full_text_side_keeps_the_ranking_bound(void **state)
+{
+    (void)state;
+    store *s = open_store("bound");
+    size_t n = RECALL_RANK_MAX + 2;
+    const char **texts = calloc(n, sizeof *texts);
+    for (size_t i = 0; i < n; i++) texts[i] = i == 7 ? "cache zebra" : "cache line";
+    ingest_texts(s, texts, n);
+    free(texts);
+    lcm_embeddings cfg = {.enabled = 1, .url = "http://127.0.0.1:9", .model = "m", .w_fts = 1, .w_vector = 1, .rrf_k = 60};
+    float q[2] = {1, 0};
+    hybrid_opts o = {.query = "cache zebra", .cfg = &cfg, .qvec = q, .qdim = 2};
+    hybrid_result r;
+    char *err = NULL;
+    assert_int_equal(hybrid_search(&s, 1, &o, &r, &err), LC_OK);
+    /* Any word matches every message (over the bound): the messages with both are ranked. */
+    assert_int_equal(r.fts_narrowed, 1);
+    assert_int_equal(r.fts_newest, 0);
+    assert_int_equal(r.n, 1);
+    assert_string_equal(r.v[0].entry_id, "e7");
+    hybrid_result_free(&r);
+    char *text = NULL;
+    assert_int_equal(hybrid_grep(s, &o, &text, &err), LC_OK);
+    assert_non_null(strstr(text, "ranks those holding every word"));
+    free(text);
+    store_close(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -392,6 +420,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_a_summary_vector_leaves_when_its_text_changes, setup, teardown),
         cmocka_unit_test(test_a_backend_without_vector_slots_says_so),
         cmocka_unit_test_setup_teardown(test_hybrid_search_finds_by_meaning_what_shares_no_word, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hybrid_full_text_side_keeps_the_ranking_bound, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
