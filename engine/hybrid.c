@@ -441,17 +441,17 @@ done:
 
 /* ---- the embedding pass ------------------------------------------------------------------ */
 
-typedef struct hybrid_todo {
+typedef struct hybrid_pending {
     store_vec_kind *kind;
     int64_t *id;
     char **text;
     size_t n, max;
     long max_chars;
-} hybrid_todo;
+} hybrid_pending;
 
-static int hybrid_todo_visit(void *ud, const store_vec_todo *t, char **err)
+static int hybrid_pending_visit(void *ud, const store_vec_pending *t, char **err)
 {
-    hybrid_todo *d = ud;
+    hybrid_pending *d = ud;
     if (d->n == d->max) return STORE_VISIT_STOP; /* one more exists: `more` */
     size_t keep = files_utf8_prefix(t->text, t->text_len, (size_t)d->max_chars);
     if (!(d->text[d->n] = lc_strndup(t->text, keep))) return lc_errf(err, LC_NOMEM, "hybrid: out of memory");
@@ -464,7 +464,7 @@ static int hybrid_todo_visit(void *ud, const store_vec_todo *t, char **err)
 int hybrid_embed_pass(store *s, const lcm_embeddings *cfg, size_t max_rows, int force, hybrid_embed_stats *st,
                       char **err)
 {
-    hybrid_todo d = {0};
+    hybrid_pending d = {0};
     float *vecs = NULL;
     store_vec *rows = NULL;
     int dim = 0, stopped = 0, rc = LC_OK;
@@ -480,7 +480,7 @@ int hybrid_embed_pass(store *s, const lcm_embeddings *cfg, size_t max_rows, int 
         rc = lc_errf(err, LC_NOMEM, "hybrid: out of memory");
         goto done;
     }
-    if ((rc = store_vec_walk_missing(s, cfg->model, force, hybrid_todo_visit, &d, &stopped, err)) != LC_OK) goto done;
+    if ((rc = store_vec_walk_missing(s, cfg->model, force, hybrid_pending_visit, &d, &stopped, err)) != LC_OK) goto done;
     if (d.n == 0) goto done;
     if ((rc = embed_texts(cfg, (const char *const *)d.text, d.n, &vecs, &dim, err)) != LC_OK) goto done;
     if (!(rows = calloc(d.n, sizeof *rows))) {

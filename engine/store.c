@@ -534,7 +534,7 @@ int store_vec_walk(store *s, const char *model, int include_removed, store_vec_v
     return m->x_vec_walk(s, model, include_removed, visit, ud, err);
 }
 
-int store_vec_walk_missing(store *s, const char *model, int other_models, store_vec_todo_visit visit,
+int store_vec_walk_missing(store *s, const char *model, int other_models, store_vec_pending_visit visit,
                            void *ud, int *stopped, char **err)
 {
     const store_methods *m = store_methods_of(s);

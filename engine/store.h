@@ -488,19 +488,19 @@ int store_vec_walk(store *s, const char *model, int include_removed, store_vec_v
                    char **err);
 
 /* A row that needs an embedding (borrowed for the visit). */
-typedef struct store_vec_todo {
+typedef struct store_vec_pending {
     store_vec_kind kind;
     int64_t id;
     const char *text;      /* the derived text or the summary's text */
     size_t text_len;
     const char *other_model; /* it carries this other model's vector; NULL: it has none */
-} store_vec_todo;
-typedef int (*store_vec_todo_visit)(void *ud, const store_vec_todo *t, char **err);
+} store_vec_pending;
+typedef int (*store_vec_pending_visit)(void *ud, const store_vec_pending *t, char **err);
 /* The messages (by row id) then the summaries (by id) with non-empty text and no vector
  * of `model`; rows carrying another model's vector only with `other_models`. A visitor
  * stops the walk with STORE_VISIT_STOP (*stopped = 1); a later walk resumes where the
  * writes left off, since written rows are no longer visited. */
-int store_vec_walk_missing(store *s, const char *model, int other_models, store_vec_todo_visit visit,
+int store_vec_walk_missing(store *s, const char *model, int other_models, store_vec_pending_visit visit,
                            void *ud, int *stopped, char **err);
 
 /* How far the vectors reach. */
@@ -598,7 +598,7 @@ typedef struct store_methods {
     /* Version 2: vectors (hybrid recall). Optional, NULL = cannot store vectors. */
     int (*x_vec_put)(store *s, const store_vec *v, size_t n, char **err);
     int (*x_vec_walk)(store *s, const char *model, int include_removed, store_vec_visit visit, void *ud, char **err);
-    int (*x_vec_walk_missing)(store *s, const char *model, int other_models, store_vec_todo_visit visit, void *ud, int *stopped, char **err);
+    int (*x_vec_walk_missing)(store *s, const char *model, int other_models, store_vec_pending_visit visit, void *ud, int *stopped, char **err);
     int (*x_vec_coverage_get)(store *s, const char *model, store_vec_coverage *out, char **err);
 } store_methods;
 

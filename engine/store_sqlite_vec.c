@@ -122,7 +122,7 @@ done:
     return rc;
 }
 
-int store_sqlite_vec_walk_missing(store *s, const char *model, int other_models, store_vec_todo_visit visit,
+int store_sqlite_vec_walk_missing(store *s, const char *model, int other_models, store_vec_pending_visit visit,
                                   void *ud, int *stopped, char **err)
 {
     static const char *const sql[2] = {
@@ -144,7 +144,7 @@ int store_sqlite_vec_walk_missing(store *s, const char *model, int other_models,
         sqlite3_bind_int(st, 2, other_models ? 1 : 0);
         int step;
         while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-            store_vec_todo t = {
+            store_vec_pending t = {
                 .kind = k ? STORE_VEC_SUMMARY : STORE_VEC_MESSAGE,
                 .id = sqlite3_column_int64(st, 0),
                 .text = (const char *)sqlite3_column_text(st, 1),

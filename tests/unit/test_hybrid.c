@@ -211,7 +211,7 @@ typedef struct seen {
     size_t stop_after;
 } seen;
 
-static int see_todo(void *ud, const store_vec_todo *t, char **err)
+static int see_pending(void *ud, const store_vec_pending *t, char **err)
 {
     (void)err;
     seen *s = ud;
@@ -249,13 +249,13 @@ static void test_vectors_are_written_walked_backfilled_and_counted(void **state)
     char *err = NULL;
     seen t = {0};
     int stopped = 0;
-    assert_int_equal(store_vec_walk_missing(s, "m1", 0, see_todo, &t, &stopped, &err), LC_OK);
+    assert_int_equal(store_vec_walk_missing(s, "m1", 0, see_pending, &t, &stopped, &err), LC_OK);
     assert_int_equal(t.n, 3);
     assert_int_equal(stopped, 0);
     seen_free(&t);
     /* Bounded: a walk stopped after one row says so. */
     t.stop_after = 1;
-    assert_int_equal(store_vec_walk_missing(s, "m1", 0, see_todo, &t, &stopped, &err), LC_OK);
+    assert_int_equal(store_vec_walk_missing(s, "m1", 0, see_pending, &t, &stopped, &err), LC_OK);
     assert_int_equal(stopped, 1);
     seen_free(&t);
 
@@ -263,15 +263,15 @@ static void test_vectors_are_written_walked_backfilled_and_counted(void **state)
     store_vec put[2] = {{STORE_VEC_MESSAGE, row_id(s, "e0"), "m1", 3, v0}, {STORE_VEC_MESSAGE, row_id(s, "e1"), "m1", 3, v1}};
     assert_int_equal(store_vec_put(s, put, 2, &err), LC_OK);
     /* Resumable: the written rows are not visited again. */
-    assert_int_equal(store_vec_walk_missing(s, "m1", 0, see_todo, &t, &stopped, &err), LC_OK);
+    assert_int_equal(store_vec_walk_missing(s, "m1", 0, see_pending, &t, &stopped, &err), LC_OK);
     assert_int_equal(t.n, 1);
     assert_int_equal(t.ids[0], row_id(s, "e2"));
     seen_free(&t);
     /* Another model: rows carrying m1 are offered only with other_models, naming m1. */
-    assert_int_equal(store_vec_walk_missing(s, "m2", 0, see_todo, &t, &stopped, &err), LC_OK);
+    assert_int_equal(store_vec_walk_missing(s, "m2", 0, see_pending, &t, &stopped, &err), LC_OK);
     assert_int_equal(t.n, 1);
     seen_free(&t);
-    assert_int_equal(store_vec_walk_missing(s, "m2", 1, see_todo, &t, &stopped, &err), LC_OK);
+    assert_int_equal(store_vec_walk_missing(s, "m2", 1, see_pending, &t, &stopped, &err), LC_OK);
     assert_int_equal(t.n, 3);
     assert_string_equal(t.other[0], "m1");
     assert_null(t.other[2]);
