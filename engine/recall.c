@@ -1064,3 +1064,9 @@ done:
     free(date);
     return rc;
 }
+
+/* For hybrid recall (hybrid.h): the same grep line, from byte `at` of the text. */
+char *recall_line(const char *text, size_t len, size_t at, int redact, int *clipped)
+{
+    return recall_snippet(text, len, at, redact, clipped);
+}

@@ -117,6 +117,9 @@ int recall_grep_sessions(const char *agent_home, const char *current_session_id,
  * every bound the call hit. */
 char *recall_grep_format(const recall_grep_opts *o, recall_scope scope, const recall_result *r);
 void recall_result_free(recall_result *r);
+/* The line a hit shows (malloc'd): from a little before byte `at`, whitespace collapsed,
+ * clipped at RECALL_LINE_CHARS (*clipped), masked when `redact`. Hybrid recall's lines. */
+char *recall_line(const char *text, size_t len, size_t at, int redact, int *clipped);
 
 /* Describe "#12" / "12" (a summary) or a file handle by entry id, path or content id. */
 int recall_describe(store *s, const char *id, int redact, char **out, char **err);

@@ -523,3 +523,44 @@ int store_dedupe_spans(store *s, int64_t *removed, char **err)
     if (!STORE_HAS(m, x_dedupe_spans)) return store_unsupported(m, "dedupe_spans", err);
     return m->x_dedupe_spans(s, removed, err);
 }
+
+/* ---- vectors (optional slots, STORE_METHODS_VERSION 2) ------------------------------------- */
+
+int store_vec_put(store *s, const store_vec *v, size_t n, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_vec_put)) return store_unsupported(m, "vectors (hybrid recall)", err);
+    return m->x_vec_put(s, v, n, err);
+}
+
+int store_vec_walk(store *s, const char *model, int include_removed, store_vec_visit visit, void *ud,
+                   char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_vec_walk)) return store_unsupported(m, "vectors (hybrid recall)", err);
+    return m->x_vec_walk(s, model, include_removed, visit, ud, err);
+}
+
+int store_vec_walk_missing(store *s, const char *model, int other_models, store_vec_pending_visit visit,
+                           void *ud, int *stopped, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (stopped) *stopped = 0;
+    if (!STORE_HAS(m, x_vec_walk_missing)) return store_unsupported(m, "vectors (hybrid recall)", err);
+    return m->x_vec_walk_missing(s, model, other_models, visit, ud, stopped, err);
+}
+
+int store_vec_coverage_get(store *s, const char *model, store_vec_coverage *out, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    memset(out, 0, sizeof *out);
+    if (!STORE_HAS(m, x_vec_coverage_get)) return store_unsupported(m, "vectors (hybrid recall)", err);
+    return m->x_vec_coverage_get(s, model, out, err);
+}
+
+void store_vec_coverage_free(store_vec_coverage *c)
+{
+    if (!c) return;
+    free(c->other_model);
+    memset(c, 0, sizeof *c);
+}

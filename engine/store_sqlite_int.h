@@ -119,5 +119,9 @@ int store_sqlite_runs_open(store *s, store_run_visit visit, void *ud, char **err
 int store_sqlite_run_reap(store *s, int64_t id, char **err);
 int store_sqlite_prune_broken(store *s, int64_t *orphans, int64_t *dropped, char **err);
 int store_sqlite_dedupe_spans(store *s, int64_t *removed, char **err);
+int store_sqlite_vec_put(store *s, const store_vec *v, size_t n, char **err);
+int store_sqlite_vec_walk(store *s, const char *model, int include_removed, store_vec_visit visit, void *ud, char **err);
+int store_sqlite_vec_walk_missing(store *s, const char *model, int other_models, store_vec_pending_visit visit, void *ud, int *stopped, char **err);
+int store_sqlite_vec_coverage_get(store *s, const char *model, store_vec_coverage *out, char **err);
 
 #endif

@@ -21,6 +21,8 @@
 
 #include "bundle.h"
 #include "dream.h"
+#include "embed.h"
+#include "hybrid.h"
 #include "ingest.h"
 #include "maint.h"
 #include "offline.h"
@@ -124,6 +126,36 @@ static char *lcm_header_cwd(const lc_plugin *p)
     return cwd ? cwd : p->cwd ? lc_strdup(p->cwd) : NULL;
 }
 
+/* mode "hybrid": the query's words and meaning fused (engine/hybrid.h), in this session
+ * or, with scope, past ones. Without embeddings configured it says so, never silently
+ * falling back to words alone. */
+static int lcm_tool_grep_hybrid(lc_plugin *p, const cJSON *a, recall_scope scope, char **out, char **err)
+{
+    const lcm_config *cfg = lcm_cmd_config(p);
+    char *text = NULL, *e = NULL;
+    int rc;
+    if (!cfg || !cfg->embeddings.enabled)
+        return lcm_tool_error(lc_asprintf("lcm_grep: %s", embed_not_configured), out, err);
+    if (!lcm_str(a, "query") || lcm_str(a, "pattern"))
+        return lcm_tool_error(lc_strdup("lcm_grep: mode hybrid takes a query (words or a question), not a pattern"),
+                              out, err);
+    if (lcm_count(a, "offset") < 0)
+        return lcm_tool_error(lc_strdup("lcm_grep: offset is an integer from 0 to 1000000000"), out, err);
+    hybrid_opts o = {.query = lcm_str(a, "query"), .cfg = &cfg->embeddings, .offset = (size_t)lcm_count(a, "offset"),
+                     .include_removed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "include_removed")),
+                     .redact = p->lcm ? p->lcm->redact : 1};
+    if (scope == RECALL_SCOPE_SESSION) {
+        if (!p->lcm || !p->lcm->st) return lcm_no_store(p, out, err);
+        rc = hybrid_grep(p->lcm->st, &o, &text, &e);
+    } else {
+        char *cwd = p->lcm && p->lcm->st ? store_meta_get(p->lcm->st, "cwd") : lcm_header_cwd(p);
+        rc = hybrid_grep_sessions(p->agent_home ? p->agent_home : ".", p->session_id, cwd, scope, &o, &text, &e);
+        free(cwd);
+    }
+    if (rc != LC_OK) return lcm_tool_error(e, out, err);
+    return lcm_tool_reply(text, 0, out, err);
+}
+
 static int lcm_tool_grep(void *ud, const char *call_json, char **out, char **err)
 {
     lc_plugin *p = ud;
@@ -151,6 +183,11 @@ static int lcm_tool_grep(void *ud, const char *call_json, char **out, char **err
     if ((scope_s && recall_scope_parse(scope_s, &scope, &e) != LC_OK) || recall_scope_check(home, scope, &e) != LC_OK) {
         rc = lcm_tool_error(e, out, err);
         e = NULL;
+        goto done;
+    }
+    const char *mode = lcm_str(a, "mode");
+    if (mode && !strcmp(mode, "hybrid")) {
+        rc = lcm_tool_grep_hybrid(p, a, scope, out, err);
         goto done;
     }
     if (scope == RECALL_SCOPE_SESSION) {
@@ -264,7 +301,9 @@ static const char lcm_grep_schema[] =
     "\"resume\":{\"type\":\"string\",\"description\":\"pattern: continue a scan that stopped at its time bound, from the point its output names\"},"
     "\"scope\":{\"type\":\"string\",\"enum\":[\"session\",\"sessions\",\"all_sessions\",\"fleet\"],"
     "\"description\":\"session (default), sessions (this project's past sessions), all_sessions (every session of this agent home), "
-    "fleet (every session in the shared store; only when lcm.json sets fleetRecall)\"}}}";
+    "fleet (every session in the shared store; only when lcm.json sets fleetRecall)\"},"
+    "\"mode\":{\"type\":\"string\",\"enum\":[\"fts\",\"hybrid\"],\"description\":\"hybrid: the query's words and its "
+    "meaning (embeddings configured in lcm.json) fused by reciprocal rank; finds paraphrases words miss\"}}}";
 static const char lcm_describe_schema[] =
     "{\"type\":\"object\",\"properties\":{"
     "\"id\":{\"type\":\"string\",\"description\":\"a summary id (#12) or a file handle's entry id, path or content id\"},"
@@ -875,6 +914,8 @@ int lcm_glue_turn_end(lc_plugin *p, const cJSON *ev, char **err)
     if (!p->lcm) return AP_OK;
     projstate_env env = lcm_env(p, 1);
     projstate_between_turns(p->lcm->proj, &env, 0);
+    /* After the DAG's job: the rows the last `context` stored get their vectors. */
+    lcm_summ_embed_nudge(p);
     return AP_OK;
 }
 

@@ -83,6 +83,9 @@ void lcm_summ_close(lc_plugin *p);
 void lcm_summ_free(lc_plugin *p);
 /* Queue a pass (coalesced). No-op without a worker. */
 void lcm_summ_submit(lc_plugin *p, const worker_job *job);
+/* New rows may lack vectors: the worker embeds them (hybrid recall; a no-op unless
+ * embeddings are configured). */
+void lcm_summ_embed_nudge(lc_plugin *p);
 /* The worker's pass and results no longer apply (tree move, maintenance, compaction). */
 void lcm_summ_invalidate(lc_plugin *p);
 /* Waiting on this thread could bring the worker's summaries in: it is busy, and its

@@ -25,6 +25,7 @@
 #include "summarize.h"
 #include "util.h"
 #include "worker.h"
+#include "hybrid.h"
 #include "lcm.h"
 
 /* An asynchronous call: the worker waits on it; the host's `done` fills it. Freed by the
@@ -449,6 +450,7 @@ void lcm_summ_open(lc_plugin *p)
         .session_cwd = cwd,
         .summ = lcm_summ_config(cfg),
         .pass_deadline_ms = cfg->summary_pass_deadline_ms,
+        .embed = &cfg->embeddings,
     };
     wc.summ.auto_fn = lcm_summ_auto_worker;
     wc.summ.model_fn = lcm_summ_model_worker;
@@ -465,6 +467,13 @@ void lcm_summ_open(lc_plugin *p)
     }
     u->w = p->lcm->worker;
     p->lcm->wud = u;
+    /* A resumed session's rows without vectors are embedded from the start. */
+    worker_embed_nudge(p->lcm->worker);
+}
+
+void lcm_summ_embed_nudge(lc_plugin *p)
+{
+    if (p->lcm && p->lcm->worker) worker_embed_nudge(p->lcm->worker);
 }
 
 void lcm_summ_submit(lc_plugin *p, const worker_job *job)
@@ -578,5 +587,13 @@ void lcm_summ_status(lc_plugin *p, sbuf *b)
     if (s.last_error) lcm_summ_when_line(b, "summarizer last error", s.last_error_at, s.last_error);
     if (p->lcm->summ_fallback)
         lcm_summ_when_line(b, "summarizer last fallback", p->lcm->summ_fallback_at, p->lcm->summ_fallback);
+    if (cfg && cfg->embeddings.enabled) {
+        sb_printf(b, "embeddings: background; %lu rows embedded in %lu passes", s.embedded, s.embed_passes);
+        if (s.embed_failures) sb_printf(b, ", %lu failed (last: %s)", s.embed_failures, s.embed_error ? s.embed_error : "?");
+        char *cov = p->lcm->st ? hybrid_coverage_line(p->lcm->st, &cfg->embeddings) : NULL;
+        if (cov) sb_printf(b, "; %s", cov);
+        free(cov);
+        sb_putc(b, '\n');
+    }
     worker_status_free(&s);
 }

@@ -36,7 +36,8 @@ static const char usage[] =
     "usage: lcm <verb> [--home DIR] ...\n"
     "  mcp                         serve the stores over MCP (JSON-RPC on stdin/stdout)\n"
     "  import FILE...              read Pi session files, Claude Code or Codex JSONL transcripts\n"
-    "  grep [opts] QUERY           full-text search (--regex: QUERY is a PCRE2 pattern)\n"
+    "  grep [opts] QUERY           full-text search (--regex: QUERY is a PCRE2 pattern;\n"
+    "                              --hybrid: words and meaning, with lcm.json embeddings)\n"
     "       --scope all_sessions|sessions|fleet|ID  --session ID  --cwd DIR  --offset N  --include-removed\n"
     "       (fleet: every session of a shared store; refused unless lcm.json sets fleetRecall)\n"
     "  sessions [--cwd DIR]        list stored sessions, newest first\n"
@@ -302,7 +303,7 @@ int main(int argc, char **argv)
     if (argc >= 2 && dreamcli_owns(argv[1])) return dreamcli_run(argc, argv);
     const char *home_opt = NULL, *scope = NULL, *session = NULL, *cwd_opt = NULL;
     long offset = 0;
-    int regex = 0, include_removed = 0, json = 0, generate = 0, rc = 2, npos = 0;
+    int regex = 0, include_removed = 0, json = 0, generate = 0, rc = 2, npos = 0, hybrid = 0;
     char **pos = calloc((size_t)argc + 1, sizeof *pos);
     char *home = NULL, *cwd = NULL;
     if (!pos) return 1;
@@ -321,6 +322,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--cwd") && more) cwd_opt = argv[++i];
         else if (!strcmp(a, "--offset") && more) offset = atol(argv[++i]);
         else if (!strcmp(a, "--regex")) regex = 1;
+        else if (!strcmp(a, "--hybrid")) hybrid = 1;
         else if (!strcmp(a, "--include-removed")) include_removed = 1;
         else if (!strcmp(a, "--json")) json = 1;
         else if (!strcmp(a, "--generate")) generate = 1;
@@ -362,6 +364,7 @@ int main(int argc, char **argv)
         if (cwd_opt) cJSON_AddStringToObject(a, "cwd", cwd_opt);
         if (offset > 0) cJSON_AddNumberToObject(a, "offset", (double)offset);
         if (include_removed) cJSON_AddBoolToObject(a, "include_removed", 1);
+        if (hybrid) cJSON_AddStringToObject(a, "mode", "hybrid");
         rc = lcm_run_tool(&c, "lcm_grep", a, json);
     } else if (!strcmp(verb, "sessions")) {
         if (lcm_scope_refused(home, scope)) goto done;

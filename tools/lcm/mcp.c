@@ -17,6 +17,9 @@
 #include "bundle.h"
 #include "catalog.h"
 #include "contracts.h"
+#include "config.h"
+#include "embed.h"
+#include "hybrid.h"
 #include "recall.h"
 #include "store.h"
 #include "util.h"
@@ -142,6 +145,69 @@ static int mcp_fail(char *msg, char **text, int *is_error)
     return *text ? LC_OK : LC_NOMEM;
 }
 
+/* The home's lcm.json (defaults when absent or unreadable: hybrid recall is then off). */
+static void mcp_config(const mcp_ctx *c, lcm_config *cfg)
+{
+    char *path = lc_asprintf("%s/lcm.json", c->home);
+    if (!path || lcm_config_load(path, cfg, NULL) != LC_OK) lcm_config_defaults(cfg);
+    free(path);
+}
+
+/* lcm_grep mode "hybrid": words and meaning fused (hybrid.h). */
+static int mcp_tool_grep_hybrid(const mcp_ctx *c, const cJSON *a, char **text, int *is_error)
+{
+    lcm_config cfg;
+    char *e = NULL;
+    store *s = NULL;
+    int rc;
+    const char *query = mcp_str(a, "query");
+    if (!query || mcp_str(a, "pattern"))
+        return mcp_fail(lc_strdup("lcm_grep: mode hybrid takes a query (words or a question), not a pattern"), text,
+                        is_error);
+    long long off = mcp_uint(a, "offset", 0);
+    if (off < 0) return mcp_fail(lc_strdup("lcm_grep: offset is an integer from 0 to 1000000000"), text, is_error);
+    mcp_config(c, &cfg);
+    if (!cfg.embeddings.enabled) {
+        lcm_config_free(&cfg);
+        return mcp_fail(lc_asprintf("lcm_grep: %s", embed_not_configured), text, is_error);
+    }
+    hybrid_opts o = {.query = query, .cfg = &cfg.embeddings, .offset = (size_t)off, .redact = 1,
+                     .include_removed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "include_removed"))};
+    const char *scope_s = mcp_str(a, "scope"), *session = mcp_str(a, "session");
+    if (!scope_s) scope_s = session ? "session" : "all_sessions";
+    recall_scope scope = RECALL_SCOPE_SESSION;
+    if (recall_scope_parse(scope_s, &scope, NULL) == LC_OK && scope != RECALL_SCOPE_SESSION) {
+        if (recall_scope_check(c->home, scope, &e) != LC_OK) {
+            lcm_config_free(&cfg);
+            return mcp_fail(e, text, is_error);
+        }
+        const char *cwd = mcp_str(a, "cwd");
+        if (!cwd) cwd = c->cwd;
+        if (scope == RECALL_SCOPE_SESSIONS && !cwd) {
+            lcm_config_free(&cfg);
+            return mcp_fail(lc_strdup("lcm_grep: scope sessions needs a cwd (the project folder)"), text, is_error);
+        }
+        rc = hybrid_grep_sessions(c->home, NULL, cwd ? cwd : "", scope, &o, text, &e);
+    } else {
+        if (strcmp(scope_s, "session") != 0) session = scope_s;
+        if (!session) {
+            lcm_config_free(&cfg);
+            return mcp_fail(lc_strdup("lcm_grep: scope session needs a session id (see lcm_sessions)"), text, is_error);
+        }
+        if ((rc = mcp_open_session(c, session, &s, &e)) == LC_OK) {
+            char *body = NULL;
+            rc = hybrid_grep(s, &o, &body, &e);
+            store_close(s);
+            if (rc == LC_OK && !(*text = lc_asprintf("session %s\n%s", session, body))) rc = LC_NOMEM;
+            free(body);
+        }
+    }
+    lcm_config_free(&cfg);
+    if (rc != LC_OK) return mcp_fail(e ? e : lc_strdup("lcm_grep: out of memory"), text, is_error);
+    *text = mcp_rename_reader(*text);
+    return *text ? LC_OK : LC_NOMEM;
+}
+
 static int mcp_tool_grep(const mcp_ctx *c, const cJSON *a, char **text, int *is_error)
 {
     recall_grep_opts o = {0};
@@ -149,6 +215,11 @@ static int mcp_tool_grep(const mcp_ctx *c, const cJSON *a, char **text, int *is_
     store *s = NULL;
     char *e = NULL;
     int rc;
+    const char *mode = mcp_str(a, "mode");
+    if (mode && strcmp(mode, "hybrid") == 0) return mcp_tool_grep_hybrid(c, a, text, is_error);
+    if (mode && strcmp(mode, "fts") != 0)
+        return mcp_fail(lc_asprintf("lcm_grep: mode is \"fts\" (default) or \"hybrid\", not \"%s\"", mode), text,
+                        is_error);
     o.query = mcp_str(a, "query");
     o.pattern = mcp_str(a, "pattern");
     if (!o.query == !o.pattern)
@@ -319,6 +390,32 @@ static int mcp_tool_status(const mcp_ctx *c, const cJSON *a, char **text, int *i
                         STORE_SCHEMA_VERSION);
     free(newest);
     free(store_line);
+    /* Hybrid recall's coverage, only when it is configured: a home without it reads as before. */
+    lcm_config cfg;
+    mcp_config(c, &cfg);
+    if (*text && cfg.embeddings.enabled) {
+        int64_t m = 0, emb = 0, other = 0;
+        for (size_t i = 0; i < l.n; i++) {
+            store *s = NULL;
+            int version = -1;
+            store_vec_coverage cov;
+            if (mcp_damaged(&l.v[i]) || catalog_open(c->home, l.v[i].name, CATALOG_READ, &s, &version, NULL) != LC_OK)
+                continue;
+            if (store_vec_coverage_get(s, cfg.embeddings.model, &cov, NULL) == LC_OK) {
+                m += cov.messages;
+                emb += cov.messages_embedded;
+                other += cov.messages_other + cov.summaries_other;
+            }
+            store_vec_coverage_free(&cov);
+            store_close(s);
+        }
+        char *more = lc_asprintf("%s\nembeddings: %lld of %lld messages embedded (model %s)%s", *text, (long long)emb,
+                                 (long long)m, cfg.embeddings.model,
+                                 other ? "; some rows carry another model's vectors (lcm reindex --embeddings --force)" : "");
+        free(*text);
+        *text = more;
+    }
+    lcm_config_free(&cfg);
     catalog_list_free(&l);
     /* The home store's counts, only when there is one (a home that never dreamed reads as
      * it always did). */
@@ -426,7 +523,9 @@ static const struct mcp_tool {
      "\"include_removed\":{\"type\":\"boolean\",\"description\":\"include abandoned branches, labelled [removed]\"},"
      "\"resume\":{\"type\":\"string\",\"description\":\"pattern in one session: continue a scan that stopped at its time bound, from the point its output names\"},"
      "\"summary_id\":{\"type\":\"integer\",\"description\":\"with a session: search one summary's originals\"},"
-     "\"offset\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"hits to skip (paging)\"}}}",
+     "\"offset\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"hits to skip (paging)\"},"
+     "\"mode\":{\"type\":\"string\",\"enum\":[\"fts\",\"hybrid\"],\"description\":\"hybrid: the query's words and "
+     "its meaning (embeddings configured in lcm.json) fused by reciprocal rank; finds paraphrases words miss\"}}}",
      mcp_tool_grep},
     {"lcm_describe",
      "Describe a summary of a session (text, tiers, span, cost of reading its originals) or a stored file handle.",
