@@ -65,7 +65,7 @@ static int bundle_find(const char *home, const char *cwd, const char *self, bund
     for (size_t i = 0; i < l.n; i++) {
         const catalog_entry *e = &l.v[i];
         store *s = NULL;
-        if (e->damaged || e->schema_version != STORE_SCHEMA_VERSION || e->messages <= 0 ||
+        if (e->damaged || !STORE_SCHEMA_ANSWERS(e->schema_version) || e->messages <= 0 ||
             bundle_is_self(e->session_id, self) ||
             store_open_readonly(e->path, &s, NULL, NULL) != LC_OK)
             continue;

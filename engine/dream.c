@@ -1034,7 +1034,7 @@ int dream_run(const dream_opts *o, dream_result *out, char **err)
     if ((rc = catalog_list_stores(o->home, &f, &l, err)) != LC_OK) goto done;
     for (size_t i = 0; i < l.n && rc == LC_OK; i++) {
         const catalog_entry *e = &l.v[i];
-        if (e->damaged || e->schema_version != STORE_SCHEMA_VERSION) continue;
+        if (e->damaged || !STORE_SCHEMA_ANSWERS(e->schema_version)) continue;
         if (c.budget_left <= 0 || dream_out_of_time(&c)) {
             c.stopped_budget = 1;
             break;

@@ -402,7 +402,7 @@ int hybrid_grep_sessions(const char *agent_home, const char *current_session_id,
             skipped++;
             continue;
         }
-        if (version != STORE_SCHEMA_VERSION) {
+        if (!STORE_SCHEMA_ANSWERS(version)) {
             if (version < STORE_SCHEMA_VERSION) older++;
             else skipped++;
             store_close(ps);

@@ -430,7 +430,7 @@ int recall_grep_sessions(const char *agent_home, const char *current_session_id,
             out->stores_skipped++;
             continue;
         }
-        if (version != STORE_SCHEMA_VERSION) {
+        if (!STORE_SCHEMA_ANSWERS(version)) {
             /* Never migrated by a search: counted, and read once its session runs again. */
             if (version < STORE_SCHEMA_VERSION) out->stores_older++;
             else out->stores_skipped++;
@@ -1043,7 +1043,7 @@ int recall_expand_session(const char *agent_home, const char *session_id,
     if (rc == LC_INVALID) rc = lc_errf(err, rc, "lcm_expand_query: a session is a plain session id");
     else if (rc == LC_NOTFOUND) rc = lc_errf(err, rc, "lcm_expand_query: no store for session %s", session_id);
     if (rc != LC_OK) goto done;
-    if (version != STORE_SCHEMA_VERSION) {
+    if (!STORE_SCHEMA_ANSWERS(version)) {
         rc = lc_errf(err, LC_INVALID,
                      "lcm_expand_query: session %s has an older-generation store (schema %d); /lcm migrate upgrades it",
                      session_id, version);

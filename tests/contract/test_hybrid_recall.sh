@@ -130,7 +130,7 @@ PY
 cp "$T/old.sqlite" "$H/lcm/hyb-old.sqlite"
 before=$(sqlq "$T/old.sqlite" "select group_concat(id || ':' || entry_id || ':' || length(raw_json), ',') from messages")
 "$LCM" grep --home "$H" --hybrid "deployment schedule" >"$T/h7.txt" 2>&1 || fail "hybrid beside an older store"
-assert_grep "$T/h7.txt" "1 older-generation (not searched; /lcm migrate)" "a schema-2 store is counted, not searched, by read-only recall"
+assert_nogrep "$T/h7.txt" "older-generation" "a schema-2 store is searched as it is (its words; no vectors) by read-only recall"
 assert_eq "$(sqlq "$H/lcm/hyb-old.sqlite" 'pragma user_version')" "2" "read-only recall never migrates it"
 "$LCM" reindex --home "$H" --embeddings --session hyb-old >"$T/r4.txt" 2>&1 || { cat "$T/r4.txt"; fail "reindex the old store"; }
 assert_eq "$(sqlq "$H/lcm/hyb-old.sqlite" 'pragma user_version')" "3" "a read-write open migrates it to schema 3"

@@ -89,7 +89,7 @@ static int mcp_open_session(const mcp_ctx *c, const char *id, store **out, char 
     if (rc == LC_NOTFOUND)
         rc = lc_errf(err, rc, "no store for session %s under %s/lcm (see lcm_sessions)", id, c->home);
     if (rc != LC_OK) goto done;
-    if (version != STORE_SCHEMA_VERSION) {
+    if (!STORE_SCHEMA_ANSWERS(version)) {
         store_close(*out);
         *out = NULL;
         rc = lc_errf(err, LC_INVALID,
@@ -334,7 +334,7 @@ static int mcp_tool_sessions(const mcp_ctx *c, const cJSON *a, char **text, int 
         sb_printf(&b, "%s  %s  %lld messages  %lld summaries  cwd %s%s\n", v->session_id, date ? date : "?",
                   (long long)v->messages, (long long)v->summaries, v->cwd && *v->cwd ? v->cwd : "?",
                   mcp_damaged(v) ? "  [damaged store: not a readable SQLite database; `/lcm doctor --repair` in its session rebuilds it]"
-                  : v->schema_version == STORE_SCHEMA_VERSION ? "" : "  [older-generation store: not searchable until migrated]");
+                  : STORE_SCHEMA_ANSWERS(v->schema_version) ? "" : "  [older-generation store: not searchable until migrated]");
         free(date);
     }
     char *body = sb_detach(&b);
@@ -376,7 +376,7 @@ static int mcp_tool_status(const mcp_ctx *c, const cJSON *a, char **text, int *i
         msgs += l.v[i].messages;
         sums += l.v[i].summaries;
         bytes += l.v[i].db_bytes;
-        if (l.v[i].schema_version != STORE_SCHEMA_VERSION) older++;
+        if (!STORE_SCHEMA_ANSWERS(l.v[i].schema_version)) older++;
     }
     char dmg[96] = "";
     if (damaged)

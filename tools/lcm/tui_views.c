@@ -113,7 +113,7 @@ static int tui_views_open(const char *home, const char *session, store **s, char
     int rc = catalog_open(home, session, CATALOG_READ, s, &schema, err);
     if (rc == LC_NOTFOUND) return lc_errf(err, rc, "no store for session %s under %s/lcm", session, home);
     if (rc != LC_OK) return rc;
-    if (schema != STORE_SCHEMA_VERSION) {
+    if (!STORE_SCHEMA_ANSWERS(schema)) {
         store_close(*s);
         *s = NULL;
         return lc_errf(err, LC_INVALID,
