@@ -3,7 +3,8 @@
  *
  * Owns the lc_plugin state and the descriptor's callbacks. Each callback parses its
  * event once, hands it to the glue modules (lcm.c first, so the store sees the raw
- * messages; then clm.c, which decides what the model sees) and serializes the result.
+ * messages; then clm.c, whose engine side, clm_live, decides what the model sees) and
+ * serializes the result.
  */
 #include "plugin.h"
 
