@@ -289,3 +289,41 @@ long msg_usage_total(const cJSON *message)
     return msg_count(usage, "input") + msg_count(usage, "output") +
            msg_count(usage, "cacheRead") + msg_count(usage, "cacheWrite");
 }
+
+/* ---- building ---------------------------------------------------------------------------- */
+
+cJSON *msg_add_text(cJSON *content, const char *text)
+{
+    cJSON *b = cJSON_CreateObject();
+    if (!b) return NULL;
+    cJSON_AddStringToObject(b, "type", "text");
+    cJSON_AddStringToObject(b, "text", text);
+    if (!cJSON_AddItemToArray(content, b)) {
+        cJSON_Delete(b);
+        return NULL;
+    }
+    return b;
+}
+
+cJSON *msg_text_message(const char *role, const char *text, double timestamp)
+{
+    cJSON *m = cJSON_CreateObject();
+    if (!m) return NULL;
+    cJSON_AddStringToObject(m, "role", role);
+    msg_add_text(cJSON_AddArrayToObject(m, "content"), text);
+    cJSON_AddNumberToObject(m, "timestamp", timestamp);
+    return m;
+}
+
+cJSON *msg_tool_result(const char *text, cJSON *details, int is_error)
+{
+    cJSON *r = cJSON_CreateObject();
+    if (!r) {
+        cJSON_Delete(details);
+        return NULL;
+    }
+    msg_add_text(cJSON_AddArrayToObject(r, "content"), text);
+    if (details) cJSON_AddItemToObject(r, "details", details);
+    cJSON_AddBoolToObject(r, "isError", is_error);
+    return r;
+}

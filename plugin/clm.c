@@ -12,6 +12,7 @@
 #include "clm_live.h"
 #include "clm_pages.h"
 #include "lcm.h"
+#include "message.h"
 
 /* ---- the hooks: the host as the live context sees it ---------------------------------- */
 
@@ -231,10 +232,7 @@ int clm_glue_tool_result(lc_plugin *p, const cJSON *ev, cJSON **out, char **err)
     char *t = clm_live_tool_trailer(p->clm, chars);
     if (!t) return AP_OK;
     cJSON *nc = cJSON_Duplicate(content, 1);
-    cJSON *tb = cJSON_CreateObject();
-    cJSON_AddStringToObject(tb, "type", "text");
-    cJSON_AddStringToObject(tb, "text", t);
-    cJSON_AddItemToArray(nc, tb);
+    msg_add_text(nc, t);
     free(t);
     *out = cJSON_CreateObject();
     cJSON_AddItemToObject(*out, "content", nc);
