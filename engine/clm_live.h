@@ -2,9 +2,10 @@
  * clm_live.h -- the live context of one session (docs/DESIGN.md §1.1, §3, §4, §5): its
  * state (the revision in force, the branch marks, the one-call notices, the budget state,
  * the settings in force, the last rendering), the rules of every session event (start,
- * restore and tree moves, the edit read at turn end, compaction, the tool hooks) and the
- * composition of a request (clm_live_context: revision ++ LCM's projection of the raw
- * suffix, the observation cap, the overflow guard, the mirror rendered in O(new)).
+ * restore and tree moves, the edit read at turn end, compaction, the tool hooks). The
+ * composition of a request on this state (revision ++ LCM's projection of the raw suffix,
+ * the observation cap, the overflow guard, the mirror rendered in O(new)) is
+ * clm_request.h.
  *
  * The host is reached only through clm_live_hooks, in engine types: a plugin (or another
  * host) fills them once and converts its own types at the edge. The /clm pages that read
@@ -180,29 +181,5 @@ int clm_live_before_compact(clm_live *g, const char *reason, const char *error);
 void clm_live_compact(clm_live *g, const char *compaction_id);
 /* The leaf moved: incrementally when the marks can follow, else the branch is read again. */
 int clm_live_tree(clm_live *g, const char *old_leaf, const char *new_leaf, char **err);
-
-/* ---- one request (clm_request.c) ---- */
-/* An item of the composed request: raw input `raw` (>= 0), or new JSON `json`/`len`
- * (raw < 0; borrowed from the result). */
-typedef struct clm_live_item {
-    long raw;
-    const char *json;
-    size_t len;
-} clm_live_item;
-
-typedef struct clm_live_result {
-    int changed;               /* 0: send the input as it came */
-    clm_live_item *items;      /* n items, then the notice (when notice != NULL) */
-    size_t n;
-    char *notice;              /* a one-call notice message (JSON, owned) */
-    clm_guard_result gr;       /* owns the guard's notes the items may point at */
-} clm_live_result;
-
-/* Compose the request for raw input `in`: the revision in force ++ `suffix` (LCM's
- * projection of the raw suffix past clm_live_anchor, NULL: the raw suffix), capped,
- * guarded and rendered to the mirror. `system_prompt` may be NULL. */
-int clm_live_context(clm_live *g, const clm_input *in, const char *system_prompt,
-                     const clm_eff_suffix *suffix, clm_live_result *out, char **err);
-void clm_live_result_free(clm_live_result *r);
 
 #endif

@@ -1,13 +1,13 @@
 /*
- * clm_request.c -- one request of the live context (clm_live.h, clm_live_context;
- * docs/DESIGN.md §3, §5.3): the revision in force ++ LCM's projection of the raw suffix,
+ * clm_request.c -- one request of the live context (clm_request.h; docs/DESIGN.md §3,
+ * §5.3): the revision in force ++ LCM's projection of the raw suffix,
  * the observation cap (clm_eff), the overflow guard, the one-call notices, and the mirror
  * rendered in O(new) -- a context that only grew is appended to LIVE_CONTEXT.md.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "clm_live.h"
+#include "clm_request.h"
 #include "clm_skill.h"
 #include "message.h"
 
@@ -184,7 +184,7 @@ static void clm_request_compact_notice(clm_live *g)
 }
 
 /* The items the host gets: every item by input index, or as a new text. */
-static int clm_request_items(clm_live *g, const clm_input *in, clm_live_result *out, char **err)
+static int clm_request_items(clm_live *g, const clm_input *in, clm_request_result *out, char **err)
 {
     size_t ne = g->effl.n;
     out->items = malloc((ne ? ne : 1) * sizeof *out->items);
@@ -192,12 +192,12 @@ static int clm_request_items(clm_live *g, const clm_input *in, clm_live_result *
     out->n = ne;
     for (size_t i = 0; i < ne; i++) {
         clm_request_sent it = clm_request_sent_at(g, in, &out->gr, i);
-        out->items[i] = (clm_live_item){it.raw, it.json, it.len};
+        out->items[i] = (clm_request_item){it.raw, it.json, it.len};
     }
     return LC_OK;
 }
 
-void clm_live_result_free(clm_live_result *r)
+void clm_request_result_free(clm_request_result *r)
 {
     clm_guard_result_free(&r->gr);
     free(r->items);
@@ -205,8 +205,8 @@ void clm_live_result_free(clm_live_result *r)
     memset(r, 0, sizeof *r);
 }
 
-int clm_live_context(clm_live *g, const clm_input *in, const char *system_prompt,
-                     const clm_eff_suffix *suffix, clm_live_result *out, char **err)
+int clm_request_compose(clm_live *g, const clm_input *in, const char *system_prompt,
+                        const clm_eff_suffix *suffix, clm_request_result *out, char **err)
 {
     int rc = LC_OK;
     clm_raw_anchor a;
@@ -277,6 +277,6 @@ int clm_live_context(clm_live *g, const clm_input *in, const char *system_prompt
         rc = clm_request_items(g, in, out, err);
     }
 done:
-    if (rc != LC_OK) clm_live_result_free(out);
+    if (rc != LC_OK) clm_request_result_free(out);
     return rc;
 }

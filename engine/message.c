@@ -127,14 +127,18 @@ static void msg_content_text(const cJSON *content, sbuf *b, sbuf *calls, int *co
     if (n_text > 1) *complete = 0;
 }
 
+/* A message's "content" (NULL when it is not an object or has none). */
+static const cJSON *msg_content(const cJSON *message)
+{
+    return cJSON_IsObject(message) ? cJSON_GetObjectItemCaseSensitive(message, "content") : NULL;
+}
+
 char *msg_derive_text(const cJSON *message, int *complete)
 {
     sbuf b = {0};
     sbuf calls = {0};
     int full = 1;
-    const cJSON *content = cJSON_IsObject(message)
-                               ? cJSON_GetObjectItemCaseSensitive(message, "content")
-                               : NULL;
+    const cJSON *content = msg_content(message);
     switch (msg_role_of(message)) {
     case MSG_ROLE_USER:
     case MSG_ROLE_ASSISTANT:
@@ -211,9 +215,7 @@ size_t msg_estimate_tokens(const cJSON *message)
 {
     size_t chars = 0;
     size_t images = 0;
-    const cJSON *content = cJSON_IsObject(message)
-                               ? cJSON_GetObjectItemCaseSensitive(message, "content")
-                               : NULL;
+    const cJSON *content = msg_content(message);
     switch (msg_role_of(message)) {
     case MSG_ROLE_USER:
     case MSG_ROLE_ASSISTANT:

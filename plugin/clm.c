@@ -11,6 +11,7 @@
 
 #include "clm_live.h"
 #include "clm_pages.h"
+#include "clm_request.h"
 #include "lcm.h"
 #include "message.h"
 
@@ -101,7 +102,7 @@ static void clm_suffix_get(const void *ud, size_t k, long *index, const char **j
 }
 
 /* The result the host gets: every item by input index, or as a new text. */
-static int clm_result(clm_live_result *res, ap_context_result **out, char **err)
+static int clm_result(clm_request_result *res, ap_context_result **out, char **err)
 {
     ap_context_result *r = calloc(1, sizeof *r);
     size_t n_items = res->n + (res->notice ? 1 : 0);
@@ -113,7 +114,7 @@ static int clm_result(clm_live_result *res, ap_context_result **out, char **err)
     }
     r->n_items = n_items;
     for (size_t i = 0; i < res->n; i++) {
-        const clm_live_item *it = &res->items[i];
+        const clm_request_item *it = &res->items[i];
         r->items[i].input_index = it->raw;
         if (it->raw < 0 && !(r->items[i].json = lc_strndup(it->json, it->len))) rc = AP_NOMEM;
     }
@@ -135,13 +136,13 @@ static int clm_result(clm_live_result *res, ap_context_result **out, char **err)
 int clm_glue_context(lc_plugin *p, const ap_context_event *ev,
                      const ap_context_result *lcm_suffix, ap_context_result **out, char **err)
 {
-    clm_live_result res;
+    clm_request_result res;
     *out = NULL;
     clm_input in = {ev->n_messages, ev->messages, clm_in_get};
     clm_eff_suffix sx = {lcm_suffix ? lcm_suffix->n_items : 0, lcm_suffix, clm_suffix_get};
-    int rc = clm_live_context(p->clm, &in, ev->system_prompt, lcm_suffix ? &sx : NULL, &res, err);
+    int rc = clm_request_compose(p->clm, &in, ev->system_prompt, lcm_suffix ? &sx : NULL, &res, err);
     if (rc == LC_OK && res.changed) rc = clm_result(&res, out, err);
-    clm_live_result_free(&res);
+    clm_request_result_free(&res);
     return rc;
 }
 
