@@ -183,24 +183,15 @@ static void clm_request_compact_notice(clm_live *g)
     g->compact_baseline = NULL;
 }
 
-/* The items the host gets: every item by input index, or as a new text. */
-static int clm_request_items(clm_live *g, const clm_input *in, clm_request_result *out, char **err)
+clm_request_item clm_request_at(const clm_request_result *r, size_t i)
 {
-    size_t ne = g->effl.n;
-    out->items = malloc((ne ? ne : 1) * sizeof *out->items);
-    if (!out->items) return lc_errf(err, LC_NOMEM, "live context: out of memory");
-    out->n = ne;
-    for (size_t i = 0; i < ne; i++) {
-        clm_request_sent it = clm_request_sent_at(g, in, &out->gr, i);
-        out->items[i] = (clm_request_item){it.raw, it.json, it.len};
-    }
-    return LC_OK;
+    clm_request_sent it = clm_request_sent_at(r->g, r->in, &r->gr, i);
+    return (clm_request_item){it.raw, it.json, it.len};
 }
 
 void clm_request_result_free(clm_request_result *r)
 {
     clm_guard_result_free(&r->gr);
-    free(r->items);
     free(r->notice);
     memset(r, 0, sizeof *r);
 }
@@ -274,7 +265,9 @@ int clm_request_compose(clm_live *g, const clm_input *in, const char *system_pro
     }
     if (changed) {
         out->changed = 1;
-        rc = clm_request_items(g, in, out, err);
+        out->n = ne;
+        out->g = g;
+        out->in = in;
     }
 done:
     if (rc != LC_OK) clm_request_result_free(out);

@@ -19,10 +19,11 @@ typedef struct clm_request_item {
 
 typedef struct clm_request_result {
     int changed;               /* 0: send the input as it came */
-    clm_request_item *items;   /* n items, then the notice (when notice != NULL) */
-    size_t n;
+    size_t n;                  /* items (clm_request_at), then the notice when not NULL */
     char *notice;              /* a one-call notice message (JSON, owned) */
     clm_guard_result gr;       /* owns the guard's notes the items may point at */
+    const clm_live *g;         /* what the items are read from (borrowed, as `in`) */
+    const clm_input *in;
 } clm_request_result;
 
 /* Compose the request for raw input `in`: the revision in force ++ `suffix` (LCM's
@@ -31,5 +32,7 @@ typedef struct clm_request_result {
 int clm_request_compose(clm_live *g, const clm_input *in, const char *system_prompt,
                         const clm_eff_suffix *suffix, clm_request_result *out, char **err);
 void clm_request_result_free(clm_request_result *r);
+/* Item i < r->n of a changed request, read in place (no copy of the list is made). */
+clm_request_item clm_request_at(const clm_request_result *r, size_t i);
 
 #endif

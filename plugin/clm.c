@@ -114,9 +114,9 @@ static int clm_result(clm_request_result *res, ap_context_result **out, char **e
     }
     r->n_items = n_items;
     for (size_t i = 0; i < res->n; i++) {
-        const clm_request_item *it = &res->items[i];
-        r->items[i].input_index = it->raw;
-        if (it->raw < 0 && !(r->items[i].json = lc_strndup(it->json, it->len))) rc = AP_NOMEM;
+        clm_request_item it = clm_request_at(res, i);
+        r->items[i].input_index = it.raw;
+        if (it.raw < 0 && !(r->items[i].json = lc_strndup(it.json, it.len))) rc = AP_NOMEM;
     }
     if (res->notice) {
         r->items[res->n].input_index = -1;
