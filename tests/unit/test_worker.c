@@ -18,11 +18,11 @@
 #include "dag.h"
 #include "project.h"
 #include "store.h"
-#include "store_sqlite.h"
 #include "summarize.h"
 #include "util.h"
 #include "worker.h"
 
+#include "sqlite_probe.h"
 #include "temp_home.h"
 
 /* A model that takes `delay_ms` per call and answers a short summary; counts its calls. */
@@ -98,16 +98,6 @@ static worker_job job(void)
     return j;
 }
 
-static long count(store *st, const char *sql)
-{
-    sqlite3_stmt *q;
-    assert_int_equal(sqlite3_prepare_v2(store_db(st), sql, -1, &q, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-    long v = (long)sqlite3_column_int64(q, 0);
-    sqlite3_finalize(q);
-    return v;
-}
-
 static store *open_ingested(int n, int tokens)
 {
     store *st = NULL;
@@ -171,7 +161,7 @@ static void test_pass_runs_off_the_caller_and_its_cut_is_picked_up(void **state)
     assert_true(r.cut_id > 0);
     assert_true(m.calls >= r.stats.leaves);
     /* The host thread's own connection sees the committed nodes and the cut. */
-    assert_int_equal(count(st, "SELECT count(*) FROM summaries WHERE kind = 'leaf'"), r.stats.leaves);
+    assert_int_equal(sqlite_probe_int(st, "SELECT count(*) FROM summaries WHERE kind = 'leaf'"), r.stats.leaves);
     project_cut c;
     assert_int_equal(project_get_cut(st, r.cut_id, &c, NULL), LC_OK);
     assert_non_null(strstr(c.message, "model summary"));
@@ -194,7 +184,7 @@ static void test_invalidation_stops_the_pass_and_drops_its_result(void **state)
     /* The pass ends before its next node; its result is gone. */
     assert_int_equal(worker_wait(w, 10000, &r), 0);
     assert_false(worker_busy(w));
-    long leaves = count(st, "SELECT count(*) FROM summaries WHERE kind = 'leaf'");
+    long leaves = sqlite_probe_int(st, "SELECT count(*) FROM summaries WHERE kind = 'leaf'");
     assert_true(leaves >= 1 && leaves < 7);
     /* A new job after the invalidation runs and is reported. */
     worker_submit(w, &j);
@@ -241,10 +231,10 @@ static void test_two_passes_never_cover_a_message_twice(void **state)
     worker_result r;
     wait_ok(w, &r);
     assert_true(r.stats.conflicts >= 1);
-    assert_int_equal(count(st, "SELECT count(*) FROM (SELECT entry_id FROM summary_messages"
+    assert_int_equal(sqlite_probe_int(st, "SELECT count(*) FROM (SELECT entry_id FROM summary_messages"
                                " GROUP BY entry_id HAVING count(*) > 1)"),
                      0);
-    assert_int_equal(count(st, "SELECT count(*) FROM summaries WHERE text LIKE '[lcm:truncated]%'"),
+    assert_int_equal(sqlite_probe_int(st, "SELECT count(*) FROM summaries WHERE text LIKE '[lcm:truncated]%'"),
                      ds.leaves);
     worker_result_free(&r);
     stop_and_close(w, st);
@@ -279,7 +269,7 @@ static void test_stop_returns_while_a_model_call_is_slow(void **state)
     assert_int_equal(worker_stop(w, 100), 0);
     assert_int_equal(worker_stop(w, 10000), 1);
     /* Whole nodes only: at most the one the call was making. */
-    assert_true(count(st, "SELECT count(*) FROM summaries") <= 1);
+    assert_true(sqlite_probe_int(st, "SELECT count(*) FROM summaries") <= 1);
     store_close(st);
 }
 
@@ -298,7 +288,7 @@ static void test_a_call_given_up_writes_nothing_and_is_no_failure(void **state)
     assert_int_equal(worker_wait(w, 3000, &r), 0);
     assert_false(worker_busy(w));
     /* No node from the abandoned call, no fallback to another summarizer, no failure. */
-    assert_int_equal(count(st, "SELECT count(*) FROM summaries"), 0);
+    assert_int_equal(sqlite_probe_int(st, "SELECT count(*) FROM summaries"), 0);
     assert_int_equal(fallback_events(w), 0);
     worker_status s;
     worker_status_get(w, &s);
@@ -314,7 +304,7 @@ static void test_truncation_laid_in_a_hurry_is_healed_by_the_worker(void **state
     worker_job j = job();
     dag_stats ds;
     truncation_pass(st, &j.dag, &ds);
-    long laid = count(st, "SELECT count(*) FROM summaries WHERE text LIKE '[lcm:truncated]%'");
+    long laid = sqlite_probe_int(st, "SELECT count(*) FROM summaries WHERE text LIKE '[lcm:truncated]%'");
     assert_true(laid >= 1);
     slow_model m = {.delay_ms = 10};
     worker *w = start(&m, 0);
@@ -324,8 +314,8 @@ static void test_truncation_laid_in_a_hurry_is_healed_by_the_worker(void **state
     worker_result r;
     wait_ok(w, &r);
     assert_int_equal(r.healed, laid);
-    assert_int_equal(count(st, "SELECT count(*) FROM summaries WHERE text LIKE '[lcm:truncated]%'"), 0);
-    assert_true(count(st, "SELECT count(*) FROM summaries WHERE text LIKE 'model summary%'") >= laid);
+    assert_int_equal(sqlite_probe_int(st, "SELECT count(*) FROM summaries WHERE text LIKE '[lcm:truncated]%'"), 0);
+    assert_true(sqlite_probe_int(st, "SELECT count(*) FROM summaries WHERE text LIKE 'model summary%'") >= laid);
     worker_result_free(&r);
     stop_and_close(w, st);
 }
