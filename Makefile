@@ -16,7 +16,7 @@ LIBS    = -lsqlite3 -lcjson -lcurl -lpcre2-8 -lpthread -lm
 PQ_CFLAGS := $(shell pkg-config --cflags libpq 2>/dev/null || echo -I$$(pg_config --includedir 2>/dev/null))
 CFLAGS_BASE += $(PQ_CFLAGS)
 LIBS    += -lpq
-HOSTLIBS = -lcjson -lcurl -ldl -lpthread -lm
+HOSTLIBS = -lcjson -lcurl -lpcre2-8 -ldl -lpthread -lm
 
 ENGINE_SRC := $(wildcard engine/*.c)
 PLUGIN_SRC := $(wildcard plugin/*.c)
@@ -160,8 +160,11 @@ LCM_SRC := $(wildcard tools/lcm/*.c)
 LCM_OBJ := $(LCM_SRC:%.c=$(BUILD)/obj/%.o)
 LCM_BIN := $(BUILD)/lcm
 
+# `lcm tui` draws with the wide-character curses; only this binary links it.
+TUILIBS := $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw -ltinfo)
+
 $(LCM_BIN): $(LCM_OBJ) $(ENGINE_LIB)
-	$(CC) $(SAN) -o $@ $(LCM_OBJ) $(ENGINE_LIB) $(LIBS)
+	$(CC) $(SAN) -o $@ $(LCM_OBJ) $(ENGINE_LIB) $(LIBS) $(TUILIBS)
 
 # ---- crash consistency and ThreadSanitizer (tests/crash/, tests/contract/test_crash_small.sh)
 #   make crash       SIGKILL the host at random points of ingest, a compaction pass, a revision

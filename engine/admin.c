@@ -14,6 +14,7 @@
 #include "dag.h"
 #include "maint.h"
 #include "metrics.h"
+#include "offline.h"
 #include "project.h"
 #include "store.h"
 #include "util.h"
@@ -144,6 +145,51 @@ static char *admin_config_origin(const lcm_config *cfg)
 
 /* ---- status --------------------------------------------------------------------------- */
 
+char *admin_url_redact(const char *url)
+{
+    sbuf b = {0};
+    const char *p = url ? url : "", *sep = strstr(p, "://");
+    if (sep) {
+        const char *auth = sep + 3, *end = auth + strcspn(auth, "/?#"), *at = NULL;
+        for (const char *q = auth; q < end; q++)
+            if (*q == '@') at = q;
+        const char *colon = at ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
+        if (colon) {
+            sb_append(&b, p, (size_t)(colon + 1 - p));
+            sb_puts(&b, "***");
+            p = at;
+        }
+    }
+    /* A keyword form or a query parameter: password=VALUE up to the next separator. */
+    for (const char *hit; (hit = strstr(p, "password="));) {
+        size_t klen = sizeof "password=" - 1;
+        int starts = hit == url || strchr("?& ", hit[-1]) != NULL;
+        sb_append(&b, p, (size_t)(hit - p) + klen);
+        p = hit + klen;
+        if (!starts) continue;
+        sb_puts(&b, "***");
+        p += strcspn(p, "& ");
+    }
+    sb_puts(&b, p);
+    return sb_detach(&b);
+}
+
+char *admin_store_line(const char *home, store *st, const char *offline_why)
+{
+    const char *url = getenv("LCM_STORE_URL");
+    char *where = NULL, *shown = NULL, *line = NULL;
+    if (st && store_path(st)) where = lc_strdup(store_path(st));
+    else if (url && *url && strcmp(store_backend_name(), store_sqlite_backend.name) != 0) where = lc_strdup(url);
+    else where = lc_asprintf("%s/lcm", home ? home : ".");
+    shown = where ? admin_url_redact(where) : NULL;
+    if (shown)
+        line = offline_why ? lc_asprintf("store: %s (%s), %s", store_backend_name(), shown, offline_why)
+                           : lc_asprintf("store: %s (%s), online", store_backend_name(), shown);
+    free(where);
+    free(shown);
+    return line;
+}
+
 int admin_status(const admin_env *env, admin_result *out, char **err)
 {
     sbuf b = {0};
@@ -151,6 +197,16 @@ int admin_status(const admin_env *env, admin_result *out, char **err)
     zones_resolved z;
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "session", env->session_id ? env->session_id : "");
+    /* Which store, and whether it can be reached: the first thing a user of a shared
+     * store asks. */
+    char *off = env->offline && env->offline->offline ? offline_describe(env->offline, lc_now_ms()) : NULL;
+    char *sl = admin_store_line(env->home, env->st, off);
+    sb_printf(&b, "%s\n", sl ? sl : "store: ?");
+    cJSON_AddStringToObject(j, "backend", store_backend_name());
+    cJSON_AddStringToObject(j, "storeState", off ? "offline" : env->st ? "online" : "closed");
+    if (off) cJSON_AddStringToObject(j, "offline", off);
+    free(sl);
+    free(off);
     if (env->st) {
         project_pin pin;
         char *pd = project_pin_get(env->st, &pin, NULL) == LC_OK ? project_pin_describe(&pin) : lc_strdup("none");
@@ -747,6 +803,191 @@ int admin_migrate(const admin_env *env, int apply, admin_result *out, char **err
                     err);
 done:
     catalog_list_free(&plan);
+    free(e);
+    return rc;
+}
+
+/* ---- migrate --to: one store into another ------------------------------------------------ */
+
+/* A dump's rows counted per store (dry run) or loaded into the target (apply). */
+typedef struct admin_copy {
+    store *dst;             /* NULL: count only */
+    int64_t rows, copied, messages;
+    const char *bad_table;  /* a table the target cannot take */
+} admin_copy;
+
+static int admin_copy_tables(void *ud, int schema_version, const char *const *names, size_t n, char **err)
+{
+    admin_copy *c = ud;
+    (void)schema_version;
+    (void)err;
+    for (size_t i = 0; c->dst && i < n; i++)
+        if (!store_table_loadable(c->dst, names[i])) {
+            c->bad_table = names[i];
+            return lc_errf(err, LC_INVALID, "the target has no table '%s'", names[i]);
+        }
+    return LC_OK;
+}
+
+static int admin_copy_row(void *ud, const char *table, size_t ncol, const char *const *cols, const store_value *vals,
+                          char **err)
+{
+    admin_copy *c = ud;
+    int inserted = 0;
+    c->rows++;
+    if (!strcmp(table, "messages")) c->messages++;
+    if (!c->dst) return LC_OK;
+    int rc = store_row_load(c->dst, table, ncol, cols, vals, &inserted, err);
+    c->copied += inserted;
+    return rc;
+}
+
+/* The target of a URL: file:///PATH is that agent home's embedded store; anything else the
+ * configured backend, which must not be the embedded one (it would copy a store onto
+ * itself). *target_home is where file:// points, else NULL. */
+static int admin_target_backend(const char *url, const store_backend **b, const char **target_home, char **err)
+{
+    *target_home = NULL;
+    if (!strncmp(url, "file://", 7)) {
+        if (url[7] != '/') return lc_errf(err, LC_INVALID, "a file URL names an absolute path: file:///path/to/home");
+        *target_home = url + 7;
+        *b = &store_sqlite_backend;
+        return LC_OK;
+    }
+    *b = store_backend_default();
+    if (!strstr(url, "://") || !*b || !strcmp((*b)->name, store_sqlite_backend.name)) {
+        char *shown = admin_url_redact(url);
+        int rc = lc_errf(err, LC_INVALID, "no store backend of this build takes %s (file:///path/to/home names "
+                         "another agent home's embedded store)", shown ? shown : "that URL");
+        free(shown);
+        return rc;
+    }
+    return LC_OK;
+}
+
+/* One store: counted, or copied in one transaction of the target. */
+static int admin_copy_store(const store_backend *b, const char *target_home, const char *home,
+                            const catalog_entry *e, int apply, admin_copy *c, char **err)
+{
+    store *src = NULL, *dst = NULL;
+    int version = -1, rc, in_tx = 0;
+    char *cwd = NULL, *created = NULL;
+    memset(c, 0, sizeof *c);
+    if ((rc = store_sqlite_backend.x_open_readonly(e->path, &src, &version, err)) != LC_OK) goto done;
+    if (version != STORE_SCHEMA_VERSION) {
+        rc = lc_errf(err, LC_INVALID, "schema %d, not %d: `migrate --apply` upgrades it first", version,
+                     STORE_SCHEMA_VERSION);
+        goto done;
+    }
+    cwd = store_meta_get(src, "cwd");
+    created = store_meta_get(src, "created");
+    if (apply) {
+        if ((rc = b->x_open(target_home ? target_home : home, e->session_id, cwd, STORE_BUSY_MS, &dst, err)) != LC_OK)
+            goto done;
+        c->dst = dst;
+        int fresh = store_message_count(dst) == 0;
+        if ((rc = store_tx_begin(dst, err)) != LC_OK) goto done;
+        in_tx = 1;
+        if ((rc = store_dump(src, &(store_dump_visitor){admin_copy_tables, admin_copy_row}, c, err)) != LC_OK)
+            goto done;
+        if (c->copied && (rc = store_rebuild_index(dst, err)) != LC_OK) goto done;
+        /* A store made by this copy keeps the date its session began, not today's. */
+        if (fresh && created && (rc = store_meta_put(dst, "created", created, err)) != LC_OK) goto done;
+        if ((rc = store_tx_commit(dst, err)) != LC_OK) goto done;
+        in_tx = 0;
+    } else {
+        rc = store_dump(src, &(store_dump_visitor){admin_copy_tables, admin_copy_row}, c, err);
+    }
+done:
+    if (in_tx) store_tx_rollback(dst);
+    store_close(dst);
+    store_close(src);
+    free(cwd);
+    free(created);
+    return rc;
+}
+
+int admin_migrate_to(const admin_env *env, const char *url, int apply, admin_result *out, char **err)
+{
+    catalog_list l = {0};
+    catalog_filter f = {.local_files = 1};
+    const store_backend *b = NULL;
+    const char *target_home = NULL;
+    char *e = NULL, *shown = admin_url_redact(url);
+    sbuf b_text = {0};
+    size_t failed = 0, done_n = 0;
+    int64_t rows = 0, copied = 0;
+    int rc;
+    cJSON *j = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(j, "stores");
+    cJSON_AddStringToObject(j, "to", shown ? shown : "?");
+    cJSON_AddBoolToObject(j, "apply", apply);
+    if (admin_target_backend(url, &b, &target_home, &e) != LC_OK ||
+        (target_home && apply && lcm_config_home_guard(target_home, &e) != LC_OK)) {
+        rc = admin_line(out, j, 1, lc_asprintf("%s migrate --to: %s", env->cmd, e ? e : "refused"), err);
+        goto done;
+    }
+    char *rs = target_home ? realpath(target_home, NULL) : NULL, *rh = realpath(env->home, NULL);
+    int same = rs && rh && !strcmp(rs, rh);
+    free(rs);
+    free(rh);
+    if (same) {
+        rc = admin_line(out, j, 1, lc_asprintf("%s migrate --to: %s is this agent home", env->cmd, shown), err);
+        goto done;
+    }
+    cJSON_AddStringToObject(j, "backend", b->name);
+    if (catalog_list_stores(env->home, &f, &l, &e) != LC_OK) {
+        rc = admin_line(out, j, 1, lc_asprintf("%s migrate --to failed: %s", env->cmd, e ? e : "?"), err);
+        goto done;
+    }
+    sb_printf(&b_text, "migrate --to %s (%s)%s: %zu store(s) of %s/lcm\n", shown, b->name, apply ? "" : " (dry run)",
+              l.n, env->home);
+    admin_progress(env, 0, (long long)l.n);
+    for (size_t i = 0; i < l.n; i++) {
+        const catalog_entry *ce = &l.v[i];
+        admin_copy c;
+        char *why = NULL;
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "session", ce->session_id);
+        int crc = ce->damaged ? lc_errf(&why, LC_INVALID, "damaged (%s)", ce->damaged)
+                              : admin_copy_store(b, target_home, env->home, ce, apply, &c, &why);
+        if (crc != LC_OK) {
+            failed++;
+            sb_printf(&b_text, "  %s: not copied: %s\n", ce->session_id, why ? why : "?");
+            cJSON_AddStringToObject(o, "error", why ? why : "?");
+        } else {
+            done_n++;
+            rows += c.rows;
+            copied += c.copied;
+            if (apply)
+                sb_printf(&b_text, "  %s: %lld row(s) copied of %lld (%lld message(s))%s\n", ce->session_id,
+                          (long long)c.copied, (long long)c.rows, (long long)c.messages,
+                          c.copied < c.rows ? "; the rest the target holds already" : "");
+            else
+                sb_printf(&b_text, "  %s: %lld row(s) would be copied (%lld message(s))\n", ce->session_id,
+                          (long long)c.rows, (long long)c.messages);
+            cJSON_AddNumberToObject(o, "rows", (double)c.rows);
+            cJSON_AddNumberToObject(o, "messages", (double)c.messages);
+            if (apply) cJSON_AddNumberToObject(o, "copied", (double)c.copied);
+        }
+        free(why);
+        cJSON_AddItemToArray(arr, o);
+        admin_progress(env, (long long)i + 1, (long long)l.n);
+    }
+    if (apply)
+        sb_printf(&b_text, "migrate --to: %zu store(s) copied, %lld row(s) new in the target%s", done_n,
+                  (long long)copied, failed ? "; some were not copied (above)" : "");
+    else if (l.n)
+        sb_printf(&b_text, "%s migrate --to %s --apply copies them (again: only what the target lacks)", env->cmd, shown);
+    else
+        sb_puts(&b_text, "nothing to copy");
+    cJSON_AddNumberToObject(j, "rows", (double)rows);
+    cJSON_AddNumberToObject(j, "copied", (double)copied);
+    out->metric = copied;
+    /* A dry run with something to copy is "something to do", as the other dry runs. */
+    rc = admin_finish(&b_text, j, failed || (!apply && rows > 0), out, err);
+done:
+    catalog_list_free(&l);
+    free(shown);
     free(e);
     return rc;
 }

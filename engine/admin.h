@@ -38,6 +38,7 @@ typedef struct admin_env {
     size_t occupancy;           /* tokens in context now (0 outside a session) */
     admin_progress_fn progress; /* may be NULL */
     void *progress_ud;
+    const struct offline_state *offline; /* the session's store offline (offline.h), or NULL */
 } admin_env;
 
 /* What a command produced. status: 0 ok; 1 a check failed or there is something to do
@@ -63,6 +64,16 @@ void admin_stamp(char *buf, size_t n);
 void admin_tokens(char *buf, size_t n, double t);
 /* The summarizer chain that runs for cfg ("auto" expanded, the floor appended). */
 char *admin_chain(const lcm_config *cfg);
+
+/* A store address with its secrets masked: the password of a URL's user info
+ * (scheme://user:***@host) and of a `password=` parameter; anything else as given
+ * (malloc'd). */
+char *admin_url_redact(const char *url);
+/* The store line of a status: the backend (sqlite, postgresql, ...), where (st's address,
+ * else LCM_STORE_URL when a backend other than the embedded one serves it, else
+ * <home>/lcm; secrets masked) and whether it is online, or
+ * offline with `offline_why` (malloc'd; NULL on OOM). */
+char *admin_store_line(const char *home, store *st, const char *offline_why);
 
 /* Store, projection, context and thresholds lines (the caller appends its own state). */
 int admin_status(const admin_env *env, admin_result *out, char **err);
@@ -90,6 +101,14 @@ int admin_gc(const admin_env *env, const char *const *session_dirs, size_t n_dir
              admin_result *out, char **err);
 /* Older-schema stores (dry run) or upgraded in place (apply). */
 int admin_migrate(const admin_env *env, int apply, admin_result *out, char **err);
+/* `migrate --to URL`: copy every store file of this home (the embedded SQLite stores under
+ * home/lcm/) into the store `url` names: file:///PATH, the agent home at PATH (its embedded
+ * store), or a URL the configured backend takes (the caller has pointed LCM_STORE_URL at it,
+ * so store_backend_default() is that backend). A dry run counts the rows each store would
+ * copy; apply loads them (store_dump -> store_row_load, one transaction a store; rows the
+ * target holds already are kept, so a second run copies 0) and counts the rows copied.
+ * Stores below this build's schema are named and left (`migrate --apply` first). */
+int admin_migrate_to(const admin_env *env, const char *url, int apply, admin_result *out, char **err);
 /* The one-block bug report (maint_diagnose) from env and the caller's host facts in
  * `host` (versions, mode, session file; the rest is filled here); save != NULL writes it
  * there (mode 0600) instead of returning it. */

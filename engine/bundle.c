@@ -20,6 +20,7 @@
 
 #include "catalog.h"
 #include "config.h"
+#include "dream.h"
 #include "store.h"
 #include "summarize.h"
 #include "util.h"
@@ -64,7 +65,7 @@ static int bundle_find(const char *home, const char *cwd, const char *self, bund
     for (size_t i = 0; i < l.n; i++) {
         const catalog_entry *e = &l.v[i];
         store *s = NULL;
-        if (e->damaged || e->schema_version != STORE_SCHEMA_VERSION || e->messages <= 0 ||
+        if (e->damaged || !STORE_SCHEMA_ANSWERS(e->schema_version) || e->messages <= 0 ||
             bundle_is_self(e->session_id, self) ||
             store_open_readonly(e->path, &s, NULL, NULL) != LC_OK)
             continue;
@@ -270,8 +271,46 @@ done:
     return rc;
 }
 
+/* The learned lines (dream.h: active contracts, the strongest patterns) within
+ * dreamBundleTokens of lcm.json, at most half the bundle; NULL when the home has none. */
+static char *bundle_learned(const char *home, const char *cwd, long budget)
+{
+    lcm_config cfg;
+    char *path = lc_asprintf("%s/lcm.json", home), *text = NULL;
+    lcm_config_defaults(&cfg);
+    if (path) lcm_config_load(path, &cfg, NULL);
+    long cap = cfg.dream_bundle_tokens < budget / 2 ? cfg.dream_bundle_tokens : budget / 2;
+    lcm_config_free(&cfg);
+    free(path);
+    if (cap > 0 && dream_bundle_text(home, cwd, cap, &text, NULL) != LC_OK) text = NULL;
+    return text;
+}
+
+static int bundle_build_session(const char *home, const char *cwd, const char *exclude_session, long budget_tokens,
+                                char **out, char **err);
+
 int bundle_build(const char *home, const char *cwd, const char *exclude_session, long budget_tokens,
                  char **out, char **err)
+{
+    long budget = budget_tokens > 0 ? budget_tokens : BUNDLE_DEFAULT_TOKENS;
+    char *learned = cwd && *cwd ? bundle_learned(home, cwd, budget) : NULL;
+    long spent = learned ? (long)summ_estimate_tokens(learned) : 0;
+    int rc = bundle_build_session(home, cwd, exclude_session, budget - spent, out, err);
+    if (rc == LC_OK && learned) {
+        /* The rules first: they bind this session whatever the previous one was doing. */
+        char *t = *out ? lc_asprintf("%.*s%s%s", (int)(sizeof bundle_recovery - 1), *out, learned,
+                                     *out + sizeof bundle_recovery - 1)
+                       : lc_asprintf("%s%s", bundle_recovery, learned);
+        if (!t) rc = lc_errf(err, LC_NOMEM, "out of memory");
+        free(*out);
+        *out = t;
+    }
+    free(learned);
+    return rc;
+}
+
+static int bundle_build_session(const char *home, const char *cwd, const char *exclude_session, long budget_tokens,
+                                char **out, char **err)
 {
     bundle_pick p;
     store *s = NULL;

@@ -5,7 +5,9 @@
  * lcm_* MCP tools, first) and what the previous session of that folder was doing: its last
  * user requests, what was done, its last conclusion, each line with the entry id that
  * lcm_expand reads. Owns choosing the previous session among the stores under
- * <home>/lcm/ (read-only opens) and packing the lines within the budget.
+ * <home>/lcm/ (read-only opens) and packing the lines within the budget. What the home
+ * learned (dream.h: active contracts, the strongest patterns; nothing without a home store)
+ * rides after the recovery line, within dreamBundleTokens.
  */
 #ifndef LC_BUNDLE_H
 #define LC_BUNDLE_H

@@ -189,15 +189,20 @@ int catalog_list_stores(const char *agent_home, const catalog_filter *f, catalog
     memset(out, 0, sizeof *out);
     if (!f) f = &every;
     if (!dir) return lc_errf(err, LC_NOMEM, "catalog: out of memory");
-    {
-        /* A shared store: the sessions this home wrote, not the folder. */
+    if (!f->local_files) {
+        /* A shared store: the sessions this home wrote (with all_homes, every home's), not
+         * the folder. */
         int listed = 0;
-        rc = catalog_list_sessions(agent_home, f, 0, out, &listed, err);
+        rc = catalog_list_sessions(agent_home, f, f->all_homes, out, &listed, err);
         if (listed || rc != LC_OK) {
+            if (rc == LC_OK) out->shared = 1;
             free(dir);
             return rc;
         }
     }
+    /* On the embedded store f->all_homes changes nothing: the folder holds this home's
+     * stores alone, and out->shared stays 0 so a fleet search can say the store is not
+     * shared. */
     if (!(d = opendir(dir))) goto done; /* no store folder yet: nothing to list */
     while ((de = readdir(d))) {
         size_t l = strlen(de->d_name);
@@ -268,6 +273,18 @@ int catalog_open(const char *agent_home, const char *session_id, catalog_mode mo
     else rc = store_open_readonly(path, out, schema_version, err);
     free(path);
     return rc;
+}
+
+int catalog_open_entry(const catalog_entry *e, store **out, int *schema_version, char **err)
+{
+    struct stat sb;
+    *out = NULL;
+    if (schema_version) *schema_version = -1;
+    if (e->damaged) return lc_errf(err, LC_INVALID, "catalog: %s", e->damaged);
+    /* A file gone since the listing is not created again by the open. */
+    if (!store_path_is_url(e->path) && stat(e->path, &sb) != 0)
+        return lc_errf(err, LC_NOTFOUND, "catalog: no store for session %s", e->session_id);
+    return store_open_readonly(e->path, out, schema_version, err);
 }
 
 int catalog_retire(const catalog_entry *e, char **err)

@@ -34,6 +34,10 @@ void catalog_entry_free(catalog_entry *e);
 typedef struct catalog_list {
     catalog_entry *v;
     size_t n;
+    /* The listing is of a store other agent homes write too (a shared database), so
+     * `all_homes` reached past this home's sessions. 0 for the embedded SQLite store: its
+     * stores are this home's alone, whatever the filter asked. */
+    int shared;
 } catalog_list;
 void catalog_list_free(catalog_list *l);
 
@@ -50,6 +54,13 @@ typedef struct catalog_filter {
     int older_schema;            /* only readable stores below STORE_SCHEMA_VERSION */
     int counts;                  /* fill messages, summaries and db_bytes */
     catalog_order order;
+    /* Every session the store holds, whoever wrote it (recall's `fleet` scope; the caller
+     * has checked the policy). 0: only the sessions this agent home wrote. On the embedded
+     * SQLite store the two are the same: every store under <agent_home>/lcm/. */
+    int all_homes;
+    /* The embedded SQLite store files under <agent_home>/lcm/ whatever store this process
+     * is configured for (`lcm migrate --to` copies them out of the folder into another). */
+    int local_files;
 } catalog_filter;
 
 /* The stores under <agent_home>/lcm/ that pass `f` (NULL = every store). Each is looked at
@@ -79,6 +90,11 @@ typedef enum catalog_mode {
  * schema_version may be NULL. */
 int catalog_open(const char *agent_home, const char *session_id, catalog_mode mode,
                  store **out, int *schema_version, char **err);
+
+/* Open a listed store read-only (never migrated) where the listing found it: the file, or
+ * a shared store's session -- any home's, as a fleet listing (all_homes) gives, which
+ * catalog_open by this home's session id would not find. LC_INVALID for a damaged entry. */
+int catalog_open_entry(const catalog_entry *e, store **out, int *schema_version, char **err);
 
 /* Delete a listed store's files (the store, then its -wal and -shm). The entry is kept
  * for the caller to report. */

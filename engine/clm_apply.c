@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "clm_validate.h"
+#include "message.h"
 #include "sha256.h"
 
 typedef enum disp {
@@ -104,12 +105,7 @@ static char *slot_json(const clm_view *v, const slot *s)
         /* Keep provider, model and usage so the message still reads as that turn; only
          * the blocks change, and a text-only turn cannot have stopped for tool use. */
         content = cJSON_CreateArray();
-        cJSON *blk = cJSON_CreateObject();
-        if (content && blk) {
-            cJSON_AddStringToObject(blk, "type", "text");
-            cJSON_AddStringToObject(blk, "text", t);
-            cJSON_AddItemToArray(content, blk);
-            blk = NULL;
+        if (content && msg_add_text(content, t)) {
             cJSON_ReplaceItemInObjectCaseSensitive(orig, "content", content);
             if (!cJSON_GetObjectItemCaseSensitive(orig, "content"))
                 cJSON_AddItemToObject(orig, "content", content);
@@ -120,7 +116,6 @@ static char *slot_json(const clm_view *v, const slot *s)
                                                        cJSON_CreateString("stop"));
             out = cJSON_PrintUnformatted(orig);
         }
-        cJSON_Delete(blk);
     } else {
         const char *label = s->label ? s->label : (src ? src->label : "notes");
         out = clm_lower_custom(label, t, strlen(t), ts);

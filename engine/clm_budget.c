@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "message.h"
 #include "sha256.h"
 
 /* ------------------------------------------------------------------ tiers */
@@ -168,11 +169,7 @@ static int withhold(clm_guard_cache *c, const char *dir, const char *key, const 
     cJSON_AddStringToObject(note, "role", "toolResult");
     cJSON_AddStringToObject(note, "toolCallId", cid ? cid : "");
     cJSON_AddStringToObject(note, "toolName", name ? name : "");
-    cJSON *content = cJSON_AddArrayToObject(note, "content");
-    cJSON *blk = cJSON_CreateObject();
-    cJSON_AddStringToObject(blk, "type", "text");
-    cJSON_AddStringToObject(blk, "text", msg);
-    cJSON_AddItemToArray(content, blk);
+    msg_add_text(cJSON_AddArrayToObject(note, "content"), msg);
     const cJSON *ie = cJSON_GetObjectItemCaseSensitive(m, "isError");
     cJSON_AddBoolToObject(note, "isError", cJSON_IsTrue(ie));
     const cJSON *ts = cJSON_GetObjectItemCaseSensitive(m, "timestamp");

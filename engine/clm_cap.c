@@ -42,10 +42,7 @@ char *clm_cap_message(const char *json, long cap, double head)
     sb_append(&t, all.p + tail_from, all.len - tail_from);
     if (t.oom) goto done;
     cJSON *nc = cJSON_CreateArray();
-    cJSON *tb = cJSON_CreateObject();
-    cJSON_AddStringToObject(tb, "type", "text");
-    cJSON_AddStringToObject(tb, "text", t.p);
-    cJSON_AddItemToArray(nc, tb);
+    msg_add_text(nc, t.p);
     cJSON_ArrayForEach(b, content) {
         const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b, "type"));
         if (!type || strcmp(type, "text") != 0) cJSON_AddItemToArray(nc, cJSON_Duplicate(b, 1));

@@ -258,6 +258,12 @@ static const cfg_long_key cfg_long_keys[] = {
     {"summaryPassDeadlineMs", offsetof(lcm_config, summary_pass_deadline_ms), 1000, 86400000, 300000},
     {"summaryWaitMs", offsetof(lcm_config, summary_wait_ms), 0, 600000, 15000},
     {"bundleTokens", offsetof(lcm_config, bundle_tokens), 200, 100000, 1000},
+    {"dreamTokens", offsetof(lcm_config, dream_tokens), 1000, 100000000, 200000},
+    {"dreamTimeMs", offsetof(lcm_config, dream_time_ms), 1000, 3600000, 60000},
+    {"dreamContractsPerRun", offsetof(lcm_config, dream_contracts_per_run), 0, 50, 3},
+    {"dreamBundleTokens", offsetof(lcm_config, dream_bundle_tokens), 0, 20000, 400},
+    {"dreamAfterSessions", offsetof(lcm_config, dream_after_sessions), 1, 100000, 5},
+    {"dreamAfterHours", offsetof(lcm_config, dream_after_hours), 1, 87600, 24},
 };
 
 typedef struct cfg_bool_key {
@@ -272,6 +278,9 @@ static const cfg_bool_key cfg_bool_keys[] = {
     {"eagerSummaries", offsetof(lcm_config, eager_summaries), 0},
     {"summaryWorker", offsetof(lcm_config, summary_worker), 1},
     {"sessionBundle", offsetof(lcm_config, session_bundle), 0},
+    {"autoDream", offsetof(lcm_config, auto_dream), 0},
+    {"dreamSystemPrompt", offsetof(lcm_config, dream_system_prompt), 0},
+    {"fleetRecall", offsetof(lcm_config, fleet_recall), 0},
 };
 
 #define CFG_N(a) (sizeof(a) / sizeof((a)[0]))
@@ -298,6 +307,34 @@ static int cfg_problem(lcm_config *cfg, const char *fmt, ...)
     return LC_OK;
 }
 
+/* The `embeddings` object's numeric keys (the strings and hybridWeights are read by
+ * cfg_embeddings itself). */
+static const cfg_long_key cfg_embed_keys[] = {
+    {"dimensions", offsetof(lcm_embeddings, dimensions), 1, 65536, 0},
+    {"batchSize", offsetof(lcm_embeddings, batch), 1, 2048, 16},
+    {"maxChars", offsetof(lcm_embeddings, max_chars), 100, 1000000, 8000},
+    {"timeoutMs", offsetof(lcm_embeddings, timeout_ms), 1000, 600000, 30000},
+    {"passRows", offsetof(lcm_embeddings, pass_rows), 1, 100000, 64},
+    {"rrfK", offsetof(lcm_embeddings, rrf_k), 1, 100000, 60},
+};
+
+static void cfg_embeddings_defaults(lcm_embeddings *e)
+{
+    memset(e, 0, sizeof *e);
+    for (size_t i = 0; i < CFG_N(cfg_embed_keys); i++)
+        *(long *)((char *)e + cfg_embed_keys[i].offset) = cfg_embed_keys[i].dflt;
+    e->w_fts = 1.0;
+    e->w_vector = 1.0;
+}
+
+static void cfg_embeddings_free(lcm_embeddings *e)
+{
+    free(e->url);
+    free(e->model);
+    free(e->api_key_env);
+    cfg_embeddings_defaults(e);
+}
+
 int lcm_config_defaults(lcm_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -307,6 +344,7 @@ int lcm_config_defaults(lcm_config *cfg)
     for (size_t i = 0; i < CFG_N(cfg_bool_keys); i++)
         *(int *)((char *)cfg + cfg_bool_keys[i].offset) = cfg_bool_keys[i].dflt;
     cfg->file_state = LCM_CONFIG_ABSENT;
+    cfg_embeddings_defaults(&cfg->embeddings);
     return LC_OK;
 }
 
@@ -332,6 +370,7 @@ void lcm_config_free(lcm_config *cfg)
     for (size_t i = 0; i < cfg->n_problems; i++) free(cfg->problems[i]);
     free(cfg->problems);
     free(cfg->store_url);
+    cfg_embeddings_free(&cfg->embeddings);
     memset(cfg, 0, sizeof *cfg);
 }
 
@@ -493,6 +532,73 @@ static int cfg_base_urls(lcm_config *cfg, const cJSON *v)
     return rc;
 }
 
+static int cfg_embed_string(lcm_config *cfg, const cJSON *v, char **slot, int url)
+{
+    if (!cJSON_IsString(v) || !v->valuestring[0])
+        return cfg_problem(cfg, "embeddings.%s: expected a non-empty string, got %s; ignored", v->string,
+                           cJSON_IsString(v) ? "an empty one" : cfg_type_name(v));
+    if (url && strncmp(v->valuestring, "http://", 7) != 0 && strncmp(v->valuestring, "https://", 8) != 0)
+        return cfg_problem(cfg, "embeddings.url: expected an http(s) URL; ignored");
+    free(*slot);
+    return (*slot = lc_strdup(v->valuestring)) ? LC_OK : LC_NOMEM;
+}
+
+static int cfg_embed_weights(lcm_config *cfg, const cJSON *v)
+{
+    lcm_embeddings *e = &cfg->embeddings;
+    if (!cJSON_IsObject(v))
+        return cfg_problem(cfg, "embeddings.hybridWeights: expected an object {\"fts\", \"vector\"}, got %s;"
+                                " ignored", cfg_type_name(v));
+    double w[2] = {e->w_fts, e->w_vector};
+    const cJSON *k;
+    cJSON_ArrayForEach(k, v) {
+        int which = !strcmp(k->string, "fts") ? 0 : !strcmp(k->string, "vector") ? 1 : -1;
+        int rc = LC_OK;
+        if (which < 0) rc = cfg_problem(cfg, "embeddings.hybridWeights.%s: unknown key; ignored", k->string);
+        else if (!cJSON_IsNumber(k) || !(k->valuedouble >= 0.0 && k->valuedouble <= 100.0))
+            rc = cfg_problem(cfg, "embeddings.hybridWeights.%s: expected a number in [0, 100]; ignored", k->string);
+        else w[which] = k->valuedouble;
+        if (rc != LC_OK) return rc;
+    }
+    if (w[0] <= 0.0 && w[1] <= 0.0)
+        return cfg_problem(cfg, "embeddings.hybridWeights: fts and vector cannot both be 0; ignored");
+    e->w_fts = w[0];
+    e->w_vector = w[1];
+    return LC_OK;
+}
+
+static int cfg_embeddings(lcm_config *cfg, const cJSON *v)
+{
+    lcm_embeddings *e = &cfg->embeddings;
+    int rc = LC_OK;
+    if (!cJSON_IsObject(v))
+        return cfg_problem(cfg, "embeddings: expected an object {\"url\", \"model\", ...}, got %s; ignored",
+                           cfg_type_name(v));
+    const cJSON *k;
+    cJSON_ArrayForEach(k, v) {
+        const char *name = k->string;
+        int done = 0;
+        for (size_t i = 0; i < CFG_N(cfg_embed_keys) && !done; i++) {
+            if (strcmp(name, cfg_embed_keys[i].name) != 0) continue;
+            long val;
+            if (cfg_take_long(cfg, "embeddings.", name, k, cfg_embed_keys[i].min, cfg_embed_keys[i].max, &val, &rc))
+                *(long *)((char *)e + cfg_embed_keys[i].offset) = val;
+            done = 1;
+        }
+        if (done) {
+        } else if (!strcmp(name, "url")) rc = cfg_embed_string(cfg, k, &e->url, 1);
+        else if (!strcmp(name, "model")) rc = cfg_embed_string(cfg, k, &e->model, 0);
+        else if (!strcmp(name, "apiKeyEnv")) rc = cfg_embed_string(cfg, k, &e->api_key_env, 0);
+        else if (!strcmp(name, "hybridWeights")) rc = cfg_embed_weights(cfg, k);
+        else rc = cfg_problem(cfg, "embeddings.%s: unknown key; ignored", name);
+        if (rc != LC_OK) return rc;
+    }
+    e->enabled = e->url && e->model;
+    if (!e->enabled)
+        rc = cfg_problem(cfg, "embeddings: needs both url and model; hybrid recall stays off");
+    return rc;
+}
+
 /* Apply one top-level key. */
 static int cfg_apply_key(lcm_config *cfg, const cJSON *k)
 {
@@ -527,6 +633,7 @@ static int cfg_apply_key(lcm_config *cfg, const cJSON *k)
         free(cfg->store_url);
         return (cfg->store_url = lc_strdup(k->valuestring)) ? LC_OK : LC_NOMEM;
     }
+    if (strcmp(name, "embeddings") == 0) return cfg_embeddings(cfg, k);
     return cfg_problem(cfg, "%s: unknown key; ignored", name);
 }
 
@@ -663,6 +770,21 @@ cJSON *lcm_config_to_json(const lcm_config *cfg)
     for (size_t i = 0; i < cfg->n_base_urls; i++)
         if (!cJSON_AddStringToObject(urls, cfg->base_urls[i].provider, cfg->base_urls[i].url))
             goto fail;
+    /* Only when configured: an unconfigured home reads exactly as before hybrid recall. */
+    if (cfg->embeddings.enabled) {
+        const lcm_embeddings *e = &cfg->embeddings;
+        cJSON *eo = cJSON_AddObjectToObject(o, "embeddings"), *w = NULL;
+        if (!eo || !cJSON_AddStringToObject(eo, "url", e->url) || !cJSON_AddStringToObject(eo, "model", e->model))
+            goto fail;
+        if (e->api_key_env && !cJSON_AddStringToObject(eo, "apiKeyEnv", e->api_key_env)) goto fail;
+        for (size_t i = 0; i < CFG_N(cfg_embed_keys); i++) {
+            long v = *(const long *)((const char *)e + cfg_embed_keys[i].offset);
+            if (v > 0 && !cJSON_AddNumberToObject(eo, cfg_embed_keys[i].name, (double)v)) goto fail;
+        }
+        if (!(w = cJSON_AddObjectToObject(eo, "hybridWeights")) || !cJSON_AddNumberToObject(w, "fts", e->w_fts) ||
+            !cJSON_AddNumberToObject(w, "vector", e->w_vector))
+            goto fail;
+    }
     return o;
 fail:
     cJSON_Delete(o);

@@ -28,6 +28,23 @@ typedef struct lcm_base_url {
     char *url;       /* http(s)://... */
 } lcm_base_url;
 
+/* The `embeddings` object: hybrid recall's OpenAI-compatible embeddings endpoint. Off
+ * (enabled 0) unless both url and model are given; then nothing else in LCM changes. */
+typedef struct lcm_embeddings {
+    int enabled;                    /* url and model both set */
+    char *url;                      /* base (".../v1" or the server root) or the full
+                                     * ".../embeddings" path */
+    char *model;
+    char *api_key_env;              /* `apiKeyEnv`: the variable holding a bearer key */
+    long dimensions;                /* 0: the model's own; else asked for and checked */
+    long batch;                     /* 16: inputs per request */
+    long max_chars;                 /* 8,000: code points of one input */
+    long timeout_ms;                /* 30,000: one request */
+    long pass_rows;                 /* 64: rows one background pass embeds */
+    double w_fts, w_vector;         /* `hybridWeights`: 1.0 and 1.0 */
+    long rrf_k;                     /* 60 */
+} lcm_embeddings;
+
 typedef struct lcm_config {
     zones_cfg zones;                /* global thresholds (unset fields: see zones.h) */
     lcm_zone_entry *model_zones;    /* per-model overrides, `zones` key */
@@ -58,6 +75,15 @@ typedef struct lcm_config {
     int summary_worker;             /* 1: passes run on a background thread; 0: between
                                      * turns on the host thread, in lockstep with the turns
                                      * (deterministic replays; the agent waits for them) */
+    long dream_tokens;              /* 200,000: source tokens one dream reads */
+    long dream_time_ms;             /* 60,000: one dream's time budget */
+    long dream_contracts_per_run;   /* 3: Pending contracts one dream proposes at most */
+    long dream_bundle_tokens;       /* 400: contracts + patterns in the bundle */
+    long dream_after_sessions;      /* 5: autoDream after this many changed sessions ... */
+    long dream_after_hours;         /* 24: ... or this many hours since the last dream */
+    int auto_dream;                 /* 0: `lcm hook session-end` dreams when due */
+    int dream_system_prompt;        /* 0: the plugin's new sessions get the contracts and
+                                     * patterns in their system prompt */
     lcm_base_url *base_urls;        /* `baseUrls` key: provider -> URL */
     size_t n_base_urls;
     char **problems;                /* every normalization, one sentence each */
@@ -65,6 +91,10 @@ typedef struct lcm_config {
     int file_state;                 /* LCM_CONFIG_ABSENT / _LOADED / _CORRUPT */
     char *store_url;                /* `store` key: a shared PostgreSQL store's URI (may
                                      * hold a password: never printed); NULL = SQLite */
+    int fleet_recall;               /* 0: recall's `fleet` scope (every session in a shared
+                                     * store, whoever wrote it) is refused; agents do not
+                                     * read each other's history unless this home says so */
+    lcm_embeddings embeddings;      /* `embeddings`: off by default */
 } lcm_config;
 
 enum { LCM_CONFIG_ABSENT = 0, LCM_CONFIG_LOADED = 1, LCM_CONFIG_CORRUPT = 2 };

@@ -263,3 +263,13 @@ int llm_http_summarizer(void *ud, const char *provider, const char *model,
     ep.timeout_seconds = r ? r->timeout_seconds : 0;
     return llm_http_complete(&ep, model, system_prompt, prompt, max_tokens, out, err);
 }
+
+int llm_http_post_json(const llm_http_endpoint *ep, const char *url, const char *body, sbuf *resp,
+                       char **err)
+{
+    struct curl_slist *hdr = llm_http_headers(ep);
+    if (!hdr) return lc_errf(err, LC_NOMEM, "out of memory");
+    int rc = llm_http_post(ep, url, hdr, body, resp, err);
+    curl_slist_free_all(hdr);
+    return rc;
+}

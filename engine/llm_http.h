@@ -38,6 +38,14 @@ int llm_http_resolve(const char *provider, const char *base_url, llm_http_endpoi
 int llm_http_complete(const llm_http_endpoint *ep, const char *model, const char *system,
                       const char *prompt, long max_tokens, summ_completion *out, char **err);
 
+/* POST a JSON body to `url` with the endpoint's headers (its key as a bearer token when
+ * the variable is set) and timeout; *resp receives the body (the caller frees it with
+ * sb_free). Non-2xx -> LC_ERR "HTTP <status>: <provider message>". For the other clients
+ * of an OpenAI-compatible server (embed.h). */
+struct sbuf;
+int llm_http_post_json(const llm_http_endpoint *ep, const char *url, const char *body,
+                       struct sbuf *resp, char **err);
+
 /* Routing table handed to llm_http_summarizer as its `ud`. */
 typedef struct llm_http_routes {
     const lcm_base_url *base_urls;  /* e.g. lcm_config.base_urls (borrowed) */

@@ -127,14 +127,18 @@ static void msg_content_text(const cJSON *content, sbuf *b, sbuf *calls, int *co
     if (n_text > 1) *complete = 0;
 }
 
+/* A message's "content" (NULL when it is not an object or has none). */
+static const cJSON *msg_content(const cJSON *message)
+{
+    return cJSON_IsObject(message) ? cJSON_GetObjectItemCaseSensitive(message, "content") : NULL;
+}
+
 char *msg_derive_text(const cJSON *message, int *complete)
 {
     sbuf b = {0};
     sbuf calls = {0};
     int full = 1;
-    const cJSON *content = cJSON_IsObject(message)
-                               ? cJSON_GetObjectItemCaseSensitive(message, "content")
-                               : NULL;
+    const cJSON *content = msg_content(message);
     switch (msg_role_of(message)) {
     case MSG_ROLE_USER:
     case MSG_ROLE_ASSISTANT:
@@ -211,9 +215,7 @@ size_t msg_estimate_tokens(const cJSON *message)
 {
     size_t chars = 0;
     size_t images = 0;
-    const cJSON *content = cJSON_IsObject(message)
-                               ? cJSON_GetObjectItemCaseSensitive(message, "content")
-                               : NULL;
+    const cJSON *content = msg_content(message);
     switch (msg_role_of(message)) {
     case MSG_ROLE_USER:
     case MSG_ROLE_ASSISTANT:
@@ -288,4 +290,42 @@ long msg_usage_total(const cJSON *message)
     if (total > 0) return total;
     return msg_count(usage, "input") + msg_count(usage, "output") +
            msg_count(usage, "cacheRead") + msg_count(usage, "cacheWrite");
+}
+
+/* ---- building ---------------------------------------------------------------------------- */
+
+cJSON *msg_add_text(cJSON *content, const char *text)
+{
+    cJSON *b = cJSON_CreateObject();
+    if (!b) return NULL;
+    cJSON_AddStringToObject(b, "type", "text");
+    cJSON_AddStringToObject(b, "text", text);
+    if (!cJSON_AddItemToArray(content, b)) {
+        cJSON_Delete(b);
+        return NULL;
+    }
+    return b;
+}
+
+cJSON *msg_text_message(const char *role, const char *text, double timestamp)
+{
+    cJSON *m = cJSON_CreateObject();
+    if (!m) return NULL;
+    cJSON_AddStringToObject(m, "role", role);
+    msg_add_text(cJSON_AddArrayToObject(m, "content"), text);
+    cJSON_AddNumberToObject(m, "timestamp", timestamp);
+    return m;
+}
+
+cJSON *msg_tool_result(const char *text, cJSON *details, int is_error)
+{
+    cJSON *r = cJSON_CreateObject();
+    if (!r) {
+        cJSON_Delete(details);
+        return NULL;
+    }
+    msg_add_text(cJSON_AddArrayToObject(r, "content"), text);
+    if (details) cJSON_AddItemToObject(r, "details", details);
+    cJSON_AddBoolToObject(r, "isError", is_error);
+    return r;
 }

@@ -52,4 +52,12 @@ int msg_tool_call_count(const cJSON *message);
 /* Assistant usage.totalTokens (or input+output+cacheRead+cacheWrite), 0 when absent. */
 long msg_usage_total(const cJSON *message);
 
+/* The shapes built everywhere a message or a tool result is made, in their one key order:
+ * a text block {"type":"text","text":text} appended to the array `content` (returned;
+ * NULL on OOM); a message {"role","content":[that block],"timestamp"}; a tool result
+ * {"content":[that block],"details"?,"isError"}, which takes `details` (may be NULL). */
+cJSON *msg_add_text(cJSON *content, const char *text);
+cJSON *msg_text_message(const char *role, const char *text, double timestamp);
+cJSON *msg_tool_result(const char *text, cJSON *details, int is_error);
+
 #endif

@@ -13,6 +13,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "message.h"
 #include "summarize.h"
 #include "util.h"
 
@@ -141,17 +142,10 @@ int project_render(const dag_node *nodes, size_t n, long budget, char **message,
     if (rc != LC_OK) return rc;
     /* A user message: every provider accepts it anywhere, and it is what the model reads
      * as context rather than as its own words. */
-    if (!(m = cJSON_CreateObject())) {
+    if (!(m = msg_text_message("user", text, 0))) {
         rc = lc_errf(err, LC_NOMEM, "project: out of memory");
         goto done;
     }
-    cJSON_AddStringToObject(m, "role", "user");
-    cJSON *content = cJSON_AddArrayToObject(m, "content");
-    cJSON *block = cJSON_CreateObject();
-    cJSON_AddStringToObject(block, "type", "text");
-    cJSON_AddStringToObject(block, "text", text);
-    cJSON_AddItemToArray(content, block);
-    cJSON_AddNumberToObject(m, "timestamp", 0);
     if (!(*message = cJSON_PrintUnformatted(m))) rc = lc_errf(err, LC_NOMEM, "project: out of memory");
 done:
     cJSON_Delete(m);

@@ -44,6 +44,8 @@ struct projstate {
     project_plan plan;         /* the last request's plan */
     int64_t plan_cut;
     int logged_plan;
+    char *store_err;           /* the last request's failed ingest (projstate_store_error) */
+    int store_rc;
 };
 
 static void projstate_logf(projstate *ps, int warn, const char *fmt, ...)
@@ -98,6 +100,7 @@ void projstate_free(projstate *ps)
     if (!ps) return;
     projstate_reset(ps);
     free(ps->pm);
+    free(ps->store_err);
     free(ps->dump_path);
     if (ps->log) fclose(ps->log);
     free(ps);
@@ -439,13 +442,17 @@ int projstate_context(projstate *ps, const projstate_env *env, const store_msg *
     *items = NULL;
     *n_items = 0;
     size_t known = ingest_known(&ps->seen, msgs, n, tokens);
-    if (!env->st || n == 0) return LC_OK;
-    if (ingest_request(env->st, &ps->seen, msgs, n, known, *tokens, &e) != LC_OK) {
+    if (n == 0 || (!env->st && !env->offline)) return LC_OK;
+    int irc = env->st ? ingest_request(env->st, &ps->seen, msgs, n, known, *tokens, &e) : LC_OK;
+    if (irc != LC_OK) {
         projstate_logf(ps, 1, "lcm: ingest failed: %s", e ? e : "?");
-        free(e);
+        ps->store_rc = irc;
+        free(ps->store_err);
+        ps->store_err = e ? e : lc_strdup("the store's ingest failed");
+        e = NULL;
     }
     if (projstate_zones(env, &ps->z) != LC_OK) return LC_OK;
-    projstate_take_worker(ps, env->st, 0);
+    if (env->st) projstate_take_worker(ps, env->st, 0);
     /* The plan reads only what is in memory: the applied cut and the prepared one. The
      * entry id pointers are the caller's, valid for this call only, so they are copied
      * every time; the buffer itself is kept (a history-sized malloc per request would be
@@ -460,7 +467,7 @@ int projstate_context(projstate *ps, const projstate_env *env, const store_msg *
     for (size_t i = 0; i < n; i++) ps->pm[i] = (project_msg){msgs[i].entry_id, msgs[i].json_len};
     projstate_decide(ps, n, clm_anchor, &plan);
     /* No request goes over the window because summaries were late. */
-    if (plan.occupancy >= zones_fit_tokens(&ps->z) && projstate_make_room(ps, env))
+    if (env->st && plan.occupancy >= zones_fit_tokens(&ps->z) && projstate_make_room(ps, env))
         projstate_decide(ps, n, clm_anchor, &plan);
     if (project_items(n, clm_anchor, &plan, items, n_items, err) != LC_OK) return LC_NOMEM;
     ps->requests++;
@@ -470,6 +477,14 @@ int projstate_context(projstate *ps, const projstate_env *env, const store_msg *
     /* The items borrow the cut's message: a swap moves it into the pin, never frees it. */
     projstate_apply(ps, &plan);
     return LC_OK;
+}
+
+char *projstate_store_error(projstate *ps, int *rc)
+{
+    char *e = ps ? ps->store_err : NULL;
+    *rc = e ? ps->store_rc : LC_OK;
+    if (ps) ps->store_err = NULL;
+    return e;
 }
 
 /* ---- the blocking regime ------------------------------------------------------------------ */

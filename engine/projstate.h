@@ -65,6 +65,9 @@ typedef struct projstate_env {
     summ_ctx *summ;           /* the configured chain; NULL: no passes */
     summ_ctx *cover;          /* truncation only, for a request that cannot wait */
     int worker;               /* a background worker runs the passes between turns */
+    int offline;              /* st is NULL because the store went offline (offline.h):
+                               * requests are still planned from what is in memory (the
+                               * applied and the prepared cut), nothing is stored */
 } projstate_env;
 
 int projstate_new(const projstate_hooks *hooks, projstate **out);
@@ -91,6 +94,11 @@ long projstate_block_budget(const zones_resolved *z, const lcm_config *cfg);
 int projstate_context(projstate *ps, const projstate_env *env, const store_msg *msgs, size_t n,
                       size_t clm_anchor, project_item **items, size_t *n_items, size_t *tokens,
                       char **err);
+
+/* Why the store did not take the last request's messages (its ingest failed), malloc'd
+ * and handed over with its status in *rc (the next call starts clean); NULL when it did.
+ * The caller decides whether the store is offline. */
+char *projstate_store_error(projstate *ps, int *rc);
 
 /* Whether the request just planned waits for its log line (projstate_log_sent). */
 int projstate_logging(const projstate *ps);

@@ -18,6 +18,7 @@
 #include <pcre2.h>
 
 #include "catalog.h"
+#include "config.h"
 #include "files.h"
 #include "message.h"
 #include "redact.h"
@@ -341,19 +342,66 @@ int recall_grep(store *s, const recall_grep_opts *o, recall_result *out, char **
 
 /* ---- past sessions ------------------------------------------------------------------ */
 
+static const char *const recall_scope_names[] = {"session", "sessions", "all_sessions", "fleet"};
+
+int recall_scope_parse(const char *name, recall_scope *out, char **err)
+{
+    for (size_t i = 0; name && i < sizeof recall_scope_names / sizeof recall_scope_names[0]; i++)
+        if (strcmp(name, recall_scope_names[i]) == 0) {
+            *out = (recall_scope)i;
+            return LC_OK;
+        }
+    return lc_errf(err, LC_INVALID, "lcm_grep: scope is session, sessions (this project's past sessions), "
+                   "all_sessions (every session this agent home wrote) or fleet (every session in the "
+                   "shared store)%s%s%s", name ? "; not \"" : "", name ? name : "", name ? "\"" : "");
+}
+
+const char *recall_scope_name(recall_scope scope)
+{
+    return (size_t)scope < sizeof recall_scope_names / sizeof recall_scope_names[0] ? recall_scope_names[scope] : "?";
+}
+
+int recall_scope_check(const char *agent_home, recall_scope scope, char **err)
+{
+    lcm_config cfg;
+    char *path = NULL, *why = NULL;
+    int rc;
+    if (scope != RECALL_SCOPE_FLEET) return LC_OK;
+    if (!(path = lc_asprintf("%s/lcm.json", agent_home ? agent_home : ".")))
+        return lc_errf(err, LC_NOMEM, "recall: out of memory");
+    if ((rc = lcm_config_load(path, &cfg, &why)) != LC_OK) {
+        rc = lc_errf(err, rc == LC_NOMEM ? LC_NOMEM : LC_ERR, "lcm_grep: scope fleet is refused: %s cannot be "
+                     "read (%s), and only its \"fleetRecall\": true allows reading other agents' sessions",
+                     path, why ? why : "?");
+        goto done;
+    }
+    if (!cfg.fleet_recall)
+        rc = lc_errf(err, LC_INVALID, "lcm_grep: scope fleet (every session in the shared store, whoever wrote "
+                     "it) is refused: agents do not read each other's history unless the agent home's lcm.json "
+                     "sets \"fleetRecall\": true (%s; `/lcm settings fleetRecall true`). Scopes sessions and "
+                     "all_sessions read this home's own sessions", path);
+    lcm_config_free(&cfg);
+done:
+    free(why);
+    free(path);
+    return rc;
+}
+
 int recall_grep_sessions(const char *agent_home, const char *current_session_id,
                          const char *cwd, recall_scope scope, const recall_grep_opts *o,
                          recall_result *out, char **err)
 {
     /* Newest created first, then by file name: an order that a write to a store (another
      * session running) does not change, so offsets page the same sequence call after call. */
-    catalog_filter f = {.except_session = current_session_id, .order = CATALOG_NEWEST_FIRST};
+    catalog_filter f = {.except_session = current_session_id, .order = CATALOG_NEWEST_FIRST,
+                        .all_homes = scope == RECALL_SCOPE_FLEET};
     catalog_list stores = {0};
     int rc = LC_OK;
     double t0 = lc_now_ms();
     memset(out, 0, sizeof *out);
     out->total = -1;
     if ((rc = catalog_list_stores(agent_home, &f, &stores, err)) != LC_OK) goto done;
+    out->shared = stores.shared;
     size_t nfiles = stores.n;
     /* The page: `skip` hits of the sequence are passed over, then up to `want` are kept.
      * Once the page is full, query mode only counts (for the total); pattern mode looks
@@ -377,12 +425,12 @@ int recall_grep_sessions(const char *agent_home, const char *current_session_id,
         store *ps = NULL;
         int version = -1;
         char *perr = NULL;
-        if (catalog_open(agent_home, stores.v[i].name, CATALOG_READ, &ps, &version, &perr) != LC_OK) {
+        if (catalog_open_entry(&stores.v[i], &ps, &version, &perr) != LC_OK) {
             free(perr);
             out->stores_skipped++;
             continue;
         }
-        if (version != STORE_SCHEMA_VERSION) {
+        if (!STORE_SCHEMA_ANSWERS(version)) {
             /* Never migrated by a search: counted, and read once its session runs again. */
             if (version < STORE_SCHEMA_VERSION) out->stores_older++;
             else out->stores_skipped++;
@@ -490,8 +538,9 @@ char *recall_grep_format(const recall_grep_opts *o, recall_scope scope, const re
     const char *what = query ? o->query : o->pattern;
     sb_printf(&b, "lcm_grep %s \"%s\"", query ? "query" : "pattern", what ? what : "");
     if (scope != RECALL_SCOPE_SESSION)
-        sb_printf(&b, " across %s", scope == RECALL_SCOPE_SESSIONS ? "this project's past sessions"
-                                                                   : "all past sessions");
+        sb_printf(&b, " across %s", scope == RECALL_SCOPE_SESSIONS       ? "this project's past sessions"
+                                    : scope == RECALL_SCOPE_ALL_SESSIONS ? "all past sessions of this agent home"
+                                                                         : "every session in the store (fleet)");
     if (o->summary_id > 0) sb_printf(&b, " inside summary #%lld", (long long)o->summary_id);
     sb_puts(&b, ": ");
     /* A message a limit or the time bound left undecided may match: never "no more". */
@@ -556,6 +605,9 @@ char *recall_grep_format(const recall_grep_opts *o, recall_scope scope, const re
                       (long long)r->last_ordinal, (long long)r->last_id);
     }
     if (scope != RECALL_SCOPE_SESSION) {
+        if (scope == RECALL_SCOPE_FLEET && !r->shared)
+            sb_puts(&b, "store: the embedded SQLite store is not shared: fleet reads every session of this "
+                        "agent home (a shared store, LCM_STORE_URL, adds other agents' sessions)\n");
         sb_printf(&b, "sessions: %zu searched", r->stores_searched);
         if (r->stores_older) sb_printf(&b, ", %zu older-generation (not searched; /lcm migrate)", r->stores_older);
         if (r->stores_skipped) sb_printf(&b, ", %zu skipped", r->stores_skipped);
@@ -991,7 +1043,7 @@ int recall_expand_session(const char *agent_home, const char *session_id,
     if (rc == LC_INVALID) rc = lc_errf(err, rc, "lcm_expand_query: a session is a plain session id");
     else if (rc == LC_NOTFOUND) rc = lc_errf(err, rc, "lcm_expand_query: no store for session %s", session_id);
     if (rc != LC_OK) goto done;
-    if (version != STORE_SCHEMA_VERSION) {
+    if (!STORE_SCHEMA_ANSWERS(version)) {
         rc = lc_errf(err, LC_INVALID,
                      "lcm_expand_query: session %s has an older-generation store (schema %d); /lcm migrate upgrades it",
                      session_id, version);
@@ -1011,4 +1063,10 @@ done:
     free(created);
     free(date);
     return rc;
+}
+
+/* For hybrid recall (hybrid.h): the same grep line, from byte `at` of the text. */
+char *recall_line(const char *text, size_t len, size_t at, int redact, int *clipped)
+{
+    return recall_snippet(text, len, at, redact, clipped);
 }

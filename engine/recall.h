@@ -29,8 +29,21 @@
 typedef enum recall_scope {
     RECALL_SCOPE_SESSION = 0,   /* this session's store */
     RECALL_SCOPE_SESSIONS,      /* this project's past sessions (same cwd) */
-    RECALL_SCOPE_ALL_SESSIONS   /* every past session */
+    RECALL_SCOPE_ALL_SESSIONS,  /* every past session this agent home wrote */
+    RECALL_SCOPE_FLEET          /* every session in the shared store, whoever wrote it:
+                                 * refused unless lcm.json sets "fleetRecall": true */
 } recall_scope;
+
+/* "session" | "sessions" | "all_sessions" | "fleet" -> *out. LC_INVALID for any other
+ * word (or NULL), with a sentence listing the four. */
+int recall_scope_parse(const char *name, recall_scope *out, char **err);
+/* The scope's word, as recall_scope_parse reads it. */
+const char *recall_scope_name(recall_scope scope);
+/* The scope policy: agents do not read each other's history by default. `fleet` is
+ * allowed only when <agent_home>/lcm.json sets "fleetRecall": true (read at each call, so
+ * a change applies at once); every other scope is. LC_INVALID (refused) with a sentence
+ * naming the setting; LC_ERR when lcm.json cannot be read (refused too). */
+int recall_scope_check(const char *agent_home, recall_scope scope, char **err);
 
 typedef struct recall_grep_opts {
     const char *query;        /* FTS5 syntax; exactly one of query / pattern */
@@ -86,10 +99,13 @@ typedef struct recall_result {
     size_t stores_older;      /* older-generation stores counted, not searched */
     size_t stores_skipped;    /* other project / unreadable */
     int stop_stores, stop_hits, stop_time;
+    int shared;               /* the stores searched are a shared store's (catalog_list) */
 } recall_result;
 
 int recall_grep(store *s, const recall_grep_opts *o, recall_result *out, char **err);
-/* Past sessions' stores under <agent_home>/lcm/ (current excluded). Hits are paged for
+/* Past sessions' stores under <agent_home>/lcm/ (current excluded); with
+ * RECALL_SCOPE_FLEET every session of the store (catalog_filter.all_homes; the caller has
+ * passed recall_scope_check). Hits are paged for
  * real across stores: the stores in a stable order (newest created first, then by file
  * name; a store's creation date never changes, unlike its mtime), each store's hits in
  * its own order, `offset` skipping into that sequence, RECALL_SESSIONS_HITS a page.
@@ -101,6 +117,9 @@ int recall_grep_sessions(const char *agent_home, const char *current_session_id,
  * every bound the call hit. */
 char *recall_grep_format(const recall_grep_opts *o, recall_scope scope, const recall_result *r);
 void recall_result_free(recall_result *r);
+/* The line a hit shows (malloc'd): from a little before byte `at`, whitespace collapsed,
+ * clipped at RECALL_LINE_CHARS (*clipped), masked when `redact`. Hybrid recall's lines. */
+char *recall_line(const char *text, size_t len, size_t at, int redact, int *clipped);
 
 /* Describe "#12" / "12" (a summary) or a file handle by entry id, path or content id. */
 int recall_describe(store *s, const char *id, int redact, char **out, char **err);

@@ -68,8 +68,7 @@ static const store_backend *store_backend_for(const char *agent_home)
     return b;
 }
 
-/* A path naming a session of a shared store ("postgresql://...#sid"). */
-static int store_path_is_url(const char *path)
+int store_path_is_url(const char *path)
 {
     return path && (strncmp(path, "postgresql://", 13) == 0 || strncmp(path, "postgres://", 11) == 0);
 }
@@ -347,6 +346,13 @@ int store_dag_walk_source(store *s, int64_t id, int leaf, store_msg_visit visit,
     return m->x_dag_walk_source(s, id, leaf, visit, ud, err);
 }
 
+int store_dag_walk_children(store *s, int64_t id, store_node_visit visit, void *ud, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_dag_walk_children)) return store_unsupported(m, "dag_walk_children", err);
+    return m->x_dag_walk_children(s, id, visit, ud, err);
+}
+
 int64_t store_run_begin(store *s, const char *kind)
 {
     const store_methods *m = store_methods_of(s);
@@ -583,4 +589,45 @@ int store_dedupe_spans(store *s, int64_t *removed, char **err)
     const store_methods *m = store_methods_of(s);
     if (!STORE_HAS(m, x_dedupe_spans)) return store_unsupported(m, "dedupe_spans", err);
     return m->x_dedupe_spans(s, removed, err);
+}
+
+/* ---- vectors (optional slots, STORE_METHODS_VERSION 2) ------------------------------------- */
+
+int store_vec_put(store *s, const store_vec *v, size_t n, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_vec_put)) return store_unsupported(m, "vectors (hybrid recall)", err);
+    return m->x_vec_put(s, v, n, err);
+}
+
+int store_vec_walk(store *s, const char *model, int include_removed, store_vec_visit visit, void *ud,
+                   char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_vec_walk)) return store_unsupported(m, "vectors (hybrid recall)", err);
+    return m->x_vec_walk(s, model, include_removed, visit, ud, err);
+}
+
+int store_vec_walk_missing(store *s, const char *model, int other_models, store_vec_pending_visit visit,
+                           void *ud, int *stopped, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (stopped) *stopped = 0;
+    if (!STORE_HAS(m, x_vec_walk_missing)) return store_unsupported(m, "vectors (hybrid recall)", err);
+    return m->x_vec_walk_missing(s, model, other_models, visit, ud, stopped, err);
+}
+
+int store_vec_coverage_get(store *s, const char *model, store_vec_coverage *out, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    memset(out, 0, sizeof *out);
+    if (!STORE_HAS(m, x_vec_coverage_get)) return store_unsupported(m, "vectors (hybrid recall)", err);
+    return m->x_vec_coverage_get(s, model, out, err);
+}
+
+void store_vec_coverage_free(store_vec_coverage *c)
+{
+    if (!c) return;
+    free(c->other_model);
+    memset(c, 0, sizeof *c);
 }

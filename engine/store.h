@@ -17,7 +17,11 @@
 
 /* The schema this build writes and reads. A store below it is `older-generation` for
  * read-only openers; a read-write open migrates it forward. */
-#define STORE_SCHEMA_VERSION 2
+#define STORE_SCHEMA_VERSION 3
+/* The oldest schema a read-only opener can answer from as it is: 3 only adds the vector
+ * tables, which a reader of a schema-2 store finds absent (no vectors). */
+#define STORE_SCHEMA_READABLE 2
+#define STORE_SCHEMA_ANSWERS(v) ((v) >= STORE_SCHEMA_READABLE && (v) <= STORE_SCHEMA_VERSION)
 
 /* Bounds (characters are Unicode code points of the UTF-8 text). */
 #define STORE_INDEX_CHARS 100000      /* FTS5 holds the first this-many characters */
@@ -227,6 +231,9 @@ int store_dag_walk_prefixed(store *s, const char *prefix, store_node_visit visit
 /* What a summary was made from, in order: a leaf's messages (role, text) or a condensed
  * node's children (role "", text). */
 int store_dag_walk_source(store *s, int64_t id, int leaf, store_msg_visit visit, void *ud, char **err);
+/* A condensed summary's children with their spans, in order (nothing for a leaf): a
+ * reader drilling down the DAG (lcm tui) by id. */
+int store_dag_walk_children(store *s, int64_t id, store_node_visit visit, void *ud, char **err);
 
 /* A `runs` row while a pass works: doctor tells a pass in progress (live pid) from one
  * whose writer died. Begin returns its id, 0 when it could not be written (the pass runs
@@ -452,6 +459,67 @@ int store_run_reap(store *s, int64_t id, char **err);
 int store_prune_broken(store *s, int64_t *orphans, int64_t *dropped, char **err);
 int store_dedupe_spans(store *s, int64_t *removed, char **err);
 
+/* ---- vectors: hybrid recall's rows (schema 3) ------------------------------------------------
+ * One embedding per message and per summary, with the model that made it and its
+ * dimension: float32 in this machine's byte order, L2-normalised by the writer (embed.h)
+ * so a dot product is the cosine. A message's vector goes with its row (deleted with it),
+ * a summary's with the summary and with any change of its text. Hybrid recall (hybrid.h)
+ * owns the similarity and the fusion; these only keep and walk the rows. Optional in a
+ * backend: a NULL slot answers LC_INVALID naming the backend ("cannot store vectors"). */
+typedef enum store_vec_kind { STORE_VEC_MESSAGE = 1, STORE_VEC_SUMMARY = 2 } store_vec_kind;
+
+/* A vector to write (borrowed for the call). */
+typedef struct store_vec {
+    store_vec_kind kind;
+    int64_t id;            /* the message row id or the summary id */
+    const char *model;
+    int dim;
+    const float *v;        /* dim floats */
+} store_vec;
+/* Write (or replace) `n` vectors in one transaction. A row that has gone meanwhile is
+ * skipped, not an error. */
+int store_vec_put(store *s, const store_vec *v, size_t n, char **err);
+
+/* A stored vector as the similarity scan reads it (borrowed for the visit). */
+typedef struct store_vec_row {
+    store_vec_kind kind;
+    int64_t id;
+    const char *entry_id;  /* messages; NULL for a summary */
+    int removed;           /* messages: of an abandoned branch */
+    int dim;
+    const float *v;        /* dim floats, aligned */
+} store_vec_row;
+typedef int (*store_vec_visit)(void *ud, const store_vec_row *r, char **err);
+/* Every vector `model` made (removed branches' only with include_removed). */
+int store_vec_walk(store *s, const char *model, int include_removed, store_vec_visit visit, void *ud,
+                   char **err);
+
+/* A row that needs an embedding (borrowed for the visit). */
+typedef struct store_vec_pending {
+    store_vec_kind kind;
+    int64_t id;
+    const char *text;      /* the derived text or the summary's text */
+    size_t text_len;
+    const char *other_model; /* it carries this other model's vector; NULL: it has none */
+} store_vec_pending;
+typedef int (*store_vec_pending_visit)(void *ud, const store_vec_pending *t, char **err);
+/* The messages (by row id) then the summaries (by id) with non-empty text and no vector
+ * of `model`; rows carrying another model's vector only with `other_models`. A visitor
+ * stops the walk with STORE_VISIT_STOP (*stopped = 1); a later walk resumes where the
+ * writes left off, since written rows are no longer visited. */
+int store_vec_walk_missing(store *s, const char *model, int other_models, store_vec_pending_visit visit,
+                           void *ud, int *stopped, char **err);
+
+/* How far the vectors reach. */
+typedef struct store_vec_coverage {
+    int64_t messages, messages_embedded, messages_other;   /* embedded: by `model` */
+    int64_t summaries, summaries_embedded, summaries_other;
+    char *other_model;     /* one of the other models found (malloc'd, NULL none) */
+} store_vec_coverage;
+/* LC_OK with zeros for a store older than the vectors. */
+int store_vec_coverage_get(store *s, const char *model, store_vec_coverage *out, char **err);
+void store_vec_coverage_free(store_vec_coverage *c);
+
 /* ---- backends: the method table ----------------------------------------------------------
  * In the manner of SQLite's VFS (its vfs and io-methods tables). A backend (the embedded
  * SQLite store, store_sqlite*.c; later a shared PostgreSQL one) fills a `store_backend` (how to
@@ -465,7 +533,8 @@ int store_dedupe_spans(store *s, int64_t *removed, char **err);
  * against an older header (smaller `size`) simply lacks the newer slots. A NULL slot is
  * "not supported": the administration slots are optional (a status call answers LC_INVALID
  * naming the backend), every other one a backend fills. */
-#define STORE_METHODS_VERSION 2 /* 2: store_backend gained x_open_session_readonly, x_list */
+#define STORE_METHODS_VERSION 2 /* 2: store_methods gained the DAG's children and vectors;
+                                  * store_backend gained x_open_session_readonly, x_list */
 
 typedef struct store_methods {
     int i_version;        /* STORE_METHODS_VERSION the backend was built against */
@@ -534,6 +603,13 @@ typedef struct store_methods {
     int (*x_run_reap)(store *s, int64_t id, char **err);
     int (*x_prune_broken)(store *s, int64_t *orphans, int64_t *dropped, char **err);
     int (*x_dedupe_spans)(store *s, int64_t *removed, char **err);
+    /* Version 2: a condensed node's children (the terminal browser), then vectors (hybrid
+     * recall; optional, NULL = cannot store vectors). */
+    int (*x_dag_walk_children)(store *s, int64_t id, store_node_visit visit, void *ud, char **err);
+    int (*x_vec_put)(store *s, const store_vec *v, size_t n, char **err);
+    int (*x_vec_walk)(store *s, const char *model, int include_removed, store_vec_visit visit, void *ud, char **err);
+    int (*x_vec_walk_missing)(store *s, const char *model, int other_models, store_vec_pending_visit visit, void *ud, int *stopped, char **err);
+    int (*x_vec_coverage_get)(store *s, const char *model, store_vec_coverage *out, char **err);
 } store_methods;
 
 struct store_session_info;
@@ -584,6 +660,9 @@ const store_backend *store_backend_default(void);
  * LCM_STORE_URL, else the `store` key of <agent home>/lcm.json (a postgresql:// or
  * postgres:// URI). NULL (no URL: the SQLite files, exactly as before) or malloc'd. */
 char *store_url(const char *agent_home);
+/* 1 when a store's path names a session of a shared store ("postgresql://...#sid") rather
+ * than a file. */
+int store_path_is_url(const char *path);
 /* Open session `session_id` of `agent_home` read-only, in whichever backend holds it
  * (catalog_open's read). LC_NOTFOUND when there is none; nothing is created. */
 int store_open_session_readonly(const char *agent_home, const char *session_id, store **out,

@@ -5,7 +5,8 @@
  * way a failed statement becomes an engine error (busy and not-a-database noted on the
  * way), and the backend's two tables (store.h: store_backend, store_methods). Ingest and
  * reads live in store_sqlite_msgs.c, the DAG's rows in store_sqlite_dag.c, recall's
- * primitives in store_sqlite_search.c, maint's in store_sqlite_admin.c; all share the
+ * primitives in store_sqlite_search.c, maint's in store_sqlite_admin.c, hybrid recall's
+ * vectors in store_sqlite_vec.c; all share the
  * private store_sqlite_int.h.
  */
 #include "store.h"
@@ -118,6 +119,27 @@ static const char *const store_migrations[] = {
     "  kind TEXT NOT NULL,"
     "  data TEXT,"
     "  created INTEGER NOT NULL);",
+    /* 2 -> 3: hybrid recall's embeddings, one per message and per summary, each with the
+     * model that made it (a switch of model is visible row by row, and re-embeds only when
+     * asked). A vector leaves with its row; a summary's also when its text changes (heal
+     * re-derives a node in place), since it no longer describes the text. */
+    "CREATE TABLE IF NOT EXISTS message_vectors("
+    "  message_id INTEGER PRIMARY KEY REFERENCES messages(id) ON DELETE CASCADE,"
+    "  entry_id TEXT NOT NULL,"
+    "  model TEXT NOT NULL,"
+    "  dim INTEGER NOT NULL,"
+    "  vec BLOB NOT NULL,"
+    "  created INTEGER NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS summary_vectors("
+    "  summary_id INTEGER PRIMARY KEY REFERENCES summaries(id) ON DELETE CASCADE,"
+    "  model TEXT NOT NULL,"
+    "  dim INTEGER NOT NULL,"
+    "  vec BLOB NOT NULL,"
+    "  created INTEGER NOT NULL);"
+    "CREATE INDEX IF NOT EXISTS message_vectors_model ON message_vectors(model);"
+    "CREATE INDEX IF NOT EXISTS summary_vectors_model ON summary_vectors(model);"
+    "CREATE TRIGGER IF NOT EXISTS summary_vectors_stale AFTER UPDATE OF text ON summaries"
+    " BEGIN DELETE FROM summary_vectors WHERE summary_id = new.id; END;",
 };
 _Static_assert(sizeof store_migrations / sizeof store_migrations[0] == STORE_SCHEMA_VERSION,
                "one migration per schema version");
@@ -763,4 +785,9 @@ const store_methods store_sqlite_methods = {
     .x_run_reap = store_sqlite_run_reap,
     .x_prune_broken = store_sqlite_prune_broken,
     .x_dedupe_spans = store_sqlite_dedupe_spans,
+    .x_dag_walk_children = store_sqlite_dag_walk_children,
+    .x_vec_put = store_sqlite_vec_put,
+    .x_vec_walk = store_sqlite_vec_walk,
+    .x_vec_walk_missing = store_sqlite_vec_walk_missing,
+    .x_vec_coverage_get = store_sqlite_vec_coverage_get,
 };

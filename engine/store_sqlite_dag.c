@@ -632,6 +632,26 @@ int store_sqlite_dag_walk_source(store *s, int64_t id, int leaf, store_msg_visit
     return rc;
 }
 
+int store_sqlite_dag_walk_children(store *s, int64_t id, store_node_visit visit, void *ud, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT s.id, s.depth, s.kind, s.text, s.tiers, s.tokens, sp.first_ordinal,"
+                           " sp.last_ordinal, sp.first_entry, sp.last_entry, sp.entry_count"
+                           " FROM summary_children c JOIN summaries s ON s.id = c.child_id"
+                           " LEFT JOIN summary_spans sp ON sp.summary_id = s.id"
+                           " WHERE c.parent_id = ? ORDER BY c.position",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = store_sqlite_failed(s, err, "summary children");
+    } else {
+        sqlite3_bind_int64(st, 1, id);
+        rc = store_walk_nodes(s, st, "summary children", 1, visit, ud, err);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
 int64_t store_sqlite_run_begin(store *s, const char *kind)
 {
     sqlite3_stmt *st = NULL;

@@ -79,6 +79,7 @@ int store_sqlite_dag_count_uncovered(store *s, int64_t from, int64_t before, int
 int store_sqlite_dag_walk_frontier(store *s, store_node_visit visit, void *ud, char **err);
 int store_sqlite_dag_walk_prefixed(store *s, const char *prefix, store_node_visit visit, void *ud, char **err);
 int store_sqlite_dag_walk_source(store *s, int64_t id, int leaf, store_msg_visit visit, void *ud, char **err);
+int store_sqlite_dag_walk_children(store *s, int64_t id, store_node_visit visit, void *ud, char **err);
 int64_t store_sqlite_run_begin(store *s, const char *kind);
 void store_sqlite_run_end(store *s, int64_t id, const char *status);
 int store_sqlite_event_add(store *s, const char *kind, const char *data_json, char **err);
@@ -113,5 +114,9 @@ int store_sqlite_runs_open(store *s, store_run_visit visit, void *ud, char **err
 int store_sqlite_run_reap(store *s, int64_t id, char **err);
 int store_sqlite_prune_broken(store *s, int64_t *orphans, int64_t *dropped, char **err);
 int store_sqlite_dedupe_spans(store *s, int64_t *removed, char **err);
+int store_sqlite_vec_put(store *s, const store_vec *v, size_t n, char **err);
+int store_sqlite_vec_walk(store *s, const char *model, int include_removed, store_vec_visit visit, void *ud, char **err);
+int store_sqlite_vec_walk_missing(store *s, const char *model, int other_models, store_vec_pending_visit visit, void *ud, int *stopped, char **err);
+int store_sqlite_vec_coverage_get(store *s, const char *model, store_vec_coverage *out, char **err);
 
 #endif

@@ -12,6 +12,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "hybrid.h"
 #include "project.h"
 #include "store.h"
 #include "util.h"
@@ -44,6 +45,11 @@ struct worker {
     unsigned long passes, nodes, conflicts, stops, deadline_hits, failures;
     char *last_error;
     long long last_error_at;
+    /* hybrid recall's embedding (owned copies of the config's strings) */
+    lcm_embeddings embed;
+    int embed_due;
+    unsigned long embedded, embed_passes, embed_failures;
+    char *embed_error;
 };
 
 void worker_result_free(worker_result *r)
@@ -66,6 +72,7 @@ void worker_status_free(worker_status *s)
 {
     if (!s) return;
     free(s->last_error);
+    free(s->embed_error);
     memset(s, 0, sizeof *s);
 }
 
@@ -79,6 +86,10 @@ static void worker_free(worker *w)
     worker_result_free(&w->res);
     worker_events_free(w->events, w->n_events);
     free(w->last_error);
+    free(w->embed_error);
+    free(w->embed.url);
+    free(w->embed.model);
+    free(w->embed.api_key_env);
     pthread_cond_destroy(&w->wake);
     pthread_cond_destroy(&w->changed);
     pthread_mutex_destroy(&w->mu);
@@ -238,13 +249,41 @@ static void worker_result_merge(worker_result *into, worker_result *r)
     worker_result_free(r);
 }
 
+/* One bounded embedding pass, entered and left with mu held. */
+static void worker_embed(worker *w)
+{
+    /* Not `running`: a request waiting for summaries does not wait for embeddings. */
+    w->embed_due = 0;
+    pthread_mutex_unlock(&w->mu);
+    hybrid_embed_stats es;
+    char *e = NULL;
+    int rc = hybrid_embed_pass(w->st, &w->embed, 0, 0, &es, &e);
+    pthread_mutex_lock(&w->mu);
+    w->embed_passes++;
+    if (rc == LC_OK) {
+        w->embedded += es.embedded;
+        /* Go on while there is more, unless a stop came; a DAG job is taken first. */
+        if (es.more && es.embedded) w->embed_due = 1;
+        free(e);
+    } else {
+        w->embed_failures++;
+        free(w->embed_error);
+        w->embed_error = e ? e : lc_strdup("the embedding pass failed");
+    }
+    pthread_cond_broadcast(&w->changed);
+}
+
 static void *worker_main(void *arg)
 {
     worker *w = arg;
     pthread_mutex_lock(&w->mu);
     for (;;) {
-        while (!w->stopping && !w->has_job) pthread_cond_wait(&w->wake, &w->mu);
+        while (!w->stopping && !w->has_job && !w->embed_due) pthread_cond_wait(&w->wake, &w->mu);
         if (w->stopping) break;
+        if (!w->has_job) {
+            worker_embed(w);
+            continue;
+        }
         worker_job job = w->job;
         w->has_job = 0;
         w->running = 1;
@@ -301,6 +340,16 @@ int worker_start(const worker_config *cfg, worker **out, char **err)
     pthread_cond_init(&w->wake, NULL);
     pthread_cond_init(&w->changed, NULL);
     w->pass_deadline_ms = cfg->pass_deadline_ms;
+    if (cfg->embed && cfg->embed->enabled) {
+        w->embed = *cfg->embed;
+        w->embed.url = lc_strdup(cfg->embed->url);
+        w->embed.model = lc_strdup(cfg->embed->model);
+        w->embed.api_key_env = cfg->embed->api_key_env ? lc_strdup(cfg->embed->api_key_env) : NULL;
+        if (!w->embed.url || !w->embed.model || (cfg->embed->api_key_env && !w->embed.api_key_env)) {
+            rc = lc_errf(err, LC_NOMEM, "worker: out of memory");
+            goto fail;
+        }
+    }
     w->auto_fn = cfg->summ.auto_fn;
     w->model_fn = cfg->summ.model_fn;
     w->fn_ud = cfg->summ.ud;
@@ -352,6 +401,17 @@ int worker_stop(worker *w, long timeout_ms)
     pthread_join(w->thread, NULL);
     worker_free(w);
     return 1;
+}
+
+void worker_embed_nudge(worker *w)
+{
+    if (!w) return;
+    pthread_mutex_lock(&w->mu);
+    if (w->embed.enabled) {
+        w->embed_due = 1;
+        pthread_cond_signal(&w->wake);
+    }
+    pthread_mutex_unlock(&w->mu);
 }
 
 void worker_submit(worker *w, const worker_job *job)
@@ -441,5 +501,9 @@ void worker_status_get(worker *w, worker_status *out)
     out->failures = w->failures;
     out->last_error = w->last_error ? lc_strdup(w->last_error) : NULL;
     out->last_error_at = w->last_error_at;
+    out->embedded = w->embedded;
+    out->embed_passes = w->embed_passes;
+    out->embed_failures = w->embed_failures;
+    out->embed_error = w->embed_error ? lc_strdup(w->embed_error) : NULL;
     pthread_mutex_unlock(&w->mu);
 }

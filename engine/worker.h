@@ -7,7 +7,8 @@
  * newer request replaces the waiting one), the generation that makes a pass stop and its
  * result be dropped once the caller says its results no longer apply (a tree move,
  * maintenance, a reset), the result slot the host thread polls, the summarizer events it
- * collects for the host thread, and the figures /lcm status shows. Every node a pass makes
+ * collects for the host thread, and the figures /lcm status shows. Between DAG jobs it
+ * also embeds new rows for hybrid recall (hybrid.h) when embeddings are configured. Every node a pass makes
  * commits in its own transaction (dag.h), so a stop or a crash leaves whole nodes only.
  *
  * Knows nothing of the ABI: model calls arrive through the summ_config callbacks, which
@@ -22,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config.h"
 #include "dag.h"
 #include "summarize.h"
 
@@ -34,6 +36,8 @@ typedef struct worker_config {
     summ_config summ;          /* copied; chain strings copied; event_fn/ud are replaced
                                 * (events are queued for worker_take_events) */
     long pass_deadline_ms;     /* a pass starts no node after running this long; 0 = none */
+    const lcm_embeddings *embed; /* hybrid recall's embeddings (copied); NULL or disabled:
+                                * the worker embeds nothing */
 } worker_config;
 
 typedef struct worker_job {
@@ -70,6 +74,8 @@ typedef struct worker_status {
     unsigned long passes, nodes, conflicts, stops, deadline_hits, failures;
     char *last_error;          /* malloc'd or NULL */
     long long last_error_at;   /* wall-clock ms */
+    unsigned long embedded, embed_passes, embed_failures; /* hybrid recall's rows */
+    char *embed_error;         /* the last embedding failure (malloc'd or NULL) */
 } worker_status;
 void worker_status_free(worker_status *s);
 
@@ -81,6 +87,12 @@ int worker_start(const worker_config *cfg, worker **out, char **err);
  * 0 when it is still inside a model call: the caller must wait (worker_stop again) before
  * it unloads the code the callbacks live in. NULL is a no-op returning 1. */
 int worker_stop(worker *w, long timeout_ms);
+
+/* Rows may lack a vector (new messages were stored): once no DAG job waits, the worker
+ * embeds them in bounded passes (embeddings passRows rows each), a waiting DAG job going
+ * first between passes; a failed pass waits for the next nudge. A no-op when the worker
+ * has no embeddings configured. */
+void worker_embed_nudge(worker *w);
 
 /* Queue a pass (coalesced with a waiting one: the newer job replaces it). */
 void worker_submit(worker *w, const worker_job *job);

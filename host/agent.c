@@ -472,13 +472,7 @@ int agent_request_hooks(agent *a, char **err)
 
 static cJSON *error_result(const char *text)
 {
-    cJSON *r = cJSON_CreateObject(), *content = cJSON_AddArrayToObject(r, "content");
-    cJSON *block = cJSON_CreateObject();
-    cJSON_AddStringToObject(block, "type", "text");
-    cJSON_AddStringToObject(block, "text", text);
-    cJSON_AddItemToArray(content, block);
-    cJSON_AddBoolToObject(r, "isError", 1);
-    return r;
+    return msg_tool_result(text, NULL, 1);
 }
 
 static const char *call_str(const cJSON *call, const char *key)
@@ -1101,14 +1095,7 @@ int agent_prompt(agent *a, const char *prompt, char **final_text, char **err)
         return lc_errf(err, LC_INVALID, "a prompt needs a model: pass --base-url URL --model ID");
     agent_before_agent_start(a, prompt);
     sp = lc_strdup(a->run_prompt ? a->run_prompt : a->system_prompt);
-    user = cJSON_CreateObject();
-    cJSON_AddStringToObject(user, "role", "user");
-    cJSON *uc = cJSON_AddArrayToObject(user, "content");
-    cJSON *ub = cJSON_CreateObject();
-    cJSON_AddStringToObject(ub, "type", "text");
-    cJSON_AddStringToObject(ub, "text", prompt);
-    cJSON_AddItemToArray(uc, ub);
-    cJSON_AddNumberToObject(user, "timestamp", (double)now_ms());
+    user = msg_text_message("user", prompt, (double)now_ms());
     if (!sp || (rc = append_message(a, user, NULL, err)))
         goto done;
     tools = tool_definitions(h);

@@ -17,6 +17,7 @@
 #include "hostapi.h"
 #include "llm.h"
 #include "loader.h"
+#include "panel.h"
 #include "replay.h"
 #include "session.h"
 #include "util.h"
@@ -43,7 +44,8 @@ static const char USAGE[] =
     "      (many small messages)\n"
     "      --needles F also writes the planted needles as JSONL (the evaluation's answers)\n"
     "  agent-host [options]\n"
-    "      interactive: type a prompt, /command args, /tree ID, /compact, /help, /quit\n"
+    "      interactive: type a prompt, /command args, /tree ID, /compact, /help, /quit; on a\n"
+    "      terminal /clm overview|edits|settings and /lcm settings open a panel steered with keys\n"
     "\n"
     "Options:\n"
     "  --home DIR         agent home reported to plugins (stores, config); default ~/.agent\n"
@@ -360,7 +362,15 @@ static int interactive(agent *a)
             continue;
         if (!strcmp(line, "/quit") || !strcmp(line, "/exit"))
             break;
-        if (line[0] == '/')
+        if (line[0] == '/' && tty && isatty(1) && panel_wants(line)) {
+            /* A page on a terminal is a panel steered with keys (panel.h). */
+            char *perr = NULL;
+            if (panel_run(a, line, &perr)) {
+                fprintf(stderr, "agent-host: panel: %s; the page as text:\n", perr ? perr : "failed");
+                print_command(a, line);
+            }
+            free(perr);
+        } else if (line[0] == '/')
             print_command(a, line);
         else
             run_prompt_streamed(a, line, &st);

@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "message.h"
 #include "util.h"
 
 #define TOOLS_MAX_LINES 2000
@@ -72,14 +73,7 @@ static char *tools_utf8_clean(const char *s, size_t n)
 static cJSON *tools_result(const char *text, size_t len, cJSON *details, int is_error)
 {
     char *clean = tools_utf8_clean(text, len);
-    cJSON *r = cJSON_CreateObject();
-    cJSON *content = cJSON_AddArrayToObject(r, "content");
-    cJSON *blk = cJSON_CreateObject();
-    cJSON_AddStringToObject(blk, "type", "text");
-    cJSON_AddStringToObject(blk, "text", clean ? clean : "");
-    cJSON_AddItemToArray(content, blk);
-    if (details) cJSON_AddItemToObject(r, "details", details);
-    cJSON_AddBoolToObject(r, "isError", is_error);
+    cJSON *r = msg_tool_result(clean ? clean : "", details, is_error);
     free(clean);
     return r;
 }

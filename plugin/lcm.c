@@ -20,8 +20,12 @@
 #include <string.h>
 
 #include "bundle.h"
+#include "dream.h"
+#include "embed.h"
+#include "hybrid.h"
 #include "ingest.h"
 #include "maint.h"
+#include "offline.h"
 #include "plugin.h"
 #include "projstate.h"
 #include "recall.h"
@@ -90,6 +94,12 @@ static int lcm_tool_error(char *msg, char **out, char **err)
 
 static int lcm_no_store(lc_plugin *p, char **out, char **err)
 {
+    if (p->lcm && p->lcm->off.offline)
+        return lcm_tool_reply(lc_asprintf("lcm: the store is offline (%s); this session's recall answers once it "
+                                          "is reachable again (reconnected within %d requests or %.0f s)",
+                                          p->lcm->off.reason ? p->lcm->off.reason : "?", OFFLINE_RETRY_REQUESTS,
+                                          OFFLINE_RETRY_MS / 1000.0),
+                              1, out, err);
     return lcm_tool_reply(lc_asprintf("lcm: the store is not open (%s)",
                                       p->lcm && p->lcm->open_error ? p->lcm->open_error : "no session"),
                           1, out, err);
@@ -116,6 +126,36 @@ static char *lcm_header_cwd(const lc_plugin *p)
     return cwd ? cwd : p->cwd ? lc_strdup(p->cwd) : NULL;
 }
 
+/* mode "hybrid": the query's words and meaning fused (engine/hybrid.h), in this session
+ * or, with scope, past ones. Without embeddings configured it says so, never silently
+ * falling back to words alone. */
+static int lcm_tool_grep_hybrid(lc_plugin *p, const cJSON *a, recall_scope scope, char **out, char **err)
+{
+    const lcm_config *cfg = lcm_cmd_config(p);
+    char *text = NULL, *e = NULL;
+    int rc;
+    if (!cfg || !cfg->embeddings.enabled)
+        return lcm_tool_error(lc_asprintf("lcm_grep: %s", embed_not_configured), out, err);
+    if (!lcm_str(a, "query") || lcm_str(a, "pattern"))
+        return lcm_tool_error(lc_strdup("lcm_grep: mode hybrid takes a query (words or a question), not a pattern"),
+                              out, err);
+    if (lcm_count(a, "offset") < 0)
+        return lcm_tool_error(lc_strdup("lcm_grep: offset is an integer from 0 to 1000000000"), out, err);
+    hybrid_opts o = {.query = lcm_str(a, "query"), .cfg = &cfg->embeddings, .offset = (size_t)lcm_count(a, "offset"),
+                     .include_removed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "include_removed")),
+                     .redact = p->lcm ? p->lcm->redact : 1};
+    if (scope == RECALL_SCOPE_SESSION) {
+        if (!p->lcm || !p->lcm->st) return lcm_no_store(p, out, err);
+        rc = hybrid_grep(p->lcm->st, &o, &text, &e);
+    } else {
+        char *cwd = p->lcm && p->lcm->st ? store_meta_get(p->lcm->st, "cwd") : lcm_header_cwd(p);
+        rc = hybrid_grep_sessions(p->agent_home ? p->agent_home : ".", p->session_id, cwd, scope, &o, &text, &e);
+        free(cwd);
+    }
+    if (rc != LC_OK) return lcm_tool_error(e, out, err);
+    return lcm_tool_reply(text, 0, out, err);
+}
+
 static int lcm_tool_grep(void *ud, const char *call_json, char **out, char **err)
 {
     lc_plugin *p = ud;
@@ -137,11 +177,19 @@ static int lcm_tool_grep(void *ud, const char *call_json, char **out, char **err
     o.summary_id = lcm_summary_id(a);
     o.redact = p->lcm ? p->lcm->redact : 1;
     const char *scope_s = lcm_str(a, "scope");
-    recall_scope scope = !scope_s ? RECALL_SCOPE_SESSION
-                         : !strcmp(scope_s, "sessions") ? RECALL_SCOPE_SESSIONS
-                         : !strcmp(scope_s, "all_sessions") ? RECALL_SCOPE_ALL_SESSIONS
-                                                            : RECALL_SCOPE_SESSION;
+    const char *home = p->agent_home ? p->agent_home : ".";
+    recall_scope scope = RECALL_SCOPE_SESSION;
     recall_result r;
+    if ((scope_s && recall_scope_parse(scope_s, &scope, &e) != LC_OK) || recall_scope_check(home, scope, &e) != LC_OK) {
+        rc = lcm_tool_error(e, out, err);
+        e = NULL;
+        goto done;
+    }
+    const char *mode = lcm_str(a, "mode");
+    if (mode && !strcmp(mode, "hybrid")) {
+        rc = lcm_tool_grep_hybrid(p, a, scope, out, err);
+        goto done;
+    }
     if (scope == RECALL_SCOPE_SESSION) {
         if (!p->lcm || !p->lcm->st) {
             rc = lcm_no_store(p, out, err);
@@ -150,7 +198,7 @@ static int lcm_tool_grep(void *ud, const char *call_json, char **out, char **err
         rc = recall_grep(p->lcm->st, &o, &r, &e);
     } else {
         char *cwd = p->lcm && p->lcm->st ? store_meta_get(p->lcm->st, "cwd") : lcm_header_cwd(p);
-        rc = recall_grep_sessions(p->agent_home ? p->agent_home : ".", p->session_id, cwd, scope, &o, &r, &e);
+        rc = recall_grep_sessions(home, p->session_id, cwd, scope, &o, &r, &e);
         free(cwd);
     }
     if (rc != LC_OK) {
@@ -251,7 +299,11 @@ static const char lcm_grep_schema[] =
     "\"summary_id\":{\"type\":\"integer\",\"description\":\"search inside one summary's originals\"},"
     "\"include_removed\":{\"type\":\"boolean\",\"description\":\"include abandoned branches, labelled [removed]\"},"
     "\"resume\":{\"type\":\"string\",\"description\":\"pattern: continue a scan that stopped at its time bound, from the point its output names\"},"
-    "\"scope\":{\"type\":\"string\",\"enum\":[\"session\",\"sessions\",\"all_sessions\"]}}}";
+    "\"scope\":{\"type\":\"string\",\"enum\":[\"session\",\"sessions\",\"all_sessions\",\"fleet\"],"
+    "\"description\":\"session (default), sessions (this project's past sessions), all_sessions (every session of this agent home), "
+    "fleet (every session in the shared store; only when lcm.json sets fleetRecall)\"},"
+    "\"mode\":{\"type\":\"string\",\"enum\":[\"fts\",\"hybrid\"],\"description\":\"hybrid: the query's words and its "
+    "meaning (embeddings configured in lcm.json) fused by reciprocal rank; finds paraphrases words miss\"}}}";
 static const char lcm_describe_schema[] =
     "{\"type\":\"object\",\"properties\":{"
     "\"id\":{\"type\":\"string\",\"description\":\"a summary id (#12) or a file handle's entry id, path or content id\"},"
@@ -348,6 +400,7 @@ static projstate_env lcm_env(lc_plugin *p, int with_cfg)
         .summ = p->lcm->summ,
         .cover = p->lcm->cover,
         .worker = p->lcm->worker != NULL,
+        .offline = p->lcm->off.offline,
     };
     return env;
 }
@@ -377,6 +430,7 @@ void lcm_glue_free(lc_plugin *p)
     free(p->lcm->in);
     free(p->lcm->open_error);
     free(p->lcm->bundle);
+    offline_free(&p->lcm->off);
     free(p->lcm);
     p->lcm = NULL;
 }
@@ -411,15 +465,21 @@ static void lcm_mark_from_host(lc_plugin *p)
 /* Store what the branch ends with that no `context` carried: the last turn of a session,
  * or what a crash or a failed write left out. One branch read per session start or end,
  * never per request. */
-static void lcm_ingest_branch_tail(lc_plugin *p)
+static int lcm_ingest_branch_tail(lc_plugin *p, char **why)
 {
     cJSON *branch = NULL;
     char *e = NULL;
-    if (!p->lcm->st || plugin_get_branch(p, &branch, NULL) != AP_OK) return;
-    if (ingest_branch_tail(p->lcm->st, branch, lcm_entry_text, p, &e) != LC_OK)
+    int rc = LC_OK;
+    if (!p->lcm->st || plugin_get_branch(p, &branch, NULL) != AP_OK) return LC_OK;
+    if ((rc = ingest_branch_tail(p->lcm->st, branch, lcm_entry_text, p, &e)) != LC_OK)
         plugin_log(p, AP_LEVEL_WARNING, "lcm: storing a branch's last messages failed: %s", e ? e : "?");
+    if (why && rc != LC_OK) {
+        *why = e;
+        e = NULL;
+    }
     free(e);
     cJSON_Delete(branch);
+    return rc;
 }
 
 /* Store the session's messages on no active branch that never reached the store (a branch
@@ -504,7 +564,7 @@ static void lcm_store_options(store *st, const lcm_config *cfg)
  * the removed marks, the summarizer (its worker opens its own connection, so it starts
  * only once this one opened) and the pin. On failure nothing is held and open_error says
  * why. */
-static int lcm_attach(lc_plugin *p, long wait_ms)
+static int lcm_attach(lc_plugin *p, long wait_ms, int64_t *caught)
 {
     char *e = NULL;
     char *hcwd = lcm_header_cwd(p), *mcwd = NULL;
@@ -546,25 +606,84 @@ static int lcm_attach(lc_plugin *p, long wait_ms)
     /* The active branch first: the store's ingest takes the newest stored entry of a
      * batch as proof that what comes before it is stored too, which an abandoned tail
      * stored ahead of its ancestors would break for a concurrent `lcm import`. */
-    lcm_ingest_branch_tail(p);
+    /* A reconnect after the store was offline: the catch-up is what makes the store whole
+     * again, so a store that opens but cannot take it is still offline. */
+    int64_t before = caught ? store_message_count(p->lcm->st) : 0;
+    char *why = NULL;
+    if (lcm_ingest_branch_tail(p, &why) != LC_OK && p->lcm->off.offline) {
+        p->lcm->open_error = lc_asprintf("the catch-up from the session file failed: %s", why ? why : "?");
+        free(why);
+        store_close(p->lcm->st);
+        p->lcm->st = NULL;
+        return LC_ERR;
+    }
+    free(why);
     lcm_ingest_offbranch(p);
     lcm_mark_from_host(p);
+    if (caught) *caught = store_message_count(p->lcm->st) - before;
     lcm_summ_open(p);
+    /* What the requests decided while the store was offline is what it holds from now. */
+    projstate_pin_flush(p->lcm->proj, p->lcm->st);
     projstate_load(p->lcm->proj, p->lcm->st);
     return LC_OK;
+}
+
+/* The one notice of going offline (the state is the engine's, offline.h). */
+static void lcm_offline_notice(lc_plugin *p)
+{
+    plugin_notify(p, AP_LEVEL_WARNING, "lcm: the store is offline (%s); LCM is not active until it is "
+                  "reachable again. The session goes on: requests are built within the window from what "
+                  "is known (the summaries already applied, held in memory; otherwise the context as the "
+                  "host builds it), nothing is stored meanwhile and recall tools answer that the store is "
+                  "offline. A reconnect is tried within %d requests or %.0f s; on reconnect every message "
+                  "the store missed is stored from the session file",
+                  p->lcm->off.reason ? p->lcm->off.reason : "?", OFFLINE_RETRY_REQUESTS, OFFLINE_RETRY_MS / 1000.0);
+}
+
+/* A store call failed mid-run: let go of the connections (the worker's too) and go
+ * offline; lcm_reopen reconnects and catches up. */
+static void lcm_go_offline(lc_plugin *p, const char *why)
+{
+    struct lcm_glue *g = p->lcm;
+    lcm_summ_close(p);
+    store_close(g->st);
+    g->st = NULL;
+    free(g->open_error);
+    g->open_error = lc_asprintf("the store is offline: %s", why);
+    g->reopen = 1;
+    g->off_since = lc_now_ms();
+    offline_enter(&g->off, why, g->off_since);
+    lcm_offline_notice(p);
 }
 
 /* The store was busy at session start: try again, at most once every LCM_REOPEN_EVERY_MS
  * (a context call or an /lcm command), and tell the user when LCM is active again. */
 void lcm_reopen(lc_plugin *p)
 {
-    if (!p->lcm || p->lcm->st || !p->lcm->reopen) return;
+    struct lcm_glue *g = p->lcm;
+    if (!g || g->st || !g->reopen) return;
     double now = lc_now_ms();
-    if (now - p->lcm->reopen_at < LCM_REOPEN_EVERY_MS) return;
-    p->lcm->reopen_at = now;
-    int rc = lcm_attach(p, LCM_REOPEN_WAIT_MS);
-    if (rc == LC_BUSY) return;
+    if (g->off.offline ? !offline_due(&g->off, now) : now - g->reopen_at < LCM_REOPEN_EVERY_MS) return;
+    g->reopen_at = now;
+    int64_t caught = 0;
+    int rc = lcm_attach(p, LCM_REOPEN_WAIT_MS, &caught);
+    if (rc == LC_BUSY && !g->off.offline) return;
+    if (rc != LC_OK && (g->off.offline || offline_failure(rc))) {
+        int was = g->off.offline;
+        offline_still(&g->off, g->open_error, now);
+        if (!was) lcm_offline_notice(p);
+        else plugin_log(p, AP_LEVEL_INFO, "lcm: the store is still offline: %s", g->open_error ? g->open_error : "?");
+        return;
+    }
     p->lcm->reopen = 0;
+    if (rc == LC_OK && g->off.offline) {
+        long reqs = g->off.requests;
+        double secs = offline_leave(&g->off, now);
+        plugin_notify(p, AP_LEVEL_INFO, "lcm: the store is back online after %.0f s offline (%ld request(s) were "
+                      "built from what was known): %lld message(s) it missed are stored now from the session "
+                      "file; LCM is active again", secs, reqs, (long long)caught);
+        return;
+    }
     if (rc != LC_OK) {
         plugin_notify(p, AP_LEVEL_WARNING, "lcm: the store still cannot be opened (%s); LCM stays "
                       "inactive for this run", p->lcm->open_error);
@@ -579,22 +698,33 @@ int lcm_glue_attach(lc_plugin *p)
 {
     if (!p->lcm || p->lcm->st || !p->agent_home || !p->session_id) return LC_OK;
     p->lcm->reopen = 0;
-    return lcm_attach(p, STORE_BUSY_MS);
+    int rc = lcm_attach(p, STORE_BUSY_MS, NULL);
+    if (rc == LC_OK) offline_leave(&p->lcm->off, lc_now_ms());
+    else if (p->lcm->off.offline) p->lcm->reopen = 1;
+    return rc;
 }
 
 /* A new session of a folder (its store holds nothing yet) with sessionBundle on: the
  * reference bundle of the folder's previous session, built once here and carried the same
- * on every system prompt of the run (a stable prompt keeps the prompt cache). */
+ * on every system prompt of the run (a stable prompt keeps the prompt cache). With
+ * dreamSystemPrompt on instead: only the learned lines (active contracts, patterns). */
 static void lcm_bundle_load(lc_plugin *p)
 {
     const lcm_config *cfg = lcm_cmd_config(p);
     char *e = NULL, *cwd = NULL;
     free(p->lcm->bundle);
     p->lcm->bundle = NULL;
-    if (!cfg || !cfg->session_bundle || !p->lcm->st || store_message_count(p->lcm->st) > 0) return;
+    if (!cfg || (!cfg->session_bundle && !cfg->dream_system_prompt) || !p->lcm->st ||
+        store_message_count(p->lcm->st) > 0)
+        return;
     cwd = store_meta_get(p->lcm->st, "cwd");
-    if (cwd && *cwd && bundle_build(p->agent_home, cwd, p->session_id, cfg->bundle_tokens, &p->lcm->bundle, &e) != LC_OK)
+    /* The bundle carries what dream learned; dreamSystemPrompt alone carries just that. */
+    if (cwd && *cwd && cfg->session_bundle &&
+        bundle_build(p->agent_home, cwd, p->session_id, cfg->bundle_tokens, &p->lcm->bundle, &e) != LC_OK)
         plugin_log(p, AP_LEVEL_WARNING, "lcm: the previous session's bundle: %s", e ? e : "failed");
+    else if (cwd && *cwd && !cfg->session_bundle &&
+             dream_bundle_text(p->agent_home, cwd, cfg->dream_bundle_tokens, &p->lcm->bundle, &e) != LC_OK)
+        plugin_log(p, AP_LEVEL_WARNING, "lcm: the learned contracts and patterns: %s", e ? e : "failed");
     free(e);
     free(cwd);
 }
@@ -625,6 +755,7 @@ int lcm_glue_session_start(lc_plugin *p, const cJSON *ev, char **err)
     store_close(p->lcm->st);
     p->lcm->st = NULL;
     p->lcm->reopen = 0;
+    offline_free(&p->lcm->off);
     free(p->lcm->open_error);
     p->lcm->open_error = NULL;
     if (!p->agent_home || !p->session_id) {
@@ -640,7 +771,7 @@ int lcm_glue_session_start(lc_plugin *p, const cJSON *ev, char **err)
     free(ldir);
     /* A store that cannot open costs recall, never the session: say so and go on. */
     double t0 = lc_now_ms();
-    int orc = lcm_attach(p, STORE_BUSY_MS);
+    int orc = lcm_attach(p, STORE_BUSY_MS, NULL);
     if (orc == LC_BUSY) {
         /* Another process holds the store (an import, gc, a long write): not a reason to
          * lose LCM for the whole run. Until it opens, requests are what the host builds. */
@@ -654,6 +785,14 @@ int lcm_glue_session_start(lc_plugin *p, const cJSON *ev, char **err)
                       p->lcm->open_error, LCM_REOPEN_EVERY_MS / 1000);
     } else if (orc == LC_OK) {
         lcm_bundle_load(p);
+    } else if (offline_failure(orc)) {
+        /* Unreachable (a server down, a folder that cannot be made): the session goes on
+         * and the store is tried again on the engine's cadence. */
+        p->lcm->reopen = 1;
+        p->lcm->reopen_at = lc_now_ms();
+        p->lcm->off_since = t0;
+        offline_enter(&p->lcm->off, p->lcm->open_error, t0);
+        lcm_offline_notice(p);
     } else {
         /* A refused store path (a link planted in the private folder) or a store that is
          * not a database is the user's to know at once, not only in the log. */
@@ -670,7 +809,7 @@ int lcm_glue_session_shutdown(lc_plugin *p, char **err)
         lcm_summ_pick pick;
         lcm_summ_pickup(p, 0, &pick);
         lcm_summ_close(p);
-        lcm_ingest_branch_tail(p);
+        lcm_ingest_branch_tail(p, NULL);
         projstate_pin_flush(p->lcm->proj, p->lcm->st);
         store_close(p->lcm->st);
         p->lcm->st = NULL;
@@ -731,9 +870,14 @@ int lcm_glue_context(lc_plugin *p, const ap_context_event *ev, size_t clm_anchor
     const store_msg *msgs = lcm_messages(p, ev);
     if (!msgs && ev->n_messages) return AP_OK;
     projstate_env env = lcm_env(p, p->lcm->st && ev->n_messages);
+    if (env.offline && ev->n_messages) p->lcm->off.requests++;
     rc = projstate_context(p->lcm->proj, &env, msgs, ev->n_messages, clm_anchor, &items, &n_items,
                            &tokens, err);
     p->last_est_tokens = tokens;
+    int src = LC_OK;
+    char *store_err = projstate_store_error(p->lcm->proj, &src);
+    if (store_err && p->lcm->st && offline_failure(src)) lcm_go_offline(p, store_err);
+    free(store_err);
     if (rc != LC_OK) {
         rc = AP_NOMEM;
         goto done;
@@ -770,6 +914,8 @@ int lcm_glue_turn_end(lc_plugin *p, const cJSON *ev, char **err)
     if (!p->lcm) return AP_OK;
     projstate_env env = lcm_env(p, 1);
     projstate_between_turns(p->lcm->proj, &env, 0);
+    /* After the DAG's job: the rows the last `context` stored get their vectors. */
+    lcm_summ_embed_nudge(p);
     return AP_OK;
 }
 

@@ -8,6 +8,7 @@
 #include "plugin.h"
 #include <stdint.h>
 
+#include "offline.h"
 #include "projstate.h"
 #include "store.h"
 #include "util.h"
@@ -40,6 +41,9 @@ struct lcm_glue {
     int reopen;               /* retry the open on later context calls / commands */
     double reopen_at;         /* lc_now_ms of the last attempt */
     double off_since;         /* lc_now_ms when LCM went inactive */
+    /* --- the store is offline (engine/offline.h): unreachable at start or since a write
+     *     failed; `reopen` is set and lcm_reopen reconnects on the engine's cadence --- */
+    offline_state off;
 };
 
 /* What /lcm status needs from the projection, read from memory (no SQL). */
@@ -79,6 +83,9 @@ void lcm_summ_close(lc_plugin *p);
 void lcm_summ_free(lc_plugin *p);
 /* Queue a pass (coalesced). No-op without a worker. */
 void lcm_summ_submit(lc_plugin *p, const worker_job *job);
+/* New rows may lack vectors: the worker embeds them (hybrid recall; a no-op unless
+ * embeddings are configured). */
+void lcm_summ_embed_nudge(lc_plugin *p);
 /* The worker's pass and results no longer apply (tree move, maintenance, compaction). */
 void lcm_summ_invalidate(lc_plugin *p);
 /* Waiting on this thread could bring the worker's summaries in: it is busy, and its

@@ -1,7 +1,8 @@
 /*
  * lcm_cmd.c -- the /lcm command suite: status (the default), settings (the cockpit as
  * text, and live edits written to lcm.json), backup, export, import, report, doctor
- * [--repair], gc [--apply], migrate [--apply], heal [--apply] and diagnose [--save FILE].
+ * [--repair], gc [--apply], migrate [--apply], heal [--apply] and diagnose [--save FILE];
+ * dream and contracts dispatch into engine/dream.h and engine/contracts.h.
  * Owns the parsing of the command line, the session's effective config and its telemetry
  * handle (the lcm_cmd_* fields of struct lcm_glue), and the finish (metrics, a rebuild
  * after a repair). The command bodies are engine/admin.h, shared with the `lcm` CLI;
@@ -12,7 +13,10 @@
 
 #include "admin.h"
 #include "config.h"
+#include "contracts.h"
+#include "dream.h"
 #include "lcm.h"
+#include "llm_http.h"
 #include "metrics.h"
 #include "util.h"
 
@@ -121,6 +125,7 @@ static admin_env lcm_cmd_env(lc_plugin *p, const lcm_config *cfg)
                      .window = p->window > 0 ? p->window : 0, .window_effective = plugin_window(p),
                      .occupancy = lcm_cmd_occupancy(p)};
     env.no_store_why = p->lcm && p->lcm->open_error ? p->lcm->open_error : "no session";
+    env.offline = p->lcm ? &p->lcm->off : NULL;
     return env;
 }
 
@@ -298,6 +303,26 @@ static char *lcm_cmd_diagnose(lc_plugin *p, const admin_env *env, char *rest)
     return lcm_cmd_finish(p, admin_diagnose(env, &host, save, &r, NULL), &r, NULL, NULL);
 }
 
+/* /lcm dream and /lcm contracts: the bodies `lcm dream` and `lcm contracts` run. */
+static char *lcm_cmd_learned(lc_plugin *p, const lcm_config *cfg, const char *sub, const char *rest)
+{
+    char *out = NULL, *e = NULL;
+    int rc;
+    if (!p->agent_home) return lc_asprintf("/lcm %s: no agent home", sub);
+    if (!strcmp(sub, "dream")) {
+        llm_http_routes routes = {cfg->base_urls, cfg->n_base_urls, (cfg->summary_timeout_ms + 999) / 1000};
+        dream_opts o = {.home = p->agent_home, .actor = "/lcm dream"};
+        dream_opts_from_config(cfg, llm_http_summarizer, &routes, &o);
+        rc = dream_command_line(&o, p->cwd, rest, &out, &e);
+    } else {
+        rc = contracts_command_line(p->agent_home, rest, "/lcm contracts (agent host)", NULL, &out, &e);
+    }
+    char *text = rc == LC_OK ? out : lc_asprintf("/lcm %s: %s", sub, e ? e : "failed");
+    if (rc != LC_OK) free(out);
+    free(e);
+    return text;
+}
+
 static const char lcm_cmd_help[] =
     "/lcm [status]            projection state: messages, pin, occupancy, thresholds, window\n"
     "/lcm settings [KEY VAL]  the cockpit; KEY VAL applies now and writes lcm.json (.bak kept)\n"
@@ -309,7 +334,9 @@ static const char lcm_cmd_help[] =
     "/lcm gc [--apply]        retired stores; --apply exports then DELETES them\n"
     "/lcm migrate [--apply]   older-schema stores; --apply upgrades them in place\n"
     "/lcm heal [--apply] [--max-nodes N]  re-derive truncated summaries (dry run spends nothing)\n"
-    "/lcm diagnose [--save F] one block for a bug report (<= 8 KB, no bodies, no paths)";
+    "/lcm diagnose [--save F] one block for a bug report (<= 8 KB, no bodies, no paths)\n"
+    "/lcm dream [--project DIR|--global] [--json]  patterns of past sessions, with lineage\n"
+    "/lcm contracts list|show ID|approve ID|reject ID|retract ID --reason R|supersede ID --body B";
 
 int lcm_cmd_run(lc_plugin *p, const char *args, char **out_text, char **err)
 {
@@ -340,6 +367,7 @@ int lcm_cmd_run(lc_plugin *p, const char *args, char **out_text, char **err)
         text = lcm_cmd_apply_verb(p, &env, sub, rest);
     else if (!strcmp(sub, "diagnose")) text = lcm_cmd_diagnose(p, &env, rest);
     else if (!strcmp(sub, "help")) text = lc_strdup(lcm_cmd_help);
+    else if (!strcmp(sub, "dream") || !strcmp(sub, "contracts")) text = lcm_cmd_learned(p, cfg, sub, rest);
     else text = lc_asprintf("/lcm: unknown subcommand '%s'\n%s", sub, lcm_cmd_help);
     free(copy);
     if (!text) return lc_errf(err, AP_NOMEM, "out of memory");

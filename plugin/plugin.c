@@ -3,7 +3,8 @@
  *
  * Owns the lc_plugin state and the descriptor's callbacks. Each callback parses its
  * event once, hands it to the glue modules (lcm.c first, so the store sees the raw
- * messages; then clm.c, which decides what the model sees) and serializes the result.
+ * messages; then clm.c, whose engine side, clm_live, decides what the model sees) and
+ * serializes the result.
  */
 #include "plugin.h"
 
@@ -266,13 +267,7 @@ int plugin_complete(lc_plugin *p, const char *request_json, char **out_json, cha
 
 char *plugin_text_result(const char *text, int is_error)
 {
-    cJSON *r = cJSON_CreateObject();
-    cJSON *content = cJSON_AddArrayToObject(r, "content");
-    cJSON *block = cJSON_CreateObject();
-    cJSON_AddStringToObject(block, "type", "text");
-    cJSON_AddStringToObject(block, "text", text ? text : "");
-    cJSON_AddItemToArray(content, block);
-    cJSON_AddBoolToObject(r, "isError", is_error);
+    cJSON *r = msg_tool_result(text ? text : "", NULL, is_error);
     char *s = cJSON_PrintUnformatted(r);
     cJSON_Delete(r);
     return s;
@@ -366,9 +361,14 @@ static void plugin_unload(void *state)
     free(p);
 }
 
-/* Parse an event; a malformed one is refused rather than guessed at. */
-static cJSON *plugin_parse_event(const char *json, const char *event, char **err)
+/* The start of every JSON event: the summarizer's queued model calls started (`pump`: the
+ * callbacks of an agent turn), no result yet, and the event parsed -- a malformed one is
+ * refused rather than guessed at. */
+static cJSON *plugin_begin(lc_plugin *p, int pump, const char *json, const char *event,
+                           char **out_json, char **err)
 {
+    if (pump) lcm_summ_pump(p);
+    *out_json = NULL;
     cJSON *ev = json ? cJSON_Parse(json) : cJSON_CreateObject();
     if (!ev || !cJSON_IsObject(ev)) {
         cJSON_Delete(ev);
@@ -389,8 +389,7 @@ static int plugin_finish(cJSON *ev, cJSON *result, int rc, char **out_json)
 static int on_session_start(void *state, const char *json, char **out_json, char **err)
 {
     lc_plugin *p = state;
-    *out_json = NULL;
-    cJSON *ev = plugin_parse_event(json, "session_start", err);
+    cJSON *ev = plugin_begin(p, 0, json, "session_start", out_json, err);
     if (!ev) return AP_INVALID;
     plugin_refresh_session(p);
     plugin_refresh_model(p);
@@ -419,9 +418,7 @@ static int on_session_shutdown(void *state, const char *json, char **out_json, c
 static int on_before_agent_start(void *state, const char *json, char **out_json, char **err)
 {
     lc_plugin *p = state;
-    lcm_summ_pump(p);
-    *out_json = NULL;
-    cJSON *ev = plugin_parse_event(json, "before_agent_start", err);
+    cJSON *ev = plugin_begin(p, 1, json, "before_agent_start", out_json, err);
     if (!ev) return AP_INVALID;
     /* Only a host that reports the loop's end can have it tracked; on a level-1 host the
      * plugin never learns of idle, so it never waits for it. */
@@ -463,9 +460,7 @@ static int on_before_provider_request(void *state, const char *json, char **out_
                                       char **err)
 {
     lc_plugin *p = state;
-    lcm_summ_pump(p);
-    *out_json = NULL;
-    cJSON *ev = plugin_parse_event(json, "before_provider_request", err);
+    cJSON *ev = plugin_begin(p, 1, json, "before_provider_request", out_json, err);
     if (!ev) return AP_INVALID;
     cJSON *out = NULL;
     int rc = clm_glue_before_provider_request(p, ev, &out, err);
@@ -475,9 +470,7 @@ static int on_before_provider_request(void *state, const char *json, char **out_
 static int on_turn_end(void *state, const char *json, char **out_json, char **err)
 {
     lc_plugin *p = state;
-    lcm_summ_pump(p);
-    *out_json = NULL;
-    cJSON *ev = plugin_parse_event(json, "turn_end", err);
+    cJSON *ev = plugin_begin(p, 1, json, "turn_end", out_json, err);
     if (!ev) return AP_INVALID;
     int rc = lcm_glue_turn_end(p, ev, err);
     if (rc == AP_OK) rc = clm_glue_turn_end(p, ev, err);
@@ -487,9 +480,7 @@ static int on_turn_end(void *state, const char *json, char **out_json, char **er
 static int on_tool_call(void *state, const char *json, char **out_json, char **err)
 {
     lc_plugin *p = state;
-    lcm_summ_pump(p);
-    *out_json = NULL;
-    cJSON *ev = plugin_parse_event(json, "tool_call", err);
+    cJSON *ev = plugin_begin(p, 1, json, "tool_call", out_json, err);
     if (!ev) return AP_INVALID;
     cJSON *out = NULL;
     int rc = clm_glue_tool_call(p, ev, &out, err);
@@ -499,9 +490,7 @@ static int on_tool_call(void *state, const char *json, char **out_json, char **e
 static int on_tool_result(void *state, const char *json, char **out_json, char **err)
 {
     lc_plugin *p = state;
-    lcm_summ_pump(p);
-    *out_json = NULL;
-    cJSON *ev = plugin_parse_event(json, "tool_result", err);
+    cJSON *ev = plugin_begin(p, 1, json, "tool_result", out_json, err);
     if (!ev) return AP_INVALID;
     cJSON *out = NULL;
     int rc = clm_glue_tool_result(p, ev, &out, err);
@@ -515,8 +504,7 @@ static int on_session_before_compact(void *state, const char *json, char **out_j
                                      char **err)
 {
     lc_plugin *p = state;
-    *out_json = NULL;
-    cJSON *ev = plugin_parse_event(json, "session_before_compact", err);
+    cJSON *ev = plugin_begin(p, 0, json, "session_before_compact", out_json, err);
     if (!ev) return AP_INVALID;
     cJSON *out = NULL;
     int rc = clm_glue_before_compact(p, ev, &out, err);
@@ -527,8 +515,7 @@ static int on_session_before_compact(void *state, const char *json, char **out_j
 static int on_session_compact(void *state, const char *json, char **out_json, char **err)
 {
     lc_plugin *p = state;
-    *out_json = NULL;
-    cJSON *ev = plugin_parse_event(json, "session_compact", err);
+    cJSON *ev = plugin_begin(p, 0, json, "session_compact", out_json, err);
     if (!ev) return AP_INVALID;
     int rc = lcm_glue_compact(p, ev, err);
     if (rc == AP_OK) rc = clm_glue_compact(p, ev, err);
@@ -538,8 +525,7 @@ static int on_session_compact(void *state, const char *json, char **out_json, ch
 static int on_session_tree(void *state, const char *json, char **out_json, char **err)
 {
     lc_plugin *p = state;
-    *out_json = NULL;
-    cJSON *ev = plugin_parse_event(json, "session_tree", err);
+    cJSON *ev = plugin_begin(p, 0, json, "session_tree", out_json, err);
     if (!ev) return AP_INVALID;
     int rc = lcm_glue_tree(p, ev, err);
     if (rc == AP_OK) rc = clm_glue_tree(p, ev, err);
@@ -549,9 +535,7 @@ static int on_session_tree(void *state, const char *json, char **out_json, char 
 static int on_agent_end(void *state, const char *json, char **out_json, char **err)
 {
     lc_plugin *p = state;
-    lcm_summ_pump(p);
-    *out_json = NULL;
-    cJSON *ev = plugin_parse_event(json, "agent_end", err);
+    cJSON *ev = plugin_begin(p, 1, json, "agent_end", out_json, err);
     if (!ev) return AP_INVALID;
     p->agent_busy = 0;
     int rc = clm_glue_agent_end(p, ev, err);

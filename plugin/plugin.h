@@ -15,7 +15,7 @@
 
 #include "agent_plugin.h"
 
-struct clm_glue;
+struct clm_live;
 struct lcm_glue;
 
 typedef struct lc_plugin {
@@ -46,7 +46,7 @@ typedef struct lc_plugin {
      * A user message sent while it runs would start a second loop, so /clm-compact waits. */
     int agent_busy;
     int idle_known;     /* the host fires agent_end (level 2 with room for the callback) */
-    struct clm_glue *clm;
+    struct clm_live *clm;
     struct lcm_glue *lcm;
 } lc_plugin;
 

@@ -19,8 +19,11 @@ else
     have libpq || pkgs="$pkgs libpq-dev"
     ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 ||
         pkgs="$pkgs postgresql"
+    have ncursesw || pkgs="$pkgs libncurses-dev"
+    command -v tmux >/dev/null 2>&1 || pkgs="$pkgs tmux"
     command -v cc >/dev/null 2>&1 || pkgs="$pkgs gcc"
     command -v python3 >/dev/null 2>&1 || pkgs="$pkgs python3"
+    command -v tmux >/dev/null 2>&1 || pkgs="$pkgs tmux"
 fi
 [ -z "$pkgs" ] && exit 0
 if [ "${DEPS_UID:-$(id -u)}" = 0 ]; then

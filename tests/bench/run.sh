@@ -53,6 +53,8 @@ echo "## the shared store: the same figures on PostgreSQL beside SQLite"
 run sh tests/bench/bench_pg.sh "$BUILD"
 echo "## lcm_grep ranked queries beside raw FTS5 (count, bm25 order, rowid order) on the same index"
 run "$BUILD/bench/bench_recall" 100000
+echo "## hybrid recall: the exact similarity scan and the fused query at 100k vectors, beside FTS5-only lcm_grep"
+run "$BUILD/bench/bench_hybrid" 100000 384
 echo "## context hook: cost per call at growing history, JSON parse and serialization apart"
 # shellcheck disable=SC2086
 run "$BUILD/bench/bench_context" "$BUILD/lossless-context.so" $CONTEXT_SIZES

@@ -51,6 +51,17 @@ start_server() {
     shift 2
     start_fake "$_rec" --script "$_script" "$@"
 }
+# run_prompt SESSION OUT ERR WHY PROMPT [ARGS...]: one prompt through the host with the
+# plugins, on the fake model at PORT, cwd T/work, with ARGS; stdout to OUT, stderr to ERR.
+# A failed run shows both and fails saying WHY.
+run_prompt() {
+    _session=$1 _out=$2 _err=$3 _why=$4 _prompt=$5
+    shift 5
+    "$HOST" --home "$HOME_DIR" --plugin-dir "$PLUGINS" --session "$_session" --cwd "$T/work" \
+        --base-url "http://127.0.0.1:$PORT/v1" --model fake "$@" -p "$_prompt" \
+        > "$_out" 2> "$_err" || { cat "$_out" "$_err"; fail "$_why"; }
+    ok
+}
 # start_host_fifo SESSION OUT ERR [ARGS...]: the host in the background (HOST_PID) on the
 # fake model at PORT, with session SESSION, cwd T/work and ARGS, reading its prompts from the
 # fifo T/in, which fd 3 holds open for writing (`echo PROMPT >&3`; `exec 3>&-` ends it);

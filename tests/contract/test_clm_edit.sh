@@ -33,10 +33,7 @@ edit() { printf '{"tool_calls":[{"name":"bash","arguments":{"command":"python3 %
     echo ']'
 } > "$T/script.json"
 start_server "$T/script.json" "$T/r1.jsonl"
-"$HOST" --home "$HOME_DIR" --plugin-dir "$PLUGINS" --session "$S" --cwd "$T/work" \
-    --base-url "http://127.0.0.1:$PORT/v1" --model fake -p "start the task USER_ONE" \
-    > "$T/out1.txt" 2> "$T/err1.txt" || { cat "$T/out1.txt" "$T/err1.txt"; fail "first run failed"; }
-ok
+run_prompt "$S" "$T/out1.txt" "$T/err1.txt" "first run failed" "start the task USER_ONE"
 assert_grep "$T/out1.txt" "FIRST_RUN_DONE" "the scripted run finishes"
 R="$T/r1.jsonl"
 check "len(rows) == 12" "twelve model requests"
@@ -87,10 +84,7 @@ assert_grep "$T/status.txt" "revision 4 in force" "resumed status shows revision
 assert_eq "$(grep -c . "$T/status.txt")" "3" "/clm status prints three lines"
 printf '[{"content":"SECOND_DONE"}]' > "$T/script2.json"
 start_server "$T/script2.json" "$T/r2.jsonl"
-"$HOST" --home "$HOME_DIR" --plugin-dir "$PLUGINS" --session "$S" --cwd "$T/work" \
-    --base-url "http://127.0.0.1:$PORT/v1" --model fake -p "second prompt SECOND_Q" \
-    > "$T/out2.txt" 2> "$T/err2.txt" || { cat "$T/err2.txt"; fail "second run"; }
-ok
+run_prompt "$S" "$T/out2.txt" "$T/err2.txt" "second run" "second prompt SECOND_Q"
 R="$T/r2.jsonl"
 check "has(rows[0], 'REWRITE_NOTES') and not has(rows[0], 'MARK_A_OUTPUT') and 'SECOND_Q' in text(body(rows[0])[-1])" "resumed request carries revision 4 plus the new prompt"
 

@@ -22,10 +22,7 @@ cat > "$T/script.json" <<EOF
 ]
 EOF
 start_server "$T/script.json" "$T/r.jsonl"
-"$HOST" --home "$HOME_DIR" --plugin-dir "$PLUGINS" --session "$S" --cwd "$T/work" \
-    --base-url "http://127.0.0.1:$PORT/v1" --model fake -p "start USER_ONE" \
-    > "$T/out.txt" 2> "$T/err.txt" || { cat "$T/out.txt" "$T/err.txt"; fail "run"; }
-ok
+run_prompt "$S" "$T/out.txt" "$T/err.txt" "run" "start USER_ONE"
 assert_grep "$T/out.txt" "ODD_DONE" "the run finishes"
 R="$T/r.jsonl"
 check "len(rows) == 4" "four requests"

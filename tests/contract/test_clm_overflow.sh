@@ -20,11 +20,8 @@ edit() { printf '{"tool_calls":[{"name":"bash","arguments":{"command":"python3 %
 printf '[%s, {"content":"RECOVERED_A"}]\n' "$(edit many:100000)" > "$T/script1.json"
 start_server "$T/script1.json" "$T/r1.jsonl" --context-limit 30000
 t0=$(date +%s)
-"$HOST" --home "$HOME_DIR" --plugin-dir "$PLUGINS" --session "$S" --cwd "$T/work" \
-    --base-url "http://127.0.0.1:$PORT/v1" --model fake -p "start the task USER_ONE" \
-    > "$T/out1.txt" 2> "$T/err1.txt" || { cat "$T/out1.txt" "$T/err1.txt"; fail "the prompt after the huge edit fails"; }
+run_prompt "$S" "$T/out1.txt" "$T/err1.txt" "the prompt after the huge edit fails" "start the task USER_ONE"
 t1=$(date +%s)
-ok
 echo "first run (edit of 100,000 blocks, overflow, retry): $((t1 - t0)) s"
 [ $((t1 - t0)) -lt 60 ] || fail "the huge edit is validated in linear time (took $((t1 - t0)) s)"; ok
 assert_grep "$T/out1.txt" "RECOVERED_A" "the refused request is retried and answered"
@@ -40,10 +37,7 @@ assert_jsonl "$S" "'provider overflow' in [r['data'] for r in rows if r.get('cus
 # A new process: still raw; a new (small) edit becomes revision 3 and is used.
 printf '[%s, {"content":"SECOND_DONE"}]\n' "$(edit note:NOTE_AFTER)" > "$T/script2.json"
 start_server "$T/script2.json" "$T/r2.jsonl" --context-limit 30000
-"$HOST" --home "$HOME_DIR" --plugin-dir "$PLUGINS" --session "$S" --cwd "$T/work" \
-    --base-url "http://127.0.0.1:$PORT/v1" --model fake -p "second prompt SECOND_Q" \
-    > "$T/out2.txt" 2> "$T/err2.txt" || { cat "$T/out2.txt" "$T/err2.txt"; fail "the next prompt fails"; }
-ok
+run_prompt "$S" "$T/out2.txt" "$T/err2.txt" "the next prompt fails" "second prompt SECOND_Q"
 assert_grep "$T/out2.txt" "SECOND_DONE" "the next prompt is answered"
 R="$T/r2.jsonl"
 check "len(rows) == 2 and not has(rows[0], 'MANY_NOTE')" "the next prompt starts from the raw transcript"

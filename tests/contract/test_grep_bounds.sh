@@ -30,8 +30,10 @@ bounded_grep() {
 
 bounded_grep "$T/g1" "the regex bomb (a|aa){1,14}!" '(a|aa){1,14}!' \
     "bound: stopped at the one-second pattern limit" "inside entry m00002"
+# On an idle machine PCRE2's match limit comes first; on a loaded one the one-second bound
+# may: either is a named bound on m00003, never a miss.
 bounded_grep "$T/g2" "(a|aa)+c at PCRE2's match limit" '(a|aa)+c' \
-    "bound: the PCRE2 match limit" "was hit on entry m00003"
+    "bound: the PCRE2 match limit\|bound: stopped at the one-second pattern limit" "entry m00003"
 
 lcm --tool lcm_grep '{"pattern":"GREP_MARKER_\\w+"}' > "$T/g3" 2>&1 || { cat "$T/g3"; fail "plain pattern"; }
 assert_grep "$T/g3" "m00004 \[assistant\]" "a plain pattern past the long message still finds its hit"

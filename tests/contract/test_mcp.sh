@@ -49,7 +49,7 @@ check(r["result"]["protocolVersion"] == "2025-06-18", "an unknown version is ans
 
 r = rpc({"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
 tools = {t["name"]: t for t in r["result"]["tools"]}
-check(set(tools) == {"lcm_grep", "lcm_describe", "lcm_expand", "lcm_sessions", "lcm_status", "lcm_handoff"}, "six tools", r)
+check(set(tools) == {"lcm_grep", "lcm_describe", "lcm_expand", "lcm_sessions", "lcm_status", "lcm_handoff", "lcm_contracts"}, "seven tools", r)
 check(all(t["inputSchema"]["type"] == "object" and t["annotations"]["readOnlyHint"] for t in tools.values()),
       "schemas are objects, tools read-only", r)
 

@@ -20,6 +20,7 @@
 #include "summarize.h"
 #include "util.h"
 
+
 typedef struct fx {
     char home[64];
     store *st;
@@ -125,8 +126,6 @@ static void ingest(store *st, int first, int n, int tokens, int tools)
     }
 }
 
-static int64_t q1(store *st, const char *sql) { return store_q1(st, sql); }
-
 static dag_opts opts(void)
 {
     dag_opts o = {.keep_recent_tokens = 3000, .leaf_chunk_tokens = 4000, .summary_tokens = 200,
@@ -149,10 +148,10 @@ static void test_pass_covers_every_message_before_the_fresh_tail_exactly_once(vo
     int64_t all = 0;
     assert_int_equal(dag_uncovered(f->st, 0, &all, NULL), LC_OK);
     assert_true(all >= 6 && all <= 8);
-    assert_int_equal(q1(f->st, "SELECT count(*) FROM (SELECT entry_id FROM summary_messages"
+    assert_int_equal(store_q1(f->st, "SELECT count(*) FROM (SELECT entry_id FROM summary_messages"
                                " GROUP BY entry_id HAVING count(*) > 1) t"),
                      0);
-    assert_int_equal(q1(f->st, "SELECT count(*) FROM summary_messages"), 60 - all);
+    assert_int_equal(store_q1(f->st, "SELECT count(*) FROM summary_messages"), 60 - all);
 }
 
 static void test_second_pass_summarizes_nothing_twice(void **state)
@@ -162,18 +161,18 @@ static void test_second_pass_summarizes_nothing_twice(void **state)
     dag_opts o = opts();
     dag_stats s;
     assert_int_equal(dag_pass(f->st, f->sc, &o, &s, NULL), LC_OK);
-    int64_t rows = q1(f->st, "SELECT count(*) FROM summary_messages");
-    int64_t nodes = q1(f->st, "SELECT count(*) FROM summaries");
+    int64_t rows = store_q1(f->st, "SELECT count(*) FROM summary_messages");
+    int64_t nodes = store_q1(f->st, "SELECT count(*) FROM summaries");
     assert_int_equal(dag_pass(f->st, f->sc, &o, &s, NULL), LC_OK);
     assert_int_equal(s.leaves, 0);
     assert_int_equal(s.condensed, 0);
-    assert_int_equal(q1(f->st, "SELECT count(*) FROM summary_messages"), rows);
-    assert_int_equal(q1(f->st, "SELECT count(*) FROM summaries"), nodes);
+    assert_int_equal(store_q1(f->st, "SELECT count(*) FROM summary_messages"), rows);
+    assert_int_equal(store_q1(f->st, "SELECT count(*) FROM summaries"), nodes);
     /* new messages: only they are summarized */
     ingest(f->st, 40, 20, 500, 0);
     assert_int_equal(dag_pass(f->st, f->sc, &o, &s, NULL), LC_OK);
     assert_true(s.leaves > 0);
-    assert_int_equal(q1(f->st, "SELECT count(*) FROM (SELECT entry_id FROM summary_messages"
+    assert_int_equal(store_q1(f->st, "SELECT count(*) FROM (SELECT entry_id FROM summary_messages"
                                " GROUP BY entry_id HAVING count(*) > 1) t"),
                      0);
 }
@@ -208,21 +207,21 @@ static void test_condensation_takes_oldest_shallowest_run_of_at_most_eight(void 
     assert_false(s.stalled);
     assert_true(s.block_tokens <= 1500);
     /* shape: <= 8 children, all of one depth, parent one deeper */
-    assert_int_equal(q1(f->st, "SELECT count(*) FROM (SELECT parent_id FROM summary_children"
+    assert_int_equal(store_q1(f->st, "SELECT count(*) FROM (SELECT parent_id FROM summary_children"
                                " GROUP BY parent_id HAVING count(*) > 8) t"),
                      0);
-    assert_int_equal(q1(f->st, "SELECT count(*) FROM summary_children c JOIN summaries p ON p.id = c.parent_id"
+    assert_int_equal(store_q1(f->st, "SELECT count(*) FROM summary_children c JOIN summaries p ON p.id = c.parent_id"
                                " JOIN summaries k ON k.id = c.child_id WHERE p.depth != k.depth + 1"),
                      0);
-    assert_int_equal(q1(f->st, "SELECT count(*) FROM summaries WHERE depth > 8"), 0);
+    assert_int_equal(store_q1(f->st, "SELECT count(*) FROM summaries WHERE depth > 8"), 0);
     /* the oldest leaves were condensed first: the first leaf has a parent */
-    assert_int_equal(q1(f->st, "SELECT count(*) FROM summary_children WHERE child_id ="
+    assert_int_equal(store_q1(f->st, "SELECT count(*) FROM summary_children WHERE child_id ="
                                " (SELECT min(id) FROM summaries WHERE kind = 'leaf')"),
                      1);
     /* every frontier node still expands to its messages: spans cover what leaves cover */
-    assert_int_equal(q1(f->st, "SELECT sum(sp.entry_count) FROM summary_spans sp WHERE NOT EXISTS"
+    assert_int_equal(store_q1(f->st, "SELECT sum(sp.entry_count) FROM summary_spans sp WHERE NOT EXISTS"
                                " (SELECT 1 FROM summary_children c WHERE c.child_id = sp.summary_id)"),
-                     q1(f->st, "SELECT count(*) FROM summary_messages"));
+                     store_q1(f->st, "SELECT count(*) FROM summary_messages"));
 }
 
 static void test_headers_name_node_depth_and_span(void **state)
@@ -263,7 +262,7 @@ static void test_unmeetable_budget_records_condensation_stalled(void **state)
     assert_int_equal(dag_frontier(f->st, &v, &n, NULL), LC_OK);
     assert_int_equal(n, 1);
     dag_nodes_free(v, n);
-    assert_int_equal(q1(f->st, "SELECT count(*) FROM runs WHERE status = 'condensation-stalled'"), 1);
+    assert_int_equal(store_q1(f->st, "SELECT count(*) FROM runs WHERE status = 'condensation-stalled'"), 1);
 }
 
 static void test_leaf_never_ends_before_a_tool_result(void **state)
@@ -275,7 +274,7 @@ static void test_leaf_never_ends_before_a_tool_result(void **state)
     dag_stats s;
     assert_int_equal(dag_pass(f->st, f->sc, &o, &s, NULL), LC_OK);
     assert_true(s.leaves >= 10);
-    assert_int_equal(q1(f->st, "SELECT count(*) FROM summary_spans sp JOIN summaries s ON s.id = sp.summary_id"
+    assert_int_equal(store_q1(f->st, "SELECT count(*) FROM summary_spans sp JOIN summaries s ON s.id = sp.summary_id"
                                " JOIN messages nx ON nx.ordinal = sp.last_ordinal + 1"
                                " WHERE s.kind = 'leaf' AND nx.role = 'toolResult'"),
                      0);
@@ -285,7 +284,7 @@ static void test_leaf_never_ends_before_a_tool_result(void **state)
     char sql[128];
     snprintf(sql, sizeof sql, "SELECT count(*) FROM messages WHERE ordinal = %lld AND role = 'toolResult'",
              (long long)b);
-    assert_int_equal(q1(f->st, sql), 0);
+    assert_int_equal(store_q1(f->st, sql), 0);
 }
 
 static int killer_calls;
@@ -322,14 +321,14 @@ static void test_pass_killed_midway_leaves_consistent_store_that_resumes(void **
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
     assert_int_equal(store_open(f->home, "sess", "/w", &f->st, NULL), LC_OK);
-    assert_int_equal(q1(f->st, "SELECT count(*) FROM summaries"), 2);
-    assert_int_equal(q1(f->st, "SELECT count(*) FROM summaries s WHERE NOT EXISTS"
+    assert_int_equal(store_q1(f->st, "SELECT count(*) FROM summaries"), 2);
+    assert_int_equal(store_q1(f->st, "SELECT count(*) FROM summaries s WHERE NOT EXISTS"
                                " (SELECT 1 FROM summary_spans sp WHERE sp.summary_id = s.id)"),
                      0);
     /* The killed writer's run is reaped when the store is next opened for writing. */
-    assert_int_equal(q1(f->st, "SELECT count(*) FROM runs WHERE finished IS NULL"), 0);
-    assert_int_equal(q1(f->st, "SELECT count(*) FROM runs WHERE status = 'reaped'"), 1);
-    int64_t covered = q1(f->st, "SELECT count(*) FROM summary_messages");
+    assert_int_equal(store_q1(f->st, "SELECT count(*) FROM runs WHERE finished IS NULL"), 0);
+    assert_int_equal(store_q1(f->st, "SELECT count(*) FROM runs WHERE status = 'reaped'"), 1);
+    int64_t covered = store_q1(f->st, "SELECT count(*) FROM summary_messages");
     assert_true(covered > 0);
     dag_opts o = opts();
     dag_stats s;
@@ -337,7 +336,7 @@ static void test_pass_killed_midway_leaves_consistent_store_that_resumes(void **
     int64_t left = -1;
     assert_int_equal(dag_uncovered(f->st, s.boundary_ordinal, &left, NULL), LC_OK);
     assert_int_equal(left, 0);
-    assert_int_equal(q1(f->st, "SELECT count(*) FROM (SELECT entry_id FROM summary_messages"
+    assert_int_equal(store_q1(f->st, "SELECT count(*) FROM (SELECT entry_id FROM summary_messages"
                                " GROUP BY entry_id HAVING count(*) > 1) t"),
                      0);
     /* The file's own integrity: a SQLite store's (a server's pages are not ours to check). */
@@ -393,7 +392,7 @@ static void test_heal_dry_run_lists_mechanical_nodes_and_apply_replaces_them(voi
     dag_opts o = opts();
     dag_stats s;
     mechanical_pass(f->st, &o, &s);
-    int64_t mech = q1(f->st, "SELECT count(*) FROM summaries WHERE text LIKE '[lcm:truncated]%'");
+    int64_t mech = store_q1(f->st, "SELECT count(*) FROM summaries WHERE text LIKE '[lcm:truncated]%'");
     assert_true(mech >= 3);
     dag_heal_opts h = {.apply = 0, .summary_tokens = 200, .heal_source_tokens = 3000};
     dag_heal_report r;
@@ -407,11 +406,11 @@ static void test_heal_dry_run_lists_mechanical_nodes_and_apply_replaces_them(voi
     assert_int_equal(dag_heal(f->st, f->sc, &h, &r, NULL), LC_OK);
     assert_int_equal(r.healed, 2);
     dag_heal_report_free(&r);
-    assert_int_equal(q1(f->st, "SELECT count(*) FROM summaries WHERE text LIKE '[lcm:truncated]%'"),
+    assert_int_equal(store_q1(f->st, "SELECT count(*) FROM summaries WHERE text LIKE '[lcm:truncated]%'"),
                      mech - 2);
     assert_int_equal(dag_event_count(f->st, "heal"), 1);
     /* the index follows the healed text */
-    assert_true(q1(f->st, store_q_pg() ? "SELECT count(*) FROM summaries WHERE tsv @@ to_tsquery('simple', 'decided')"
+    assert_true(store_q1(f->st, store_q_pg() ? "SELECT count(*) FROM summaries WHERE tsv @@ to_tsquery('simple', 'decided')"
                                        : "SELECT count(*) FROM summaries_fts WHERE summaries_fts MATCH 'decided'") >= 1);
 }
 

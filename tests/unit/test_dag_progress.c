@@ -24,6 +24,7 @@
 #include "summarize.h"
 #include "util.h"
 
+
 typedef struct fx {
     char home[64];
     store *st;
@@ -89,8 +90,6 @@ static void branch_ingest(store *s, const branch *b)
     assert_int_equal(store_ingest(s, m, b->n, NULL, NULL), LC_OK);
 }
 
-static int64_t q1(store *s, const char *sql) { return store_q1(s, sql); }
-
 #define UNCOVERED                                                                              \
     " FROM messages m WHERE m.removed = 0 AND m.role NOT IN (" STORE_DAG_EXCLUDED_ROLES ")"    \
     " AND NOT EXISTS (SELECT 1 FROM summary_messages sm WHERE sm.entry_id = m.entry_id)"
@@ -102,9 +101,9 @@ static void assert_progress_exact(store *s)
     int64_t w = -1, p = -1;
     char sql[512];
     assert_int_equal(store_dag_progress(s, &w, &p, NULL), LC_OK);
-    assert_int_equal(p, q1(s, "SELECT coalesce(sum(m.tokens), 0)" UNCOVERED));
+    assert_int_equal(p, store_q1(s, "SELECT coalesce(sum(m.tokens), 0)" UNCOVERED));
     snprintf(sql, sizeof sql, "SELECT count(*)" UNCOVERED " AND m.ordinal < %lld", (long long)w);
-    assert_int_equal(q1(s, sql), 0);
+    assert_int_equal(store_q1(s, sql), 0);
 }
 
 static dag_opts opts(int flush)
@@ -145,8 +144,8 @@ static void test_new_branch_below_the_watermark_is_still_covered(void **state)
     char sql[512];
     snprintf(sql, sizeof sql, "SELECT count(*)" UNCOVERED " AND m.ordinal < %lld",
              (long long)ds.boundary_ordinal);
-    assert_int_equal(q1(f->st, sql), 0);
-    assert_int_equal(q1(f->st, "SELECT count(*) FROM summary_messages WHERE entry_id = 'b10'"), 1);
+    assert_int_equal(store_q1(f->st, sql), 0);
+    assert_int_equal(store_q1(f->st, "SELECT count(*) FROM summary_messages WHERE entry_id = 'b10'"), 1);
     assert_progress_exact(f->st);
     branch_free(&a);
     branch_free(&b);
@@ -192,7 +191,7 @@ static void test_pass_with_less_than_a_chunk_pending_writes_nothing(void **state
     assert_int_equal(store_dag_progress(f->st, &w0, NULL, NULL), LC_OK);
     assert_int_equal(dag_pass(f->st, f->sc, &o, &ds, NULL), LC_OK);
     assert_int_equal(ds.leaves, 0);
-    assert_int_equal(q1(f->st, "SELECT count(*) FROM runs"), 0);
+    assert_int_equal(store_q1(f->st, "SELECT count(*) FROM runs"), 0);
     assert_int_equal(store_dag_progress(f->st, &w1, NULL, NULL), LC_OK);
     assert_int_equal(w1, w0);
     branch_free(&a);
@@ -218,18 +217,18 @@ static void test_set_removed_writes_only_rows_whose_mark_changes(void **state)
                      SQLITE_OK);
     const char *first[] = {a.ids[3], a.ids[4]};
     assert_int_equal(store_set_removed(f->st, first, 2, 1, NULL), LC_OK);
-    assert_int_equal(q1(f->st, "SELECT count(*) FROM writes"), 2);
+    assert_int_equal(store_q1(f->st, "SELECT count(*) FROM writes"), 2);
     /* Two already removed, one newly: one write. */
     const char *again[] = {a.ids[3], a.ids[4], a.ids[5]};
     assert_int_equal(store_set_removed(f->st, again, 3, 1, NULL), LC_OK);
-    assert_int_equal(q1(f->st, "SELECT count(*) FROM writes"), 3);
-    assert_int_equal(q1(f->st, "SELECT count(*) FROM messages WHERE removed = 1"), 3);
+    assert_int_equal(store_q1(f->st, "SELECT count(*) FROM writes"), 3);
+    assert_int_equal(store_q1(f->st, "SELECT count(*) FROM messages WHERE removed = 1"), 3);
     /* Clearing an unmarked entry writes nothing; clearing a marked one writes it. */
     const char *back[] = {a.ids[0], a.ids[4]};
     assert_int_equal(store_set_removed(f->st, back, 2, 0, NULL), LC_OK);
-    assert_int_equal(q1(f->st, "SELECT count(*) FROM writes"), 4);
-    assert_int_equal(q1(f->st, "SELECT count(*) FROM messages WHERE removed = 1"), 2);
-    assert_int_equal(q1(f->st, "SELECT count(*) FROM messages WHERE removed = 1 AND entry_id IN ('a03','a05')"), 2);
+    assert_int_equal(store_q1(f->st, "SELECT count(*) FROM writes"), 4);
+    assert_int_equal(store_q1(f->st, "SELECT count(*) FROM messages WHERE removed = 1"), 2);
+    assert_int_equal(store_q1(f->st, "SELECT count(*) FROM messages WHERE removed = 1 AND entry_id IN ('a03','a05')"), 2);
     assert_progress_exact(f->st);
     branch_free(&a);
 }
@@ -260,7 +259,7 @@ static int interfere_auto(void *ud, const char *system_prompt, const char *promp
         char ids[60][16];
         size_t n = 0;
         assert_int_equal(store_open(it->f->home, "sess", "/w", &other, NULL), LC_OK);
-        it->fork = q1(other, "SELECT max(last_ordinal) FROM summary_spans");
+        it->fork = store_q1(other, "SELECT max(last_ordinal) FROM summary_spans");
         assert_true(it->fork > 0 && it->fork < 40);
         for (int64_t i = it->fork; i < 60; i++) {
             snprintf(ids[n], sizeof ids[n], "a%02d", (int)i);
@@ -301,10 +300,10 @@ static void test_pass_keeps_the_watermark_below_a_branch_stored_during_its_call(
     assert_int_equal(dag_pass(f->st, sc, &o, &ds, NULL), LC_OK);
     assert_true(ds.leaves >= 1);
     snprintf(sql, sizeof sql, "SELECT count(*) FROM summary_messages WHERE entry_id = 'b%02d'", (int)it.fork);
-    assert_int_equal(q1(f->st, sql), 1);
+    assert_int_equal(store_q1(f->st, sql), 1);
     snprintf(sql, sizeof sql, "SELECT count(*)" UNCOVERED " AND m.ordinal < %lld",
              (long long)ds.boundary_ordinal);
-    assert_int_equal(q1(f->st, sql), 0);
+    assert_int_equal(store_q1(f->st, sql), 0);
     assert_progress_exact(f->st);
     summ_free(sc);
     branch_free(&a);

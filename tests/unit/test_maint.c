@@ -23,9 +23,9 @@
 #include "maint.h"
 #include "metrics.h"
 #include "store.h"
-#include "store_sqlite.h"
 #include "util.h"
 
+#include "store_q.h"
 #include "temp_home.h"
 
 #define NMSG 6
@@ -73,16 +73,6 @@ static void sql(store *s, const char *q)
     char *msg = NULL;
     int rc = sqlite3_exec(store_db(s), q, NULL, NULL, &msg);
     if (rc != SQLITE_OK) fail_msg("%s: %s", q, msg);
-}
-
-static int64_t one(store *s, const char *q)
-{
-    sqlite3_stmt *st;
-    int64_t v = -1;
-    assert_int_equal(sqlite3_prepare_v2(store_db(s), q, -1, &st, NULL), SQLITE_OK);
-    if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
 }
 
 static int64_t check_count(store *s, const char *name)
@@ -143,7 +133,7 @@ static void test_doctor_finds_an_emptied_fts_index_and_repair_rebuilds_it(void *
     repair(s, &st);
     assert_true(st.fts_rebuilt);
     assert_int_equal(check_count(s, "fts"), 0);
-    assert_int_equal(one(s, "SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'epsilon'"), 1);
+    assert_int_equal(store_q1(s, "SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'epsilon'"), 1);
     store_close(s);
 }
 
@@ -156,7 +146,7 @@ static void test_doctor_finds_a_corrupt_fts_structure_and_repair_rebuilds_it(voi
     maint_repair_stats st;
     repair(s, &st);
     assert_int_equal(check_count(s, "fts"), 0);
-    assert_int_equal(one(s, "SELECT count(*) FROM summaries_fts WHERE summaries_fts MATCH 'leaves'"), 1);
+    assert_int_equal(store_q1(s, "SELECT count(*) FROM summaries_fts WHERE summaries_fts MATCH 'leaves'"), 1);
     store_close(s);
 }
 
@@ -170,10 +160,10 @@ static void test_repair_drops_a_summary_whose_span_entry_is_gone_and_its_parent(
     maint_repair_stats st;
     repair(s, &st);
     assert_int_equal(st.dropped, 2); /* leaf b, and c which loses its child */
-    assert_int_equal(one(s, "SELECT count(*) FROM summaries"), 1);
+    assert_int_equal(store_q1(s, "SELECT count(*) FROM summaries"), 1);
     char q[80];
     snprintf(q, sizeof q, "SELECT count(*) FROM summaries WHERE id = %lld", (long long)d.a);
-    assert_int_equal(one(s, q), 1);
+    assert_int_equal(store_q1(s, q), 1);
     assert_int_equal(faults(s), 0);
     store_close(s);
 }
@@ -192,7 +182,7 @@ static void test_repair_drops_a_parent_whose_named_child_is_gone(void **state)
     repair(s, &st);
     assert_true(st.dropped >= 1);
     snprintf(q, sizeof q, "SELECT count(*) FROM summaries WHERE id = %lld", (long long)d.c);
-    assert_int_equal(one(s, q), 0);
+    assert_int_equal(store_q1(s, q), 0);
     assert_int_equal(faults(s), 0);
     store_close(s);
 }
@@ -223,10 +213,10 @@ static void test_repair_keeps_the_expandable_row_of_a_duplicate_span(void **stat
     maint_repair_stats st;
     repair(s, &st);
     assert_int_equal(st.duplicates, 1);
-    assert_int_equal(one(s, "SELECT count(*) FROM summaries WHERE id = 100"), 0);
+    assert_int_equal(store_q1(s, "SELECT count(*) FROM summaries WHERE id = 100"), 0);
     char q[80];
     snprintf(q, sizeof q, "SELECT count(*) FROM summaries WHERE id = %lld", (long long)d.a);
-    assert_int_equal(one(s, q), 1);
+    assert_int_equal(store_q1(s, q), 1);
     assert_int_equal(faults(s), 0);
     store_close(s);
 }
@@ -276,8 +266,8 @@ static void test_dead_writer_runs_are_reaped_but_never_ours_or_a_live_pid(void *
     maint_repair_stats st;
     repair(s, &st);
     assert_int_equal(st.reaped, 1);
-    assert_int_equal(one(s, "SELECT count(*) FROM runs WHERE finished IS NULL"), 2);
-    assert_int_equal(one(s, "SELECT count(*) FROM runs WHERE id = 3 AND status = 'reaped'"), 1);
+    assert_int_equal(store_q1(s, "SELECT count(*) FROM runs WHERE finished IS NULL"), 2);
+    assert_int_equal(store_q1(s, "SELECT count(*) FROM runs WHERE id = 3 AND status = 'reaped'"), 1);
     store_close(s);
 }
 
@@ -376,9 +366,9 @@ static void test_export_then_import_restores_every_message_byte_for_byte(void **
         store_row_free(&a);
         store_row_free(&b);
     }
-    assert_int_equal(one(t, "SELECT count(*) FROM summaries"), 3);
+    assert_int_equal(store_q1(t, "SELECT count(*) FROM summaries"), 3);
     assert_int_equal(faults(t), 0); /* the index was rebuilt for the imported rows */
-    assert_int_equal(one(t, "SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'gamma'"), 1);
+    assert_int_equal(store_q1(t, "SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'gamma'"), 1);
     /* Importing again adds nothing. */
     assert_int_equal(maint_import(t, path, &in, &err), LC_OK);
     assert_int_equal(in, 0);

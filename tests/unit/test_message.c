@@ -301,6 +301,24 @@ static void test_usage_total_prefers_total_tokens_then_sums_parts(void **state)
     cJSON_Delete(u);
 }
 
+/* Providers and hosts read these shapes; their key order is part of what the plugin sends. */
+static void test_built_message_and_tool_result_keep_their_shape(void **state)
+{
+    (void)state;
+    cJSON *m = msg_text_message("user", "hi", 5);
+    char *j = cJSON_PrintUnformatted(m);
+    assert_string_equal(j, "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}],"
+                           "\"timestamp\":5}");
+    free(j);
+    cJSON_Delete(m);
+    cJSON *r = msg_tool_result("done", cJSON_CreateObject(), 1);
+    j = cJSON_PrintUnformatted(r);
+    assert_string_equal(j, "{\"content\":[{\"type\":\"text\",\"text\":\"done\"}],\"details\":{},"
+                           "\"isError\":true}");
+    free(j);
+    cJSON_Delete(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -329,6 +347,7 @@ int main(void)
         cmocka_unit_test(test_estimate_of_other_roles),
         cmocka_unit_test(test_tool_call_count_counts_only_assistant_tool_calls),
         cmocka_unit_test(test_usage_total_prefers_total_tokens_then_sums_parts),
+        cmocka_unit_test(test_built_message_and_tool_result_keep_their_shape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -465,6 +465,56 @@ static void test_summary_add_records_span_children_and_refuses_unknown_entries(v
     store_close(s);
 }
 
+typedef struct kids_seen {
+    int64_t id[4];
+    int64_t first[4], count[4];
+    int n;
+} kids_seen;
+
+static int kids_visit(void *ud, const store_node *n, char **err)
+{
+    kids_seen *k = ud;
+    (void)err;
+    if (k->n < 4) {
+        k->id[k->n] = n->id;
+        k->first[k->n] = n->first_ordinal;
+        k->count[k->n] = n->entry_count;
+    }
+    k->n++;
+    return LC_OK;
+}
+
+/* A condensed node's children come back by id, in order, with their spans; a leaf has none. */
+static void test_walk_children_gives_a_condensed_nodes_children_with_spans(void **state)
+{
+    (void)state;
+    store *s = open_store("sess-k");
+    store_msg m[NSHAPES];
+    shape_msgs(m, NSHAPES);
+    ingest_ok(s, m, NSHAPES, NULL);
+    const char *l1[] = {"e1", "e2", "e3"}, *l2[] = {"e4", "e5"};
+    store_summary a = {"leaf", 0, "first leaf", NULL, 10, l1, 3, NULL, 0};
+    store_summary b = {"leaf", 0, "second leaf", NULL, 10, l2, 2, NULL, 0};
+    int64_t ia, ib, ic;
+    char *err = NULL;
+    assert_int_equal(store_summary_add(s, &a, &ia, &err), LC_OK);
+    assert_int_equal(store_summary_add(s, &b, &ib, &err), LC_OK);
+    int64_t kids[] = {ib, ia};
+    store_summary c = {"condensed", 1, "both", NULL, 5, NULL, 0, kids, 2};
+    assert_int_equal(store_summary_add(s, &c, &ic, &err), LC_OK);
+    kids_seen k = {0};
+    assert_int_equal(store_dag_walk_children(s, ic, kids_visit, &k, &err), LC_OK);
+    assert_int_equal(k.n, 2);
+    assert_int_equal(k.id[0], ib);
+    assert_int_equal(k.id[1], ia);
+    assert_int_equal(k.count[0], 2);
+    assert_int_equal(k.first[1], 0);
+    kids_seen none = {0};
+    assert_int_equal(store_dag_walk_children(s, ia, kids_visit, &none, &err), LC_OK);
+    assert_int_equal(none.n, 0);
+    store_close(s);
+}
+
 static int64_t fts_hits(store *s, const char *word)
 {
     sqlite3_stmt *q;
@@ -595,6 +645,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_tool_path_found_for_call_ingested_by_earlier_process, setup, teardown),
         cmocka_unit_test_setup_teardown(test_summary_add_records_span_children_and_refuses_unknown_entries, setup, teardown),
         cmocka_unit_test_setup_teardown(test_summary_set_text_replaces_text_tokens_and_index, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_walk_children_gives_a_condensed_nodes_children_with_spans, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,9 @@
 #include "admin.h"
 #include "catalog.h"
 #include "config.h"
+#include "contracts.h"
+#include "embed.h"
+#include "hybrid.h"
 #include "llm_http.h"
 #include "progress.h"
 #include "store.h"
@@ -27,17 +30,23 @@ const char cli_usage[] =
     "  backup [--session ID]       timestamped online copies beside the stores\n"
     "  gc [--apply]                retired stores; --apply exports then DELETES them\n"
     "  migrate [--apply]           older-schema stores; --apply upgrades them in place\n"
+    "  migrate --to URL [--apply]  copy this home's stores into the store URL names (postgresql://...,\n"
+    "                              or file:///path/to/home: another agent home); a dry run counts the\n"
+    "                              rows per store; --apply copies what the target lacks (idempotent)\n"
     "  heal [--apply] [--max-nodes N]  truncated summaries; --apply re-derives them with a model\n"
     "  report [--session ID]       the metrics summary (every session without --session)\n"
+    "  reindex --embeddings [--force] [--session ID]  embed the rows without a vector of the\n"
+    "                              lcm.json embeddings model; --force also re-embeds rows of another\n"    "                              model\n"
     "  --json on status, sessions and the verbs above: one JSON document on stdout;\n"
     "  over several stores {\"stores\":[...],\"next\":KEY|null}: page with --after KEY --limit N\n"
     "  exit codes: 0 ok, 1 a check failed or there is something to do (a dry run that would\n"
     "  change something, faults found, an error), 2 usage\n";
 
 typedef struct cli_opts {
-    const char *verb, *home_opt, *session, *out, *after;
+    const char *verb, *home_opt, *session, *out, *after, *to;
     long limit, max_nodes;
     int json, apply, repair, all;
+    int embeddings, force;
 } cli_opts;
 
 /* Each verb and the options it takes ("" for none beyond --home and --json). */
@@ -50,11 +59,12 @@ static const struct cli_verb {
     {"export", " --session --out "},
     {"backup", " --session --after --limit "},
     {"gc", " --apply "},
-    {"migrate", " --apply "},
+    {"migrate", " --apply --to "},
     {"heal", " --session --apply --max-nodes --after --limit "},
     {"report", " --session "},
     {"status", " --session "},
     {"sessions", " --after --limit "},
+    {"reindex", " --session --embeddings --force --after --limit "},
 };
 
 static const struct cli_verb *cli_find(const char *verb)
@@ -94,7 +104,8 @@ static int cli_parse(int argc, char **argv, cli_opts *o)
         if (!common && (a[0] != '-' || !strstr(v->opts, probe)))
             return cli_usage_error(o->verb, a[0] == '-' ? "unknown option %s" : "unexpected argument %s", a);
         int value = !strcmp(a, "--home") || !strcmp(a, "--session") || !strcmp(a, "--out") ||
-                    !strcmp(a, "--after") || !strcmp(a, "--limit") || !strcmp(a, "--max-nodes");
+                    !strcmp(a, "--after") || !strcmp(a, "--limit") || !strcmp(a, "--max-nodes") ||
+                    !strcmp(a, "--to");
         if (value && (i + 1 >= argc || !argv[i + 1][0]))
             return cli_usage_error(o->verb, "%s takes a value", a);
         const char *val = value ? argv[++i] : NULL;
@@ -103,10 +114,13 @@ static int cli_parse(int argc, char **argv, cli_opts *o)
         else if (!strcmp(a, "--session")) o->session = val;
         else if (!strcmp(a, "--out")) o->out = val;
         else if (!strcmp(a, "--after")) o->after = val;
+        else if (!strcmp(a, "--to")) o->to = val;
         else if (!strcmp(a, "--json")) o->json = 1;
         else if (!strcmp(a, "--apply")) o->apply = 1;
         else if (!strcmp(a, "--repair")) o->repair = 1;
         else if (!strcmp(a, "--all")) o->all = 1;
+        else if (!strcmp(a, "--embeddings")) o->embeddings = 1;
+        else if (!strcmp(a, "--force")) o->force = 1;
         else if (!strcmp(a, "--limit") || !strcmp(a, "--max-nodes")) {
             long n = strtol(val, &end, 10);
             if (*end || n <= 0) return cli_usage_error(o->verb, "%s takes a positive number", a);
@@ -119,6 +133,8 @@ static int cli_parse(int argc, char **argv, cli_opts *o)
     if (!strcmp(o->verb, "compact") && !o->session == !o->all)
         return cli_usage_error(o->verb, "%s", "give --session ID or --all");
     if (!strcmp(o->verb, "export") && !o->session) return cli_usage_error(o->verb, "%s", "give --session ID");
+    if (!strcmp(o->verb, "reindex") && !o->embeddings)
+        return cli_usage_error(o->verb, "%s", "give --embeddings (the one index it rebuilds)");
     if (o->session && o->after) return cli_usage_error(o->verb, "%s", "--after pages the stores: not with --session");
     return CLI_EXIT_OK;
 }
@@ -195,9 +211,44 @@ static void cli_keep(cli_run_ctx *c, admin_result *r, int many)
 
 /* ---- one store ----------------------------------------------------------------------------- */
 
+/* `lcm reindex --embeddings`: bounded passes until every row has a vector of the model
+ * (with --force, also rows of another model); rows of another model are named, never
+ * re-embedded silently. */
+static int cli_reindex(cli_run_ctx *c, const char *session, store *st, admin_result *r, char **err)
+{
+    const lcm_embeddings *e = &c->cfg.embeddings;
+    hybrid_embed_stats es;
+    size_t total = 0;
+    int rc;
+    do {
+        if ((rc = hybrid_embed_pass(st, e, 0, c->o.force, &es, err)) != LC_OK) return rc;
+        total += es.embedded;
+    } while (es.more && es.embedded);
+    store_vec_coverage cov;
+    if ((rc = store_vec_coverage_get(st, e->model, &cov, err)) != LC_OK) return rc;
+    char *line = hybrid_coverage_line(st, e);
+    r->text = lc_asprintf("lcm reindex: session %s: embedded %zu row(s)%s; %s", session, total,
+                          c->o.force ? " (--force: rows of another model included)" : "", line ? line : "");
+    r->json = cJSON_CreateObject();
+    cJSON_AddStringToObject(r->json, "session", session);
+    cJSON_AddStringToObject(r->json, "model", e->model);
+    cJSON_AddNumberToObject(r->json, "embedded", (double)total);
+    cJSON_AddNumberToObject(r->json, "messages", (double)cov.messages);
+    cJSON_AddNumberToObject(r->json, "messagesEmbedded", (double)cov.messages_embedded);
+    cJSON_AddNumberToObject(r->json, "summaries", (double)cov.summaries);
+    cJSON_AddNumberToObject(r->json, "summariesEmbedded", (double)cov.summaries_embedded);
+    cJSON_AddNumberToObject(r->json, "otherModelRows", (double)(cov.messages_other + cov.summaries_other));
+    if (cov.other_model) cJSON_AddStringToObject(r->json, "otherModel", cov.other_model);
+    /* Something left to do (rows of another model without --force) is exit 1, like a dry run. */
+    r->status = cov.messages_other + cov.summaries_other > 0 ? 1 : 0;
+    store_vec_coverage_free(&cov);
+    free(line);
+    return r->text ? LC_OK : lc_errf(err, LC_NOMEM, "out of memory");
+}
+
 static int cli_writes(const cli_opts *o)
 {
-    return !strcmp(o->verb, "compact") || (!strcmp(o->verb, "heal") && o->apply) ||
+    return !strcmp(o->verb, "compact") || !strcmp(o->verb, "reindex") || (!strcmp(o->verb, "heal") && o->apply) ||
            (!strcmp(o->verb, "doctor") && o->repair);
 }
 
@@ -244,6 +295,8 @@ static int cli_one(cli_run_ctx *c, const char *session, int many, char **err)
         rc = admin_export(&env, c->o.out, &r, err);
     } else if (!strcmp(v, "backup")) {
         rc = admin_backup(&env, &r, err);
+    } else if (!strcmp(v, "reindex")) {
+        rc = cli_reindex(c, session, st, &r, err);
     } else {
         rc = admin_status(&env, &r, err);
     }
@@ -325,6 +378,11 @@ static int cli_home_verb(cli_run_ctx *c, char **err)
         const char *dirs[1] = {sessions};
         rc = sessions ? admin_gc(&env, dirs, 1, c->o.apply, &r, err) : lc_errf(err, LC_NOMEM, "out of memory");
         free(sessions);
+    } else if (!strcmp(c->o.verb, "migrate") && c->o.to) {
+        /* The target is the store the URL names: this process's store setting points at
+         * it, so the configured backend opens it (file:// names an agent home instead). */
+        if (strncmp(c->o.to, "file://", 7) != 0) setenv("LCM_STORE_URL", c->o.to, 1);
+        rc = admin_migrate_to(&env, c->o.to, c->o.apply, &r, err);
     } else if (!strcmp(c->o.verb, "migrate")) {
         rc = admin_migrate(&env, c->o.apply, &r, err);
     } else {
@@ -345,7 +403,8 @@ int cli_run(int argc, char **argv)
     if (!c.home) return CLI_EXIT_FOUND;
     cli_load_config(&c);
     const char *v = c.o.verb;
-    if (!strcmp(v, "gc") || !strcmp(v, "migrate") || !strcmp(v, "report")) rc = cli_home_verb(&c, &err);
+    if (!strcmp(v, "reindex") && !c.cfg.embeddings.enabled) rc = lc_errf(&err, LC_INVALID, "%s", embed_not_configured);
+    else if (!strcmp(v, "gc") || !strcmp(v, "migrate") || !strcmp(v, "report")) rc = cli_home_verb(&c, &err);
     else if (!strcmp(v, "sessions") || (!strcmp(v, "status") && !c.o.session)) rc = cli_each(&c, 1, &err);
     else if (c.o.session) rc = cli_one(&c, c.o.session, 0, &err);
     else rc = cli_each(&c, 0, &err);
@@ -354,6 +413,9 @@ int cli_run(int argc, char **argv)
         code = CLI_EXIT_FOUND;
     } else {
         if (c.o.json) {
+            /* status: the home store's contract counts beside the stores (when there is one) */
+            cJSON *learned = !strcmp(v, "status") && cJSON_IsObject(c.doc) ? contracts_status_json(c.home) : NULL;
+            if (learned) cJSON_AddItemToObject(c.doc, "contracts", learned);
             char *s = c.doc ? cJSON_PrintUnformatted(c.doc) : NULL;
             printf("%s\n", s ? s : "{}");
             cJSON_free(s);

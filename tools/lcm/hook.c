@@ -1,6 +1,7 @@
 /*
  * hook.c -- the `lcm hook <event>` runtime: hook input, the per-transcript resume state,
- * the log, the alarm, and the background DAG build of precompact.
+ * the log, the alarm, the background DAG build of precompact, and session-end's automatic
+ * dream (autoDream, off by default).
  *
  * The resume state is one small JSON file per transcript under <home>/lcm/hooks/ (named by
  * a hash of the transcript's path): the byte offset the last import reached, the entry it
@@ -28,6 +29,8 @@
 #include "bundle.h"
 #include "config.h"
 #include "dag.h"
+#include "dream.h"
+#include "llm_http.h"
 #include "import.h"
 #include "sha256.h"
 #include "store.h"
@@ -371,22 +374,17 @@ done:
     free(err);
 }
 
-/* Fork a detached child (its own session, stdio on /dev/null so the agent's pipes close)
- * that imports and builds; the caller returns at once. */
-static void hook_precompact(const char *home, const cJSON *in)
+/* Fork a detached child (its own session, stdio on /dev/null so the agent's pipes close):
+ * 1 in the child, 0 in the caller (which returns at once) or when the fork failed. */
+static int hook_detach(const char *home, const char *event)
 {
-    const char *transcript = hook_str(in, "transcript_path");
-    if (!transcript) {
-        hook_log(home, "precompact", "no transcript_path in the hook input: nothing done");
-        return;
-    }
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
-        hook_log(home, "precompact", "fork failed: %s", strerror(errno));
-        return;
+        hook_log(home, event, "fork failed: %s", strerror(errno));
+        return 0;
     }
-    if (pid > 0) return;
+    if (pid > 0) return 0;
     setsid();
     int dn = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (dn >= 0) {
@@ -395,12 +393,59 @@ static void hook_precompact(const char *home, const cJSON *in)
         dup2(dn, STDERR_FILENO);
         if (dn > STDERR_FILENO) close(dn);
     }
+    return 1;
+}
+
+/* A detached child that imports and builds; the caller returns at once. */
+static void hook_precompact(const char *home, const cJSON *in)
+{
+    const char *transcript = hook_str(in, "transcript_path");
+    if (!transcript) {
+        hook_log(home, "precompact", "no transcript_path in the hook input: nothing done");
+        return;
+    }
+    if (!hook_detach(home, "precompact")) return;
     /* The child's own alarm: the import's and the build's bound together. */
     long deadline = hook_env_ms("LCM_HOOK_DAG_DEADLINE_MS", HOOK_DAG_DEADLINE_MS);
     hook_arm(home, "precompact (background)", deadline + hook_env_ms("LCM_HOOK_TIMEOUT_MS", HOOK_TIMEOUT_MS));
     char *session = NULL;
     if (hook_import(home, "precompact", in, &session) == LC_OK && session) hook_dag_build(home, session, transcript);
     free(session);
+    _exit(0);
+}
+
+/* ---- session-end: the automatic dream ---------------------------------------------------
+ * autoDream (lcm.json, off by default): when dream_due says so, a detached child dreams over
+ * the session's folder within dreamTimeMs, so the agent never waits and no request runs
+ * it; the log says what it found. dream's own lock keeps two endings from dreaming twice. */
+static void hook_dream_maybe(const char *home, const cJSON *in)
+{
+    char *cfg_path = lc_asprintf("%s/lcm.json", home), *err = NULL;
+    lcm_config cfg;
+    if (!cfg_path || lcm_config_load(cfg_path, &cfg, NULL) != LC_OK) {
+        free(cfg_path);
+        return;
+    }
+    free(cfg_path);
+    const char *cwd = hook_str(in, "cwd");
+    if (!dream_due(home, &cfg) || !hook_detach(home, "session-end")) {
+        lcm_config_free(&cfg);
+        return;
+    }
+    hook_arm(home, "session-end (dream)", cfg.dream_time_ms + hook_env_ms("LCM_HOOK_TIMEOUT_MS", HOOK_TIMEOUT_MS));
+    llm_http_routes routes = {cfg.base_urls, cfg.n_base_urls, (cfg.summary_timeout_ms + 999) / 1000};
+    dream_opts o = {.home = home, .project = cwd, .global = !cwd, .actor = "autoDream (lcm hook session-end)"};
+    dream_opts_from_config(&cfg, llm_http_summarizer, &routes, &o);
+    dream_result r;
+    if (dream_run(&o, &r, &err) == LC_OK) {
+        hook_log(home, "session-end", "autoDream: %lld new patterns, %lld contracts proposed%s%s", (long long)r.patterns_new,
+                 (long long)r.contracts, r.report_path ? "; report " : "", r.report_path ? r.report_path : "");
+        dream_result_free(&r);
+    } else {
+        hook_log(home, "session-end", "autoDream: %s", err ? err : "failed");
+    }
+    free(err);
+    lcm_config_free(&cfg);
     _exit(0);
 }
 
@@ -467,6 +512,7 @@ int hook_run(const char *event, const hook_opts *o, FILE *in, FILE *out)
     if (!strcmp(event, "session-start")) hook_session_start(o, root, out);
     else if (!strcmp(event, "precompact")) hook_precompact(o->home, root);
     else hook_import(o->home, event, root, NULL);
+    if (!strcmp(event, "session-end")) hook_dream_maybe(o->home, root);
 done:
     cJSON_Delete(root);
     free(text);

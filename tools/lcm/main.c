@@ -3,9 +3,9 @@
  * agents' transcripts into stores) and plain `grep`, `status`, `sessions`, `describe`,
  * `expand` verbs over the same read-only tool functions the server runs, the maintenance
  * verbs (cli.c over engine/admin.h: compact, doctor, export, backup, gc, migrate, heal,
- * report) and `hooks` / `hook` (hooks.c, hook.c: Claude Code and Codex wiring and
- * runtime). Owns the dispatch and the parsing of the read verbs; everything else is
- * cli.c / mcp.c / import.c / progress.c / the engine.
+ * report), `hooks` / `hook` (hooks.c, hook.c: Claude Code and Codex wiring and
+ * runtime) and `tui` (tui.c: the terminal browser). Owns the dispatch and the parsing of
+ * the read verbs; everything else is cli.c / mcp.c / import.c / progress.c / the engine.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli.h"
+#include "dreamcli.h"
 #include "bundle.h"
 #include "catalog.h"
 #include "hook.h"
@@ -23,7 +24,9 @@
 #include "import.h"
 #include "mcp.h"
 #include "progress.h"
+#include "recall.h"
 #include "store.h"
+#include "tui.h"
 #include "util.h"
 
 /* A file below this imports too fast to need a bar. */
@@ -33,8 +36,10 @@ static const char usage[] =
     "usage: lcm <verb> [--home DIR] ...\n"
     "  mcp                         serve the stores over MCP (JSON-RPC on stdin/stdout)\n"
     "  import FILE...              read Pi session files, Claude Code or Codex JSONL transcripts\n"
-    "  grep [opts] QUERY           full-text search (--regex: QUERY is a PCRE2 pattern)\n"
-    "       --scope all_sessions|sessions|ID  --session ID  --cwd DIR  --offset N  --include-removed\n"
+    "  grep [opts] QUERY           full-text search (--regex: QUERY is a PCRE2 pattern;\n"
+    "                              --hybrid: words and meaning, with lcm.json embeddings)\n"
+    "       --scope all_sessions|sessions|fleet|ID  --session ID  --cwd DIR  --offset N  --include-removed\n"
+    "       (fleet: every session of a shared store; refused unless lcm.json sets fleetRecall)\n"
     "  sessions [--cwd DIR]        list stored sessions, newest first\n"
     "  status                      where the stores are and what they hold\n"
     "  describe SESSION ID         a summary (#12) or a file handle\n"
@@ -44,6 +49,8 @@ static const char usage[] =
     "  handoff [--generate] [--session ID] [--cwd DIR]\n"
     "                              a session's handoff (default: the folder's newest session);\n"
     "                              --generate builds and stores it for the next session's bundle\n"
+    "  tui                         browse the stores in the terminal: sessions, search, summaries\n"
+    "                              by depth, stats (read-only; ? lists the keys)\n"
     "  hook EVENT [--budget N]     run by those hooks: session-start, stop, subagent-stop,\n"
     "                              session-end, user-prompt-submit, precompact (JSON on stdin)\n";
 
@@ -57,6 +64,7 @@ static void lcm_print_usage(FILE *f)
 {
     fputs(usage, f);
     fputs(cli_usage, f);
+    fputs(dreamcli_usage, f);
     fputs(usage_notes, f);
 }
 
@@ -113,6 +121,19 @@ static int lcm_run_tool(const mcp_ctx *c, const char *name, cJSON *args, int jso
     cJSON_free(doc);
     free(text);
     return is_error;
+}
+
+/* A scope the policy refuses (fleet without "fleetRecall": true) is a usage refusal, not a
+ * failed search: the sentence naming the setting, and exit status 2 (rc stays 2). */
+static int lcm_scope_refused(const char *home, const char *scope)
+{
+    recall_scope sc;
+    char *err = NULL;
+    if (!scope || recall_scope_parse(scope, &sc, NULL) != LC_OK || recall_scope_check(home, sc, &err) == LC_OK)
+        return 0;
+    fprintf(stderr, "lcm: %s\n", err ? err : "scope refused");
+    free(err);
+    return 1;
 }
 
 /* The home as an absolute path (the hooks run from any folder). */
@@ -278,9 +299,11 @@ int main(int argc, char **argv)
     if (argc >= 2 && !strcmp(argv[1], "hook")) return lcm_hook(argc, argv);
     if (argc >= 2 && !strcmp(argv[1], "hooks")) return lcm_hooks(argc, argv);
     if (argc >= 2 && cli_owns(argv[1], argc, argv)) return cli_run(argc, argv);
+    /* dream and contracts (dreamcli.c over engine/dream.h, engine/contracts.h) */
+    if (argc >= 2 && dreamcli_owns(argv[1])) return dreamcli_run(argc, argv);
     const char *home_opt = NULL, *scope = NULL, *session = NULL, *cwd_opt = NULL;
     long offset = 0;
-    int regex = 0, include_removed = 0, json = 0, generate = 0, rc = 2, npos = 0;
+    int regex = 0, include_removed = 0, json = 0, generate = 0, rc = 2, npos = 0, hybrid = 0;
     char **pos = calloc((size_t)argc + 1, sizeof *pos);
     char *home = NULL, *cwd = NULL;
     if (!pos) return 1;
@@ -299,6 +322,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--cwd") && more) cwd_opt = argv[++i];
         else if (!strcmp(a, "--offset") && more) offset = atol(argv[++i]);
         else if (!strcmp(a, "--regex")) regex = 1;
+        else if (!strcmp(a, "--hybrid")) hybrid = 1;
         else if (!strcmp(a, "--include-removed")) include_removed = 1;
         else if (!strcmp(a, "--json")) json = 1;
         else if (!strcmp(a, "--generate")) generate = 1;
@@ -332,6 +356,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "lcm grep: one QUERY\n%s", usage);
             goto done;
         }
+        if (lcm_scope_refused(home, scope)) goto done;
         cJSON *a = cJSON_CreateObject();
         cJSON_AddStringToObject(a, regex ? "pattern" : "query", pos[0]);
         if (scope) cJSON_AddStringToObject(a, "scope", scope);
@@ -339,14 +364,19 @@ int main(int argc, char **argv)
         if (cwd_opt) cJSON_AddStringToObject(a, "cwd", cwd_opt);
         if (offset > 0) cJSON_AddNumberToObject(a, "offset", (double)offset);
         if (include_removed) cJSON_AddBoolToObject(a, "include_removed", 1);
+        if (hybrid) cJSON_AddStringToObject(a, "mode", "hybrid");
         rc = lcm_run_tool(&c, "lcm_grep", a, json);
     } else if (!strcmp(verb, "sessions")) {
+        if (lcm_scope_refused(home, scope)) goto done;
         cJSON *a = cJSON_CreateObject();
         if (cwd_opt) cJSON_AddStringToObject(a, "cwd", cwd_opt);
+        if (scope) cJSON_AddStringToObject(a, "scope", scope);
         if (offset > 0) cJSON_AddNumberToObject(a, "offset", (double)offset);
         rc = lcm_run_tool(&c, "lcm_sessions", a, json);
     } else if (!strcmp(verb, "status")) {
         rc = lcm_run_tool(&c, "lcm_status", NULL, json);
+    } else if (!strcmp(verb, "tui")) {
+        rc = tui_run(home);
     } else if (!strcmp(verb, "handoff")) {
         rc = lcm_handoff(home, session, cwd_opt ? cwd_opt : cwd, generate);
     } else if (!strcmp(verb, "describe") || !strcmp(verb, "expand")) {

@@ -13,8 +13,13 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "admin.h"
 #include "bundle.h"
 #include "catalog.h"
+#include "contracts.h"
+#include "config.h"
+#include "embed.h"
+#include "hybrid.h"
 #include "recall.h"
 #include "store.h"
 #include "util.h"
@@ -84,7 +89,7 @@ static int mcp_open_session(const mcp_ctx *c, const char *id, store **out, char 
     if (rc == LC_NOTFOUND)
         rc = lc_errf(err, rc, "no store for session %s under %s/lcm (see lcm_sessions)", id, c->home);
     if (rc != LC_OK) goto done;
-    if (version != STORE_SCHEMA_VERSION) {
+    if (!STORE_SCHEMA_ANSWERS(version)) {
         store_close(*out);
         *out = NULL;
         rc = lc_errf(err, LC_INVALID,
@@ -108,9 +113,9 @@ static int mcp_damaged(const catalog_entry *e)
 
 /* Every store under <home>/lcm/ (of one project when cwd is given), newest first, with
  * its counts. A missing folder is an empty list. */
-static int mcp_list_stores(const mcp_ctx *c, const char *cwd, catalog_list *out, char **err)
+static int mcp_list_stores(const mcp_ctx *c, const char *cwd, int all_homes, catalog_list *out, char **err)
 {
-    catalog_filter f = {.cwd = cwd, .counts = 1, .order = CATALOG_NEWEST_FIRST};
+    catalog_filter f = {.cwd = cwd, .counts = 1, .order = CATALOG_NEWEST_FIRST, .all_homes = all_homes};
     return catalog_list_stores(c->home, &f, out, err);
 }
 
@@ -140,6 +145,69 @@ static int mcp_fail(char *msg, char **text, int *is_error)
     return *text ? LC_OK : LC_NOMEM;
 }
 
+/* The home's lcm.json (defaults when absent or unreadable: hybrid recall is then off). */
+static void mcp_config(const mcp_ctx *c, lcm_config *cfg)
+{
+    char *path = lc_asprintf("%s/lcm.json", c->home);
+    if (!path || lcm_config_load(path, cfg, NULL) != LC_OK) lcm_config_defaults(cfg);
+    free(path);
+}
+
+/* lcm_grep mode "hybrid": words and meaning fused (hybrid.h). */
+static int mcp_tool_grep_hybrid(const mcp_ctx *c, const cJSON *a, char **text, int *is_error)
+{
+    lcm_config cfg;
+    char *e = NULL;
+    store *s = NULL;
+    int rc;
+    const char *query = mcp_str(a, "query");
+    if (!query || mcp_str(a, "pattern"))
+        return mcp_fail(lc_strdup("lcm_grep: mode hybrid takes a query (words or a question), not a pattern"), text,
+                        is_error);
+    long long off = mcp_uint(a, "offset", 0);
+    if (off < 0) return mcp_fail(lc_strdup("lcm_grep: offset is an integer from 0 to 1000000000"), text, is_error);
+    mcp_config(c, &cfg);
+    if (!cfg.embeddings.enabled) {
+        lcm_config_free(&cfg);
+        return mcp_fail(lc_asprintf("lcm_grep: %s", embed_not_configured), text, is_error);
+    }
+    hybrid_opts o = {.query = query, .cfg = &cfg.embeddings, .offset = (size_t)off, .redact = 1,
+                     .include_removed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "include_removed"))};
+    const char *scope_s = mcp_str(a, "scope"), *session = mcp_str(a, "session");
+    if (!scope_s) scope_s = session ? "session" : "all_sessions";
+    recall_scope scope = RECALL_SCOPE_SESSION;
+    if (recall_scope_parse(scope_s, &scope, NULL) == LC_OK && scope != RECALL_SCOPE_SESSION) {
+        if (recall_scope_check(c->home, scope, &e) != LC_OK) {
+            lcm_config_free(&cfg);
+            return mcp_fail(e, text, is_error);
+        }
+        const char *cwd = mcp_str(a, "cwd");
+        if (!cwd) cwd = c->cwd;
+        if (scope == RECALL_SCOPE_SESSIONS && !cwd) {
+            lcm_config_free(&cfg);
+            return mcp_fail(lc_strdup("lcm_grep: scope sessions needs a cwd (the project folder)"), text, is_error);
+        }
+        rc = hybrid_grep_sessions(c->home, NULL, cwd ? cwd : "", scope, &o, text, &e);
+    } else {
+        if (strcmp(scope_s, "session") != 0) session = scope_s;
+        if (!session) {
+            lcm_config_free(&cfg);
+            return mcp_fail(lc_strdup("lcm_grep: scope session needs a session id (see lcm_sessions)"), text, is_error);
+        }
+        if ((rc = mcp_open_session(c, session, &s, &e)) == LC_OK) {
+            char *body = NULL;
+            rc = hybrid_grep(s, &o, &body, &e);
+            store_close(s);
+            if (rc == LC_OK && !(*text = lc_asprintf("session %s\n%s", session, body))) rc = LC_NOMEM;
+            free(body);
+        }
+    }
+    lcm_config_free(&cfg);
+    if (rc != LC_OK) return mcp_fail(e ? e : lc_strdup("lcm_grep: out of memory"), text, is_error);
+    *text = mcp_rename_reader(*text);
+    return *text ? LC_OK : LC_NOMEM;
+}
+
 static int mcp_tool_grep(const mcp_ctx *c, const cJSON *a, char **text, int *is_error)
 {
     recall_grep_opts o = {0};
@@ -147,6 +215,11 @@ static int mcp_tool_grep(const mcp_ctx *c, const cJSON *a, char **text, int *is_
     store *s = NULL;
     char *e = NULL;
     int rc;
+    const char *mode = mcp_str(a, "mode");
+    if (mode && strcmp(mode, "hybrid") == 0) return mcp_tool_grep_hybrid(c, a, text, is_error);
+    if (mode && strcmp(mode, "fts") != 0)
+        return mcp_fail(lc_asprintf("lcm_grep: mode is \"fts\" (default) or \"hybrid\", not \"%s\"", mode), text,
+                        is_error);
     o.query = mcp_str(a, "query");
     o.pattern = mcp_str(a, "pattern");
     if (!o.query == !o.pattern)
@@ -160,12 +233,14 @@ static int mcp_tool_grep(const mcp_ctx *c, const cJSON *a, char **text, int *is_
     o.resume = mcp_str(a, "resume");
     o.summary_id = mcp_summary_id(a);
     o.redact = 1;
-    /* scope: "all_sessions" (default), "sessions" (one project, by cwd), "session" with a
-     * `session` argument, or a session id given directly as the scope. */
+    /* scope: "all_sessions" (default), "sessions" (one project, by cwd), "fleet" (every
+     * session of the store, when lcm.json allows it), "session" with a `session` argument,
+     * or a session id given directly as the scope. */
     const char *scope_s = mcp_str(a, "scope"), *session = mcp_str(a, "session");
+    recall_scope scope = RECALL_SCOPE_SESSION;
     if (!scope_s) scope_s = session ? "session" : "all_sessions";
-    if (strcmp(scope_s, "all_sessions") == 0 || strcmp(scope_s, "sessions") == 0) {
-        recall_scope scope = scope_s[0] == 'a' ? RECALL_SCOPE_ALL_SESSIONS : RECALL_SCOPE_SESSIONS;
+    if (recall_scope_parse(scope_s, &scope, NULL) == LC_OK && scope != RECALL_SCOPE_SESSION) {
+        if (recall_scope_check(c->home, scope, &e) != LC_OK) return mcp_fail(e, text, is_error);
         const char *cwd = mcp_str(a, "cwd");
         if (!cwd) cwd = c->cwd;
         if (scope == RECALL_SCOPE_SESSIONS && !cwd)
@@ -238,11 +313,20 @@ static int mcp_tool_sessions(const mcp_ctx *c, const cJSON *a, char **text, int 
     size_t shown = 0;
     char *e = NULL;
     sbuf b = {0};
-    const char *cwd = mcp_str(a, "cwd");
+    const char *cwd = mcp_str(a, "cwd"), *scope_s = mcp_str(a, "scope");
+    recall_scope scope = RECALL_SCOPE_ALL_SESSIONS;
     long long off = mcp_uint(a, "offset", 0), lim = mcp_uint(a, "limit", MCP_SESSIONS_PAGE);
     if (off < 0 || lim < 0) return mcp_fail(lc_strdup("lcm_sessions: offset and limit are integers from 0 to 1000000000"), text, is_error);
     if (lim == 0) lim = MCP_SESSIONS_PAGE;
-    if (mcp_list_stores(c, cwd, &l, &e) != LC_OK) return mcp_fail(e, text, is_error);
+    /* scope: all_sessions (default: every session of this home), sessions (one project:
+     * cwd, default the server's), fleet (every session of the store, when allowed). */
+    if (scope_s && (recall_scope_parse(scope_s, &scope, NULL) != LC_OK || scope == RECALL_SCOPE_SESSION))
+        return mcp_fail(lc_strdup("lcm_sessions: scope is sessions, all_sessions or fleet"), text, is_error);
+    if (recall_scope_check(c->home, scope, &e) != LC_OK) return mcp_fail(e, text, is_error);
+    if (scope == RECALL_SCOPE_SESSIONS && !cwd) cwd = c->cwd;
+    if (scope == RECALL_SCOPE_SESSIONS && !cwd)
+        return mcp_fail(lc_strdup("lcm_sessions: scope sessions needs a cwd (the project folder)"), text, is_error);
+    if (mcp_list_stores(c, cwd, scope == RECALL_SCOPE_FLEET, &l, &e) != LC_OK) return mcp_fail(e, text, is_error);
     for (size_t i = (size_t)off; i < l.n && shown < (size_t)lim; i++) {
         const catalog_entry *v = &l.v[i];
         char *date = lc_utc_format(v->created, "%Y-%m-%d %H:%M", "?");
@@ -250,12 +334,15 @@ static int mcp_tool_sessions(const mcp_ctx *c, const cJSON *a, char **text, int 
         sb_printf(&b, "%s  %s  %lld messages  %lld summaries  cwd %s%s\n", v->session_id, date ? date : "?",
                   (long long)v->messages, (long long)v->summaries, v->cwd && *v->cwd ? v->cwd : "?",
                   mcp_damaged(v) ? "  [damaged store: not a readable SQLite database; `/lcm doctor --repair` in its session rebuilds it]"
-                  : v->schema_version == STORE_SCHEMA_VERSION ? "" : "  [older-generation store: not searchable until migrated]");
+                  : STORE_SCHEMA_ANSWERS(v->schema_version) ? "" : "  [older-generation store: not searchable until migrated]");
         free(date);
     }
     char *body = sb_detach(&b);
-    *text = body ? lc_asprintf("%zu stores under %s/lcm%s%s; showing %zu from offset %lld%s\n%s", l.n, c->home,
-                               cwd ? " with cwd " : "", cwd ? cwd : "", shown, off,
+    const char *fleet = scope != RECALL_SCOPE_FLEET ? ""
+                        : l.shared ? "; fleet: every session of the shared store"
+                                   : "; fleet: the embedded SQLite store is not shared, so every session of this agent home";
+    *text = body ? lc_asprintf("%zu stores under %s/lcm%s%s%s; showing %zu from offset %lld%s\n%s", l.n, c->home,
+                               cwd ? " with cwd " : "", cwd ? cwd : "", fleet, shown, off,
                                (size_t)off + shown < l.n ? " (more: raise offset)" : "", body)
                  : NULL;
     free(body);
@@ -270,7 +357,17 @@ static int mcp_tool_status(const mcp_ctx *c, const cJSON *a, char **text, int *i
     size_t older = 0, damaged = 0;
     int64_t msgs = 0, sums = 0, bytes = 0;
     char *e = NULL, *newest = NULL;
-    if (mcp_list_stores(c, NULL, &l, &e) != LC_OK) return mcp_fail(e, text, is_error);
+    if (mcp_list_stores(c, NULL, 0, &l, &e) != LC_OK) {
+        /* The store cannot be listed: say which one, and that it is offline. */
+        char *why = lc_asprintf("offline (%s)", e ? e : "?");
+        char *sl = why ? admin_store_line(c->home, NULL, why) : NULL;
+        char *msg = sl ? lc_asprintf("lcm (read-only MCP server %s)\n%s", MCP_SERVER_VERSION, sl) : NULL;
+        free(why);
+        free(sl);
+        free(e);
+        return mcp_fail(msg, text, is_error);
+    }
+    char *store_line = admin_store_line(c->home, NULL, NULL);
     for (size_t i = 0; i < l.n; i++) {
         if (mcp_damaged(&l.v[i])) {
             damaged++;
@@ -279,20 +376,90 @@ static int mcp_tool_status(const mcp_ctx *c, const cJSON *a, char **text, int *i
         msgs += l.v[i].messages;
         sums += l.v[i].summaries;
         bytes += l.v[i].db_bytes;
-        if (l.v[i].schema_version != STORE_SCHEMA_VERSION) older++;
+        if (!STORE_SCHEMA_ANSWERS(l.v[i].schema_version)) older++;
     }
     char dmg[96] = "";
     if (damaged)
         snprintf(dmg, sizeof dmg, ", %zu damaged (`/lcm doctor --repair` in its session rebuilds it)", damaged);
     if (l.n) newest = lc_utc_format(l.v[0].created, "%Y-%m-%d %H:%M", "?");
-    *text = lc_asprintf("lcm (read-only MCP server %s)\nstores: %s/lcm\nsessions: %zu (%zu older-generation%s)\n"
+    *text = lc_asprintf("lcm (read-only MCP server %s)\n%s\nstores: %s/lcm\nsessions: %zu (%zu older-generation%s)\n"
                         "messages: %lld\nsummaries: %lld\nbytes: %lld\nnewest: %s%s%s\nschema: %d",
-                        MCP_SERVER_VERSION, c->home, l.n, older, dmg, (long long)msgs, (long long)sums, (long long)bytes,
+                        MCP_SERVER_VERSION, store_line ? store_line : "store: ?", c->home, l.n, older, dmg,
+                        (long long)msgs, (long long)sums, (long long)bytes,
                         l.n ? l.v[0].session_id : "none", l.n ? " " : "", l.n ? (newest ? newest : "?") : "",
                         STORE_SCHEMA_VERSION);
     free(newest);
+    free(store_line);
+    /* Hybrid recall's coverage, only when it is configured: a home without it reads as before. */
+    lcm_config cfg;
+    mcp_config(c, &cfg);
+    if (*text && cfg.embeddings.enabled) {
+        int64_t m = 0, emb = 0, other = 0;
+        for (size_t i = 0; i < l.n; i++) {
+            store *s = NULL;
+            int version = -1;
+            store_vec_coverage cov;
+            if (mcp_damaged(&l.v[i]) || catalog_open_entry(&l.v[i], &s, &version, NULL) != LC_OK)
+                continue;
+            if (store_vec_coverage_get(s, cfg.embeddings.model, &cov, NULL) == LC_OK) {
+                m += cov.messages;
+                emb += cov.messages_embedded;
+                other += cov.messages_other + cov.summaries_other;
+            }
+            store_vec_coverage_free(&cov);
+            store_close(s);
+        }
+        char *more = lc_asprintf("%s\nembeddings: %lld of %lld messages embedded (model %s)%s", *text, (long long)emb,
+                                 (long long)m, cfg.embeddings.model,
+                                 other ? "; some rows carry another model's vectors (lcm reindex --embeddings --force)" : "");
+        free(*text);
+        *text = more;
+    }
+    lcm_config_free(&cfg);
     catalog_list_free(&l);
+    /* The home store's counts, only when there is one (a home that never dreamed reads as
+     * it always did). */
+    char *cl = *text ? contracts_status_line(c->home) : NULL;
+    if (cl) {
+        char *t = lc_asprintf("%s\ncontracts: %s", *text, cl);
+        free(cl);
+        if (!t) return LC_NOMEM;
+        free(*text);
+        *text = t;
+    }
     return *text ? LC_OK : LC_NOMEM;
+}
+
+/* lcm_contracts: list and show read; approve, reject, retract and supersede change a
+ * contract only with "confirm": true (a client's model must not flip a rule by accident). */
+static int mcp_tool_contracts(const mcp_ctx *c, const cJSON *a, char **text, int *is_error)
+{
+    const char *action = mcp_str(a, "action"), *argv[8];
+    char idbuf[32], *e = NULL;
+    int argc = 0;
+    if (!action) action = "list";
+    int reads = !strcmp(action, "list") || !strcmp(action, "show");
+    if (!reads && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "confirm")))
+        return mcp_fail(lc_asprintf("lcm_contracts %s changes a contract: call again with \"confirm\": true once the "
+                                    "user agreed (nothing was changed)", action),
+                        text, is_error);
+    argv[argc++] = action;
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(a, "id");
+    if (cJSON_IsNumber(id)) {
+        snprintf(idbuf, sizeof idbuf, "%lld", (long long)id->valuedouble);
+        argv[argc++] = idbuf;
+    } else if (mcp_str(a, "id")) {
+        argv[argc++] = mcp_str(a, "id");
+    }
+    static const char *const opts[][2] = {{"reason", "--reason"}, {"body", "--body"}, {"state", "--state"}};
+    for (size_t i = 0; i < sizeof opts / sizeof *opts; i++)
+        if (mcp_str(a, opts[i][0])) {
+            argv[argc++] = opts[i][1];
+            argv[argc++] = mcp_str(a, opts[i][0]);
+        }
+    if (contracts_command(c->home, argc, argv, "mcp client (lcm_contracts)", NULL, text, &e) != LC_OK)
+        return mcp_fail(e, text, is_error);
+    return LC_OK;
 }
 
 /* A session's handoff: the stored one (`lcm handoff --generate`), else one built now from
@@ -347,15 +514,18 @@ static const struct mcp_tool {
      "{\"type\":\"object\",\"properties\":{"
      "\"query\":{\"type\":\"string\",\"description\":\"full-text query\"},"
      "\"pattern\":{\"type\":\"string\",\"description\":\"regular expression (PCRE2) over the full text\"},"
-     "\"scope\":{\"type\":\"string\",\"description\":\"all_sessions (default), sessions (one project: cwd), "
-     "session (with session), or a session id\"},"
+     "\"scope\":{\"type\":\"string\",\"description\":\"all_sessions (default: every session of this agent home), "
+     "sessions (one project: cwd), fleet (every session in the shared store, whoever wrote it; only when the agent "
+     "home's lcm.json sets fleetRecall), session (with session), or a session id\"},"
      "\"session\":{\"type\":\"string\",\"description\":\"a session id from lcm_sessions\"},"
      "\"cwd\":{\"type\":\"string\",\"description\":\"project folder for scope sessions (default: the server's)\"},"
      "\"case_sensitive\":{\"type\":\"boolean\"},"
      "\"include_removed\":{\"type\":\"boolean\",\"description\":\"include abandoned branches, labelled [removed]\"},"
      "\"resume\":{\"type\":\"string\",\"description\":\"pattern in one session: continue a scan that stopped at its time bound, from the point its output names\"},"
      "\"summary_id\":{\"type\":\"integer\",\"description\":\"with a session: search one summary's originals\"},"
-     "\"offset\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"hits to skip (paging)\"}}}",
+     "\"offset\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"hits to skip (paging)\"},"
+     "\"mode\":{\"type\":\"string\",\"enum\":[\"fts\",\"hybrid\"],\"description\":\"hybrid: the query's words and "
+     "its meaning (embeddings configured in lcm.json) fused by reciprocal rank; finds paraphrases words miss\"}}}",
      mcp_tool_grep},
     {"lcm_describe",
      "Describe a summary of a session (text, tiers, span, cost of reading its originals) or a stored file handle.",
@@ -380,6 +550,9 @@ static const struct mcp_tool {
      "List the stored sessions, newest first: id, date, messages, summaries, cwd.",
      "{\"type\":\"object\",\"properties\":{"
      "\"cwd\":{\"type\":\"string\",\"description\":\"only sessions of this project folder\"},"
+     "\"scope\":{\"type\":\"string\",\"enum\":[\"sessions\",\"all_sessions\",\"fleet\"],\"description\":"
+     "\"all_sessions (default: every session of this agent home), sessions (one project: cwd, default the server's), "
+     "fleet (every session in the shared store; only when lcm.json sets fleetRecall)\"},"
      "\"offset\":{\"type\":\"integer\",\"minimum\":0},"
      "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"default 50\"}}}",
      mcp_tool_sessions},
@@ -393,6 +566,17 @@ static const struct mcp_tool {
      "\"session\":{\"type\":\"string\",\"description\":\"a session id from lcm_sessions\"},"
      "\"cwd\":{\"type\":\"string\",\"description\":\"project folder (default: the server's)\"}}}",
      mcp_tool_handoff},
+    {"lcm_contracts",
+     "Behavior contracts (prefer / forbid / verify-before rules learned from past sessions): list them or show one "
+     "with its trail; approve, reject, retract (reason required) or supersede (new body) only with confirm: true.",
+     "{\"type\":\"object\",\"properties\":{"
+     "\"action\":{\"type\":\"string\",\"enum\":[\"list\",\"show\",\"approve\",\"reject\",\"retract\",\"supersede\"]},"
+     "\"id\":{\"type\":\"integer\",\"description\":\"the contract (not for list)\"},"
+     "\"state\":{\"type\":\"string\",\"description\":\"list: only this state (Pending, Active, ...)\"},"
+     "\"reason\":{\"type\":\"string\",\"description\":\"why (required to retract); kept in the trail\"},"
+     "\"body\":{\"type\":\"string\",\"description\":\"supersede: the new rule\"},"
+     "\"confirm\":{\"type\":\"boolean\",\"description\":\"true to make a change (the user agreed)\"}}}",
+     mcp_tool_contracts},
 };
 #define MCP_N_TOOLS (sizeof mcp_tools / sizeof mcp_tools[0])
 

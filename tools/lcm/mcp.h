@@ -1,7 +1,8 @@
 /*
  * mcp.h -- `lcm mcp`: a Model Context Protocol server over stdio (JSON-RPC 2.0, one message
  * per line) that exposes the lossless stores under <home>/lcm/ to other agents, read-only:
- * lcm_grep, lcm_describe, lcm_expand, lcm_sessions, lcm_status. Owns the protocol
+ * lcm_grep, lcm_describe, lcm_expand, lcm_sessions, lcm_status, lcm_handoff, and
+ * lcm_contracts (list/show; a change only with "confirm": true). Owns the protocol
  * handling (lifecycle, error shapes) and the tools' argument parsing; every read goes
  * through the engine (store_open_readonly, recall_*, maint_*). The same tool functions
  * back the plain `lcm grep|status|sessions` verbs.

@@ -1,28 +1,28 @@
 /*
- * clm_pages.c -- the /clm and /clm-compact commands (docs/DESIGN.md §5.8, §5.9): the
- * panel as text pages -- status (three lines), input (what the model sees), edits
- * (per-revision rows and side-by-side diffs), overview (a bar chart of provider-reported
- * request sizes built from session entries) and settings --, which read the glue state
- * and the branch and never change either; and the commands that do (on/off, reset,
- * config, /clm-compact and its wait for idle), through clm.c's services.
+ * clm_pages.c -- the /clm command (docs/DESIGN.md §5.8, §5.9): the panel as text pages --
+ * status (three lines), input (what the model sees), edits (per-revision rows and
+ * side-by-side diffs), overview (a bar chart of provider-reported request sizes built
+ * from session entries) and settings --, which read the live-context state (clm_live.h)
+ * and the branch and never change either; and the subcommands that do (on/off, reset,
+ * config), through clm_live's services. /clm-compact needs the host's turn: the plugin.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "clm_diff.h"
-#include "clm_glue.h"
+#include "clm_pages.h"
 #include "message.h"
 
 #define CLM_CHART_H 10
 #define CLM_CHART_W 60
 #define CLM_LIST_MAX 200
 
-static cJSON *pages_branch(clm_glue *g)
+static cJSON *pages_branch(clm_live *g)
 {
-    cJSON *b = NULL;
-    char *err = NULL;
-    if (plugin_get_branch(g->p, &b, &err) != AP_OK) b = NULL;
+    char *text = NULL, *err = NULL;
+    cJSON *b = g->hooks.branch(g->hooks.ud, &text, &err) == LC_OK ? cJSON_Parse(text) : NULL;
+    free(text);
     free(err);
     return b;
 }
@@ -46,7 +46,7 @@ static const cJSON *pages_state(const cJSON *e)
     return cJSON_GetObjectItemCaseSensitive(e, "data");
 }
 
-static void pages_changed_settings(clm_glue *g, sbuf *b)
+static void pages_changed_settings(clm_live *g, sbuf *b)
 {
     int any = 0;
     for (int i = 0; i < CLM_N_SETTINGS; i++) {
@@ -65,20 +65,22 @@ static void pages_changed_settings(clm_glue *g, sbuf *b)
     }
 }
 
-char *clm_page_status(clm_glue *g)
+char *clm_pages_status(clm_live *g)
 {
     sbuf b = {0};
-    size_t budget = clm_budget_of(g);
+    clm_live_facts f;
+    clm_live_facts_get(g, &f);
+    size_t budget = clm_live_budget(g);
     size_t est = g->est_next;
     const char *how = "estimated";
-    if (!g->p->context_calls) {
+    if (!f.context_calls) {
         /* Resumed, nothing sent yet: estimate the rebuilt context. */
         if (g->has_rev) {
             est = 0;
             for (size_t i = 0; i < g->rev.n_messages; i++) est += g->rev_tokens[i];
             how = "estimated from the restored revision";
         } else {
-            est = g->p->branch_tokens;
+            est = f.branch_tokens;
             how = "estimated from the branch";
         }
         est = clm_calib_apply(&g->cal, est);
@@ -103,7 +105,7 @@ char *clm_page_status(clm_glue *g)
     return sb_detach(&b);
 }
 
-char *clm_page_input(clm_glue *g)
+char *clm_pages_input(clm_live *g)
 {
     sbuf b = {0};
     if (!g->have_view) {
@@ -182,7 +184,7 @@ static char *pages_body(const cJSON *msg)
     return t;
 }
 
-char *clm_page_edits(clm_glue *g, const char *args)
+char *clm_pages_edits(clm_live *g, const char *args)
 {
     sbuf b = {0};
     cJSON *branch = pages_branch(g);
@@ -288,7 +290,7 @@ static const char *const pages_zoom_names[] = {"fit", "requests", "turns"};
 
 /* The branch's requests and events, from session entries alone (docs/DESIGN.md §5.9: the timeline is
  * derived, not stored, so it works on resume). */
-static int pages_timeline(clm_glue *g, pages_req **reqs, size_t *n_reqs, pages_event **evs,
+static int pages_timeline(clm_live *g, pages_req **reqs, size_t *n_reqs, pages_event **evs,
                           size_t *n_evs, size_t *n_turns)
 {
     cJSON *branch = pages_branch(g);
@@ -381,7 +383,7 @@ static void pages_chart(sbuf *b, const size_t *col, const int *mark, size_t w, s
 
 /* `/clm overview [fit|requests|turns] [at K|now]`: the panel's zoom (`z`) and its
  * selection (`← →` over the events) as arguments, since a text page cannot be steered. */
-char *clm_page_overview(clm_glue *g, const char *args)
+char *clm_pages_overview(clm_live *g, const char *args)
 {
     sbuf b = {0};
     pages_req *req = NULL;
@@ -417,7 +419,7 @@ char *clm_page_overview(clm_glue *g, const char *args)
     }
     if (pages_timeline(g, &req, &n, &ev, &ne, &turns) != LC_OK)
         return lc_strdup("overview: the branch cannot be read");
-    size_t budget = clm_budget_of(g);
+    size_t budget = clm_live_budget(g);
     if (n == 0) {
         sb_printf(&b, "overview: no provider-reported request sizes on this branch yet "
                       "(budget %zu tokens)\n", budget);
@@ -479,10 +481,12 @@ events:
     return sb_detach(&b);
 }
 
-char *clm_page_settings(clm_glue *g)
+char *clm_pages_settings(clm_live *g)
 {
     sbuf b = {0};
-    size_t budget = clm_budget_of(g), window = (size_t)(g->p->window > 0 ? g->p->window : 0);
+    clm_live_facts f;
+    clm_live_facts_get(g, &f);
+    size_t budget = clm_live_budget(g), window = (size_t)(f.window > 0 ? f.window : 0);
     sb_printf(&b, "sizes: next request ~%zu tokens (calibrated x%.2f); last provider count %s%zu%s\n",
               g->est_next, g->cal.factor, "", g->observed_prev,
               g->observed_prev ? (g->observed_stale ? " (stale)" : "") : " (not yet known)");
@@ -508,58 +512,15 @@ char *clm_page_settings(clm_glue *g)
 
 /* ---- /clm config ---------------------------------------------------------------------------- */
 
-int clm_settings_commit(clm_glue *g, clm_settings *next, char **err)
-{
-    char *steer = NULL, hash[13] = "", *json = NULL, *entry_id = NULL;
-    int rc = clm_load_steering(g, next, &steer, hash, err);
-    if (rc != LC_OK) return rc;
-    if (next->compact_prompt) {
-        char *path = clm_resolve(g, next->compact_prompt), *t = NULL;
-        size_t len;
-        char *e = NULL;
-        if (!path || lc_read_file(path, &t, &len, &e) != LC_OK) {
-            rc = lc_errf(err, LC_INVALID, "the compact prompt %s cannot be read: %s",
-                         path ? path : next->compact_prompt, e ? e : "out of memory");
-            free(e);
-            free(path);
-            free(steer);
-            return rc;
-        }
-        free(t);
-        free(path);
-    }
-    if (!(json = clm_settings_overrides_json(next))) {
-        free(steer);
-        return lc_errf(err, LC_NOMEM, "out of memory");
-    }
-    rc = clm_append_raw(g, CLM_SETTINGS_TYPE, json, CLM_MARK_SETTINGS, -1, 1, &entry_id, err);
-    free(json);
-    if (rc != AP_OK) {
-        free(steer);
-        return rc;
-    }
-    free(g->settings_entry_id);
-    g->settings_entry_id = entry_id;
-    int cap_changed = next->obs_cap != g->set.obs_cap || next->obs_head != g->set.obs_head;
-    clm_settings_free(&g->set);
-    g->set = *next;
-    memset(next, 0, sizeof *next);
-    if (cap_changed) clm_raw_uncap(&g->raw);
-    free(g->steering_text);
-    g->steering_text = steer;
-    memcpy(g->steering_hash, hash, sizeof hash);
-    return LC_OK;
-}
-
-static char *clm_config_command(clm_glue *g, const char *args)
+static char *pages_config(clm_live *g, const char *args)
 {
     clm_settings next;
     char *err = NULL, *out = NULL;
     while (*args == ' ') args++;
-    if (!*args) return clm_page_settings(g);
+    if (!*args) return clm_pages_settings(g);
     if (clm_settings_clone(&g->set, &next, &err) != LC_OK) goto fail;
     if (strcmp(args, "reset") == 0) {
-        if (clm_settings_reset(&next, &err) != LC_OK || clm_settings_commit(g, &next, &err) != LC_OK)
+        if (clm_settings_reset(&next, &err) != LC_OK || clm_live_settings_commit(g, &next, &err) != LC_OK)
             goto fail;
         clm_settings_free(&next);
         return lc_strdup("live context settings: back to the defaults (saved)");
@@ -580,7 +541,7 @@ static char *clm_config_command(clm_glue *g, const char *args)
         return out;
     }
     if (clm_settings_set(&next, key, value, &err) != LC_OK ||
-        clm_settings_commit(g, &next, &err) != LC_OK) {
+        clm_live_settings_commit(g, &next, &err) != LC_OK) {
         free(key);
         goto fail;
     }
@@ -602,16 +563,16 @@ fail:
 
 /* ---- commands ------------------------------------------------------------------------ */
 
-static char *clm_toggle(clm_glue *g, int on)
+static char *pages_toggle(clm_live *g, int on)
 {
     if (g->enabled == on) return lc_asprintf("live context is already %s", on ? "on" : "off");
     char *slim = clm_payload_toggle(on), *err = NULL, *out;
-    if (!slim || clm_append_raw(g, CLM_STATE_TYPE, slim, CLM_MARK_TOGGLE, -1, on, NULL, &err) != AP_OK) {
+    if (!slim || clm_live_append(g, CLM_STATE_TYPE, slim, CLM_MARK_TOGGLE, -1, on, NULL, &err) != LC_OK) {
         out = lc_asprintf("/clm %s: not saved (%s); nothing changed", on ? "on" : "off",
                           err ? err : "out of memory");
     } else {
         g->enabled = on;
-        clm_mark_stale(g, on ? "live context switched on" : "live context switched off");
+        clm_live_mark_stale(g, on ? "live context switched on" : "live context switched off");
         if (!on && clm_folder_held(&g->folder)) clm_folder_clear(g->folder.dir);
         g->folder.current = 0;
         out = lc_asprintf("live context: %s%s", on ? "on" : "off (raw context; revisions kept)",
@@ -622,13 +583,13 @@ static char *clm_toggle(clm_glue *g, int on)
     return out;
 }
 
-static char *clm_reset(clm_glue *g)
+static char *pages_reset(clm_live *g)
 {
     char *err = NULL, *out;
-    if (clm_to_raw(g, "reset by the user", "the user reset the live context", &err) != AP_OK) {
+    if (clm_live_to_raw(g, "reset by the user", "the user reset the live context", &err) != LC_OK) {
         out = lc_asprintf("/clm reset: not saved (%s); nothing changed", err ? err : "out of memory");
     } else {
-        clm_notice(g, "[CLM] The user reset the live context: it is the raw transcript again.");
+        clm_live_notice(g, "[CLM] The user reset the live context: it is the raw transcript again.");
         out = lc_asprintf("live context reset to the raw transcript (revision %ld recorded)",
                           g->last_revision);
     }
@@ -636,142 +597,28 @@ static char *clm_reset(clm_glue *g)
     return out;
 }
 
-int clm_page_command(void *ud, const char *args, char **out_text, char **err)
+char *clm_pages_command(clm_live *g, const char *args)
 {
-    lc_plugin *p = ud;
-    clm_glue *g = p->clm;
-    (void)err;
+    char *out_text = NULL;
     while (*args == ' ') args++;
     size_t wl = strcspn(args, " \t");
     const char *rest = args + wl;
     while (*rest == ' ' || *rest == '\t') rest++;
 #define IS(w) (wl == strlen(w) && strncmp(args, w, wl) == 0)
-    if (wl == 0 || IS("status")) *out_text = clm_page_status(g);
-    else if (IS("on")) *out_text = clm_toggle(g, 1);
-    else if (IS("off")) *out_text = clm_toggle(g, 0);
-    else if (IS("reset")) *out_text = clm_reset(g);
-    else if (IS("input")) *out_text = clm_page_input(g);
-    else if (IS("edits")) *out_text = clm_page_edits(g, rest);
-    else if (IS("overview")) *out_text = clm_page_overview(g, rest);
-    else if (IS("settings")) *out_text = clm_page_settings(g);
-    else if (IS("config")) *out_text = clm_config_command(g, rest);
+    if (wl == 0 || IS("status")) out_text = clm_pages_status(g);
+    else if (IS("on")) out_text = pages_toggle(g, 1);
+    else if (IS("off")) out_text = pages_toggle(g, 0);
+    else if (IS("reset")) out_text = pages_reset(g);
+    else if (IS("input")) out_text = clm_pages_input(g);
+    else if (IS("edits")) out_text = clm_pages_edits(g, rest);
+    else if (IS("overview")) out_text = clm_pages_overview(g, rest);
+    else if (IS("settings")) out_text = clm_pages_settings(g);
+    else if (IS("config")) out_text = pages_config(g, rest);
     else
-        *out_text = lc_asprintf("/clm: unknown subcommand '%.*s' (try: status, input, edits, "
+        out_text = lc_asprintf("/clm: unknown subcommand '%.*s' (try: status, input, edits, "
                                 "overview, settings, config KEY VALUE, config reset, on, off, "
                                 "reset)", (int)wl, args);
 #undef IS
-    return *out_text ? AP_OK : lc_errf(err, AP_NOMEM, "out of memory");
+    return out_text;
 }
 
-/* Forget the waiting request. */
-static void clm_compact_clear(clm_glue *g)
-{
-    g->compact_pending = 0;
-    g->compact_wait = 0;
-    free(g->compact_baseline);
-    g->compact_baseline = NULL;
-}
-
-/* Build the prompt and hand it to the host as a user message. Returns AP_OK, or the
- * host's status with *why (malloc'd) saying what went wrong. */
-static int clm_compact_send(clm_glue *g, const char *instructions, char **why)
-{
-    char *t = clm_compact_prompt(g, instructions);
-    if (!t) {
-        *why = lc_asprintf("the compact prompt %s cannot be read",
-                           g->set.compact_prompt ? g->set.compact_prompt : "(built in)");
-        return AP_INVALID;
-    }
-    int rc = plugin_send_user_message(g->p, t, why);
-    free(t);
-    return rc;
-}
-
-/* The level-1 path: the prompt rides on the next request as a one-call notice, and the
- * user starts that turn. */
-static char *clm_compact_as_notice(clm_glue *g, const char *args, const char *reason)
-{
-    free(g->compact_baseline);
-    g->compact_baseline = lc_strdup(args ? args : "");
-    g->compact_pending = 1;
-    g->compact_wait = 0;
-    return lc_asprintf("/clm-compact: the compaction prompt goes out with the next request "
-                       "(%s): send any prompt, e.g. \"compact your context\", to run it.", reason);
-}
-
-/* §7d: wait for idle, then send the prompt as an ordinary user message. Idle now: send it
- * at once (the host runs it when this command returns). Busy: record the baseline and
- * send it at agent_end unless the live context changed meanwhile. */
-int clm_page_compact_command(void *ud, const char *args, char **out_text, char **err)
-{
-    lc_plugin *p = ud;
-    clm_glue *g = p->clm;
-    if (!args) args = "";
-    while (*args == ' ' || *args == '\t') args++;
-    if (!g->enabled) {
-        *out_text = lc_strdup("/clm-compact: live context is off (/clm on)");
-    } else if (g->compact_pending) {
-        *out_text = lc_strdup(g->compact_wait
-                                  ? "/clm-compact: refused, a compaction request is already waiting "
-                                    "for the agent to finish"
-                                  : "/clm-compact: refused, a compaction request is already waiting "
-                                    "for the next request");
-    } else if (!plugin_can_send(p)) {
-        *out_text = clm_compact_as_notice(g, args, "this host is below API level 2: a plugin "
-                                                   "can add to a request but not start one");
-    } else if (p->agent_busy) {
-        free(g->compact_baseline);
-        g->compact_baseline = lc_strdup(args);
-        g->compact_pending = 1;
-        g->compact_wait = 1;
-        g->compact_epoch = g->stale_epoch;
-        g->compact_enabled = g->enabled;
-        *out_text = lc_strdup("/clm-compact: the agent is busy; the compaction prompt is sent "
-                              "when it finishes (a tree move, /clm reset, reload or shutdown "
-                              "meanwhile cancels it)");
-    } else {
-        char *why = NULL;
-        int rc = clm_compact_send(g, args, &why);
-        if (rc == AP_OK)
-            *out_text = lc_strdup("/clm-compact: the compaction prompt was sent as a user "
-                                  "message; the model edits LIVE_CONTEXT.md in that turn");
-        else if (rc == AP_UNSUPPORTED)
-            *out_text = clm_compact_as_notice(g, args, why ? why : "the host cannot start a turn");
-        else
-            *out_text = lc_asprintf("/clm-compact: not sent (%s)", why ? why : "the host refused");
-        free(why);
-    }
-    return *out_text ? AP_OK : lc_errf(err, AP_NOMEM, "out of memory");
-}
-
-int clm_glue_agent_end(lc_plugin *p, const cJSON *ev, char **err)
-{
-    clm_glue *g = p->clm;
-    (void)ev;
-    (void)err;
-    if (!g || !g->compact_pending || !g->compact_wait) return AP_OK;
-    /* clm_mark_stale cancels a waiting request as it happens; the epoch check also covers
-     * a baseline change that reached no hook (the switch, a restore that failed). */
-    const char *changed = g->stale_epoch != g->compact_epoch ? "the branch or revision was replaced"
-                          : g->enabled != g->compact_enabled ? "live context was switched"
-                          : NULL;
-    if (changed) {
-        plugin_notify(p, AP_LEVEL_INFO, "/clm-compact: not sent, the live context changed (%s)",
-                      changed);
-        clm_compact_clear(g);
-        return AP_OK;
-    }
-    char *why = NULL;
-    char *instructions = g->compact_baseline;
-    g->compact_baseline = NULL;
-    clm_compact_clear(g);
-    int rc = clm_compact_send(g, instructions, &why);
-    if (rc == AP_OK)
-        plugin_notify(p, AP_LEVEL_INFO, "/clm-compact: the agent is idle; the compaction prompt "
-                      "was sent");
-    else
-        plugin_notify(p, AP_LEVEL_WARNING, "/clm-compact: not sent (%s)", why ? why : "the host refused");
-    free(why);
-    free(instructions);
-    return AP_OK;
-}

@@ -1,0 +1,756 @@
+/*
+ * store_sqlite_home.c -- the home store (homestore.h) on SQLite: <home>/lcm-home/home.sqlite,
+ * WAL, one connection per opener. The schema is versioned by user_version; the contract
+ * trail is append-only by triggers (an UPDATE or DELETE of a trail row aborts), so not
+ * even a bug in a caller can rewrite history.
+ */
+#include "homestore.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "util.h"
+
+#define HS_BUSY_MS 5000
+
+struct homestore {
+    sqlite3 *db;
+    char *path;
+};
+
+static const char hs_schema[] =
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);"
+    "CREATE TABLE IF NOT EXISTS dream_log(id INTEGER PRIMARY KEY, scope TEXT NOT NULL, project TEXT,"
+    " started INTEGER NOT NULL, finished INTEGER NOT NULL, status TEXT NOT NULL, sessions INTEGER,"
+    " messages INTEGER, summaries INTEGER, patterns INTEGER, consolidations INTEGER, contracts INTEGER,"
+    " model TEXT, report_path TEXT, note TEXT);"
+    "CREATE TABLE IF NOT EXISTS dream_marks(scope_key TEXT NOT NULL, session TEXT NOT NULL,"
+    " ordinal INTEGER NOT NULL, row INTEGER NOT NULL, summary INTEGER NOT NULL,"
+    " PRIMARY KEY(scope_key, session));"
+    "CREATE TABLE IF NOT EXISTS patterns(id INTEGER PRIMARY KEY, kind TEXT NOT NULL, text TEXT NOT NULL,"
+    " key TEXT NOT NULL, project TEXT NOT NULL DEFAULT '', count INTEGER NOT NULL DEFAULT 0,"
+    " score INTEGER NOT NULL DEFAULT 0, first_seen INTEGER, last_seen INTEGER, UNIQUE(key, project));"
+    "CREATE TABLE IF NOT EXISTS pattern_sources(pattern_id INTEGER NOT NULL REFERENCES patterns(id),"
+    " session TEXT NOT NULL, entry_id TEXT NOT NULL DEFAULT '', summary_id INTEGER NOT NULL DEFAULT 0,"
+    " ordinal INTEGER, excerpt TEXT, seen INTEGER, UNIQUE(pattern_id, session, entry_id, summary_id));"
+    "CREATE TABLE IF NOT EXISTS consolidations(id INTEGER PRIMARY KEY, text TEXT NOT NULL,"
+    " tokens INTEGER, overlap REAL, created INTEGER);"
+    "CREATE TABLE IF NOT EXISTS consolidation_members(consolidation_id INTEGER NOT NULL"
+    " REFERENCES consolidations(id), session TEXT NOT NULL, summary_id INTEGER NOT NULL,"
+    " UNIQUE(session, summary_id));"
+    "CREATE TABLE IF NOT EXISTS contracts(id INTEGER PRIMARY KEY,"
+    " kind TEXT NOT NULL CHECK(kind IN ('prefer','forbid','verify-before')), body TEXT NOT NULL,"
+    " state TEXT NOT NULL CHECK(state IN ('Pending','Active','Rejected','Retracted','Superseded')),"
+    " project TEXT, pattern_id INTEGER NOT NULL DEFAULT 0, supersedes INTEGER NOT NULL DEFAULT 0,"
+    " superseded_by INTEGER NOT NULL DEFAULT 0, reason TEXT, created INTEGER, updated INTEGER);"
+    "CREATE TABLE IF NOT EXISTS contract_trail(id INTEGER PRIMARY KEY, contract_id INTEGER NOT NULL,"
+    " at INTEGER NOT NULL, actor TEXT NOT NULL, action TEXT NOT NULL, from_state TEXT, to_state TEXT,"
+    " reason TEXT, body TEXT);"
+    "CREATE TRIGGER IF NOT EXISTS contract_trail_no_update BEFORE UPDATE ON contract_trail"
+    " BEGIN SELECT RAISE(ABORT, 'the contract trail is append-only'); END;"
+    "CREATE TRIGGER IF NOT EXISTS contract_trail_no_delete BEFORE DELETE ON contract_trail"
+    " BEGIN SELECT RAISE(ABORT, 'the contract trail is append-only'); END;"
+    "PRAGMA user_version=1;";
+
+static int hs_fail(homestore *h, char **err, const char *what)
+{
+    return lc_errf(err, sqlite3_errcode(h->db) == SQLITE_BUSY ? LC_BUSY : LC_ERR, "home store %s: %s: %s",
+                   h->path, what, sqlite3_errmsg(h->db));
+}
+
+static int hs_exec(homestore *h, const char *sql, char **err)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(h->db, sql, NULL, NULL, &msg) == SQLITE_OK) return LC_OK;
+    int rc = lc_errf(err, sqlite3_errcode(h->db) == SQLITE_BUSY ? LC_BUSY : LC_ERR, "home store %s: %s", h->path,
+                     msg ? msg : sqlite3_errmsg(h->db));
+    sqlite3_free(msg);
+    return rc;
+}
+
+static int hs_prep(homestore *h, sqlite3_stmt **st, const char *sql, char **err)
+{
+    if (sqlite3_prepare_v2(h->db, sql, -1, st, NULL) != SQLITE_OK) return hs_fail(h, err, "prepare");
+    return LC_OK;
+}
+
+static void hs_text(sqlite3_stmt *st, int i, const char *v)
+{
+    if (v) sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
+    else sqlite3_bind_null(st, i);
+}
+
+static char *hs_col(sqlite3_stmt *st, int i)
+{
+    const unsigned char *t = sqlite3_column_text(st, i);
+    return t ? lc_strdup((const char *)t) : NULL;
+}
+
+/* Run a statement with no rows to read; finalizes it. */
+static int hs_step_done(homestore *h, sqlite3_stmt *st, char **err, const char *what)
+{
+    int rc = sqlite3_step(st) == SQLITE_DONE ? LC_OK : hs_fail(h, err, what);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int64_t hs_int(homestore *h, const char *sql, const char *arg)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t v = 0;
+    if (sqlite3_prepare_v2(h->db, sql, -1, &st, NULL) != SQLITE_OK) return 0;
+    if (arg) sqlite3_bind_text(st, 1, arg, -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+char *homestore_path(const char *home)
+{
+    return lc_asprintf("%s/" HOMESTORE_DIR "/" HOMESTORE_FILE, home);
+}
+
+/* The folder 0700 and the file 0600, made or fixed through descriptors, never through a
+ * link. */
+static int hs_private(const char *dir, const char *path, int create, char **err)
+{
+    struct stat sb;
+    if (!create) {
+        if (lstat(path, &sb) != 0) return errno == ENOENT ? LC_NOTFOUND : lc_errf(err, LC_ERR, "home store %s: %s", path, strerror(errno));
+        if (!S_ISREG(sb.st_mode)) return lc_errf(err, LC_ERR, "home store %s: not a regular file", path);
+        return LC_OK;
+    }
+    if (lc_mkdir_p(dir, 0700, err) != LC_OK) return LC_ERR;
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0) return lc_errf(err, LC_ERR, "home store folder %s: %s", dir, strerror(errno));
+    int rc = LC_OK;
+    if (fstat(dfd, &sb) == 0 && (sb.st_mode & 07777) != 0700 && fchmod(dfd, 0700) != 0)
+        rc = lc_errf(err, LC_ERR, "home store folder %s: cannot make it private: %s", dir, strerror(errno));
+    int fd = rc == LC_OK ? openat(dfd, HOMESTORE_FILE, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
+    if (rc == LC_OK && fd < 0) rc = lc_errf(err, LC_ERR, "home store %s: %s", path, strerror(errno));
+    if (fd >= 0) {
+        if (fstat(fd, &sb) == 0 && (sb.st_mode & 07777) != 0600 && fchmod(fd, 0600) != 0)
+            rc = lc_errf(err, LC_ERR, "home store %s: cannot make it private: %s", path, strerror(errno));
+        close(fd);
+    }
+    close(dfd);
+    return rc;
+}
+
+int homestore_open(const char *home, int create, homestore **out, char **err)
+{
+    homestore *h = NULL;
+    char *dir = NULL;
+    int rc;
+    *out = NULL;
+    if (!home || !*home) return lc_errf(err, LC_INVALID, "home store: no agent home");
+    if (!(h = calloc(1, sizeof *h)) || !(h->path = homestore_path(home)) ||
+        !(dir = lc_asprintf("%s/" HOMESTORE_DIR, home))) {
+        rc = lc_errf(err, LC_NOMEM, "out of memory");
+        goto done;
+    }
+    if ((rc = hs_private(dir, h->path, create, err)) != LC_OK) goto done;
+    if (sqlite3_open_v2(h->path, &h->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL) != SQLITE_OK) {
+        rc = hs_fail(h, err, "open");
+        goto done;
+    }
+    sqlite3_busy_timeout(h->db, HS_BUSY_MS);
+    if ((rc = hs_exec(h, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", err)) != LC_OK)
+        goto done;
+    if (hs_int(h, "PRAGMA user_version", NULL) < HOMESTORE_SCHEMA_VERSION) {
+        if ((rc = hs_exec(h, "BEGIN IMMEDIATE", err)) != LC_OK) goto done;
+        if ((rc = hs_exec(h, hs_schema, err)) != LC_OK) {
+            hs_exec(h, "ROLLBACK", NULL);
+            goto done;
+        }
+        if ((rc = hs_exec(h, "COMMIT", err)) != LC_OK) goto done;
+    }
+    *out = h;
+    h = NULL;
+done:
+    homestore_close(h);
+    free(dir);
+    return rc;
+}
+
+void homestore_close(homestore *h)
+{
+    if (!h) return;
+    if (h->db) sqlite3_close_v2(h->db);
+    free(h->path);
+    free(h);
+}
+
+int homestore_begin(homestore *h, char **err) { return hs_exec(h, "BEGIN IMMEDIATE", err); }
+int homestore_commit(homestore *h, char **err) { return hs_exec(h, "COMMIT", err); }
+void homestore_rollback(homestore *h)
+{
+    if (h && h->db && !sqlite3_get_autocommit(h->db)) hs_exec(h, "ROLLBACK", NULL);
+}
+
+char *homestore_meta_get(homestore *h, const char *key)
+{
+    sqlite3_stmt *st = NULL;
+    char *v = NULL;
+    if (sqlite3_prepare_v2(h->db, "SELECT value FROM meta WHERE key = ?", -1, &st, NULL) != SQLITE_OK) return NULL;
+    hs_text(st, 1, key);
+    if (sqlite3_step(st) == SQLITE_ROW) v = hs_col(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+int homestore_meta_put(homestore *h, const char *key, const char *value, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    if (hs_prep(h, &st, "INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)", err) != LC_OK) return LC_ERR;
+    hs_text(st, 1, key);
+    hs_text(st, 2, value);
+    return hs_step_done(h, st, err, "meta");
+}
+
+/* ---- the dream log ---------------------------------------------------------------------- */
+
+int homestore_run_add(homestore *h, const homestore_run *r, int64_t *id, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    if (hs_prep(h, &st,
+                "INSERT INTO dream_log(scope, project, started, finished, status, sessions, messages, summaries,"
+                " patterns, consolidations, contracts, model, report_path, note) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                err) != LC_OK)
+        return LC_ERR;
+    hs_text(st, 1, r->scope);
+    hs_text(st, 2, r->project);
+    sqlite3_bind_int64(st, 3, r->started);
+    sqlite3_bind_int64(st, 4, r->finished);
+    hs_text(st, 5, r->status);
+    sqlite3_bind_int64(st, 6, r->sessions);
+    sqlite3_bind_int64(st, 7, r->messages);
+    sqlite3_bind_int64(st, 8, r->summaries);
+    sqlite3_bind_int64(st, 9, r->patterns);
+    sqlite3_bind_int64(st, 10, r->consolidations);
+    sqlite3_bind_int64(st, 11, r->contracts);
+    hs_text(st, 12, r->model);
+    hs_text(st, 13, r->report_path);
+    hs_text(st, 14, r->note);
+    int rc = hs_step_done(h, st, err, "dream log");
+    if (rc == LC_OK && id) *id = sqlite3_last_insert_rowid(h->db);
+    return rc;
+}
+
+long long homestore_run_last(homestore *h) { return hs_int(h, "SELECT COALESCE(MAX(finished), 0) FROM dream_log", NULL); }
+int64_t homestore_run_count(homestore *h) { return hs_int(h, "SELECT COUNT(*) FROM dream_log", NULL); }
+
+/* ---- watermarks ---------------------------------------------------------------------------- */
+
+int homestore_mark_get(homestore *h, const char *scope_key, const char *session, homestore_mark *out, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    memset(out, 0, sizeof *out);
+    if (hs_prep(h, &st, "SELECT ordinal, row, summary FROM dream_marks WHERE scope_key = ? AND session = ?", err) != LC_OK)
+        return LC_ERR;
+    hs_text(st, 1, scope_key);
+    hs_text(st, 2, session);
+    int s = sqlite3_step(st);
+    if (s == SQLITE_ROW) *out = (homestore_mark){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2)};
+    sqlite3_finalize(st);
+    return s == SQLITE_ROW || s == SQLITE_DONE ? LC_OK : hs_fail(h, err, "watermark");
+}
+
+int homestore_mark_put(homestore *h, const char *scope_key, const char *session, const homestore_mark *m, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    if (hs_prep(h, &st, "INSERT OR REPLACE INTO dream_marks(scope_key, session, ordinal, row, summary) VALUES(?,?,?,?,?)",
+                err) != LC_OK)
+        return LC_ERR;
+    hs_text(st, 1, scope_key);
+    hs_text(st, 2, session);
+    sqlite3_bind_int64(st, 3, m->ordinal);
+    sqlite3_bind_int64(st, 4, m->row);
+    sqlite3_bind_int64(st, 5, m->summary);
+    return hs_step_done(h, st, err, "watermark");
+}
+
+int64_t homestore_marked_sessions(homestore *h) { return hs_int(h, "SELECT COUNT(DISTINCT session) FROM dream_marks", NULL); }
+
+/* ---- patterns -------------------------------------------------------------------------------- */
+
+void homestore_patterns_free(homestore_pattern *v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++) {
+        free(v[i].kind);
+        free(v[i].text);
+        free(v[i].project);
+    }
+    free(v);
+}
+
+int homestore_pattern_note(homestore *h, const char *kind, const char *text, const char *key, const char *project,
+                           int64_t score, long long now, int64_t *id, int *is_new, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    *id = 0;
+    *is_new = 0;
+    if (hs_prep(h, &st,
+                "INSERT INTO patterns(kind, text, key, project, score, first_seen, last_seen) VALUES(?,?,?,?,?,?,?)"
+                " ON CONFLICT(key, project) DO NOTHING",
+                err) != LC_OK)
+        return LC_ERR;
+    hs_text(st, 1, kind);
+    hs_text(st, 2, text);
+    hs_text(st, 3, key);
+    hs_text(st, 4, project ? project : "");
+    sqlite3_bind_int64(st, 5, score);
+    sqlite3_bind_int64(st, 6, now);
+    sqlite3_bind_int64(st, 7, now);
+    if ((rc = hs_step_done(h, st, err, "pattern")) != LC_OK) return rc;
+    *is_new = sqlite3_changes(h->db) > 0;
+    if (hs_prep(h, &st, "UPDATE patterns SET score = MAX(score, ?), last_seen = ? WHERE key = ? AND project = ? RETURNING id",
+                err) != LC_OK)
+        return LC_ERR;
+    sqlite3_bind_int64(st, 1, score);
+    sqlite3_bind_int64(st, 2, now);
+    hs_text(st, 3, key);
+    hs_text(st, 4, project ? project : "");
+    int s = sqlite3_step(st);
+    if (s == SQLITE_ROW) *id = sqlite3_column_int64(st, 0);
+    rc = s == SQLITE_ROW ? LC_OK : hs_fail(h, err, "pattern");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int homestore_source_add(homestore *h, int64_t pattern_id, const char *session, const char *entry_id,
+                         int64_t summary_id, int64_t ordinal, const char *excerpt, long long now, int *added,
+                         char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    *added = 0;
+    if (hs_prep(h, &st,
+                "INSERT OR IGNORE INTO pattern_sources(pattern_id, session, entry_id, summary_id, ordinal, excerpt, seen)"
+                " VALUES(?,?,?,?,?,?,?)",
+                err) != LC_OK)
+        return LC_ERR;
+    sqlite3_bind_int64(st, 1, pattern_id);
+    hs_text(st, 2, session);
+    hs_text(st, 3, entry_id ? entry_id : "");
+    sqlite3_bind_int64(st, 4, summary_id);
+    sqlite3_bind_int64(st, 5, ordinal);
+    hs_text(st, 6, excerpt);
+    sqlite3_bind_int64(st, 7, now);
+    if ((rc = hs_step_done(h, st, err, "pattern source")) != LC_OK) return rc;
+    if (!(*added = sqlite3_changes(h->db) > 0)) return LC_OK;
+    if (hs_prep(h, &st, "UPDATE patterns SET count = (SELECT COUNT(*) FROM pattern_sources WHERE pattern_id = ?1) WHERE id = ?1",
+                err) != LC_OK)
+        return LC_ERR;
+    sqlite3_bind_int64(st, 1, pattern_id);
+    return hs_step_done(h, st, err, "pattern count");
+}
+
+static int hs_patterns_read(homestore *h, sqlite3_stmt *st, homestore_pattern **out, size_t *n, char **err)
+{
+    homestore_pattern *v = NULL;
+    size_t cnt = 0, cap = 0;
+    int s, rc = LC_OK;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+        if (cnt == cap) {
+            homestore_pattern *nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof *v);
+            if (!nv) {
+                rc = lc_errf(err, LC_NOMEM, "out of memory");
+                break;
+            }
+            v = nv;
+        }
+        homestore_pattern *p = &v[cnt++];
+        p->id = sqlite3_column_int64(st, 0);
+        p->kind = hs_col(st, 1);
+        p->text = hs_col(st, 2);
+        p->project = hs_col(st, 3);
+        if (p->project && !*p->project) {
+            free(p->project);
+            p->project = NULL;
+        }
+        p->count = sqlite3_column_int64(st, 4);
+        p->score = sqlite3_column_int64(st, 5);
+        p->first_seen = sqlite3_column_int64(st, 6);
+        p->last_seen = sqlite3_column_int64(st, 7);
+    }
+    if (rc == LC_OK && s != SQLITE_DONE) rc = hs_fail(h, err, "patterns");
+    sqlite3_finalize(st);
+    if (rc != LC_OK) {
+        homestore_patterns_free(v, cnt);
+        return rc;
+    }
+    *out = v;
+    *n = cnt;
+    return LC_OK;
+}
+
+int homestore_patterns_top(homestore *h, const char *project, int include_global, size_t limit,
+                           homestore_pattern **out, size_t *n, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    *out = NULL;
+    *n = 0;
+    if (hs_prep(h, &st,
+                "SELECT id, kind, text, project, count, score, first_seen, last_seen FROM patterns"
+                " WHERE count > 0 AND (project = ?1 OR (?2 AND project = ''))"
+                " ORDER BY score * count DESC, last_seen DESC, id LIMIT ?3",
+                err) != LC_OK)
+        return LC_ERR;
+    hs_text(st, 1, project ? project : "");
+    sqlite3_bind_int(st, 2, include_global || !project);
+    sqlite3_bind_int64(st, 3, (sqlite3_int64)limit);
+    return hs_patterns_read(h, st, out, n, err);
+}
+
+int64_t homestore_pattern_count(homestore *h) { return hs_int(h, "SELECT COUNT(*) FROM patterns WHERE count > 0", NULL); }
+
+void homestore_sources_free(homestore_source *v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++) {
+        free(v[i].session);
+        free(v[i].entry_id);
+        free(v[i].excerpt);
+    }
+    free(v);
+}
+
+int homestore_sources(homestore *h, int64_t pattern_id, size_t limit, homestore_source **out, size_t *n, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    homestore_source *v = NULL;
+    size_t cnt = 0, cap = 0;
+    int s, rc = LC_OK;
+    *out = NULL;
+    *n = 0;
+    if (hs_prep(h, &st,
+                "SELECT session, entry_id, summary_id, ordinal, excerpt FROM pattern_sources WHERE pattern_id = ?"
+                " ORDER BY seen, entry_id = '', session, ordinal LIMIT ?",
+                err) != LC_OK)
+        return LC_ERR;
+    sqlite3_bind_int64(st, 1, pattern_id);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)limit);
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+        if (cnt == cap) {
+            homestore_source *nv = realloc(v, (cap = cap ? cap * 2 : 8) * sizeof *v);
+            if (!nv) {
+                rc = lc_errf(err, LC_NOMEM, "out of memory");
+                break;
+            }
+            v = nv;
+        }
+        homestore_source *r = &v[cnt++];
+        r->session = hs_col(st, 0);
+        r->entry_id = hs_col(st, 1);
+        if (r->entry_id && !*r->entry_id) {
+            free(r->entry_id);
+            r->entry_id = NULL;
+        }
+        r->summary_id = sqlite3_column_int64(st, 2);
+        r->ordinal = sqlite3_column_int64(st, 3);
+        r->excerpt = hs_col(st, 4);
+    }
+    if (rc == LC_OK && s != SQLITE_DONE) rc = hs_fail(h, err, "pattern sources");
+    sqlite3_finalize(st);
+    if (rc != LC_OK) {
+        homestore_sources_free(v, cnt);
+        return rc;
+    }
+    *out = v;
+    *n = cnt;
+    return LC_OK;
+}
+
+/* ---- consolidations ------------------------------------------------------------------------ */
+
+int homestore_consolidated(homestore *h, const char *session, int64_t summary_id)
+{
+    sqlite3_stmt *st = NULL;
+    int found = 0;
+    if (sqlite3_prepare_v2(h->db, "SELECT 1 FROM consolidation_members WHERE session = ? AND summary_id = ?", -1, &st,
+                           NULL) != SQLITE_OK)
+        return 0;
+    hs_text(st, 1, session);
+    sqlite3_bind_int64(st, 2, summary_id);
+    found = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return found;
+}
+
+int homestore_consolidation_add(homestore *h, const char *text, int64_t tokens, double overlap,
+                                const char *const *sessions, const int64_t *ids, size_t n, long long now, int64_t *id,
+                                char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (hs_prep(h, &st, "INSERT INTO consolidations(text, tokens, overlap, created) VALUES(?,?,?,?)", err) != LC_OK)
+        return LC_ERR;
+    hs_text(st, 1, text);
+    sqlite3_bind_int64(st, 2, tokens);
+    sqlite3_bind_double(st, 3, overlap);
+    sqlite3_bind_int64(st, 4, now);
+    if ((rc = hs_step_done(h, st, err, "consolidation")) != LC_OK) return rc;
+    *id = sqlite3_last_insert_rowid(h->db);
+    for (size_t i = 0; i < n; i++) {
+        if (hs_prep(h, &st, "INSERT INTO consolidation_members(consolidation_id, session, summary_id) VALUES(?,?,?)",
+                    err) != LC_OK)
+            return LC_ERR;
+        sqlite3_bind_int64(st, 1, *id);
+        hs_text(st, 2, sessions[i]);
+        sqlite3_bind_int64(st, 3, ids[i]);
+        if ((rc = hs_step_done(h, st, err, "consolidation member")) != LC_OK) return rc;
+    }
+    return LC_OK;
+}
+
+int64_t homestore_consolidation_count(homestore *h) { return hs_int(h, "SELECT COUNT(*) FROM consolidations", NULL); }
+
+/* ---- contracts ------------------------------------------------------------------------------- */
+
+void homestore_contract_free(homestore_contract *c)
+{
+    if (!c) return;
+    free(c->kind);
+    free(c->body);
+    free(c->state);
+    free(c->project);
+    free(c->reason);
+    memset(c, 0, sizeof *c);
+}
+
+void homestore_contracts_free(homestore_contract *v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++) homestore_contract_free(&v[i]);
+    free(v);
+}
+
+#define HS_CONTRACT_COLS \
+    "id, kind, body, state, project, reason, pattern_id, supersedes, superseded_by, created, updated"
+
+static void hs_contract_row(sqlite3_stmt *st, homestore_contract *c)
+{
+    c->id = sqlite3_column_int64(st, 0);
+    c->kind = hs_col(st, 1);
+    c->body = hs_col(st, 2);
+    c->state = hs_col(st, 3);
+    c->project = hs_col(st, 4);
+    c->reason = hs_col(st, 5);
+    c->pattern_id = sqlite3_column_int64(st, 6);
+    c->supersedes = sqlite3_column_int64(st, 7);
+    c->superseded_by = sqlite3_column_int64(st, 8);
+    c->created = sqlite3_column_int64(st, 9);
+    c->updated = sqlite3_column_int64(st, 10);
+}
+
+int homestore_contract_add(homestore *h, const char *kind, const char *body, const char *state, const char *project,
+                           int64_t pattern_id, int64_t supersedes, long long now, int64_t *id, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    if (hs_prep(h, &st,
+                "INSERT INTO contracts(kind, body, state, project, pattern_id, supersedes, created, updated)"
+                " VALUES(?,?,?,?,?,?,?,?)",
+                err) != LC_OK)
+        return LC_ERR;
+    hs_text(st, 1, kind);
+    hs_text(st, 2, body);
+    hs_text(st, 3, state);
+    hs_text(st, 4, project);
+    sqlite3_bind_int64(st, 5, pattern_id);
+    sqlite3_bind_int64(st, 6, supersedes);
+    sqlite3_bind_int64(st, 7, now);
+    sqlite3_bind_int64(st, 8, now);
+    int rc = hs_step_done(h, st, err, "contract");
+    if (rc == LC_OK) *id = sqlite3_last_insert_rowid(h->db);
+    return rc;
+}
+
+int homestore_contract_get(homestore *h, int64_t id, homestore_contract *out, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    memset(out, 0, sizeof *out);
+    if (hs_prep(h, &st, "SELECT " HS_CONTRACT_COLS " FROM contracts WHERE id = ?", err) != LC_OK) return LC_ERR;
+    sqlite3_bind_int64(st, 1, id);
+    int s = sqlite3_step(st), rc = LC_OK;
+    if (s == SQLITE_ROW) hs_contract_row(st, out);
+    else if (s == SQLITE_DONE) rc = lc_errf(err, LC_NOTFOUND, "no contract %lld", (long long)id);
+    else rc = hs_fail(h, err, "contract");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int homestore_contract_set_state(homestore *h, int64_t id, const char *from, const char *to, const char *reason,
+                                 int64_t superseded_by, long long now, int *changed, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    *changed = 0;
+    if (hs_prep(h, &st,
+                "UPDATE contracts SET state = ?, reason = COALESCE(?, reason), superseded_by = ?, updated = ?"
+                " WHERE id = ? AND state = ?",
+                err) != LC_OK)
+        return LC_ERR;
+    hs_text(st, 1, to);
+    hs_text(st, 2, reason);
+    sqlite3_bind_int64(st, 3, superseded_by);
+    sqlite3_bind_int64(st, 4, now);
+    sqlite3_bind_int64(st, 5, id);
+    hs_text(st, 6, from);
+    int rc = hs_step_done(h, st, err, "contract state");
+    if (rc == LC_OK) *changed = sqlite3_changes(h->db) > 0;
+    return rc;
+}
+
+int homestore_contracts_list(homestore *h, const char *state, const char *project, homestore_contract **out, size_t *n,
+                             char **err)
+{
+    sqlite3_stmt *st = NULL;
+    homestore_contract *v = NULL;
+    size_t cnt = 0, cap = 0;
+    int s, rc = LC_OK;
+    *out = NULL;
+    *n = 0;
+    if (hs_prep(h, &st,
+                "SELECT " HS_CONTRACT_COLS " FROM contracts WHERE (?1 IS NULL OR state = ?1)"
+                " AND (?2 IS NULL OR project IS NULL OR project = ?2) ORDER BY id",
+                err) != LC_OK)
+        return LC_ERR;
+    hs_text(st, 1, state);
+    hs_text(st, 2, project);
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+        if (cnt == cap) {
+            homestore_contract *nv = realloc(v, (cap = cap ? cap * 2 : 8) * sizeof *v);
+            if (!nv) {
+                rc = lc_errf(err, LC_NOMEM, "out of memory");
+                break;
+            }
+            v = nv;
+        }
+        hs_contract_row(st, &v[cnt++]);
+    }
+    if (rc == LC_OK && s != SQLITE_DONE) rc = hs_fail(h, err, "contracts");
+    sqlite3_finalize(st);
+    if (rc != LC_OK) {
+        homestore_contracts_free(v, cnt);
+        return rc;
+    }
+    *out = v;
+    *n = cnt;
+    return LC_OK;
+}
+
+int homestore_contract_known(homestore *h, int64_t pattern_id, const char *body)
+{
+    sqlite3_stmt *st = NULL;
+    int found = 0;
+    if (sqlite3_prepare_v2(h->db, "SELECT 1 FROM contracts WHERE (?1 > 0 AND pattern_id = ?1) OR body = ?2 LIMIT 1", -1,
+                           &st, NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_int64(st, 1, pattern_id);
+    hs_text(st, 2, body);
+    found = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return found;
+}
+
+int64_t homestore_contract_count(homestore *h, const char *state)
+{
+    return state ? hs_int(h, "SELECT COUNT(*) FROM contracts WHERE state = ?", state)
+                 : hs_int(h, "SELECT COUNT(*) FROM contracts", NULL);
+}
+
+int homestore_contract_active_for(homestore *h, int64_t pattern_id)
+{
+    sqlite3_stmt *st = NULL;
+    int found = 0;
+    if (sqlite3_prepare_v2(h->db, "SELECT 1 FROM contracts WHERE pattern_id = ? AND state = 'Active' LIMIT 1", -1, &st,
+                           NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_int64(st, 1, pattern_id);
+    found = pattern_id > 0 && sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return found;
+}
+
+void homestore_trail_free(homestore_trail *v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++) {
+        free(v[i].actor);
+        free(v[i].action);
+        free(v[i].from_state);
+        free(v[i].to_state);
+        free(v[i].reason);
+        free(v[i].body);
+    }
+    free(v);
+}
+
+int homestore_trail_add(homestore *h, int64_t contract_id, long long at, const char *actor, const char *action,
+                        const char *from_state, const char *to_state, const char *reason, const char *body, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    if (hs_prep(h, &st,
+                "INSERT INTO contract_trail(contract_id, at, actor, action, from_state, to_state, reason, body)"
+                " VALUES(?,?,?,?,?,?,?,?)",
+                err) != LC_OK)
+        return LC_ERR;
+    sqlite3_bind_int64(st, 1, contract_id);
+    sqlite3_bind_int64(st, 2, at);
+    hs_text(st, 3, actor);
+    hs_text(st, 4, action);
+    hs_text(st, 5, from_state);
+    hs_text(st, 6, to_state);
+    hs_text(st, 7, reason);
+    hs_text(st, 8, body);
+    return hs_step_done(h, st, err, "contract trail");
+}
+
+int homestore_trail_list(homestore *h, int64_t contract_id, homestore_trail **out, size_t *n, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    homestore_trail *v = NULL;
+    size_t cnt = 0, cap = 0;
+    int s, rc = LC_OK;
+    *out = NULL;
+    *n = 0;
+    if (hs_prep(h, &st,
+                "SELECT id, contract_id, at, actor, action, from_state, to_state, reason, body FROM contract_trail"
+                " WHERE ?1 = 0 OR contract_id = ?1 ORDER BY id",
+                err) != LC_OK)
+        return LC_ERR;
+    sqlite3_bind_int64(st, 1, contract_id);
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+        if (cnt == cap) {
+            homestore_trail *nv = realloc(v, (cap = cap ? cap * 2 : 8) * sizeof *v);
+            if (!nv) {
+                rc = lc_errf(err, LC_NOMEM, "out of memory");
+                break;
+            }
+            v = nv;
+        }
+        homestore_trail *t = &v[cnt++];
+        t->id = sqlite3_column_int64(st, 0);
+        t->contract_id = sqlite3_column_int64(st, 1);
+        t->at = sqlite3_column_int64(st, 2);
+        t->actor = hs_col(st, 3);
+        t->action = hs_col(st, 4);
+        t->from_state = hs_col(st, 5);
+        t->to_state = hs_col(st, 6);
+        t->reason = hs_col(st, 7);
+        t->body = hs_col(st, 8);
+    }
+    if (rc == LC_OK && s != SQLITE_DONE) rc = hs_fail(h, err, "contract trail");
+    sqlite3_finalize(st);
+    if (rc != LC_OK) {
+        homestore_trail_free(v, cnt);
+        return rc;
+    }
+    *out = v;
+    *n = cnt;
+    return LC_OK;
+}
