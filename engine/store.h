@@ -369,6 +369,14 @@ int store_tx_begin(store *s, char **err);
 int store_tx_commit(store *s, char **err);
 void store_tx_rollback(store *s);
 
+/* A bulk ingest (`lcm import`): a transaction like store_tx_begin over many store_ingest
+ * batches (each stays all or nothing), in which the backend may defer per-row bookkeeping
+ * (the DAG progress numbers) and bring it up to date once at the commit, with the same
+ * result as row by row. Commit is durable like any commit; a backend without the slots
+ * runs a plain transaction. store_tx_rollback ends one that must not be kept. */
+int store_bulk_begin(store *s, char **err);
+int store_bulk_commit(store *s, char **err);
+
 /* Copy the whole store into the existing empty file `dest_path` in one read snapshot
  * (consistent while another connection writes), leaving it a standalone file (no
  * write-ahead log). The caller owns the file's name, mode and durability. */
@@ -534,6 +542,9 @@ typedef struct store_methods {
     int (*x_run_reap)(store *s, int64_t id, char **err);
     int (*x_prune_broken)(store *s, int64_t *orphans, int64_t *dropped, char **err);
     int (*x_dedupe_spans)(store *s, int64_t *removed, char **err);
+    /* Bulk ingest (optional, NULL = a plain transaction): see store_bulk_begin. */
+    int (*x_bulk_begin)(store *s, char **err);
+    int (*x_bulk_commit)(store *s, char **err);
 } store_methods;
 
 typedef struct store_backend {

@@ -28,6 +28,11 @@
 #include "util.h"
 
 #define IMP_BATCH 1024
+/* Batches share one bulk store transaction (store_bulk_begin) until this many messages
+ * went in: a commit per batch (a branch switch ends one) flushed the full-text index into
+ * a new segment each time and ran the DAG progress trigger row by row; bounded so that a
+ * writer waiting on the store (a hook, the plugin) waits about a second at most. */
+#define IMP_TX_MESSAGES 16384
 #define IMP_PROGRESS_LINES 512
 #define IMP_DETECT_LINES 25
 #define IMP_TAIL_STEP_MS 50
@@ -59,6 +64,8 @@ typedef struct imp {
     long long header_ts, first_ts;
     /* Claude Code / Codex: tool names by call id, so a result names its tool */
     cJSON *tool_names;
+    int in_tx;          /* a bulk store transaction spans the batches (IMP_TX_MESSAGES) */
+    size_t tx_messages; /* messages ingested in it */
 } imp;
 
 const char *import_format_name(import_format f)
@@ -142,17 +149,33 @@ static int imp_date(imp *m, char **err)
     return store_meta_put(m->st, "created", v, err);
 }
 
+/* End the transaction the batches share: what went in is kept, also when a later batch
+ * failed (that batch alone was undone), as when every batch committed on its own. */
+static int imp_commit(imp *m, char **err)
+{
+    if (!m->in_tx) return LC_OK;
+    m->in_tx = 0;
+    m->tx_messages = 0;
+    int rc = store_bulk_commit(m->st, err);
+    if (rc != LC_OK) store_tx_rollback(m->st);
+    return rc;
+}
+
 static int imp_flush(imp *m, char **err)
 {
     int rc;
     size_t inserted = 0;
     if (m->batch.n == 0) return LC_OK;
-    if ((rc = imp_open_store(m, err)) != LC_OK) {
+    if ((rc = imp_open_store(m, err)) != LC_OK ||
+        (!m->in_tx && (rc = store_bulk_begin(m->st, err)) != LC_OK)) {
         ingest_batch_free(&m->batch);
         return rc;
     }
+    m->in_tx = 1;
+    m->tx_messages += m->batch.n;
     rc = ingest_batch_flush(m->st, &m->batch, &inserted, err);
     m->stats->inserted += inserted;
+    if (rc == LC_OK && m->tx_messages >= IMP_TX_MESSAGES) rc = imp_commit(m, err);
     return rc;
 }
 
@@ -646,6 +669,7 @@ static int imp_mark(imp *m, char **err)
 /* Everything an import holds, the store included. */
 static void imp_free(imp *m)
 {
+    if (m->in_tx) imp_commit(m, NULL);
     for (size_t i = 0; i < m->n; i++) free(m->v[i].msg);
     free(m->v);
     ingest_idset_free(&m->ids);
@@ -744,7 +768,7 @@ int import_file(const char *home, const char *path, import_progress_fn progress,
         rc = lc_errf(err, LC_ERR, "%s: %s", path, jsonl_error(r) ? jsonl_error(r) : "read failed");
         goto done;
     }
-    if ((rc = imp_flush(&m, err)) != LC_OK) goto done;
+    if ((rc = imp_flush(&m, err)) != LC_OK || (rc = imp_commit(&m, err)) != LC_OK) goto done;
     /* A transcript with no message still gets its (empty) store, so it is listed. */
     if ((rc = imp_open_store(&m, err)) != LC_OK) goto done;
     if ((rc = imp_seal(&m, path, err)) != LC_OK) goto done;
@@ -986,7 +1010,7 @@ int import_file_resume(const char *home, const char *path, import_resume *rs, im
         rc = lc_errf(err, LC_ERR, "%s: %s", path, jsonl_error(r) ? jsonl_error(r) : "read failed");
         goto done;
     }
-    if ((rc = imp_flush(&m, err)) != LC_OK) goto done;
+    if ((rc = imp_flush(&m, err)) != LC_OK || (rc = imp_commit(&m, err)) != LC_OK) goto done;
     if ((rc = imp_open_store(&m, err)) != LC_OK) goto done;
     if (full && (rc = imp_seal(&m, path, err)) != LC_OK) goto done;
     if (m.cwd && *m.cwd) {
