@@ -506,8 +506,10 @@ int store_sqlite_mark_branch(store *s, const char *const *active_ids, size_t n, 
             goto done;
         }
     }
-    if ((rc = store_sqlite_exec(s, "UPDATE messages SET removed = 1 WHERE removed = 0 AND entry_id NOT IN"
-                            " (SELECT id FROM store_active)",
+    /* The rows off the branch are found on the entry_id index (rowids only): testing
+     * `removed` on every row read past each row's text and raw JSON. */
+    if ((rc = store_sqlite_exec(s, "UPDATE messages SET removed = 1 WHERE removed = 0 AND id IN"
+                            " (SELECT id FROM messages WHERE entry_id NOT IN (SELECT id FROM store_active))",
                          err)) != LC_OK)
         goto done;
     if (marked) *marked = (size_t)sqlite3_changes(s->db);
