@@ -514,6 +514,20 @@ void store_tx_rollback(store *s)
     m->x_tx_rollback(s);
 }
 
+int store_bulk_begin(store *s, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_bulk_begin)) return store_tx_begin(s, err);
+    return m->x_bulk_begin(s, err);
+}
+
+int store_bulk_commit(store *s, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_bulk_commit)) return store_tx_commit(s, err);
+    return m->x_bulk_commit(s, err);
+}
+
 int store_backup_to(store *from, const char *dest_path, char **err)
 {
     const store_methods *m = store_methods_of(from);

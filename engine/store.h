@@ -376,6 +376,14 @@ int store_tx_begin(store *s, char **err);
 int store_tx_commit(store *s, char **err);
 void store_tx_rollback(store *s);
 
+/* A bulk ingest (`lcm import`): a transaction like store_tx_begin over many store_ingest
+ * batches (each stays all or nothing), in which the backend may defer per-row bookkeeping
+ * (the DAG progress numbers) and bring it up to date once at the commit, with the same
+ * result as row by row. Commit is durable like any commit; a backend without the slots
+ * runs a plain transaction. store_tx_rollback ends one that must not be kept. */
+int store_bulk_begin(store *s, char **err);
+int store_bulk_commit(store *s, char **err);
+
 /* Copy the whole store into the existing empty file `dest_path` in one read snapshot
  * (consistent while another connection writes), leaving it a standalone file (no
  * write-ahead log). The caller owns the file's name, mode and durability. */
@@ -610,6 +618,9 @@ typedef struct store_methods {
     int (*x_vec_walk)(store *s, const char *model, int include_removed, store_vec_visit visit, void *ud, char **err);
     int (*x_vec_walk_missing)(store *s, const char *model, int other_models, store_vec_pending_visit visit, void *ud, int *stopped, char **err);
     int (*x_vec_coverage_get)(store *s, const char *model, store_vec_coverage *out, char **err);
+    /* Also version 2: bulk ingest (optional, NULL = a plain transaction): see store_bulk_begin. */
+    int (*x_bulk_begin)(store *s, char **err);
+    int (*x_bulk_commit)(store *s, char **err);
 } store_methods;
 
 struct store_session_info;

@@ -190,6 +190,11 @@ static const char store_progress_triggers[] =
     "CREATE TEMP TRIGGER IF NOT EXISTS store_block_link AFTER INSERT ON main.summary_children"
     " BEGIN DELETE FROM meta WHERE key = 'dag_block_tokens'; END;";
 
+int store_sqlite_progress_triggers(store *s, char **err)
+{
+    return store_sqlite_exec(s, store_progress_triggers, err);
+}
+
 /* Remember why a statement failed, so store_open can tell "try again later" (busy) and
  * "this file is not a database" (doctor --repair) from other failures. */
 static void store_note_error(store *s, int code)
@@ -555,7 +560,7 @@ static int store_open_once(const char *agent_home, const char *session_id, const
         if ((rc = store_meta_set(s, "cwd", session_cwd ? session_cwd : "", err)) != LC_OK) goto done;
         if ((rc = store_meta_set(s, "created", created, err)) != LC_OK) goto done;
     }
-    if ((rc = store_sqlite_exec(s, store_progress_triggers, err)) != LC_OK) goto done;
+    if ((rc = store_sqlite_progress_triggers(s, err)) != LC_OK) goto done;
     if ((rc = store_prepare(s, &s->st_exists, "SELECT ordinal FROM messages WHERE entry_id = ?",
                             err)) != LC_OK)
         goto done;
@@ -648,6 +653,7 @@ done:
 void store_sqlite_close(store *s)
 {
     if (!s) return;
+    store_sqlite_bulk_reset(s);
     sqlite3_finalize(s->st_exists);
     sqlite3_finalize(s->st_insert);
     sqlite3_finalize(s->st_fts);
@@ -790,4 +796,6 @@ const store_methods store_sqlite_methods = {
     .x_vec_walk = store_sqlite_vec_walk,
     .x_vec_walk_missing = store_sqlite_vec_walk_missing,
     .x_vec_coverage_get = store_sqlite_vec_coverage_get,
+    .x_bulk_begin = store_sqlite_bulk_begin,
+    .x_bulk_commit = store_sqlite_bulk_commit,
 };

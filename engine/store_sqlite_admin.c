@@ -22,6 +22,7 @@ int store_sqlite_tx_commit(store *s, char **err) { return store_sqlite_exec(s, "
 void store_sqlite_tx_rollback(store *s)
 {
     if (!sqlite3_get_autocommit(s->db)) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    store_sqlite_bulk_reset(s);
 }
 
 static int store_table_exists(store *s, const char *name)

@@ -12,6 +12,13 @@
 #include "store_derive.h"
 
 
+/* A full-text row a bulk ingest holds back until its commit (store_sqlite_bulk_commit). */
+typedef struct store_fts_row {
+    int64_t rowid;
+    char *text;
+    size_t len;
+} store_fts_row;
+
 struct store {
     const store_methods *methods; /* first: all store.c reads (store.h, backends) */
     sqlite3 *db;
@@ -29,6 +36,12 @@ struct store {
     int64_t last_ordinal;
     store_call calls[STORE_CALL_RING]; /* recent tool calls: id -> named path */
     size_t call_next;
+    int64_t bulk_from; /* a bulk ingest's rows are those above this id (store_bulk_begin) */
+    int bulk;          /* inside store_bulk_begin .. commit */
+    int bulk_failed;   /* a batch of it failed: the commit rolls it back */
+    int64_t bulk_cache; /* the page cache size the bulk restores */
+    store_fts_row *fts_rows; /* the bulk's held-back full-text rows */
+    size_t fts_n, fts_cap, fts_bytes;
 };
 
 /* The DAG-progress SQL fragments (store.h): the watermark as stored, an eligible row,
@@ -59,6 +72,13 @@ char *store_sqlite_meta_get(store *s, const char *key);
 int store_sqlite_meta_put(store *s, const char *key, const char *value, char **err);
 int store_sqlite_schema_version(store *s);
 int store_sqlite_ingest(store *s, const store_msg *msgs, size_t n, store_ingest_stats *stats, char **err);
+/* (Re)create the connection's DAG progress triggers (they exist unless a bulk ingest
+ * dropped the one on insert). */
+int store_sqlite_progress_triggers(store *s, char **err);
+int store_sqlite_bulk_begin(store *s, char **err);
+int store_sqlite_bulk_commit(store *s, char **err);
+/* Forget a bulk ingest's held-back state (a rollback, the close). */
+void store_sqlite_bulk_reset(store *s);
 int store_sqlite_mark_branch(store *s, const char *const *active_ids, size_t n, size_t *marked, size_t *cleared, char **err);
 int store_sqlite_set_removed(store *s, const char *const *entry_ids, size_t n, int removed, char **err);
 int store_sqlite_dag_progress(store *s, int64_t *watermark, int64_t *pending, char **err);

@@ -7,6 +7,7 @@
 #include "store_derive.h"
 #include "store_sqlite_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +19,10 @@
 #include "util.h"
 
 /* ---- ingest ----------------------------------------------------------------------- */
+
+/* Held-back full-text rows of a bulk ingest past this many bytes go into the index before
+ * the next batch (memory). */
+#define STORE_BULK_FTS_BYTES (64u << 20)
 
 /* The ordinal of a stored entry, or -1. */
 static int64_t store_lookup_ordinal(store *s, const char *entry_id)
@@ -87,6 +92,55 @@ done:
     return rc;
 }
 
+static int store_fts_insert(store *s, int64_t rowid, const char *text, size_t len, char **err)
+{
+    sqlite3_bind_int64(s->st_fts, 1, rowid);
+    sqlite3_bind_text(s->st_fts, 2, text, (int)len, SQLITE_STATIC);
+    int step = sqlite3_step(s->st_fts);
+    sqlite3_reset(s->st_fts);
+    sqlite3_clear_bindings(s->st_fts);
+    return step == SQLITE_DONE ? LC_OK : store_sqlite_failed(s, err, "index message");
+}
+
+/* A bulk ingest's full-text row, held back: FTS5 writes its pending terms out as a new
+ * segment at every savepoint, so rows indexed batch by batch rewrote the index over and
+ * over; held back, they go in at the commit in one stream. */
+static int store_fts_hold(store *s, int64_t rowid, const char *text, size_t len, char **err)
+{
+    if (s->fts_n == s->fts_cap) {
+        size_t cap = s->fts_cap ? s->fts_cap * 2 : 1024;
+        store_fts_row *v = realloc(s->fts_rows, cap * sizeof *v);
+        if (!v) return lc_errf(err, LC_NOMEM, "store: out of memory");
+        s->fts_rows = v;
+        s->fts_cap = cap;
+    }
+    char *copy = lc_strndup(text, len);
+    if (!copy) return lc_errf(err, LC_NOMEM, "store: out of memory");
+    s->fts_rows[s->fts_n++] = (store_fts_row){rowid, copy, len};
+    s->fts_bytes += len;
+    return LC_OK;
+}
+
+/* Drop the held-back rows from `from` on (a batch undone, or all of them). */
+static void store_fts_drop(store *s, size_t from)
+{
+    for (size_t i = from; i < s->fts_n; i++) {
+        s->fts_bytes -= s->fts_rows[i].len;
+        free(s->fts_rows[i].text);
+    }
+    if (from < s->fts_n) s->fts_n = from;
+}
+
+/* The held-back rows into the index, in the order they arrived. */
+static int store_fts_release(store *s, char **err)
+{
+    int rc = LC_OK;
+    for (size_t i = 0; i < s->fts_n && rc == LC_OK; i++)
+        rc = store_fts_insert(s, s->fts_rows[i].rowid, s->fts_rows[i].text, s->fts_rows[i].len, err);
+    if (rc == LC_OK) store_fts_drop(s, 0);
+    return rc;
+}
+
 /* Insert one message (already known to be new). *inserted = 1 when a row was written. */
 static int store_insert_one(store *s, const store_msg *m, int64_t ordinal,
                             store_ingest_stats *stats, char **err)
@@ -152,13 +206,9 @@ static int store_insert_one(store *s, const store_msg *m, int64_t ordinal,
     if (sqlite3_changes(s->db) == 0) goto done; /* already stored */
     sqlite3_int64 rowid = sqlite3_last_insert_rowid(s->db);
     size_t ilen = files_utf8_prefix(text, tlen, STORE_INDEX_CHARS);
-    sqlite3_bind_int64(s->st_fts, 1, rowid);
-    sqlite3_bind_text(s->st_fts, 2, text, (int)ilen, SQLITE_STATIC);
-    step = sqlite3_step(s->st_fts);
-    sqlite3_reset(s->st_fts);
-    sqlite3_clear_bindings(s->st_fts);
-    if (step != SQLITE_DONE) {
-        rc = store_sqlite_failed(s, err, "index message");
+    if (s->bulk) {
+        if ((rc = store_fts_hold(s, rowid, text, ilen, err)) != LC_OK) goto done;
+    } else if ((rc = store_fts_insert(s, rowid, text, ilen, err)) != LC_OK) {
         goto done;
     }
     if (stats) {
@@ -194,7 +244,7 @@ int store_sqlite_ingest(store *s, const store_msg *msgs, size_t n, store_ingest_
                  char **err)
 {
     store_ingest_stats local = {0};
-    int rc = LC_OK, in_tx = 0;
+    int rc = LC_OK, in_tx = 0, nested = 0;
     size_t first_new = 0;
     int64_t ordinal = -1;
     if (!stats) stats = &local;
@@ -219,8 +269,19 @@ int store_sqlite_ingest(store *s, const store_msg *msgs, size_t n, store_ingest_
     if (first_new >= n) goto done;
     if (ordinal < 0) ordinal = store_next_ordinal(s);
 
-    if ((rc = store_sqlite_exec(s, "BEGIN IMMEDIATE", err)) != LC_OK) goto done;
-    in_tx = 1;
+    /* Held-back index rows are bounded (memory): past the bound they go in now. */
+    if (s->bulk && s->fts_bytes >= STORE_BULK_FTS_BYTES && (rc = store_fts_release(s, err)) != LC_OK) goto done;
+    /* Inside a bulk ingest the batch runs in the bulk's transaction as it is: a savepoint
+     * per batch copied every index page it touched into the statement journal and made
+     * FTS5 write a segment; a failed batch fails the whole bulk instead (bulk_commit
+     * rolls back to the previous commit). Inside another transaction the caller spans
+     * (store_tx_begin), the batch is a savepoint, all or nothing. */
+    if (!s->bulk) {
+        nested = !sqlite3_get_autocommit(s->db);
+        if ((rc = store_sqlite_exec(s, nested ? "SAVEPOINT store_ingest" : "BEGIN IMMEDIATE", err)) != LC_OK)
+            goto done;
+        in_tx = 1;
+    }
     const char *newest = NULL;
     for (size_t i = first_new; i < n; i++) {
         if (!msgs[i].entry_id) continue;
@@ -228,7 +289,7 @@ int store_sqlite_ingest(store *s, const store_msg *msgs, size_t n, store_ingest_
         ordinal++;
         newest = msgs[i].entry_id;
     }
-    if ((rc = store_sqlite_exec(s, "COMMIT", err)) != LC_OK) goto done;
+    if (in_tx && (rc = store_sqlite_exec(s, nested ? "RELEASE store_ingest" : "COMMIT", err)) != LC_OK) goto done;
     in_tx = 0;
     if (newest) {
         free(s->last_entry);
@@ -236,8 +297,99 @@ int store_sqlite_ingest(store *s, const store_msg *msgs, size_t n, store_ingest_
         s->last_ordinal = ordinal - 1;
     }
 done:
-    if (in_tx) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    if (in_tx)
+        sqlite3_exec(s->db, nested ? "ROLLBACK TO store_ingest; RELEASE store_ingest" : "ROLLBACK", NULL, NULL,
+                     NULL);
+    if (rc != LC_OK && s->bulk) s->bulk_failed = 1;
     return rc;
+}
+
+/* ---- bulk ingest ------------------------------------------------------------------ */
+
+/* The rows a bulk ingest added that the insert trigger would have counted: eligible and
+ * uncovered when they arrived (nothing is covered or removed inside the bulk). */
+#define STORE_BULK_ROWS(what) \
+    "(SELECT " what " FROM main.messages m WHERE m.id > ?1 AND " STORE_ELIGIBLE("m") " AND " STORE_UNCOVERED("m") ")"
+
+#define STORE_BULK_CACHE "-65536" /* KiB */
+
+static void store_bulk_cache_restore(store *s)
+{
+    char sql[48];
+    snprintf(sql, sizeof sql, "PRAGMA cache_size=%lld", (long long)s->bulk_cache);
+    sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+}
+
+/* The insert trigger runs a program per row (its WHEN and two meta updates), which cost an
+ * import as much as the rows themselves; a bulk drops it (a TEMP trigger: this connection
+ * only, and restored by a rollback) and store_sqlite_bulk_commit applies its sum. */
+int store_sqlite_bulk_begin(store *s, char **err)
+{
+    int rc;
+    if (s->read_only) return lc_errf(err, LC_INVALID, "store: opened read-only");
+    if ((rc = store_sqlite_exec(s, "BEGIN IMMEDIATE", err)) != LC_OK) return rc;
+    s->bulk_from = store_sqlite_int(s, "SELECT coalesce(max(id), 0) FROM messages", 0);
+    if ((rc = store_sqlite_exec(s, "DROP TRIGGER IF EXISTS temp.store_dag_ingest", err)) != LC_OK) {
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        return rc;
+    }
+    /* The index pages a bulk touches stay cached (the default 2 MB re-read them). */
+    s->bulk_cache = store_sqlite_int(s, "PRAGMA cache_size", -2000);
+    if ((rc = store_sqlite_exec(s, "PRAGMA cache_size=" STORE_BULK_CACHE, err)) != LC_OK) {
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        return rc;
+    }
+    s->bulk = 1;
+    s->bulk_failed = 0;
+    return LC_OK;
+}
+
+/* What the trigger would have left: the watermark at the smallest such ordinal (min over
+ * rows = min of mins) and the pending tokens grown by their sum, then the trigger back
+ * and the commit. Keys that are absent stay absent (the trigger updates only). */
+int store_sqlite_bulk_commit(store *s, char **err)
+{
+    static const char *const sql[] = {
+        "UPDATE meta SET value = min(CAST(value AS INTEGER), " STORE_BULK_ROWS("min(m.ordinal)") ")"
+        " WHERE key = 'dag_watermark' AND EXISTS " STORE_BULK_ROWS("1"),
+        "UPDATE meta SET value = CAST(value AS INTEGER) + " STORE_BULK_ROWS("sum(m.tokens)")
+        " WHERE key = 'dag_pending' AND EXISTS " STORE_BULK_ROWS("1"),
+    };
+    int rc = s->bulk_failed ? lc_errf(err, LC_ERR, "store: a batch of the bulk ingest failed; what it wrote since the "
+                                                   "previous commit is not kept")
+                            : store_fts_release(s, err);
+    if (s->bulk_failed) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    for (size_t i = 0; i < sizeof sql / sizeof sql[0] && rc == LC_OK; i++) {
+        sqlite3_stmt *st = NULL;
+        if (sqlite3_prepare_v2(s->db, sql[i], -1, &st, NULL) != SQLITE_OK) {
+            rc = store_sqlite_failed(s, err, "bulk ingest");
+            break;
+        }
+        sqlite3_bind_int64(st, 1, s->bulk_from);
+        if (sqlite3_step(st) != SQLITE_DONE) rc = store_sqlite_failed(s, err, "bulk ingest");
+        sqlite3_finalize(st);
+    }
+    if (rc == LC_OK) rc = store_sqlite_progress_triggers(s, err);
+    if (rc == LC_OK) rc = store_sqlite_exec(s, "COMMIT", err);
+    /* A failed commit leaves the transaction to the caller's store_tx_rollback. */
+    store_bulk_cache_restore(s);
+    s->bulk = s->bulk_failed = 0;
+    store_fts_drop(s, 0);
+    return rc;
+}
+
+void store_sqlite_bulk_reset(store *s)
+{
+    if (!s->bulk && !s->fts_rows) return;
+    if (s->bulk) store_bulk_cache_restore(s);
+    s->bulk = s->bulk_failed = 0;
+    store_fts_drop(s, 0);
+    free(s->fts_rows);
+    s->fts_rows = NULL;
+    s->fts_cap = 0;
+    /* What the last batches stored may have been rolled back: look it up again. */
+    free(s->last_entry);
+    s->last_entry = NULL;
 }
 
 /* ---- removed branches ------------------------------------------------------------- */
@@ -270,8 +422,10 @@ int store_sqlite_mark_branch(store *s, const char *const *active_ids, size_t n, 
             goto done;
         }
     }
-    if ((rc = store_sqlite_exec(s, "UPDATE messages SET removed = 1 WHERE removed = 0 AND entry_id NOT IN"
-                            " (SELECT id FROM store_active)",
+    /* The rows off the branch are found on the entry_id index (rowids only): testing
+     * `removed` on every row read past each row's text and raw JSON. */
+    if ((rc = store_sqlite_exec(s, "UPDATE messages SET removed = 1 WHERE removed = 0 AND id IN"
+                            " (SELECT id FROM messages WHERE entry_id NOT IN (SELECT id FROM store_active))",
                          err)) != LC_OK)
         goto done;
     if (marked) *marked = (size_t)sqlite3_changes(s->db);

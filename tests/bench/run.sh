@@ -9,6 +9,7 @@
 # BENCH_TW_* size the turn-wait run (tests/bench/bench_turn_wait.sh; ~4 minutes at the
 # default 120 rounds).
 # BENCH_HOOK_MESSAGES sizes the Stop hook's transcript (default 10000).
+# BENCH_IMPORT_TOKENS / BENCH_IMPORT_ROUNDS size the import bench (default 20M tokens, 3).
 # BENCH_SVG=FILE also draws the replay's cost per request against history size there.
 # The whole output also lands in BUILD/bench/report.txt and, parsed, BUILD/bench/report.json.
 # BENCH_TWP_* size the turn-wait run inside the real Pi (tests/bench/bench_turn_wait_pi.sh;
@@ -70,6 +71,8 @@ echo "## host thread: what the plugin costs the agent's own thread over a 20M-to
 run sh tests/bench/bench_host_thread.sh "$BUILD" "${BENCH_HT_TOKENS:-20000000}"
 echo "## Claude Code Stop hook: an incremental Stop on a 10,000-message transcript beside a whole import"
 run sh tests/bench/bench_hook_stop.sh "$BUILD" "${BENCH_HOOK_MESSAGES:-10000}"
+echo "## lcm import beside the raw SQLite + FTS5 insert of the same texts (20M tokens, median of 3), then lcm compact"
+run sh tests/bench/bench_import.sh "$BUILD" "${BENCH_IMPORT_TOKENS:-20000000}" "${BENCH_IMPORT_ROUNDS:-3}"
 echo "## plugin: .so size and load time (20 host runs with and without it)"
 run sh -c 'b=$1; h=$(mktemp -d); s=$(stat -c %s "$b/lossless-context.so");
     t0=$(date +%s%N); for i in $(seq 20); do "$b/agent-host" --home "$h" --session "$h/a.jsonl" --command "/help" >/dev/null 2>&1; done

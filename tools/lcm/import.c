@@ -28,6 +28,11 @@
 #include "util.h"
 
 #define IMP_BATCH 1024
+/* Batches share one bulk store transaction (store_bulk_begin) until this many messages
+ * went in: a commit per batch (a branch switch ends one) flushed the full-text index into
+ * a new segment each time and ran the DAG progress trigger row by row; bounded so that a
+ * writer waiting on the store (a hook, the plugin) waits about a second at most. */
+#define IMP_TX_MESSAGES 16384
 #define IMP_PROGRESS_LINES 512
 #define IMP_DETECT_LINES 25
 #define IMP_TAIL_STEP_MS 50
@@ -59,6 +64,11 @@ typedef struct imp {
     long long header_ts, first_ts;
     /* Claude Code / Codex: tool names by call id, so a result names its tool */
     cJSON *tool_names;
+    ingest_idset tool_ids;   /* its call ids, indexed (an object lookup is a linear scan) */
+    const char **tool_namev; /* tool_ids.ids[i]'s name, borrowed from tool_names */
+    size_t tool_cap;
+    int in_tx;          /* a bulk store transaction spans the batches (IMP_TX_MESSAGES) */
+    size_t tx_messages; /* messages ingested in it */
 } imp;
 
 const char *import_format_name(import_format f)
@@ -89,6 +99,48 @@ static long long imp_iso_ms(const char *iso)
 static void imp_saw_ts(imp *m, long long ts)
 {
     if (ts > 0 && (!m->first_ts || ts < m->first_ts)) m->first_ts = ts;
+}
+
+/* Remember a call's tool name (the first one named wins). */
+static int imp_tool_put(imp *m, const char *id, const char *name)
+{
+    if (!m->tool_names || ingest_idset_find(&m->tool_ids, id) >= 0) return LC_OK;
+    if (m->tool_ids.n == m->tool_cap) {
+        size_t cap = m->tool_cap ? m->tool_cap * 2 : 256;
+        const char **v = realloc(m->tool_namev, cap * sizeof *v);
+        if (!v) return LC_NOMEM;
+        m->tool_namev = v;
+        m->tool_cap = cap;
+    }
+    cJSON *item = cJSON_AddStringToObject(m->tool_names, id, name);
+    if (!item || ingest_idset_add(&m->tool_ids, id) != LC_OK) return LC_NOMEM;
+    m->tool_namev[m->tool_ids.n - 1] = item->valuestring;
+    return LC_OK;
+}
+
+static const char *imp_tool_name(const imp *m, const char *id)
+{
+    long i = id ? ingest_idset_find(&m->tool_ids, id) : -1;
+    return i >= 0 ? m->tool_namev[i] : NULL;
+}
+
+/* Index the names a resumed import starts with. */
+static int imp_tools_index(imp *m)
+{
+    cJSON *names = m->tool_names, *t;
+    if (!names) return LC_OK;
+    m->tool_names = cJSON_CreateObject();
+    if (!m->tool_names) {
+        m->tool_names = names;
+        return LC_NOMEM;
+    }
+    int rc = LC_OK;
+    cJSON_ArrayForEach(t, names)
+    {
+        if (rc == LC_OK && t->string && cJSON_IsString(t)) rc = imp_tool_put(m, t->string, t->valuestring);
+    }
+    cJSON_Delete(names);
+    return rc;
 }
 
 static long imp_find(const imp *m, const char *id)
@@ -142,17 +194,33 @@ static int imp_date(imp *m, char **err)
     return store_meta_put(m->st, "created", v, err);
 }
 
+/* End the transaction the batches share: what went in is kept, also when a later batch
+ * failed (that batch alone was undone), as when every batch committed on its own. */
+static int imp_commit(imp *m, char **err)
+{
+    if (!m->in_tx) return LC_OK;
+    m->in_tx = 0;
+    m->tx_messages = 0;
+    int rc = store_bulk_commit(m->st, err);
+    if (rc != LC_OK) store_tx_rollback(m->st);
+    return rc;
+}
+
 static int imp_flush(imp *m, char **err)
 {
     int rc;
     size_t inserted = 0;
     if (m->batch.n == 0) return LC_OK;
-    if ((rc = imp_open_store(m, err)) != LC_OK) {
+    if ((rc = imp_open_store(m, err)) != LC_OK ||
+        (!m->in_tx && (rc = store_bulk_begin(m->st, err)) != LC_OK)) {
         ingest_batch_free(&m->batch);
         return rc;
     }
+    m->in_tx = 1;
+    m->tx_messages += m->batch.n;
     rc = ingest_batch_flush(m->st, &m->batch, &inserted, err);
     m->stats->inserted += inserted;
+    if (rc == LC_OK && m->tx_messages >= IMP_TX_MESSAGES) rc = imp_commit(m, err);
     return rc;
 }
 
@@ -322,8 +390,7 @@ static cJSON *claude_block(imp *m, const cJSON *b)
         cJSON_AddStringToObject(o, "id", id ? id : "");
         cJSON_AddStringToObject(o, "name", name ? name : "");
         cJSON_AddItemToObject(o, "arguments", in ? cJSON_Duplicate(in, 1) : cJSON_CreateObject());
-        if (id && name && m->tool_names && !cJSON_GetObjectItemCaseSensitive(m->tool_names, id))
-            cJSON_AddStringToObject(m->tool_names, id, name);
+        if (id && name) imp_tool_put(m, id, name);
     } else if (!strcmp(t, "image")) {
         const cJSON *src = cJSON_GetObjectItemCaseSensitive(b, "source");
         o = cJSON_CreateObject();
@@ -415,7 +482,7 @@ static int claude_line(imp *m, const cJSON *root, char **err)
             const char *bt = jstr(b, "type");
             if (bt && strcmp(bt, "tool_result") == 0) {
                 const char *cid = jstr(b, "tool_use_id");
-                const char *name = cid && m->tool_names ? jstr(m->tool_names, cid) : NULL;
+                const char *name = imp_tool_name(m, cid);
                 cJSON *o = cJSON_CreateObject();
                 cJSON_AddStringToObject(o, "role", "toolResult");
                 cJSON_AddStringToObject(o, "toolCallId", cid ? cid : "");
@@ -522,11 +589,10 @@ static int codex_item(imp *m, const cJSON *p, long long ts, size_t lineno, char 
         cJSON_AddItemToObject(blk, "arguments", parsed);
         cJSON_AddItemToArray(arr, blk);
         cJSON_AddStringToObject(o, "stopReason", "toolUse");
-        if (cid && m->tool_names && !cJSON_GetObjectItemCaseSensitive(m->tool_names, cid))
-            cJSON_AddStringToObject(m->tool_names, cid, name);
+        if (cid) imp_tool_put(m, cid, name);
     } else if (!strcmp(t, "function_call_output") || !strcmp(t, "custom_tool_call_output")) {
         const char *cid = jstr(p, "call_id");
-        const char *name = cid && m->tool_names ? jstr(m->tool_names, cid) : NULL;
+        const char *name = imp_tool_name(m, cid);
         const cJSON *out = cJSON_GetObjectItemCaseSensitive(p, "output");
         char *text = NULL;
         if (cJSON_IsString(out)) {
@@ -646,6 +712,7 @@ static int imp_mark(imp *m, char **err)
 /* Everything an import holds, the store included. */
 static void imp_free(imp *m)
 {
+    if (m->in_tx) imp_commit(m, NULL);
     for (size_t i = 0; i < m->n; i++) free(m->v[i].msg);
     free(m->v);
     ingest_idset_free(&m->ids);
@@ -653,6 +720,8 @@ static void imp_free(imp *m)
     free(m->batch_idx);
     free(m->cwd);
     cJSON_Delete(m->tool_names);
+    ingest_idset_free(&m->tool_ids);
+    free(m->tool_namev);
     store_close(m->st);
 }
 
@@ -744,7 +813,7 @@ int import_file(const char *home, const char *path, import_progress_fn progress,
         rc = lc_errf(err, LC_ERR, "%s: %s", path, jsonl_error(r) ? jsonl_error(r) : "read failed");
         goto done;
     }
-    if ((rc = imp_flush(&m, err)) != LC_OK) goto done;
+    if ((rc = imp_flush(&m, err)) != LC_OK || (rc = imp_commit(&m, err)) != LC_OK) goto done;
     /* A transcript with no message still gets its (empty) store, so it is listed. */
     if ((rc = imp_open_store(&m, err)) != LC_OK) goto done;
     if ((rc = imp_seal(&m, path, err)) != LC_OK) goto done;
@@ -941,6 +1010,10 @@ int import_file_resume(const char *home, const char *path, import_resume *rs, im
     rs->full = full;
     m.batch_idx = malloc(IMP_BATCH * sizeof *m.batch_idx);
     m.tool_names = !full && rs->tool_names ? cJSON_Duplicate(rs->tool_names, 1) : cJSON_CreateObject();
+    if (m.tool_names && imp_tools_index(&m) != LC_OK) {
+        rc = lc_errf(err, LC_NOMEM, "out of memory");
+        goto done;
+    }
     if (rs->cwd && !(m.cwd = lc_strdup(rs->cwd))) {
         rc = lc_errf(err, LC_NOMEM, "out of memory");
         goto done;
@@ -986,7 +1059,7 @@ int import_file_resume(const char *home, const char *path, import_resume *rs, im
         rc = lc_errf(err, LC_ERR, "%s: %s", path, jsonl_error(r) ? jsonl_error(r) : "read failed");
         goto done;
     }
-    if ((rc = imp_flush(&m, err)) != LC_OK) goto done;
+    if ((rc = imp_flush(&m, err)) != LC_OK || (rc = imp_commit(&m, err)) != LC_OK) goto done;
     if ((rc = imp_open_store(&m, err)) != LC_OK) goto done;
     if (full && (rc = imp_seal(&m, path, err)) != LC_OK) goto done;
     if (m.cwd && *m.cwd) {
