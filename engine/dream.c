@@ -25,6 +25,7 @@
 #include "catalog.h"
 #include "config.h"
 #include "contracts.h"
+#include "dream_rules.h"
 #include "homestore.h"
 #include "redact.h"
 #include "store.h"
@@ -34,87 +35,6 @@
 #define DREAM_SENTENCE_MAX 400     /* a longer "sentence" is pasted text, not a lesson */
 #define DREAM_MAX_LEAVES 2000      /* leaves compared for consolidation in one run */
 #define DREAM_SOURCES_SHOWN 3
-
-enum { DREAM_USER = 1, DREAM_ASSISTANT = 2, DREAM_SUMMARY = 4 };
-
-/* ---- the phrase rules ----------------------------------------------------------------------
- * First match wins, in table order: a correction that says "don't" is a correction. A rule
- * whose phrase is at_start must open the sentence (after a bullet, "please", "also", "and");
- * `also`, when set, must occur in the sentence too ("use X instead of Y"). The score is how
- * strongly the words bind (an explicit "never" more than "we use"): contracts are proposed
- * from the strongest. */
-typedef struct dream_rule {
-    const char *kind;
-    unsigned roles;
-    int at_start;
-    const char *phrase;
-    const char *also;
-    int score;
-} dream_rule;
-
-#define DR_PERSON (DREAM_USER | DREAM_SUMMARY)
-#define DR_ANY (DREAM_USER | DREAM_ASSISTANT | DREAM_SUMMARY)
-
-static const dream_rule dream_rules[] = {
-    {"correction", DR_PERSON, 1, "actually,", NULL, 3},
-    {"correction", DR_PERSON, 1, "actually ", NULL, 3},
-    {"correction", DR_PERSON, 1, "no, ", NULL, 3},
-    {"correction", DR_PERSON, 1, "correction:", NULL, 3},
-    {"correction", DR_PERSON, 1, "wrong", NULL, 3},
-    {"correction", DR_PERSON, 0, "that's wrong", NULL, 3},
-    {"correction", DR_PERSON, 0, "that is wrong", NULL, 3},
-    {"correction", DR_PERSON, 0, "that's not right", NULL, 3},
-    {"correction", DR_PERSON, 0, "not what i asked", NULL, 3},
-    {"correction", DR_PERSON, 0, "you should have", NULL, 3},
-    {"correction", DR_PERSON, 0, "you forgot", NULL, 2},
-    {"decision", DR_ANY, 0, "we decided", NULL, 2},
-    {"decision", DR_ANY, 0, "we've decided", NULL, 2},
-    {"decision", DR_ANY, 0, "we have decided", NULL, 2},
-    {"decision", DR_ANY, 0, "let's go with", NULL, 2},
-    {"decision", DR_ANY, 0, "lets go with", NULL, 2},
-    {"decision", DR_ANY, 0, "we'll go with", NULL, 2},
-    {"decision", DR_ANY, 0, "we will go with", NULL, 2},
-    {"decision", DR_ANY, 0, "we agreed", NULL, 2},
-    {"decision", DR_ANY, 0, "we chose", NULL, 2},
-    {"decision", DR_ANY, 1, "decision:", NULL, 2},
-    {"decision", DR_ANY, 0, "decided to ", NULL, 2},
-    {"anti-pattern", DR_PERSON, 1, "don't ", NULL, 3},
-    {"anti-pattern", DR_PERSON, 1, "dont ", NULL, 3},
-    {"anti-pattern", DR_PERSON, 1, "do not ", NULL, 3},
-    {"anti-pattern", DR_PERSON, 1, "never ", NULL, 3},
-    {"anti-pattern", DR_PERSON, 1, "avoid ", NULL, 2},
-    {"anti-pattern", DR_PERSON, 1, "stop ", NULL, 2},
-    {"anti-pattern", DR_PERSON, 0, "must not ", NULL, 3},
-    {"anti-pattern", DR_PERSON, 0, "must never ", NULL, 3},
-    {"anti-pattern", DR_PERSON, 0, "should never ", NULL, 2},
-    {"preference", DR_PERSON, 1, "use ", " instead of ", 3},
-    {"preference", DR_PERSON, 1, "always ", NULL, 3},
-    {"preference", DR_PERSON, 1, "prefer ", NULL, 2},
-    {"preference", DR_PERSON, 0, "i prefer ", NULL, 2},
-    {"preference", DR_PERSON, 0, "we prefer ", NULL, 2},
-    {"preference", DR_PERSON, 0, "i'd rather ", NULL, 2},
-    {"preference", DR_PERSON, 0, "i would rather ", NULL, 2},
-    {"preference", DR_PERSON, 0, " rather than ", NULL, 1},
-    {"convention", DR_ANY, 0, "the convention is", NULL, 2},
-    {"convention", DR_ANY, 0, "by convention", NULL, 2},
-    {"convention", DR_ANY, 0, "our convention", NULL, 2},
-    {"convention", DR_ANY, 0, "naming convention", NULL, 2},
-    {"convention", DR_ANY, 0, "in this repo we ", NULL, 2},
-    {"convention", DR_ANY, 0, "in this project we ", NULL, 2},
-    {"convention", DR_ANY, 0, "we always ", NULL, 2},
-    {"convention", DR_ANY, 0, "the rule is", NULL, 2},
-    {"convention", DR_PERSON, 1, "we use ", NULL, 1},
-};
-
-/* What opens a sentence before its rule phrase without changing it. */
-static const char *const dream_openers[] = {"- ", "* ", "> ", "please, ", "please ", "also, ", "also ", "and ", "ok, ", "okay, "};
-
-static const char *const dream_kind_names[] = {"correction", "preference", "anti-pattern", "convention", "decision"};
-
-static int dream_kind_score(const char *kind)
-{
-    return !strcmp(kind, "correction") || !strcmp(kind, "anti-pattern") ? 3 : 2;
-}
 
 /* ---- what a run reads ----------------------------------------------------------------------- */
 
@@ -323,36 +243,6 @@ static int dream_u64_cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* ---- the phrase rules over one text ---------------------------------------------------------- */
-
-static int dream_starts(const char *lower, const char *phrase) { return !strncmp(lower, phrase, strlen(phrase)); }
-
-static const char *dream_skip_openers(const char *lower)
-{
-    for (int again = 1; again;) {
-        again = 0;
-        for (size_t i = 0; i < sizeof dream_openers / sizeof *dream_openers; i++)
-            if (dream_starts(lower, dream_openers[i])) {
-                lower += strlen(dream_openers[i]);
-                again = 1;
-            }
-    }
-    return lower;
-}
-
-static const dream_rule *dream_match(const char *lower, unsigned role)
-{
-    const char *open = dream_skip_openers(lower);
-    for (size_t i = 0; i < sizeof dream_rules / sizeof *dream_rules; i++) {
-        const dream_rule *r = &dream_rules[i];
-        if (!(r->roles & role)) continue;
-        if (r->at_start ? !dream_starts(open, r->phrase) : !strstr(lower, r->phrase)) continue;
-        if (r->also && !strstr(lower, r->also)) continue;
-        return r;
-    }
-    return NULL;
-}
-
 static int dream_add_found(dream_run_ctx *c, const char *kind, const char *text, size_t len, int score, size_t item)
 {
     dream_found *nv = dream_grow(c->found, &c->cap_found, c->n_found + 1, sizeof *nv);
@@ -404,7 +294,7 @@ static int dream_heuristics(dream_run_ctx *c, size_t idx)
                     char lower[DREAM_SENTENCE_MAX + 1];
                     for (size_t k = 0; k < len; k++) lower[k] = (char)tolower((unsigned char)s[a + k]);
                     lower[len] = '\0';
-                    const dream_rule *r = dream_match(lower, it->role);
+                    const dream_rule *r = dream_rules_match(lower, it->role);
                     if (r) {
                         size_t take = len;
                         if (len < 40 && end < line_end) {
@@ -436,18 +326,6 @@ static const char dream_system[] =
     "lesson in one sentence\", \"sources\": [the numbers of the excerpts it comes from]}]}. Use only "
     "numbers that appear in the excerpts. With no lesson answer {\"patterns\": []}.";
 
-static const char *dream_kind_of(const char *k)
-{
-    if (!k) return NULL;
-    for (size_t i = 0; i < sizeof dream_kind_names / sizeof *dream_kind_names; i++)
-        if (!strcasecmp(k, dream_kind_names[i])) return dream_kind_names[i];
-    if (!strcasecmp(k, "anti_pattern") || !strcasecmp(k, "antipattern")) return "anti-pattern";
-    if (!strcasecmp(k, "corrections")) return "correction";
-    if (!strcasecmp(k, "preferences")) return "preference";
-    if (!strcasecmp(k, "conventions")) return "convention";
-    if (!strcasecmp(k, "decisions")) return "decision";
-    return NULL;
-}
 
 /* The answer's patterns; a pattern whose sources name no excerpt of the chunk is dropped
  * (a lesson without lineage cannot be read back). *parsed is 0 when the answer held no
@@ -472,7 +350,7 @@ static int dream_model_parse(dream_run_ctx *c, const char *answer, size_t first,
     int rc = LC_OK;
     cJSON_ArrayForEach(e, arr)
     {
-        const char *kind = dream_kind_of(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "kind")));
+        const char *kind = dream_rules_kind(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "kind")));
         const char *text = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "text"));
         const cJSON *src = cJSON_GetObjectItemCaseSensitive(e, "sources"), *s;
         if (!kind || !text || !*text || !cJSON_IsArray(src)) continue;
@@ -486,7 +364,7 @@ static int dream_model_parse(dream_run_ctx *c, const char *answer, size_t first,
                 k = isdigit((unsigned char)*q) ? atoll(q) : -1;
             }
             if (k < (long long)first || k >= (long long)(first + count)) continue;
-            if ((rc = dream_add_found(c, kind, text, strlen(text), dream_kind_score(kind), (size_t)k)) != LC_OK) break;
+            if ((rc = dream_add_found(c, kind, text, strlen(text), dream_rules_kind_score(kind), (size_t)k)) != LC_OK) break;
         }
         if (rc != LC_OK) break;
     }
@@ -743,11 +621,11 @@ static size_t dream_lead_len(const char *text)
     size_t n = strlen(text) < sizeof lower - 1 ? strlen(text) : sizeof lower - 1;
     for (size_t i = 0; i < n; i++) lower[i] = (char)tolower((unsigned char)text[i]);
     lower[n] = '\0';
-    const char *p = dream_skip_openers(lower);
+    const char *p = dream_rules_skip_openers(lower);
     for (int again = 1; again;) {
         again = 0;
         for (size_t i = 0; i < sizeof dream_leads / sizeof *dream_leads; i++)
-            if (dream_starts(p, dream_leads[i])) {
+            if (dream_rules_starts(p, dream_leads[i])) {
                 p += strlen(dream_leads[i]);
                 again = 1;
             }
@@ -770,7 +648,7 @@ static const char *dream_contract_kind(const homestore_pattern *p)
     static const char *const neg[] = {"don't ", "dont ", "do not ", "never ", "avoid ", "stop "};
     const char *rule = lower + dream_lead_len(p->text);
     for (size_t i = 0; i < sizeof neg / sizeof *neg; i++)
-        if (dream_starts(rule, neg[i])) return "forbid";
+        if (dream_rules_starts(rule, neg[i])) return "forbid";
     return "prefer";
 }
 
