@@ -658,12 +658,12 @@ static void lcm_go_offline(lc_plugin *p, const char *why)
 
 /* The store was busy at session start: try again, at most once every LCM_REOPEN_EVERY_MS
  * (a context call or an /lcm command), and tell the user when LCM is active again. */
-void lcm_reopen(lc_plugin *p)
+static void lcm_reopen_when(lc_plugin *p, int now_due)
 {
     struct lcm_glue *g = p->lcm;
     if (!g || g->st || !g->reopen) return;
     double now = lc_now_ms();
-    if (g->off.offline ? !offline_due(&g->off, now) : now - g->reopen_at < LCM_REOPEN_EVERY_MS) return;
+    if (!now_due && (g->off.offline ? !offline_due(&g->off, now) : now - g->reopen_at < LCM_REOPEN_EVERY_MS)) return;
     g->reopen_at = now;
     int64_t caught = 0;
     int rc = lcm_attach(p, LCM_REOPEN_WAIT_MS, &caught);
@@ -693,6 +693,8 @@ void lcm_reopen(lc_plugin *p)
                   "every message of the session is stored and requests are projected from now on",
                   (now - p->lcm->off_since) / 1000.0);
 }
+
+void lcm_reopen(lc_plugin *p) { lcm_reopen_when(p, 0); }
 
 int lcm_glue_attach(lc_plugin *p)
 {
@@ -809,6 +811,10 @@ int lcm_glue_session_shutdown(lc_plugin *p, char **err)
         lcm_summ_pick pick;
         lcm_summ_pickup(p, 0, &pick);
         lcm_summ_close(p);
+        /* Offline at the end of the run: one last reconnect, not held to the cadence, so
+         * the catch-up stores what the store missed while the session file is at hand
+         * (a server restarted near the end of a run would otherwise wait for the next). */
+        if (p->lcm->off.offline) lcm_reopen_when(p, 1);
         lcm_ingest_branch_tail(p, NULL);
         projstate_pin_flush(p->lcm->proj, p->lcm->st);
         store_close(p->lcm->st);
