@@ -348,7 +348,7 @@ static void test_hybrid_search_finds_by_meaning_what_shares_no_word(void **state
     float v[3][3] = {{0, 0, 1}, {0.7071f, 0.7071f, 0}, {0, 0.6f, 0.8f}};
     store_vec put[3];
     for (int i = 0; i < 3; i++) {
-        char e[8];
+        char e[16];
         snprintf(e, sizeof e, "e%d", i);
         put[i] = (store_vec){STORE_VEC_MESSAGE, row_id(s, e), "m", 3, v[i]};
     }
