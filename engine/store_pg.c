@@ -396,6 +396,18 @@ static void store_pg_remember(const char *url)
     pthread_mutex_unlock(&store_pg_known_mu);
 }
 
+/* The table outlives every store but not the image holding it: a plugin .so is dlclosed at
+ * host exit, and its copies of the credentials go with it rather than linger unowned. */
+__attribute__((destructor)) static void store_pg_forget_all(void)
+{
+    pthread_mutex_lock(&store_pg_known_mu);
+    for (size_t i = 0; i < 4; i++) {
+        free(store_pg_known[i]);
+        store_pg_known[i] = NULL;
+    }
+    pthread_mutex_unlock(&store_pg_known_mu);
+}
+
 /* The full URI whose redacted form is `safe` (malloc'd): one this process used, else the
  * environment's, else `safe` itself (a password then comes from PGPASSFILE or libpq's
  * environment). */
