@@ -37,7 +37,7 @@ PLUGIN_DIR := $(BUILD)/plugins/lossless-context
 EXAMPLE_SO := $(BUILD)/tests/example-plugin.so
 ABI2_SO    := $(BUILD)/tests/abi2-plugin.so
 
-.PHONY: all deps demo test asan bench eval clean check-exports
+.PHONY: all deps demo test asan bench eval clean check-exports print-libs
 
 # The package check (tests/deps.sh) before anything compiles, so a fresh machine gets the
 # packages installed (root) or named (otherwise) instead of a missing-header error. It runs
@@ -112,6 +112,10 @@ $(EXAMPLE_SO): tests/example_plugin.c abi/agent_plugin.h | $(DEPS_STAMP)
 $(ABI2_SO): tests/example_plugin.c abi/agent_plugin.h | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) -fvisibility=hidden -shared -DEXAMPLE_ABI_VERSION=2 -o $@ $<
+
+# The link libraries of the engine, for scripts that link it outside these rules (make fuzz).
+print-libs:
+	@echo $(LIBS)
 
 check-exports: $(PLUGIN_SO)
 	@exports=$$(nm -D --defined-only $(PLUGIN_SO) | awk '$$2 ~ /^[TDBVWR]$$/ {print $$3}'); \

@@ -19,7 +19,8 @@ SECS=${FUZZ_SECONDS:-60}
 CLANG=${CLANG:-clang}
 SANS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer ${FUZZ_SAN_EXTRA:-}"
 SAN="-fsanitize=fuzzer-no-link $SANS"
-LIBS="-lsqlite3 -lcjson -lcurl -lpcre2-8 -lpthread -lm"
+# The engine's own link line (the Makefile knows which backends it links).
+LIBS=$(make --no-print-directory -s print-libs)
 FLAGS="-std=c11 -Wall -Wextra -Werror -g -O1 -D_GNU_SOURCE -Iabi -Iengine -Iplugin"
 
 if ! command -v "$CLANG" >/dev/null 2>&1; then
