@@ -1,8 +1,10 @@
 #!/bin/sh
 # tests/bench/bench_pg.sh BUILD [MAX]: bench_store's figures (ingest throughput, one more turn
 # at growing history, query and pattern latency; MAX messages, default 100000) on a private
-# PostgreSQL server (tests/pg/pg.sh) beside the same run on SQLite files. Skipped, with a
-# line saying so, when the server binaries are missing.
+# PostgreSQL server (tests/pg/pg.sh) beside the same run on SQLite files, then WRITERS
+# concurrent writers (default 8, BENCH_PG_WRITERS; BENCH_PG_WRITER_MSGS messages each,
+# default 5000) on each backend. Skipped, with a line saying so, when the server binaries
+# are missing.
 BUILD=${1:-build}
 MAX=${2:-${BENCH_PG_MAX:-100000}}
 . tests/pg/pg.sh
@@ -14,3 +16,8 @@ echo "### SQLite ($MAX messages)"
 env -u LCM_STORE_URL "$BUILD/bench/bench_store" "$MAX" || exit 1
 echo "### PostgreSQL $("$PG_BIN/postgres" --version | awk '{print $3}') on a unix socket ($MAX messages)"
 LCM_STORE_URL=$URL "$BUILD/bench/bench_store" "$MAX" || exit 1
+W=${BENCH_PG_WRITERS:-8}
+WM=${BENCH_PG_WRITER_MSGS:-5000}
+echo "### $W concurrent writers, SQLite (a file per session) beside PostgreSQL (one database)"
+env -u LCM_STORE_URL "$BUILD/bench/bench_writers" "$W" "$WM" || exit 1
+LCM_STORE_URL=$URL "$BUILD/bench/bench_writers" "$W" "$WM" || exit 1
