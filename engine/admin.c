@@ -585,6 +585,29 @@ done:
     return rc;
 }
 
+/* The maintenance that changes a store (doctor --repair, heal --apply, compact) takes the
+ * store's "maintenance" lease, so two of them on any machines sharing the store never run
+ * at once; a backend without leases goes on unguarded (its own write lock serializes the
+ * writes). LC_OK: go on (*held says whether to drop it); LC_BUSY: refused, *out says why. */
+#define ADMIN_LEASE "maintenance"
+#define ADMIN_LEASE_MS (10 * 60 * 1000)
+static int admin_lease_take(const admin_env *env, const char *verb, int *held, admin_result *out, char **err)
+{
+    char *holder = NULL, *e = NULL;
+    int rc = store_lease_take(env->st, ADMIN_LEASE, ADMIN_LEASE_MS, &holder, &e);
+    *held = rc == LC_OK;
+    if (rc == LC_BUSY)
+        rc = admin_line(out, NULL, 1,
+                        lc_asprintf("%s %s: another maintenance run holds this store (%s); nothing changed, try "
+                                    "again when it ends",
+                                    env->cmd, verb, holder ? holder : "?"),
+                        err) == LC_OK ? LC_BUSY : LC_ERR;
+    else rc = LC_OK; /* no lease kept by this backend, or it could not be read: the write lock still guards */
+    free(holder);
+    free(e);
+    return rc;
+}
+
 int admin_doctor(const admin_env *env, int repair, admin_result *out, char **err)
 {
     const lcm_config *cfg = env->cfg;
@@ -597,7 +620,11 @@ int admin_doctor(const admin_env *env, int repair, admin_result *out, char **err
     cJSON *j = NULL;
     if (!env->st) return admin_doctor_damaged(env, repair, out, err);
     if (repair) {
-        if (maint_repair(env->st, getpid(), &rs, &e) != LC_OK) {
+        int held = 0;
+        if ((rc = admin_lease_take(env, "doctor --repair", &held, out, err)) != LC_OK) return rc == LC_BUSY ? LC_OK : rc;
+        int mr = maint_repair(env->st, getpid(), &rs, &e);
+        if (held) store_lease_drop(env->st, ADMIN_LEASE);
+        if (mr != LC_OK) {
             rc = admin_line(out, NULL, 1,
                             lc_asprintf("%s doctor --repair failed (nothing changed): %s", env->cmd, e ? e : "?"),
                             err);
@@ -1071,7 +1098,11 @@ int admin_heal(const admin_env *env, summ_ctx *sc, int apply, int max_nodes, adm
     o.tokens_per_heal = cfg ? cfg->summarizer_tokens_per_heal : 120000;
     o.heal_source_tokens = cfg ? lcm_config_heal_source_tokens(cfg) : 9600;
     o.summary_tokens = cfg ? cfg->summary_tokens : 1200;
-    if (dag_heal(env->st, sc, &o, &r, &e) != LC_OK) {
+    int held = 0;
+    if (apply && (rc = admin_lease_take(env, "heal --apply", &held, out, err)) != LC_OK) return rc == LC_BUSY ? LC_OK : rc;
+    int hr = dag_heal(env->st, sc, &o, &r, &e);
+    if (held) store_lease_drop(env->st, ADMIN_LEASE);
+    if (hr != LC_OK) {
         rc = admin_line(out, NULL, 1, lc_asprintf("%s heal: %s", env->cmd, e ? e : "failed"), err);
         goto done;
     }
@@ -1107,6 +1138,8 @@ int admin_compact(const admin_env *env, summ_ctx *sc, int max_rounds, admin_resu
     char *e = NULL;
     if (!env->st || !sc) return admin_line(out, NULL, 1, admin_no_store(env), err);
     if (max_rounds <= 0) max_rounds = 1000;
+    int held = 0;
+    if ((rc = admin_lease_take(env, "compact", &held, out, err)) != LC_OK) return rc == LC_BUSY ? LC_OK : rc;
     if (dag_uncovered(env->st, 0, &pending, &e) != LC_OK) goto failed;
     admin_progress(env, 0, pending);
     /* Everything stored is history here (no live tail to keep): flush until nothing is left. */
@@ -1116,6 +1149,8 @@ int admin_compact(const admin_env *env, summ_ctx *sc, int max_rounds, admin_resu
     for (; passes < max_rounds; passes++) {
         dag_stats ds;
         summ_pass_begin(sc);
+        /* Taken again: a long compaction keeps its lease while it works. */
+        if (held) store_lease_take(env->st, ADMIN_LEASE, ADMIN_LEASE_MS, NULL, NULL);
         if (dag_pass(env->st, sc, &o, &ds, &e) != LC_OK) goto failed;
         leaves += ds.leaves;
         condensed += ds.condensed;
@@ -1123,6 +1158,7 @@ int admin_compact(const admin_env *env, summ_ctx *sc, int max_rounds, admin_resu
         admin_progress(env, pending - left, pending);
         if (ds.leaves + ds.condensed == 0 && !ds.conflicts) break;
     }
+    if (held) store_lease_drop(env->st, ADMIN_LEASE);
     cJSON *j = cJSON_CreateObject();
     int64_t summaries = store_summary_count(env->st);
     cJSON_AddStringToObject(j, "session", env->session_id ? env->session_id : "");
@@ -1141,6 +1177,7 @@ int admin_compact(const admin_env *env, summ_ctx *sc, int max_rounds, admin_resu
     free(e);
     return rc;
 failed:
+    if (held) store_lease_drop(env->st, ADMIN_LEASE);
     rc = admin_line(out, NULL, 1,
                     lc_asprintf("%s compact %s: %s (%d leaves, %d condensed kept)", env->cmd,
                                 env->session_id ? env->session_id : "?", e ? e : "failed", leaves, condensed),

@@ -306,6 +306,14 @@ static int dag_stop(const dag_opts *o, dag_stats *stats)
     return 1;
 }
 
+/* A pass's run row: begun at its first write, its lease renewed before each node after
+ * (a summarizer call may take the length of its timeout). */
+static void dag_run_touch(store *s, int64_t *run)
+{
+    if (!*run) *run = store_run_begin(s, "dag-pass");
+    else store_run_renew(s, *run);
+}
+
 /* Another pass made this node first: not an error, the pass just ends. */
 static int dag_conflict(dag_stats *stats, char **err)
 {
@@ -350,7 +358,7 @@ static int dag_leaves(store *s, summ_ctx *sc, const dag_opts *o, int64_t boundar
             next_wm = c.first_ordinal;
             break;
         }
-        if (!*run) *run = store_run_begin(s, "dag-pass");
+        dag_run_touch(s, run);
         if ((rc = summ_summarize(sc, c.src.p, (size_t)target, &r, err)) != LC_OK) goto done;
         int64_t id = 0;
         rc = dag_write_node(s, &r, 0, (const char *const *)c.ids, c.n, NULL, 0, &id, err);
@@ -433,7 +441,7 @@ static int dag_condense(store *s, summ_ctx *sc, const dag_opts *o, dag_stats *st
             char *data = lc_asprintf("{\"blockTokens\":%ld,\"budget\":%ld,\"frontier\":%zu}",
                                      stats->block_tokens, o->block_budget, n);
             stats->stalled = 1;
-            if (!*run) *run = store_run_begin(s, "dag-pass");
+            dag_run_touch(s, run);
             rc = dag_event(s, "condensation-stalled", data, err);
             free(data);
             goto done;
@@ -453,7 +461,7 @@ static int dag_condense(store *s, summ_ctx *sc, const dag_opts *o, dag_stats *st
             rc = lc_errf(err, LC_NOMEM, "dag: out of memory");
             goto done;
         }
-        if (!*run) *run = store_run_begin(s, "dag-pass");
+        dag_run_touch(s, run);
         if ((rc = summ_summarize(sc, src.p, (size_t)target, &r, err)) != LC_OK) goto done;
         int64_t id = 0;
         rc = dag_write_node(s, &r, depth, NULL, 0, children, len, &id, err);
@@ -642,6 +650,7 @@ int dag_heal(store *s, summ_ctx *sc, const dag_heal_opts *o, dag_heal_report *ou
                 free(source);
                 break;
             }
+            store_run_renew(s, run);
             int hr = dag_heal_text(sc, source, window, target, &text, &e);
             if (hr == LC_CANCELLED) {
                 /* The caller gave the call up: stop here, nothing was changed. */

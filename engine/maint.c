@@ -267,16 +267,25 @@ int maint_export(store *s, const char *tag, const char *path, int64_t *rows, cha
 
 /* ---- import ------------------------------------------------------------------------------ */
 
+/* Whether an open run's writer is gone: its lease says so where the backend keeps one,
+ * else its pid on this machine (never `self`'s own run). */
+static int maint_run_gone(long pid, int lease, pid_t self)
+{
+    if (lease == STORE_RUN_LAPSED) return 1;
+    if (lease == STORE_RUN_HELD) return 0;
+    return (pid_t)pid != self && !maint_pid_alive((pid_t)pid);
+}
+
 typedef struct maint_running_ctx {
     int running;
     int64_t run_id;
 } maint_running_ctx;
 
-static int maint_running_visit(void *ud, int64_t id, long pid, char **err)
+static int maint_running_visit(void *ud, int64_t id, long pid, int lease, char **err)
 {
     maint_running_ctx *c = ud;
     (void)err;
-    if (!maint_pid_alive((pid_t)pid)) return LC_OK;
+    if (maint_run_gone(pid, lease, 0)) return LC_OK;
     c->running = 1;
     c->run_id = id;
     return STORE_VISIT_STOP;
@@ -508,12 +517,14 @@ typedef struct maint_dead_ctx {
     sbuf b;
 } maint_dead_ctx;
 
-static int maint_dead_visit(void *ud, int64_t id, long pid, char **err)
+static int maint_dead_visit(void *ud, int64_t id, long pid, int lease, char **err)
 {
     maint_dead_ctx *d = ud;
     (void)err;
-    if ((pid_t)pid == d->self || maint_pid_alive((pid_t)pid)) return LC_OK;
-    if (d->c->count < MAINT_SAMPLE) sb_printf(&d->b, "%srun %lld (pid %d)", d->b.len ? ", " : "", (long long)id, (int)pid);
+    if (!maint_run_gone(pid, lease, d->self)) return LC_OK;
+    if (d->c->count < MAINT_SAMPLE)
+        sb_printf(&d->b, "%srun %lld (%s %d)", d->b.len ? ", " : "", (long long)id,
+                  lease == STORE_RUN_LAPSED ? "lease ran out, pid" : "pid", (int)pid);
     d->c->count++;
     return LC_OK;
 }
@@ -618,11 +629,11 @@ typedef struct maint_reap_ctx {
     int64_t reaped;
 } maint_reap_ctx;
 
-static int maint_reap_visit(void *ud, int64_t id, long pid, char **err)
+static int maint_reap_visit(void *ud, int64_t id, long pid, int lease, char **err)
 {
     maint_reap_ctx *r = ud;
     /* Never our own run; a pid some live process holds may be that writer. */
-    if ((pid_t)pid == r->self || maint_pid_alive((pid_t)pid)) return LC_OK;
+    if (!maint_run_gone(pid, lease, r->self)) return LC_OK;
     int rc = store_run_reap(r->s, id, err);
     if (rc == LC_OK) r->reaped++;
     return rc;

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "util.h"
@@ -358,6 +359,42 @@ int64_t store_run_begin(store *s, const char *kind)
     const store_methods *m = store_methods_of(s);
     if (!STORE_HAS(m, x_run_begin)) return 0;
     return m->x_run_begin(s, kind);
+}
+
+void store_run_renew(store *s, int64_t id)
+{
+    const store_methods *m = store_methods_of(s);
+    if (id <= 0 || !STORE_HAS(m, x_run_renew)) return;
+    m->x_run_renew(s, id);
+}
+
+char *store_lease_holder(void)
+{
+    char hn[256] = "";
+    if (gethostname(hn, sizeof hn - 1) != 0) hn[0] = '\0';
+    return lc_asprintf("%s:%ld", hn[0] ? hn : "localhost", (long)getpid());
+}
+
+int store_lease_take(store *s, const char *name, long ttl_ms, char **holder, char **err)
+{
+    const store_methods *m = store_methods_of(s);
+    if (holder) *holder = NULL;
+    if (!STORE_HAS(m, x_lease_take)) return store_unsupported(m, "lease_take", err);
+    if (!name || !*name || ttl_ms <= 0) return lc_errf(err, LC_INVALID, "store: a lease needs a name and a length");
+    char *me = store_lease_holder();
+    if (!me) return lc_errf(err, LC_NOMEM, "store: out of memory");
+    int rc = m->x_lease_take(s, name, me, ttl_ms, holder, err);
+    free(me);
+    return rc;
+}
+
+void store_lease_drop(store *s, const char *name)
+{
+    const store_methods *m = store_methods_of(s);
+    if (!STORE_HAS(m, x_lease_drop)) return;
+    char *me = store_lease_holder();
+    if (me) m->x_lease_drop(s, name, me);
+    free(me);
 }
 
 void store_run_end(store *s, int64_t id, const char *status)

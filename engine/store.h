@@ -235,11 +235,30 @@ int store_dag_walk_source(store *s, int64_t id, int leaf, store_msg_visit visit,
  * reader drilling down the DAG (lcm tui) by id. */
 int store_dag_walk_children(store *s, int64_t id, store_node_visit visit, void *ud, char **err);
 
-/* A `runs` row while a pass works: doctor tells a pass in progress (live pid) from one
- * whose writer died. Begin returns its id, 0 when it could not be written (the pass runs
- * anyway); end records the finish (nothing for id 0). */
+/* A `runs` row while a pass works: doctor tells a pass in progress from one whose writer
+ * died. A run is a lease: on a backend many machines write (PostgreSQL) it holds until
+ * STORE_RUN_LEASE_MS after its begin or its last renewal, since a pid means nothing on
+ * another machine; the SQLite file's runs are judged by their pid. Begin returns its id, 0
+ * when it could not be written (the pass runs anyway); renew extends the lease (a pass
+ * renews at each node it writes; nothing for id 0 or a backend without leases); end
+ * records the finish (nothing for id 0). */
+#define STORE_RUN_LEASE_MS 300000
 int64_t store_run_begin(store *s, const char *kind);
+void store_run_renew(store *s, int64_t id);
 void store_run_end(store *s, int64_t id, const char *status);
+
+/* A named lease on a store: one holder at a time for work two processes must not do at
+ * once (doctor --repair, heal --apply), on any machine that shares the store. The holder is
+ * this process ("host:pid"); the lease ends by itself `ttl_ms` after it was taken or last
+ * taken again, so a holder that died frees it. LC_OK: held by this process now (taken, or
+ * renewed when it already held it); LC_BUSY: another holder has it, *holder (may be NULL;
+ * malloc'd) names it and its expiry as "host:pid until YYYY-MM-DD HH:MM:SS UTC";
+ * LC_INVALID: the backend keeps no leases (the caller goes on without one). Drop releases
+ * it when this process holds it. */
+int store_lease_take(store *s, const char *name, long ttl_ms, char **holder, char **err);
+void store_lease_drop(store *s, const char *name);
+/* This process as a lease holder: "host:pid" (malloc'd). */
+char *store_lease_holder(void);
 
 /* An event row (condensation-stalled, heal results) that status and doctor read. */
 int store_event_add(store *s, const char *kind, const char *data_json, char **err);
@@ -453,8 +472,12 @@ typedef enum store_check_kind {
 typedef int (*store_id_visit)(void *ud, const char *id, char **err);
 int store_check(store *s, store_check_kind kind, store_id_visit visit, void *ud, char **err);
 
-/* The runs with no finish, by id. */
-typedef int (*store_run_visit)(void *ud, int64_t id, long pid, char **err);
+/* The runs with no finish, by id, each with what its backend knows of its writer:
+ * STORE_RUN_HELD (its lease runs: in progress, wherever it runs), STORE_RUN_LAPSED (its
+ * lease ran out: its writer is gone) or STORE_RUN_BY_PID (no lease to read, or a run of
+ * this machine: the caller asks whether `pid` lives). */
+enum { STORE_RUN_BY_PID = -1, STORE_RUN_LAPSED = 0, STORE_RUN_HELD = 1 };
+typedef int (*store_run_visit)(void *ud, int64_t id, long pid, int lease, char **err);
 int store_runs_open(store *s, store_run_visit visit, void *ud, char **err);
 /* Close run `id` as reaped (its writer is dead). */
 int store_run_reap(store *s, int64_t id, char **err);
@@ -541,8 +564,9 @@ void store_vec_coverage_free(store_vec_coverage *c);
  * against an older header (smaller `size`) simply lacks the newer slots. A NULL slot is
  * "not supported": the administration slots are optional (a status call answers LC_INVALID
  * naming the backend), every other one a backend fills. */
-#define STORE_METHODS_VERSION 2 /* 2: store_methods gained the DAG's children and vectors;
-                                  * store_backend gained x_open_session_readonly, x_list */
+#define STORE_METHODS_VERSION 3 /* 2: store_methods gained the DAG's children and vectors;
+                                  * store_backend gained x_open_session_readonly, x_list;
+                                  * 3: store_methods gained run renewal and named leases */
 
 typedef struct store_methods {
     int i_version;        /* STORE_METHODS_VERSION the backend was built against */
@@ -621,6 +645,11 @@ typedef struct store_methods {
     /* Also version 2: bulk ingest (optional, NULL = a plain transaction): see store_bulk_begin. */
     int (*x_bulk_begin)(store *s, char **err);
     int (*x_bulk_commit)(store *s, char **err);
+    /* Version 3: runs as leases and named leases (optional, NULL = the backend keeps none:
+     * runs are judged by pid, store_lease_take answers LC_INVALID). */
+    void (*x_run_renew)(store *s, int64_t id);
+    int (*x_lease_take)(store *s, const char *name, const char *holder, long ttl_ms, char **other, char **err);
+    void (*x_lease_drop)(store *s, const char *name, const char *holder);
 } store_methods;
 
 struct store_session_info;

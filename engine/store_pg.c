@@ -260,6 +260,18 @@ static const char *const store_pg_migrations[] = {
     " WHERE sid = current_setting('lcm.sid')::bigint;"
     "CREATE VIEW lcm_session.lcm_events AS SELECT id, kind, data, created FROM lcm.lcm_events"
     " WHERE sid = current_setting('lcm.sid')::bigint;",
+    /* 1 -> 2: runs as leases (a pid means nothing on another machine) and named leases for
+     * the work two processes must not do at once; the store's own schema is unchanged. */
+    "ALTER TABLE lcm.runs ADD COLUMN lease_until bigint;"
+    "CREATE OR REPLACE VIEW lcm_session.runs AS SELECT id, kind, pid, started, finished, status, host, lease_until"
+    " FROM lcm.runs WHERE sid = current_setting('lcm.sid')::bigint;"
+    "CREATE TABLE lcm.leases(" PG_SID ","
+    "  name text NOT NULL,"
+    "  holder text NOT NULL,"
+    "  until bigint NOT NULL,"
+    "  PRIMARY KEY(sid, name));"
+    "CREATE VIEW lcm_session.leases AS SELECT sid, name, holder, until FROM lcm.leases"
+    " WHERE sid = current_setting('lcm.sid')::bigint;",
 };
 #define STORE_PG_SCHEMA (int)(sizeof store_pg_migrations / sizeof store_pg_migrations[0])
 
@@ -723,18 +735,23 @@ static int store_pg_attach(store *s, int64_t sid, char **err)
     return store_pg_setup(s, err);
 }
 
-/* A DAG run whose process died on this machine left its row open: closed at the next
- * read-write open (as the SQLite backend does); runs of other machines are left alone. */
+/* A DAG run whose writer died left its row open: closed at the next read-write open (as
+ * the SQLite backend does) when its process is gone from this machine or, wherever it
+ * ran, when its lease ran out (a run of another machine within its lease is left alone). */
 static int store_pg_reap_dead_runs(store *s, const char *host, char **err)
 {
-    const char *v[] = {host};
-    PGresult *r = store_pg_run(s, "SELECT id, pid FROM runs WHERE finished IS NULL AND host = $1", 1, v,
-                               STORE_PG_IDEM, "runs", err);
+    char nb[24];
+    const char *v[] = {host, store_pg_now(nb)};
+    PGresult *r = store_pg_run(s, "SELECT id, pid, " STORE_PG_LEASE_UNTIL " < $2::bigint FROM runs"
+                                  " WHERE finished IS NULL AND (host = $1 OR " STORE_PG_LEASE_UNTIL " < $2::bigint)",
+                               2, v, STORE_PG_IDEM, "runs", err);
     if (!r) return LC_ERR;
     int rc = LC_OK;
     for (int i = 0; i < PQntuples(r) && rc == LC_OK; i++) {
         pid_t pid = (pid_t)store_pg_col_int(r, i, 1);
-        if (pid == getpid() || (pid > 0 && (kill(pid, 0) == 0 || errno == EPERM))) continue;
+        const char *lapsed = store_pg_col(r, i, 2);
+        if (!(lapsed && lapsed[0] == 't') && (pid == getpid() || (pid > 0 && (kill(pid, 0) == 0 || errno == EPERM))))
+            continue;
         rc = store_pg_run_reap(s, store_pg_col_int(r, i, 0), err);
     }
     PQclear(r);
@@ -965,6 +982,8 @@ const char *store_pg_mode_note(const store *s)
     return NULL;
 }
 
+const char *store_pg_now(char *buf) { return store_pg_i64(buf, (int64_t)lc_epoch_ms()); }
+
 /* ---- meta and counts ------------------------------------------------------------------------- */
 
 char *store_pg_meta_get(store *s, const char *key)
@@ -1116,4 +1135,7 @@ const store_methods store_pg_methods = {
     .x_run_reap = store_pg_run_reap,
     .x_prune_broken = store_pg_prune_broken,
     .x_dedupe_spans = store_pg_dedupe_spans,
+    .x_run_renew = store_pg_run_renew,
+    .x_lease_take = store_pg_lease_take,
+    .x_lease_drop = store_pg_lease_drop,
 };

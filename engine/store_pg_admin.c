@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -325,14 +326,21 @@ int store_pg_check(store *s, store_check_kind kind, store_id_visit visit, void *
     return lc_errf(err, LC_INVALID, "store: no such check");
 }
 
+/* A run of this machine is judged by its pid (which tells a death at once); another
+ * machine's by its lease (a row written before leases holds one lease from its start). */
 int store_pg_runs_open(store *s, store_run_visit visit, void *ud, char **err)
 {
-    PGresult *r = store_pg_run(s, "SELECT id, pid FROM runs WHERE finished IS NULL ORDER BY id", 0, NULL, STORE_PG_IDEM,
-                               "runs", err);
+    char hn[256] = "", nb[24];
+    if (gethostname(hn, sizeof hn - 1) != 0) hn[0] = '\0';
+    const char *p[] = {hn, store_pg_now(nb)};
+    PGresult *r = store_pg_run(s, "SELECT id, pid, CASE WHEN host = $1 THEN -1 WHEN " STORE_PG_LEASE_UNTIL
+                                  " < $2::bigint THEN 0 ELSE 1 END FROM runs WHERE finished IS NULL ORDER BY id",
+                               2, p, STORE_PG_IDEM, "runs", err);
     int rc = LC_OK;
     if (!r) return LC_ERR;
     for (int i = 0; i < PQntuples(r); i++) {
-        int v = visit(ud, store_pg_col_int(r, i, 0), (long)store_pg_col_int(r, i, 1), err);
+        int v = visit(ud, store_pg_col_int(r, i, 0), (long)store_pg_col_int(r, i, 1), (int)store_pg_col_int(r, i, 2),
+                      err);
         if (v == STORE_VISIT_STOP) break;
         if (v != LC_OK) {
             rc = v;
@@ -349,6 +357,44 @@ int store_pg_run_reap(store *s, int64_t id, char **err)
     const char *v[] = {store_pg_i64(nb, (int64_t)time(NULL) * 1000), store_pg_i64(ib, id)};
     return store_pg_cmd(s, "UPDATE runs SET finished = $1::bigint, status = 'reaped' WHERE id = $2::bigint", 2, v,
                         STORE_PG_IDEM, "reap run", NULL, err);
+}
+
+/* ---- named leases ------------------------------------------------------------------------ */
+
+/* Read and write under the session's lock (store_pg_begin), so two takers on two machines
+ * are serialized and exactly one sees the lease free. */
+int store_pg_lease_take(store *s, const char *name, const char *holder, long ttl_ms, char **other, char **err)
+{
+    char nb[24], tb[24];
+    const char *v[] = {name, holder, store_pg_now(nb), store_pg_i64(tb, ttl_ms)};
+    if (s->read_only) return lc_errf(err, LC_INVALID, "store: opened read-only");
+    int rc = store_pg_begin(s, err);
+    if (rc != LC_OK) return rc;
+    PGresult *r = store_pg_run(s, "SELECT holder, until FROM leases WHERE name = $1 AND holder <> $2"
+                                  " AND until >= $3::bigint", 3, v, 0, "lease", err);
+    if (!r) rc = LC_ERR;
+    else if (PQntuples(r) > 0) {
+        char *when = lc_utc_format(store_pg_col_int(r, 0, 1), "%Y-%m-%d %H:%M:%S UTC", "?");
+        if (other) *other = lc_asprintf("%s until %s", store_pg_col(r, 0, 0), when ? when : "?");
+        free(when);
+        rc = LC_BUSY;
+    }
+    PQclear(r);
+    if (rc == LC_OK)
+        rc = store_pg_cmd(s, "INSERT INTO leases(name, holder, until) VALUES($1, $2, $3::bigint + $4::bigint)"
+                             " ON CONFLICT DO NOTHING", 4, v, 0, "lease", NULL, err);
+    if (rc == LC_OK)
+        rc = store_pg_cmd(s, "UPDATE leases SET holder = $2, until = $3::bigint + $4::bigint WHERE name = $1", 4, v, 0,
+                          "lease", NULL, err);
+    if (rc == LC_OK) return store_pg_commit(s, err);
+    store_pg_rollback(s);
+    return rc;
+}
+
+void store_pg_lease_drop(store *s, const char *name, const char *holder)
+{
+    const char *v[] = {name, holder};
+    store_pg_cmd(s, "DELETE FROM leases WHERE name = $1 AND holder = $2", 2, v, STORE_PG_IDEM, "lease", NULL, NULL);
 }
 
 /* ---- repair ------------------------------------------------------------------------------ */

@@ -19,7 +19,6 @@
 
 #define STORE_PG_BATCH 256
 
-static const char *store_pg_now(char *buf) { return store_pg_i64(buf, (int64_t)time(NULL) * 1000); }
 
 /* ---- DAG progress ------------------------------------------------------------------- */
 
@@ -497,16 +496,26 @@ int store_pg_dag_walk_source(store *s, int64_t id, int leaf, store_msg_visit vis
 
 int64_t store_pg_run_begin(store *s, const char *kind)
 {
-    char pb[24], nb[24], hn[256] = "";
+    char pb[24], nb[24], lb[24], hn[256] = "";
     if (gethostname(hn, sizeof hn - 1) != 0) hn[0] = '\0';
-    const char *v[] = {kind, store_pg_i64(pb, (int64_t)getpid()), store_pg_now(nb), hn};
+    const char *v[] = {kind, store_pg_i64(pb, (int64_t)getpid()), store_pg_now(nb), hn,
+                       store_pg_i64(lb, STORE_RUN_LEASE_MS)};
     /* Not repeated after a lost connection: a second row would be an open run. */
-    PGresult *r = store_pg_run(s, "INSERT INTO runs(kind, pid, started, host) VALUES($1, $2::bigint, $3::bigint, $4)"
-                                  " RETURNING id",
-                               4, v, 0, "runs", NULL);
+    PGresult *r = store_pg_run(s, "INSERT INTO runs(kind, pid, started, host, lease_until)"
+                                  " VALUES($1, $2::bigint, $3::bigint, $4, $3::bigint + $5::bigint) RETURNING id",
+                               5, v, 0, "runs", NULL);
     int64_t id = r && PQntuples(r) == 1 ? store_pg_col_int(r, 0, 0) : 0;
     PQclear(r);
     return id;
+}
+
+/* Best effort like begin: a renewal lost with the connection only shortens the lease. */
+void store_pg_run_renew(store *s, int64_t id)
+{
+    char nb[24], lb[24], ib[24];
+    const char *v[] = {store_pg_now(nb), store_pg_i64(lb, STORE_RUN_LEASE_MS), store_pg_i64(ib, id)};
+    store_pg_cmd(s, "UPDATE runs SET lease_until = $1::bigint + $2::bigint WHERE id = $3::bigint AND finished IS NULL",
+                 3, v, STORE_PG_IDEM, "runs", NULL, NULL);
 }
 
 void store_pg_run_end(store *s, int64_t id, const char *status)

@@ -45,6 +45,10 @@ struct store {
 #define STORE_PG_IDEM 1
 
 /* The DAG-progress fragments (store.h), over the session's views. */
+/* A run's lease end; a row written before runs had leases holds one from its start. */
+#define STORE_PG_STR_(x) #x
+#define STORE_PG_STR(x) STORE_PG_STR_(x)
+#define STORE_PG_LEASE_UNTIL "coalesce(lease_until, started + " STORE_PG_STR(STORE_RUN_LEASE_MS) ")"
 #define STORE_PG_WM "(SELECT value::bigint FROM meta WHERE key = 'dag_watermark')"
 #define STORE_PG_ELIGIBLE(row) row ".removed = 0 AND " row ".role NOT IN (" STORE_DAG_EXCLUDED_ROLES ")"
 #define STORE_PG_UNCOVERED(row) \
@@ -68,6 +72,8 @@ int64_t store_pg_int(store *s, const char *sql, int n, const char *const *vals, 
 int store_pg_begin(store *s, char **err);
 int store_pg_commit(store *s, char **err);
 void store_pg_rollback(store *s);
+/* The time now in epoch milliseconds as a parameter (buf >= 24 bytes). */
+const char *store_pg_now(char *buf);
 /* Integer text for a parameter (buf >= 24 bytes). */
 const char *store_pg_i64(char *buf, int64_t v);
 /* Column as int64 / malloc'd string (NULL for SQL NULL). */
@@ -107,6 +113,7 @@ int store_pg_dag_walk_frontier(store *s, store_node_visit visit, void *ud, char 
 int store_pg_dag_walk_prefixed(store *s, const char *prefix, store_node_visit visit, void *ud, char **err);
 int store_pg_dag_walk_source(store *s, int64_t id, int leaf, store_msg_visit visit, void *ud, char **err);
 int64_t store_pg_run_begin(store *s, const char *kind);
+void store_pg_run_renew(store *s, int64_t id);
 void store_pg_run_end(store *s, int64_t id, const char *status);
 int store_pg_event_add(store *s, const char *kind, const char *data_json, char **err);
 int64_t store_pg_event_count(store *s, const char *kind);
@@ -137,6 +144,8 @@ int store_pg_facts_get(store *s, store_facts *out, char **err);
 int store_pg_check(store *s, store_check_kind kind, store_id_visit visit, void *ud, char **err);
 int store_pg_runs_open(store *s, store_run_visit visit, void *ud, char **err);
 int store_pg_run_reap(store *s, int64_t id, char **err);
+int store_pg_lease_take(store *s, const char *name, const char *holder, long ttl_ms, char **other, char **err);
+void store_pg_lease_drop(store *s, const char *name, const char *holder);
 int store_pg_prune_broken(store *s, int64_t *orphans, int64_t *dropped, char **err);
 int store_pg_dedupe_spans(store *s, int64_t *removed, char **err);
 /* The FTS5 query recall passes, as to_tsquery('simple', ...) text (store_pg_search.c).

@@ -798,4 +798,6 @@ const store_methods store_sqlite_methods = {
     .x_vec_coverage_get = store_sqlite_vec_coverage_get,
     .x_bulk_begin = store_sqlite_bulk_begin,
     .x_bulk_commit = store_sqlite_bulk_commit,
+    .x_lease_take = store_sqlite_lease_take,
+    .x_lease_drop = store_sqlite_lease_drop,
 };

@@ -411,7 +411,8 @@ int store_sqlite_runs_open(store *s, store_run_visit visit, void *ud, char **err
         goto done;
     }
     while (sqlite3_step(st) == SQLITE_ROW) {
-        int v = visit(ud, sqlite3_column_int64(st, 0), (long)sqlite3_column_int64(st, 1), err);
+        /* A store file is written on one machine: its runs are judged by their pid. */
+        int v = visit(ud, sqlite3_column_int64(st, 0), (long)sqlite3_column_int64(st, 1), STORE_RUN_BY_PID, err);
         if (v == STORE_VISIT_STOP) break;
         if (v != LC_OK) {
             rc = v;
@@ -421,6 +422,52 @@ int store_sqlite_runs_open(store *s, store_run_visit visit, void *ud, char **err
 done:
     sqlite3_finalize(st);
     return rc;
+}
+
+/* ---- named leases: a meta row "lease:NAME" = "UNTIL_MS HOLDER" ------------------------------
+ * Read and written inside one write transaction (or a savepoint within the caller's), so of
+ * two takers exactly one sees the lease free; a row's own schema would buy nothing more. */
+int store_sqlite_lease_take(store *s, const char *name, const char *holder, long ttl_ms, char **other, char **err)
+{
+    int nested = !sqlite3_get_autocommit(s->db);
+    char *key = lc_asprintf("lease:%s", name), *cur = NULL, *val = NULL;
+    int rc = LC_OK;
+    if (!key) return lc_errf(err, LC_NOMEM, "store: out of memory");
+    if ((rc = store_sqlite_exec(s, nested ? "SAVEPOINT store_lease" : "BEGIN IMMEDIATE", err)) != LC_OK) goto done;
+    long long now = lc_epoch_ms(), until = 0;
+    int off = 0;
+    if ((cur = store_sqlite_meta_get(s, key)) && sscanf(cur, "%lld %n", &until, &off) == 1 && off > 0 &&
+        strcmp(cur + off, holder) != 0 && until >= now) {
+        char *when = lc_utc_format(until, "%Y-%m-%d %H:%M:%S UTC", "?");
+        if (other) *other = lc_asprintf("%s until %s", cur + off, when ? when : "?");
+        free(when);
+        rc = LC_BUSY;
+    } else if (!(val = lc_asprintf("%lld %s", now + ttl_ms, holder))) {
+        rc = lc_errf(err, LC_NOMEM, "store: out of memory");
+    } else {
+        rc = store_sqlite_meta_put(s, key, val, err);
+    }
+    if (rc == LC_OK) rc = store_sqlite_exec(s, nested ? "RELEASE store_lease" : "COMMIT", err);
+    else store_sqlite_exec(s, nested ? "ROLLBACK TO store_lease; RELEASE store_lease" : "ROLLBACK", NULL);
+done:
+    free(key), free(cur), free(val);
+    return rc;
+}
+
+void store_sqlite_lease_drop(store *s, const char *name, const char *holder)
+{
+    char *key = lc_asprintf("lease:%s", name), *cur = key ? store_sqlite_meta_get(s, key) : NULL;
+    long long until = 0;
+    int off = 0;
+    sqlite3_stmt *st = NULL;
+    if (cur && sscanf(cur, "%lld %n", &until, &off) == 1 && off > 0 && strcmp(cur + off, holder) == 0 &&
+        sqlite3_prepare_v2(s->db, "DELETE FROM meta WHERE key = ? AND value = ?", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, cur, -1, SQLITE_STATIC);
+        sqlite3_step(st);
+    }
+    sqlite3_finalize(st);
+    free(key), free(cur);
 }
 
 int store_sqlite_run_reap(store *s, int64_t id, char **err)

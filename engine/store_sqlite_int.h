@@ -132,6 +132,8 @@ int store_sqlite_facts_get(store *s, store_facts *out, char **err);
 int store_sqlite_check(store *s, store_check_kind kind, store_id_visit visit, void *ud, char **err);
 int store_sqlite_runs_open(store *s, store_run_visit visit, void *ud, char **err);
 int store_sqlite_run_reap(store *s, int64_t id, char **err);
+int store_sqlite_lease_take(store *s, const char *name, const char *holder, long ttl_ms, char **other, char **err);
+void store_sqlite_lease_drop(store *s, const char *name, const char *holder);
 int store_sqlite_prune_broken(store *s, int64_t *orphans, int64_t *dropped, char **err);
 int store_sqlite_dedupe_spans(store *s, int64_t *removed, char **err);
 int store_sqlite_vec_put(store *s, const store_vec *v, size_t n, char **err);

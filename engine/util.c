@@ -280,6 +280,13 @@ double lc_now_ms(void)
     return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
 }
 
+long long lc_epoch_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 #define LC_FNV_OFFSET 1469598103934665603ULL /* see util.h: not the published basis */
 #define LC_FNV_PRIME 1099511628211ULL
 
