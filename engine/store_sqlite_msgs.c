@@ -15,7 +15,6 @@
 
 #include "files.h"
 #include "message.h"
-#include "sha256.h"
 #include "util.h"
 
 /* ---- ingest ----------------------------------------------------------------------- */
@@ -62,33 +61,25 @@ done:
 static int store_record_handle(store *s, const char *entry_id, const char *path,
                                const char *text, size_t len, size_t chars, char **err)
 {
-    char cid[65];
-    files_kind kind = path ? files_classify(path, text, len) : FILES_KIND_LARGE_INLINE;
-    char *preview = files_preview(text, len);
-    char *summary = files_explore(path, text, len, kind);
-    int rc = LC_OK;
-    if (!preview || !summary) {
-        rc = lc_errf(err, LC_NOMEM, "store: out of memory");
-        goto done;
-    }
-    sha256_hex(text, len, cid);
+    store_derived_handle h;
+    int rc = store_derive_handle(&h, path, text, len, err);
+    if (rc != LC_OK) goto done;
     sqlite3_stmt *st = s->st_handle;
     sqlite3_bind_text(st, 1, entry_id, -1, SQLITE_STATIC);
     if (path)
         sqlite3_bind_text(st, 2, path, -1, SQLITE_STATIC);
     else
         sqlite3_bind_null(st, 2);
-    sqlite3_bind_text(st, 3, cid, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 4, files_kind_name(kind), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, h.cid, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, files_kind_name(h.kind), -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 5, (sqlite3_int64)chars);
-    sqlite3_bind_text(st, 6, preview, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 7, summary, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 6, h.preview, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 7, h.summary, -1, SQLITE_STATIC);
     if (sqlite3_step(st) != SQLITE_DONE) rc = store_sqlite_failed(s, err, "file handle");
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
 done:
-    free(preview);
-    free(summary);
+    store_derive_handle_free(&h);
     return rc;
 }
 
@@ -145,57 +136,32 @@ static int store_fts_release(store *s, char **err)
 static int store_insert_one(store *s, const store_msg *m, int64_t ordinal,
                             store_ingest_stats *stats, char **err)
 {
-    cJSON *msg = store_derive_parse(m->json, m->json_len);
-    char *text = NULL, *payload = NULL, *path = NULL;
-    int rc = LC_OK, complete = 1;
-    if (!msg) {
-        rc = lc_errf(err, LC_INVALID, "store: entry %s: message is not valid JSON", m->entry_id);
-        goto done;
-    }
-    msg_role role = msg_role_of(msg);
-    text = msg_derive_text(msg, &complete);
-    if (!text) {
-        rc = lc_errf(err, LC_NOMEM, "store: out of memory");
-        goto done;
-    }
-    size_t tlen = strlen(text);
-    size_t chars = files_utf8_count(text, tlen);
-    if (!complete && !(payload = store_derive_payload(msg))) {
-        rc = lc_errf(err, LC_NOMEM, "store: out of memory");
-        goto done;
-    }
-    const char *tool_name = NULL;
-    if (role == MSG_ROLE_ASSISTANT) store_derive_note_calls(s->calls, &s->call_next, msg);
-    if (role == MSG_ROLE_TOOL_RESULT) {
-        tool_name = msg_tool_name(msg);
-        const char *call_id = msg_tool_call_id(msg);
-        if (call_id) path = store_find_call_path(s, call_id);
-    }
-    const cJSON *ts = cJSON_GetObjectItemCaseSensitive(msg, "timestamp");
-    /* The message's own timestamp, never the clock: a rebuilt store has identical rows. */
-    int64_t created = cJSON_IsNumber(ts) ? (int64_t)ts->valuedouble : 0;
-
+    store_derived row;
+    char *path = NULL;
+    int rc = store_derive_row(&row, m->entry_id, m->json, m->json_len, s->calls, &s->call_next, err);
+    if (rc != LC_OK) goto done;
+    if (row.call_id) path = store_find_call_path(s, row.call_id);
     sqlite3_stmt *st = s->st_insert;
     sqlite3_bind_text(st, 1, m->entry_id, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, ordinal);
-    sqlite3_bind_text(st, 3, msg_role_name(role), -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 4, text, (int)tlen, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 5, (sqlite3_int64)chars);
-    sqlite3_bind_int64(st, 6, (sqlite3_int64)msg_estimate_tokens(msg));
+    sqlite3_bind_text(st, 3, msg_role_name(row.role), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, row.text, (int)row.text_len, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 5, (sqlite3_int64)row.chars);
+    sqlite3_bind_int64(st, 6, row.tokens);
     sqlite3_bind_text(st, 7, m->json, (int)m->json_len, SQLITE_STATIC);
-    if (payload)
-        sqlite3_bind_text(st, 8, payload, -1, SQLITE_STATIC);
+    if (row.payload)
+        sqlite3_bind_text(st, 8, row.payload, -1, SQLITE_STATIC);
     else
         sqlite3_bind_null(st, 8);
-    if (tool_name)
-        sqlite3_bind_text(st, 9, tool_name, -1, SQLITE_STATIC);
+    if (row.tool_name)
+        sqlite3_bind_text(st, 9, row.tool_name, -1, SQLITE_STATIC);
     else
         sqlite3_bind_null(st, 9);
     if (path)
         sqlite3_bind_text(st, 10, path, -1, SQLITE_STATIC);
     else
         sqlite3_bind_null(st, 10);
-    sqlite3_bind_int64(st, 11, created);
+    sqlite3_bind_int64(st, 11, row.created);
     int step = sqlite3_step(st);
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
@@ -205,25 +171,23 @@ static int store_insert_one(store *s, const store_msg *m, int64_t ordinal,
     }
     if (sqlite3_changes(s->db) == 0) goto done; /* already stored */
     sqlite3_int64 rowid = sqlite3_last_insert_rowid(s->db);
-    size_t ilen = files_utf8_prefix(text, tlen, STORE_INDEX_CHARS);
+    size_t ilen = files_utf8_prefix(row.text, row.text_len, STORE_INDEX_CHARS);
     if (s->bulk) {
-        if ((rc = store_fts_hold(s, rowid, text, ilen, err)) != LC_OK) goto done;
-    } else if ((rc = store_fts_insert(s, rowid, text, ilen, err)) != LC_OK) {
+        if ((rc = store_fts_hold(s, rowid, row.text, ilen, err)) != LC_OK) goto done;
+    } else if ((rc = store_fts_insert(s, rowid, row.text, ilen, err)) != LC_OK) {
         goto done;
     }
     if (stats) {
         stats->inserted++;
-        stats->text_bytes += tlen;
+        stats->text_bytes += row.text_len;
     }
-    if (role == MSG_ROLE_TOOL_RESULT && s->opt.externalize_files &&
-        chars >= s->opt.large_file_chars) {
-        rc = store_record_handle(s, m->entry_id, path, text, tlen, chars, err);
+    if (row.role == MSG_ROLE_TOOL_RESULT && s->opt.externalize_files &&
+        row.chars >= s->opt.large_file_chars) {
+        rc = store_record_handle(s, m->entry_id, path, row.text, row.text_len, row.chars, err);
         if (rc == LC_OK && stats) stats->file_handles++;
     }
 done:
-    cJSON_Delete(msg);
-    free(text);
-    free(payload);
+    store_derive_row_free(&row);
     free(path);
     return rc;
 }
