@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "store.h"
+#include "store_common.h"
 #include "store_derive.h"
 #include "store_pg.h"
 

@@ -17,22 +17,6 @@
 
 /* ---- DAG progress ------------------------------------------------------------------- */
 
-static int store_meta_int(store *s, const char *key, int64_t *out)
-{
-    sqlite3_stmt *st = NULL;
-    int found = 0;
-    if (sqlite3_prepare_v2(s->db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?", -1, &st,
-                           NULL) == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-        if (sqlite3_step(st) == SQLITE_ROW) {
-            *out = sqlite3_column_int64(st, 0);
-            found = 1;
-        }
-    }
-    sqlite3_finalize(st);
-    return found;
-}
-
 /* The one full scan: a store written before the numbers existed, or one whose coverage
  * was deleted (repair). Both numbers are written together, in one transaction. */
 static int store_dag_recompute(store *s, char **err)
@@ -57,32 +41,12 @@ done:
 
 int store_sqlite_dag_progress(store *s, int64_t *watermark, int64_t *pending, char **err)
 {
-    int rc = LC_OK;
-    int64_t w = 0, p = 0;
-    if (!store_meta_int(s, "dag_watermark", &w) || !store_meta_int(s, "dag_pending", &p)) {
-        if (s->read_only) {
-            /* Nothing may be written: report "everything may be uncovered". */
-            w = 0;
-            p = INT64_MAX;
-            goto done;
-        }
-        if ((rc = store_dag_recompute(s, err)) != LC_OK) goto done;
-        if (!store_meta_int(s, "dag_watermark", &w) || !store_meta_int(s, "dag_pending", &p)) {
-            rc = store_sqlite_failed(s, err, "dag progress");
-            goto done;
-        }
-    }
-done:
-    if (rc == LC_OK) {
-        if (watermark) *watermark = w;
-        if (pending) *pending = p;
-    }
-    return rc;
+    return store_common_dag_progress(s, s->read_only, store_dag_recompute, watermark, pending, err);
 }
 
 int store_sqlite_dag_block_get(store *s, int64_t *tokens)
 {
-    return store_meta_int(s, "dag_block_tokens", tokens);
+    return store_common_meta_int(s, "dag_block_tokens", tokens);
 }
 
 int store_sqlite_dag_block_put(store *s, int64_t tokens, char **err)
@@ -450,12 +414,7 @@ static int store_walk_msgs(store *s, sqlite3_stmt *st, const char *what, int wit
         m.tokens = sqlite3_column_int64(st, 3);
         m.uncovered = sqlite3_column_int(st, 4);
         if (with_text) m.text = (const char *)sqlite3_column_text(st, 5);
-        int v = visit(ud, &m, err);
-        if (v == STORE_VISIT_STOP) {
-            if (stopped) *stopped = 1;
-            return LC_OK;
-        }
-        if (v != LC_OK) return v;
+        if (!store_common_visit_next(visit(ud, &m, err), &rc, stopped)) return rc;
     }
     if (step != SQLITE_DONE) rc = store_sqlite_failed(s, err, what);
     return rc;
@@ -556,7 +515,7 @@ done:
 static int store_walk_nodes(store *s, sqlite3_stmt *st, const char *what, int spans, store_node_visit visit,
                             void *ud, char **err)
 {
-    int step;
+    int step, rc = LC_OK;
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
         store_node n = {0};
         const char *kind = (const char *)sqlite3_column_text(st, 2);
@@ -573,9 +532,7 @@ static int store_walk_nodes(store *s, sqlite3_stmt *st, const char *what, int sp
             n.last_entry = (const char *)sqlite3_column_text(st, 9);
             n.entry_count = sqlite3_column_int64(st, 10);
         }
-        int v = visit(ud, &n, err);
-        if (v == STORE_VISIT_STOP) return LC_OK;
-        if (v != LC_OK) return v;
+        if (!store_common_visit_next(visit(ud, &n, err), &rc, NULL)) return rc;
     }
     return step == SQLITE_DONE ? LC_OK : store_sqlite_failed(s, err, what);
 }

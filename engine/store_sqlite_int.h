@@ -9,6 +9,7 @@
 #include <sqlite3.h>
 
 #include "store.h"
+#include "store_common.h"
 #include "store_derive.h"
 
 

@@ -1,0 +1,64 @@
+/*
+ * store_common.c -- the backend-neutral steps both store backends share (store_common.h).
+ */
+#include "store_common.h"
+
+#include <stdlib.h>
+
+#include "util.h"
+
+int store_common_visit_next(int v, int *rc, int *stopped)
+{
+    if (v == LC_OK) return 1;
+    if (v == STORE_VISIT_STOP) {
+        if (stopped) *stopped = 1;
+        *rc = LC_OK;
+    } else {
+        *rc = v;
+    }
+    return 0;
+}
+
+int store_common_meta_int(store *s, const char *key, int64_t *out)
+{
+    char *v = store_meta_get(s, key), *end = NULL;
+    long long n = v ? strtoll(v, &end, 10) : 0;
+    int found = v && end != v;
+    if (found) *out = n;
+    free(v);
+    return found;
+}
+
+int store_common_dag_progress(store *s, int read_only, int (*recompute)(store *s, char **err), int64_t *watermark,
+                              int64_t *pending, char **err)
+{
+    int rc = LC_OK;
+    int64_t w = 0, p = 0;
+    if (!store_common_meta_int(s, "dag_watermark", &w) || !store_common_meta_int(s, "dag_pending", &p)) {
+        if (read_only) {
+            /* Nothing may be written: report "everything may be uncovered". */
+            w = 0;
+            p = INT64_MAX;
+            goto done;
+        }
+        if ((rc = recompute(s, err)) != LC_OK) goto done;
+        if (!store_common_meta_int(s, "dag_watermark", &w) || !store_common_meta_int(s, "dag_pending", &p)) {
+            rc = lc_errf(err, LC_ERR, "store: dag progress: the numbers were not written");
+            goto done;
+        }
+    }
+done:
+    if (rc == LC_OK) {
+        if (watermark) *watermark = w;
+        if (pending) *pending = p;
+    }
+    return rc;
+}
+
+int store_common_dump_buffers(int ncol, const char ***names, store_value **vals, char **err)
+{
+    *names = calloc((size_t)ncol + 1, sizeof **names);
+    *vals = calloc((size_t)ncol + 1, sizeof **vals);
+    if (!*names || !*vals) return lc_errf(err, LC_NOMEM, "export: out of memory");
+    return LC_OK;
+}
