@@ -4,6 +4,7 @@
 #include "store_common.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "util.h"
 
@@ -17,6 +18,27 @@ int store_common_visit_next(int v, int *rc, int *stopped)
         *rc = v;
     }
     return 0;
+}
+
+int store_common_ingest_from(store *s, const store_msg *msgs, size_t n, const char *last_entry, int64_t last_ordinal,
+                             int64_t (*lookup)(store *s, const char *entry_id, char **err), size_t *first_new,
+                             int64_t *ordinal, store_ingest_stats *stats, char **err)
+{
+    *first_new = 0;
+    *ordinal = -1;
+    for (size_t i = n; i-- > 0;) {
+        const char *id = msgs[i].entry_id;
+        if (!id) continue;
+        stats->examined++;
+        int64_t ord = last_entry && strcmp(last_entry, id) == 0 ? last_ordinal : lookup(s, id, err);
+        if (ord == -2) return LC_ERR;
+        if (ord >= 0) {
+            *first_new = i + 1;
+            *ordinal = ord + 1;
+            break;
+        }
+    }
+    return LC_OK;
 }
 
 int store_common_meta_int(store *s, const char *key, int64_t *out)

@@ -17,6 +17,17 @@
  * *stopped when it is not NULL; the visitor's error otherwise). */
 int store_common_visit_next(int v, int *rc, int *stopped);
 
+/* Where an ingest of msgs[0..n) begins: *first_new is the index after the newest entry
+ * already stored (a branch only grows at its leaf, so all before it is stored too; n when
+ * all is), *ordinal the next ordinal after it (-1 when none of msgs is stored), and
+ * stats->examined counts the entries looked at. `last_entry`/`last_ordinal` are the newest
+ * entry this store ingested (NULL: none), which needs no lookup; `lookup` gives a stored
+ * entry's ordinal, -1 when it is not stored, -2 when the store could not be read (then
+ * this returns LC_ERR, with *err as lookup set it). */
+int store_common_ingest_from(store *s, const store_msg *msgs, size_t n, const char *last_entry, int64_t last_ordinal,
+                             int64_t (*lookup)(store *s, const char *entry_id, char **err), size_t *first_new,
+                             int64_t *ordinal, store_ingest_stats *stats, char **err);
+
 /* 1 with *out when meta holds `key` as an integer; 0 when it does not. */
 int store_common_meta_int(store *s, const char *key, int64_t *out);
 

@@ -127,26 +127,15 @@ int store_pg_ingest(store *s, const store_msg *msgs, size_t n, store_ingest_stat
 {
     store_ingest_stats local = {0};
     int rc = LC_OK, in_tx = 0;
-    size_t first_new = 0;
-    int64_t ordinal = -1, newest_created = 0;
+    size_t first_new;
+    int64_t ordinal, newest_created = 0;
     if (!stats) stats = &local;
     memset(stats, 0, sizeof *stats);
     if (s->read_only) return lc_errf(err, LC_INVALID, "store: opened read-only");
 
-    /* Walk back to the newest entry already stored (a branch only grows at its leaf). */
-    for (size_t i = n; i-- > 0;) {
-        const char *id = msgs[i].entry_id;
-        if (!id) continue;
-        stats->examined++;
-        int64_t ord = (s->last_entry && strcmp(s->last_entry, id) == 0) ? s->last_ordinal
-                                                                          : store_pg_lookup_ordinal(s, id, err);
-        if (ord == -2) return LC_ERR;
-        if (ord >= 0) {
-            first_new = i + 1;
-            ordinal = ord + 1;
-            break;
-        }
-    }
+    if (store_common_ingest_from(s, msgs, n, s->last_entry, s->last_ordinal, store_pg_lookup_ordinal, &first_new,
+                                 &ordinal, stats, err) != LC_OK)
+        return LC_ERR;
     if (first_new >= n) goto done;
     if ((rc = store_pg_begin(s, err)) != LC_OK) goto done;
     in_tx = 1;

@@ -23,9 +23,11 @@
  * the next batch (memory). */
 #define STORE_BULK_FTS_BYTES (64u << 20)
 
-/* The ordinal of a stored entry, or -1. */
-static int64_t store_lookup_ordinal(store *s, const char *entry_id)
+/* The ordinal of a stored entry, or -1 (a failed read counts as not stored: the insert
+ * ignores an entry that is). */
+static int64_t store_lookup_ordinal(store *s, const char *entry_id, char **err)
 {
+    (void)err;
     int64_t ord = -1;
     sqlite3_bind_text(s->st_exists, 1, entry_id, -1, SQLITE_STATIC);
     if (sqlite3_step(s->st_exists) == SQLITE_ROW) ord = sqlite3_column_int64(s->st_exists, 0);
@@ -209,27 +211,17 @@ int store_sqlite_ingest(store *s, const store_msg *msgs, size_t n, store_ingest_
 {
     store_ingest_stats local = {0};
     int rc = LC_OK, in_tx = 0, nested = 0;
-    size_t first_new = 0;
-    int64_t ordinal = -1;
+    size_t first_new;
+    int64_t ordinal;
     if (!stats) stats = &local;
     memset(stats, 0, sizeof *stats);
     if (s->read_only) return lc_errf(err, LC_INVALID, "store: opened read-only");
 
-    /* Walk back to the newest entry already stored: everything before it is stored too
-     * (a branch only grows at its leaf; a tree move is store_sqlite_mark_branch's business). */
-    for (size_t i = n; i-- > 0;) {
-        const char *id = msgs[i].entry_id;
-        if (!id) continue;
-        stats->examined++;
-        int64_t ord = (s->last_entry && strcmp(s->last_entry, id) == 0)
-                          ? s->last_ordinal
-                          : store_lookup_ordinal(s, id);
-        if (ord >= 0) {
-            first_new = i + 1;
-            ordinal = ord + 1;
-            break;
-        }
-    }
+    /* Only what follows the newest stored entry is new (a tree move is
+     * store_sqlite_mark_branch's business). */
+    if (store_common_ingest_from(s, msgs, n, s->last_entry, s->last_ordinal, store_lookup_ordinal, &first_new, &ordinal,
+                                 stats, err) != LC_OK)
+        return LC_ERR;
     if (first_new >= n) goto done;
     if (ordinal < 0) ordinal = store_next_ordinal(s);
 
