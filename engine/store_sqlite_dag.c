@@ -93,7 +93,7 @@ done:
 
 /* ---- summaries -------------------------------------------------------------------- */
 
-static int store_step_done(store *s, sqlite3_stmt *st, const char *what, char **err)
+int store_sqlite_step_done(store *s, sqlite3_stmt *st, const char *what, char **err)
 {
     int step = sqlite3_step(st);
     sqlite3_reset(st);
@@ -165,25 +165,22 @@ int store_sqlite_summary_add(store *s, const store_summary *in, int64_t *out_id,
     sqlite3_bind_text(ins, 1, leaf ? "leaf" : "condensed", -1, SQLITE_STATIC);
     sqlite3_bind_int(ins, 2, in->depth);
     sqlite3_bind_text(ins, 3, in->text, -1, SQLITE_STATIC);
-    if (in->tiers_json)
-        sqlite3_bind_text(ins, 4, in->tiers_json, -1, SQLITE_STATIC);
-    else
-        sqlite3_bind_null(ins, 4);
+    sqlite3_bind_text(ins, 4, in->tiers_json, -1, SQLITE_STATIC); /* a NULL text binds SQL NULL */
     sqlite3_bind_int64(ins, 5, in->tokens);
     sqlite3_bind_int64(ins, 6, (sqlite3_int64)time(NULL) * 1000);
-    if ((rc = store_step_done(s, ins, "summary", err)) != LC_OK) goto done;
+    if ((rc = store_sqlite_step_done(s, ins, "summary", err)) != LC_OK) goto done;
     int64_t id = sqlite3_last_insert_rowid(s->db);
     for (size_t i = 0; leaf && i < in->n_entries; i++) {
         sqlite3_bind_int64(msg, 1, id);
         sqlite3_bind_text(msg, 2, in->entry_ids[i], -1, SQLITE_STATIC);
         sqlite3_bind_int64(msg, 3, (sqlite3_int64)i);
-        if ((rc = store_step_done(s, msg, "summary entries", err)) != LC_OK) goto done;
+        if ((rc = store_sqlite_step_done(s, msg, "summary entries", err)) != LC_OK) goto done;
     }
     for (size_t i = 0; !leaf && i < in->n_children; i++) {
         sqlite3_bind_int64(child, 1, id);
         sqlite3_bind_int64(child, 2, in->children[i]);
         sqlite3_bind_int64(child, 3, (sqlite3_int64)i);
-        if ((rc = store_step_done(s, child, "summary children", err)) != LC_OK) goto done;
+        if ((rc = store_sqlite_step_done(s, child, "summary children", err)) != LC_OK) goto done;
     }
     /* The span is derived from the covered rows, so it names ordinals the store holds. */
     const char *span_sql =
@@ -208,11 +205,11 @@ int store_sqlite_summary_add(store *s, const store_summary *in, int64_t *out_id,
         goto done;
     }
     sqlite3_bind_int64(span, 1, id);
-    if ((rc = store_step_done(s, span, "summary span (does it cover stored entries?)", err)) != LC_OK)
+    if ((rc = store_sqlite_step_done(s, span, "summary span (does it cover stored entries?)", err)) != LC_OK)
         goto done;
     sqlite3_bind_int64(fts, 1, id);
     sqlite3_bind_text(fts, 2, in->text, -1, SQLITE_STATIC);
-    if ((rc = store_step_done(s, fts, "summary index", err)) != LC_OK) goto done;
+    if ((rc = store_sqlite_step_done(s, fts, "summary index", err)) != LC_OK) goto done;
     if ((rc = store_sqlite_exec(s, "COMMIT", err)) != LC_OK) goto done;
     in_tx = 0;
     if (out_id) *out_id = id;
@@ -254,14 +251,14 @@ int store_sqlite_summary_set_text(store *s, int64_t id, const char *text, int64_
     }
     sqlite3_bind_int64(del, 1, id);
     sqlite3_bind_value(del, 2, sqlite3_column_value(old, 0));
-    if ((rc = store_step_done(s, del, "summary index", err)) != LC_OK) goto done;
+    if ((rc = store_sqlite_step_done(s, del, "summary index", err)) != LC_OK) goto done;
     sqlite3_bind_text(up, 1, text, -1, SQLITE_STATIC);
     sqlite3_bind_int64(up, 2, tokens);
     sqlite3_bind_int64(up, 3, id);
-    if ((rc = store_step_done(s, up, "summary text", err)) != LC_OK) goto done;
+    if ((rc = store_sqlite_step_done(s, up, "summary text", err)) != LC_OK) goto done;
     sqlite3_bind_int64(ins, 1, id);
     sqlite3_bind_text(ins, 2, text, -1, SQLITE_STATIC);
-    if ((rc = store_step_done(s, ins, "summary index", err)) != LC_OK) goto done;
+    if ((rc = store_sqlite_step_done(s, ins, "summary index", err)) != LC_OK) goto done;
     if ((rc = store_sqlite_exec(s, "COMMIT", err)) != LC_OK) goto done;
     in_tx = 0;
 done:
@@ -340,7 +337,7 @@ int store_sqlite_cut_add(store *s, const store_cut *in, int64_t tokens, int64_t 
     sqlite3_bind_text(st, 5, in->nodes_json, -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 6, in->stubbed);
     sqlite3_bind_int64(st, 7, (sqlite3_int64)time(NULL) * 1000);
-    if ((rc = store_step_done(s, st, "cut", err)) != LC_OK) goto done;
+    if ((rc = store_sqlite_step_done(s, st, "cut", err)) != LC_OK) goto done;
     *out_id = sqlite3_last_insert_rowid(s->db);
 done:
     sqlite3_finalize(st);
@@ -386,7 +383,7 @@ int store_sqlite_pin_set(store *s, const store_pin *pin, char **err)
     sqlite3_bind_int64(st, 2, pin->applied_tokens);
     sqlite3_bind_int64(st, 3, pin->window);
     sqlite3_bind_int64(st, 4, (sqlite3_int64)time(NULL) * 1000);
-    rc = store_step_done(s, st, "pin", err);
+    rc = store_sqlite_step_done(s, st, "pin", err);
 done:
     sqlite3_finalize(st);
     return rc;
@@ -647,10 +644,9 @@ int store_sqlite_event_add(store *s, const char *kind, const char *data_json, ch
         rc = store_sqlite_failed(s, err, "event");
     } else {
         sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
-        if (data_json) sqlite3_bind_text(st, 2, data_json, -1, SQLITE_STATIC);
-        else sqlite3_bind_null(st, 2);
+        sqlite3_bind_text(st, 2, data_json, -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 3, (sqlite3_int64)time(NULL) * 1000);
-        rc = store_step_done(s, st, "event", err);
+        rc = store_sqlite_step_done(s, st, "event", err);
     }
     sqlite3_finalize(st);
     return rc;

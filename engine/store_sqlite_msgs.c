@@ -68,18 +68,13 @@ static int store_record_handle(store *s, const char *entry_id, const char *path,
     if (rc != LC_OK) goto done;
     sqlite3_stmt *st = s->st_handle;
     sqlite3_bind_text(st, 1, entry_id, -1, SQLITE_STATIC);
-    if (path)
-        sqlite3_bind_text(st, 2, path, -1, SQLITE_STATIC);
-    else
-        sqlite3_bind_null(st, 2);
+    sqlite3_bind_text(st, 2, path, -1, SQLITE_STATIC); /* a NULL text binds SQL NULL */
     sqlite3_bind_text(st, 3, h.cid, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 4, files_kind_name(h.kind), -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 5, (sqlite3_int64)chars);
     sqlite3_bind_text(st, 6, h.preview, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 7, h.summary, -1, SQLITE_STATIC);
-    if (sqlite3_step(st) != SQLITE_DONE) rc = store_sqlite_failed(s, err, "file handle");
-    sqlite3_reset(st);
-    sqlite3_clear_bindings(st);
+    rc = store_sqlite_step_done(s, st, "file handle", err);
 done:
     store_derive_handle_free(&h);
     return rc;
@@ -89,10 +84,7 @@ static int store_fts_insert(store *s, int64_t rowid, const char *text, size_t le
 {
     sqlite3_bind_int64(s->st_fts, 1, rowid);
     sqlite3_bind_text(s->st_fts, 2, text, (int)len, SQLITE_STATIC);
-    int step = sqlite3_step(s->st_fts);
-    sqlite3_reset(s->st_fts);
-    sqlite3_clear_bindings(s->st_fts);
-    return step == SQLITE_DONE ? LC_OK : store_sqlite_failed(s, err, "index message");
+    return store_sqlite_step_done(s, s->st_fts, "index message", err);
 }
 
 /* A bulk ingest's full-text row, held back: FTS5 writes its pending terms out as a new
@@ -151,26 +143,11 @@ static int store_insert_one(store *s, const store_msg *m, int64_t ordinal,
     sqlite3_bind_int64(st, 5, (sqlite3_int64)row.chars);
     sqlite3_bind_int64(st, 6, row.tokens);
     sqlite3_bind_text(st, 7, m->json, (int)m->json_len, SQLITE_STATIC);
-    if (row.payload)
-        sqlite3_bind_text(st, 8, row.payload, -1, SQLITE_STATIC);
-    else
-        sqlite3_bind_null(st, 8);
-    if (row.tool_name)
-        sqlite3_bind_text(st, 9, row.tool_name, -1, SQLITE_STATIC);
-    else
-        sqlite3_bind_null(st, 9);
-    if (path)
-        sqlite3_bind_text(st, 10, path, -1, SQLITE_STATIC);
-    else
-        sqlite3_bind_null(st, 10);
+    sqlite3_bind_text(st, 8, row.payload, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 9, row.tool_name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 10, path, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 11, row.created);
-    int step = sqlite3_step(st);
-    sqlite3_reset(st);
-    sqlite3_clear_bindings(st);
-    if (step != SQLITE_DONE) {
-        rc = store_sqlite_failed(s, err, "insert message");
-        goto done;
-    }
+    if ((rc = store_sqlite_step_done(s, st, "insert message", err)) != LC_OK) goto done;
     if (sqlite3_changes(s->db) == 0) goto done; /* already stored */
     sqlite3_int64 rowid = sqlite3_last_insert_rowid(s->db);
     size_t ilen = files_utf8_prefix(row.text, row.text_len, STORE_INDEX_CHARS);
@@ -371,12 +348,7 @@ int store_sqlite_mark_branch(store *s, const char *const *active_ids, size_t n, 
     for (size_t i = 0; i < n; i++) {
         if (!active_ids[i]) continue;
         sqlite3_bind_text(st, 1, active_ids[i], -1, SQLITE_STATIC);
-        int step = sqlite3_step(st);
-        sqlite3_reset(st);
-        if (step != SQLITE_DONE) {
-            rc = store_sqlite_failed(s, err, "mark branch");
-            goto done;
-        }
+        if ((rc = store_sqlite_step_done(s, st, "mark branch", err)) != LC_OK) goto done;
     }
     /* The rows off the branch are found on the entry_id index (rowids only): testing
      * `removed` on every row read past each row's text and raw JSON. */
@@ -413,12 +385,7 @@ int store_sqlite_set_removed(store *s, const char *const *entry_ids, size_t n, i
     for (size_t i = 0; i < n; i++) {
         sqlite3_bind_int(st, 1, removed ? 1 : 0);
         sqlite3_bind_text(st, 2, entry_ids[i], -1, SQLITE_STATIC);
-        int step = sqlite3_step(st);
-        sqlite3_reset(st);
-        if (step != SQLITE_DONE) {
-            rc = store_sqlite_failed(s, err, "set removed");
-            goto done;
-        }
+        if ((rc = store_sqlite_step_done(s, st, "set removed", err)) != LC_OK) goto done;
     }
     if ((rc = store_sqlite_exec(s, "COMMIT", err)) != LC_OK) goto done;
     in_tx = 0;
