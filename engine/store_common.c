@@ -41,6 +41,14 @@ int store_common_ingest_from(store *s, const store_msg *msgs, size_t n, const ch
     return LC_OK;
 }
 
+void store_common_ingest_done(char **last_entry, int64_t *last_ordinal, const char *newest, int64_t ordinal)
+{
+    if (!newest) return;
+    free(*last_entry);
+    *last_entry = lc_strdup(newest);
+    *last_ordinal = ordinal;
+}
+
 int store_common_meta_int(store *s, const char *key, int64_t *out)
 {
     char *v = store_meta_get(s, key), *end = NULL;

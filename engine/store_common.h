@@ -28,6 +28,10 @@ int store_common_ingest_from(store *s, const store_msg *msgs, size_t n, const ch
                              int64_t (*lookup)(store *s, const char *entry_id, char **err), size_t *first_new,
                              int64_t *ordinal, store_ingest_stats *stats, char **err);
 
+/* Remember `newest` (NULL: nothing stored), the last entry an ingest stored, at `ordinal`,
+ * in the backend's *last_entry / *last_ordinal for store_common_ingest_from. */
+void store_common_ingest_done(char **last_entry, int64_t *last_ordinal, const char *newest, int64_t ordinal);
+
 /* 1 with *out when meta holds `key` as an integer; 0 when it does not. */
 int store_common_meta_int(store *s, const char *key, int64_t *out);
 

@@ -172,11 +172,7 @@ int store_pg_ingest(store *s, const store_msg *msgs, size_t n, store_ingest_stat
     }
     if ((rc = store_pg_commit(s, err)) != LC_OK) goto done;
     in_tx = 0;
-    if (newest) {
-        free(s->last_entry);
-        s->last_entry = lc_strdup(newest);
-        s->last_ordinal = ordinal - 1;
-    }
+    store_common_ingest_done(&s->last_entry, &s->last_ordinal, newest, ordinal - 1);
 done:
     if (in_tx) store_pg_rollback(s);
     return rc;

@@ -224,11 +224,7 @@ int store_sqlite_ingest(store *s, const store_msg *msgs, size_t n, store_ingest_
     }
     if (in_tx && (rc = store_sqlite_exec(s, nested ? "RELEASE store_ingest" : "COMMIT", err)) != LC_OK) goto done;
     in_tx = 0;
-    if (newest) {
-        free(s->last_entry);
-        s->last_entry = lc_strdup(newest);
-        s->last_ordinal = ordinal - 1;
-    }
+    store_common_ingest_done(&s->last_entry, &s->last_ordinal, newest, ordinal - 1);
 done:
     if (in_tx)
         sqlite3_exec(s->db, nested ? "ROLLBACK TO store_ingest; RELEASE store_ingest" : "ROLLBACK", NULL, NULL,
