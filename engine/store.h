@@ -639,9 +639,9 @@ typedef struct store_methods {
     STORE_SLOTS_V2(STORE_METHOD_FIELD)
 } store_methods;
 
-/* A backend's table: its name and its functions for the slots each list names. */
-#define STORE_METHODS_HEAD(backend_name) \
-    .i_version = STORE_METHODS_VERSION, .size = sizeof(store_methods), .name = backend_name
+/* The stamp and name that begin a backend's store_backend or store_methods table. */
+#define STORE_TABLE_HEAD(table_type, backend_name) \
+    .i_version = STORE_METHODS_VERSION, .size = sizeof(table_type), .name = backend_name
 
 struct store_session_info;
 typedef struct store_backend {

@@ -1040,9 +1040,7 @@ static const char *store_pg_version(void)
 }
 
 const store_backend store_pg_backend = {
-    .i_version = STORE_METHODS_VERSION,
-    .size = sizeof(store_backend),
-    .name = "postgresql",
+    STORE_TABLE_HEAD(store_backend, "postgresql"),
     .x_open = store_pg_open,
     .x_open_readonly = store_pg_open_readonly,
     .x_version = store_pg_version,
@@ -1052,7 +1050,7 @@ const store_backend store_pg_backend = {
 
 #define STORE_PG_SLOT(ret, name, params) .x_##name = store_pg_##name,
 const store_methods store_pg_methods = {
-    STORE_METHODS_HEAD("postgresql"),
+    STORE_TABLE_HEAD(store_methods, "postgresql"),
     STORE_SLOTS_CORE(STORE_PG_SLOT)
     STORE_SLOTS_TX(STORE_PG_SLOT)
     STORE_SLOTS_ADMIN(STORE_PG_SLOT)

@@ -717,9 +717,7 @@ char *store_sqlite_col_dup(sqlite3_stmt *st, int col)
 static const char *store_sqlite_version(void) { return sqlite3_libversion(); }
 
 const store_backend store_sqlite_backend = {
-    .i_version = STORE_METHODS_VERSION,
-    .size = sizeof(store_backend),
-    .name = "sqlite",
+    STORE_TABLE_HEAD(store_backend, "sqlite"),
     .x_open = store_sqlite_open_wait,
     .x_open_readonly = store_sqlite_open_readonly,
     .x_version = store_sqlite_version,
@@ -727,7 +725,7 @@ const store_backend store_sqlite_backend = {
 
 #define STORE_SQLITE_SLOT(ret, name, params) .x_##name = store_sqlite_##name,
 const store_methods store_sqlite_methods = {
-    STORE_METHODS_HEAD("sqlite"),
+    STORE_TABLE_HEAD(store_methods, "sqlite"),
     STORE_SLOTS_CORE(STORE_SQLITE_SLOT)
     STORE_SLOTS_TX(STORE_SQLITE_SLOT)
     STORE_SLOTS_BACKUP(STORE_SQLITE_SLOT)
