@@ -32,6 +32,15 @@ static int store_unsupported(const store_methods *m, const char *what, char **er
     return lc_errf(err, LC_INVALID, "store: the %s backend does not support %s", m ? m->name : "?", what);
 }
 
+/* A dispatcher's body: the call `args` through the slot of s's table, or `otherwise` (the
+ * table is `m` there) when the backend does not fill it. */
+#define STORE_DISPATCH(s, slot, otherwise, args)   \
+    const store_methods *m = store_methods_of(s);  \
+    if (!STORE_HAS(m, x_##slot)) return otherwise; \
+    return m->x_##slot args
+/* The same for a slot whose absence is an error naming it. */
+#define STORE_DISPATCH_OR_UNSUPPORTED(s, slot, args) STORE_DISPATCH(s, slot, store_unsupported(m, #slot, err), args)
+
 /* A shared store's URI in the environment (an empty value is unset). */
 static const char *store_env_url(void)
 {
@@ -166,9 +175,7 @@ void store_set_options(store *s, const store_options *opt)
 
 const char *store_path(const store *s)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_path)) return NULL;
-    return m->x_path(s);
+    STORE_DISPATCH(s, path, NULL, (s));
 }
 
 const char *store_mode_note(const store *s)
@@ -181,184 +188,132 @@ const char *store_mode_note(const store *s)
 
 char *store_meta_get(store *s, const char *key)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_meta_get)) return NULL;
-    return m->x_meta_get(s, key);
+    STORE_DISPATCH(s, meta_get, NULL, (s, key));
 }
 
 int store_meta_put(store *s, const char *key, const char *value, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_meta_put)) return store_unsupported(m, "meta_put", err);
-    return m->x_meta_put(s, key, value, err);
+    STORE_DISPATCH_OR_UNSUPPORTED(s, meta_put, (s, key, value, err));
 }
 
 int store_schema_version(store *s)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_schema_version)) return -1;
-    return m->x_schema_version(s);
+    STORE_DISPATCH(s, schema_version, -1, (s));
 }
 
 int store_ingest(store *s, const store_msg *msgs, size_t n, store_ingest_stats *stats, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_ingest)) return store_unsupported(m, "ingest", err);
-    return m->x_ingest(s, msgs, n, stats, err);
+    STORE_DISPATCH_OR_UNSUPPORTED(s, ingest, (s, msgs, n, stats, err));
 }
 
 int store_mark_branch(store *s, const char *const *active_ids, size_t n, size_t *marked, size_t *cleared, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_mark_branch)) return store_unsupported(m, "mark_branch", err);
-    return m->x_mark_branch(s, active_ids, n, marked, cleared, err);
+    STORE_DISPATCH_OR_UNSUPPORTED(s, mark_branch, (s, active_ids, n, marked, cleared, err));
 }
 
 int store_set_removed(store *s, const char *const *entry_ids, size_t n, int removed, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_set_removed)) return store_unsupported(m, "set_removed", err);
-    return m->x_set_removed(s, entry_ids, n, removed, err);
+    STORE_DISPATCH_OR_UNSUPPORTED(s, set_removed, (s, entry_ids, n, removed, err));
 }
 
 int store_dag_progress(store *s, int64_t *watermark, int64_t *pending, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_dag_progress)) return store_unsupported(m, "dag_progress", err);
-    return m->x_dag_progress(s, watermark, pending, err);
+    STORE_DISPATCH_OR_UNSUPPORTED(s, dag_progress, (s, watermark, pending, err));
 }
 
 int store_dag_set_watermark(store *s, int64_t expect, int64_t value, int *moved, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_dag_set_watermark)) return store_unsupported(m, "dag_set_watermark", err);
-    return m->x_dag_set_watermark(s, expect, value, moved, err);
+    STORE_DISPATCH_OR_UNSUPPORTED(s, dag_set_watermark, (s, expect, value, moved, err));
 }
 
 int store_dag_block_get(store *s, int64_t *tokens)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_dag_block_get)) return 0;
-    return m->x_dag_block_get(s, tokens);
+    STORE_DISPATCH(s, dag_block_get, 0, (s, tokens));
 }
 
 int store_dag_block_put(store *s, int64_t tokens, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_dag_block_put)) return store_unsupported(m, "dag_block_put", err);
-    return m->x_dag_block_put(s, tokens, err);
+    STORE_DISPATCH_OR_UNSUPPORTED(s, dag_block_put, (s, tokens, err));
 }
 
 int store_get_message(store *s, const char *entry_id, store_row *out, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_get_message)) return store_unsupported(m, "get_message", err);
-    return m->x_get_message(s, entry_id, out, err);
+    STORE_DISPATCH_OR_UNSUPPORTED(s, get_message, (s, entry_id, out, err));
 }
 
 int64_t store_message_count(store *s)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_message_count)) return -1;
-    return m->x_message_count(s);
+    STORE_DISPATCH(s, message_count, -1, (s));
 }
 
 int64_t store_summary_count(store *s)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_summary_count)) return 0;
-    return m->x_summary_count(s);
+    STORE_DISPATCH(s, summary_count, 0, (s));
 }
 
 int64_t store_db_bytes(store *s)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_db_bytes)) return 0;
-    return m->x_db_bytes(s);
+    STORE_DISPATCH(s, db_bytes, 0, (s));
 }
 
 int store_summary_add(store *s, const store_summary *in, int64_t *out_id, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_summary_add)) return store_unsupported(m, "summary_add", err);
-    return m->x_summary_add(s, in, out_id, err);
+    STORE_DISPATCH_OR_UNSUPPORTED(s, summary_add, (s, in, out_id, err));
 }
 
 int store_summary_set_text(store *s, int64_t id, const char *text, int64_t tokens, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_summary_set_text)) return store_unsupported(m, "summary_set_text", err);
-    return m->x_summary_set_text(s, id, text, tokens, err);
+    STORE_DISPATCH_OR_UNSUPPORTED(s, summary_set_text, (s, id, text, tokens, err));
 }
 
 int store_dag_walk_tail(store *s, store_msg_visit visit, void *ud, int *stopped, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_dag_walk_tail)) return store_unsupported(m, "dag_walk_tail", err);
-    return m->x_dag_walk_tail(s, visit, ud, stopped, err);
+    STORE_DISPATCH_OR_UNSUPPORTED(s, dag_walk_tail, (s, visit, ud, stopped, err));
 }
 
 int store_walk_newest(store *s, store_msg_visit visit, void *ud, int *stopped, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_walk_newest)) return store_unsupported(m, "walk_newest", err);
-    return m->x_walk_newest(s, visit, ud, stopped, err);
+    STORE_DISPATCH_OR_UNSUPPORTED(s, walk_newest, (s, visit, ud, stopped, err));
 }
 
 long long store_last_activity_ms(store *s)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_last_activity_ms)) return 0;
-    return m->x_last_activity_ms(s);
+    STORE_DISPATCH(s, last_activity_ms, 0, (s));
 }
 
 int store_dag_walk_uncovered(store *s, int64_t after, int64_t before, store_msg_visit visit, void *ud, int *stopped, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_dag_walk_uncovered)) return store_unsupported(m, "dag_walk_uncovered", err);
-    return m->x_dag_walk_uncovered(s, after, before, visit, ud, stopped, err);
+    STORE_DISPATCH_OR_UNSUPPORTED(s, dag_walk_uncovered, (s, after, before, visit, ud, stopped, err));
 }
 
 int store_dag_count_uncovered(store *s, int64_t from, int64_t before, int64_t *count, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_dag_count_uncovered)) return store_unsupported(m, "dag_count_uncovered", err);
-    return m->x_dag_count_uncovered(s, from, before, count, err);
+    STORE_DISPATCH_OR_UNSUPPORTED(s, dag_count_uncovered, (s, from, before, count, err));
 }
 
 int store_dag_walk_frontier(store *s, store_node_visit visit, void *ud, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_dag_walk_frontier)) return store_unsupported(m, "dag_walk_frontier", err);
-    return m->x_dag_walk_frontier(s, visit, ud, err);
+    STORE_DISPATCH_OR_UNSUPPORTED(s, dag_walk_frontier, (s, visit, ud, err));
 }
 
 int store_dag_walk_prefixed(store *s, const char *prefix, store_node_visit visit, void *ud, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_dag_walk_prefixed)) return store_unsupported(m, "dag_walk_prefixed", err);
-    return m->x_dag_walk_prefixed(s, prefix, visit, ud, err);
+    STORE_DISPATCH_OR_UNSUPPORTED(s, dag_walk_prefixed, (s, prefix, visit, ud, err));
 }
 
 int store_dag_walk_source(store *s, int64_t id, int leaf, store_msg_visit visit, void *ud, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_dag_walk_source)) return store_unsupported(m, "dag_walk_source", err);
-    return m->x_dag_walk_source(s, id, leaf, visit, ud, err);
+    STORE_DISPATCH_OR_UNSUPPORTED(s, dag_walk_source, (s, id, leaf, visit, ud, err));
 }
 
 int store_dag_walk_children(store *s, int64_t id, store_node_visit visit, void *ud, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_dag_walk_children)) return store_unsupported(m, "dag_walk_children", err);
-    return m->x_dag_walk_children(s, id, visit, ud, err);
+    STORE_DISPATCH_OR_UNSUPPORTED(s, dag_walk_children, (s, id, visit, ud, err));
 }
 
 int64_t store_run_begin(store *s, const char *kind)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_run_begin)) return 0;
-    return m->x_run_begin(s, kind);
+    STORE_DISPATCH(s, run_begin, 0, (s, kind));
 }
 
 void store_run_renew(store *s, int64_t id)
@@ -406,86 +361,62 @@ void store_run_end(store *s, int64_t id, const char *status)
 
 int store_event_add(store *s, const char *kind, const char *data_json, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_event_add)) return store_unsupported(m, "event_add", err);
-    return m->x_event_add(s, kind, data_json, err);
+    STORE_DISPATCH_OR_UNSUPPORTED(s, event_add, (s, kind, data_json, err));
 }
 
 int64_t store_event_count(store *s, const char *kind)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_event_count)) return 0;
-    return m->x_event_count(s, kind);
+    STORE_DISPATCH(s, event_count, 0, (s, kind));
 }
 
 int store_cut_get(store *s, store_cut_which which, int64_t id, store_cut *out, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_cut_get)) return store_unsupported(m, "cut_get", err);
-    return m->x_cut_get(s, which, id, out, err);
+    STORE_DISPATCH_OR_UNSUPPORTED(s, cut_get, (s, which, id, out, err));
 }
 
 int store_cut_add(store *s, const store_cut *in, int64_t tokens, int64_t *out_id, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_cut_add)) return store_unsupported(m, "cut_add", err);
-    return m->x_cut_add(s, in, tokens, out_id, err);
+    STORE_DISPATCH_OR_UNSUPPORTED(s, cut_add, (s, in, tokens, out_id, err));
 }
 
 int store_pin_get(store *s, store_pin *out, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_pin_get)) return store_unsupported(m, "pin_get", err);
-    return m->x_pin_get(s, out, err);
+    STORE_DISPATCH_OR_UNSUPPORTED(s, pin_get, (s, out, err));
 }
 
 int store_pin_set(store *s, const store_pin *pin, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_pin_set)) return store_unsupported(m, "pin_set", err);
-    return m->x_pin_set(s, pin, err);
+    STORE_DISPATCH_OR_UNSUPPORTED(s, pin_set, (s, pin, err));
 }
 
 int store_pin_clear(store *s, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_pin_clear)) return store_unsupported(m, "pin_clear", err);
-    return m->x_pin_clear(s, err);
+    STORE_DISPATCH_OR_UNSUPPORTED(s, pin_clear, (s, err));
 }
 
 int store_search_count(store *s, const char *query, const store_search_scope *scope, int64_t *count, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_search_count)) return store_unsupported(m, "search_count", err);
-    return m->x_search_count(s, query, scope, count, err);
+    STORE_DISPATCH_OR_UNSUPPORTED(s, search_count, (s, query, scope, count, err));
 }
 
 int store_search_page(store *s, const char *query, const store_search_scope *scope, int newest_first, size_t limit, size_t offset, store_search_visit visit, void *ud, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_search_page)) return store_unsupported(m, "search_page", err);
-    return m->x_search_page(s, query, scope, newest_first, limit, offset, visit, ud, err);
+    STORE_DISPATCH_OR_UNSUPPORTED(s, search_page, (s, query, scope, newest_first, limit, offset, visit, ud, err));
 }
 
 int store_search_top(store *s, const char *query, int newest_first, size_t limit, store_search_visit visit, void *ud, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_search_top)) return store_unsupported(m, "search_top", err);
-    return m->x_search_top(s, query, newest_first, limit, visit, ud, err);
+    STORE_DISPATCH_OR_UNSUPPORTED(s, search_top, (s, query, newest_first, limit, visit, ud, err));
 }
 
 int64_t store_search_unindexed(store *s)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_search_unindexed)) return 0;
-    return m->x_search_unindexed(s);
+    STORE_DISPATCH(s, search_unindexed, 0, (s));
 }
 
 int store_search_scan(store *s, const store_search_scope *scope, store_search_visit visit, void *ud, int *stopped, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_search_scan)) return store_unsupported(m, "search_scan", err);
-    return m->x_search_scan(s, scope, visit, ud, stopped, err);
+    STORE_DISPATCH_OR_UNSUPPORTED(s, search_scan, (s, scope, visit, ud, stopped, err));
 }
 
 void store_search_cover(store *s, const char *entry_id, int64_t *top, int64_t *leaf)
@@ -497,51 +428,37 @@ void store_search_cover(store *s, const char *entry_id, int64_t *top, int64_t *l
 
 int store_summary_exists(store *s, int64_t id)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_summary_exists)) return 0;
-    return m->x_summary_exists(s, id);
+    STORE_DISPATCH(s, summary_exists, 0, (s, id));
 }
 
 int store_summary_get(store *s, int64_t id, store_node_visit visit, void *ud, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_summary_get)) return store_unsupported(m, "summary_get", err);
-    return m->x_summary_get(s, id, visit, ud, err);
+    STORE_DISPATCH_OR_UNSUPPORTED(s, summary_get, (s, id, visit, ud, err));
 }
 
 int store_scope_totals_get(store *s, int64_t summary_id, store_scope_totals *out, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_scope_totals_get)) return store_unsupported(m, "scope_totals_get", err);
-    return m->x_scope_totals_get(s, summary_id, out, err);
+    STORE_DISPATCH_OR_UNSUPPORTED(s, scope_totals_get, (s, summary_id, out, err));
 }
 
 int store_scope_handles(store *s, int64_t summary_id, store_handle_visit visit, void *ud, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_scope_handles)) return store_unsupported(m, "scope_handles", err);
-    return m->x_scope_handles(s, summary_id, visit, ud, err);
+    STORE_DISPATCH_OR_UNSUPPORTED(s, scope_handles, (s, summary_id, visit, ud, err));
 }
 
 int store_handle_find(store *s, const char *key, store_handle_visit visit, void *ud, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_handle_find)) return store_unsupported(m, "handle_find", err);
-    return m->x_handle_find(s, key, visit, ud, err);
+    STORE_DISPATCH_OR_UNSUPPORTED(s, handle_find, (s, key, visit, ud, err));
 }
 
 int store_tx_begin(store *s, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_tx_begin)) return store_unsupported(m, "tx_begin", err);
-    return m->x_tx_begin(s, err);
+    STORE_DISPATCH_OR_UNSUPPORTED(s, tx_begin, (s, err));
 }
 
 int store_tx_commit(store *s, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_tx_commit)) return store_unsupported(m, "tx_commit", err);
-    return m->x_tx_commit(s, err);
+    STORE_DISPATCH_OR_UNSUPPORTED(s, tx_commit, (s, err));
 }
 
 void store_tx_rollback(store *s)
@@ -553,110 +470,80 @@ void store_tx_rollback(store *s)
 
 int store_bulk_begin(store *s, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_bulk_begin)) return store_tx_begin(s, err);
-    return m->x_bulk_begin(s, err);
+    STORE_DISPATCH(s, bulk_begin, store_tx_begin(s, err), (s, err));
 }
 
 int store_bulk_commit(store *s, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_bulk_commit)) return store_tx_commit(s, err);
-    return m->x_bulk_commit(s, err);
+    STORE_DISPATCH(s, bulk_commit, store_tx_commit(s, err), (s, err));
 }
 
 int store_backup_to(store *from, const char *dest_path, char **err)
 {
-    const store_methods *m = store_methods_of(from);
-    if (!STORE_HAS(m, x_backup_to)) return store_unsupported(m, "backup_to", err);
-    return m->x_backup_to(from, dest_path, err);
+    STORE_DISPATCH_OR_UNSUPPORTED(from, backup_to, (from, dest_path, err));
 }
 
 int store_dump(store *s, const store_dump_visitor *v, void *ud, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_dump)) return store_unsupported(m, "dump", err);
-    return m->x_dump(s, v, ud, err);
+    STORE_DISPATCH_OR_UNSUPPORTED(s, dump, (s, v, ud, err));
 }
 
 int store_table_loadable(store *s, const char *table)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_table_loadable)) return 0;
-    return m->x_table_loadable(s, table);
+    STORE_DISPATCH(s, table_loadable, 0, (s, table));
 }
 
 int store_row_load(store *s, const char *table, size_t ncol, const char *const *cols, const store_value *vals, int *inserted, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_row_load)) return store_unsupported(m, "row_load", err);
-    return m->x_row_load(s, table, ncol, cols, vals, inserted, err);
+    STORE_DISPATCH_OR_UNSUPPORTED(s, row_load, (s, table, ncol, cols, vals, inserted, err));
 }
 
 int store_rebuild_index(store *s, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_rebuild_index)) return store_unsupported(m, "rebuild_index", err);
-    return m->x_rebuild_index(s, err);
+    STORE_DISPATCH_OR_UNSUPPORTED(s, rebuild_index, (s, err));
 }
 
 int store_facts_get(store *s, store_facts *out, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_facts_get)) return store_unsupported(m, "facts_get", err);
-    return m->x_facts_get(s, out, err);
+    STORE_DISPATCH_OR_UNSUPPORTED(s, facts_get, (s, out, err));
 }
 
 int store_check(store *s, store_check_kind kind, store_id_visit visit, void *ud, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_check)) return store_unsupported(m, "check", err);
-    return m->x_check(s, kind, visit, ud, err);
+    STORE_DISPATCH_OR_UNSUPPORTED(s, check, (s, kind, visit, ud, err));
 }
 
 int store_runs_open(store *s, store_run_visit visit, void *ud, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_runs_open)) return store_unsupported(m, "runs_open", err);
-    return m->x_runs_open(s, visit, ud, err);
+    STORE_DISPATCH_OR_UNSUPPORTED(s, runs_open, (s, visit, ud, err));
 }
 
 int store_run_reap(store *s, int64_t id, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_run_reap)) return store_unsupported(m, "run_reap", err);
-    return m->x_run_reap(s, id, err);
+    STORE_DISPATCH_OR_UNSUPPORTED(s, run_reap, (s, id, err));
 }
 
 int store_prune_broken(store *s, int64_t *orphans, int64_t *dropped, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_prune_broken)) return store_unsupported(m, "prune_broken", err);
-    return m->x_prune_broken(s, orphans, dropped, err);
+    STORE_DISPATCH_OR_UNSUPPORTED(s, prune_broken, (s, orphans, dropped, err));
 }
 
 int store_dedupe_spans(store *s, int64_t *removed, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_dedupe_spans)) return store_unsupported(m, "dedupe_spans", err);
-    return m->x_dedupe_spans(s, removed, err);
+    STORE_DISPATCH_OR_UNSUPPORTED(s, dedupe_spans, (s, removed, err));
 }
 
 /* ---- vectors (optional slots, STORE_METHODS_VERSION 2) ------------------------------------- */
 
 int store_vec_put(store *s, const store_vec *v, size_t n, char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_vec_put)) return store_unsupported(m, "vectors (hybrid recall)", err);
-    return m->x_vec_put(s, v, n, err);
+    STORE_DISPATCH(s, vec_put, store_unsupported(m, "vectors (hybrid recall)", err), (s, v, n, err));
 }
 
 int store_vec_walk(store *s, const char *model, int include_removed, store_vec_visit visit, void *ud,
                    char **err)
 {
-    const store_methods *m = store_methods_of(s);
-    if (!STORE_HAS(m, x_vec_walk)) return store_unsupported(m, "vectors (hybrid recall)", err);
-    return m->x_vec_walk(s, model, include_removed, visit, ud, err);
+    STORE_DISPATCH(s, vec_walk, store_unsupported(m, "vectors (hybrid recall)", err), (s, model, include_removed, visit, ud, err));
 }
 
 int store_vec_walk_missing(store *s, const char *model, int other_models, store_vec_pending_visit visit,

@@ -568,89 +568,113 @@ void store_vec_coverage_free(store_vec_coverage *c);
                                   * store_backend gained x_open_session_readonly, x_list;
                                   * 3: store_methods gained run renewal and named leases */
 
+/* The slots of store_methods in the table's order, as lists of X(return type, name,
+ * parameters): the table's fields below, each backend's table and each backend's
+ * declarations of its slot functions (<backend prefix>_<name>) are all written from them,
+ * so a slot's signature stands once. Every backend fills STORE_SLOTS_CORE. The
+ * administration slots (STORE_SLOTS_TX, _BACKUP, _ADMIN) are optional, NULL = not
+ * supported; STORE_SLOTS_V2 (version 2) holds a condensed node's children (the terminal
+ * browser), the vectors (hybrid recall; NULL = cannot store vectors) and the bulk ingest
+ * (NULL = a plain transaction: see store_bulk_begin). */
+#define STORE_SLOTS_CORE(X) \
+    X(void, close, (store *s)) \
+    X(void, set_options, (store *s, const store_options *opt)) \
+    X(const char *, path, (const store *s)) \
+    X(const char *, mode_note, (const store *s)) \
+    X(char *, meta_get, (store *s, const char *key)) \
+    X(int, meta_put, (store *s, const char *key, const char *value, char **err)) \
+    X(int, schema_version, (store *s)) \
+    X(int, ingest, (store *s, const store_msg *msgs, size_t n, store_ingest_stats *stats, char **err)) \
+    X(int, mark_branch, (store *s, const char *const *active_ids, size_t n, size_t *marked, size_t *cleared, char **err)) \
+    X(int, set_removed, (store *s, const char *const *entry_ids, size_t n, int removed, char **err)) \
+    X(int, dag_progress, (store *s, int64_t *watermark, int64_t *pending, char **err)) \
+    X(int, dag_set_watermark, (store *s, int64_t expect, int64_t value, int *moved, char **err)) \
+    X(int, dag_block_get, (store *s, int64_t *tokens)) \
+    X(int, dag_block_put, (store *s, int64_t tokens, char **err)) \
+    X(int, get_message, (store *s, const char *entry_id, store_row *out, char **err)) \
+    X(int64_t, message_count, (store *s)) \
+    X(int64_t, summary_count, (store *s)) \
+    X(int64_t, db_bytes, (store *s)) \
+    X(int, summary_add, (store *s, const store_summary *in, int64_t *out_id, char **err)) \
+    X(int, summary_set_text, (store *s, int64_t id, const char *text, int64_t tokens, char **err)) \
+    X(int, dag_walk_tail, (store *s, store_msg_visit visit, void *ud, int *stopped, char **err)) \
+    X(int, walk_newest, (store *s, store_msg_visit visit, void *ud, int *stopped, char **err)) \
+    X(long long, last_activity_ms, (store *s)) \
+    X(int, dag_walk_uncovered, (store *s, int64_t after, int64_t before, store_msg_visit visit, void *ud, int *stopped, char **err)) \
+    X(int, dag_count_uncovered, (store *s, int64_t from, int64_t before, int64_t *count, char **err)) \
+    X(int, dag_walk_frontier, (store *s, store_node_visit visit, void *ud, char **err)) \
+    X(int, dag_walk_prefixed, (store *s, const char *prefix, store_node_visit visit, void *ud, char **err)) \
+    X(int, dag_walk_source, (store *s, int64_t id, int leaf, store_msg_visit visit, void *ud, char **err)) \
+    X(int64_t, run_begin, (store *s, const char *kind)) \
+    X(void, run_end, (store *s, int64_t id, const char *status)) \
+    X(int, event_add, (store *s, const char *kind, const char *data_json, char **err)) \
+    X(int64_t, event_count, (store *s, const char *kind)) \
+    X(int, cut_get, (store *s, store_cut_which which, int64_t id, store_cut *out, char **err)) \
+    X(int, cut_add, (store *s, const store_cut *in, int64_t tokens, int64_t *out_id, char **err)) \
+    X(int, pin_get, (store *s, store_pin *out, char **err)) \
+    X(int, pin_set, (store *s, const store_pin *pin, char **err)) \
+    X(int, pin_clear, (store *s, char **err)) \
+    X(int, search_count, (store *s, const char *query, const store_search_scope *scope, int64_t *count, char **err)) \
+    X(int, search_page, (store *s, const char *query, const store_search_scope *scope, int newest_first, size_t limit, size_t offset, store_search_visit visit, void *ud, char **err)) \
+    X(int, search_top, (store *s, const char *query, int newest_first, size_t limit, store_search_visit visit, void *ud, char **err)) \
+    X(int64_t, search_unindexed, (store *s)) \
+    X(int, search_scan, (store *s, const store_search_scope *scope, store_search_visit visit, void *ud, int *stopped, char **err)) \
+    X(void, search_cover, (store *s, const char *entry_id, int64_t *top, int64_t *leaf)) \
+    X(int, summary_exists, (store *s, int64_t id)) \
+    X(int, summary_get, (store *s, int64_t id, store_node_visit visit, void *ud, char **err)) \
+    X(int, scope_totals_get, (store *s, int64_t summary_id, store_scope_totals *out, char **err)) \
+    X(int, scope_handles, (store *s, int64_t summary_id, store_handle_visit visit, void *ud, char **err)) \
+    X(int, handle_find, (store *s, const char *key, store_handle_visit visit, void *ud, char **err))
+#define STORE_SLOTS_TX(X) \
+    X(int, tx_begin, (store *s, char **err)) \
+    X(int, tx_commit, (store *s, char **err)) \
+    X(void, tx_rollback, (store *s))
+#define STORE_SLOTS_BACKUP(X) \
+    X(int, backup_to, (store *from, const char *dest_path, char **err))
+#define STORE_SLOTS_ADMIN(X) \
+    X(int, dump, (store *s, const store_dump_visitor *v, void *ud, char **err)) \
+    X(int, table_loadable, (store *s, const char *table)) \
+    X(int, row_load, (store *s, const char *table, size_t ncol, const char *const *cols, const store_value *vals, int *inserted, char **err)) \
+    X(int, rebuild_index, (store *s, char **err)) \
+    X(int, facts_get, (store *s, store_facts *out, char **err)) \
+    X(int, check, (store *s, store_check_kind kind, store_id_visit visit, void *ud, char **err)) \
+    X(int, runs_open, (store *s, store_run_visit visit, void *ud, char **err)) \
+    X(int, run_reap, (store *s, int64_t id, char **err)) \
+    X(int, prune_broken, (store *s, int64_t *orphans, int64_t *dropped, char **err)) \
+    X(int, dedupe_spans, (store *s, int64_t *removed, char **err))
+#define STORE_SLOTS_V2(X) \
+    X(int, dag_walk_children, (store *s, int64_t id, store_node_visit visit, void *ud, char **err)) \
+    X(int, vec_put, (store *s, const store_vec *v, size_t n, char **err)) \
+    X(int, vec_walk, (store *s, const char *model, int include_removed, store_vec_visit visit, void *ud, char **err)) \
+    X(int, vec_walk_missing, (store *s, const char *model, int other_models, store_vec_pending_visit visit, void *ud, int *stopped, char **err)) \
+    X(int, vec_coverage_get, (store *s, const char *model, store_vec_coverage *out, char **err)) \
+    X(int, bulk_begin, (store *s, char **err)) \
+    X(int, bulk_commit, (store *s, char **err))
+/* Version 3, optional: a run's lease renewed (without it a backend's runs are judged by
+ * pid) and named leases (without them store_lease_take answers LC_INVALID). */
+#define STORE_SLOTS_RUN_LEASE(X) \
+    X(void, run_renew, (store *s, int64_t id))
+#define STORE_SLOTS_LEASE(X) \
+    X(int, lease_take, (store *s, const char *name, const char *holder, long ttl_ms, char **other, char **err)) \
+    X(void, lease_drop, (store *s, const char *name, const char *holder))
+
+#define STORE_METHOD_FIELD(ret, name, params) ret(*x_##name) params;
 typedef struct store_methods {
-    int i_version;        /* STORE_METHODS_VERSION the backend was built against */
-    size_t size;          /* sizeof(store_methods) as the backend was built */
-    const char *name;     /* "sqlite" */
-    void (*x_close)(store *s);
-    void (*x_set_options)(store *s, const store_options *opt);
-    const char *(*x_path)(const store *s);
-    const char *(*x_mode_note)(const store *s);
-    char *(*x_meta_get)(store *s, const char *key);
-    int (*x_meta_put)(store *s, const char *key, const char *value, char **err);
-    int (*x_schema_version)(store *s);
-    int (*x_ingest)(store *s, const store_msg *msgs, size_t n, store_ingest_stats *stats, char **err);
-    int (*x_mark_branch)(store *s, const char *const *active_ids, size_t n, size_t *marked, size_t *cleared, char **err);
-    int (*x_set_removed)(store *s, const char *const *entry_ids, size_t n, int removed, char **err);
-    int (*x_dag_progress)(store *s, int64_t *watermark, int64_t *pending, char **err);
-    int (*x_dag_set_watermark)(store *s, int64_t expect, int64_t value, int *moved, char **err);
-    int (*x_dag_block_get)(store *s, int64_t *tokens);
-    int (*x_dag_block_put)(store *s, int64_t tokens, char **err);
-    int (*x_get_message)(store *s, const char *entry_id, store_row *out, char **err);
-    int64_t (*x_message_count)(store *s);
-    int64_t (*x_summary_count)(store *s);
-    int64_t (*x_db_bytes)(store *s);
-    int (*x_summary_add)(store *s, const store_summary *in, int64_t *out_id, char **err);
-    int (*x_summary_set_text)(store *s, int64_t id, const char *text, int64_t tokens, char **err);
-    int (*x_dag_walk_tail)(store *s, store_msg_visit visit, void *ud, int *stopped, char **err);
-    int (*x_walk_newest)(store *s, store_msg_visit visit, void *ud, int *stopped, char **err);
-    long long (*x_last_activity_ms)(store *s);
-    int (*x_dag_walk_uncovered)(store *s, int64_t after, int64_t before, store_msg_visit visit, void *ud, int *stopped, char **err);
-    int (*x_dag_count_uncovered)(store *s, int64_t from, int64_t before, int64_t *count, char **err);
-    int (*x_dag_walk_frontier)(store *s, store_node_visit visit, void *ud, char **err);
-    int (*x_dag_walk_prefixed)(store *s, const char *prefix, store_node_visit visit, void *ud, char **err);
-    int (*x_dag_walk_source)(store *s, int64_t id, int leaf, store_msg_visit visit, void *ud, char **err);
-    int64_t (*x_run_begin)(store *s, const char *kind);
-    void (*x_run_end)(store *s, int64_t id, const char *status);
-    int (*x_event_add)(store *s, const char *kind, const char *data_json, char **err);
-    int64_t (*x_event_count)(store *s, const char *kind);
-    int (*x_cut_get)(store *s, store_cut_which which, int64_t id, store_cut *out, char **err);
-    int (*x_cut_add)(store *s, const store_cut *in, int64_t tokens, int64_t *out_id, char **err);
-    int (*x_pin_get)(store *s, store_pin *out, char **err);
-    int (*x_pin_set)(store *s, const store_pin *pin, char **err);
-    int (*x_pin_clear)(store *s, char **err);
-    int (*x_search_count)(store *s, const char *query, const store_search_scope *scope, int64_t *count, char **err);
-    int (*x_search_page)(store *s, const char *query, const store_search_scope *scope, int newest_first, size_t limit, size_t offset, store_search_visit visit, void *ud, char **err);
-    int (*x_search_top)(store *s, const char *query, int newest_first, size_t limit, store_search_visit visit, void *ud, char **err);
-    int64_t (*x_search_unindexed)(store *s);
-    int (*x_search_scan)(store *s, const store_search_scope *scope, store_search_visit visit, void *ud, int *stopped, char **err);
-    void (*x_search_cover)(store *s, const char *entry_id, int64_t *top, int64_t *leaf);
-    int (*x_summary_exists)(store *s, int64_t id);
-    int (*x_summary_get)(store *s, int64_t id, store_node_visit visit, void *ud, char **err);
-    int (*x_scope_totals_get)(store *s, int64_t summary_id, store_scope_totals *out, char **err);
-    int (*x_scope_handles)(store *s, int64_t summary_id, store_handle_visit visit, void *ud, char **err);
-    int (*x_handle_find)(store *s, const char *key, store_handle_visit visit, void *ud, char **err);
-    /* Administration (maint): optional, NULL = not supported. */
-    int (*x_tx_begin)(store *s, char **err);
-    int (*x_tx_commit)(store *s, char **err);
-    void (*x_tx_rollback)(store *s);
-    int (*x_backup_to)(store *from, const char *dest_path, char **err);
-    int (*x_dump)(store *s, const store_dump_visitor *v, void *ud, char **err);
-    int (*x_table_loadable)(store *s, const char *table);
-    int (*x_row_load)(store *s, const char *table, size_t ncol, const char *const *cols, const store_value *vals, int *inserted, char **err);
-    int (*x_rebuild_index)(store *s, char **err);
-    int (*x_facts_get)(store *s, store_facts *out, char **err);
-    int (*x_check)(store *s, store_check_kind kind, store_id_visit visit, void *ud, char **err);
-    int (*x_runs_open)(store *s, store_run_visit visit, void *ud, char **err);
-    int (*x_run_reap)(store *s, int64_t id, char **err);
-    int (*x_prune_broken)(store *s, int64_t *orphans, int64_t *dropped, char **err);
-    int (*x_dedupe_spans)(store *s, int64_t *removed, char **err);
-    /* Version 2: a condensed node's children (the terminal browser), then vectors (hybrid
-     * recall; optional, NULL = cannot store vectors). */
-    int (*x_dag_walk_children)(store *s, int64_t id, store_node_visit visit, void *ud, char **err);
-    int (*x_vec_put)(store *s, const store_vec *v, size_t n, char **err);
-    int (*x_vec_walk)(store *s, const char *model, int include_removed, store_vec_visit visit, void *ud, char **err);
-    int (*x_vec_walk_missing)(store *s, const char *model, int other_models, store_vec_pending_visit visit, void *ud, int *stopped, char **err);
-    int (*x_vec_coverage_get)(store *s, const char *model, store_vec_coverage *out, char **err);
-    /* Also version 2: bulk ingest (optional, NULL = a plain transaction): see store_bulk_begin. */
-    int (*x_bulk_begin)(store *s, char **err);
-    int (*x_bulk_commit)(store *s, char **err);
-    /* Version 3: runs as leases and named leases (optional, NULL = the backend keeps none:
-     * runs are judged by pid, store_lease_take answers LC_INVALID). */
-    void (*x_run_renew)(store *s, int64_t id);
-    int (*x_lease_take)(store *s, const char *name, const char *holder, long ttl_ms, char **other, char **err);
-    void (*x_lease_drop)(store *s, const char *name, const char *holder);
+    int i_version;    /* STORE_METHODS_VERSION the backend was built against */
+    size_t size;      /* sizeof(store_methods) as the backend was built */
+    const char *name; /* "sqlite" */
+    STORE_SLOTS_CORE(STORE_METHOD_FIELD)
+    STORE_SLOTS_TX(STORE_METHOD_FIELD)
+    STORE_SLOTS_BACKUP(STORE_METHOD_FIELD)
+    STORE_SLOTS_ADMIN(STORE_METHOD_FIELD)
+    STORE_SLOTS_V2(STORE_METHOD_FIELD)
+    STORE_SLOTS_RUN_LEASE(STORE_METHOD_FIELD)
+    STORE_SLOTS_LEASE(STORE_METHOD_FIELD)
 } store_methods;
+
+/* The stamp and name that begin a backend's store_backend or store_methods table. */
+#define STORE_TABLE_HEAD(table_type, backend_name) \
+    .i_version = STORE_METHODS_VERSION, .size = sizeof(table_type), .name = backend_name
 
 struct store_session_info;
 typedef struct store_backend {

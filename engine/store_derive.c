@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sha256.h"
 #include "util.h"
 
 static const char *store_path_arg(const cJSON *args)
@@ -105,4 +106,54 @@ void store_derive_calls_free(store_call *calls)
         free(calls[i].path);
         calls[i].id = calls[i].path = NULL;
     }
+}
+
+int store_derive_row(store_derived *row, const char *entry_id, const char *json, size_t len, store_call *calls,
+                     size_t *next, char **err)
+{
+    int complete = 1;
+    memset(row, 0, sizeof *row);
+    if (!(row->msg = store_derive_parse(json, len)))
+        return lc_errf(err, LC_INVALID, "store: entry %s: message is not valid JSON", entry_id);
+    row->role = msg_role_of(row->msg);
+    if (!(row->text = msg_derive_text(row->msg, &complete))) return lc_errf(err, LC_NOMEM, "store: out of memory");
+    row->text_len = strlen(row->text);
+    row->chars = files_utf8_count(row->text, row->text_len);
+    row->tokens = (int64_t)msg_estimate_tokens(row->msg);
+    if (!complete && !(row->payload = store_derive_payload(row->msg)))
+        return lc_errf(err, LC_NOMEM, "store: out of memory");
+    if (row->role == MSG_ROLE_ASSISTANT) store_derive_note_calls(calls, next, row->msg);
+    if (row->role == MSG_ROLE_TOOL_RESULT) {
+        row->tool_name = msg_tool_name(row->msg);
+        row->call_id = msg_tool_call_id(row->msg);
+    }
+    /* The message's own timestamp, never the clock: a rebuilt store has identical rows. */
+    const cJSON *ts = cJSON_GetObjectItemCaseSensitive(row->msg, "timestamp");
+    row->created = cJSON_IsNumber(ts) ? (int64_t)ts->valuedouble : 0;
+    return LC_OK;
+}
+
+void store_derive_row_free(store_derived *row)
+{
+    cJSON_Delete(row->msg);
+    free(row->text);
+    free(row->payload);
+    memset(row, 0, sizeof *row);
+}
+
+int store_derive_handle(store_derived_handle *h, const char *path, const char *text, size_t len, char **err)
+{
+    h->kind = path ? files_classify(path, text, len) : FILES_KIND_LARGE_INLINE;
+    h->preview = files_preview(text, len);
+    h->summary = files_explore(path, text, len, h->kind);
+    if (!h->preview || !h->summary) return lc_errf(err, LC_NOMEM, "store: out of memory");
+    sha256_hex(text, len, h->cid);
+    return LC_OK;
+}
+
+void store_derive_handle_free(store_derived_handle *h)
+{
+    free(h->preview);
+    free(h->summary);
+    h->preview = h->summary = NULL;
 }

@@ -9,8 +9,12 @@
 #define LC_STORE_DERIVE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <cjson/cJSON.h>
+
+#include "files.h"
+#include "message.h"
 
 #define STORE_CALL_RING 64
 
@@ -34,5 +38,40 @@ cJSON *store_derive_parse(const char *json, size_t len);
 /* The blocks the derived text does not carry (thinking, images, signatures, unknown types
  * or fields), as a JSON array text (malloc'd; NULL on OOM). */
 char *store_derive_payload(const cJSON *msg);
+
+/* A message's row as every backend writes it. The strings the row names inside `msg`
+ * (tool_name, call_id) live as long as the row. */
+typedef struct store_derived {
+    cJSON *msg;
+    msg_role role;
+    char *text; /* the derived text */
+    size_t text_len;
+    size_t chars; /* UTF-8 characters of text */
+    int64_t tokens;
+    char *payload;         /* NULL when the text carries the whole message */
+    const char *tool_name; /* a tool result's tool, or NULL */
+    const char *call_id;   /* a tool result's call, or NULL: the backend finds its path */
+    int64_t created;       /* the message's own timestamp (0: none) */
+} store_derived;
+
+/* Derive the row of one message (`json`, `len` bytes) and note an assistant's tool calls
+ * in the ring. Returns LC_OK, LC_INVALID (not JSON) or LC_NOMEM; free with
+ * store_derive_row_free either way. */
+int store_derive_row(store_derived *row, const char *entry_id, const char *json, size_t len, store_call *calls,
+                     size_t *next, char **err);
+void store_derive_row_free(store_derived *row);
+
+/* The file handle of a large tool result: its content id, kind, preview and summary. */
+typedef struct store_derived_handle {
+    char cid[65];
+    files_kind kind;
+    char *preview;
+    char *summary;
+} store_derived_handle;
+
+/* Derive the handle of `text` (`len` bytes; `path` NULL: an inline result). Returns LC_OK
+ * or LC_NOMEM; free with store_derive_handle_free either way. */
+int store_derive_handle(store_derived_handle *h, const char *path, const char *text, size_t len, char **err);
+void store_derive_handle_free(store_derived_handle *h);
 
 #endif

@@ -120,12 +120,7 @@ static int store_pg_dump_table(store *s, int t, const store_dump_visitor *v, voi
         goto done;
     }
     int ncol = PQnfields(r);
-    names = calloc((size_t)ncol + 1, sizeof *names);
-    vals = calloc((size_t)ncol + 1, sizeof *vals);
-    if (!names || !vals) {
-        rc = lc_errf(err, LC_NOMEM, "export: out of memory");
-        goto done;
-    }
+    if ((rc = store_common_dump_buffers(ncol, &names, &vals, err)) != LC_OK) goto done;
     for (int c = 0; c < ncol; c++) names[c] = PQfname(r, c);
     for (int i = 0; i < PQntuples(r) && rc == LC_OK; i++) {
         for (int c = 0; c < ncol; c++) {
@@ -339,13 +334,10 @@ int store_pg_runs_open(store *s, store_run_visit visit, void *ud, char **err)
     int rc = LC_OK;
     if (!r) return LC_ERR;
     for (int i = 0; i < PQntuples(r); i++) {
-        int v = visit(ud, store_pg_col_int(r, i, 0), (long)store_pg_col_int(r, i, 1), (int)store_pg_col_int(r, i, 2),
-                      err);
-        if (v == STORE_VISIT_STOP) break;
-        if (v != LC_OK) {
-            rc = v;
+        int lease = (int)store_pg_col_int(r, i, 2);
+        if (!store_common_visit_next(visit(ud, store_pg_col_int(r, i, 0), (long)store_pg_col_int(r, i, 1), lease, err),
+                                     &rc, NULL))
             break;
-        }
     }
     PQclear(r);
     return rc;

@@ -22,16 +22,6 @@
 
 /* ---- DAG progress ------------------------------------------------------------------- */
 
-static int store_pg_meta_int(store *s, const char *key, int64_t *out)
-{
-    const char *v[] = {key};
-    PGresult *r = store_pg_run(s, "SELECT value::bigint FROM meta WHERE key = $1", 1, v, STORE_PG_IDEM, "meta", NULL);
-    int found = r && PQntuples(r) > 0 && !PQgetisnull(r, 0, 0);
-    if (found) *out = store_pg_col_int(r, 0, 0);
-    PQclear(r);
-    return found;
-}
-
 /* The one full scan: both numbers written together, under the session's lock. */
 static int store_pg_dag_recompute(store *s, char **err)
 {
@@ -52,29 +42,10 @@ static int store_pg_dag_recompute(store *s, char **err)
 
 int store_pg_dag_progress(store *s, int64_t *watermark, int64_t *pending, char **err)
 {
-    int rc = LC_OK;
-    int64_t w = 0, p = 0;
-    if (!store_pg_meta_int(s, "dag_watermark", &w) || !store_pg_meta_int(s, "dag_pending", &p)) {
-        if (s->read_only) {
-            w = 0;
-            p = INT64_MAX;
-            goto done;
-        }
-        if ((rc = store_pg_dag_recompute(s, err)) != LC_OK) goto done;
-        if (!store_pg_meta_int(s, "dag_watermark", &w) || !store_pg_meta_int(s, "dag_pending", &p)) {
-            rc = lc_errf(err, LC_ERR, "store: dag progress: the numbers were not written");
-            goto done;
-        }
-    }
-done:
-    if (rc == LC_OK) {
-        if (watermark) *watermark = w;
-        if (pending) *pending = p;
-    }
-    return rc;
+    return store_common_dag_progress(s, s->read_only, store_pg_dag_recompute, watermark, pending, err);
 }
 
-int store_pg_dag_block_get(store *s, int64_t *tokens) { return store_pg_meta_int(s, "dag_block_tokens", tokens); }
+int store_pg_dag_block_get(store *s, int64_t *tokens) { return store_common_meta_int(s, "dag_block_tokens", tokens); }
 
 int store_pg_dag_block_put(store *s, int64_t tokens, char **err)
 {
@@ -317,6 +288,7 @@ int store_pg_pin_clear(store *s, char **err)
 static int store_pg_visit_msgs(const PGresult *r, int with_text, store_msg_visit visit, void *ud, int64_t *last_ord,
                                int64_t *last_id, int *stop, char **err)
 {
+    int rc = LC_OK;
     for (int i = 0; i < PQntuples(r); i++) {
         store_dag_msg m = {0};
         m.ordinal = store_pg_col_int(r, i, 0);
@@ -327,12 +299,7 @@ static int store_pg_visit_msgs(const PGresult *r, int with_text, store_msg_visit
         if (with_text) m.text = PQgetvalue(r, i, 5);
         *last_ord = m.ordinal;
         *last_id = store_pg_col_int(r, i, 6);
-        int v = visit(ud, &m, err);
-        if (v == STORE_VISIT_STOP) {
-            *stop = 1;
-            return LC_OK;
-        }
-        if (v != LC_OK) return v;
+        if (!store_common_visit_next(visit(ud, &m, err), &rc, stop)) return rc;
     }
     return LC_OK;
 }
@@ -439,12 +406,7 @@ static int store_pg_walk_nodes(PGresult *r, int spans, store_node_visit visit, v
             n.last_entry = store_pg_col(r, i, 9);
             n.entry_count = store_pg_col_int(r, i, 10);
         }
-        int v = visit(ud, &n, err);
-        if (v == STORE_VISIT_STOP) break;
-        if (v != LC_OK) {
-            rc = v;
-            break;
-        }
+        if (!store_common_visit_next(visit(ud, &n, err), &rc, NULL)) break;
     }
     PQclear(r);
     return rc;

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "store.h"
+#include "store_common.h"
 #include "store_derive.h"
 #include "store_pg.h"
 
@@ -84,70 +85,12 @@ const char *store_pg_col(const PGresult *r, int row, int col);
 
 /* The backend's table and its slots, defined across store_pg*.c. */
 extern const store_methods store_pg_methods;
-void store_pg_close(store *s);
-void store_pg_set_options(store *s, const store_options *opt);
-const char *store_pg_path(const store *s);
-const char *store_pg_mode_note(const store *s);
-char *store_pg_meta_get(store *s, const char *key);
-int store_pg_meta_put(store *s, const char *key, const char *value, char **err);
-int store_pg_schema_version(store *s);
-int store_pg_ingest(store *s, const store_msg *msgs, size_t n, store_ingest_stats *stats, char **err);
-int store_pg_mark_branch(store *s, const char *const *active_ids, size_t n, size_t *marked, size_t *cleared, char **err);
-int store_pg_set_removed(store *s, const char *const *entry_ids, size_t n, int removed, char **err);
-int store_pg_dag_progress(store *s, int64_t *watermark, int64_t *pending, char **err);
-int store_pg_dag_set_watermark(store *s, int64_t expect, int64_t value, int *moved, char **err);
-int store_pg_dag_block_get(store *s, int64_t *tokens);
-int store_pg_dag_block_put(store *s, int64_t tokens, char **err);
-int store_pg_get_message(store *s, const char *entry_id, store_row *out, char **err);
-int64_t store_pg_message_count(store *s);
-int64_t store_pg_summary_count(store *s);
-int64_t store_pg_db_bytes(store *s);
-int store_pg_summary_add(store *s, const store_summary *in, int64_t *out_id, char **err);
-int store_pg_summary_set_text(store *s, int64_t id, const char *text, int64_t tokens, char **err);
-int store_pg_dag_walk_tail(store *s, store_msg_visit visit, void *ud, int *stopped, char **err);
-int store_pg_walk_newest(store *s, store_msg_visit visit, void *ud, int *stopped, char **err);
-long long store_pg_last_activity_ms(store *s);
-int store_pg_dag_walk_uncovered(store *s, int64_t after, int64_t before, store_msg_visit visit, void *ud, int *stopped, char **err);
-int store_pg_dag_count_uncovered(store *s, int64_t from, int64_t before, int64_t *count, char **err);
-int store_pg_dag_walk_frontier(store *s, store_node_visit visit, void *ud, char **err);
-int store_pg_dag_walk_prefixed(store *s, const char *prefix, store_node_visit visit, void *ud, char **err);
-int store_pg_dag_walk_source(store *s, int64_t id, int leaf, store_msg_visit visit, void *ud, char **err);
-int64_t store_pg_run_begin(store *s, const char *kind);
-void store_pg_run_renew(store *s, int64_t id);
-void store_pg_run_end(store *s, int64_t id, const char *status);
-int store_pg_event_add(store *s, const char *kind, const char *data_json, char **err);
-int64_t store_pg_event_count(store *s, const char *kind);
-int store_pg_cut_get(store *s, store_cut_which which, int64_t id, store_cut *out, char **err);
-int store_pg_cut_add(store *s, const store_cut *in, int64_t tokens, int64_t *out_id, char **err);
-int store_pg_pin_get(store *s, store_pin *out, char **err);
-int store_pg_pin_set(store *s, const store_pin *pin, char **err);
-int store_pg_pin_clear(store *s, char **err);
-int store_pg_search_count(store *s, const char *query, const store_search_scope *scope, int64_t *count, char **err);
-int store_pg_search_page(store *s, const char *query, const store_search_scope *scope, int newest_first, size_t limit, size_t offset, store_search_visit visit, void *ud, char **err);
-int store_pg_search_top(store *s, const char *query, int newest_first, size_t limit, store_search_visit visit, void *ud, char **err);
-int64_t store_pg_search_unindexed(store *s);
-int store_pg_search_scan(store *s, const store_search_scope *scope, store_search_visit visit, void *ud, int *stopped, char **err);
-void store_pg_search_cover(store *s, const char *entry_id, int64_t *top, int64_t *leaf);
-int store_pg_summary_exists(store *s, int64_t id);
-int store_pg_summary_get(store *s, int64_t id, store_node_visit visit, void *ud, char **err);
-int store_pg_scope_totals_get(store *s, int64_t summary_id, store_scope_totals *out, char **err);
-int store_pg_scope_handles(store *s, int64_t summary_id, store_handle_visit visit, void *ud, char **err);
-int store_pg_handle_find(store *s, const char *key, store_handle_visit visit, void *ud, char **err);
-int store_pg_tx_begin(store *s, char **err);
-int store_pg_tx_commit(store *s, char **err);
-void store_pg_tx_rollback(store *s);
-int store_pg_dump(store *s, const store_dump_visitor *v, void *ud, char **err);
-int store_pg_table_loadable(store *s, const char *table);
-int store_pg_row_load(store *s, const char *table, size_t ncol, const char *const *cols, const store_value *vals, int *inserted, char **err);
-int store_pg_rebuild_index(store *s, char **err);
-int store_pg_facts_get(store *s, store_facts *out, char **err);
-int store_pg_check(store *s, store_check_kind kind, store_id_visit visit, void *ud, char **err);
-int store_pg_runs_open(store *s, store_run_visit visit, void *ud, char **err);
-int store_pg_run_reap(store *s, int64_t id, char **err);
-int store_pg_lease_take(store *s, const char *name, const char *holder, long ttl_ms, char **other, char **err);
-void store_pg_lease_drop(store *s, const char *name, const char *holder);
-int store_pg_prune_broken(store *s, int64_t *orphans, int64_t *dropped, char **err);
-int store_pg_dedupe_spans(store *s, int64_t *removed, char **err);
+#define STORE_PG_PROTO(ret, name, params) ret store_pg_##name params;
+STORE_SLOTS_CORE(STORE_PG_PROTO)
+STORE_SLOTS_TX(STORE_PG_PROTO)
+STORE_SLOTS_ADMIN(STORE_PG_PROTO)
+STORE_SLOTS_RUN_LEASE(STORE_PG_PROTO)
+STORE_SLOTS_LEASE(STORE_PG_PROTO)
 /* The FTS5 query recall passes, as to_tsquery('simple', ...) text (store_pg_search.c).
  * LC_INVALID with a sentence for what has no tsquery form. */
 int store_pg_tsquery(const char *fts5, char **out, char **err);

@@ -15,7 +15,6 @@
 
 #include "files.h"
 #include "message.h"
-#include "sha256.h"
 #include "util.h"
 
 /* ---- ingest ----------------------------------------------------------------------- */
@@ -55,24 +54,18 @@ static char *store_pg_find_call_path(store *s, const char *call_id)
 static int store_pg_record_handle(store *s, const char *entry_id, const char *path, const char *text, size_t len,
                                   size_t chars, char **err)
 {
-    char cid[65], nb[24];
-    files_kind kind = path ? files_classify(path, text, len) : FILES_KIND_LARGE_INLINE;
-    char *preview = files_preview(text, len);
-    char *summary = files_explore(path, text, len, kind);
-    int rc;
-    if (!preview || !summary) {
-        rc = lc_errf(err, LC_NOMEM, "store: out of memory");
-        goto done;
+    char nb[24];
+    store_derived_handle h;
+    int rc = store_derive_handle(&h, path, text, len, err);
+    if (rc == LC_OK) {
+        const char *v[] = {entry_id, path, h.cid, files_kind_name(h.kind), store_pg_i64(nb, (int64_t)chars),
+                           h.preview, h.summary};
+        rc = store_pg_cmd(s,
+                          "INSERT INTO file_handles(entry_id, path, content_id, kind, chars, preview, summary)"
+                          " VALUES($1, $2, $3, $4, $5::bigint, $6, $7) ON CONFLICT DO NOTHING",
+                          7, v, 0, "file handle", NULL, err);
     }
-    sha256_hex(text, len, cid);
-    const char *v[] = {entry_id, path, cid, files_kind_name(kind), store_pg_i64(nb, (int64_t)chars), preview, summary};
-    rc = store_pg_cmd(s,
-                      "INSERT INTO file_handles(entry_id, path, content_id, kind, chars, preview, summary)"
-                      " VALUES($1, $2, $3, $4, $5::bigint, $6, $7) ON CONFLICT DO NOTHING",
-                      7, v, 0, "file handle", NULL, err);
-done:
-    free(preview);
-    free(summary);
+    store_derive_handle_free(&h);
     return rc;
 }
 
@@ -80,50 +73,29 @@ done:
 static int store_pg_insert_one(store *s, const store_msg *m, int64_t ordinal, store_ingest_stats *stats,
                                int64_t *newest_created, char **err)
 {
-    cJSON *msg = store_derive_parse(m->json, m->json_len);
-    char *text = NULL, *payload = NULL, *path = NULL, *raw = NULL;
+    store_derived row;
+    char *path = NULL, *raw = NULL;
     PGresult *r = NULL;
-    int rc = LC_OK, complete = 1;
-    if (!msg) {
-        rc = lc_errf(err, LC_INVALID, "store: entry %s: message is not valid JSON", m->entry_id);
-        goto done;
-    }
-    msg_role role = msg_role_of(msg);
-    text = msg_derive_text(msg, &complete);
+    int rc = store_derive_row(&row, m->entry_id, m->json, m->json_len, s->calls, &s->call_next, err);
+    if (rc != LC_OK) goto done;
     /* Parameters are C strings: the verbatim bytes are copied to end in a NUL. */
-    raw = lc_strndup(m->json, m->json_len);
-    if (!text || !raw) {
+    if (!(raw = lc_strndup(m->json, m->json_len))) {
         rc = lc_errf(err, LC_NOMEM, "store: out of memory");
         goto done;
     }
-    size_t tlen = strlen(text);
-    size_t chars = files_utf8_count(text, tlen);
-    if (!complete && !(payload = store_derive_payload(msg))) {
-        rc = lc_errf(err, LC_NOMEM, "store: out of memory");
-        goto done;
-    }
-    const char *tool_name = NULL;
-    if (role == MSG_ROLE_ASSISTANT) store_derive_note_calls(s->calls, &s->call_next, msg);
-    if (role == MSG_ROLE_TOOL_RESULT) {
-        tool_name = msg_tool_name(msg);
-        const char *call_id = msg_tool_call_id(msg);
-        if (call_id) path = store_pg_find_call_path(s, call_id);
-    }
-    const cJSON *ts = cJSON_GetObjectItemCaseSensitive(msg, "timestamp");
-    /* The message's own timestamp, never the clock: a rebuilt store has identical rows. */
-    int64_t created = cJSON_IsNumber(ts) ? (int64_t)ts->valuedouble : 0;
+    if (row.call_id) path = store_pg_find_call_path(s, row.call_id);
     char ob[24], cb[24], tb[24], kb[24];
     const char *v[] = {m->entry_id,
                        store_pg_i64(ob, ordinal),
-                       msg_role_name(role),
-                       text,
-                       store_pg_i64(cb, (int64_t)chars),
-                       store_pg_i64(kb, (int64_t)msg_estimate_tokens(msg)),
+                       msg_role_name(row.role),
+                       row.text,
+                       store_pg_i64(cb, (int64_t)row.chars),
+                       store_pg_i64(kb, row.tokens),
                        raw,
-                       payload,
-                       tool_name,
+                       row.payload,
+                       row.tool_name,
                        path,
-                       store_pg_i64(tb, created)};
+                       store_pg_i64(tb, row.created)};
     r = store_pg_run(s,
                      "INSERT INTO messages(entry_id, ordinal, role, text, chars, tokens, raw_json, payload,"
                      " tool_name, tool_path, created) VALUES($1, $2::bigint, $3, $4, $5::bigint, $6::bigint, $7,"
@@ -134,21 +106,19 @@ static int store_pg_insert_one(store *s, const store_msg *m, int64_t ordinal, st
         goto done;
     }
     if (PQntuples(r) == 0) goto done; /* already stored */
-    if (created > *newest_created) *newest_created = created;
+    if (row.created > *newest_created) *newest_created = row.created;
     if (stats) {
         stats->inserted++;
-        stats->text_bytes += tlen;
+        stats->text_bytes += row.text_len;
     }
-    if (role == MSG_ROLE_TOOL_RESULT && s->opt.externalize_files && chars >= s->opt.large_file_chars) {
-        rc = store_pg_record_handle(s, m->entry_id, path, text, tlen, chars, err);
+    if (row.role == MSG_ROLE_TOOL_RESULT && s->opt.externalize_files && row.chars >= s->opt.large_file_chars) {
+        rc = store_pg_record_handle(s, m->entry_id, path, row.text, row.text_len, row.chars, err);
         if (rc == LC_OK && stats) stats->file_handles++;
     }
 done:
     PQclear(r);
-    cJSON_Delete(msg);
-    free(text);
+    store_derive_row_free(&row);
     free(raw);
-    free(payload);
     free(path);
     return rc;
 }
@@ -157,26 +127,15 @@ int store_pg_ingest(store *s, const store_msg *msgs, size_t n, store_ingest_stat
 {
     store_ingest_stats local = {0};
     int rc = LC_OK, in_tx = 0;
-    size_t first_new = 0;
-    int64_t ordinal = -1, newest_created = 0;
+    size_t first_new;
+    int64_t ordinal, newest_created = 0;
     if (!stats) stats = &local;
     memset(stats, 0, sizeof *stats);
     if (s->read_only) return lc_errf(err, LC_INVALID, "store: opened read-only");
 
-    /* Walk back to the newest entry already stored (a branch only grows at its leaf). */
-    for (size_t i = n; i-- > 0;) {
-        const char *id = msgs[i].entry_id;
-        if (!id) continue;
-        stats->examined++;
-        int64_t ord = (s->last_entry && strcmp(s->last_entry, id) == 0) ? s->last_ordinal
-                                                                          : store_pg_lookup_ordinal(s, id, err);
-        if (ord == -2) return LC_ERR;
-        if (ord >= 0) {
-            first_new = i + 1;
-            ordinal = ord + 1;
-            break;
-        }
-    }
+    if (store_common_ingest_from(s, msgs, n, s->last_entry, s->last_ordinal, store_pg_lookup_ordinal, &first_new,
+                                 &ordinal, stats, err) != LC_OK)
+        return LC_ERR;
     if (first_new >= n) goto done;
     if ((rc = store_pg_begin(s, err)) != LC_OK) goto done;
     in_tx = 1;
@@ -213,11 +172,7 @@ int store_pg_ingest(store *s, const store_msg *msgs, size_t n, store_ingest_stat
     }
     if ((rc = store_pg_commit(s, err)) != LC_OK) goto done;
     in_tx = 0;
-    if (newest) {
-        free(s->last_entry);
-        s->last_entry = lc_strdup(newest);
-        s->last_ordinal = ordinal - 1;
-    }
+    store_common_ingest_done(&s->last_entry, &s->last_ordinal, newest, ordinal - 1);
 done:
     if (in_tx) store_pg_rollback(s);
     return rc;

@@ -192,6 +192,7 @@ done:
 static int store_pg_visit_rows(const PGresult *r, store_search_visit visit, void *ud, int64_t *last_ord,
                                int64_t *last_id, int *stop, char **err)
 {
+    int rc = LC_OK;
     for (int i = 0; i < PQntuples(r); i++) {
         store_search_row row = {0};
         row.id = store_pg_col_int(r, i, 0);
@@ -203,12 +204,7 @@ static int store_pg_visit_rows(const PGresult *r, store_search_visit visit, void
         row.text_len = (size_t)PQgetlength(r, i, 5);
         if (last_ord) *last_ord = row.ordinal;
         if (last_id) *last_id = row.id;
-        int v = visit(ud, &row, err);
-        if (v == STORE_VISIT_STOP) {
-            if (stop) *stop = 1;
-            return LC_OK;
-        }
-        if (v != LC_OK) return v;
+        if (!store_common_visit_next(visit(ud, &row, err), &rc, stop)) return rc;
     }
     return LC_OK;
 }
@@ -416,12 +412,7 @@ static int store_pg_visit_handles(PGresult *r, store_handle_visit visit, void *u
         h.chars = store_pg_col_int(r, i, 4);
         h.preview = PQgetvalue(r, i, 5);
         h.summary = PQgetvalue(r, i, 6);
-        int v = visit(ud, &h, err);
-        if (v == STORE_VISIT_STOP) break;
-        if (v != LC_OK) {
-            rc = v;
-            break;
-        }
+        if (!store_common_visit_next(visit(ud, &h, err), &rc, NULL)) break;
     }
     PQclear(r);
     return rc;

@@ -105,12 +105,7 @@ static int store_dump_table(store *s, const char *table, const store_dump_visito
         goto done;
     }
     int ncol = sqlite3_column_count(st);
-    cols = calloc((size_t)ncol + 1, sizeof *cols);
-    vals = calloc((size_t)ncol + 1, sizeof *vals);
-    if (!cols || !vals) {
-        rc = lc_errf(err, LC_NOMEM, "export: out of memory");
-        goto done;
-    }
+    if ((rc = store_common_dump_buffers(ncol, &cols, &vals, err)) != LC_OK) goto done;
     for (int c = 0; c < ncol; c++) cols[c] = sqlite3_column_name(st, c);
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
         for (int c = 0; c < ncol; c++) {
@@ -412,12 +407,10 @@ int store_sqlite_runs_open(store *s, store_run_visit visit, void *ud, char **err
     }
     while (sqlite3_step(st) == SQLITE_ROW) {
         /* A store file is written on one machine: its runs are judged by their pid. */
-        int v = visit(ud, sqlite3_column_int64(st, 0), (long)sqlite3_column_int64(st, 1), STORE_RUN_BY_PID, err);
-        if (v == STORE_VISIT_STOP) break;
-        if (v != LC_OK) {
-            rc = v;
-            goto done;
-        }
+        if (!store_common_visit_next(visit(ud, sqlite3_column_int64(st, 0), (long)sqlite3_column_int64(st, 1),
+                                           STORE_RUN_BY_PID, err),
+                                     &rc, NULL))
+            break;
     }
 done:
     sqlite3_finalize(st);

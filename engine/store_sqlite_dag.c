@@ -17,22 +17,6 @@
 
 /* ---- DAG progress ------------------------------------------------------------------- */
 
-static int store_meta_int(store *s, const char *key, int64_t *out)
-{
-    sqlite3_stmt *st = NULL;
-    int found = 0;
-    if (sqlite3_prepare_v2(s->db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?", -1, &st,
-                           NULL) == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-        if (sqlite3_step(st) == SQLITE_ROW) {
-            *out = sqlite3_column_int64(st, 0);
-            found = 1;
-        }
-    }
-    sqlite3_finalize(st);
-    return found;
-}
-
 /* The one full scan: a store written before the numbers existed, or one whose coverage
  * was deleted (repair). Both numbers are written together, in one transaction. */
 static int store_dag_recompute(store *s, char **err)
@@ -57,32 +41,12 @@ done:
 
 int store_sqlite_dag_progress(store *s, int64_t *watermark, int64_t *pending, char **err)
 {
-    int rc = LC_OK;
-    int64_t w = 0, p = 0;
-    if (!store_meta_int(s, "dag_watermark", &w) || !store_meta_int(s, "dag_pending", &p)) {
-        if (s->read_only) {
-            /* Nothing may be written: report "everything may be uncovered". */
-            w = 0;
-            p = INT64_MAX;
-            goto done;
-        }
-        if ((rc = store_dag_recompute(s, err)) != LC_OK) goto done;
-        if (!store_meta_int(s, "dag_watermark", &w) || !store_meta_int(s, "dag_pending", &p)) {
-            rc = store_sqlite_failed(s, err, "dag progress");
-            goto done;
-        }
-    }
-done:
-    if (rc == LC_OK) {
-        if (watermark) *watermark = w;
-        if (pending) *pending = p;
-    }
-    return rc;
+    return store_common_dag_progress(s, s->read_only, store_dag_recompute, watermark, pending, err);
 }
 
 int store_sqlite_dag_block_get(store *s, int64_t *tokens)
 {
-    return store_meta_int(s, "dag_block_tokens", tokens);
+    return store_common_meta_int(s, "dag_block_tokens", tokens);
 }
 
 int store_sqlite_dag_block_put(store *s, int64_t tokens, char **err)
@@ -129,7 +93,7 @@ done:
 
 /* ---- summaries -------------------------------------------------------------------- */
 
-static int store_step_done(store *s, sqlite3_stmt *st, const char *what, char **err)
+int store_sqlite_step_done(store *s, sqlite3_stmt *st, const char *what, char **err)
 {
     int step = sqlite3_step(st);
     sqlite3_reset(st);
@@ -201,25 +165,22 @@ int store_sqlite_summary_add(store *s, const store_summary *in, int64_t *out_id,
     sqlite3_bind_text(ins, 1, leaf ? "leaf" : "condensed", -1, SQLITE_STATIC);
     sqlite3_bind_int(ins, 2, in->depth);
     sqlite3_bind_text(ins, 3, in->text, -1, SQLITE_STATIC);
-    if (in->tiers_json)
-        sqlite3_bind_text(ins, 4, in->tiers_json, -1, SQLITE_STATIC);
-    else
-        sqlite3_bind_null(ins, 4);
+    sqlite3_bind_text(ins, 4, in->tiers_json, -1, SQLITE_STATIC); /* a NULL text binds SQL NULL */
     sqlite3_bind_int64(ins, 5, in->tokens);
     sqlite3_bind_int64(ins, 6, (sqlite3_int64)time(NULL) * 1000);
-    if ((rc = store_step_done(s, ins, "summary", err)) != LC_OK) goto done;
+    if ((rc = store_sqlite_step_done(s, ins, "summary", err)) != LC_OK) goto done;
     int64_t id = sqlite3_last_insert_rowid(s->db);
     for (size_t i = 0; leaf && i < in->n_entries; i++) {
         sqlite3_bind_int64(msg, 1, id);
         sqlite3_bind_text(msg, 2, in->entry_ids[i], -1, SQLITE_STATIC);
         sqlite3_bind_int64(msg, 3, (sqlite3_int64)i);
-        if ((rc = store_step_done(s, msg, "summary entries", err)) != LC_OK) goto done;
+        if ((rc = store_sqlite_step_done(s, msg, "summary entries", err)) != LC_OK) goto done;
     }
     for (size_t i = 0; !leaf && i < in->n_children; i++) {
         sqlite3_bind_int64(child, 1, id);
         sqlite3_bind_int64(child, 2, in->children[i]);
         sqlite3_bind_int64(child, 3, (sqlite3_int64)i);
-        if ((rc = store_step_done(s, child, "summary children", err)) != LC_OK) goto done;
+        if ((rc = store_sqlite_step_done(s, child, "summary children", err)) != LC_OK) goto done;
     }
     /* The span is derived from the covered rows, so it names ordinals the store holds. */
     const char *span_sql =
@@ -244,11 +205,11 @@ int store_sqlite_summary_add(store *s, const store_summary *in, int64_t *out_id,
         goto done;
     }
     sqlite3_bind_int64(span, 1, id);
-    if ((rc = store_step_done(s, span, "summary span (does it cover stored entries?)", err)) != LC_OK)
+    if ((rc = store_sqlite_step_done(s, span, "summary span (does it cover stored entries?)", err)) != LC_OK)
         goto done;
     sqlite3_bind_int64(fts, 1, id);
     sqlite3_bind_text(fts, 2, in->text, -1, SQLITE_STATIC);
-    if ((rc = store_step_done(s, fts, "summary index", err)) != LC_OK) goto done;
+    if ((rc = store_sqlite_step_done(s, fts, "summary index", err)) != LC_OK) goto done;
     if ((rc = store_sqlite_exec(s, "COMMIT", err)) != LC_OK) goto done;
     in_tx = 0;
     if (out_id) *out_id = id;
@@ -290,14 +251,14 @@ int store_sqlite_summary_set_text(store *s, int64_t id, const char *text, int64_
     }
     sqlite3_bind_int64(del, 1, id);
     sqlite3_bind_value(del, 2, sqlite3_column_value(old, 0));
-    if ((rc = store_step_done(s, del, "summary index", err)) != LC_OK) goto done;
+    if ((rc = store_sqlite_step_done(s, del, "summary index", err)) != LC_OK) goto done;
     sqlite3_bind_text(up, 1, text, -1, SQLITE_STATIC);
     sqlite3_bind_int64(up, 2, tokens);
     sqlite3_bind_int64(up, 3, id);
-    if ((rc = store_step_done(s, up, "summary text", err)) != LC_OK) goto done;
+    if ((rc = store_sqlite_step_done(s, up, "summary text", err)) != LC_OK) goto done;
     sqlite3_bind_int64(ins, 1, id);
     sqlite3_bind_text(ins, 2, text, -1, SQLITE_STATIC);
-    if ((rc = store_step_done(s, ins, "summary index", err)) != LC_OK) goto done;
+    if ((rc = store_sqlite_step_done(s, ins, "summary index", err)) != LC_OK) goto done;
     if ((rc = store_sqlite_exec(s, "COMMIT", err)) != LC_OK) goto done;
     in_tx = 0;
 done:
@@ -376,7 +337,7 @@ int store_sqlite_cut_add(store *s, const store_cut *in, int64_t tokens, int64_t 
     sqlite3_bind_text(st, 5, in->nodes_json, -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 6, in->stubbed);
     sqlite3_bind_int64(st, 7, (sqlite3_int64)time(NULL) * 1000);
-    if ((rc = store_step_done(s, st, "cut", err)) != LC_OK) goto done;
+    if ((rc = store_sqlite_step_done(s, st, "cut", err)) != LC_OK) goto done;
     *out_id = sqlite3_last_insert_rowid(s->db);
 done:
     sqlite3_finalize(st);
@@ -422,7 +383,7 @@ int store_sqlite_pin_set(store *s, const store_pin *pin, char **err)
     sqlite3_bind_int64(st, 2, pin->applied_tokens);
     sqlite3_bind_int64(st, 3, pin->window);
     sqlite3_bind_int64(st, 4, (sqlite3_int64)time(NULL) * 1000);
-    rc = store_step_done(s, st, "pin", err);
+    rc = store_sqlite_step_done(s, st, "pin", err);
 done:
     sqlite3_finalize(st);
     return rc;
@@ -450,12 +411,7 @@ static int store_walk_msgs(store *s, sqlite3_stmt *st, const char *what, int wit
         m.tokens = sqlite3_column_int64(st, 3);
         m.uncovered = sqlite3_column_int(st, 4);
         if (with_text) m.text = (const char *)sqlite3_column_text(st, 5);
-        int v = visit(ud, &m, err);
-        if (v == STORE_VISIT_STOP) {
-            if (stopped) *stopped = 1;
-            return LC_OK;
-        }
-        if (v != LC_OK) return v;
+        if (!store_common_visit_next(visit(ud, &m, err), &rc, stopped)) return rc;
     }
     if (step != SQLITE_DONE) rc = store_sqlite_failed(s, err, what);
     return rc;
@@ -556,7 +512,7 @@ done:
 static int store_walk_nodes(store *s, sqlite3_stmt *st, const char *what, int spans, store_node_visit visit,
                             void *ud, char **err)
 {
-    int step;
+    int step, rc = LC_OK;
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
         store_node n = {0};
         const char *kind = (const char *)sqlite3_column_text(st, 2);
@@ -573,9 +529,7 @@ static int store_walk_nodes(store *s, sqlite3_stmt *st, const char *what, int sp
             n.last_entry = (const char *)sqlite3_column_text(st, 9);
             n.entry_count = sqlite3_column_int64(st, 10);
         }
-        int v = visit(ud, &n, err);
-        if (v == STORE_VISIT_STOP) return LC_OK;
-        if (v != LC_OK) return v;
+        if (!store_common_visit_next(visit(ud, &n, err), &rc, NULL)) return rc;
     }
     return step == SQLITE_DONE ? LC_OK : store_sqlite_failed(s, err, what);
 }
@@ -690,10 +644,9 @@ int store_sqlite_event_add(store *s, const char *kind, const char *data_json, ch
         rc = store_sqlite_failed(s, err, "event");
     } else {
         sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
-        if (data_json) sqlite3_bind_text(st, 2, data_json, -1, SQLITE_STATIC);
-        else sqlite3_bind_null(st, 2);
+        sqlite3_bind_text(st, 2, data_json, -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 3, (sqlite3_int64)time(NULL) * 1000);
-        rc = store_step_done(s, st, "event", err);
+        rc = store_sqlite_step_done(s, st, "event", err);
     }
     sqlite3_finalize(st);
     return rc;

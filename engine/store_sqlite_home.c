@@ -116,6 +116,48 @@ char *homestore_path(const char *home)
     return lc_asprintf("%s/" HOMESTORE_DIR "/" HOMESTORE_FILE, home);
 }
 
+/* Step `st` to its end into a growing array of `size`-byte rows, each zeroed and then
+ * filled by `fill`; finalizes st. On failure what was read is freed with `drop`. */
+static int hs_rows(homestore *h, sqlite3_stmt *st, size_t size, void (*fill)(sqlite3_stmt *st, void *row),
+                   void (*drop)(void *rows, size_t n), const char *what, void **out, size_t *n, char **err)
+{
+    char *v = NULL;
+    size_t cnt = 0, cap = 0;
+    int s, rc = LC_OK;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+        if (cnt == cap) {
+            char *nv = realloc(v, (cap = cap ? cap * 2 : 8) * size);
+            if (!nv) {
+                rc = lc_errf(err, LC_NOMEM, "out of memory");
+                break;
+            }
+            v = nv;
+        }
+        memset(v + cnt * size, 0, size);
+        fill(st, v + cnt++ * size);
+    }
+    if (rc == LC_OK && s != SQLITE_DONE) rc = hs_fail(h, err, what);
+    sqlite3_finalize(st);
+    if (rc != LC_OK) {
+        drop(v, cnt);
+        return rc;
+    }
+    *out = v;
+    *n = cnt;
+    return LC_OK;
+}
+
+/* A text column that stores "none" as '' (a key column cannot be NULL): NULL for it. */
+static char *hs_col_opt(sqlite3_stmt *st, int i)
+{
+    char *v = hs_col(st, i);
+    if (v && !*v) {
+        free(v);
+        v = NULL;
+    }
+    return v;
+}
+
 /* The folder 0700 and the file 0600, made or fixed through descriptors, never through a
  * link. */
 static int hs_private(const char *dir, const char *path, int create, char **err)
@@ -353,43 +395,27 @@ int homestore_source_add(homestore *h, int64_t pattern_id, const char *session, 
     return hs_step_done(h, st, err, "pattern count");
 }
 
+static void hs_pattern_row(sqlite3_stmt *st, void *row)
+{
+    homestore_pattern *p = row;
+    p->id = sqlite3_column_int64(st, 0);
+    p->kind = hs_col(st, 1);
+    p->text = hs_col(st, 2);
+    p->project = hs_col_opt(st, 3);
+    p->count = sqlite3_column_int64(st, 4);
+    p->score = sqlite3_column_int64(st, 5);
+    p->first_seen = sqlite3_column_int64(st, 6);
+    p->last_seen = sqlite3_column_int64(st, 7);
+}
+
+static void hs_patterns_drop(void *rows, size_t n) { homestore_patterns_free(rows, n); }
+
 static int hs_patterns_read(homestore *h, sqlite3_stmt *st, homestore_pattern **out, size_t *n, char **err)
 {
-    homestore_pattern *v = NULL;
-    size_t cnt = 0, cap = 0;
-    int s, rc = LC_OK;
-    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-        if (cnt == cap) {
-            homestore_pattern *nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof *v);
-            if (!nv) {
-                rc = lc_errf(err, LC_NOMEM, "out of memory");
-                break;
-            }
-            v = nv;
-        }
-        homestore_pattern *p = &v[cnt++];
-        p->id = sqlite3_column_int64(st, 0);
-        p->kind = hs_col(st, 1);
-        p->text = hs_col(st, 2);
-        p->project = hs_col(st, 3);
-        if (p->project && !*p->project) {
-            free(p->project);
-            p->project = NULL;
-        }
-        p->count = sqlite3_column_int64(st, 4);
-        p->score = sqlite3_column_int64(st, 5);
-        p->first_seen = sqlite3_column_int64(st, 6);
-        p->last_seen = sqlite3_column_int64(st, 7);
-    }
-    if (rc == LC_OK && s != SQLITE_DONE) rc = hs_fail(h, err, "patterns");
-    sqlite3_finalize(st);
-    if (rc != LC_OK) {
-        homestore_patterns_free(v, cnt);
-        return rc;
-    }
-    *out = v;
-    *n = cnt;
-    return LC_OK;
+    void *rows = NULL;
+    int rc = hs_rows(h, st, sizeof **out, hs_pattern_row, hs_patterns_drop, "patterns", &rows, n, err);
+    *out = rows;
+    return rc;
 }
 
 int homestore_patterns_top(homestore *h, const char *project, int include_global, size_t limit,
@@ -422,12 +448,22 @@ void homestore_sources_free(homestore_source *v, size_t n)
     free(v);
 }
 
+static void hs_source_row(sqlite3_stmt *st, void *row)
+{
+    homestore_source *r = row;
+    r->session = hs_col(st, 0);
+    r->entry_id = hs_col_opt(st, 1);
+    r->summary_id = sqlite3_column_int64(st, 2);
+    r->ordinal = sqlite3_column_int64(st, 3);
+    r->excerpt = hs_col(st, 4);
+}
+
+static void hs_sources_drop(void *rows, size_t n) { homestore_sources_free(rows, n); }
+
 int homestore_sources(homestore *h, int64_t pattern_id, size_t limit, homestore_source **out, size_t *n, char **err)
 {
     sqlite3_stmt *st = NULL;
-    homestore_source *v = NULL;
-    size_t cnt = 0, cap = 0;
-    int s, rc = LC_OK;
+    void *rows = NULL;
     *out = NULL;
     *n = 0;
     if (hs_prep(h, &st,
@@ -437,35 +473,9 @@ int homestore_sources(homestore *h, int64_t pattern_id, size_t limit, homestore_
         return LC_ERR;
     sqlite3_bind_int64(st, 1, pattern_id);
     sqlite3_bind_int64(st, 2, (sqlite3_int64)limit);
-    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-        if (cnt == cap) {
-            homestore_source *nv = realloc(v, (cap = cap ? cap * 2 : 8) * sizeof *v);
-            if (!nv) {
-                rc = lc_errf(err, LC_NOMEM, "out of memory");
-                break;
-            }
-            v = nv;
-        }
-        homestore_source *r = &v[cnt++];
-        r->session = hs_col(st, 0);
-        r->entry_id = hs_col(st, 1);
-        if (r->entry_id && !*r->entry_id) {
-            free(r->entry_id);
-            r->entry_id = NULL;
-        }
-        r->summary_id = sqlite3_column_int64(st, 2);
-        r->ordinal = sqlite3_column_int64(st, 3);
-        r->excerpt = hs_col(st, 4);
-    }
-    if (rc == LC_OK && s != SQLITE_DONE) rc = hs_fail(h, err, "pattern sources");
-    sqlite3_finalize(st);
-    if (rc != LC_OK) {
-        homestore_sources_free(v, cnt);
-        return rc;
-    }
-    *out = v;
-    *n = cnt;
-    return LC_OK;
+    int rc = hs_rows(h, st, sizeof **out, hs_source_row, hs_sources_drop, "pattern sources", &rows, n, err);
+    *out = rows;
+    return rc;
 }
 
 /* ---- consolidations ------------------------------------------------------------------------ */
@@ -534,8 +544,9 @@ void homestore_contracts_free(homestore_contract *v, size_t n)
 #define HS_CONTRACT_COLS \
     "id, kind, body, state, project, reason, pattern_id, supersedes, superseded_by, created, updated"
 
-static void hs_contract_row(sqlite3_stmt *st, homestore_contract *c)
+static void hs_contract_row(sqlite3_stmt *st, void *row)
 {
+    homestore_contract *c = row;
     c->id = sqlite3_column_int64(st, 0);
     c->kind = hs_col(st, 1);
     c->body = hs_col(st, 2);
@@ -606,13 +617,13 @@ int homestore_contract_set_state(homestore *h, int64_t id, const char *from, con
     return rc;
 }
 
+static void hs_contracts_drop(void *rows, size_t n) { homestore_contracts_free(rows, n); }
+
 int homestore_contracts_list(homestore *h, const char *state, const char *project, homestore_contract **out, size_t *n,
                              char **err)
 {
     sqlite3_stmt *st = NULL;
-    homestore_contract *v = NULL;
-    size_t cnt = 0, cap = 0;
-    int s, rc = LC_OK;
+    void *rows = NULL;
     *out = NULL;
     *n = 0;
     if (hs_prep(h, &st,
@@ -622,26 +633,9 @@ int homestore_contracts_list(homestore *h, const char *state, const char *projec
         return LC_ERR;
     hs_text(st, 1, state);
     hs_text(st, 2, project);
-    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-        if (cnt == cap) {
-            homestore_contract *nv = realloc(v, (cap = cap ? cap * 2 : 8) * sizeof *v);
-            if (!nv) {
-                rc = lc_errf(err, LC_NOMEM, "out of memory");
-                break;
-            }
-            v = nv;
-        }
-        hs_contract_row(st, &v[cnt++]);
-    }
-    if (rc == LC_OK && s != SQLITE_DONE) rc = hs_fail(h, err, "contracts");
-    sqlite3_finalize(st);
-    if (rc != LC_OK) {
-        homestore_contracts_free(v, cnt);
-        return rc;
-    }
-    *out = v;
-    *n = cnt;
-    return LC_OK;
+    int rc = hs_rows(h, st, sizeof **out, hs_contract_row, hs_contracts_drop, "contracts", &rows, n, err);
+    *out = rows;
+    return rc;
 }
 
 int homestore_contract_known(homestore *h, int64_t pattern_id, const char *body)
@@ -710,12 +704,26 @@ int homestore_trail_add(homestore *h, int64_t contract_id, long long at, const c
     return hs_step_done(h, st, err, "contract trail");
 }
 
+static void hs_trail_row(sqlite3_stmt *st, void *row)
+{
+    homestore_trail *t = row;
+    t->id = sqlite3_column_int64(st, 0);
+    t->contract_id = sqlite3_column_int64(st, 1);
+    t->at = sqlite3_column_int64(st, 2);
+    t->actor = hs_col(st, 3);
+    t->action = hs_col(st, 4);
+    t->from_state = hs_col(st, 5);
+    t->to_state = hs_col(st, 6);
+    t->reason = hs_col(st, 7);
+    t->body = hs_col(st, 8);
+}
+
+static void hs_trail_drop(void *rows, size_t n) { homestore_trail_free(rows, n); }
+
 int homestore_trail_list(homestore *h, int64_t contract_id, homestore_trail **out, size_t *n, char **err)
 {
     sqlite3_stmt *st = NULL;
-    homestore_trail *v = NULL;
-    size_t cnt = 0, cap = 0;
-    int s, rc = LC_OK;
+    void *rows = NULL;
     *out = NULL;
     *n = 0;
     if (hs_prep(h, &st,
@@ -724,33 +732,7 @@ int homestore_trail_list(homestore *h, int64_t contract_id, homestore_trail **ou
                 err) != LC_OK)
         return LC_ERR;
     sqlite3_bind_int64(st, 1, contract_id);
-    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-        if (cnt == cap) {
-            homestore_trail *nv = realloc(v, (cap = cap ? cap * 2 : 8) * sizeof *v);
-            if (!nv) {
-                rc = lc_errf(err, LC_NOMEM, "out of memory");
-                break;
-            }
-            v = nv;
-        }
-        homestore_trail *t = &v[cnt++];
-        t->id = sqlite3_column_int64(st, 0);
-        t->contract_id = sqlite3_column_int64(st, 1);
-        t->at = sqlite3_column_int64(st, 2);
-        t->actor = hs_col(st, 3);
-        t->action = hs_col(st, 4);
-        t->from_state = hs_col(st, 5);
-        t->to_state = hs_col(st, 6);
-        t->reason = hs_col(st, 7);
-        t->body = hs_col(st, 8);
-    }
-    if (rc == LC_OK && s != SQLITE_DONE) rc = hs_fail(h, err, "contract trail");
-    sqlite3_finalize(st);
-    if (rc != LC_OK) {
-        homestore_trail_free(v, cnt);
-        return rc;
-    }
-    *out = v;
-    *n = cnt;
-    return LC_OK;
+    int rc = hs_rows(h, st, sizeof **out, hs_trail_row, hs_trail_drop, "contract trail", &rows, n, err);
+    *out = rows;
+    return rc;
 }

@@ -9,6 +9,7 @@
 #include <sqlite3.h>
 
 #include "store.h"
+#include "store_common.h"
 #include "store_derive.h"
 
 
@@ -60,85 +61,24 @@ int store_sqlite_exec(store *s, const char *sql, char **err);
 int64_t store_sqlite_int(store *s, const char *sql, int64_t dflt);
 /* Column `col` as a malloc'd string, NULL for SQL NULL. */
 char *store_sqlite_col_dup(sqlite3_stmt *st, int col);
+/* Step `st` once and make it ready for the next bindings: LC_OK when it ran to its end,
+ * the failure (naming `what`) otherwise. */
+int store_sqlite_step_done(store *s, sqlite3_stmt *st, const char *what, char **err);
 
 /* The backend's table and its slots (store.h's functions, named store_sqlite_*), defined
  * across store_sqlite*.c. */
 extern const store_methods store_sqlite_methods;
-void store_sqlite_close(store *s);
-void store_sqlite_set_options(store *s, const store_options *opt);
-const char *store_sqlite_path(const store *s);
-const char *store_sqlite_mode_note(const store *s);
-char *store_sqlite_meta_get(store *s, const char *key);
-int store_sqlite_meta_put(store *s, const char *key, const char *value, char **err);
-int store_sqlite_schema_version(store *s);
-int store_sqlite_ingest(store *s, const store_msg *msgs, size_t n, store_ingest_stats *stats, char **err);
+#define STORE_SQLITE_PROTO(ret, name, params) ret store_sqlite_##name params;
+STORE_SLOTS_CORE(STORE_SQLITE_PROTO)
+STORE_SLOTS_TX(STORE_SQLITE_PROTO)
+STORE_SLOTS_BACKUP(STORE_SQLITE_PROTO)
+STORE_SLOTS_ADMIN(STORE_SQLITE_PROTO)
+STORE_SLOTS_V2(STORE_SQLITE_PROTO)
+STORE_SLOTS_LEASE(STORE_SQLITE_PROTO)
 /* (Re)create the connection's DAG progress triggers (they exist unless a bulk ingest
  * dropped the one on insert). */
 int store_sqlite_progress_triggers(store *s, char **err);
-int store_sqlite_bulk_begin(store *s, char **err);
-int store_sqlite_bulk_commit(store *s, char **err);
 /* Forget a bulk ingest's held-back state (a rollback, the close). */
 void store_sqlite_bulk_reset(store *s);
-int store_sqlite_mark_branch(store *s, const char *const *active_ids, size_t n, size_t *marked, size_t *cleared, char **err);
-int store_sqlite_set_removed(store *s, const char *const *entry_ids, size_t n, int removed, char **err);
-int store_sqlite_dag_progress(store *s, int64_t *watermark, int64_t *pending, char **err);
-int store_sqlite_dag_set_watermark(store *s, int64_t expect, int64_t value, int *moved, char **err);
-int store_sqlite_dag_block_get(store *s, int64_t *tokens);
-int store_sqlite_dag_block_put(store *s, int64_t tokens, char **err);
-int store_sqlite_get_message(store *s, const char *entry_id, store_row *out, char **err);
-int64_t store_sqlite_message_count(store *s);
-int64_t store_sqlite_summary_count(store *s);
-int64_t store_sqlite_db_bytes(store *s);
-int store_sqlite_summary_add(store *s, const store_summary *in, int64_t *out_id, char **err);
-int store_sqlite_summary_set_text(store *s, int64_t id, const char *text, int64_t tokens, char **err);
-int store_sqlite_dag_walk_tail(store *s, store_msg_visit visit, void *ud, int *stopped, char **err);
-int store_sqlite_walk_newest(store *s, store_msg_visit visit, void *ud, int *stopped, char **err);
-long long store_sqlite_last_activity_ms(store *s);
-int store_sqlite_dag_walk_uncovered(store *s, int64_t after, int64_t before, store_msg_visit visit, void *ud, int *stopped, char **err);
-int store_sqlite_dag_count_uncovered(store *s, int64_t from, int64_t before, int64_t *count, char **err);
-int store_sqlite_dag_walk_frontier(store *s, store_node_visit visit, void *ud, char **err);
-int store_sqlite_dag_walk_prefixed(store *s, const char *prefix, store_node_visit visit, void *ud, char **err);
-int store_sqlite_dag_walk_source(store *s, int64_t id, int leaf, store_msg_visit visit, void *ud, char **err);
-int store_sqlite_dag_walk_children(store *s, int64_t id, store_node_visit visit, void *ud, char **err);
-int64_t store_sqlite_run_begin(store *s, const char *kind);
-void store_sqlite_run_end(store *s, int64_t id, const char *status);
-int store_sqlite_event_add(store *s, const char *kind, const char *data_json, char **err);
-int64_t store_sqlite_event_count(store *s, const char *kind);
-int store_sqlite_cut_get(store *s, store_cut_which which, int64_t id, store_cut *out, char **err);
-int store_sqlite_cut_add(store *s, const store_cut *in, int64_t tokens, int64_t *out_id, char **err);
-int store_sqlite_pin_get(store *s, store_pin *out, char **err);
-int store_sqlite_pin_set(store *s, const store_pin *pin, char **err);
-int store_sqlite_pin_clear(store *s, char **err);
-int store_sqlite_search_count(store *s, const char *query, const store_search_scope *scope, int64_t *count, char **err);
-int store_sqlite_search_page(store *s, const char *query, const store_search_scope *scope, int newest_first, size_t limit, size_t offset, store_search_visit visit, void *ud, char **err);
-int store_sqlite_search_top(store *s, const char *query, int newest_first, size_t limit, store_search_visit visit, void *ud, char **err);
-int64_t store_sqlite_search_unindexed(store *s);
-int store_sqlite_search_scan(store *s, const store_search_scope *scope, store_search_visit visit, void *ud, int *stopped, char **err);
-void store_sqlite_search_cover(store *s, const char *entry_id, int64_t *top, int64_t *leaf);
-int store_sqlite_summary_exists(store *s, int64_t id);
-int store_sqlite_summary_get(store *s, int64_t id, store_node_visit visit, void *ud, char **err);
-int store_sqlite_scope_totals_get(store *s, int64_t summary_id, store_scope_totals *out, char **err);
-int store_sqlite_scope_handles(store *s, int64_t summary_id, store_handle_visit visit, void *ud, char **err);
-int store_sqlite_handle_find(store *s, const char *key, store_handle_visit visit, void *ud, char **err);
-int store_sqlite_tx_begin(store *s, char **err);
-int store_sqlite_tx_commit(store *s, char **err);
-void store_sqlite_tx_rollback(store *s);
-int store_sqlite_backup_to(store *from, const char *dest_path, char **err);
-int store_sqlite_dump(store *s, const store_dump_visitor *v, void *ud, char **err);
-int store_sqlite_table_loadable(store *s, const char *table);
-int store_sqlite_row_load(store *s, const char *table, size_t ncol, const char *const *cols, const store_value *vals, int *inserted, char **err);
-int store_sqlite_rebuild_index(store *s, char **err);
-int store_sqlite_facts_get(store *s, store_facts *out, char **err);
-int store_sqlite_check(store *s, store_check_kind kind, store_id_visit visit, void *ud, char **err);
-int store_sqlite_runs_open(store *s, store_run_visit visit, void *ud, char **err);
-int store_sqlite_run_reap(store *s, int64_t id, char **err);
-int store_sqlite_lease_take(store *s, const char *name, const char *holder, long ttl_ms, char **other, char **err);
-void store_sqlite_lease_drop(store *s, const char *name, const char *holder);
-int store_sqlite_prune_broken(store *s, int64_t *orphans, int64_t *dropped, char **err);
-int store_sqlite_dedupe_spans(store *s, int64_t *removed, char **err);
-int store_sqlite_vec_put(store *s, const store_vec *v, size_t n, char **err);
-int store_sqlite_vec_walk(store *s, const char *model, int include_removed, store_vec_visit visit, void *ud, char **err);
-int store_sqlite_vec_walk_missing(store *s, const char *model, int other_models, store_vec_pending_visit visit, void *ud, int *stopped, char **err);
-int store_sqlite_vec_coverage_get(store *s, const char *model, store_vec_coverage *out, char **err);
 
 #endif

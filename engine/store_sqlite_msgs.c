@@ -15,7 +15,6 @@
 
 #include "files.h"
 #include "message.h"
-#include "sha256.h"
 #include "util.h"
 
 /* ---- ingest ----------------------------------------------------------------------- */
@@ -24,9 +23,11 @@
  * the next batch (memory). */
 #define STORE_BULK_FTS_BYTES (64u << 20)
 
-/* The ordinal of a stored entry, or -1. */
-static int64_t store_lookup_ordinal(store *s, const char *entry_id)
+/* The ordinal of a stored entry, or -1 (a failed read counts as not stored: the insert
+ * ignores an entry that is). */
+static int64_t store_lookup_ordinal(store *s, const char *entry_id, char **err)
 {
+    (void)err;
     int64_t ord = -1;
     sqlite3_bind_text(s->st_exists, 1, entry_id, -1, SQLITE_STATIC);
     if (sqlite3_step(s->st_exists) == SQLITE_ROW) ord = sqlite3_column_int64(s->st_exists, 0);
@@ -62,33 +63,20 @@ done:
 static int store_record_handle(store *s, const char *entry_id, const char *path,
                                const char *text, size_t len, size_t chars, char **err)
 {
-    char cid[65];
-    files_kind kind = path ? files_classify(path, text, len) : FILES_KIND_LARGE_INLINE;
-    char *preview = files_preview(text, len);
-    char *summary = files_explore(path, text, len, kind);
-    int rc = LC_OK;
-    if (!preview || !summary) {
-        rc = lc_errf(err, LC_NOMEM, "store: out of memory");
-        goto done;
-    }
-    sha256_hex(text, len, cid);
+    store_derived_handle h;
+    int rc = store_derive_handle(&h, path, text, len, err);
+    if (rc != LC_OK) goto done;
     sqlite3_stmt *st = s->st_handle;
     sqlite3_bind_text(st, 1, entry_id, -1, SQLITE_STATIC);
-    if (path)
-        sqlite3_bind_text(st, 2, path, -1, SQLITE_STATIC);
-    else
-        sqlite3_bind_null(st, 2);
-    sqlite3_bind_text(st, 3, cid, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 4, files_kind_name(kind), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, path, -1, SQLITE_STATIC); /* a NULL text binds SQL NULL */
+    sqlite3_bind_text(st, 3, h.cid, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, files_kind_name(h.kind), -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 5, (sqlite3_int64)chars);
-    sqlite3_bind_text(st, 6, preview, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 7, summary, -1, SQLITE_STATIC);
-    if (sqlite3_step(st) != SQLITE_DONE) rc = store_sqlite_failed(s, err, "file handle");
-    sqlite3_reset(st);
-    sqlite3_clear_bindings(st);
+    sqlite3_bind_text(st, 6, h.preview, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 7, h.summary, -1, SQLITE_STATIC);
+    rc = store_sqlite_step_done(s, st, "file handle", err);
 done:
-    free(preview);
-    free(summary);
+    store_derive_handle_free(&h);
     return rc;
 }
 
@@ -96,10 +84,7 @@ static int store_fts_insert(store *s, int64_t rowid, const char *text, size_t le
 {
     sqlite3_bind_int64(s->st_fts, 1, rowid);
     sqlite3_bind_text(s->st_fts, 2, text, (int)len, SQLITE_STATIC);
-    int step = sqlite3_step(s->st_fts);
-    sqlite3_reset(s->st_fts);
-    sqlite3_clear_bindings(s->st_fts);
-    return step == SQLITE_DONE ? LC_OK : store_sqlite_failed(s, err, "index message");
+    return store_sqlite_step_done(s, s->st_fts, "index message", err);
 }
 
 /* A bulk ingest's full-text row, held back: FTS5 writes its pending terms out as a new
@@ -145,85 +130,43 @@ static int store_fts_release(store *s, char **err)
 static int store_insert_one(store *s, const store_msg *m, int64_t ordinal,
                             store_ingest_stats *stats, char **err)
 {
-    cJSON *msg = store_derive_parse(m->json, m->json_len);
-    char *text = NULL, *payload = NULL, *path = NULL;
-    int rc = LC_OK, complete = 1;
-    if (!msg) {
-        rc = lc_errf(err, LC_INVALID, "store: entry %s: message is not valid JSON", m->entry_id);
-        goto done;
-    }
-    msg_role role = msg_role_of(msg);
-    text = msg_derive_text(msg, &complete);
-    if (!text) {
-        rc = lc_errf(err, LC_NOMEM, "store: out of memory");
-        goto done;
-    }
-    size_t tlen = strlen(text);
-    size_t chars = files_utf8_count(text, tlen);
-    if (!complete && !(payload = store_derive_payload(msg))) {
-        rc = lc_errf(err, LC_NOMEM, "store: out of memory");
-        goto done;
-    }
-    const char *tool_name = NULL;
-    if (role == MSG_ROLE_ASSISTANT) store_derive_note_calls(s->calls, &s->call_next, msg);
-    if (role == MSG_ROLE_TOOL_RESULT) {
-        tool_name = msg_tool_name(msg);
-        const char *call_id = msg_tool_call_id(msg);
-        if (call_id) path = store_find_call_path(s, call_id);
-    }
-    const cJSON *ts = cJSON_GetObjectItemCaseSensitive(msg, "timestamp");
-    /* The message's own timestamp, never the clock: a rebuilt store has identical rows. */
-    int64_t created = cJSON_IsNumber(ts) ? (int64_t)ts->valuedouble : 0;
-
+    store_derived row;
+    char *path = NULL;
+    int rc = store_derive_row(&row, m->entry_id, m->json, m->json_len, s->calls, &s->call_next, err);
+    if (rc != LC_OK) goto done;
+    if (row.call_id) path = store_find_call_path(s, row.call_id);
     sqlite3_stmt *st = s->st_insert;
     sqlite3_bind_text(st, 1, m->entry_id, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, ordinal);
-    sqlite3_bind_text(st, 3, msg_role_name(role), -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 4, text, (int)tlen, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 5, (sqlite3_int64)chars);
-    sqlite3_bind_int64(st, 6, (sqlite3_int64)msg_estimate_tokens(msg));
+    sqlite3_bind_text(st, 3, msg_role_name(row.role), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, row.text, (int)row.text_len, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 5, (sqlite3_int64)row.chars);
+    sqlite3_bind_int64(st, 6, row.tokens);
     sqlite3_bind_text(st, 7, m->json, (int)m->json_len, SQLITE_STATIC);
-    if (payload)
-        sqlite3_bind_text(st, 8, payload, -1, SQLITE_STATIC);
-    else
-        sqlite3_bind_null(st, 8);
-    if (tool_name)
-        sqlite3_bind_text(st, 9, tool_name, -1, SQLITE_STATIC);
-    else
-        sqlite3_bind_null(st, 9);
-    if (path)
-        sqlite3_bind_text(st, 10, path, -1, SQLITE_STATIC);
-    else
-        sqlite3_bind_null(st, 10);
-    sqlite3_bind_int64(st, 11, created);
-    int step = sqlite3_step(st);
-    sqlite3_reset(st);
-    sqlite3_clear_bindings(st);
-    if (step != SQLITE_DONE) {
-        rc = store_sqlite_failed(s, err, "insert message");
-        goto done;
-    }
+    sqlite3_bind_text(st, 8, row.payload, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 9, row.tool_name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 10, path, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 11, row.created);
+    if ((rc = store_sqlite_step_done(s, st, "insert message", err)) != LC_OK) goto done;
     if (sqlite3_changes(s->db) == 0) goto done; /* already stored */
     sqlite3_int64 rowid = sqlite3_last_insert_rowid(s->db);
-    size_t ilen = files_utf8_prefix(text, tlen, STORE_INDEX_CHARS);
+    size_t ilen = files_utf8_prefix(row.text, row.text_len, STORE_INDEX_CHARS);
     if (s->bulk) {
-        if ((rc = store_fts_hold(s, rowid, text, ilen, err)) != LC_OK) goto done;
-    } else if ((rc = store_fts_insert(s, rowid, text, ilen, err)) != LC_OK) {
+        if ((rc = store_fts_hold(s, rowid, row.text, ilen, err)) != LC_OK) goto done;
+    } else if ((rc = store_fts_insert(s, rowid, row.text, ilen, err)) != LC_OK) {
         goto done;
     }
     if (stats) {
         stats->inserted++;
-        stats->text_bytes += tlen;
+        stats->text_bytes += row.text_len;
     }
-    if (role == MSG_ROLE_TOOL_RESULT && s->opt.externalize_files &&
-        chars >= s->opt.large_file_chars) {
-        rc = store_record_handle(s, m->entry_id, path, text, tlen, chars, err);
+    if (row.role == MSG_ROLE_TOOL_RESULT && s->opt.externalize_files &&
+        row.chars >= s->opt.large_file_chars) {
+        rc = store_record_handle(s, m->entry_id, path, row.text, row.text_len, row.chars, err);
         if (rc == LC_OK && stats) stats->file_handles++;
     }
 done:
-    cJSON_Delete(msg);
-    free(text);
-    free(payload);
+    store_derive_row_free(&row);
     free(path);
     return rc;
 }
@@ -245,27 +188,17 @@ int store_sqlite_ingest(store *s, const store_msg *msgs, size_t n, store_ingest_
 {
     store_ingest_stats local = {0};
     int rc = LC_OK, in_tx = 0, nested = 0;
-    size_t first_new = 0;
-    int64_t ordinal = -1;
+    size_t first_new;
+    int64_t ordinal;
     if (!stats) stats = &local;
     memset(stats, 0, sizeof *stats);
     if (s->read_only) return lc_errf(err, LC_INVALID, "store: opened read-only");
 
-    /* Walk back to the newest entry already stored: everything before it is stored too
-     * (a branch only grows at its leaf; a tree move is store_sqlite_mark_branch's business). */
-    for (size_t i = n; i-- > 0;) {
-        const char *id = msgs[i].entry_id;
-        if (!id) continue;
-        stats->examined++;
-        int64_t ord = (s->last_entry && strcmp(s->last_entry, id) == 0)
-                          ? s->last_ordinal
-                          : store_lookup_ordinal(s, id);
-        if (ord >= 0) {
-            first_new = i + 1;
-            ordinal = ord + 1;
-            break;
-        }
-    }
+    /* Only what follows the newest stored entry is new (a tree move is
+     * store_sqlite_mark_branch's business). */
+    if (store_common_ingest_from(s, msgs, n, s->last_entry, s->last_ordinal, store_lookup_ordinal, &first_new, &ordinal,
+                                 stats, err) != LC_OK)
+        return LC_ERR;
     if (first_new >= n) goto done;
     if (ordinal < 0) ordinal = store_next_ordinal(s);
 
@@ -291,11 +224,7 @@ int store_sqlite_ingest(store *s, const store_msg *msgs, size_t n, store_ingest_
     }
     if (in_tx && (rc = store_sqlite_exec(s, nested ? "RELEASE store_ingest" : "COMMIT", err)) != LC_OK) goto done;
     in_tx = 0;
-    if (newest) {
-        free(s->last_entry);
-        s->last_entry = lc_strdup(newest);
-        s->last_ordinal = ordinal - 1;
-    }
+    store_common_ingest_done(&s->last_entry, &s->last_ordinal, newest, ordinal - 1);
 done:
     if (in_tx)
         sqlite3_exec(s->db, nested ? "ROLLBACK TO store_ingest; RELEASE store_ingest" : "ROLLBACK", NULL, NULL,
@@ -415,12 +344,7 @@ int store_sqlite_mark_branch(store *s, const char *const *active_ids, size_t n, 
     for (size_t i = 0; i < n; i++) {
         if (!active_ids[i]) continue;
         sqlite3_bind_text(st, 1, active_ids[i], -1, SQLITE_STATIC);
-        int step = sqlite3_step(st);
-        sqlite3_reset(st);
-        if (step != SQLITE_DONE) {
-            rc = store_sqlite_failed(s, err, "mark branch");
-            goto done;
-        }
+        if ((rc = store_sqlite_step_done(s, st, "mark branch", err)) != LC_OK) goto done;
     }
     /* The rows off the branch are found on the entry_id index (rowids only): testing
      * `removed` on every row read past each row's text and raw JSON. */
@@ -457,12 +381,7 @@ int store_sqlite_set_removed(store *s, const char *const *entry_ids, size_t n, i
     for (size_t i = 0; i < n; i++) {
         sqlite3_bind_int(st, 1, removed ? 1 : 0);
         sqlite3_bind_text(st, 2, entry_ids[i], -1, SQLITE_STATIC);
-        int step = sqlite3_step(st);
-        sqlite3_reset(st);
-        if (step != SQLITE_DONE) {
-            rc = store_sqlite_failed(s, err, "set removed");
-            goto done;
-        }
+        if ((rc = store_sqlite_step_done(s, st, "set removed", err)) != LC_OK) goto done;
     }
     if ((rc = store_sqlite_exec(s, "COMMIT", err)) != LC_OK) goto done;
     in_tx = 0;

@@ -126,16 +126,10 @@ done:
 static int store_search_walk(store *s, sqlite3_stmt *st, const char *what, store_search_visit visit, void *ud,
                              int *stopped, char **err)
 {
-    int step;
+    int step, rc = LC_OK;
     if (stopped) *stopped = 0;
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        int v = store_search_row_visit(st, visit, ud, err);
-        if (v == STORE_VISIT_STOP) {
-            if (stopped) *stopped = 1;
-            return LC_OK;
-        }
-        if (v != LC_OK) return v;
-    }
+    while ((step = sqlite3_step(st)) == SQLITE_ROW)
+        if (!store_common_visit_next(store_search_row_visit(st, visit, ud, err), &rc, stopped)) return rc;
     return step == SQLITE_DONE ? LC_OK : store_sqlite_failed(s, err, what);
 }
 
@@ -331,12 +325,7 @@ int store_sqlite_scope_handles(store *s, int64_t summary_id, store_handle_visit 
     }
     sqlite3_bind_int64(st, 1, summary_id);
     while (sqlite3_step(st) == SQLITE_ROW) {
-        int v = store_handle_visit_row(st, visit, ud, err);
-        if (v == STORE_VISIT_STOP) break;
-        if (v != LC_OK) {
-            rc = v;
-            goto done;
-        }
+        if (!store_common_visit_next(store_handle_visit_row(st, visit, ud, err), &rc, NULL)) break;
     }
 done:
     sqlite3_finalize(st);
