@@ -98,13 +98,6 @@ static void *dream_grow(void *v, size_t *cap, size_t need, size_t size)
     return nv;
 }
 
-static long long dream_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int dream_out_of_time(const dream_run_ctx *c) { return lc_now_ms() > c->deadline; }
 
 /* The first `max` bytes of s, cut at a UTF-8 boundary, whitespace runs folded. */
@@ -712,7 +705,7 @@ static int dream_lock(const char *home, char **path_out, char **err)
         int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd >= 0) {
             char line[64];
-            int len = snprintf(line, sizeof line, "%ld %lld\n", (long)getpid(), dream_now_ms());
+            int len = snprintf(line, sizeof line, "%ld %lld\n", (long)getpid(), lc_epoch_ms());
             ssize_t w = write(fd, line, (size_t)len);
             (void)w;
             close(fd);
@@ -730,7 +723,7 @@ static int dream_lock(const char *home, char **path_out, char **err)
         if (lc_read_file(path, &text, NULL, NULL) == LC_OK && text) sscanf(text, "%ld %lld", &pid, &at);
         free(text);
         int alive = pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
-        if (alive && dream_now_ms() - at < DREAM_LOCK_STALE_MS) {
+        if (alive && lc_epoch_ms() - at < DREAM_LOCK_STALE_MS) {
             free(path);
             return lc_errf(err, LC_BUSY, "another dream is running (pid %ld); one run at a time", pid);
         }
@@ -900,7 +893,7 @@ int dream_run(const dream_opts *o, dream_result *out, char **err)
         return lc_errf(err, LC_INVALID, "dream: give a project folder (--project DIR) or --global");
     c.o = o;
     c.r = out;
-    c.now = dream_now_ms();
+    c.now = lc_epoch_ms();
     c.deadline = lc_now_ms() + (double)(o->time_budget_ms > 0 ? o->time_budget_ms : DREAM_DEFAULT_TIME_MS);
     c.budget_left = o->token_budget > 0 ? o->token_budget : DREAM_DEFAULT_TOKENS;
     c.scope_key_project = o->global ? NULL : o->project;
@@ -928,7 +921,7 @@ int dream_run(const dream_opts *o, dream_result *out, char **err)
         if ((rc = dream_propose(&c, err)) != LC_OK) goto done;
     }
     if ((rc = dream_write_outputs(&c, err)) != LC_OK) goto done;
-    homestore_run run = {dream_scope_name(o), o->global ? NULL : o->project, c.now, dream_now_ms(),
+    homestore_run run = {dream_scope_name(o), o->global ? NULL : o->project, c.now, lc_epoch_ms(),
                          out->nothing_new ? "nothing-new" : out->budget_hit ? "budget" : "done", out->sessions,
                          out->messages, out->summaries, out->patterns_new, out->consolidations, out->contracts,
                          o->model.fn ? o->model.model : "heuristics", out->report_path, c.notes.len ? c.notes.p : NULL};
@@ -1034,7 +1027,7 @@ int dream_due(const char *home, const lcm_config *cfg)
         homestore_close(h);
     }
     if (catalog_list_stores(home, NULL, &l, NULL) != LC_OK) return 0;
-    long long now = dream_now_ms(), first = 0;
+    long long now = lc_epoch_ms(), first = 0;
     size_t changed = 0;
     for (size_t i = 0; i < l.n; i++) {
         store *s = NULL;

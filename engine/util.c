@@ -273,6 +273,13 @@ struct timespec lc_deadline_in(double ms)
     return ts;
 }
 
+long long lc_epoch_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 double lc_now_ms(void)
 {
     struct timespec ts;

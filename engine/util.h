@@ -74,6 +74,9 @@ uint64_t lc_fnv1a_str(const char *s); /* over strlen(s) bytes; NULL hashes as ""
 
 /* Monotonic milliseconds, for metrics. */
 double lc_now_ms(void);
+/* Wall-clock whole milliseconds since the epoch: the clock of every timestamp written down
+ * (message timestamps, metrics rows, ids, locks). */
+long long lc_epoch_ms(void);
 /* `ms` (epoch milliseconds) as UTC in strftime `fmt`, malloc'd; `unknown` (copied) when ms
  * <= 0 or it cannot be formatted. NULL only on OOM. */
 char *lc_utc_format(long long ms, const char *fmt, const char *unknown);

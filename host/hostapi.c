@@ -34,9 +34,7 @@ static void log_line(host *h, int level, const char *msg)
     if (!out)
         return;
     char ts[40];
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    session_iso_time((long long)now.tv_sec * 1000 + now.tv_nsec / 1000000, ts, sizeof ts);
+    session_iso_time(lc_epoch_ms(), ts, sizeof ts);
     pthread_mutex_lock(&h->log_mu);
     fprintf(out, "%s [%s] %s\n", ts, level_name(level), msg ? msg : "");
     fflush(out);
