@@ -170,14 +170,9 @@ static int clm_raw_grow(clm_raw_cache *c, size_t n)
         c->ids = ids;
         c->cap = cap;
     }
-    size_t need = n / CLM_RAW_CKPT + 1;
-    if (need > c->ckpt_cap) {
-        size_t cap = need + need / 2 + 4;
-        sha256_ctx *k = realloc(c->ckpt, cap * sizeof *k);
-        if (!k) return LC_NOMEM;
-        c->ckpt = k;
-        c->ckpt_cap = cap;
-    }
+    sha256_ctx *k = lc_grow(c->ckpt, &c->ckpt_cap, n / CLM_RAW_CKPT + 1, sizeof *k);
+    if (!k) return LC_NOMEM;
+    c->ckpt = k;
     return LC_OK;
 }
 

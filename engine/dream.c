@@ -88,16 +88,6 @@ typedef struct dream_run_ctx {
     int stopped_budget;
 } dream_run_ctx;
 
-static void *dream_grow(void *v, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap) return v;
-    size_t nc = *cap ? *cap * 2 : 32;
-    while (nc < need) nc *= 2;
-    void *nv = realloc(v, nc * size);
-    if (nv) *cap = nc;
-    return nv;
-}
-
 static int dream_out_of_time(const dream_run_ctx *c) { return lc_now_ms() > c->deadline; }
 
 /* The first `max` bytes of s, cut at a UTF-8 boundary, whitespace runs folded. */
@@ -122,7 +112,7 @@ static char *dream_clip(const char *s, size_t len, size_t max)
 static int dream_add_item(dream_run_ctx *c, const char *session, const char *entry_id, int64_t summary_id,
                           int64_t ordinal, unsigned role, const char *text, size_t len)
 {
-    dream_item *nv = dream_grow(c->items, &c->cap_items, c->n_items + 1, sizeof *nv);
+    dream_item *nv = lc_grow(c->items, &c->cap_items, c->n_items + 1, sizeof *nv);
     if (!nv) return LC_NOMEM;
     c->items = nv;
     dream_item *it = &c->items[c->n_items];
@@ -206,7 +196,7 @@ static int dream_visit_summary(void *ud, const store_node *n, char **err)
         dream_add_item(c, nr->session, NULL, n->id, 0, DREAM_SUMMARY, n->text, strlen(n->text)) != LC_OK)
         return lc_errf(err, LC_NOMEM, "out of memory");
     if (n->leaf && c->n_leaves < DREAM_MAX_LEAVES) {
-        dream_leaf *nv = dream_grow(c->leaves, &c->cap_leaves, c->n_leaves + 1, sizeof *nv);
+        dream_leaf *nv = lc_grow(c->leaves, &c->cap_leaves, c->n_leaves + 1, sizeof *nv);
         if (!nv) return lc_errf(err, LC_NOMEM, "out of memory");
         c->leaves = nv;
         c->leaves[c->n_leaves++] = (dream_leaf){nr->session, n->id, n->tokens, lc_strdup(n->text ? n->text : ""), NULL, 0, 0};
@@ -223,7 +213,7 @@ static int dream_visit_source(void *ud, const store_dag_msg *m, char **err)
 {
     dream_hashes *hs = ud;
     if (!m->entry_id || !*m->entry_id) return LC_OK;
-    uint64_t *nv = dream_grow(hs->v, &hs->cap, hs->n + 1, sizeof *nv);
+    uint64_t *nv = lc_grow(hs->v, &hs->cap, hs->n + 1, sizeof *nv);
     if (!nv) return lc_errf(err, LC_NOMEM, "out of memory");
     hs->v = nv;
     hs->v[hs->n++] = lc_fnv1a_str(m->entry_id);
@@ -238,7 +228,7 @@ static int dream_u64_cmp(const void *a, const void *b)
 
 static int dream_add_found(dream_run_ctx *c, const char *kind, const char *text, size_t len, int score, size_t item)
 {
-    dream_found *nv = dream_grow(c->found, &c->cap_found, c->n_found + 1, sizeof *nv);
+    dream_found *nv = lc_grow(c->found, &c->cap_found, c->n_found + 1, sizeof *nv);
     if (!nv) return LC_NOMEM;
     c->found = nv;
     char *t = dream_clip(text, len, DREAM_PATTERN_CHARS);
@@ -450,7 +440,7 @@ static int dream_touch(dream_run_ctx *c, int64_t id)
 {
     for (size_t i = 0; i < c->n_touched; i++)
         if (c->touched[i] == id) return LC_OK;
-    int64_t *nv = dream_grow(c->touched, &c->cap_touched, c->n_touched + 1, sizeof *nv);
+    int64_t *nv = lc_grow(c->touched, &c->cap_touched, c->n_touched + 1, sizeof *nv);
     if (!nv) return LC_NOMEM;
     c->touched = nv;
     c->touched[c->n_touched++] = id;

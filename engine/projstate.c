@@ -458,11 +458,9 @@ int projstate_context(projstate *ps, const projstate_env *env, const store_msg *
      * every time; the buffer itself is kept (a history-sized malloc per request would be
      * an mmap and its page faults). */
     if (n > ps->pm_cap) {
-        size_t cap = n + n / 2 + 64;
-        project_msg *v = realloc(ps->pm, cap * sizeof *v);
+        project_msg *v = lc_grow(ps->pm, &ps->pm_cap, n, sizeof *v);
         if (!v) return LC_OK;
         ps->pm = v;
-        ps->pm_cap = cap;
     }
     for (size_t i = 0; i < n; i++) ps->pm[i] = (project_msg){msgs[i].entry_id, msgs[i].json_len};
     projstate_decide(ps, n, clm_anchor, &plan);

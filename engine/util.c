@@ -273,6 +273,20 @@ struct timespec lc_deadline_in(double ms)
     return ts;
 }
 
+void *lc_grow(void *v, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap) return v;
+    size_t nc = *cap ? *cap : 16;
+    while (nc < need) {
+        if (nc > SIZE_MAX / 2) return NULL;
+        nc *= 2;
+    }
+    if (size && nc > SIZE_MAX / size) return NULL;
+    void *nv = realloc(v, nc * size);
+    if (nv) *cap = nc;
+    return nv;
+}
+
 long long lc_epoch_ms(void)
 {
     struct timespec ts;

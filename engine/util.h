@@ -81,6 +81,11 @@ long long lc_epoch_ms(void);
  * <= 0 or it cannot be formatted. NULL only on OOM. */
 char *lc_utc_format(long long ms, const char *fmt, const char *unknown);
 
+/* The array v (of `size`-byte elements, *cap of them allocated) with room for at least
+ * `need`: the capacity doubles (from 16) until it fits. Returns the array, moved or not, or
+ * NULL on OOM or overflow with v and *cap untouched. */
+void *lc_grow(void *v, size_t *cap, size_t need, size_t size);
+
 /* The CLOCK_REALTIME instant `ms` milliseconds from now, for pthread_cond_timedwait. */
 struct timespec lc_deadline_in(double ms);
 

@@ -833,11 +833,9 @@ static const store_msg *lcm_messages(lc_plugin *p, const ap_context_event *ev)
 {
     struct lcm_glue *g = p->lcm;
     if (ev->n_messages > g->in_cap) {
-        size_t cap = ev->n_messages + ev->n_messages / 2 + 64;
-        store_msg *v = realloc(g->in, cap * sizeof *v);
+        store_msg *v = lc_grow(g->in, &g->in_cap, ev->n_messages, sizeof *v);
         if (!v) return NULL;
         g->in = v;
-        g->in_cap = cap;
     }
     for (size_t i = 0; i < ev->n_messages; i++)
         g->in[i] = (store_msg){ev->messages[i].entry_id, ev->messages[i].json, ev->messages[i].json_len};
