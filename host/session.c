@@ -284,14 +284,10 @@ done:
 
 static int add_entry(session *s, sess_entry *e)
 {
-    if (s->n_entries == s->cap_entries) {
-        size_t cap = s->cap_entries ? s->cap_entries * 2 : 256;
-        sess_entry **p = realloc(s->entries, cap * sizeof *p);
-        if (!p)
-            return LC_NOMEM;
-        s->entries = p;
-        s->cap_entries = cap;
-    }
+    sess_entry **p = lc_grow(s->entries, &s->cap_entries, s->n_entries + 1, sizeof *p);
+    if (!p)
+        return LC_NOMEM;
+    s->entries = p;
     int rc = map_put(s, e);
     if (rc)
         return rc;

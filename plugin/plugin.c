@@ -145,24 +145,6 @@ int plugin_get_branch(lc_plugin *p, cJSON **out, char **err)
                              "branch", out, err);
 }
 
-int plugin_get_entry(lc_plugin *p, const char *entry_id, cJSON **out, char **err)
-{
-    *out = NULL;
-    if (!AP_HOST_HAS(p->host, get_entry))
-        return lc_errf(err, AP_UNSUPPORTED, "the host cannot read an entry by id");
-    char *json = NULL, *herr = NULL;
-    int rc = p->host->get_entry(p->host->host_ctx, entry_id, &json, &herr);
-    if (rc != AP_OK) return plugin_host_error(p, rc, herr, err, "reading an entry failed");
-    *out = cJSON_Parse(json);
-    if (AP_HOST_HAS(p->host, free)) p->host->free(json);
-    if (!cJSON_IsObject(*out)) {
-        cJSON_Delete(*out);
-        *out = NULL;
-        return lc_errf(err, AP_INVALID, "the host's entry %s is not a JSON object", entry_id);
-    }
-    return AP_OK;
-}
-
 int plugin_get_entry_text(lc_plugin *p, const char *entry_id, char **out, char **err)
 {
     *out = NULL;
@@ -173,6 +155,22 @@ int plugin_get_entry_text(lc_plugin *p, const char *entry_id, char **out, char *
     if (rc != AP_OK) return plugin_host_error(p, rc, herr, err, "reading an entry failed");
     *out = plugin_take_host_string(p, json);
     return *out ? AP_OK : lc_errf(err, AP_NOMEM, "out of memory");
+}
+
+int plugin_get_entry(lc_plugin *p, const char *entry_id, cJSON **out, char **err)
+{
+    char *json = NULL;
+    *out = NULL;
+    int rc = plugin_get_entry_text(p, entry_id, &json, err);
+    if (rc != AP_OK) return rc;
+    *out = cJSON_Parse(json);
+    free(json);
+    if (!cJSON_IsObject(*out)) {
+        cJSON_Delete(*out);
+        *out = NULL;
+        return lc_errf(err, AP_INVALID, "the host's entry %s is not a JSON object", entry_id);
+    }
+    return AP_OK;
 }
 
 int plugin_get_entries(lc_plugin *p, cJSON **out, char **err)
