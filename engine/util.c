@@ -1,5 +1,6 @@
 /*
- * util.c -- string buffer, error strings and durable atomic file writes (see util.h).
+ * util.c -- string buffer, array growth, error strings, durable atomic file writes and the
+ * clocks (see util.h).
  */
 #include "util.h"
 

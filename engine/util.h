@@ -1,6 +1,7 @@
 /*
- * util.h -- small shared mechanisms of the engine: a growable string buffer, the
- * caller-owned error string, and durable file writes (temp + fsync + rename).
+ * util.h -- small shared mechanisms of the engine: a growable string buffer and array
+ * growth, the caller-owned error string, durable file writes (temp + fsync + rename), the
+ * clocks and the FNV hash.
  * Everything here is host-independent and used by every other engine module.
  */
 #ifndef LC_UTIL_H
