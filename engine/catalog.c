@@ -146,13 +146,9 @@ static int catalog_pg_visit(void *ud, const store_session_info *si, char **err)
         catalog_entry_free(&e);
         return LC_OK;
     }
-    if (c->out->n == c->cap) {
-        size_t nc = c->cap ? c->cap * 2 : 16;
-        catalog_entry *nv = realloc(c->out->v, nc * sizeof *nv);
-        if (!nv) goto oom;
-        c->out->v = nv;
-        c->cap = nc;
-    }
+    catalog_entry *nv = lc_grow(c->out->v, &c->cap, c->out->n + 1, sizeof *nv);
+    if (!nv) goto oom;
+    c->out->v = nv;
     c->out->v[c->out->n++] = e;
     return LC_OK;
 oom:

@@ -36,13 +36,6 @@ typedef struct slot {
     const char *why;
 } slot;
 
-static double wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec * 1000.0 + (double)(ts.tv_nsec / 1000000);
-}
-
 char *clm_lower_custom(const char *label, const char *text, size_t text_len, double timestamp)
 {
     char *out = NULL;
@@ -69,7 +62,7 @@ done:
 static double timestamp_of(const cJSON *m)
 {
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(m, "timestamp");
-    return cJSON_IsNumber(t) ? t->valuedouble : wall_ms();
+    return cJSON_IsNumber(t) ? t->valuedouble : (double)lc_epoch_ms();
 }
 
 /* Serialize one slot as a new message (never for D_KEEP). */
@@ -79,7 +72,7 @@ static char *slot_json(const clm_view *v, const slot *s)
     cJSON *orig = NULL, *content = NULL;
     const clm_vmsg *src = s->src >= 0 ? &v->msgs[s->src] : NULL;
     if (src) orig = cJSON_ParseWithLength(src->json, src->json_len);
-    double ts = orig ? timestamp_of(orig) : wall_ms();
+    double ts = orig ? timestamp_of(orig) : (double)lc_epoch_ms();
     const char *text = s->text;
     size_t text_len = s->text_len;
     if (!text) {

@@ -174,13 +174,9 @@ static int withhold(clm_guard_cache *c, const char *dir, const char *key, const 
     cJSON_AddBoolToObject(note, "isError", cJSON_IsTrue(ie));
     const cJSON *ts = cJSON_GetObjectItemCaseSensitive(m, "timestamp");
     if (cJSON_IsNumber(ts)) cJSON_AddNumberToObject(note, "timestamp", ts->valuedouble);
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 16;
-        clm_guard_note *p = realloc(c->notes, cap * sizeof *p);
-        if (!p) { rc = LC_NOMEM; goto done; }
-        c->notes = p;
-        c->cap = cap;
-    }
+    clm_guard_note *p = lc_grow(c->notes, &c->cap, c->n + 1, sizeof *p);
+    if (!p) { rc = LC_NOMEM; goto done; }
+    c->notes = p;
     clm_guard_note *g = &c->notes[c->n];
     memset(g, 0, sizeof *g);
     memcpy(g->key, key, 65);

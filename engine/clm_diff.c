@@ -51,13 +51,9 @@ static int line_eq(const line *x, const line *y)
 
 static int push(op **ops, size_t *n, size_t *cap, char kind, size_t a, size_t b)
 {
-    if (*n == *cap) {
-        size_t c = *cap ? *cap * 2 : 64;
-        op *t = realloc(*ops, c * sizeof *t);
-        if (!t) return 0;
-        *ops = t;
-        *cap = c;
-    }
+    op *t = lc_grow(*ops, cap, *n + 1, sizeof *t);
+    if (!t) return 0;
+    *ops = t;
     (*ops)[(*n)++] = (op){kind, a, b};
     return 1;
 }

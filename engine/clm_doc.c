@@ -245,13 +245,9 @@ int clm_view_add(clm_view *v, const char *json, size_t json_len, long origin,
         rc = lc_errf(err, LC_INVALID, "clm view: message %zu is not a JSON object", v->n + 1);
         goto done;
     }
-    if (v->n == v->cap) {
-        size_t cap = v->cap ? v->cap * 2 : 64;
-        clm_vmsg *p = realloc(v->msgs, cap * sizeof *p);
-        if (!p) { rc = LC_NOMEM; goto done; }
-        v->msgs = p;
-        v->cap = cap;
-    }
+    clm_vmsg *p = lc_grow(v->msgs, &v->cap, v->n + 1, sizeof *p);
+    if (!p) { rc = LC_NOMEM; goto done; }
+    v->msgs = p;
     vm.json = lc_strndup(json, json_len);
     body = msg_derive_text(m, NULL);
     if (!vm.json || !body) { rc = LC_NOMEM; goto done; }
@@ -474,13 +470,9 @@ static size_t render_room(const clm_view *v, size_t from)
 
 static int seg_room(clm_view *v)
 {
-    size_t need = v->n / CLM_SEG_CKPT + 1;
-    if (need <= v->cap_seg_ckpt) return LC_OK;
-    size_t cap = need + need / 2 + 4;
-    sha256_ctx *p = realloc(v->seg_ckpt, cap * sizeof *p);
+    sha256_ctx *p = lc_grow(v->seg_ckpt, &v->cap_seg_ckpt, v->n / CLM_SEG_CKPT + 1, sizeof *p);
     if (!p) return LC_NOMEM;
     v->seg_ckpt = p;
-    v->cap_seg_ckpt = cap;
     return LC_OK;
 }
 
@@ -705,13 +697,9 @@ static const char *parse_structural(const char *p, size_t n, size_t mark_len,
 
 static int add_block(clm_doc *doc, size_t line, const attrs *a)
 {
-    if (doc->n_blocks == doc->cap_blocks) {
-        size_t cap = doc->cap_blocks ? doc->cap_blocks * 2 : 32;
-        clm_block *p = realloc(doc->blocks, cap * sizeof *p);
-        if (!p) return LC_NOMEM;
-        doc->blocks = p;
-        doc->cap_blocks = cap;
-    }
+    clm_block *p = lc_grow(doc->blocks, &doc->cap_blocks, doc->n_blocks + 1, sizeof *p);
+    if (!p) return LC_NOMEM;
+    doc->blocks = p;
     clm_block *b = &doc->blocks[doc->n_blocks];
     memset(b, 0, sizeof *b);
     b->line = line;

@@ -58,13 +58,9 @@ clm_mark_kind clm_mark_classify(const cJSON *entry, clm_mark *out)
 int clm_marks_push(clm_marks *m, const char *id, clm_mark_kind kind, long revision, int enabled)
 {
     if (!id) return LC_INVALID;
-    if (m->n == m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 16;
-        clm_mark *v = realloc(m->v, cap * sizeof *v);
-        if (!v) return LC_NOMEM;
-        m->v = v;
-        m->cap = cap;
-    }
+    clm_mark *v = lc_grow(m->v, &m->cap, m->n + 1, sizeof *v);
+    if (!v) return LC_NOMEM;
+    m->v = v;
     char *dup = lc_strdup(id);
     if (!dup) return LC_NOMEM;
     m->v[m->n++] = (clm_mark){dup, kind, revision, enabled};

@@ -59,22 +59,32 @@ void clm_raw_free(clm_raw_cache *c)
     memset(c, 0, sizeof *c);
 }
 
+/* Put the digest back at the checkpoint at or below k and return how many messages it
+ * covers; without such a checkpoint the whole cache is reset and (size_t)-1 returned. The
+ * revision check goes when the anchor is no longer covered. */
+static size_t clm_raw_resume(clm_raw_cache *c, size_t k, size_t anchor)
+{
+    size_t j = k / CLM_RAW_CKPT;
+    if (j >= c->n_ckpt) {
+        clm_raw_reset(c);
+        return (size_t)-1;
+    }
+    size_t keep = j * CLM_RAW_CKPT;
+    c->ctx = c->ckpt[j];
+    c->n_ckpt = j + 1;
+    if (keep < anchor || keep == 0) clm_raw_forget_check(c);
+    return keep;
+}
+
 /* The digest resumes from the checkpoint at or below k, so at most CLM_RAW_CKPT - 1 kept
  * messages are hashed again. */
 void clm_raw_truncate(clm_raw_cache *c, size_t k, size_t anchor)
 {
     if (k >= c->n) return;
-    size_t j = k / CLM_RAW_CKPT;
-    if (j >= c->n_ckpt) {
-        clm_raw_reset(c);
-        return;
-    }
-    size_t keep = j * CLM_RAW_CKPT;
+    size_t keep = clm_raw_resume(c, k, anchor);
+    if (keep == (size_t)-1) return;
     clm_raw_drop(c, keep);
-    c->ctx = c->ckpt[j];
-    c->n_ckpt = j + 1;
     c->n = keep;
-    if (keep < anchor || keep == 0) clm_raw_forget_check(c);
 }
 
 void clm_raw_uncap(clm_raw_cache *c)
@@ -160,14 +170,9 @@ static int clm_raw_grow(clm_raw_cache *c, size_t n)
         c->ids = ids;
         c->cap = cap;
     }
-    size_t need = n / CLM_RAW_CKPT + 1;
-    if (need > c->ckpt_cap) {
-        size_t cap = need + need / 2 + 4;
-        sha256_ctx *k = realloc(c->ckpt, cap * sizeof *k);
-        if (!k) return LC_NOMEM;
-        c->ckpt = k;
-        c->ckpt_cap = cap;
-    }
+    sha256_ctx *k = lc_grow(c->ckpt, &c->ckpt_cap, n / CLM_RAW_CKPT + 1, sizeof *k);
+    if (!k) return LC_NOMEM;
+    c->ckpt = k;
     return LC_OK;
 }
 
@@ -191,16 +196,9 @@ static const char *clm_raw_fold(clm_raw_cache *c, const clm_input *in, size_t i,
  * the pointers a composition borrowed from them) stay -- and the facts from k on go. */
 static void clm_raw_rewind(clm_raw_cache *c, const clm_input *in, size_t k, const clm_raw_anchor *a)
 {
-    size_t j = k / CLM_RAW_CKPT, anchor = a ? a->count : 0;
-    if (j >= c->n_ckpt) {
-        clm_raw_reset(c);
-        return;
-    }
-    size_t keep = j * CLM_RAW_CKPT;
+    size_t anchor = a ? a->count : 0, keep = clm_raw_resume(c, k, anchor);
+    if (keep == (size_t)-1) return;
     clm_raw_drop(c, k);
-    c->ctx = c->ckpt[j];
-    c->n_ckpt = j + 1;
-    if (keep < anchor || keep == 0) clm_raw_forget_check(c);
     for (size_t i = keep; i < k; i++) {
         if (a && !c->rev_checked && i == anchor) clm_raw_check_anchor(c, a);
         const char *id;

@@ -138,14 +138,12 @@ int clm_skill_steering(const char *path, int redact, char **text, char hash[13],
 
 char *clm_skill_notice(const char *type, const char *text)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
     cJSON *m = cJSON_CreateObject();
     cJSON_AddStringToObject(m, "role", "custom");
     cJSON_AddStringToObject(m, "customType", type);
     cJSON_AddStringToObject(m, "content", text);
     cJSON_AddBoolToObject(m, "display", 0);
-    cJSON_AddNumberToObject(m, "timestamp", (double)ts.tv_sec * 1000.0 + (double)(ts.tv_nsec / 1000000));
+    cJSON_AddNumberToObject(m, "timestamp", (double)lc_epoch_ms());
     char *s = cJSON_PrintUnformatted(m);
     cJSON_Delete(m);
     return s;

@@ -29,13 +29,6 @@ int contracts_valid_kind(const char *kind)
     return 0;
 }
 
-static long long contracts_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int contracts_body_ok(const char *body, char **err)
 {
     if (!body || !*body) return lc_errf(err, LC_INVALID, "a contract needs a body (the rule, in words)");
@@ -48,7 +41,7 @@ int contracts_propose(homestore *h, const char *kind, const char *body, const ch
                       const char *actor, int64_t *id, char **err)
 {
     int rc;
-    long long now = contracts_now();
+    long long now = lc_epoch_ms();
     if (!contracts_valid_kind(kind))
         return lc_errf(err, LC_INVALID, "contract kind '%s': prefer, forbid or verify-before", kind ? kind : "");
     if ((rc = contracts_body_ok(body, err)) != LC_OK) return rc;
@@ -84,7 +77,7 @@ static int contracts_transition(homestore *h, int64_t id, const char *from, cons
 {
     int rc = homestore_begin(h, err);
     if (rc != LC_OK) return rc;
-    if ((rc = contracts_move(h, id, from, to, action, actor, reason, 0, contracts_now(), err)) == LC_OK)
+    if ((rc = contracts_move(h, id, from, to, action, actor, reason, 0, lc_epoch_ms(), err)) == LC_OK)
         rc = homestore_commit(h, err);
     if (rc != LC_OK) homestore_rollback(h);
     return rc;
@@ -110,7 +103,7 @@ int contracts_supersede(homestore *h, int64_t id, const char *actor, const char 
                         int64_t *new_id, char **err)
 {
     homestore_contract c = {0};
-    long long now = contracts_now();
+    long long now = lc_epoch_ms();
     int rc;
     *new_id = 0;
     if ((rc = contracts_body_ok(body, err)) != LC_OK) return rc;

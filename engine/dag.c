@@ -136,13 +136,9 @@ typedef struct dag_nodes {
 static int dag_frontier_visit(void *ud, const store_node *r, char **err)
 {
     dag_nodes *a = ud;
-    if (a->n == a->cap) {
-        size_t nc = a->cap ? a->cap * 2 : 16;
-        dag_node *nv = realloc(a->v, nc * sizeof *nv);
-        if (!nv) return lc_errf(err, LC_NOMEM, "dag: out of memory");
-        a->v = nv;
-        a->cap = nc;
-    }
+    dag_node *nv = lc_grow(a->v, &a->cap, a->n + 1, sizeof *nv);
+    if (!nv) return lc_errf(err, LC_NOMEM, "dag: out of memory");
+    a->v = nv;
     dag_node *d = &a->v[a->n++];
     memset(d, 0, sizeof *d);
     d->id = r->id;
@@ -592,13 +588,9 @@ static int dag_cand_visit(void *ud, const store_node *r, char **err)
 {
     dag_cands *a = ud;
     (void)err;
-    if (a->n == a->cap) {
-        size_t nc = a->cap ? a->cap * 2 : 16;
-        dag_cand *nv = realloc(a->v, nc * sizeof *nv);
-        if (!nv) return STORE_VISIT_STOP; /* out of memory: heal the ones read */
-        a->v = nv;
-        a->cap = nc;
-    }
+    dag_cand *nv = lc_grow(a->v, &a->cap, a->n + 1, sizeof *nv);
+    if (!nv) return STORE_VISIT_STOP; /* out of memory: heal the ones read */
+    a->v = nv;
     a->v[a->n++] = (dag_cand){r->id, r->leaf};
     return LC_OK;
 }

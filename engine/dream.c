@@ -88,23 +88,6 @@ typedef struct dream_run_ctx {
     int stopped_budget;
 } dream_run_ctx;
 
-static void *dream_grow(void *v, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap) return v;
-    size_t nc = *cap ? *cap * 2 : 32;
-    while (nc < need) nc *= 2;
-    void *nv = realloc(v, nc * size);
-    if (nv) *cap = nc;
-    return nv;
-}
-
-static long long dream_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int dream_out_of_time(const dream_run_ctx *c) { return lc_now_ms() > c->deadline; }
 
 /* The first `max` bytes of s, cut at a UTF-8 boundary, whitespace runs folded. */
@@ -129,7 +112,7 @@ static char *dream_clip(const char *s, size_t len, size_t max)
 static int dream_add_item(dream_run_ctx *c, const char *session, const char *entry_id, int64_t summary_id,
                           int64_t ordinal, unsigned role, const char *text, size_t len)
 {
-    dream_item *nv = dream_grow(c->items, &c->cap_items, c->n_items + 1, sizeof *nv);
+    dream_item *nv = lc_grow(c->items, &c->cap_items, c->n_items + 1, sizeof *nv);
     if (!nv) return LC_NOMEM;
     c->items = nv;
     dream_item *it = &c->items[c->n_items];
@@ -213,7 +196,7 @@ static int dream_visit_summary(void *ud, const store_node *n, char **err)
         dream_add_item(c, nr->session, NULL, n->id, 0, DREAM_SUMMARY, n->text, strlen(n->text)) != LC_OK)
         return lc_errf(err, LC_NOMEM, "out of memory");
     if (n->leaf && c->n_leaves < DREAM_MAX_LEAVES) {
-        dream_leaf *nv = dream_grow(c->leaves, &c->cap_leaves, c->n_leaves + 1, sizeof *nv);
+        dream_leaf *nv = lc_grow(c->leaves, &c->cap_leaves, c->n_leaves + 1, sizeof *nv);
         if (!nv) return lc_errf(err, LC_NOMEM, "out of memory");
         c->leaves = nv;
         c->leaves[c->n_leaves++] = (dream_leaf){nr->session, n->id, n->tokens, lc_strdup(n->text ? n->text : ""), NULL, 0, 0};
@@ -230,7 +213,7 @@ static int dream_visit_source(void *ud, const store_dag_msg *m, char **err)
 {
     dream_hashes *hs = ud;
     if (!m->entry_id || !*m->entry_id) return LC_OK;
-    uint64_t *nv = dream_grow(hs->v, &hs->cap, hs->n + 1, sizeof *nv);
+    uint64_t *nv = lc_grow(hs->v, &hs->cap, hs->n + 1, sizeof *nv);
     if (!nv) return lc_errf(err, LC_NOMEM, "out of memory");
     hs->v = nv;
     hs->v[hs->n++] = lc_fnv1a_str(m->entry_id);
@@ -245,7 +228,7 @@ static int dream_u64_cmp(const void *a, const void *b)
 
 static int dream_add_found(dream_run_ctx *c, const char *kind, const char *text, size_t len, int score, size_t item)
 {
-    dream_found *nv = dream_grow(c->found, &c->cap_found, c->n_found + 1, sizeof *nv);
+    dream_found *nv = lc_grow(c->found, &c->cap_found, c->n_found + 1, sizeof *nv);
     if (!nv) return LC_NOMEM;
     c->found = nv;
     char *t = dream_clip(text, len, DREAM_PATTERN_CHARS);
@@ -457,7 +440,7 @@ static int dream_touch(dream_run_ctx *c, int64_t id)
 {
     for (size_t i = 0; i < c->n_touched; i++)
         if (c->touched[i] == id) return LC_OK;
-    int64_t *nv = dream_grow(c->touched, &c->cap_touched, c->n_touched + 1, sizeof *nv);
+    int64_t *nv = lc_grow(c->touched, &c->cap_touched, c->n_touched + 1, sizeof *nv);
     if (!nv) return LC_NOMEM;
     c->touched = nv;
     c->touched[c->n_touched++] = id;
@@ -712,7 +695,7 @@ static int dream_lock(const char *home, char **path_out, char **err)
         int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd >= 0) {
             char line[64];
-            int len = snprintf(line, sizeof line, "%ld %lld\n", (long)getpid(), dream_now_ms());
+            int len = snprintf(line, sizeof line, "%ld %lld\n", (long)getpid(), lc_epoch_ms());
             ssize_t w = write(fd, line, (size_t)len);
             (void)w;
             close(fd);
@@ -730,7 +713,7 @@ static int dream_lock(const char *home, char **path_out, char **err)
         if (lc_read_file(path, &text, NULL, NULL) == LC_OK && text) sscanf(text, "%ld %lld", &pid, &at);
         free(text);
         int alive = pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
-        if (alive && dream_now_ms() - at < DREAM_LOCK_STALE_MS) {
+        if (alive && lc_epoch_ms() - at < DREAM_LOCK_STALE_MS) {
             free(path);
             return lc_errf(err, LC_BUSY, "another dream is running (pid %ld); one run at a time", pid);
         }
@@ -900,7 +883,7 @@ int dream_run(const dream_opts *o, dream_result *out, char **err)
         return lc_errf(err, LC_INVALID, "dream: give a project folder (--project DIR) or --global");
     c.o = o;
     c.r = out;
-    c.now = dream_now_ms();
+    c.now = lc_epoch_ms();
     c.deadline = lc_now_ms() + (double)(o->time_budget_ms > 0 ? o->time_budget_ms : DREAM_DEFAULT_TIME_MS);
     c.budget_left = o->token_budget > 0 ? o->token_budget : DREAM_DEFAULT_TOKENS;
     c.scope_key_project = o->global ? NULL : o->project;
@@ -928,7 +911,7 @@ int dream_run(const dream_opts *o, dream_result *out, char **err)
         if ((rc = dream_propose(&c, err)) != LC_OK) goto done;
     }
     if ((rc = dream_write_outputs(&c, err)) != LC_OK) goto done;
-    homestore_run run = {dream_scope_name(o), o->global ? NULL : o->project, c.now, dream_now_ms(),
+    homestore_run run = {dream_scope_name(o), o->global ? NULL : o->project, c.now, lc_epoch_ms(),
                          out->nothing_new ? "nothing-new" : out->budget_hit ? "budget" : "done", out->sessions,
                          out->messages, out->summaries, out->patterns_new, out->consolidations, out->contracts,
                          o->model.fn ? o->model.model : "heuristics", out->report_path, c.notes.len ? c.notes.p : NULL};
@@ -1034,7 +1017,7 @@ int dream_due(const char *home, const lcm_config *cfg)
         homestore_close(h);
     }
     if (catalog_list_stores(home, NULL, &l, NULL) != LC_OK) return 0;
-    long long now = dream_now_ms(), first = 0;
+    long long now = lc_epoch_ms(), first = 0;
     size_t changed = 0;
     for (size_t i = 0; i < l.n; i++) {
         store *s = NULL;

@@ -81,13 +81,9 @@ typedef struct hybrid_gather {
 static int hybrid_push(hybrid_gather *g, const hybrid_cand *c)
 {
     hybrid_result *r = g->res;
-    if (r->n == g->cap) {
-        size_t cap = g->cap ? g->cap * 2 : 64;
-        hybrid_cand *nv = realloc(r->v, cap * sizeof *nv);
-        if (!nv) return LC_NOMEM;
-        r->v = nv;
-        g->cap = cap;
-    }
+    hybrid_cand *nv = lc_grow(r->v, &g->cap, r->n + 1, sizeof *nv);
+    if (!nv) return LC_NOMEM;
+    r->v = nv;
     r->v[r->n++] = *c;
     return LC_OK;
 }

@@ -64,13 +64,6 @@ void metrics_close(metrics *m)
 
 const char *metrics_path(const metrics *m) { return m ? m->path : NULL; }
 
-static double metrics_epoch_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec * 1000.0 + (double)(ts.tv_nsec / 1000000);
-}
-
 int metrics_record(metrics *m, const char *kind, const cJSON *fields, char **err)
 {
     cJSON *row = cJSON_CreateObject();
@@ -80,7 +73,7 @@ int metrics_record(metrics *m, const char *kind, const cJSON *fields, char **err
         rc = lc_errf(err, LC_INVALID, "metrics: no log or kind");
         goto done;
     }
-    if (!row || !cJSON_AddNumberToObject(row, "ts", metrics_epoch_ms()) ||
+    if (!row || !cJSON_AddNumberToObject(row, "ts", (double)lc_epoch_ms()) ||
         !cJSON_AddStringToObject(row, "session", m->session) ||
         !cJSON_AddStringToObject(row, "kind", kind)) {
         rc = lc_errf(err, LC_NOMEM, "metrics: out of memory");

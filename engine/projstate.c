@@ -458,11 +458,9 @@ int projstate_context(projstate *ps, const projstate_env *env, const store_msg *
      * every time; the buffer itself is kept (a history-sized malloc per request would be
      * an mmap and its page faults). */
     if (n > ps->pm_cap) {
-        size_t cap = n + n / 2 + 64;
-        project_msg *v = realloc(ps->pm, cap * sizeof *v);
+        project_msg *v = lc_grow(ps->pm, &ps->pm_cap, n, sizeof *v);
         if (!v) return LC_OK;
         ps->pm = v;
-        ps->pm_cap = cap;
     }
     for (size_t i = 0; i < n; i++) ps->pm[i] = (project_msg){msgs[i].entry_id, msgs[i].json_len};
     projstate_decide(ps, n, clm_anchor, &plan);
@@ -548,15 +546,6 @@ int projstate_logging(const projstate *ps)
     return ps && ps->log && ps->logged_plan;
 }
 
-/* Wall-clock ms, the clock of metrics.jsonl, so a reader can place compaction passes
- * between requests. */
-static long long projstate_epoch_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (long long)ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
 static void projstate_hex(const sha256_ctx *c, char out[65])
 {
     sha256_ctx copy = *c;
@@ -615,7 +604,7 @@ void projstate_log_sent(projstate *ps, const store_msg *msgs, size_t n, const pr
             "{\"request\":%lu,\"ts\":%lld,\"action\":\"%s\",\"cut\":%lld,\"zone\":\"%s\",\"tokens\":%ld,"
             "\"raw\":%ld,\"window\":%ld,\"swap\":%ld,\"recut\":%ld,\"messages\":%zu,\"items\":%zu,"
             "\"rawAppended\":%s,\"prevItems\":%zu,\"prefixSha\":\"%s\",\"prevSha\":\"%s\",\"sha\":\"%s\"}\n",
-            ps->requests, projstate_epoch_ms(), project_action_name(plan->action),
+            ps->requests, lc_epoch_ms(), project_action_name(plan->action),
             (long long)ps->plan_cut, zones_zone_name(plan->zone), sent_tokens, plan->raw_tokens,
             ps->z.window, ps->z.swap_tokens, ps->z.recut_tokens, n, count,
             appended ? "true" : "false", ps->prev_items, psha, ps->prev_sha, sha);

@@ -756,13 +756,9 @@ typedef struct recall_reader {
 static int recall_reader_flush(recall_reader *r)
 {
     if (!r->cur.len) return LC_OK;
-    if (r->n == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 8;
-        recall_window *nw = realloc(r->w, cap * sizeof *nw);
-        if (!nw) return LC_NOMEM;
-        r->w = nw;
-        r->cap = cap;
-    }
+    recall_window *nw = lc_grow(r->w, &r->cap, r->n + 1, sizeof *nw);
+    if (!nw) return LC_NOMEM;
+    r->w = nw;
     char *raw = sb_detach(&r->cur);
     if (!raw) return LC_NOMEM;
     char *t = redact_text(raw, strlen(raw), r->redact, NULL);

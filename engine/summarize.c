@@ -195,13 +195,9 @@ static int summ_split(const char *src, summ_sent **out, size_t *n_out)
 
 static int summ_push_fact(summ_fact **facts, size_t *n, size_t *cap, summ_fact f)
 {
-    if (*n == *cap) {
-        size_t nc = *cap ? *cap * 2 : 32;
-        summ_fact *nf = realloc(*facts, nc * sizeof *nf);
-        if (!nf) return LC_NOMEM;
-        *facts = nf;
-        *cap = nc;
-    }
+    summ_fact *nf = lc_grow(*facts, cap, *n + 1, sizeof *nf);
+    if (!nf) return LC_NOMEM;
+    *facts = nf;
     (*facts)[(*n)++] = f;
     return LC_OK;
 }

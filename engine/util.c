@@ -1,5 +1,6 @@
 /*
- * util.c -- string buffer, error strings and durable atomic file writes (see util.h).
+ * util.c -- string buffer, array growth, error strings, durable atomic file writes and the
+ * clocks (see util.h).
  */
 #include "util.h"
 
@@ -273,11 +274,18 @@ struct timespec lc_deadline_in(double ms)
     return ts;
 }
 
-double lc_now_ms(void)
+void *lc_grow(void *v, size_t *cap, size_t need, size_t size)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
+    if (need <= *cap) return v;
+    size_t nc = *cap ? *cap : 16;
+    while (nc < need) {
+        if (nc > SIZE_MAX / 2) return NULL;
+        nc *= 2;
+    }
+    if (size && nc > SIZE_MAX / size) return NULL;
+    void *nv = realloc(v, nc * size);
+    if (nv) *cap = nc;
+    return nv;
 }
 
 long long lc_epoch_ms(void)
@@ -285,6 +293,13 @@ long long lc_epoch_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+double lc_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
 }
 
 #define LC_FNV_OFFSET 1469598103934665603ULL /* see util.h: not the published basis */

@@ -1,6 +1,7 @@
 /*
- * util.h -- small shared mechanisms of the engine: a growable string buffer, the
- * caller-owned error string, and durable file writes (temp + fsync + rename).
+ * util.h -- small shared mechanisms of the engine: a growable string buffer and array
+ * growth, the caller-owned error string, durable file writes (temp + fsync + rename), the
+ * clocks and the FNV hash.
  * Everything here is host-independent and used by every other engine module.
  */
 #ifndef LC_UTIL_H
@@ -74,12 +75,17 @@ uint64_t lc_fnv1a_str(const char *s); /* over strlen(s) bytes; NULL hashes as ""
 
 /* Monotonic milliseconds, for metrics. */
 double lc_now_ms(void);
-/* Wall-clock milliseconds since the epoch: what a lease's expiry is written in, since other
- * machines read it (lc_now_ms is this process's monotonic clock). */
+/* Wall-clock whole milliseconds since the epoch: the clock of every timestamp written down
+ * (message timestamps, metrics rows, ids, locks, a lease's expiry other machines read). */
 long long lc_epoch_ms(void);
 /* `ms` (epoch milliseconds) as UTC in strftime `fmt`, malloc'd; `unknown` (copied) when ms
  * <= 0 or it cannot be formatted. NULL only on OOM. */
 char *lc_utc_format(long long ms, const char *fmt, const char *unknown);
+
+/* The array v (of `size`-byte elements, *cap of them allocated) with room for at least
+ * `need`: the capacity doubles (from 16) until it fits. Returns the array, moved or not, or
+ * NULL on OOM or overflow with v and *cap untouched. */
+void *lc_grow(void *v, size_t *cap, size_t need, size_t size);
 
 /* The CLOCK_REALTIME instant `ms` milliseconds from now, for pthread_cond_timedwait. */
 struct timespec lc_deadline_in(double ms);

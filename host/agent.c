@@ -38,13 +38,6 @@ void agent_destroy(agent *a)
     memset(a->memo, 0, sizeof a->memo);
 }
 
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* ------------------------------------------------------------------ events */
 
 static ap_event_fn event_fn(const ap_plugin *d, const char *name)
@@ -595,7 +588,7 @@ static cJSON *tool_result_message(const cJSON *call, const cJSON *result)
     if (details && !cJSON_IsNull(details))
         cJSON_AddItemToObject(m, "details", cJSON_Duplicate(details, 1));
     cJSON_AddBoolToObject(m, "isError", is_true(result, "isError"));
-    cJSON_AddNumberToObject(m, "timestamp", (double)now_ms());
+    cJSON_AddNumberToObject(m, "timestamp", (double)lc_epoch_ms());
     return m;
 }
 
@@ -975,7 +968,7 @@ int agent_call_tool(agent *a, const char *name, const char *args_json, char **ou
         goto done;
     }
     char id[48];
-    snprintf(id, sizeof id, "call_host_%lld", now_ms());
+    snprintf(id, sizeof id, "call_host_%lld", lc_epoch_ms());
     msg = cJSON_CreateObject();
     cJSON_AddStringToObject(msg, "role", "assistant");
     cJSON *content = cJSON_AddArrayToObject(msg, "content");
@@ -991,7 +984,7 @@ int agent_call_tool(agent *a, const char *name, const char *args_json, char **ou
     cJSON_AddStringToObject(msg, "model", "command-line");
     cJSON_AddItemToObject(msg, "usage", llm_usage_json(0, 0, 0, 0));
     cJSON_AddStringToObject(msg, "stopReason", "toolUse");
-    cJSON_AddNumberToObject(msg, "timestamp", (double)now_ms());
+    cJSON_AddNumberToObject(msg, "timestamp", (double)lc_epoch_ms());
     if ((rc = append_message(a, msg, NULL, err)))
         goto done;
     int n_calls = 0;
@@ -1095,7 +1088,7 @@ int agent_prompt(agent *a, const char *prompt, char **final_text, char **err)
         return lc_errf(err, LC_INVALID, "a prompt needs a model: pass --base-url URL --model ID");
     agent_before_agent_start(a, prompt);
     sp = lc_strdup(a->run_prompt ? a->run_prompt : a->system_prompt);
-    user = msg_text_message("user", prompt, (double)now_ms());
+    user = msg_text_message("user", prompt, (double)lc_epoch_ms());
     if (!sp || (rc = append_message(a, user, NULL, err)))
         goto done;
     tools = tool_definitions(h);

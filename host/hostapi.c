@@ -34,9 +34,7 @@ static void log_line(host *h, int level, const char *msg)
     if (!out)
         return;
     char ts[40];
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    session_iso_time((long long)now.tv_sec * 1000 + now.tv_nsec / 1000000, ts, sizeof ts);
+    session_iso_time(lc_epoch_ms(), ts, sizeof ts);
     pthread_mutex_lock(&h->log_mu);
     fprintf(out, "%s [%s] %s\n", ts, level_name(level), msg ? msg : "");
     fflush(out);
@@ -434,20 +432,6 @@ void hostapi_drop_async(host *h)
 
 /* ---- API level 2 ---- */
 
-/* Room for one more of the n elements of `size` bytes in arr (room for *cap): arr itself
- * while there is, else arr grown to twice *cap (`first` from none) with *cap updated; NULL,
- * arr and *cap untouched, when the memory is not there. */
-static void *grow_for_one(void *arr, size_t n, size_t *cap, size_t size, size_t first)
-{
-    if (n < *cap)
-        return arr;
-    size_t c = *cap ? *cap * 2 : first;
-    void *p = realloc(arr, c * size);
-    if (p)
-        *cap = c;
-    return p;
-}
-
 static int api_send_user_message(void *ctx, const char *text, char **err)
 {
     host *h = ctx;
@@ -462,7 +446,7 @@ static int api_send_user_message(void *ctx, const char *text, char **err)
         if (h->queued[i].owner == h->current)
             return lc_errf(err, AP_BUSY, "send_user_message: a message from this plugin is "
                            "already waiting to be delivered");
-    struct host_queued *q = grow_for_one(h->queued, h->n_queued, &h->cap_queued, sizeof *q, 4);
+    struct host_queued *q = lc_grow(h->queued, &h->cap_queued, h->n_queued + 1, sizeof *q);
     if (!q)
         return lc_errf(err, AP_NOMEM, "out of memory");
     h->queued = q;
@@ -559,7 +543,7 @@ static int api_register_command(void *ctx, const char *name, const char *descrip
         return lc_errf(err, AP_INVALID, "register_command: a name [A-Za-z0-9_-:.] and a handler are required");
     if (is_builtin_command(name) || hostapi_find_command(h, name))
         return lc_errf(err, AP_INVALID, "register_command: /%s is already taken", name);
-    host_command *cmds = grow_for_one(h->cmds, h->n_cmds, &h->cap_cmds, sizeof *cmds, 8);
+    host_command *cmds = lc_grow(h->cmds, &h->cap_cmds, h->n_cmds + 1, sizeof *cmds);
     if (!cmds)
         return lc_errf(err, AP_NOMEM, "out of memory");
     h->cmds = cmds;
@@ -592,7 +576,7 @@ static int api_register_tool(void *ctx, const char *name, const char *descriptio
         return lc_errf(err, AP_INVALID, "register_tool: %s: parameters are not a JSON object", name);
     if (tools_is_builtin(name) || hostapi_find_tool(h, name))
         return lc_errf(err, AP_INVALID, "register_tool: %s is already taken", name);
-    host_tool *tools = grow_for_one(h->tools, h->n_tools, &h->cap_tools, sizeof *tools, 8);
+    host_tool *tools = lc_grow(h->tools, &h->cap_tools, h->n_tools + 1, sizeof *tools);
     if (!tools)
         return lc_errf(err, AP_NOMEM, "out of memory");
     h->tools = tools;

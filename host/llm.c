@@ -637,13 +637,6 @@ static char *llm_error_message(const char *body)
  * response -> assistant AgentMessage
  * ---------------------------------------------------------------------------------- */
 
-static double llm_wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec * 1000.0 + (double)(ts.tv_nsec / 1000000);
-}
-
 static double llm_num(const cJSON *obj, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
@@ -744,7 +737,7 @@ static int llm_convert_response(const char *model, const char *body, char **out,
         if (!name) continue;
         if (!id || !id[0]) {
             /* Some servers omit ids; a tool result must still be able to refer to it. */
-            snprintf(idbuf, sizeof idbuf, "call_%lld_%d", (long long)llm_wall_ms(), n_calls);
+            snprintf(idbuf, sizeof idbuf, "call_%lld_%d", lc_epoch_ms(), n_calls);
             id = idbuf;
         }
         cJSON *b = cJSON_CreateObject();
@@ -771,7 +764,7 @@ static int llm_convert_response(const char *model, const char *body, char **out,
     cJSON_AddStringToObject(msg, "stopReason", stop);
     if (strcmp(stop, "error") == 0)
         cJSON_AddStringToObject(msg, "errorMessage", "the provider filtered the response");
-    cJSON_AddNumberToObject(msg, "timestamp", llm_wall_ms());
+    cJSON_AddNumberToObject(msg, "timestamp", (double)lc_epoch_ms());
     *out = cJSON_PrintUnformatted(msg);
     if (!*out) {
         rc = lc_errf(err, LC_NOMEM, "out of memory printing the assistant message");

@@ -71,13 +71,6 @@ long long session_parse_iso(const char *iso)
     return lc_iso_ms(iso);
 }
 
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* ------------------------------------------------------------------ ids */
 
 static uint64_t rng_next(uint64_t *st)
@@ -100,7 +93,7 @@ static uint64_t random_seed(void)
         close(fd);
     }
     if (seed == 0)
-        seed = (uint64_t)now_ms() ^ ((uint64_t)getpid() << 32) ^ 0x9E3779B97F4A7C15ULL;
+        seed = (uint64_t)lc_epoch_ms() ^ ((uint64_t)getpid() << 32) ^ 0x9E3779B97F4A7C15ULL;
     return seed;
 }
 
@@ -291,14 +284,10 @@ done:
 
 static int add_entry(session *s, sess_entry *e)
 {
-    if (s->n_entries == s->cap_entries) {
-        size_t cap = s->cap_entries ? s->cap_entries * 2 : 256;
-        sess_entry **p = realloc(s->entries, cap * sizeof *p);
-        if (!p)
-            return LC_NOMEM;
-        s->entries = p;
-        s->cap_entries = cap;
-    }
+    sess_entry **p = lc_grow(s->entries, &s->cap_entries, s->n_entries + 1, sizeof *p);
+    if (!p)
+        return LC_NOMEM;
+    s->entries = p;
     int rc = map_put(s, e);
     if (rc)
         return rc;
@@ -700,7 +689,7 @@ int session_append(session *s, cJSON *entry, int durable, sess_entry **out, char
     if (s->clock)
         snprintf(ts, sizeof ts, "%s", s->clock);
     else
-        session_iso_time(now_ms(), ts, sizeof ts);
+        session_iso_time(lc_epoch_ms(), ts, sizeof ts);
     /* Field order as the reference writes it: type, id, parentId, timestamp, rest. The
      * remaining fields move from `entry` into the new object. */
     const cJSON *type = cJSON_GetObjectItemCaseSensitive(entry, "type");
@@ -790,7 +779,7 @@ static char *make_header(session *s, const char *cwd)
              "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
              b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
              b[14], b[15]);
-    session_iso_time(now_ms(), ts, sizeof ts);
+    session_iso_time(lc_epoch_ms(), ts, sizeof ts);
     cJSON *h = cJSON_CreateObject();
     if (!h)
         return NULL;

@@ -92,6 +92,20 @@ static int lcm_tool_error(char *msg, char **out, char **err)
     return lcm_tool_reply(msg ? msg : lc_strdup("lcm: failed"), 1, out, err);
 }
 
+/* An engine call's outcome as the tool's reply: its text, or on failure its error message
+ * (*e is taken either way). */
+static int lcm_tool_answer(int rc, char *text, char **e, char **out, char **err)
+{
+    char *msg = *e;
+    *e = NULL;
+    if (rc != LC_OK) {
+        free(text);
+        return lcm_tool_error(msg, out, err);
+    }
+    free(msg);
+    return lcm_tool_reply(text, 0, out, err);
+}
+
 static int lcm_no_store(lc_plugin *p, char **out, char **err)
 {
     if (p->lcm && p->lcm->off.offline)
@@ -152,8 +166,7 @@ static int lcm_tool_grep_hybrid(lc_plugin *p, const cJSON *a, recall_scope scope
         rc = hybrid_grep_sessions(p->agent_home ? p->agent_home : ".", p->session_id, cwd, scope, &o, &text, &e);
         free(cwd);
     }
-    if (rc != LC_OK) return lcm_tool_error(e, out, err);
-    return lcm_tool_reply(text, 0, out, err);
+    return lcm_tool_answer(rc, text, &e, out, err);
 }
 
 static int lcm_tool_grep(void *ud, const char *call_json, char **out, char **err)
@@ -232,12 +245,8 @@ static int lcm_tool_describe(void *ud, const char *call_json, char **out, char *
         id = idbuf;
     }
     if (!id) id = lcm_str(a, "path");
-    if (recall_describe(p->lcm->st, id, p->lcm->redact, &text, &e) != LC_OK) {
-        rc = lcm_tool_error(e, out, err);
-        e = NULL;
-        goto done;
-    }
-    rc = lcm_tool_reply(text, 0, out, err);
+    rc = recall_describe(p->lcm->st, id, p->lcm->redact, &text, &e);
+    rc = lcm_tool_answer(rc, text, &e, out, err);
 done:
     free(e);
     cJSON_Delete(call);
@@ -278,12 +287,7 @@ static int lcm_tool_expand(void *ud, const char *call_json, char **out, char **e
     } else {
         rc = recall_expand(p->lcm->st, &o, lcm_complete, p, &text, &e);
     }
-    if (rc != LC_OK) {
-        rc = lcm_tool_error(e, out, err);
-        e = NULL;
-        goto done;
-    }
-    rc = lcm_tool_reply(text, 0, out, err);
+    rc = lcm_tool_answer(rc, text, &e, out, err);
 done:
     free(e);
     cJSON_Delete(call);
@@ -829,11 +833,9 @@ static const store_msg *lcm_messages(lc_plugin *p, const ap_context_event *ev)
 {
     struct lcm_glue *g = p->lcm;
     if (ev->n_messages > g->in_cap) {
-        size_t cap = ev->n_messages + ev->n_messages / 2 + 64;
-        store_msg *v = realloc(g->in, cap * sizeof *v);
+        store_msg *v = lc_grow(g->in, &g->in_cap, ev->n_messages, sizeof *v);
         if (!v) return NULL;
         g->in = v;
-        g->in_cap = cap;
     }
     for (size_t i = 0; i < ev->n_messages; i++)
         g->in[i] = (store_msg){ev->messages[i].entry_id, ev->messages[i].json, ev->messages[i].json_len};

@@ -145,24 +145,6 @@ int plugin_get_branch(lc_plugin *p, cJSON **out, char **err)
                              "branch", out, err);
 }
 
-int plugin_get_entry(lc_plugin *p, const char *entry_id, cJSON **out, char **err)
-{
-    *out = NULL;
-    if (!AP_HOST_HAS(p->host, get_entry))
-        return lc_errf(err, AP_UNSUPPORTED, "the host cannot read an entry by id");
-    char *json = NULL, *herr = NULL;
-    int rc = p->host->get_entry(p->host->host_ctx, entry_id, &json, &herr);
-    if (rc != AP_OK) return plugin_host_error(p, rc, herr, err, "reading an entry failed");
-    *out = cJSON_Parse(json);
-    if (AP_HOST_HAS(p->host, free)) p->host->free(json);
-    if (!cJSON_IsObject(*out)) {
-        cJSON_Delete(*out);
-        *out = NULL;
-        return lc_errf(err, AP_INVALID, "the host's entry %s is not a JSON object", entry_id);
-    }
-    return AP_OK;
-}
-
 int plugin_get_entry_text(lc_plugin *p, const char *entry_id, char **out, char **err)
 {
     *out = NULL;
@@ -173,6 +155,22 @@ int plugin_get_entry_text(lc_plugin *p, const char *entry_id, char **out, char *
     if (rc != AP_OK) return plugin_host_error(p, rc, herr, err, "reading an entry failed");
     *out = plugin_take_host_string(p, json);
     return *out ? AP_OK : lc_errf(err, AP_NOMEM, "out of memory");
+}
+
+int plugin_get_entry(lc_plugin *p, const char *entry_id, cJSON **out, char **err)
+{
+    char *json = NULL;
+    *out = NULL;
+    int rc = plugin_get_entry_text(p, entry_id, &json, err);
+    if (rc != AP_OK) return rc;
+    *out = cJSON_Parse(json);
+    free(json);
+    if (!cJSON_IsObject(*out)) {
+        cJSON_Delete(*out);
+        *out = NULL;
+        return lc_errf(err, AP_INVALID, "the host's entry %s is not a JSON object", entry_id);
+    }
+    return AP_OK;
 }
 
 int plugin_get_entries(lc_plugin *p, cJSON **out, char **err)
@@ -386,6 +384,34 @@ static int plugin_finish(cJSON *ev, cJSON *result, int rc, char **out_json)
     return plugin_ap_status(rc);
 }
 
+/* The halves' hooks for an event they only take note of, and for one CLM answers. */
+typedef int (*plugin_note_fn)(lc_plugin *p, const cJSON *ev, char **err);
+typedef int (*plugin_answer_fn)(lc_plugin *p, const cJSON *ev, cJSON **out, char **err);
+
+/* An event both halves take note of: LCM first, then CLM while all went well. */
+static int plugin_note(void *state, int pump, const char *json, const char *event, plugin_note_fn lcm,
+                       plugin_note_fn clm, char **out_json, char **err)
+{
+    lc_plugin *p = state;
+    cJSON *ev = plugin_begin(p, pump, json, event, out_json, err);
+    if (!ev) return AP_INVALID;
+    int rc = lcm(p, ev, err);
+    if (rc == AP_OK) rc = clm(p, ev, err);
+    return plugin_finish(ev, NULL, rc, out_json);
+}
+
+/* An event whose answer (possibly none) is CLM's alone. */
+static int plugin_answer(void *state, const char *json, const char *event, plugin_answer_fn clm, char **out_json,
+                         char **err)
+{
+    lc_plugin *p = state;
+    cJSON *ev = plugin_begin(p, 1, json, event, out_json, err);
+    if (!ev) return AP_INVALID;
+    cJSON *out = NULL;
+    int rc = clm(p, ev, &out, err);
+    return plugin_finish(ev, out, rc, out_json);
+}
+
 static int on_session_start(void *state, const char *json, char **out_json, char **err)
 {
     lc_plugin *p = state;
@@ -459,42 +485,22 @@ static int on_context(void *state, const ap_context_event *ev, ap_context_result
 static int on_before_provider_request(void *state, const char *json, char **out_json,
                                       char **err)
 {
-    lc_plugin *p = state;
-    cJSON *ev = plugin_begin(p, 1, json, "before_provider_request", out_json, err);
-    if (!ev) return AP_INVALID;
-    cJSON *out = NULL;
-    int rc = clm_glue_before_provider_request(p, ev, &out, err);
-    return plugin_finish(ev, out, rc, out_json);
+    return plugin_answer(state, json, "before_provider_request", clm_glue_before_provider_request, out_json, err);
 }
 
 static int on_turn_end(void *state, const char *json, char **out_json, char **err)
 {
-    lc_plugin *p = state;
-    cJSON *ev = plugin_begin(p, 1, json, "turn_end", out_json, err);
-    if (!ev) return AP_INVALID;
-    int rc = lcm_glue_turn_end(p, ev, err);
-    if (rc == AP_OK) rc = clm_glue_turn_end(p, ev, err);
-    return plugin_finish(ev, NULL, rc, out_json);
+    return plugin_note(state, 1, json, "turn_end", lcm_glue_turn_end, clm_glue_turn_end, out_json, err);
 }
 
 static int on_tool_call(void *state, const char *json, char **out_json, char **err)
 {
-    lc_plugin *p = state;
-    cJSON *ev = plugin_begin(p, 1, json, "tool_call", out_json, err);
-    if (!ev) return AP_INVALID;
-    cJSON *out = NULL;
-    int rc = clm_glue_tool_call(p, ev, &out, err);
-    return plugin_finish(ev, out, rc, out_json);
+    return plugin_answer(state, json, "tool_call", clm_glue_tool_call, out_json, err);
 }
 
 static int on_tool_result(void *state, const char *json, char **out_json, char **err)
 {
-    lc_plugin *p = state;
-    cJSON *ev = plugin_begin(p, 1, json, "tool_result", out_json, err);
-    if (!ev) return AP_INVALID;
-    cJSON *out = NULL;
-    int rc = clm_glue_tool_result(p, ev, &out, err);
-    return plugin_finish(ev, out, rc, out_json);
+    return plugin_answer(state, json, "tool_result", clm_glue_tool_result, out_json, err);
 }
 
 /* LCM answers the host's compaction from its DAG when it can; live context may cancel a
@@ -514,22 +520,12 @@ static int on_session_before_compact(void *state, const char *json, char **out_j
 
 static int on_session_compact(void *state, const char *json, char **out_json, char **err)
 {
-    lc_plugin *p = state;
-    cJSON *ev = plugin_begin(p, 0, json, "session_compact", out_json, err);
-    if (!ev) return AP_INVALID;
-    int rc = lcm_glue_compact(p, ev, err);
-    if (rc == AP_OK) rc = clm_glue_compact(p, ev, err);
-    return plugin_finish(ev, NULL, rc, out_json);
+    return plugin_note(state, 0, json, "session_compact", lcm_glue_compact, clm_glue_compact, out_json, err);
 }
 
 static int on_session_tree(void *state, const char *json, char **out_json, char **err)
 {
-    lc_plugin *p = state;
-    cJSON *ev = plugin_begin(p, 0, json, "session_tree", out_json, err);
-    if (!ev) return AP_INVALID;
-    int rc = lcm_glue_tree(p, ev, err);
-    if (rc == AP_OK) rc = clm_glue_tree(p, ev, err);
-    return plugin_finish(ev, NULL, rc, out_json);
+    return plugin_note(state, 0, json, "session_tree", lcm_glue_tree, clm_glue_tree, out_json, err);
 }
 
 static int on_agent_end(void *state, const char *json, char **out_json, char **err)

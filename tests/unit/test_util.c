@@ -11,6 +11,7 @@
 #include <cmocka.h>
 #include <dirent.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -274,10 +275,45 @@ static void test_utc_format_formats_epoch_ms_and_says_unknown(void **state)
     free(b);
 }
 
+static void test_grow_keeps_elements_and_refuses_overflow(void **state)
+{
+    (void)state;
+    int *v = NULL;
+    size_t cap = 0;
+    for (int i = 0; i < 1000; i++) {
+        int *nv = lc_grow(v, &cap, (size_t)i + 1, sizeof *nv);
+        assert_non_null(nv);
+        v = nv;
+        v[i] = i * 7;
+    }
+    assert_true(cap >= 1000);
+    for (int i = 0; i < 1000; i++) assert_int_equal(v[i], i * 7);
+    /* Room already there: the same array, the capacity as it was. */
+    size_t before = cap;
+    assert_ptr_equal(lc_grow(v, &cap, 10, sizeof *v), v);
+    assert_int_equal(cap, before);
+    /* A size that cannot be allocated leaves the array and its capacity alone. */
+    assert_null(lc_grow(v, &cap, SIZE_MAX / 2, sizeof *v));
+    assert_int_equal(cap, before);
+    assert_int_equal(v[999], 999 * 7);
+    free(v);
+}
+
+static void test_epoch_ms_is_wall_clock_milliseconds(void **state)
+{
+    (void)state;
+    long long a = lc_epoch_ms();
+    time_t t = time(NULL);
+    /* The same second as time(2), give or take the one it may have ticked over. */
+    assert_true(a / 1000 >= (long long)t - 1 && a / 1000 <= (long long)t + 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fnv1a_keeps_the_engines_values),
+        cmocka_unit_test(test_grow_keeps_elements_and_refuses_overflow),
+        cmocka_unit_test(test_epoch_ms_is_wall_clock_milliseconds),
         cmocka_unit_test(test_utc_format_formats_epoch_ms_and_says_unknown),
         cmocka_unit_test(test_iso_ms_reads_utc_timestamps_and_refuses_others),
         cmocka_unit_test(test_zeroed_sbuf_detaches_to_empty_string),

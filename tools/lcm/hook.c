@@ -65,7 +65,7 @@ static void hook_log(const char *home, const char *event, const char *fmt, ...) 
 static void hook_log(const char *home, const char *event, const char *fmt, ...)
 {
     char *dir = lc_asprintf("%s/lcm", home), *path = lc_asprintf("%s/lcm/hooks.log", home);
-    char *now = lc_utc_format((long long)time(NULL) * 1000, "%Y-%m-%dT%H:%M:%SZ", "?");
+    char *now = lc_utc_format(lc_epoch_ms(), "%Y-%m-%dT%H:%M:%SZ", "?");
     sbuf b = {0};
     va_list ap;
     if (!dir || !path || !now) goto done;
@@ -107,7 +107,7 @@ static long hook_env_ms(const char *name, long dflt)
 
 static void hook_arm(const char *home, const char *event, long ms)
 {
-    char *now = lc_utc_format((long long)time(NULL) * 1000, "%Y-%m-%dT%H:%M:%SZ", "?");
+    char *now = lc_utc_format(lc_epoch_ms(), "%Y-%m-%dT%H:%M:%SZ", "?");
     snprintf(hook_alarm_path, sizeof hook_alarm_path, "%s/lcm/hooks.log", home);
     snprintf(hook_alarm_line, sizeof hook_alarm_line,
              "%s lcm hook %s: timed out after %ld ms (the store may be locked or slow); gave up, the next hook "

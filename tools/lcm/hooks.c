@@ -306,9 +306,16 @@ static int hooks_add(cJSON *root, const hooks_opts *o, const hooks_event *evs, s
     return LC_OK;
 }
 
-/* Install (add = 1) or uninstall our entries in one hooks JSON file. */
-static int hooks_json_file(const hooks_opts *o, FILE *out, const char *path, const hooks_event *evs, size_t n,
-                           int add, char **err)
+/* What an edit of one JSON file does to its parsed root: LC_OK when root now holds what to
+ * write, HOOKS_JSON_LEAVE when the file stays as it is, any other status an error. */
+enum { HOOKS_JSON_LEAVE = -1 };
+typedef int (*hooks_json_edit_fn)(cJSON *root, const hooks_opts *o, FILE *out, const char *path, const void *ctx,
+                                  int add, char **err);
+
+/* Load one JSON file, let `edit` install (add = 1) or uninstall our part of it, and write
+ * the result back the way hooks_commit does. An absent file has nothing to uninstall. */
+static int hooks_json_file(const hooks_opts *o, FILE *out, const char *path, hooks_json_edit_fn edit,
+                           const void *ctx, int add, char **err)
 {
     cJSON *root = NULL;
     char *old = NULL, *text = NULL;
@@ -319,11 +326,11 @@ static int hooks_json_file(const hooks_opts *o, FILE *out, const char *path, con
         fprintf(out, "unchanged %s (absent)\n", path);
         goto done;
     }
-    hooks_strip(root);
-    if (add && (rc = hooks_add(root, o, evs, n)) != LC_OK) {
-        rc = lc_errf(err, rc, "%s: \"hooks\" or one of its events is not of the documented shape: left as it is", path);
+    if ((rc = edit(root, o, out, path, ctx, add, err)) == HOOKS_JSON_LEAVE) {
+        rc = hooks_commit(o, out, path, old, len, existed, old, err);
         goto done;
     }
+    if (rc != LC_OK) goto done;
     if (!(text = hooks_json_print(root))) {
         rc = lc_errf(err, LC_NOMEM, "out of memory");
         goto done;
@@ -334,6 +341,26 @@ done:
     free(old);
     free(text);
     return rc;
+}
+
+/* The events one agent's hooks file takes. */
+typedef struct hooks_event_set {
+    const hooks_event *evs;
+    size_t n;
+} hooks_event_set;
+
+/* Our hook entries out, and with add the current ones in (a hooks_json_edit_fn). */
+static int hooks_entries_edit(cJSON *root, const hooks_opts *o, FILE *out, const char *path, const void *ctx,
+                              int add, char **err)
+{
+    const hooks_event_set *set = ctx;
+    int rc;
+    (void)out;
+    hooks_strip(root);
+    if (add && (rc = hooks_add(root, o, set->evs, set->n)) != LC_OK)
+        return lc_errf(err, rc, "%s: \"hooks\" or one of its events is not of the documented shape: left as it is",
+                       path);
+    return LC_OK;
 }
 
 /* ---- the MCP entry in JSON (Claude Code) ------------------------------------------------ */
@@ -347,55 +374,38 @@ static int hooks_mcp_ours(const cJSON *srv)
            strcmp(a0->valuestring, "mcp") == 0;
 }
 
-static int hooks_mcp_json_file(const hooks_opts *o, FILE *out, const char *path, int add, char **err)
+/* mcpServers.lcm out, and with add ours in; someone else's server of that name stays (a
+ * hooks_json_edit_fn). */
+static int hooks_mcp_edit(cJSON *root, const hooks_opts *o, FILE *out, const char *path, const void *ctx, int add,
+                          char **err)
 {
-    cJSON *root = NULL;
-    char *old = NULL, *text = NULL;
-    size_t len = 0;
-    int existed = 0, rc;
-    if ((rc = hooks_json_load(path, &root, &old, &len, &existed, err)) != LC_OK) goto done;
-    if (!add && !existed) {
-        fprintf(out, "unchanged %s (absent)\n", path);
-        goto done;
-    }
+    (void)ctx;
     cJSON *servers = cJSON_GetObjectItemCaseSensitive(root, "mcpServers");
     cJSON *lcm = cJSON_IsObject(servers) ? cJSON_GetObjectItemCaseSensitive(servers, "lcm") : NULL;
     if (lcm && !hooks_mcp_ours(lcm)) {
         fprintf(out, "note: %s has an MCP server named lcm that is not this lcm's: left as it is\n", path);
-        rc = hooks_commit(o, out, path, old, len, existed, old, err);
-        goto done;
+        return HOOKS_JSON_LEAVE;
     }
     if (!add) {
         if (lcm) cJSON_Delete(cJSON_DetachItemViaPointer(servers, lcm));
         if (lcm && !servers->child) cJSON_Delete(cJSON_DetachItemViaPointer(root, servers));
-    } else {
-        if (servers && !cJSON_IsObject(servers)) {
-            rc = lc_errf(err, LC_INVALID, "%s: mcpServers is not an object: left as it is", path);
-            goto done;
-        }
-        if (!servers) servers = cJSON_AddObjectToObject(root, "mcpServers");
-        /* The shape `claude mcp add lcm -- <lcm> mcp --home DIR` records. */
-        cJSON *srv = cJSON_CreateObject(), *args = cJSON_CreateArray();
-        cJSON_AddStringToObject(srv, "type", "stdio");
-        cJSON_AddStringToObject(srv, "command", o->lcm);
-        cJSON_AddItemToArray(args, cJSON_CreateString("mcp"));
-        cJSON_AddItemToArray(args, cJSON_CreateString("--home"));
-        cJSON_AddItemToArray(args, cJSON_CreateString(o->home));
-        cJSON_AddItemToObject(srv, "args", args);
-        cJSON_AddObjectToObject(srv, "env");
-        if (lcm) cJSON_ReplaceItemInObjectCaseSensitive(servers, "lcm", srv);
-        else cJSON_AddItemToObject(servers, "lcm", srv);
+        return LC_OK;
     }
-    if (!(text = hooks_json_print(root))) {
-        rc = lc_errf(err, LC_NOMEM, "out of memory");
-        goto done;
-    }
-    rc = hooks_commit(o, out, path, old, len, existed, text, err);
-done:
-    cJSON_Delete(root);
-    free(old);
-    free(text);
-    return rc;
+    if (servers && !cJSON_IsObject(servers))
+        return lc_errf(err, LC_INVALID, "%s: mcpServers is not an object: left as it is", path);
+    if (!servers) servers = cJSON_AddObjectToObject(root, "mcpServers");
+    /* The shape `claude mcp add lcm -- <lcm> mcp --home DIR` records. */
+    cJSON *srv = cJSON_CreateObject(), *args = cJSON_CreateArray();
+    cJSON_AddStringToObject(srv, "type", "stdio");
+    cJSON_AddStringToObject(srv, "command", o->lcm);
+    cJSON_AddItemToArray(args, cJSON_CreateString("mcp"));
+    cJSON_AddItemToArray(args, cJSON_CreateString("--home"));
+    cJSON_AddItemToArray(args, cJSON_CreateString(o->home));
+    cJSON_AddItemToObject(srv, "args", args);
+    cJSON_AddObjectToObject(srv, "env");
+    if (lcm) cJSON_ReplaceItemInObjectCaseSensitive(servers, "lcm", srv);
+    else cJSON_AddItemToObject(servers, "lcm", srv);
+    return LC_OK;
 }
 
 /* ---- config.toml, textually ------------------------------------------------------------- */
@@ -668,10 +678,9 @@ static int hooks_apply(const hooks_opts *o, FILE *out, int add, char **err)
             rc = lc_errf(err, LC_NOMEM, "out of memory");
             goto done;
         }
-        if ((rc = hooks_json_file(o, out, a, claude_events, sizeof claude_events / sizeof *claude_events, add, err)) !=
-            LC_OK)
-            goto done;
-        rc = hooks_mcp_json_file(o, out, b, add, err);
+        const hooks_event_set set = {claude_events, sizeof claude_events / sizeof *claude_events};
+        if ((rc = hooks_json_file(o, out, a, hooks_entries_edit, &set, add, err)) != LC_OK) goto done;
+        rc = hooks_json_file(o, out, b, hooks_mcp_edit, NULL, add, err);
     } else {
         dir = hooks_codex_dir(o);
         a = dir ? lc_asprintf("%s/hooks.json", dir) : NULL;
@@ -680,9 +689,8 @@ static int hooks_apply(const hooks_opts *o, FILE *out, int add, char **err)
             rc = lc_errf(err, LC_NOMEM, "out of memory");
             goto done;
         }
-        if ((rc = hooks_json_file(o, out, a, codex_events, sizeof codex_events / sizeof *codex_events, add, err)) !=
-            LC_OK)
-            goto done;
+        const hooks_event_set set = {codex_events, sizeof codex_events / sizeof *codex_events};
+        if ((rc = hooks_json_file(o, out, a, hooks_entries_edit, &set, add, err)) != LC_OK) goto done;
         rc = hooks_toml_file(o, out, b, add, err);
         if (rc == LC_OK && add)
             fprintf(out, "note: Codex runs hooks it has not seen before only once you trust them (its /hooks view)\n");

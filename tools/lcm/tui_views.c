@@ -48,16 +48,12 @@ static int tui_views_add(tui_view *v, tui_row_kind kind, char *line, const char 
                          int64_t summary_id)
 {
     if (!line) return LC_NOMEM;
-    if (v->n == v->cap) {
-        size_t cap = v->cap ? v->cap * 2 : 32;
-        tui_row *nr = realloc(v->rows, cap * sizeof *nr);
-        if (!nr) {
-            free(line);
-            return LC_NOMEM;
-        }
-        v->rows = nr;
-        v->cap = cap;
+    tui_row *nr = lc_grow(v->rows, &v->cap, v->n + 1, sizeof *nr);
+    if (!nr) {
+        free(line);
+        return LC_NOMEM;
     }
+    v->rows = nr;
     tui_row *r = &v->rows[v->n];
     memset(r, 0, sizeof *r);
     r->kind = kind;
@@ -369,16 +365,12 @@ static int tui_views_nodes_visit(void *ud, const store_node *n, char **err)
 {
     tui_views_nodes *c = ud;
     (void)err;
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 64;
-        tui_views_node *nv = realloc(c->v, cap * sizeof *nv);
-        if (!nv) {
-            c->oom = 1;
-            return STORE_VISIT_STOP;
-        }
-        c->v = nv;
-        c->cap = cap;
+    tui_views_node *nv = lc_grow(c->v, &c->cap, c->n + 1, sizeof *nv);
+    if (!nv) {
+        c->oom = 1;
+        return STORE_VISIT_STOP;
     }
+    c->v = nv;
     tui_views_node *t = &c->v[c->n];
     t->id = n->id;
     t->depth = n->depth;
