@@ -1,6 +1,7 @@
 /*
  * temp_home.h -- a fresh temporary agent home for each test of a cmocka suite: `home` is
- * the folder, `setup`/`teardown` make and remove it. Included by suites that open stores.
+ * the folder, `setup`/`teardown` make and remove it, HOME_TEST(fn) names a test that runs
+ * between them. Included by suites that open stores.
  */
 #ifndef TEST_TEMP_HOME_H
 #define TEST_TEMP_HOME_H
@@ -25,5 +26,8 @@ static int teardown(void **state)
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", home);
     return system(cmd);
 }
+
+/* A test run in its own fresh home. */
+#define HOME_TEST(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 #endif

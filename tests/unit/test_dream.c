@@ -235,11 +235,11 @@ static void test_dream_bundle_text_with_nothing_learned_creates_nothing(void **s
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_dream_rules_find_each_kind_with_lineage, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_dream_token_budget_stops_and_the_next_run_goes_on, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_dream_project_scope_leaves_other_folders_alone, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_dream_lock_refuses_a_second_run_and_takes_a_dead_ones, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_dream_bundle_text_with_nothing_learned_creates_nothing, setup, teardown),
+        HOME_TEST(test_dream_rules_find_each_kind_with_lineage),
+        HOME_TEST(test_dream_token_budget_stops_and_the_next_run_goes_on),
+        HOME_TEST(test_dream_project_scope_leaves_other_folders_alone),
+        HOME_TEST(test_dream_lock_refuses_a_second_run_and_takes_a_dead_ones),
+        HOME_TEST(test_dream_bundle_text_with_nothing_learned_creates_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -416,11 +416,11 @@ int main(void)
         cmocka_unit_test(test_embed_url_takes_a_base_or_the_full_path),
         cmocka_unit_test(test_embeddings_are_off_by_default_and_absent_from_the_effective_config),
         cmocka_unit_test(test_embeddings_settings_parse_with_weights_and_bounds),
-        cmocka_unit_test_setup_teardown(test_vectors_are_written_walked_backfilled_and_counted, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_a_summary_vector_leaves_when_its_text_changes, setup, teardown),
+        HOME_TEST(test_vectors_are_written_walked_backfilled_and_counted),
+        HOME_TEST(test_a_summary_vector_leaves_when_its_text_changes),
         cmocka_unit_test(test_a_backend_without_vector_slots_says_so),
-        cmocka_unit_test_setup_teardown(test_hybrid_search_finds_by_meaning_what_shares_no_word, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_hybrid_full_text_side_keeps_the_ranking_bound, setup, teardown),
+        HOME_TEST(test_hybrid_search_finds_by_meaning_what_shares_no_word),
+        HOME_TEST(test_hybrid_full_text_side_keeps_the_ranking_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

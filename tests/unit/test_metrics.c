@@ -135,9 +135,9 @@ static void test_sanitized_row_masks_free_text_and_keeps_vocabulary(void **state
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_record_appends_one_stamped_row_per_event_at_mode_0600, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_load_keeps_one_session_and_skips_broken_lines, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_report_names_model_fallback_heal_runs_and_billed_tokens, setup, teardown),
+        HOME_TEST(test_record_appends_one_stamped_row_per_event_at_mode_0600),
+        HOME_TEST(test_load_keeps_one_session_and_skips_broken_lines),
+        HOME_TEST(test_report_names_model_fallback_heal_runs_and_billed_tokens),
         cmocka_unit_test(test_sanitized_row_masks_free_text_and_keeps_vocabulary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -349,21 +349,17 @@ static void test_request_log_has_one_line_per_request_sent(void **state)
 
 int main(void)
 {
+#define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_block_budget_is_a_quarter_of_the_swap_line_and_two_summaries_at_least),
         cmocka_unit_test(test_zones_resolve_against_the_default_window_when_the_host_gives_none),
-        cmocka_unit_test_setup_teardown(test_request_without_a_store_is_only_measured, fx_setup, fx_teardown),
-        cmocka_unit_test_setup_teardown(test_request_below_the_lines_goes_as_it_came_and_is_stored, fx_setup,
-                                        fx_teardown),
-        cmocka_unit_test_setup_teardown(test_pass_between_turns_prepares_the_cut_the_next_request_swaps_to,
-                                        fx_setup, fx_teardown),
-        cmocka_unit_test_setup_teardown(test_between_turns_with_a_worker_submits_and_waits_until_a_pass_is_due,
-                                        fx_setup, fx_teardown),
-        cmocka_unit_test_setup_teardown(test_worker_cut_becomes_the_candidate_through_pickup, fx_setup,
-                                        fx_teardown),
-        cmocka_unit_test_setup_teardown(test_request_over_the_fit_line_is_covered_by_truncation_at_once,
-                                        fx_setup, fx_teardown),
-        cmocka_unit_test_setup_teardown(test_request_log_has_one_line_per_request_sent, fx_setup, fx_teardown),
+        T(test_request_without_a_store_is_only_measured),
+        T(test_request_below_the_lines_goes_as_it_came_and_is_stored),
+        T(test_pass_between_turns_prepares_the_cut_the_next_request_swaps_to),
+        T(test_between_turns_with_a_worker_submits_and_waits_until_a_pass_is_due),
+        T(test_worker_cut_becomes_the_candidate_through_pickup),
+        T(test_request_over_the_fit_line_is_covered_by_truncation_at_once),
+        T(test_request_log_has_one_line_per_request_sent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
