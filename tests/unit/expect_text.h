@@ -8,15 +8,24 @@
 
 #include <string.h>
 
-static inline void expect_text_(const char *text, const char *const *pieces, int present)
+/* A failure names the caller's line. */
+static inline void expect_text_(const char *file, int line, const char *text,
+                                const char *const *pieces, int present)
 {
-    assert_non_null(text);
+    if (!text) {
+        print_error("expected a text, got NULL\n");
+        _fail(file, line);
+    }
     for (; *pieces; pieces++)
-        if ((strstr(text, *pieces) != NULL) != present)
-            fail_msg("expected %s\"%s\" in: %s", present ? "" : "no ", *pieces, text);
+        if ((strstr(text, *pieces) != NULL) != present) {
+            print_error("expected %s\"%s\" in: %s\n", present ? "" : "no ", *pieces, text);
+            _fail(file, line);
+        }
 }
 
-#define expect_has(text, ...) expect_text_((text), (const char *const[]){__VA_ARGS__, NULL}, 1)
-#define expect_lacks(text, ...) expect_text_((text), (const char *const[]){__VA_ARGS__, NULL}, 0)
+#define expect_has(text, ...)                                                                 \
+    expect_text_(__FILE__, __LINE__, (text), (const char *const[]){__VA_ARGS__, NULL}, 1)
+#define expect_lacks(text, ...)                                                               \
+    expect_text_(__FILE__, __LINE__, (text), (const char *const[]){__VA_ARGS__, NULL}, 0)
 
 #endif
