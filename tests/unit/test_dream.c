@@ -27,28 +27,16 @@
  * alternating), entry ids <sid>-<i>. */
 static void make_session(const char *sid, const char *cwd, const char *const *texts, size_t n)
 {
-    store *s = NULL;
-    char *err = NULL;
-    assert_int_equal(store_open(home, sid, cwd, &s, &err), LC_OK);
-    store_msg *m = calloc(n, sizeof *m);
-    char **ids = calloc(n, sizeof *ids), **json = calloc(n, sizeof *json);
-    for (size_t i = 0; i < n; i++) {
-        const char *role = i % 2 ? "assistant" : "user";
-        ids[i] = lc_asprintf("%s-%zu", sid, i);
-        json[i] = lc_asprintf("{\"role\":\"%s\",\"content\":[{\"type\":\"text\",\"text\":\"%s\"}],\"timestamp\":%zu}", role,
-                              texts[i], 1767225600000 + i);
-        m[i] = (store_msg){ids[i], json[i], strlen(json[i])};
-    }
+    store *s = home_store(sid, cwd);
+    msg_batch b = {0};
+    for (size_t i = 0; i < n; i++)
+        msg_batch_add(&b, lc_asprintf("%s-%zu", sid, i),
+                      lc_asprintf("{\"role\":\"%s\",\"content\":[{\"type\":\"text\",\"text\":"
+                                  "\"%s\"}],\"timestamp\":%zu}",
+                                  i % 2 ? "assistant" : "user", texts[i], 1767225600000 + i));
     store_ingest_stats st;
-    assert_int_equal(store_ingest(s, m, n, &st, &err), LC_OK);
+    msg_batch_ingest(s, &b, &st);
     assert_int_equal(st.inserted, n);
-    for (size_t i = 0; i < n; i++) {
-        free(ids[i]);
-        free(json[i]);
-    }
-    free(ids);
-    free(json);
-    free(m);
     store_close(s);
 }
 

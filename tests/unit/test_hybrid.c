@@ -25,36 +25,15 @@
 
 #include "temp_home.h"
 
-static store *open_store(const char *sid)
-{
-    store *s = NULL;
-    char *err = NULL;
-    int rc = store_open(home, sid, "/work/proj", &s, &err);
-    if (rc) fprintf(stderr, "store_open: %s\n", err ? err : "?");
-    assert_int_equal(rc, LC_OK);
-    free(err);
-    return s;
-}
-
 /* n user messages e0..e(n-1) with the given texts. */
 static void ingest_texts(store *s, const char *const *texts, size_t n)
 {
-    store_msg *m = calloc(n, sizeof *m);
-    char **json = calloc(n, sizeof *json), **ids = calloc(n, sizeof *ids);
-    for (size_t i = 0; i < n; i++) {
-        ids[i] = lc_asprintf("e%zu", i);
-        json[i] = lc_asprintf("{\"role\":\"user\",\"content\":\"%s\",\"timestamp\":%zu}", texts[i], 1700000000000 + i);
-        m[i] = (store_msg){ids[i], json[i], strlen(json[i])};
-    }
-    char *err = NULL;
-    assert_int_equal(store_ingest(s, m, n, NULL, &err), LC_OK);
-    for (size_t i = 0; i < n; i++) {
-        free(ids[i]);
-        free(json[i]);
-    }
-    free(ids);
-    free(json);
-    free(m);
+    msg_batch b = {0};
+    for (size_t i = 0; i < n; i++)
+        msg_batch_add(&b, lc_asprintf("e%zu", i),
+                      lc_asprintf("{\"role\":\"user\",\"content\":\"%s\",\"timestamp\":%zu}",
+                                  texts[i], 1700000000000 + i));
+    msg_batch_ingest(s, &b, NULL);
 }
 
 static int64_t row_id(store *s, const char *entry)
@@ -243,7 +222,7 @@ static int see_vec(void *ud, const store_vec_row *r, char **err)
 static void test_vectors_are_written_walked_backfilled_and_counted(void **state)
 {
     (void)state;
-    store *s = open_store("vec");
+    store *s = home_store("vec", "/work/proj");
     const char *texts[] = {"alpha one", "beta two", "gamma three"};
     ingest_texts(s, texts, 3);
     char *err = NULL;
@@ -302,7 +281,7 @@ static void test_vectors_are_written_walked_backfilled_and_counted(void **state)
 static void test_a_summary_vector_leaves_when_its_text_changes(void **state)
 {
     (void)state;
-    store *s = open_store("sumvec");
+    store *s = home_store("sumvec", "/work/proj");
     const char *texts[] = {"one", "two"};
     ingest_texts(s, texts, 2);
     const char *entries[] = {"e0", "e1"};
@@ -341,7 +320,7 @@ static void test_a_backend_without_vector_slots_says_so(void **state)
 static void test_hybrid_search_finds_by_meaning_what_shares_no_word(void **state)
 {
     (void)state;
-    store *s = open_store("fuse");
+    store *s = home_store("fuse", "/work/proj");
     const char *texts[] = {"the parser reads brackets", "we ship to prod on fridays", "the parser reads the schedule"};
     ingest_texts(s, texts, 3);
     /* Concept vectors: dimension 0 "deploy", 1 "schedule", 2 "parser". */
@@ -381,7 +360,7 @@ static void test_hybrid_search_finds_by_meaning_what_shares_no_word(void **state
 static void test_hybrid_full_text_side_keeps_the_ranking_bound(void **state)
 {
     (void)state;
-    store *s = open_store("bound");
+    store *s = home_store("bound", "/work/proj");
     size_t n = RECALL_RANK_MAX + 2;
     const char **texts = calloc(n, sizeof *texts);
     for (size_t i = 0; i < n; i++) texts[i] = i == 7 ? "cache zebra" : "cache line";

@@ -23,17 +23,6 @@
 
 #include "temp_home.h"
 
-static store *open_store(const char *sid)
-{
-    store *s = NULL;
-    char *err = NULL;
-    int rc = store_open(home, sid, "/work/proj", &s, &err);
-    if (rc) fprintf(stderr, "store_open: %s\n", err ? err : "?");
-    assert_int_equal(rc, LC_OK);
-    free(err);
-    return s;
-}
-
 /* The message shapes a session holds, keyed by entry id. */
 static const char *const shapes[][2] = {
     {"e1", "{\"role\":\"user\",\"content\":\"plain string content\",\"timestamp\":1700000000001}"},
@@ -79,7 +68,7 @@ static void ingest_ok(store *s, const store_msg *m, size_t n, store_ingest_stats
 static void test_open_creates_private_wal_store_with_schema_and_meta(void **state)
 {
     (void)state;
-    store *s = open_store("sess-a");
+    store *s = home_store("sess-a", "/work/proj");
     char path[512];
     struct stat sb;
     snprintf(path, sizeof path, "%s/lcm", home);
@@ -130,7 +119,7 @@ static void test_open_migrates_an_empty_older_file_forward(void **state)
     assert_int_equal(store_open_readonly(path, &ro, &v, &err), LC_OK);
     assert_int_equal(v, 0); /* a read-only opener sees the old generation, untouched */
     store_close(ro);
-    store *s = open_store("old");
+    store *s = home_store("old", "/work/proj");
     assert_int_equal(store_schema_version(s), STORE_SCHEMA_VERSION);
     store_close(s);
 }
@@ -156,7 +145,7 @@ static void test_open_refuses_store_from_newer_build(void **state)
 static void test_ingest_writes_only_new_messages_idempotently(void **state)
 {
     (void)state;
-    store *s = open_store("sess-b");
+    store *s = home_store("sess-b", "/work/proj");
     store_msg m[NSHAPES];
     store_ingest_stats st;
     shape_msgs(m, NSHAPES);
@@ -171,7 +160,7 @@ static void test_ingest_writes_only_new_messages_idempotently(void **state)
     assert_int_equal(store_message_count(s), NSHAPES);
     store_close(s);
     /* A new process: the "newest stored" check comes from the file, not memory. */
-    s = open_store("sess-b");
+    s = home_store("sess-b", "/work/proj");
     ingest_ok(s, m, NSHAPES, &st);
     assert_int_equal(st.inserted, 0);
     assert_int_equal(st.examined, 1);
@@ -181,7 +170,7 @@ static void test_ingest_writes_only_new_messages_idempotently(void **state)
 static void test_ingest_skips_messages_without_entry_id(void **state)
 {
     (void)state;
-    store *s = open_store("sess-c");
+    store *s = home_store("sess-c", "/work/proj");
     store_msg m[2] = {{"x1", shapes[0][1], strlen(shapes[0][1])}, {NULL, shapes[1][1], strlen(shapes[1][1])}};
     store_ingest_stats st;
     ingest_ok(s, m, 2, &st);
@@ -193,7 +182,7 @@ static void test_ingest_skips_messages_without_entry_id(void **state)
 static void test_ingest_rejects_malformed_json_and_rolls_back(void **state)
 {
     (void)state;
-    store *s = open_store("sess-d");
+    store *s = home_store("sess-d", "/work/proj");
     store_msg m[2] = {{"ok", shapes[0][1], strlen(shapes[0][1])}, {"bad", "{\"role\":", 8}};
     char *err = NULL;
     assert_int_equal(store_ingest(s, m, 2, NULL, &err), LC_INVALID);
@@ -206,7 +195,7 @@ static void test_ingest_rejects_malformed_json_and_rolls_back(void **state)
 static void test_read_returns_verbatim_bytes_for_every_shape(void **state)
 {
     (void)state;
-    store *s = open_store("sess-e");
+    store *s = home_store("sess-e", "/work/proj");
     store_msg m[NSHAPES];
     shape_msgs(m, NSHAPES);
     ingest_ok(s, m, NSHAPES, NULL);
@@ -276,7 +265,7 @@ static char *dump_rows(store *s)
 static void test_delete_and_reingest_gives_identical_rows(void **state)
 {
     (void)state;
-    store *s = open_store("sess-f");
+    store *s = home_store("sess-f", "/work/proj");
     store_msg m[NSHAPES];
     shape_msgs(m, NSHAPES);
     ingest_ok(s, m, 3, NULL);
@@ -289,7 +278,7 @@ static void test_delete_and_reingest_gives_identical_rows(void **state)
         snprintf(path, sizeof path, "%s/lcm/sess-f.sqlite%s", home, suffix[i]);
         unlink(path);
     }
-    s = open_store("sess-f");
+    s = home_store("sess-f", "/work/proj");
     ingest_ok(s, m, NSHAPES, NULL); /* one replay of the whole branch */
     char *after = dump_rows(s);
     assert_string_equal(before, after);
@@ -311,7 +300,7 @@ static int removed_of(store *s, const char *id)
 static void test_tree_move_marks_left_entries_and_moving_back_clears(void **state)
 {
     (void)state;
-    store *s = open_store("sess-g");
+    store *s = home_store("sess-g", "/work/proj");
     store_msg m[NSHAPES];
     shape_msgs(m, NSHAPES);
     ingest_ok(s, m, 6, NULL);
@@ -369,7 +358,7 @@ static char *tool_pair(const char *call_id, const char *path_json, char **result
 static void test_large_tool_result_with_path_becomes_file_handle(void **state)
 {
     (void)state;
-    store *s = open_store("sess-h");
+    store *s = home_store("sess-h", "/work/proj");
     char *res1, *res2, *res3;
     char *call1 = tool_pair("c1", "\"path\":\"notes/big.txt\"", &res1, 40000, 'a');
     char *call2 = tool_pair("c2", "\"command\":\"cat big\"", &res2, 40000, 'b');
@@ -410,13 +399,13 @@ static void test_large_tool_result_with_path_becomes_file_handle(void **state)
 static void test_tool_path_found_for_call_ingested_by_earlier_process(void **state)
 {
     (void)state;
-    store *s = open_store("sess-i");
+    store *s = home_store("sess-i", "/work/proj");
     char *res;
     char *call = tool_pair("cx", "\"file_path\":\"data/rows.csv\"", &res, 33000, 'z');
     store_msg m[2] = {{"a1", call, strlen(call)}, {"r1", res, strlen(res)}};
     ingest_ok(s, m, 1, NULL);
     store_close(s);
-    s = open_store("sess-i");
+    s = home_store("sess-i", "/work/proj");
     ingest_ok(s, m, 2, NULL);
     store_row r;
     assert_int_equal(store_get_message(s, "r1", &r, NULL), LC_OK);
@@ -430,7 +419,7 @@ static void test_tool_path_found_for_call_ingested_by_earlier_process(void **sta
 static void test_summary_add_records_span_children_and_refuses_unknown_entries(void **state)
 {
     (void)state;
-    store *s = open_store("sess-j");
+    store *s = home_store("sess-j", "/work/proj");
     store_msg m[NSHAPES];
     shape_msgs(m, NSHAPES);
     ingest_ok(s, m, NSHAPES, NULL);
@@ -488,7 +477,7 @@ static int kids_visit(void *ud, const store_node *n, char **err)
 static void test_walk_children_gives_a_condensed_nodes_children_with_spans(void **state)
 {
     (void)state;
-    store *s = open_store("sess-k");
+    store *s = home_store("sess-k", "/work/proj");
     store_msg m[NSHAPES];
     shape_msgs(m, NSHAPES);
     ingest_ok(s, m, NSHAPES, NULL);
@@ -532,7 +521,7 @@ static int64_t fts_hits(store *s, const char *word)
 static void test_summary_set_text_replaces_text_tokens_and_index(void **state)
 {
     (void)state;
-    store *s = open_store("sess-t");
+    store *s = home_store("sess-t", "/work/proj");
     store_msg m[NSHAPES];
     shape_msgs(m, NSHAPES);
     ingest_ok(s, m, NSHAPES, NULL);
@@ -601,7 +590,7 @@ static void test_method_table_dispatch_checks_size_and_missing_slots(void **stat
     assert_string_equal(store_backend_name(), "sqlite");
     assert_non_null(store_backend_version());
 
-    store *s = open_store("seam");
+    store *s = home_store("seam", "/work/proj");
     const store_methods *m = *(const store_methods *const *)(const void *)s;
     assert_int_equal(m->size, sizeof(store_methods));
     assert_non_null(m->x_ingest);

@@ -20,6 +20,8 @@
 #include "store_sqlite.h"
 #include "util.h"
 
+#include "store_q.h"
+
 typedef struct fx {
     char home[2][64];
     store *st[2]; /* 0: batch by batch, 1: bulk */
@@ -96,16 +98,6 @@ static char *meta(store *s, const char *key)
     return v ? v : lc_strdup("(absent)");
 }
 
-static int64_t q1(store *s, const char *sql)
-{
-    sqlite3_stmt *q = NULL;
-    int64_t v = -1;
-    assert_int_equal(sqlite3_prepare_v2(store_db(s), sql, -1, &q, NULL), SQLITE_OK);
-    if (sqlite3_step(q) == SQLITE_ROW) v = sqlite3_column_int64(q, 0);
-    sqlite3_finalize(q);
-    return v;
-}
-
 /* Both stores hold the same rows and the same progress numbers, byte for byte. */
 static void assert_same(fx *f)
 {
@@ -121,7 +113,7 @@ static void assert_same(fx *f)
         "SELECT sum(ordinal * 7 + tokens + length(text) + length(raw_json)) FROM messages",
         "SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'quokka*'",
     };
-    for (size_t i = 0; i < 3; i++) assert_int_equal(q1(f->st[0], sums[i]), q1(f->st[1], sums[i]));
+    for (size_t i = 0; i < 3; i++) assert_int_equal(store_q1(f->st[0], sums[i]), store_q1(f->st[1], sums[i]));
 }
 
 static void test_bulk_ingest_leaves_the_store_as_batch_by_batch_does(void **state)
@@ -152,7 +144,7 @@ static void test_bulk_ingest_leaves_the_store_as_batch_by_batch_does(void **stat
     char *w = meta(f->st[1], "dag_watermark");
     assert_string_equal(w, "10");
     free(w);
-    assert_int_equal(q1(f->st[1], "SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'quokka_b25'"), 1);
+    assert_int_equal(store_q1(f->st[1], "SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'quokka_b25'"), 1);
     for (int i = 0; i < 3; i++) batch_free(&parts[i]);
     /* After the commit the trigger counts arrivals again. */
     batch_make(&b, "b29", "b", 30, 34);
@@ -184,7 +176,7 @@ static void test_failed_batch_in_a_bulk_keeps_nothing_of_it(void **state)
     free(err);
     store_tx_rollback(s);
     assert_int_equal(store_message_count(s), 10);
-    assert_int_equal(q1(s, "SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'quokka*'"), 10);
+    assert_int_equal(store_q1(s, "SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'quokka*'"), 10);
     /* The store goes on as before: the same batch plainly, then found. */
     batch_make(&b, "a09", "a", 10, 20);
     assert_int_equal(batch_ingest(s, &b), LC_OK);
