@@ -2,8 +2,7 @@
  * temp_home.h -- a fresh temporary agent home for each test of a cmocka suite: `home` is
  * the folder, `setup`/`teardown` make and remove it, HOME_TEST(fn) names a test that runs
  * between them. Included by suites that open stores: home_store() opens one in the home,
- * and a msg_batch builds the messages one store_ingest stores. temp_dir_make and
- * temp_dir_remove serve suites that keep folders of their own.
+ * and a msg_batch builds the messages one store_ingest stores.
  */
 #ifndef TEST_TEMP_HOME_H
 #define TEST_TEMP_HOME_H
@@ -13,21 +12,7 @@
 #include <string.h>
 
 #include "store.h"
-
-/* A new private folder named from `pattern` (ending in XXXXXX) into dir[cap]. */
-static inline void temp_dir_make(char *dir, size_t cap, const char *pattern)
-{
-    snprintf(dir, cap, "%s", pattern);
-    assert_non_null(mkdtemp(dir));
-}
-
-/* The folder and all below it gone; 0 when removed. */
-static inline int temp_dir_remove(const char *dir)
-{
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd);
-}
+#include "temp_dir.h"
 
 static char home[256];
 

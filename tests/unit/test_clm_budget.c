@@ -17,6 +17,8 @@
 #include "clm_budget.h"
 #include "util.h"
 
+#include "temp_dir.h"
+
 static void test_tiers_fire_once_and_rearm_when_usage_drops(void **state)
 {
     (void)state;
@@ -130,8 +132,7 @@ static int guard_setup(void **state)
     f->m[5] = call("c3");
     f->m[6] = big_result("c3", 'c');
     for (int i = 0; i < 7; i++) f->t[i] = (clm_text){f->m[i], strlen(f->m[i])};
-    snprintf(f->dir, sizeof f->dir, "/tmp/clm-guard-XXXXXX");
-    assert_non_null(mkdtemp(f->dir));
+    temp_dir_make(f->dir, sizeof f->dir, "/tmp/clm-guard-XXXXXX");
     clm_calib_init(&f->cal, NULL);
     *state = f;
     return 0;
@@ -151,9 +152,7 @@ static int guard_teardown(void **state)
     guard_fixture *f = *state;
     for (int i = 0; i < 7; i++) free(f->m[i]);
     clm_guard_cache_free(&f->cache);
-    char *cmd = lc_asprintf("rm -rf '%s'", f->dir);
-    int rc = system(cmd);
-    free(cmd);
+    int rc = temp_dir_remove(f->dir);
     free(f);
     return rc;
 }

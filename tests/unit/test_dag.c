@@ -20,49 +20,8 @@
 #include "summarize.h"
 #include "util.h"
 
+#include "dag_fx.h"
 
-typedef struct fx {
-    char home[64];
-    store *st;
-    summ_ctx *sc;
-} fx;
-
-static void fx_rm(const char *home)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", home);
-    assert_int_equal(system(cmd), 0);
-}
-
-static summ_ctx *extractive_ctx(void)
-{
-    static const char *const chain[] = {"extractive"};
-    summ_config cfg = {.chain = chain, .n_chain = 1};
-    summ_ctx *sc = NULL;
-    assert_int_equal(summ_create(&cfg, &sc, NULL), LC_OK);
-    return sc;
-}
-
-static int fx_setup(void **state)
-{
-    fx *f = calloc(1, sizeof *f);
-    snprintf(f->home, sizeof f->home, "/tmp/lc-dag-XXXXXX");
-    assert_non_null(mkdtemp(f->home));
-    assert_int_equal(store_open(f->home, "sess", "/w", &f->st, NULL), LC_OK);
-    f->sc = extractive_ctx();
-    *state = f;
-    return 0;
-}
-
-static int fx_teardown(void **state)
-{
-    fx *f = *state;
-    summ_free(f->sc);
-    store_close(f->st);
-    fx_rm(f->home);
-    free(f);
-    return 0;
-}
 
 /* A sentence-rich text of about `tokens` tokens with an identifier the extractive
  * summarizer keeps. */

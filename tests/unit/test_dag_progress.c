@@ -24,37 +24,8 @@
 #include "summarize.h"
 #include "util.h"
 
+#include "dag_fx.h"
 
-typedef struct fx {
-    char home[64];
-    store *st;
-    summ_ctx *sc;
-} fx;
-
-static int fx_setup(void **state)
-{
-    static const char *const chain[] = {"extractive"};
-    summ_config cfg = {.chain = chain, .n_chain = 1};
-    fx *f = calloc(1, sizeof *f);
-    snprintf(f->home, sizeof f->home, "/tmp/lc-dagp-XXXXXX");
-    assert_non_null(mkdtemp(f->home));
-    assert_int_equal(store_open(f->home, "sess", "/w", &f->st, NULL), LC_OK);
-    assert_int_equal(summ_create(&cfg, &f->sc, NULL), LC_OK);
-    *state = f;
-    return 0;
-}
-
-static int fx_teardown(void **state)
-{
-    fx *f = *state;
-    char cmd[128];
-    summ_free(f->sc);
-    store_close(f->st);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->home);
-    assert_int_equal(system(cmd), 0);
-    free(f);
-    return 0;
-}
 
 /* A branch: ids[i] = <prefix[i]>NN, user/assistant alternating, ~`tokens` tokens each. */
 typedef struct branch {

@@ -21,6 +21,7 @@
 #include "util.h"
 
 #include "store_q.h"
+#include "temp_dir.h"
 
 typedef struct fx {
     char home[2][64];
@@ -31,8 +32,7 @@ static int fx_setup(void **state)
 {
     fx *f = calloc(1, sizeof *f);
     for (int k = 0; k < 2; k++) {
-        snprintf(f->home[k], sizeof f->home[k], "/tmp/lc-bulk-XXXXXX");
-        assert_non_null(mkdtemp(f->home[k]));
+        temp_dir_make(f->home[k], sizeof f->home[k], "/tmp/lc-bulk-XXXXXX");
         assert_int_equal(store_open(f->home[k], "sess", "/w", &f->st[k], NULL), LC_OK);
     }
     *state = f;
@@ -42,14 +42,13 @@ static int fx_setup(void **state)
 static int fx_teardown(void **state)
 {
     fx *f = *state;
-    char cmd[128];
+    int rc = 0;
     for (int k = 0; k < 2; k++) {
         store_close(f->st[k]);
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->home[k]);
-        assert_int_equal(system(cmd), 0);
+        rc |= temp_dir_remove(f->home[k]);
     }
     free(f);
-    return 0;
+    return rc;
 }
 
 typedef struct batch {
