@@ -25,6 +25,12 @@
 
 #include "temp_home.h"
 
+/* The suite's stores all belong to one project folder. */
+static store *open_store(const char *sid)
+{
+    return home_store(sid, "/work/proj");
+}
+
 /* n user messages e0..e(n-1) with the given texts. */
 static void ingest_texts(store *s, const char *const *texts, size_t n)
 {
@@ -222,7 +228,7 @@ static int see_vec(void *ud, const store_vec_row *r, char **err)
 static void test_vectors_are_written_walked_backfilled_and_counted(void **state)
 {
     (void)state;
-    store *s = home_store("vec", "/work/proj");
+    store *s = open_store("vec");
     const char *texts[] = {"alpha one", "beta two", "gamma three"};
     ingest_texts(s, texts, 3);
     char *err = NULL;
@@ -281,7 +287,7 @@ static void test_vectors_are_written_walked_backfilled_and_counted(void **state)
 static void test_a_summary_vector_leaves_when_its_text_changes(void **state)
 {
     (void)state;
-    store *s = home_store("sumvec", "/work/proj");
+    store *s = open_store("sumvec");
     const char *texts[] = {"one", "two"};
     ingest_texts(s, texts, 2);
     const char *entries[] = {"e0", "e1"};
@@ -320,7 +326,7 @@ static void test_a_backend_without_vector_slots_says_so(void **state)
 static void test_hybrid_search_finds_by_meaning_what_shares_no_word(void **state)
 {
     (void)state;
-    store *s = home_store("fuse", "/work/proj");
+    store *s = open_store("fuse");
     const char *texts[] = {"the parser reads brackets", "we ship to prod on fridays", "the parser reads the schedule"};
     ingest_texts(s, texts, 3);
     /* Concept vectors: dimension 0 "deploy", 1 "schedule", 2 "parser". */
@@ -360,7 +366,7 @@ static void test_hybrid_search_finds_by_meaning_what_shares_no_word(void **state
 static void test_hybrid_full_text_side_keeps_the_ranking_bound(void **state)
 {
     (void)state;
-    store *s = home_store("bound", "/work/proj");
+    store *s = open_store("bound");
     size_t n = RECALL_RANK_MAX + 2;
     const char **texts = calloc(n, sizeof *texts);
     for (size_t i = 0; i < n; i++) texts[i] = i == 7 ? "cache zebra" : "cache line";

@@ -23,6 +23,12 @@
 
 #include "temp_home.h"
 
+/* The suite's stores all belong to one project folder. */
+static store *open_store(const char *sid)
+{
+    return home_store(sid, "/work/proj");
+}
+
 /* The message shapes a session holds, keyed by entry id. */
 static const char *const shapes[][2] = {
     {"e1", "{\"role\":\"user\",\"content\":\"plain string content\",\"timestamp\":1700000000001}"},
@@ -68,7 +74,7 @@ static void ingest_ok(store *s, const store_msg *m, size_t n, store_ingest_stats
 static void test_open_creates_private_wal_store_with_schema_and_meta(void **state)
 {
     (void)state;
-    store *s = home_store("sess-a", "/work/proj");
+    store *s = open_store("sess-a");
     char path[512];
     struct stat sb;
     snprintf(path, sizeof path, "%s/lcm", home);
@@ -119,7 +125,7 @@ static void test_open_migrates_an_empty_older_file_forward(void **state)
     assert_int_equal(store_open_readonly(path, &ro, &v, &err), LC_OK);
     assert_int_equal(v, 0); /* a read-only opener sees the old generation, untouched */
     store_close(ro);
-    store *s = home_store("old", "/work/proj");
+    store *s = open_store("old");
     assert_int_equal(store_schema_version(s), STORE_SCHEMA_VERSION);
     store_close(s);
 }
@@ -145,7 +151,7 @@ static void test_open_refuses_store_from_newer_build(void **state)
 static void test_ingest_writes_only_new_messages_idempotently(void **state)
 {
     (void)state;
-    store *s = home_store("sess-b", "/work/proj");
+    store *s = open_store("sess-b");
     store_msg m[NSHAPES];
     store_ingest_stats st;
     shape_msgs(m, NSHAPES);
@@ -160,7 +166,7 @@ static void test_ingest_writes_only_new_messages_idempotently(void **state)
     assert_int_equal(store_message_count(s), NSHAPES);
     store_close(s);
     /* A new process: the "newest stored" check comes from the file, not memory. */
-    s = home_store("sess-b", "/work/proj");
+    s = open_store("sess-b");
     ingest_ok(s, m, NSHAPES, &st);
     assert_int_equal(st.inserted, 0);
     assert_int_equal(st.examined, 1);
@@ -170,7 +176,7 @@ static void test_ingest_writes_only_new_messages_idempotently(void **state)
 static void test_ingest_skips_messages_without_entry_id(void **state)
 {
     (void)state;
-    store *s = home_store("sess-c", "/work/proj");
+    store *s = open_store("sess-c");
     store_msg m[2] = {{"x1", shapes[0][1], strlen(shapes[0][1])}, {NULL, shapes[1][1], strlen(shapes[1][1])}};
     store_ingest_stats st;
     ingest_ok(s, m, 2, &st);
@@ -182,7 +188,7 @@ static void test_ingest_skips_messages_without_entry_id(void **state)
 static void test_ingest_rejects_malformed_json_and_rolls_back(void **state)
 {
     (void)state;
-    store *s = home_store("sess-d", "/work/proj");
+    store *s = open_store("sess-d");
     store_msg m[2] = {{"ok", shapes[0][1], strlen(shapes[0][1])}, {"bad", "{\"role\":", 8}};
     char *err = NULL;
     assert_int_equal(store_ingest(s, m, 2, NULL, &err), LC_INVALID);
@@ -195,7 +201,7 @@ static void test_ingest_rejects_malformed_json_and_rolls_back(void **state)
 static void test_read_returns_verbatim_bytes_for_every_shape(void **state)
 {
     (void)state;
-    store *s = home_store("sess-e", "/work/proj");
+    store *s = open_store("sess-e");
     store_msg m[NSHAPES];
     shape_msgs(m, NSHAPES);
     ingest_ok(s, m, NSHAPES, NULL);
@@ -265,7 +271,7 @@ static char *dump_rows(store *s)
 static void test_delete_and_reingest_gives_identical_rows(void **state)
 {
     (void)state;
-    store *s = home_store("sess-f", "/work/proj");
+    store *s = open_store("sess-f");
     store_msg m[NSHAPES];
     shape_msgs(m, NSHAPES);
     ingest_ok(s, m, 3, NULL);
@@ -278,7 +284,7 @@ static void test_delete_and_reingest_gives_identical_rows(void **state)
         snprintf(path, sizeof path, "%s/lcm/sess-f.sqlite%s", home, suffix[i]);
         unlink(path);
     }
-    s = home_store("sess-f", "/work/proj");
+    s = open_store("sess-f");
     ingest_ok(s, m, NSHAPES, NULL); /* one replay of the whole branch */
     char *after = dump_rows(s);
     assert_string_equal(before, after);
@@ -300,7 +306,7 @@ static int removed_of(store *s, const char *id)
 static void test_tree_move_marks_left_entries_and_moving_back_clears(void **state)
 {
     (void)state;
-    store *s = home_store("sess-g", "/work/proj");
+    store *s = open_store("sess-g");
     store_msg m[NSHAPES];
     shape_msgs(m, NSHAPES);
     ingest_ok(s, m, 6, NULL);
@@ -358,7 +364,7 @@ static char *tool_pair(const char *call_id, const char *path_json, char **result
 static void test_large_tool_result_with_path_becomes_file_handle(void **state)
 {
     (void)state;
-    store *s = home_store("sess-h", "/work/proj");
+    store *s = open_store("sess-h");
     char *res1, *res2, *res3;
     char *call1 = tool_pair("c1", "\"path\":\"notes/big.txt\"", &res1, 40000, 'a');
     char *call2 = tool_pair("c2", "\"command\":\"cat big\"", &res2, 40000, 'b');
@@ -399,13 +405,13 @@ static void test_large_tool_result_with_path_becomes_file_handle(void **state)
 static void test_tool_path_found_for_call_ingested_by_earlier_process(void **state)
 {
     (void)state;
-    store *s = home_store("sess-i", "/work/proj");
+    store *s = open_store("sess-i");
     char *res;
     char *call = tool_pair("cx", "\"file_path\":\"data/rows.csv\"", &res, 33000, 'z');
     store_msg m[2] = {{"a1", call, strlen(call)}, {"r1", res, strlen(res)}};
     ingest_ok(s, m, 1, NULL);
     store_close(s);
-    s = home_store("sess-i", "/work/proj");
+    s = open_store("sess-i");
     ingest_ok(s, m, 2, NULL);
     store_row r;
     assert_int_equal(store_get_message(s, "r1", &r, NULL), LC_OK);
@@ -419,7 +425,7 @@ static void test_tool_path_found_for_call_ingested_by_earlier_process(void **sta
 static void test_summary_add_records_span_children_and_refuses_unknown_entries(void **state)
 {
     (void)state;
-    store *s = home_store("sess-j", "/work/proj");
+    store *s = open_store("sess-j");
     store_msg m[NSHAPES];
     shape_msgs(m, NSHAPES);
     ingest_ok(s, m, NSHAPES, NULL);
@@ -477,7 +483,7 @@ static int kids_visit(void *ud, const store_node *n, char **err)
 static void test_walk_children_gives_a_condensed_nodes_children_with_spans(void **state)
 {
     (void)state;
-    store *s = home_store("sess-k", "/work/proj");
+    store *s = open_store("sess-k");
     store_msg m[NSHAPES];
     shape_msgs(m, NSHAPES);
     ingest_ok(s, m, NSHAPES, NULL);
@@ -521,7 +527,7 @@ static int64_t fts_hits(store *s, const char *word)
 static void test_summary_set_text_replaces_text_tokens_and_index(void **state)
 {
     (void)state;
-    store *s = home_store("sess-t", "/work/proj");
+    store *s = open_store("sess-t");
     store_msg m[NSHAPES];
     shape_msgs(m, NSHAPES);
     ingest_ok(s, m, NSHAPES, NULL);
@@ -590,7 +596,7 @@ static void test_method_table_dispatch_checks_size_and_missing_slots(void **stat
     assert_string_equal(store_backend_name(), "sqlite");
     assert_non_null(store_backend_version());
 
-    store *s = home_store("seam", "/work/proj");
+    store *s = open_store("seam");
     const store_methods *m = *(const store_methods *const *)(const void *)s;
     assert_int_equal(m->size, sizeof(store_methods));
     assert_non_null(m->x_ingest);
