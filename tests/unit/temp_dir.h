@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* A new private folder named from `pattern` (ending in XXXXXX) into dir[cap]. */
+/* A new private folder named from the mkdtemp template `pattern`, into dir[cap]. */
 static inline void temp_dir_make(char *dir, size_t cap, const char *pattern)
 {
     snprintf(dir, cap, "%s", pattern);
