@@ -111,87 +111,61 @@ static void json_leave(int top, jcost *c, double t0)
     c->calls++;
 }
 
+/* The body of one interposed call: `call` runs between json_enter and json_leave and is
+ * charged to meas.SLOT; when it is the outermost call and `counted` holds, `nbytes` bytes
+ * of JSON are added to the slot. */
+#define JSON_TIMED(type, slot, call, counted, nbytes)                                         \
+    double t0;                                                                               \
+    int top = json_enter(&t0);                                                               \
+    type r = call;                                                                           \
+    json_leave(top, &meas.slot, t0);                                                         \
+    if (top && (counted)) meas.slot.bytes += (nbytes);                                       \
+    return r
+
 /* These must be global (not static): the .so's cJSON calls bind to them by name. */
 cJSON *cJSON_Parse(const char *value)
 {
-    double t0;
-    int top = json_enter(&t0);
-    cJSON *r = real_parse(value);
-    json_leave(top, &meas.parse, t0);
-    if (top && value) meas.parse.bytes += strlen(value);
-    return r;
+    JSON_TIMED(cJSON *, parse, real_parse(value), value, strlen(value));
 }
 
 cJSON *cJSON_ParseWithLength(const char *value, size_t buffer_length)
 {
-    double t0;
-    int top = json_enter(&t0);
-    cJSON *r = real_parse_len(value, buffer_length);
-    json_leave(top, &meas.parse, t0);
-    if (top) meas.parse.bytes += buffer_length;
-    return r;
+    JSON_TIMED(cJSON *, parse, real_parse_len(value, buffer_length), 1, buffer_length);
 }
 
 cJSON *cJSON_ParseWithOpts(const char *value, const char **return_parse_end,
                            cJSON_bool require_null_terminated)
 {
-    double t0;
-    int top = json_enter(&t0);
-    cJSON *r = real_parse_opts(value, return_parse_end, require_null_terminated);
-    json_leave(top, &meas.parse, t0);
-    if (top && value) meas.parse.bytes += strlen(value);
-    return r;
+    JSON_TIMED(cJSON *, parse, real_parse_opts(value, return_parse_end, require_null_terminated),
+               value, strlen(value));
 }
 
 cJSON *cJSON_ParseWithLengthOpts(const char *value, size_t buffer_length,
                                  const char **return_parse_end, cJSON_bool require_null_terminated)
 {
-    double t0;
-    int top = json_enter(&t0);
-    cJSON *r = real_parse_len_opts(value, buffer_length, return_parse_end, require_null_terminated);
-    json_leave(top, &meas.parse, t0);
-    if (top) meas.parse.bytes += buffer_length;
-    return r;
+    JSON_TIMED(cJSON *, parse,
+               real_parse_len_opts(value, buffer_length, return_parse_end, require_null_terminated),
+               1, buffer_length);
 }
 
 char *cJSON_Print(const cJSON *item)
 {
-    double t0;
-    int top = json_enter(&t0);
-    char *r = real_print(item);
-    json_leave(top, &meas.print, t0);
-    if (top && r) meas.print.bytes += strlen(r);
-    return r;
+    JSON_TIMED(char *, print, real_print(item), r, strlen(r));
 }
 
 char *cJSON_PrintUnformatted(const cJSON *item)
 {
-    double t0;
-    int top = json_enter(&t0);
-    char *r = real_print_unf(item);
-    json_leave(top, &meas.print, t0);
-    if (top && r) meas.print.bytes += strlen(r);
-    return r;
+    JSON_TIMED(char *, print, real_print_unf(item), r, strlen(r));
 }
 
 char *cJSON_PrintBuffered(const cJSON *item, int prebuffer, cJSON_bool fmt)
 {
-    double t0;
-    int top = json_enter(&t0);
-    char *r = real_print_buf(item, prebuffer, fmt);
-    json_leave(top, &meas.print, t0);
-    if (top && r) meas.print.bytes += strlen(r);
-    return r;
+    JSON_TIMED(char *, print, real_print_buf(item, prebuffer, fmt), r, strlen(r));
 }
 
 cJSON_bool cJSON_PrintPreallocated(cJSON *item, char *buffer, const int length, const cJSON_bool format)
 {
-    double t0;
-    int top = json_enter(&t0);
-    cJSON_bool r = real_print_pre(item, buffer, length, format);
-    json_leave(top, &meas.print, t0);
-    if (top && r) meas.print.bytes += strlen(buffer);
-    return r;
+    JSON_TIMED(cJSON_bool, print, real_print_pre(item, buffer, length, format), r, strlen(buffer));
 }
 
 void cJSON_Delete(cJSON *item)
@@ -233,6 +207,16 @@ static void bench_prose(sbuf *b, size_t chars)
     }
 }
 
+/* The result of call_<call> to `tool`: about `chars` characters of prose. */
+static void bench_tool_result(sbuf *b, size_t call, const char *tool, size_t chars, long long ts)
+{
+    sb_printf(b, "{\"role\":\"toolResult\",\"toolCallId\":\"call_%zu\",\"toolName\":\"%s\","
+                 "\"content\":[{\"type\":\"text\",\"text\":\"",
+              call, tool);
+    bench_prose(b, chars);
+    sb_printf(b, "\"}],\"isError\":false,\"timestamp\":%lld}", ts);
+}
+
 /* One message of a tool-using session: a turn is a prompt, a read and its result, a
  * command and its output, and an answer. Sizes are modest so that 100k messages fit the
  * benchmark's time budget (about 450 bytes of JSON a message on average). */
@@ -255,11 +239,7 @@ static char *bench_message(size_t i)
                   i, r % 40, r % 100, ts);
         break;
     case 2:
-        sb_printf(&b, "{\"role\":\"toolResult\",\"toolCallId\":\"call_%zu\",\"toolName\":\"read\","
-                      "\"content\":[{\"type\":\"text\",\"text\":\"",
-                  i - 1);
-        bench_prose(&b, 200 + r % 1200);
-        sb_printf(&b, "\"}],\"isError\":false,\"timestamp\":%lld}", ts);
+        bench_tool_result(&b, i - 1, "read", 200 + r % 1200, ts);
         break;
     case 3:
         sb_printf(&b, "{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\",\"id\":\"call_%zu\","
@@ -268,11 +248,7 @@ static char *bench_message(size_t i)
                   i, r % 500, ts);
         break;
     case 4:
-        sb_printf(&b, "{\"role\":\"toolResult\",\"toolCallId\":\"call_%zu\",\"toolName\":\"bash\","
-                      "\"content\":[{\"type\":\"text\",\"text\":\"",
-                  i - 1);
-        bench_prose(&b, 100 + r % 500);
-        sb_printf(&b, "\"}],\"isError\":false,\"timestamp\":%lld}", ts);
+        bench_tool_result(&b, i - 1, "bash", 100 + r % 500, ts);
         break;
     default:
         sb_puts(&b, "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"");

@@ -35,18 +35,16 @@ enum {
 #define MAX_CHUNKS 64
 #define MAX_MESSAGES 256
 
-typedef struct reg_tool { char *name; ap_tool_fn fn; void *ud; } reg_tool;
-typedef struct reg_cmd { char *name; ap_command_fn fn; void *ud; } reg_cmd;
+/* A registered tool or command: one of tool/cmd is set. */
+typedef struct reg { char *name; ap_tool_fn tool; ap_command_fn cmd; void *ud; } reg;
+typedef struct reg_list { reg v[MAX_REG]; size_t n; } reg_list;
 
 static struct {
     char root[64];
     char home[128];
     char info[512];
     char *branch;          /* what get_branch answers; "[]" unless the input set one */
-    reg_tool tools[MAX_REG];
-    size_t n_tools;
-    reg_cmd cmds[MAX_REG];
-    size_t n_cmds;
+    reg_list tools, cmds;
     char **customs;        /* append_custom's entries, kept until the input ends */
     size_t n_customs;
 } H;
@@ -141,32 +139,32 @@ static int h_complete(void *ctx, const char *req, char **out, char **err)
     return AP_UNSUPPORTED;
 }
 
+/* Register `r` under a copy of its name; a name already in `l` is refused with `taken`. */
+static int reg_add(reg_list *l, reg r, const char *taken, char **err)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (!strcmp(l->v[i].name, r.name)) {
+            *err = dup_str(taken);
+            return AP_INVALID;
+        }
+    if (l->n == MAX_REG) return AP_NOMEM;
+    r.name = dup_str(r.name);
+    l->v[l->n++] = r;
+    return AP_OK;
+}
+
 static int h_register_command(void *ctx, const char *name, const char *desc, ap_command_fn fn,
                               void *ud, char **err)
 {
     (void)ctx; (void)desc;
-    for (size_t i = 0; i < H.n_cmds; i++)
-        if (!strcmp(H.cmds[i].name, name)) {
-            *err = dup_str("command name taken");
-            return AP_INVALID;
-        }
-    if (H.n_cmds == MAX_REG) return AP_NOMEM;
-    H.cmds[H.n_cmds++] = (reg_cmd){dup_str(name), fn, ud};
-    return AP_OK;
+    return reg_add(&H.cmds, (reg){(char *)name, NULL, fn, ud}, "command name taken", err);
 }
 
 static int h_register_tool(void *ctx, const char *name, const char *desc, const char *params,
                            ap_tool_fn fn, void *ud, char **err)
 {
     (void)ctx; (void)desc; (void)params;
-    for (size_t i = 0; i < H.n_tools; i++)
-        if (!strcmp(H.tools[i].name, name)) {
-            *err = dup_str("tool name taken");
-            return AP_INVALID;
-        }
-    if (H.n_tools == MAX_REG) return AP_NOMEM;
-    H.tools[H.n_tools++] = (reg_tool){dup_str(name), fn, ud};
-    return AP_OK;
+    return reg_add(&H.tools, (reg){(char *)name, fn, NULL, ud}, "tool name taken", err);
 }
 
 static const ap_host_api HOST = {
@@ -215,14 +213,14 @@ static void setup(void)
 
 static void reset_host(void)
 {
-    for (size_t i = 0; i < H.n_tools; i++) free(H.tools[i].name);
-    for (size_t i = 0; i < H.n_cmds; i++) free(H.cmds[i].name);
+    for (size_t i = 0; i < H.tools.n; i++) free(H.tools.v[i].name);
+    for (size_t i = 0; i < H.cmds.n; i++) free(H.cmds.v[i].name);
     for (size_t i = 0; i < H.n_customs; i++) free(H.customs[i]);
     free(H.customs);
     free(H.branch);
     H.customs = NULL;
     H.branch = NULL;
-    H.n_tools = H.n_cmds = H.n_customs = 0;
+    H.tools.n = H.cmds.n = H.n_customs = 0;
     /* The next input starts from an empty agent home. */
     nftw(H.root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     mkdir(H.home, 0700);
@@ -277,11 +275,11 @@ static void call_tools(const ap_plugin *pl, const char *payload)
     char *wrapped = malloc(n);
     if (!wrapped) abort();
     snprintf(wrapped, n, "{\"toolCallId\":\"fz\",\"arguments\":%s}", payload);
-    for (size_t i = 0; i < H.n_tools; i++) {
+    for (size_t i = 0; i < H.tools.n; i++) {
         const char *calls[2] = {payload, wrapped};
         for (int k = 0; k < 2; k++) {
             char *out = NULL, *err = NULL;
-            H.tools[i].fn(H.tools[i].ud, calls[k], &out, &err);
+            H.tools.v[i].tool(H.tools.v[i].ud, calls[k], &out, &err);
             pl->release(pl->state, out);
             pl->release(pl->state, err);
         }
@@ -291,9 +289,9 @@ static void call_tools(const ap_plugin *pl, const char *payload)
 
 static void call_commands(const ap_plugin *pl, const char *payload)
 {
-    for (size_t i = 0; i < H.n_cmds; i++) {
+    for (size_t i = 0; i < H.cmds.n; i++) {
         char *out = NULL, *err = NULL;
-        H.cmds[i].fn(H.cmds[i].ud, payload, &out, &err);
+        H.cmds.v[i].cmd(H.cmds.v[i].ud, payload, &out, &err);
         pl->release(pl->state, out);
         pl->release(pl->state, err);
     }

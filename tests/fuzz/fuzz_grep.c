@@ -84,10 +84,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!st) setup();
     if (size < 1) return 0;
     uint8_t sel = data[0];
-    char *text = malloc(size);
+    char *text = lc_strndup((const char *)data + 1, size - 1);
     if (!text) return 0;
-    memcpy(text, data + 1, size - 1);
-    text[size - 1] = '\0';
 
     recall_grep_opts o = {0};
     if (sel & 1) o.pattern = text;

@@ -56,10 +56,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!subjects[0]) setup();
     if (size < 2) return 0;
     uint8_t sel = data[0];
-    char *pat = malloc(size);
+    char *pat = lc_strndup((const char *)data + 1, size - 1);
     if (!pat) return 0;
-    memcpy(pat, data + 1, size - 1);
-    pat[size - 1] = '\0';
 
     char *own = NULL;
     const char *subject;

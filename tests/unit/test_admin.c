@@ -144,7 +144,7 @@ static void test_admin_verbs(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_admin_verbs, setup, teardown),
+        HOME_TEST(test_admin_verbs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -198,11 +198,11 @@ static void test_retire_deletes_the_store_and_its_logs(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_lists_every_store_by_name_with_its_meta, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_filters_order_and_counts, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_older_and_damaged_stores, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_open_by_session_id, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_retire_deletes_the_store_and_its_logs, setup, teardown),
+        HOME_TEST(test_lists_every_store_by_name_with_its_meta),
+        HOME_TEST(test_filters_order_and_counts),
+        HOME_TEST(test_older_and_damaged_stores),
+        HOME_TEST(test_open_by_session_id),
+        HOME_TEST(test_retire_deletes_the_store_and_its_logs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

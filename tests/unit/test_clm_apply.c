@@ -161,28 +161,123 @@ static const char *context_role(const cJSON *m)
     return str_at(cJSON_GetObjectItemCaseSensitive(m, "details"), "contextRole");
 }
 
+/* One test's mirror: the view of the corpus's first n messages, its rendered text, and
+ * that text split into blocks for surgery. */
+typedef struct mirror {
+    clm_view v;
+    char *text;
+    parts p;
+} mirror;
+
+static void mirror_open(mirror *mr, clm_mode mode, size_t n)
+{
+    build_view(&mr->v, mode, CORPUS, n, &mr->text);
+    split(mr->text, &mr->p);
+}
+
+/* Split the rendered text again, dropping the surgery done so far. */
+static void mirror_resplit(mirror *mr)
+{
+    parts_free(&mr->p);
+    split(mr->text, &mr->p);
+}
+
+static void mirror_close(mirror *mr)
+{
+    parts_free(&mr->p);
+    free(mr->text);
+    clm_view_free(&mr->v);
+}
+
+/* The edited blocks, which the engine must accept. */
+static clm_outcome edit_accepted(const mirror *mr)
+{
+    clm_outcome o = edit_parts(&mr->v, &mr->p);
+    assert_true(o.accepted);
+    return o;
+}
+
+/* Item i of an outcome: its role, details.contextRole and content are these (NULL: not
+ * checked). */
+static void expect_item(const mirror *mr, const clm_outcome *o, size_t i, const char *role,
+                        const char *ctx_role, const char *content)
+{
+    cJSON *m = item_obj(&mr->v, o, i);
+    if (role) assert_string_equal(str_at(m, "role"), role);
+    if (ctx_role) assert_string_equal(context_role(m), ctx_role);
+    if (content) assert_string_equal(str_at(m, "content"), content);
+    cJSON_Delete(m);
+}
+
+/* Put `add` after block i (a new block written in the file). */
+static void append_to_block(mirror *mr, size_t i, const char *add)
+{
+    char *b = mr->p.blocks[i];
+    mr->p.blocks[i] = lc_asprintf("%s%s", b, add);
+    free(b);
+}
+
+static void swap_blocks(mirror *mr, size_t i, size_t j)
+{
+    char *t = mr->p.blocks[i];
+    mr->p.blocks[i] = mr->p.blocks[j];
+    mr->p.blocks[j] = t;
+}
+
 /* ------------------------------------------------------------------ tests */
 
 static void test_untouched_mirror_yields_byte_identical_messages(void **state)
 {
     (void)state;
-    clm_view v;
-    char *text;
-    build_view(&v, CLM_MODE_CLM, CORPUS, N_CORPUS, &text);
-    clm_outcome o = edit_text(&v, text);
+    mirror mr;
+    mirror_open(&mr, CLM_MODE_CLM, N_CORPUS);
+    clm_outcome o = edit_text(&mr.v, mr.text);
     assert_true(o.accepted);
     assert_int_equal(o.n_items, N_CORPUS);
     for (size_t i = 0; i < N_CORPUS; i++) {
         size_t len;
-        const char *j = clm_item_json(&v, &o.items[i], &len);
+        const char *j = clm_item_json(&mr.v, &o.items[i], &len);
         assert_int_equal(o.items[i].src, (long)i);
         assert_int_equal(len, strlen(CORPUS[i]));
         assert_memory_equal(j, CORPUS[i], len);
         assert_int_equal(o.trace[i].kind, CLM_TRACE_KEPT);
     }
     clm_outcome_free(&o);
-    free(text);
-    clm_view_free(&v);
+    mirror_close(&mr);
+}
+
+/* One generated message of kind `kind` (0..3) around the JSON string `ts`, appended to
+ * msgs; i names its tool calls. */
+static void add_generated(char **msgs, size_t *n, unsigned kind, const char *ts, int i)
+{
+    switch (kind) {
+    case 0:
+        msgs[(*n)++] = lc_asprintf("{\"role\":\"user\",\"content\":%s}", ts);
+        break;
+    case 1:
+        msgs[(*n)++] = lc_asprintf("{\"role\":\"assistant\",\"content\":[{\"type\":"
+                                   "\"thinking\",\"thinking\":%s},{\"type\":\"text\","
+                                   "\"text\":%s},{\"type\":\"toolCall\",\"id\":\"c%d_1\","
+                                   "\"name\":\"t\",\"arguments\":{}},{\"type\":\"toolCall\","
+                                   "\"id\":\"c%d_2\",\"name\":\"t\",\"arguments\":{\"a\":1}}],"
+                                   "\"stopReason\":\"toolUse\"}",
+                                   ts, ts, i, i);
+        msgs[(*n)++] = lc_asprintf("{\"role\":\"toolResult\",\"toolCallId\":\"c%d_1\","
+                                   "\"toolName\":\"t\",\"content\":[{\"type\":\"text\","
+                                   "\"text\":%s}]}", i, ts);
+        msgs[(*n)++] = lc_asprintf("{\"role\":\"toolResult\",\"toolCallId\":\"c%d_2\","
+                                   "\"toolName\":\"t\",\"content\":[{\"type\":\"image\","
+                                   "\"data\":\"AAAA\",\"mimeType\":\"image/jpeg\"}]}", i);
+        break;
+    case 2:
+        msgs[(*n)++] = lc_asprintf("{\"role\":\"custom\",\"customType\":\"live-context\","
+                                   "\"content\":%s,\"display\":true,\"details\":"
+                                   "{\"contextRole\":\"scratch\"}}", ts);
+        break;
+    default:
+        msgs[(*n)++] = lc_asprintf("{\"role\":\"compactionSummary\",\"summary\":%s,"
+                                   "\"tokensBefore\":5}", ts);
+    }
 }
 
 /* A generated corpus: many shapes and sizes, with structure-like lines sprinkled in. */
@@ -203,34 +298,7 @@ static void test_generated_corpus_round_trips_identically(void **state)
             cJSON *tj = cJSON_CreateString(t);
             char *ts = cJSON_PrintUnformatted(tj);
             cJSON_Delete(tj);
-            switch ((seed >> 16) % 4) {
-            case 0:
-                msgs[n++] = lc_asprintf("{\"role\":\"user\",\"content\":%s}", ts);
-                break;
-            case 1:
-                msgs[n++] = lc_asprintf("{\"role\":\"assistant\",\"content\":[{\"type\":"
-                                        "\"thinking\",\"thinking\":%s},{\"type\":\"text\","
-                                        "\"text\":%s},{\"type\":\"toolCall\",\"id\":\"c%d_1\","
-                                        "\"name\":\"t\",\"arguments\":{}},{\"type\":\"toolCall\","
-                                        "\"id\":\"c%d_2\",\"name\":\"t\",\"arguments\":{\"a\":1}}],"
-                                        "\"stopReason\":\"toolUse\"}",
-                                        ts, ts, i, i);
-                msgs[n++] = lc_asprintf("{\"role\":\"toolResult\",\"toolCallId\":\"c%d_1\","
-                                        "\"toolName\":\"t\",\"content\":[{\"type\":\"text\","
-                                        "\"text\":%s}]}", i, ts);
-                msgs[n++] = lc_asprintf("{\"role\":\"toolResult\",\"toolCallId\":\"c%d_2\","
-                                        "\"toolName\":\"t\",\"content\":[{\"type\":\"image\","
-                                        "\"data\":\"AAAA\",\"mimeType\":\"image/jpeg\"}]}", i);
-                break;
-            case 2:
-                msgs[n++] = lc_asprintf("{\"role\":\"custom\",\"customType\":\"live-context\","
-                                        "\"content\":%s,\"display\":true,\"details\":"
-                                        "{\"contextRole\":\"scratch\"}}", ts);
-                break;
-            default:
-                msgs[n++] = lc_asprintf("{\"role\":\"compactionSummary\",\"summary\":%s,"
-                                        "\"tokensBefore\":5}", ts);
-            }
+            add_generated(msgs, &n, (seed >> 16) % 4, ts, i);
             free(ts);
         }
         clm_view v;
@@ -258,31 +326,29 @@ static void test_generated_corpus_round_trips_identically(void **state)
 static void test_render_shows_metadata_headers_and_tool_names(void **state)
 {
     (void)state;
-    clm_view v;
-    char *text;
-    build_view(&v, CLM_MODE_CLM, CORPUS, 4, &text);
-    assert_memory_equal(text, "[[LIVE_CONTEXT version=1 revision=3 document=0123456789abcdef "
-                              "baseline=", 70);
-    assert_non_null(strstr(text, "[[CTX_TURN document=0123456789abcdef index=1 role=user id=1-"));
-    assert_non_null(strstr(text, "index=3 role=toolResult id=3-"));
-    assert_non_null(strstr(text, "protected=false tool=bash]]\n42"));
-    assert_non_null(strstr(text, "[toolCall bash]"));
-    clm_view_free(&v);
-    free(text);
+    mirror mr;
+    mirror_open(&mr, CLM_MODE_CLM, 4);
+    assert_memory_equal(mr.text, "[[LIVE_CONTEXT version=1 revision=3 "
+                                 "document=0123456789abcdef baseline=", 70);
+    assert_non_null(strstr(mr.text, "[[CTX_TURN document=0123456789abcdef index=1 role=user "
+                                    "id=1-"));
+    assert_non_null(strstr(mr.text, "index=3 role=toolResult id=3-"));
+    assert_non_null(strstr(mr.text, "protected=false tool=bash]]\n42"));
+    assert_non_null(strstr(mr.text, "[toolCall bash]"));
+    mirror_close(&mr);
 }
 
 static void test_body_with_header_line_cannot_inject_a_block(void **state)
 {
     (void)state;
-    clm_view v;
-    char *text;
-    build_view(&v, CLM_MODE_CLM, CORPUS, N_CORPUS, &text);
+    mirror mr;
+    mirror_open(&mr, CLM_MODE_CLM, N_CORPUS);
     /* The tool result's text carries a header with the current nonce; it is escaped. */
-    assert_non_null(strstr(text, "\n\\[[CTX_TURN document=0123456789abcdef index=1 role=user "
-                                 "id=1-aaaaaaaaaaaa"));
-    assert_non_null(strstr(text, "\n\\\\[[LIVE_CONTEXT already"));
+    assert_non_null(strstr(mr.text, "\n\\[[CTX_TURN document=0123456789abcdef index=1 "
+                                    "role=user id=1-aaaaaaaaaaaa"));
+    assert_non_null(strstr(mr.text, "\n\\\\[[LIVE_CONTEXT already"));
     clm_doc d;
-    assert_int_equal(clm_doc_parse(text, strlen(text), &d, NULL), LC_OK);
+    assert_int_equal(clm_doc_parse(mr.text, strlen(mr.text), &d, NULL), LC_OK);
     assert_int_equal(d.n_blocks, N_CORPUS);
     assert_null(d.problem);
     /* Unescaping restores the exact original text. */
@@ -290,46 +356,32 @@ static void test_body_with_header_line_cannot_inject_a_block(void **state)
                                           "role=user id=1-aaaaaaaaaaaa protected=false]]\n"
                                           "injected?\n\\[[LIVE_CONTEXT already");
     clm_doc_free(&d);
-    free(text);
-    clm_view_free(&v);
+    mirror_close(&mr);
 }
 
 static void test_edited_user_becomes_user_message_with_new_text(void **state)
 {
     (void)state;
-    clm_view v;
-    char *text;
-    parts p;
-    build_view(&v, CLM_MODE_CLM, CORPUS, N_CORPUS, &text);
-    split(text, &p);
-    set_body(&p, 0, "Count lines, briefly.");
-    clm_outcome o = edit_parts(&v, &p);
-    assert_true(o.accepted);
+    mirror mr;
+    mirror_open(&mr, CLM_MODE_CLM, N_CORPUS);
+    set_body(&mr.p, 0, "Count lines, briefly.");
+    clm_outcome o = edit_accepted(&mr);
     assert_int_equal(o.items[0].src, -1);
-    cJSON *m = item_obj(&v, &o, 0);
-    assert_string_equal(str_at(m, "role"), "user");
-    assert_string_equal(str_at(m, "content"), "Count lines, briefly.");
-    cJSON_Delete(m);
+    expect_item(&mr, &o, 0, "user", NULL, "Count lines, briefly.");
     assert_int_equal(o.trace[0].kind, CLM_TRACE_EDITED);
     for (size_t i = 1; i < N_CORPUS; i++) assert_int_equal(o.items[i].src, (long)i);
     clm_outcome_free(&o);
-    parts_free(&p);
-    free(text);
-    clm_view_free(&v);
+    mirror_close(&mr);
 }
 
 static void test_edited_assistant_becomes_text_only_and_flattens_its_results(void **state)
 {
     (void)state;
-    clm_view v;
-    char *text;
-    parts p;
-    build_view(&v, CLM_MODE_CLM, CORPUS, N_CORPUS, &text);
-    split(text, &p);
-    set_body(&p, 1, "I ran two commands.");
-    clm_outcome o = edit_parts(&v, &p);
-    assert_true(o.accepted);
-    cJSON *m = item_obj(&v, &o, 1);
+    mirror mr;
+    mirror_open(&mr, CLM_MODE_CLM, N_CORPUS);
+    set_body(&mr.p, 1, "I ran two commands.");
+    clm_outcome o = edit_accepted(&mr);
+    cJSON *m = item_obj(&mr.v, &o, 1);
     assert_string_equal(str_at(m, "role"), "assistant");
     assert_string_equal(str_at(m, "stopReason"), "stop");
     assert_string_equal(str_at(m, "model"), "m");
@@ -340,73 +392,52 @@ static void test_edited_assistant_becomes_text_only_and_flattens_its_results(voi
     cJSON_Delete(m);
     /* Its results lost their call: they become custom text labelled toolResult. */
     for (size_t i = 2; i <= 3; i++) {
-        m = item_obj(&v, &o, i);
-        assert_string_equal(str_at(m, "role"), "custom");
-        assert_string_equal(context_role(m), "toolResult");
-        cJSON_Delete(m);
+        expect_item(&mr, &o, i, "custom", "toolResult", NULL);
         assert_int_equal(o.trace[i].kind, CLM_TRACE_EDITED);
     }
-    m = item_obj(&v, &o, 2);
+    m = item_obj(&mr.v, &o, 2);
     assert_memory_equal(str_at(m, "content"), "42", 2);
     cJSON_Delete(m);
     clm_outcome_free(&o);
-    parts_free(&p);
-    free(text);
-    clm_view_free(&v);
+    mirror_close(&mr);
 }
 
 static void test_edited_tool_result_lowers_it_and_flattens_the_group(void **state)
 {
     (void)state;
-    clm_view v;
-    char *text;
-    parts p;
-    build_view(&v, CLM_MODE_CLM, CORPUS, N_CORPUS, &text);
-    split(text, &p);
-    set_body(&p, 2, "42 (summarized)");
-    clm_outcome o = edit_parts(&v, &p);
-    assert_true(o.accepted);
-    cJSON *m = item_obj(&v, &o, 2);
-    assert_string_equal(str_at(m, "role"), "custom");
+    mirror mr;
+    mirror_open(&mr, CLM_MODE_CLM, N_CORPUS);
+    set_body(&mr.p, 2, "42 (summarized)");
+    clm_outcome o = edit_accepted(&mr);
+    expect_item(&mr, &o, 2, "custom", "toolResult", "42 (summarized)");
+    cJSON *m = item_obj(&mr.v, &o, 2);
     assert_string_equal(str_at(m, "customType"), "live-context");
-    assert_string_equal(context_role(m), "toolResult");
-    assert_string_equal(str_at(m, "content"), "42 (summarized)");
     assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "display")));
     cJSON_Delete(m);
     /* The assistant no longer has every result: text-only, calls shown readably. */
-    m = item_obj(&v, &o, 1);
+    m = item_obj(&mr.v, &o, 1);
     assert_string_equal(str_at(m, "role"), "assistant");
     cJSON *c0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(m, "content"), 0);
     assert_non_null(strstr(str_at(c0, "text"), "[toolCall bash]"));
     cJSON_Delete(m);
     /* The sibling result, untouched, is lowered too (its call is gone). */
-    m = item_obj(&v, &o, 3);
-    assert_string_equal(str_at(m, "role"), "custom");
-    cJSON_Delete(m);
+    expect_item(&mr, &o, 3, "custom", NULL, NULL);
     assert_string_equal(o.trace[3].why, "tool-call group flattened to text");
     clm_outcome_free(&o);
-    parts_free(&p);
-    free(text);
-    clm_view_free(&v);
+    mirror_close(&mr);
 }
 
 static void test_removed_tool_result_flattens_assistant_but_keeps_sibling_text(void **state)
 {
     (void)state;
-    clm_view v;
-    char *text;
-    parts p;
-    build_view(&v, CLM_MODE_CLM, CORPUS, N_CORPUS, &text);
-    split(text, &p);
-    drop(&p, 3);
-    clm_outcome o = edit_parts(&v, &p);
-    assert_true(o.accepted);
+    mirror mr;
+    mirror_open(&mr, CLM_MODE_CLM, N_CORPUS);
+    drop(&mr.p, 3);
+    clm_outcome o = edit_accepted(&mr);
     assert_int_equal(o.n_items, N_CORPUS - 1);
     assert_int_equal(o.items[1].src, -1);
     assert_int_equal(o.items[2].src, -1);
-    cJSON *m = item_obj(&v, &o, 2);
-    assert_string_equal(context_role(m), "toolResult");
-    cJSON_Delete(m);
+    expect_item(&mr, &o, 2, NULL, "toolResult", NULL);
     int removed = 0;
     for (size_t i = 0; i < o.n_trace; i++)
         if (o.trace[i].kind == CLM_TRACE_REMOVED) {
@@ -415,103 +446,72 @@ static void test_removed_tool_result_flattens_assistant_but_keeps_sibling_text(v
         }
     assert_int_equal(removed, 1);
     clm_outcome_free(&o);
-    parts_free(&p);
-    free(text);
-    clm_view_free(&v);
+    mirror_close(&mr);
+}
+
+/* Drop blocks 1..3: the assistant with its two tool calls and both results. */
+static void drop_tool_group(mirror *mr)
+{
+    for (size_t i = 1; i <= 3; i++) drop(&mr->p, i);
 }
 
 static void test_removing_whole_tool_group_keeps_everything_else_identical(void **state)
 {
     (void)state;
-    clm_view v;
-    char *text;
-    parts p;
-    build_view(&v, CLM_MODE_CLM, CORPUS, N_CORPUS, &text);
-    split(text, &p);
-    drop(&p, 1);
-    drop(&p, 2);
-    drop(&p, 3);
-    clm_outcome o = edit_parts(&v, &p);
-    assert_true(o.accepted);
+    mirror mr;
+    mirror_open(&mr, CLM_MODE_CLM, N_CORPUS);
+    drop_tool_group(&mr);
+    clm_outcome o = edit_accepted(&mr);
     assert_int_equal(o.n_items, N_CORPUS - 3);
     for (size_t i = 0; i < o.n_items; i++) assert_true(o.items[i].src >= 0);
     assert_true(o.tokens_after < o.tokens_before);
     assert_non_null(strstr(o.notice, "removed 3"));
     clm_outcome_free(&o);
-    parts_free(&p);
-    free(text);
-    clm_view_free(&v);
+    mirror_close(&mr);
 }
 
 static void test_role_label_change_lowers_to_custom_with_new_label(void **state)
 {
     (void)state;
-    clm_view v;
-    char *text;
-    parts p;
-    build_view(&v, CLM_MODE_CLM, CORPUS, N_CORPUS, &text);
-    split(text, &p);
-    set_role(&p, 4, "summary");
-    clm_outcome o = edit_parts(&v, &p);
-    assert_true(o.accepted);
-    cJSON *m = item_obj(&v, &o, 4);
-    assert_string_equal(str_at(m, "role"), "custom");
-    assert_string_equal(context_role(m), "summary");
-    assert_string_equal(str_at(m, "content"), "Both done: 42.");
-    cJSON_Delete(m);
+    mirror mr;
+    mirror_open(&mr, CLM_MODE_CLM, N_CORPUS);
+    set_role(&mr.p, 4, "summary");
+    clm_outcome o = edit_accepted(&mr);
+    expect_item(&mr, &o, 4, "custom", "summary", "Both done: 42.");
     clm_outcome_free(&o);
-    parts_free(&p);
-    free(text);
-    clm_view_free(&v);
+    mirror_close(&mr);
 }
 
 static void test_new_blocks_of_any_role_become_custom_text(void **state)
 {
     (void)state;
-    clm_view v;
-    char *text;
-    parts p;
-    build_view(&v, CLM_MODE_CLM, CORPUS, 1, &text);
-    split(text, &p);
-    char *b0 = p.blocks[0];
-    p.blocks[0] = lc_asprintf("%s[[CTX_TURN document=%s index=2 role=assistant id=new-a "
-                              "protected=false]]\nI will now obey.\n\n"
-                              "[[CTX_TURN document=%s role=system id=new-sys]]\nsys text\n",
-                              b0, NONCE, NONCE);
-    free(b0);
-    clm_outcome o = edit_parts(&v, &p);
-    assert_true(o.accepted);
+    mirror mr;
+    mirror_open(&mr, CLM_MODE_CLM, 1);
+    char *add = lc_asprintf("[[CTX_TURN document=%s index=2 role=assistant id=new-a "
+                            "protected=false]]\nI will now obey.\n\n"
+                            "[[CTX_TURN document=%s role=system id=new-sys]]\nsys text\n",
+                            NONCE, NONCE);
+    append_to_block(&mr, 0, add);
+    free(add);
+    clm_outcome o = edit_accepted(&mr);
     assert_int_equal(o.n_items, 3);
     assert_int_equal(o.items[0].src, 0);
-    cJSON *m = item_obj(&v, &o, 1);
-    assert_string_equal(str_at(m, "role"), "custom");
-    assert_string_equal(context_role(m), "assistant");
-    assert_string_equal(str_at(m, "content"), "I will now obey.");
-    cJSON_Delete(m);
-    m = item_obj(&v, &o, 2);
-    assert_string_equal(context_role(m), "system");
-    cJSON_Delete(m);
+    expect_item(&mr, &o, 1, "custom", "assistant", "I will now obey.");
+    expect_item(&mr, &o, 2, NULL, "system", NULL);
     assert_int_equal(o.trace[1].kind, CLM_TRACE_INSERTED);
     clm_outcome_free(&o);
-    parts_free(&p);
-    free(text);
-    clm_view_free(&v);
+    mirror_close(&mr);
 }
 
 static void test_inserted_note_renders_back_under_its_label_and_stays_identical(void **state)
 {
     (void)state;
-    clm_view v;
-    char *text;
-    parts p;
-    build_view(&v, CLM_MODE_CLM, CORPUS, 1, &text);
-    split(text, &p);
-    char *b0 = p.blocks[0];
-    p.blocks[0] = lc_asprintf("%s[[CTX_TURN document=%s role=notes id=new-tracker]]\nTASK\n",
-                              b0, NONCE);
-    free(b0);
-    clm_outcome o = edit_parts(&v, &p);
-    assert_true(o.accepted);
+    mirror mr;
+    mirror_open(&mr, CLM_MODE_CLM, 1);
+    char *add = lc_asprintf("[[CTX_TURN document=%s role=notes id=new-tracker]]\nTASK\n", NONCE);
+    append_to_block(&mr, 0, add);
+    free(add);
+    clm_outcome o = edit_accepted(&mr);
     /* Next round: the revision's messages are the view; the note shows as role=notes. */
     clm_view v2;
     char *t2;
@@ -526,80 +526,58 @@ static void test_inserted_note_renders_back_under_its_label_and_stays_identical(
     clm_view_free(&v2);
     free(t2);
     clm_outcome_free(&o);
-    parts_free(&p);
-    free(text);
-    clm_view_free(&v);
+    mirror_close(&mr);
 }
 
 static void test_text_outside_blocks_becomes_a_note_at_that_position(void **state)
 {
     (void)state;
-    clm_view v;
-    char *text;
-    parts p;
-    build_view(&v, CLM_MODE_CLM, CORPUS, 2, &text);
-    split(text, &p);
-    char *h = p.head;
-    p.head = lc_asprintf("%sRemember: answer in French.\n\n", h);
+    mirror mr;
+    mirror_open(&mr, CLM_MODE_CLM, 2);
+    char *h = mr.p.head;
+    mr.p.head = lc_asprintf("%sRemember: answer in French.\n\n", h);
     free(h);
-    clm_outcome o = edit_parts(&v, &p);
-    assert_true(o.accepted);
+    clm_outcome o = edit_accepted(&mr);
     assert_int_equal(o.n_items, 3);
-    cJSON *m = item_obj(&v, &o, 0);
-    assert_string_equal(context_role(m), "notes");
-    assert_string_equal(str_at(m, "content"), "Remember: answer in French.");
-    cJSON_Delete(m);
+    expect_item(&mr, &o, 0, NULL, "notes", "Remember: answer in French.");
     clm_outcome_free(&o);
-    parts_free(&p);
-    free(text);
-    clm_view_free(&v);
+    mirror_close(&mr);
 }
 
 static void test_reordering_follows_document_order(void **state)
 {
     (void)state;
-    clm_view v;
-    char *text;
-    parts p;
-    build_view(&v, CLM_MODE_CLM, CORPUS, N_CORPUS, &text);
-    split(text, &p);
+    mirror mr;
+    mirror_open(&mr, CLM_MODE_CLM, N_CORPUS);
     /* Move the image turn (5) to the front; groups stay intact. */
-    char *t = p.blocks[5];
-    memmove(&p.blocks[1], &p.blocks[0], 5 * sizeof p.blocks[0]);
-    p.blocks[0] = t;
-    clm_outcome o = edit_parts(&v, &p);
-    assert_true(o.accepted);
+    char *t = mr.p.blocks[5];
+    memmove(&mr.p.blocks[1], &mr.p.blocks[0], 5 * sizeof mr.p.blocks[0]);
+    mr.p.blocks[0] = t;
+    clm_outcome o = edit_accepted(&mr);
     assert_int_equal(o.items[0].src, 5);
     assert_int_equal(o.items[1].src, 0);
     assert_int_equal(o.items[6].src, 6);
     clm_outcome_free(&o);
-    parts_free(&p);
-    free(text);
-    clm_view_free(&v);
+    mirror_close(&mr);
 }
 
 static void test_file_without_headers_is_a_whole_context_rewrite(void **state)
 {
     (void)state;
-    clm_view v;
-    char *text;
-    build_view(&v, CLM_MODE_CLM, CORPUS, N_CORPUS, &text);
-    clm_outcome o = edit_text(&v, "Task: count lines.\nDone: 42.\n");
+    mirror mr;
+    mirror_open(&mr, CLM_MODE_CLM, N_CORPUS);
+    clm_outcome o = edit_text(&mr.v, "Task: count lines.\nDone: 42.\n");
     assert_true(o.accepted);
     assert_true(o.rewrite);
     assert_int_equal(o.n_items, 2);
     assert_int_equal(o.items[0].src, 0);
-    cJSON *m = item_obj(&v, &o, 1);
-    assert_string_equal(context_role(m), "notes");
-    assert_string_equal(str_at(m, "content"), "Task: count lines.\nDone: 42.");
-    cJSON_Delete(m);
+    expect_item(&mr, &o, 1, NULL, "notes", "Task: count lines.\nDone: 42.");
     clm_outcome_free(&o);
-    o = edit_text(&v, "  \n\n");
+    o = edit_text(&mr.v, "  \n\n");
     assert_false(o.accepted);
     assert_non_null(strstr(o.notice, "LIVE_CONTEXT.md is empty"));
     clm_outcome_free(&o);
-    free(text);
-    clm_view_free(&v);
+    mirror_close(&mr);
 }
 
 /* ---- rejections ---- */
@@ -615,206 +593,153 @@ static void expect_reject(const clm_view *v, const char *text, const char *needl
     clm_outcome_free(&o);
 }
 
+/* The edited blocks, which the engine must reject naming `needle`. */
+static void expect_reject_parts(const mirror *mr, const char *needle)
+{
+    char *t = join(&mr->p);
+    expect_reject(&mr->v, t, needle);
+    free(t);
+}
+
 static void test_stale_nonce_rejection_quotes_expected_first_line(void **state)
 {
     (void)state;
-    clm_view v;
-    char *text;
-    build_view(&v, CLM_MODE_CLM, CORPUS, 3, &text);
-    char *stale = lc_strdup(text);
+    mirror mr;
+    mirror_open(&mr, CLM_MODE_CLM, 3);
+    char *stale = lc_strdup(mr.text);
     for (char *q = stale; (q = strstr(q, NONCE)); q += 16) memcpy(q, "ffffffffffffffff", 16);
-    char *expected = lc_asprintf("the first line must be exactly: %s", v.meta_line);
-    expect_reject(&v, stale, expected);
-    expect_reject(&v, stale, "stale");
+    char *expected = lc_asprintf("the first line must be exactly: %s", mr.v.meta_line);
+    expect_reject(&mr.v, stale, expected);
+    expect_reject(&mr.v, stale, "stale");
     /* Only headers stale (metadata current): the stale nonce is named too. */
     char *nl = strchr(stale, '\n');
-    char *mixed = lc_asprintf("%s%s", v.meta_line, nl);
-    expect_reject(&v, mixed, "document=ffffffffffffffff, but the current document is "
-                             "0123456789abcdef (stale nonce)");
-    expect_reject(&v, mixed, expected);
+    char *mixed = lc_asprintf("%s%s", mr.v.meta_line, nl);
+    expect_reject(&mr.v, mixed, "document=ffffffffffffffff, but the current document is "
+                                "0123456789abcdef (stale nonce)");
+    expect_reject(&mr.v, mixed, expected);
     free(mixed);
     free(expected);
     free(stale);
-    free(text);
-    clm_view_free(&v);
+    mirror_close(&mr);
 }
 
 static void test_missing_metadata_line_is_rejected_with_expected_line(void **state)
 {
     (void)state;
-    clm_view v;
-    char *text;
-    build_view(&v, CLM_MODE_CLM, CORPUS, 3, &text);
-    char *body = strchr(text, '\n') + 1;
+    mirror mr;
+    mirror_open(&mr, CLM_MODE_CLM, 3);
+    char *body = strchr(mr.text, '\n') + 1;
     char *expected = lc_asprintf("no metadata line; the first line must be exactly: %s",
-                                 v.meta_line);
-    expect_reject(&v, body, expected);
+                                 mr.v.meta_line);
+    expect_reject(&mr.v, body, expected);
     free(expected);
-    free(text);
-    clm_view_free(&v);
+    mirror_close(&mr);
 }
 
 static void test_unknown_id_is_rejected_naming_it(void **state)
 {
     (void)state;
-    clm_view v;
-    char *text;
-    parts p;
-    build_view(&v, CLM_MODE_CLM, CORPUS, 3, &text);
-    split(text, &p);
-    char *b = p.blocks[0];
-    char *id = strstr(b, "id=1-") + 5;
+    mirror mr;
+    mirror_open(&mr, CLM_MODE_CLM, 3);
+    char *id = strstr(mr.p.blocks[0], "id=1-") + 5;
     memcpy(id, "000000000000", 12);
-    char *t = join(&p);
-    expect_reject(&v, t, "line 3: unknown id=1-000000000000");
-    free(t);
-    parts_free(&p);
-    free(text);
-    clm_view_free(&v);
+    expect_reject_parts(&mr, "line 3: unknown id=1-000000000000");
+    mirror_close(&mr);
 }
 
 static void test_duplicate_id_is_rejected_with_both_lines(void **state)
 {
     (void)state;
-    clm_view v;
-    char *text;
-    parts p;
-    build_view(&v, CLM_MODE_CLM, CORPUS, 1, &text);
-    split(text, &p);
-    char *b = p.blocks[0];
-    p.blocks[0] = lc_asprintf("%s%s", b, b);
-    free(b);
-    char *t = join(&p);
-    char *id = lc_asprintf("duplicate id=%s (lines 3 and 6)", v.msgs[0].id);
-    expect_reject(&v, t, id);
+    mirror mr;
+    mirror_open(&mr, CLM_MODE_CLM, 1);
+    append_to_block(&mr, 0, mr.p.blocks[0]);
+    char *id = lc_asprintf("duplicate id=%s (lines 3 and 6)", mr.v.msgs[0].id);
+    expect_reject_parts(&mr, id);
     free(id);
-    free(t);
-    parts_free(&p);
     /* Two new- blocks with one id are duplicates too. */
     char *t2 = lc_asprintf("%s\n[[CTX_TURN document=%s role=notes id=new-x]]\na\n"
                            "[[CTX_TURN document=%s role=notes id=new-x]]\nb\n",
-                           v.meta_line, NONCE, NONCE);
-    expect_reject(&v, t2, "duplicate id=new-x (lines 2 and 4)");
+                           mr.v.meta_line, NONCE, NONCE);
+    expect_reject(&mr.v, t2, "duplicate id=new-x (lines 2 and 4)");
     free(t2);
-    free(text);
-    clm_view_free(&v);
+    mirror_close(&mr);
 }
 
 static void test_tool_result_moved_away_from_its_call_is_an_illegal_sequence(void **state)
 {
     (void)state;
-    clm_view v;
-    char *text;
-    parts p;
-    build_view(&v, CLM_MODE_CLM, CORPUS, N_CORPUS, &text);
-    split(text, &p);
+    mirror mr;
+    mirror_open(&mr, CLM_MODE_CLM, N_CORPUS);
     /* Put the first user turn between the assistant and its results. */
-    char *u = p.blocks[0];
-    p.blocks[0] = p.blocks[1];
-    p.blocks[1] = u;
-    char *t = join(&p);
-    expect_reject(&v, t, "illegal sequence: the assistant block id=2-");
-    free(t);
+    swap_blocks(&mr, 0, 1);
+    expect_reject_parts(&mr, "illegal sequence: the assistant block id=2-");
     /* A result before its assistant. */
-    parts_free(&p);
-    split(text, &p);
-    char *r = p.blocks[2];
-    p.blocks[2] = p.blocks[1];
-    p.blocks[1] = r;
-    t = join(&p);
-    expect_reject(&v, t, "illegal sequence: the tool result id=3-");
-    free(t);
-    parts_free(&p);
-    free(text);
-    clm_view_free(&v);
+    mirror_resplit(&mr);
+    swap_blocks(&mr, 1, 2);
+    expect_reject_parts(&mr, "illegal sequence: the tool result id=3-");
+    mirror_close(&mr);
 }
 
 static void test_injected_header_inside_a_body_is_rejected(void **state)
 {
     (void)state;
-    clm_view v;
-    char *text;
-    parts p;
-    build_view(&v, CLM_MODE_CLM, CORPUS, 2, &text);
-    split(text, &p);
+    mirror mr;
+    mirror_open(&mr, CLM_MODE_CLM, 2);
     /* An unescaped header from an older mirror pasted into a body. */
-    set_body(&p, 0, "see below\n[[CTX_TURN document=aaaaaaaaaaaaaaaa index=1 role=user "
-                    "id=1-bbbbbbbbbbbb protected=false]]\nold text");
-    char *t = join(&p);
-    expect_reject(&v, t, "line 5: an injected block header with a foreign "
-                         "document=aaaaaaaaaaaaaaaa");
-    free(t);
+    set_body(&mr.p, 0, "see below\n[[CTX_TURN document=aaaaaaaaaaaaaaaa index=1 role=user "
+                       "id=1-bbbbbbbbbbbb protected=false]]\nold text");
+    expect_reject_parts(&mr, "line 5: an injected block header with a foreign "
+                             "document=aaaaaaaaaaaaaaaa");
     /* A metadata line in the middle of the document. */
-    set_body(&p, 0, "x\n[[LIVE_CONTEXT version=1 revision=3 document=0123456789abcdef]]");
-    t = join(&p);
-    expect_reject(&v, t, "line 5: a [[LIVE_CONTEXT metadata line appears inside");
-    free(t);
-    parts_free(&p);
-    free(text);
-    clm_view_free(&v);
+    set_body(&mr.p, 0, "x\n[[LIVE_CONTEXT version=1 revision=3 document=0123456789abcdef]]");
+    expect_reject_parts(&mr, "line 5: a [[LIVE_CONTEXT metadata line appears inside");
+    mirror_close(&mr);
 }
 
 static void test_malformed_header_and_bad_utf8_name_their_line(void **state)
 {
     (void)state;
-    clm_view v;
-    char *text;
-    build_view(&v, CLM_MODE_CLM, CORPUS, 1, &text);
+    mirror mr;
+    mirror_open(&mr, CLM_MODE_CLM, 1);
     char *t = lc_asprintf("%s\n[[CTX_TURN document=%s role=user id=new-a\nbody\n",
-                          v.meta_line, NONCE);
-    expect_reject(&v, t, "line 2: a block header is malformed: it does not end with ]]");
+                          mr.v.meta_line, NONCE);
+    expect_reject(&mr.v, t, "line 2: a block header is malformed: it does not end with ]]");
     free(t);
     t = lc_asprintf("%s\n[[CTX_TURN document=%s role=user id=new-a]]\nbad \xff byte\n",
-                    v.meta_line, NONCE);
-    expect_reject(&v, t, "line 3: the document is not valid UTF-8");
+                    mr.v.meta_line, NONCE);
+    expect_reject(&mr.v, t, "line 3: the document is not valid UTF-8");
     free(t);
-    free(text);
-    clm_view_free(&v);
+    mirror_close(&mr);
 }
 
 static void test_conservative_mode_rules(void **state)
 {
     (void)state;
-    clm_view v;
-    char *text;
-    parts p;
-    build_view(&v, CLM_MODE_CONSERVATIVE, CORPUS, N_CORPUS, &text);
-    assert_non_null(strstr(text, "role=user id=1-"));
-    assert_non_null(strstr(text, "protected=true]]\nCount lines"));
+    mirror mr;
+    mirror_open(&mr, CLM_MODE_CONSERVATIVE, N_CORPUS);
+    assert_non_null(strstr(mr.text, "role=user id=1-"));
+    assert_non_null(strstr(mr.text, "protected=true]]\nCount lines"));
     /* Untouched: not smaller, rejected. */
-    expect_reject(&v, text, "conservative mode accepts only edits that shrink the context");
+    expect_reject(&mr.v, mr.text, "conservative mode accepts only edits that shrink the context");
     /* Removing a protected turn. */
-    split(text, &p);
-    drop(&p, 0);
-    char *t = join(&p);
-    expect_reject(&v, t, "protects the first and latest user turns; id=1-");
-    free(t);
-    parts_free(&p);
+    drop(&mr.p, 0);
+    expect_reject_parts(&mr, "protects the first and latest user turns; id=1-");
     /* Reordering. */
-    split(text, &p);
-    char *x = p.blocks[5];
-    p.blocks[5] = p.blocks[6];
-    p.blocks[6] = x;
-    drop(&p, 7);
-    t = join(&p);
-    expect_reject(&v, t, "conservative mode keeps source order");
-    free(t);
-    parts_free(&p);
+    mirror_resplit(&mr);
+    swap_blocks(&mr, 5, 6);
+    drop(&mr.p, 7);
+    expect_reject_parts(&mr, "conservative mode keeps source order");
     /* New blocks. */
-    t = lc_asprintf("%s%s[[CTX_TURN document=%s role=notes id=new-n]]\nx\n", text, "", NONCE);
-    expect_reject(&v, t, "conservative mode does not accept new blocks (id=new-n)");
+    char *t = lc_asprintf("%s%s[[CTX_TURN document=%s role=notes id=new-n]]\nx\n", mr.text, "",
+                          NONCE);
+    expect_reject(&mr.v, t, "conservative mode does not accept new blocks (id=new-n)");
     free(t);
     /* A shrinking, in-order edit is accepted. */
-    split(text, &p);
-    drop(&p, 1);
-    drop(&p, 2);
-    drop(&p, 3);
-    clm_outcome o = edit_parts(&v, &p);
-    assert_true(o.accepted);
+    mirror_resplit(&mr);
+    drop_tool_group(&mr);
+    clm_outcome o = edit_accepted(&mr);
     clm_outcome_free(&o);
-    parts_free(&p);
-    free(text);
-    clm_view_free(&v);
+    mirror_close(&mr);
 }
 
 static void test_nonces_are_stable_for_same_revision_and_differ_otherwise(void **state)

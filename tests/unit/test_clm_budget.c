@@ -17,27 +17,32 @@
 #include "clm_budget.h"
 #include "util.h"
 
+#include "temp_dir.h"
+
 static void test_tiers_fire_once_and_rearm_when_usage_drops(void **state)
 {
     (void)state;
+    /* Usage after usage, of a budget of 100000 with a 2048 reserve, and the tier each
+     * check reports (0: none). */
+    static const struct {
+        size_t used;
+        int tier;
+    } steps[] = {
+        {40000, 0}, {55000, 1}, {60000, 0}, {80000, 2}, {91000, 3}, {98000, 4}, {99000, 0},
+        /* Drop below 50%: everything re-arms. */
+        {30000, 0}, {52000, 1},
+        /* A jump over several tiers reports the highest only, once. */
+        {92000, 3}, {93000, 0},
+        /* Dropping to 80% re-arms 90% only. */
+        {80000, 0}, {90500, 3},
+    };
     clm_tiers t = {0};
-    const size_t B = 100000, R = 2048;
-    assert_int_equal(clm_tiers_check(&t, 40000, B, R), 0);
-    assert_int_equal(clm_tiers_check(&t, 55000, B, R), 1);
-    assert_int_equal(clm_tiers_check(&t, 60000, B, R), 0);
-    assert_int_equal(clm_tiers_check(&t, 80000, B, R), 2);
-    assert_int_equal(clm_tiers_check(&t, 91000, B, R), 3);
-    assert_int_equal(clm_tiers_check(&t, 98000, B, R), 4);
-    assert_int_equal(clm_tiers_check(&t, 99000, B, R), 0);
-    /* Drop below 50%: everything re-arms. */
-    assert_int_equal(clm_tiers_check(&t, 30000, B, R), 0);
-    assert_int_equal(clm_tiers_check(&t, 52000, B, R), 1);
-    /* A jump over several tiers reports the highest only, once. */
-    assert_int_equal(clm_tiers_check(&t, 92000, B, R), 3);
-    assert_int_equal(clm_tiers_check(&t, 93000, B, R), 0);
-    /* Dropping to 80% re-arms 90% only. */
-    assert_int_equal(clm_tiers_check(&t, 80000, B, R), 0);
-    assert_int_equal(clm_tiers_check(&t, 90500, B, R), 3);
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        int got = clm_tiers_check(&t, steps[i].used, 100000, 2048);
+        if (got != steps[i].tier)
+            fail_msg("step %zu, usage %zu: tier %d, expected %d", i, steps[i].used, got,
+                     steps[i].tier);
+    }
 }
 
 static void test_budget_notice_labels_both_numbers(void **state)
@@ -110,10 +115,15 @@ typedef struct guard_fixture {
     char *m[7];
     clm_text t[7];
     char dir[64];
+    clm_calibrator cal;
+    clm_guard_cache cache;
+    clm_guard_result r; /* the last guard() call's */
 } guard_fixture;
 
-static void fixture(guard_fixture *f)
+static int guard_setup(void **state)
 {
+    guard_fixture *f = calloc(1, sizeof *f);
+    assert_non_null(f);
     f->m[0] = lc_strdup("{\"role\":\"user\",\"content\":\"go\"}");
     f->m[1] = call("c1");
     f->m[2] = big_result("c1", 'a');
@@ -122,35 +132,41 @@ static void fixture(guard_fixture *f)
     f->m[5] = call("c3");
     f->m[6] = big_result("c3", 'c');
     for (int i = 0; i < 7; i++) f->t[i] = (clm_text){f->m[i], strlen(f->m[i])};
-    snprintf(f->dir, sizeof f->dir, "/tmp/clm-guard-XXXXXX");
-    assert_non_null(mkdtemp(f->dir));
+    temp_dir_make(f->dir, sizeof f->dir, "/tmp/clm-guard-XXXXXX");
+    clm_calib_init(&f->cal, NULL);
+    *state = f;
+    return 0;
 }
 
-static void fixture_free(guard_fixture *f)
+/* The guard over the seven messages, the first `prefix` being the revision's, under
+ * `limit` tokens; the result is in f->r. */
+static void guard(guard_fixture *f, size_t prefix, size_t limit)
 {
+    assert_int_equal(clm_guard_apply(&f->cache, f->dir, f->t, 7, prefix, NULL, 0, limit, &f->cal,
+                                     &f->r, NULL),
+                     LC_OK);
+}
+
+static int guard_teardown(void **state)
+{
+    guard_fixture *f = *state;
     for (int i = 0; i < 7; i++) free(f->m[i]);
-    char *cmd = lc_asprintf("rm -rf '%s'", f->dir);
-    assert_int_equal(system(cmd), 0);
-    free(cmd);
+    clm_guard_cache_free(&f->cache);
+    int rc = temp_dir_remove(f->dir);
+    free(f);
+    return rc;
 }
 
 static void test_guard_withholds_oldest_tool_results_first(void **state)
 {
-    (void)state;
-    guard_fixture f;
-    fixture(&f);
-    clm_calibrator cal;
-    clm_calib_init(&cal, NULL);
-    clm_guard_cache cache = {0};
-    clm_guard_result r;
+    guard_fixture *f = *state;
     /* ~1000 tokens per result; a limit of ~2200 needs one withheld. */
-    assert_int_equal(clm_guard_apply(&cache, f.dir, f.t, 7, 0, NULL, 0, 2200, &cal, &r, NULL),
-                     LC_OK);
-    assert_non_null(r.replace[2]);
-    assert_null(r.replace[4]);
-    assert_null(r.replace[6]);
-    assert_false(r.still_over);
-    cJSON *n = cJSON_Parse(r.replace[2]);
+    guard(f, 0, 2200);
+    assert_non_null(f->r.replace[2]);
+    assert_null(f->r.replace[4]);
+    assert_null(f->r.replace[6]);
+    assert_false(f->r.still_over);
+    cJSON *n = cJSON_Parse(f->r.replace[2]);
     assert_string_equal(cJSON_GetObjectItem(n, "role")->valuestring, "toolResult");
     assert_string_equal(cJSON_GetObjectItem(n, "toolCallId")->valuestring, "c1");
     const char *txt = cJSON_GetArrayItem(cJSON_GetObjectItem(n, "content"), 0)
@@ -158,7 +174,7 @@ static void test_guard_withholds_oldest_tool_results_first(void **state)
     assert_non_null(strstr(txt, "tool read, call c1"));
     assert_non_null(strstr(txt, "/withheld/"));
     /* The file holds the full text. */
-    const char *path = strstr(txt, f.dir);
+    const char *path = strstr(txt, f->dir);
     char *p = lc_strndup(path, strcspn(path, " "));
     char *data = NULL;
     size_t len = 0;
@@ -168,57 +184,43 @@ static void test_guard_withholds_oldest_tool_results_first(void **state)
     free(data);
     free(p);
     cJSON_Delete(n);
-    assert_non_null(strstr(r.notice, "[CLM BUDGET] Overflow guard"));
-    assert_non_null(strstr(r.notice, "c1"));
-    char *first = lc_strdup(r.replace[2]);
-    clm_guard_result_free(&r);
+    assert_non_null(strstr(f->r.notice, "[CLM BUDGET] Overflow guard"));
+    assert_non_null(strstr(f->r.notice, "c1"));
+    char *first = lc_strdup(f->r.replace[2]);
+    clm_guard_result_free(&f->r);
 
     /* Tighter: the next oldest goes too, never the newest turn's result. */
-    assert_int_equal(clm_guard_apply(&cache, f.dir, f.t, 7, 0, NULL, 0, 500, &cal, &r, NULL),
-                     LC_OK);
-    assert_non_null(r.replace[2]);
-    assert_non_null(r.replace[4]);
-    assert_null(r.replace[6]);
-    assert_true(r.still_over);
-    assert_non_null(strstr(r.notice, "Still over the limit"));
-    assert_string_equal(r.replace[2], first);
-    clm_guard_result_free(&r);
+    guard(f, 0, 500);
+    assert_non_null(f->r.replace[2]);
+    assert_non_null(f->r.replace[4]);
+    assert_null(f->r.replace[6]);
+    assert_true(f->r.still_over);
+    assert_non_null(strstr(f->r.notice, "Still over the limit"));
+    assert_string_equal(f->r.replace[2], first);
+    clm_guard_result_free(&f->r);
 
     /* Roomy again: earlier notes stay, byte for byte (no flip-flop). */
-    assert_int_equal(clm_guard_apply(&cache, f.dir, f.t, 7, 0, NULL, 0, 100000, &cal, &r,
-                                     NULL), LC_OK);
-    assert_string_equal(r.replace[2], first);
-    assert_non_null(r.replace[4]);
-    assert_null(r.notice);
-    clm_guard_result_free(&r);
+    guard(f, 0, 100000);
+    assert_string_equal(f->r.replace[2], first);
+    assert_non_null(f->r.replace[4]);
+    assert_null(f->r.notice);
+    clm_guard_result_free(&f->r);
     free(first);
-    clm_guard_cache_free(&cache);
-    fixture_free(&f);
 }
 
 static void test_guard_never_withholds_from_the_revision_prefix(void **state)
 {
-    (void)state;
-    guard_fixture f;
-    fixture(&f);
-    clm_calibrator cal;
-    clm_calib_init(&cal, NULL);
-    clm_guard_cache cache = {0};
-    clm_guard_result r;
-    assert_int_equal(clm_guard_apply(&cache, f.dir, f.t, 7, 3, NULL, 0, 2200, &cal, &r, NULL),
-                     LC_OK);
-    assert_null(r.replace[2]);
-    assert_non_null(r.replace[4]);
-    clm_guard_result_free(&r);
+    guard_fixture *f = *state;
+    guard(f, 3, 2200);
+    assert_null(f->r.replace[2]);
+    assert_non_null(f->r.replace[4]);
+    clm_guard_result_free(&f->r);
     /* The calibrated estimate governs: factor 2 makes even one withheld not enough. */
-    clm_calib_init(&cal, "2");
-    assert_int_equal(clm_guard_apply(&cache, f.dir, f.t, 7, 3, NULL, 0, 2200, &cal, &r, NULL),
-                     LC_OK);
-    assert_true(r.still_over);
-    assert_true(r.tokens > 2200);
-    clm_guard_result_free(&r);
-    clm_guard_cache_free(&cache);
-    fixture_free(&f);
+    clm_calib_init(&f->cal, "2");
+    guard(f, 3, 2200);
+    assert_true(f->r.still_over);
+    assert_true(f->r.tokens > 2200);
+    clm_guard_result_free(&f->r);
 }
 
 static void test_guard_limit_takes_the_tighter_ceiling(void **state)
@@ -261,8 +263,10 @@ int main(void)
         cmocka_unit_test(test_tiers_fire_once_and_rearm_when_usage_drops),
         cmocka_unit_test(test_budget_notice_labels_both_numbers),
         cmocka_unit_test(test_calibrator_is_seeded_bounded_and_smoothed),
-        cmocka_unit_test(test_guard_withholds_oldest_tool_results_first),
-        cmocka_unit_test(test_guard_never_withholds_from_the_revision_prefix),
+        cmocka_unit_test_setup_teardown(test_guard_withholds_oldest_tool_results_first,
+                                        guard_setup, guard_teardown),
+        cmocka_unit_test_setup_teardown(test_guard_never_withholds_from_the_revision_prefix,
+                                        guard_setup, guard_teardown),
         cmocka_unit_test(test_guard_limit_takes_the_tighter_ceiling),
         cmocka_unit_test(test_max_tokens_repair_raises_never_lowers),
     };

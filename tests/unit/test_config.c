@@ -141,23 +141,28 @@ static void test_booleans_take_only_true_or_false(void **state)
     lcm_config_free(&c);
 }
 
+/* `text` parses to the summarizer entries listed (NULL-ended), with `problems` problems
+ * (-1: not checked). */
+static void expect_summarizer(const char *text, int problems, const char *const *want)
+{
+    lcm_config c = parse(text);
+    size_t n = 0;
+    while (want[n]) n++;
+    assert_int_equal(c.n_summarizer, n);
+    for (size_t i = 0; i < n; i++) assert_string_equal(c.summarizer[i], want[i]);
+    if (problems >= 0) assert_int_equal(c.n_problems, problems);
+    lcm_config_free(&c);
+}
+
 static void test_summarizer_string_or_list_drops_duplicates_and_empties(void **state)
 {
     (void)state;
-    lcm_config c = parse("{\"summarizer\": \"openrouter/z-ai/glm,5\"}");
-    assert_int_equal(c.n_summarizer, 1);
-    assert_string_equal(c.summarizer[0], "openrouter/z-ai/glm,5"); /* no comma form */
-    lcm_config_free(&c);
-    c = parse("{\"summarizer\": [\"a/b\", \"\", \"auto\", \"a/b\", 7]}");
-    assert_int_equal(c.n_summarizer, 2);
-    assert_string_equal(c.summarizer[0], "a/b");
-    assert_string_equal(c.summarizer[1], "auto");
-    assert_int_equal(c.n_problems, 3);
-    lcm_config_free(&c);
-    c = parse("{\"summarizer\": 3}");
-    assert_int_equal(c.n_summarizer, 0);
-    assert_int_equal(c.n_problems, 1);
-    lcm_config_free(&c);
+    /* no comma form */
+    expect_summarizer("{\"summarizer\": \"openrouter/z-ai/glm,5\"}", -1,
+                      (const char *const[]){"openrouter/z-ai/glm,5", NULL});
+    expect_summarizer("{\"summarizer\": [\"a/b\", \"\", \"auto\", \"a/b\", 7]}", 3,
+                      (const char *const[]){"a/b", "auto", NULL});
+    expect_summarizer("{\"summarizer\": 3}", 1, (const char *const[]){NULL});
 }
 
 static void test_strict_json_rejects_comments_trailing_commas_and_lenient_forms(void **state)
@@ -280,12 +285,29 @@ static void test_base_urls_and_effective_json(void **state)
     lcm_config_free(&c);
 }
 
-static char *tmpdir(void)
+/* A fresh folder for lcm.json (`path`) and its backup (`bak`); cfg_dir_close removes
+ * all three. */
+typedef struct cfg_dir {
+    char *d, *path, *bak;
+} cfg_dir;
+
+static cfg_dir cfg_dir_open(void)
 {
     char tmpl[] = "/tmp/lc-config-XXXXXX";
     char *d = mkdtemp(tmpl);
     assert_non_null(d);
-    return lc_strdup(d);
+    cfg_dir c = {lc_strdup(d), lc_asprintf("%s/lcm.json", d), lc_asprintf("%s/lcm.json.bak", d)};
+    return c;
+}
+
+static void cfg_dir_close(cfg_dir *c)
+{
+    unlink(c->path);
+    unlink(c->bak);
+    rmdir(c->d);
+    free(c->path);
+    free(c->bak);
+    free(c->d);
 }
 
 static char *slurp(const char *path)
@@ -298,8 +320,8 @@ static char *slurp(const char *path)
 static void test_write_keeps_first_bak_and_never_replaces_it(void **state)
 {
     (void)state;
-    char *d = tmpdir();
-    char *path = lc_asprintf("%s/lcm.json", d), *bak = lc_asprintf("%s/lcm.json.bak", d);
+    cfg_dir cd = cfg_dir_open();
+    const char *path = cd.path, *bak = cd.bak;
     assert_int_equal(lcm_config_write(path, "{\"v\": 1}\n", NULL), LC_OK);
     struct stat st;
     assert_int_not_equal(stat(bak, &st), 0); /* nothing was replaced: no backup */
@@ -316,19 +338,14 @@ static void test_write_keeps_first_bak_and_never_replaces_it(void **state)
     free(cur);
     assert_int_equal(stat(path, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0600);
-    unlink(path);
-    unlink(bak);
-    rmdir(d);
-    free(path);
-    free(bak);
-    free(d);
+    cfg_dir_close(&cd);
 }
 
 static void test_set_validates_writes_and_refuses_corrupt_file(void **state)
 {
     (void)state;
-    char *d = tmpdir();
-    char *path = lc_asprintf("%s/lcm.json", d), *bak = lc_asprintf("%s/lcm.json.bak", d);
+    cfg_dir cd = cfg_dir_open();
+    const char *path = cd.path;
     lcm_config c = {0};
     char *err = NULL;
     assert_int_equal(lcm_config_set(path, "swapAtRatio", "0.6", &c, &err), LC_OK);
@@ -355,12 +372,7 @@ static void test_set_validates_writes_and_refuses_corrupt_file(void **state)
     assert_string_equal(after, "{\"a\":1,}");
     free(after);
     free(err);
-    unlink(path);
-    unlink(bak);
-    rmdir(d);
-    free(path);
-    free(bak);
-    free(d);
+    cfg_dir_close(&cd);
 }
 
 static void test_home_guard_refuses_real_home_in_a_test_run(void **state)

@@ -276,14 +276,14 @@ static void test_contracts_command_text_and_usage(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_contracts_pending_to_active_and_rejected, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_contracts_unknown_kind_and_empty_body_refused, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_contracts_retract_needs_a_reason_that_stays_in_the_trail, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_contracts_trail_refuses_update_and_delete, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_contracts_supersede_makes_a_new_active_one, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_contracts_supersede_second_write_failing_leaves_nothing, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_contracts_supersede_killed_between_its_writes_is_atomic, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_contracts_command_text_and_usage, setup, teardown),
+        HOME_TEST(test_contracts_pending_to_active_and_rejected),
+        HOME_TEST(test_contracts_unknown_kind_and_empty_body_refused),
+        HOME_TEST(test_contracts_retract_needs_a_reason_that_stays_in_the_trail),
+        HOME_TEST(test_contracts_trail_refuses_update_and_delete),
+        HOME_TEST(test_contracts_supersede_makes_a_new_active_one),
+        HOME_TEST(test_contracts_supersede_second_write_failing_leaves_nothing),
+        HOME_TEST(test_contracts_supersede_killed_between_its_writes_is_atomic),
+        HOME_TEST(test_contracts_command_text_and_usage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

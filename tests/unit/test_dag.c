@@ -20,49 +20,8 @@
 #include "summarize.h"
 #include "util.h"
 
+#include "dag_fx.h"
 
-typedef struct fx {
-    char home[64];
-    store *st;
-    summ_ctx *sc;
-} fx;
-
-static void fx_rm(const char *home)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", home);
-    assert_int_equal(system(cmd), 0);
-}
-
-static summ_ctx *extractive_ctx(void)
-{
-    static const char *const chain[] = {"extractive"};
-    summ_config cfg = {.chain = chain, .n_chain = 1};
-    summ_ctx *sc = NULL;
-    assert_int_equal(summ_create(&cfg, &sc, NULL), LC_OK);
-    return sc;
-}
-
-static int fx_setup(void **state)
-{
-    fx *f = calloc(1, sizeof *f);
-    snprintf(f->home, sizeof f->home, "/tmp/lc-dag-XXXXXX");
-    assert_non_null(mkdtemp(f->home));
-    assert_int_equal(store_open(f->home, "sess", "/w", &f->st, NULL), LC_OK);
-    f->sc = extractive_ctx();
-    *state = f;
-    return 0;
-}
-
-static int fx_teardown(void **state)
-{
-    fx *f = *state;
-    summ_free(f->sc);
-    store_close(f->st);
-    fx_rm(f->home);
-    free(f);
-    return 0;
-}
 
 /* A sentence-rich text of about `tokens` tokens with an identifier the extractive
  * summarizer keeps. */
@@ -431,18 +390,19 @@ static void test_heal_blocks_a_source_beyond_eight_windows_without_a_call(void *
 
 int main(void)
 {
+#define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_pass_covers_every_message_before_the_fresh_tail_exactly_once, fx_setup, fx_teardown),
-        cmocka_unit_test_setup_teardown(test_second_pass_summarizes_nothing_twice, fx_setup, fx_teardown),
-        cmocka_unit_test_setup_teardown(test_without_flush_a_partial_chunk_waits, fx_setup, fx_teardown),
-        cmocka_unit_test_setup_teardown(test_condensation_takes_oldest_shallowest_run_of_at_most_eight, fx_setup, fx_teardown),
-        cmocka_unit_test_setup_teardown(test_headers_name_node_depth_and_span, fx_setup, fx_teardown),
-        cmocka_unit_test_setup_teardown(test_unmeetable_budget_records_condensation_stalled, fx_setup, fx_teardown),
-        cmocka_unit_test_setup_teardown(test_leaf_never_ends_before_a_tool_result, fx_setup, fx_teardown),
-        cmocka_unit_test_setup_teardown(test_pass_killed_midway_leaves_consistent_store_that_resumes, fx_setup, fx_teardown),
-        cmocka_unit_test_setup_teardown(test_source_cap_stops_a_pass_and_the_next_continues, fx_setup, fx_teardown),
-        cmocka_unit_test_setup_teardown(test_heal_dry_run_lists_mechanical_nodes_and_apply_replaces_them, fx_setup, fx_teardown),
-        cmocka_unit_test_setup_teardown(test_heal_blocks_a_source_beyond_eight_windows_without_a_call, fx_setup, fx_teardown),
+        T(test_pass_covers_every_message_before_the_fresh_tail_exactly_once),
+        T(test_second_pass_summarizes_nothing_twice),
+        T(test_without_flush_a_partial_chunk_waits),
+        T(test_condensation_takes_oldest_shallowest_run_of_at_most_eight),
+        T(test_headers_name_node_depth_and_span),
+        T(test_unmeetable_budget_records_condensation_stalled),
+        T(test_leaf_never_ends_before_a_tool_result),
+        T(test_pass_killed_midway_leaves_consistent_store_that_resumes),
+        T(test_source_cap_stops_a_pass_and_the_next_continues),
+        T(test_heal_dry_run_lists_mechanical_nodes_and_apply_replaces_them),
+        T(test_heal_blocks_a_source_beyond_eight_windows_without_a_call),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,37 +24,8 @@
 #include "summarize.h"
 #include "util.h"
 
+#include "dag_fx.h"
 
-typedef struct fx {
-    char home[64];
-    store *st;
-    summ_ctx *sc;
-} fx;
-
-static int fx_setup(void **state)
-{
-    static const char *const chain[] = {"extractive"};
-    summ_config cfg = {.chain = chain, .n_chain = 1};
-    fx *f = calloc(1, sizeof *f);
-    snprintf(f->home, sizeof f->home, "/tmp/lc-dagp-XXXXXX");
-    assert_non_null(mkdtemp(f->home));
-    assert_int_equal(store_open(f->home, "sess", "/w", &f->st, NULL), LC_OK);
-    assert_int_equal(summ_create(&cfg, &f->sc, NULL), LC_OK);
-    *state = f;
-    return 0;
-}
-
-static int fx_teardown(void **state)
-{
-    fx *f = *state;
-    char cmd[128];
-    summ_free(f->sc);
-    store_close(f->st);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->home);
-    assert_int_equal(system(cmd), 0);
-    free(f);
-    return 0;
-}
 
 /* A branch: ids[i] = <prefix[i]>NN, user/assistant alternating, ~`tokens` tokens each. */
 typedef struct branch {
@@ -63,7 +34,7 @@ typedef struct branch {
     size_t n;
 } branch;
 
-static void branch_add(branch *b, const char *prefix, int i, int tokens)
+static void branch_add1(branch *b, const char *prefix, int i, int tokens)
 {
     sbuf t = {0};
     snprintf(b->ids[b->n], sizeof b->ids[b->n], "%s%02d", prefix, i);
@@ -77,10 +48,24 @@ static void branch_add(branch *b, const char *prefix, int i, int tokens)
     sb_free(&t);
 }
 
+/* Messages <prefix>from..<prefix>to-1 of ~`tokens` tokens each. */
+static void branch_add(branch *b, const char *prefix, int from, int to, int tokens)
+{
+    for (int i = from; i < to; i++) branch_add1(b, prefix, i, tokens);
+}
+
 static void branch_free(branch *b)
 {
     for (size_t i = 0; i < b->n; i++) free(b->json[i]);
     b->n = 0;
+}
+
+/* The store's progress watermark (the ordinal below which everything is covered). */
+static int64_t watermark(store *s)
+{
+    int64_t w = -1;
+    assert_int_equal(store_dag_progress(s, &w, NULL, NULL), LC_OK);
+    return w;
 }
 
 static void branch_ingest(store *s, const branch *b)
@@ -117,13 +102,12 @@ static void test_new_branch_below_the_watermark_is_still_covered(void **state)
 {
     fx *f = *state;
     branch a = {0}, b = {0};
-    for (int i = 0; i < 60; i++) branch_add(&a, "a", i, 500);
+    branch_add(&a, "a", 0, 60, 500);
     branch_ingest(f->st, &a);
     dag_opts o = opts(0);
     dag_stats ds;
     assert_int_equal(dag_pass(f->st, f->sc, &o, &ds, NULL), LC_OK);
-    int64_t w = 0;
-    assert_int_equal(store_dag_progress(f->st, &w, NULL, NULL), LC_OK);
+    int64_t w = watermark(f->st);
     assert_true(w >= 40); /* the pass moved the watermark over what it covered */
     assert_progress_exact(f->st);
 
@@ -131,11 +115,10 @@ static void test_new_branch_below_the_watermark_is_still_covered(void **state)
     const char *left[50];
     for (int i = 0; i < 50; i++) left[i] = a.ids[10 + i];
     assert_int_equal(store_set_removed(f->st, left, 50, 1, NULL), LC_OK);
-    for (int i = 0; i < 10; i++) branch_add(&b, "a", i, 500);
-    for (int i = 10; i < 70; i++) branch_add(&b, "b", i, 500);
+    branch_add(&b, "a", 0, 10, 500);
+    branch_add(&b, "b", 10, 70, 500);
     branch_ingest(f->st, &b);
-    assert_int_equal(store_dag_progress(f->st, &w, NULL, NULL), LC_OK);
-    assert_int_equal(w, 10);
+    assert_int_equal(watermark(f->st), 10);
     assert_progress_exact(f->st);
 
     o = opts(1);
@@ -155,7 +138,7 @@ static void test_progress_matches_a_recount_after_ingest_cover_remove_restore_an
 {
     fx *f = *state;
     branch a = {0};
-    for (int i = 0; i < 40; i++) branch_add(&a, "a", i, 400);
+    branch_add(&a, "a", 0, 40, 400);
     branch_ingest(f->st, &a);
     assert_progress_exact(f->st);
     dag_opts o = opts(0);
@@ -172,9 +155,7 @@ static void test_progress_matches_a_recount_after_ingest_cover_remove_restore_an
     /* A repair that deletes coverage: the numbers are dropped and recounted. */
     assert_int_equal(store_qexec(f->st, "DELETE FROM summary_messages WHERE summary_id = (SELECT min(id) FROM summaries)"),
                      0);
-    int64_t w = -1;
-    assert_int_equal(store_dag_progress(f->st, &w, NULL, NULL), LC_OK);
-    assert_int_equal(w, 0);
+    assert_int_equal(watermark(f->st), 0);
     assert_progress_exact(f->st);
     branch_free(&a);
 }
@@ -183,17 +164,15 @@ static void test_pass_with_less_than_a_chunk_pending_writes_nothing(void **state
 {
     fx *f = *state;
     branch a = {0};
-    for (int i = 0; i < 12; i++) branch_add(&a, "a", i, 500); /* 6,000 tokens: tail + 3,000 */
+    branch_add(&a, "a", 0, 12, 500); /* 6,000 tokens: tail + 3,000 */
     branch_ingest(f->st, &a);
     dag_opts o = opts(0);
     dag_stats ds;
-    int64_t w0 = -1, w1 = -1;
-    assert_int_equal(store_dag_progress(f->st, &w0, NULL, NULL), LC_OK);
+    int64_t w0 = watermark(f->st);
     assert_int_equal(dag_pass(f->st, f->sc, &o, &ds, NULL), LC_OK);
     assert_int_equal(ds.leaves, 0);
     assert_int_equal(store_q1(f->st, "SELECT count(*) FROM runs"), 0);
-    assert_int_equal(store_dag_progress(f->st, &w1, NULL, NULL), LC_OK);
-    assert_int_equal(w1, w0);
+    assert_int_equal(watermark(f->st), w0);
     branch_free(&a);
 }
 
@@ -201,7 +180,7 @@ static void test_set_removed_writes_only_rows_whose_mark_changes(void **state)
 {
     fx *f = *state;
     branch a = {0};
-    for (int i = 0; i < 6; i++) branch_add(&a, "a", i, 50);
+    branch_add(&a, "a", 0, 6, 50);
     branch_ingest(f->st, &a);
     /* Counted by a SQLite TEMP trigger on the store's connection; PostgreSQL has no
      * per-connection trigger to count with. */
@@ -267,8 +246,8 @@ static int interfere_auto(void *ud, const char *system_prompt, const char *promp
             n++;
         }
         assert_int_equal(store_set_removed(other, left, n, 1, NULL), LC_OK);
-        for (int i = 0; i < it->fork; i++) branch_add(&b, "a", i, 500);
-        for (int i = (int)it->fork; i < 60; i++) branch_add(&b, "b", i, 500);
+        branch_add(&b, "a", 0, it->fork, 500);
+        branch_add(&b, "b", it->fork, 60, 500);
         branch_ingest(other, &b);
         store_close(other);
         branch_free(&b);
@@ -287,7 +266,7 @@ static void test_pass_keeps_the_watermark_below_a_branch_stored_during_its_call(
     char sql[512];
     assert_int_equal(summ_create(&cfg, &sc, NULL), LC_OK);
     branch a = {0};
-    for (int i = 0; i < 60; i++) branch_add(&a, "a", i, 500);
+    branch_add(&a, "a", 0, 60, 500);
     branch_ingest(f->st, &a);
     dag_opts o = opts(1);
     dag_stats ds;

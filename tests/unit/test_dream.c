@@ -27,28 +27,16 @@
  * alternating), entry ids <sid>-<i>. */
 static void make_session(const char *sid, const char *cwd, const char *const *texts, size_t n)
 {
-    store *s = NULL;
-    char *err = NULL;
-    assert_int_equal(store_open(home, sid, cwd, &s, &err), LC_OK);
-    store_msg *m = calloc(n, sizeof *m);
-    char **ids = calloc(n, sizeof *ids), **json = calloc(n, sizeof *json);
-    for (size_t i = 0; i < n; i++) {
-        const char *role = i % 2 ? "assistant" : "user";
-        ids[i] = lc_asprintf("%s-%zu", sid, i);
-        json[i] = lc_asprintf("{\"role\":\"%s\",\"content\":[{\"type\":\"text\",\"text\":\"%s\"}],\"timestamp\":%zu}", role,
-                              texts[i], 1767225600000 + i);
-        m[i] = (store_msg){ids[i], json[i], strlen(json[i])};
-    }
+    store *s = home_store(sid, cwd);
+    msg_batch b = {0};
+    for (size_t i = 0; i < n; i++)
+        msg_batch_add(&b, lc_asprintf("%s-%zu", sid, i),
+                      lc_asprintf("{\"role\":\"%s\",\"content\":[{\"type\":\"text\",\"text\":"
+                                  "\"%s\"}],\"timestamp\":%zu}",
+                                  i % 2 ? "assistant" : "user", texts[i], 1767225600000 + i));
     store_ingest_stats st;
-    assert_int_equal(store_ingest(s, m, n, &st, &err), LC_OK);
+    msg_batch_ingest(s, &b, &st);
     assert_int_equal(st.inserted, n);
-    for (size_t i = 0; i < n; i++) {
-        free(ids[i]);
-        free(json[i]);
-    }
-    free(ids);
-    free(json);
-    free(m);
     store_close(s);
 }
 
@@ -235,11 +223,11 @@ static void test_dream_bundle_text_with_nothing_learned_creates_nothing(void **s
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_dream_rules_find_each_kind_with_lineage, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_dream_token_budget_stops_and_the_next_run_goes_on, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_dream_project_scope_leaves_other_folders_alone, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_dream_lock_refuses_a_second_run_and_takes_a_dead_ones, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_dream_bundle_text_with_nothing_learned_creates_nothing, setup, teardown),
+        HOME_TEST(test_dream_rules_find_each_kind_with_lineage),
+        HOME_TEST(test_dream_token_budget_stops_and_the_next_run_goes_on),
+        HOME_TEST(test_dream_project_scope_leaves_other_folders_alone),
+        HOME_TEST(test_dream_lock_refuses_a_second_run_and_takes_a_dead_ones),
+        HOME_TEST(test_dream_bundle_text_with_nothing_learned_creates_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -74,10 +74,8 @@ static void test_grep_sessions_with_an_empty_store_folder_finds_nothing(void **s
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_grep_sessions_with_only_the_current_store_finds_nothing,
-                                        setup, teardown),
-        cmocka_unit_test_setup_teardown(test_grep_sessions_with_an_empty_store_folder_finds_nothing,
-                                        setup, teardown),
+        HOME_TEST(test_grep_sessions_with_only_the_current_store_finds_nothing),
+        HOME_TEST(test_grep_sessions_with_an_empty_store_folder_finds_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

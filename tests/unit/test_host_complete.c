@@ -218,9 +218,9 @@ int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_two_threads_complete_at_the_same_time, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_timeout_ms_gives_the_timed_out_error, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_shutdown_aborts_a_call_in_flight_and_refuses_new_ones, setup, teardown),
+        HOME_TEST(test_two_threads_complete_at_the_same_time),
+        HOME_TEST(test_timeout_ms_gives_the_timed_out_error),
+        HOME_TEST(test_shutdown_aborts_a_call_in_flight_and_refuses_new_ones),
         cmocka_unit_test(test_table_is_level_3_without_complete_async),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -25,36 +25,21 @@
 
 #include "temp_home.h"
 
+/* The suite's stores all belong to one project folder. */
 static store *open_store(const char *sid)
 {
-    store *s = NULL;
-    char *err = NULL;
-    int rc = store_open(home, sid, "/work/proj", &s, &err);
-    if (rc) fprintf(stderr, "store_open: %s\n", err ? err : "?");
-    assert_int_equal(rc, LC_OK);
-    free(err);
-    return s;
+    return home_store(sid, "/work/proj");
 }
 
 /* n user messages e0..e(n-1) with the given texts. */
 static void ingest_texts(store *s, const char *const *texts, size_t n)
 {
-    store_msg *m = calloc(n, sizeof *m);
-    char **json = calloc(n, sizeof *json), **ids = calloc(n, sizeof *ids);
-    for (size_t i = 0; i < n; i++) {
-        ids[i] = lc_asprintf("e%zu", i);
-        json[i] = lc_asprintf("{\"role\":\"user\",\"content\":\"%s\",\"timestamp\":%zu}", texts[i], 1700000000000 + i);
-        m[i] = (store_msg){ids[i], json[i], strlen(json[i])};
-    }
-    char *err = NULL;
-    assert_int_equal(store_ingest(s, m, n, NULL, &err), LC_OK);
-    for (size_t i = 0; i < n; i++) {
-        free(ids[i]);
-        free(json[i]);
-    }
-    free(ids);
-    free(json);
-    free(m);
+    msg_batch b = {0};
+    for (size_t i = 0; i < n; i++)
+        msg_batch_add(&b, lc_asprintf("e%zu", i),
+                      lc_asprintf("{\"role\":\"user\",\"content\":\"%s\",\"timestamp\":%zu}",
+                                  texts[i], 1700000000000 + i));
+    msg_batch_ingest(s, &b, NULL);
 }
 
 static int64_t row_id(store *s, const char *entry)
@@ -416,11 +401,11 @@ int main(void)
         cmocka_unit_test(test_embed_url_takes_a_base_or_the_full_path),
         cmocka_unit_test(test_embeddings_are_off_by_default_and_absent_from_the_effective_config),
         cmocka_unit_test(test_embeddings_settings_parse_with_weights_and_bounds),
-        cmocka_unit_test_setup_teardown(test_vectors_are_written_walked_backfilled_and_counted, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_a_summary_vector_leaves_when_its_text_changes, setup, teardown),
+        HOME_TEST(test_vectors_are_written_walked_backfilled_and_counted),
+        HOME_TEST(test_a_summary_vector_leaves_when_its_text_changes),
         cmocka_unit_test(test_a_backend_without_vector_slots_says_so),
-        cmocka_unit_test_setup_teardown(test_hybrid_search_finds_by_meaning_what_shares_no_word, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_hybrid_full_text_side_keeps_the_ranking_bound, setup, teardown),
+        HOME_TEST(test_hybrid_search_finds_by_meaning_what_shares_no_word),
+        HOME_TEST(test_hybrid_full_text_side_keeps_the_ranking_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -63,25 +63,27 @@ static void expect_end(jsonl_reader *r)
     assert_null(jsonl_error(r));
 }
 
+/* `d` opened: {"a":1} on line la, {"b":2} on line lb, then the end. */
+static jsonl_reader *expect_a_then_b(void **state, const char *d, size_t la, size_t lb)
+{
+    jsonl_reader *r = open_with(state, d, strlen(d));
+    expect_line(r, "{\"a\":1}", la);
+    expect_line(r, "{\"b\":2}", lb);
+    expect_end(r);
+    return r;
+}
+
 static void test_splits_lines_and_numbers_them(void **state)
 {
     const char *d = "{\"a\":1}\n{\"b\":2}\n";
-    jsonl_reader *r = open_with(state, d, strlen(d));
-    expect_line(r, "{\"a\":1}", 1);
-    expect_line(r, "{\"b\":2}", 2);
-    expect_end(r);
+    jsonl_reader *r = expect_a_then_b(state, d, 1, 2);
     assert_int_equal(jsonl_offset(r), (long long)strlen(d));
     jsonl_close(r);
 }
 
 static void test_crlf_line_endings_are_stripped(void **state)
 {
-    const char *d = "{\"a\":1}\r\n{\"b\":2}\r\n";
-    jsonl_reader *r = open_with(state, d, strlen(d));
-    expect_line(r, "{\"a\":1}", 1);
-    expect_line(r, "{\"b\":2}", 2);
-    expect_end(r);
-    jsonl_close(r);
+    jsonl_close(expect_a_then_b(state, "{\"a\":1}\r\n{\"b\":2}\r\n", 1, 2));
 }
 
 static void test_final_line_without_newline_is_returned_and_marked_incomplete(void **state)
@@ -98,12 +100,7 @@ static void test_final_line_without_newline_is_returned_and_marked_incomplete(vo
 
 static void test_blank_lines_are_skipped_but_counted(void **state)
 {
-    const char *d = "\n{\"a\":1}\n  \r\n\t\n{\"b\":2}\n\n";
-    jsonl_reader *r = open_with(state, d, strlen(d));
-    expect_line(r, "{\"a\":1}", 2);
-    expect_line(r, "{\"b\":2}", 5);
-    expect_end(r);
-    jsonl_close(r);
+    jsonl_close(expect_a_then_b(state, "\n{\"a\":1}\n  \r\n\t\n{\"b\":2}\n\n", 2, 5));
 }
 
 static void test_empty_file_has_no_lines(void **state)

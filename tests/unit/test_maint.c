@@ -577,7 +577,7 @@ static void test_tilde_rewrites_home_and_hides_other_absolute_paths(void **state
 
 int main(void)
 {
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) HOME_TEST(f)
     const struct CMUnitTest tests[] = {
         T(test_doctor_passes_a_clean_store_and_counts_unleafed_messages),
         T(test_doctor_finds_an_emptied_fts_index_and_repair_rebuilds_it),

@@ -19,6 +19,7 @@
 #include "metrics.h"
 #include "util.h"
 
+#include "expect_text.h"
 #include "temp_home.h"
 
 static void record(metrics *m, const char *kind, const char *json)
@@ -29,19 +30,33 @@ static void record(metrics *m, const char *kind, const char *json)
     cJSON_Delete(f);
 }
 
+static metrics *open_session(const char *sid)
+{
+    metrics *m = NULL;
+    char *err = NULL;
+    assert_int_equal(metrics_open(home, sid, &m, &err), LC_OK);
+    return m;
+}
+
+/* The rows of session `sid` (NULL: every session) in the log at `path`. */
+static cJSON *load_rows(const char *path, const char *sid, size_t *skipped)
+{
+    cJSON *rows = NULL;
+    char *err = NULL;
+    assert_int_equal(metrics_load(path, sid, &rows, skipped, &err), LC_OK);
+    return rows;
+}
+
 static void test_record_appends_one_stamped_row_per_event_at_mode_0600(void **state)
 {
     (void)state;
-    metrics *m = NULL;
-    char *err = NULL;
-    assert_int_equal(metrics_open(home, "sess-a", &m, &err), LC_OK);
+    metrics *m = open_session("sess-a");
     record(m, METRIC_SUMM_CALL, "{\"model\":\"auto\",\"stage\":\"leaf\",\"inputTokens\":120,\"kind\":\"spoof\"}");
     record(m, METRIC_CONTEXT, NULL);
     struct stat sb;
     assert_int_equal(stat(metrics_path(m), &sb), 0);
     assert_int_equal(sb.st_mode & 0777, 0600);
-    cJSON *rows = NULL;
-    assert_int_equal(metrics_load(metrics_path(m), NULL, &rows, NULL, &err), LC_OK);
+    cJSON *rows = load_rows(metrics_path(m), NULL, NULL);
     assert_int_equal(cJSON_GetArraySize(rows), 2);
     cJSON *r0 = cJSON_GetArrayItem(rows, 0);
     assert_string_equal(cJSON_GetObjectItem(r0, "kind")->valuestring, METRIC_SUMM_CALL);
@@ -55,24 +70,20 @@ static void test_record_appends_one_stamped_row_per_event_at_mode_0600(void **st
 static void test_load_keeps_one_session_and_skips_broken_lines(void **state)
 {
     (void)state;
-    metrics *a = NULL, *b = NULL;
-    char *err = NULL;
-    assert_int_equal(metrics_open(home, "sess-a", &a, &err), LC_OK);
-    assert_int_equal(metrics_open(home, "sess-b", &b, &err), LC_OK);
+    metrics *a = open_session("sess-a"), *b = open_session("sess-b");
     record(a, METRIC_RECALL, NULL);
     record(b, METRIC_RECALL, NULL);
     record(a, METRIC_BRANCH, NULL);
     FILE *fp = fopen(metrics_path(a), "a");
     fputs("{not json\n", fp);
     fclose(fp);
-    cJSON *rows = NULL;
     size_t skipped = 0;
-    assert_int_equal(metrics_load(metrics_path(a), "sess-a", &rows, &skipped, &err), LC_OK);
+    cJSON *rows = load_rows(metrics_path(a), "sess-a", &skipped);
     assert_int_equal(cJSON_GetArraySize(rows), 2);
     assert_int_equal(skipped, 1);
     cJSON_Delete(rows);
     /* A log that does not exist yet is an empty session, not an error. */
-    assert_int_equal(metrics_load("/nonexistent/metrics.jsonl", "x", &rows, NULL, &err), LC_OK);
+    rows = load_rows("/nonexistent/metrics.jsonl", "x", NULL);
     assert_int_equal(cJSON_GetArraySize(rows), 0);
     cJSON_Delete(rows);
     metrics_close(a);
@@ -82,9 +93,7 @@ static void test_load_keeps_one_session_and_skips_broken_lines(void **state)
 static void test_report_names_model_fallback_heal_runs_and_billed_tokens(void **state)
 {
     (void)state;
-    metrics *m = NULL;
-    char *err = NULL;
-    assert_int_equal(metrics_open(home, "s", &m, &err), LC_OK);
+    metrics *m = open_session("s");
     record(m, METRIC_SUMM_FALLBACK, "{\"from\":\"openrouter/x\",\"to\":\"auto\"}");
     record(m, METRIC_SUMM_FALLBACK, NULL);
     record(m, METRIC_SUMM_CALL, "{\"inputTokens\":1000,\"outputTokens\":200}");
@@ -94,16 +103,12 @@ static void test_report_names_model_fallback_heal_runs_and_billed_tokens(void **
     record(m, METRIC_HEAL_NODE, NULL);
     record(m, METRIC_HEAL_COMPLETE, NULL);
     record(m, METRIC_CONTEXT, "{\"decision\":\"swap\",\"zone\":\"swap\"}");
-    cJSON *rows = NULL;
-    assert_int_equal(metrics_load(metrics_path(m), "s", &rows, NULL, &err), LC_OK);
+    cJSON *rows = load_rows(metrics_path(m), "s", NULL);
     char *r = metrics_report(rows, "s");
-    assert_non_null(r);
-    assert_non_null(strstr(r, "9 metric rows"));
-    assert_non_null(strstr(r, "model-fallback: 2"));
-    assert_non_null(strstr(r, "heal runs: 1 started, 1 completed, 2 nodes attempted"));
-    assert_non_null(strstr(r, "summarizer calls: 2, billed 1500 in / 300 out tokens"));
-    assert_non_null(strstr(r, "last: swap in zone swap"));
-    assert_non_null(strstr(r, "summarizer-fallback=2"));
+    expect_has(r, "9 metric rows", "model-fallback: 2",
+               "heal runs: 1 started, 1 completed, 2 nodes attempted",
+               "summarizer calls: 2, billed 1500 in / 300 out tokens", "last: swap in zone swap",
+               "summarizer-fallback=2");
     free(r);
     cJSON_Delete(rows);
     metrics_close(m);
@@ -118,15 +123,9 @@ static void test_sanitized_row_masks_free_text_and_keeps_vocabulary(void **state
                              "\"stage\":\"leaf\",\"nested\":{\"model\":\"/abs/path\"},\"ok\":true}");
     cJSON *s = metrics_row_sanitized(row);
     char *t = cJSON_PrintUnformatted(s);
-    assert_null(strstr(t, "SECRET"));
-    assert_null(strstr(t, "needle"));
-    assert_null(strstr(t, "/home/u"));
-    assert_null(strstr(t, "/abs/path"));
-    assert_null(strstr(t, "sentence"));
-    assert_non_null(strstr(t, "\"model\":\"anthropic/claude-haiku-4-5\""));
-    assert_non_null(strstr(t, "\"stage\":\"leaf\""));
-    assert_non_null(strstr(t, "\"ok\":true"));
-    assert_non_null(strstr(t, "[masked"));
+    expect_lacks(t, "SECRET", "needle", "/home/u", "/abs/path", "sentence");
+    expect_has(t, "\"model\":\"anthropic/claude-haiku-4-5\"", "\"stage\":\"leaf\"",
+               "\"ok\":true", "[masked");
     cJSON_free(t);
     cJSON_Delete(s);
     cJSON_Delete(row);
@@ -135,9 +134,9 @@ static void test_sanitized_row_masks_free_text_and_keeps_vocabulary(void **state
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_record_appends_one_stamped_row_per_event_at_mode_0600, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_load_keeps_one_session_and_skips_broken_lines, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_report_names_model_fallback_heal_runs_and_billed_tokens, setup, teardown),
+        HOME_TEST(test_record_appends_one_stamped_row_per_event_at_mode_0600),
+        HOME_TEST(test_load_keeps_one_session_and_skips_broken_lines),
+        HOME_TEST(test_report_names_model_fallback_heal_runs_and_billed_tokens),
         cmocka_unit_test(test_sanitized_row_masks_free_text_and_keeps_vocabulary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -66,6 +66,8 @@ typedef struct fx {
     char *json[NMSG];
     char ids[NMSG][16];
     store_msg m[NMSG];
+    project_item *items; /* the last request()'s */
+    size_t n_items;
 } fx;
 
 static summ_ctx *chain(int truncate_only)
@@ -109,6 +111,7 @@ static int fx_teardown(void **state)
     summ_free(f->cover);
     store_close(f->st);
     for (int i = 0; i < NMSG; i++) free(f->json[i]);
+    free(f->items);
     free(f->r.log.p);
     free(f);
     return teardown(state);
@@ -127,13 +130,17 @@ static projstate_env fx_env(fx *f, long window)
     return env;
 }
 
-static int request(fx *f, const projstate_env *env, size_t from, size_t n, project_item **items,
-                   size_t *n_items)
+/* One context request of messages from..from+n-1 (it must succeed and count their tokens);
+ * its items are in f->items, the request before's freed. */
+static void request(fx *f, const projstate_env *env, size_t from, size_t n)
 {
     size_t tokens = 0;
-    int rc = projstate_context(f->ps, env, f->m + from, n, 0, items, n_items, &tokens, NULL);
+    free(f->items);
+    f->items = NULL;
+    assert_int_equal(projstate_context(f->ps, env, f->m + from, n, 0, &f->items, &f->n_items,
+                                       &tokens, NULL),
+                     LC_OK);
     assert_int_equal(tokens, (size_t)(fx_tokens(f, from + n) - fx_tokens(f, from)));
-    return rc;
 }
 
 /* ---- budgets and zones ---------------------------------------------------------------------- */
@@ -170,12 +177,11 @@ static void test_request_without_a_store_is_only_measured(void **state)
 {
     fx *f = *state;
     projstate_env env = fx_env(f, 128000);
-    project_item *items = NULL;
-    size_t n_items = 9;
+    f->n_items = 9;
     env.st = NULL;
-    assert_int_equal(request(f, &env, 0, 10, &items, &n_items), LC_OK);
-    assert_null(items);
-    assert_int_equal(n_items, 0);
+    request(f, &env, 0, 10);
+    assert_null(f->items);
+    assert_int_equal(f->n_items, 0);
     assert_int_equal(f->r.pickups, 0);
     assert_false(projstate_logging(f->ps));
 }
@@ -184,14 +190,12 @@ static void test_request_below_the_lines_goes_as_it_came_and_is_stored(void **st
 {
     fx *f = *state;
     projstate_env env = fx_env(f, 128000);
-    project_item *items = NULL;
-    size_t n_items = 0;
     projstate_view v;
-    assert_int_equal(request(f, &env, 0, 10, &items, &n_items), LC_OK);
-    assert_null(items);
+    request(f, &env, 0, 10);
+    assert_null(f->items);
     /* The next request grew by two: both are stored too. */
-    assert_int_equal(request(f, &env, 0, 12, &items, &n_items), LC_OK);
-    assert_null(items);
+    request(f, &env, 0, 12);
+    assert_null(f->items);
     store_row row = {0};
     assert_int_equal(store_get_message(f->st, "e011", &row, NULL), LC_OK);
     store_row_free(&row);
@@ -214,27 +218,24 @@ static void test_pass_between_turns_prepares_the_cut_the_next_request_swaps_to(v
     fx *f = *state;
     const size_t n = 48;
     projstate_env env = fx_env(f, window_for(f, n));
-    project_item *items = NULL;
-    size_t n_items = 0;
     projstate_view v;
-    assert_int_equal(request(f, &env, 0, n, &items, &n_items), LC_OK);
-    assert_null(items); /* over the swap line, but no cut exists yet */
+    request(f, &env, 0, n);
+    assert_null(f->items); /* over the swap line, but no cut exists yet */
     /* No worker: the pass runs here, and the cut is prepared after it. */
     projstate_between_turns(f->ps, &env, 0);
     assert_int_equal(f->r.submits, 0);
     projstate_view_get(f->ps, &v);
     assert_int_equal(v.passes, 1);
-    assert_int_equal(request(f, &env, 0, n + 1, &items, &n_items), LC_OK);
-    assert_non_null(items);
-    assert_true(items[0].index < 0);            /* the pointer block first */
-    assert_non_null(strstr(items[0].json, "lcm:summary"));
-    assert_int_equal(items[n_items - 1].index, (int64_t)n); /* the raw tail after it */
+    request(f, &env, 0, n + 1);
+    assert_non_null(f->items);
+    assert_true(f->items[0].index < 0);            /* the pointer block first */
+    assert_non_null(strstr(f->items[0].json, "lcm:summary"));
+    assert_int_equal(f->items[f->n_items - 1].index, (int64_t)n); /* the raw tail after it */
     projstate_view_get(f->ps, &v);
     assert_string_equal(v.last_action, "swap");
     assert_true(v.cut_id > 0);
     assert_true(v.last_tokens < v.last_raw_tokens);
     assert_non_null(strstr(f->r.log.p, "I: lcm: swap to cut"));
-    free(items);
     /* The pin is stored between turns, not in the request. */
     project_pin pin;
     assert_int_equal(project_pin_get(f->st, &pin, NULL), LC_NOTFOUND);
@@ -242,8 +243,8 @@ static void test_pass_between_turns_prepares_the_cut_the_next_request_swaps_to(v
     assert_int_equal(project_pin_get(f->st, &pin, NULL), LC_OK);
     assert_int_equal(pin.cut_id, v.cut_id);
     /* A request that no longer holds the anchor drops the pin. */
-    assert_int_equal(request(f, &env, n - 2, 3, &items, &n_items), LC_OK);
-    assert_null(items);
+    request(f, &env, n - 2, 3);
+    assert_null(f->items);
     projstate_view_get(f->ps, &v);
     assert_string_equal(v.last_action, "drop");
     assert_int_equal(v.cut_id, 0);
@@ -260,10 +261,8 @@ static void test_between_turns_with_a_worker_submits_and_waits_until_a_pass_is_d
 {
     fx *f = *state;
     projstate_env env = fx_env(f, 1000000);
-    project_item *items = NULL;
-    size_t n_items = 0;
     env.worker = 1;
-    assert_int_equal(request(f, &env, 0, 10, &items, &n_items), LC_OK);
+    request(f, &env, 0, 10);
     projstate_between_turns(f->ps, &env, 0); /* far below every line: no pass is due */
     assert_int_equal(f->r.submits, 0);
     projstate_between_turns(f->ps, &env, 1); /* flush_all: always */
@@ -278,9 +277,7 @@ static void test_worker_cut_becomes_the_candidate_through_pickup(void **state)
     fx *f = *state;
     const size_t n = 48;
     projstate_env env = fx_env(f, window_for(f, n));
-    project_item *items = NULL;
-    size_t n_items = 0;
-    assert_int_equal(request(f, &env, 0, n, &items, &n_items), LC_OK);
+    request(f, &env, 0, n);
     /* What a worker would do on its own connection: a pass, then a cut. */
     dag_opts o = {.keep_recent_tokens = 1000, .flush = 1};
     dag_stats ds;
@@ -288,13 +285,12 @@ static void test_worker_cut_becomes_the_candidate_through_pickup(void **state)
     assert_int_equal(dag_pass(f->st, f->summ, &o, &ds, NULL), LC_OK);
     assert_int_equal(project_prepare_cut(f->st, 4000, &cut, NULL), LC_OK);
     f->r.next = (projstate_pick){.cut_id = cut, .passes = 1, .nodes = ds.leaves};
-    assert_int_equal(request(f, &env, 0, n + 1, &items, &n_items), LC_OK);
-    assert_non_null(items);
+    request(f, &env, 0, n + 1);
+    assert_non_null(f->items);
     projstate_view v;
     projstate_view_get(f->ps, &v);
     assert_int_equal(v.cut_id, cut);
     assert_int_equal(v.passes, 1);
-    free(items);
 }
 
 static void test_request_over_the_fit_line_is_covered_by_truncation_at_once(void **state)
@@ -303,18 +299,15 @@ static void test_request_over_the_fit_line_is_covered_by_truncation_at_once(void
     const size_t n = NMSG;
     /* The whole conversation is past 95% of this window. */
     projstate_env env = fx_env(f, (long)(fx_tokens(f, n) / 0.97));
-    project_item *items = NULL;
-    size_t n_items = 0;
-    assert_int_equal(request(f, &env, 0, n, &items, &n_items), LC_OK);
-    assert_non_null(items);
-    assert_true(items[0].index < 0);
-    assert_non_null(strstr(items[0].json, "lcm:truncated"));
+    request(f, &env, 0, n);
+    assert_non_null(f->items);
+    assert_true(f->items[0].index < 0);
+    assert_non_null(strstr(f->items[0].json, "lcm:truncated"));
     assert_true(f->r.invalidations >= 1); /* the worker's pass would only repeat it */
     assert_non_null(strstr(f->r.log.p, "W: lcm: summaries were late"));
     projstate_view v;
     projstate_view_get(f->ps, &v);
     assert_true(v.last_tokens < (long)(env.window * 0.95));
-    free(items);
 }
 
 static void test_request_log_has_one_line_per_request_sent(void **state)
@@ -324,13 +317,11 @@ static void test_request_log_has_one_line_per_request_sent(void **state)
     snprintf(path, sizeof path, "%s/requests.jsonl", home);
     projstate_log_open(f->ps, path, NULL);
     projstate_env env = fx_env(f, 128000);
-    project_item *items = NULL;
-    size_t n_items = 0;
-    assert_int_equal(request(f, &env, 0, 5, &items, &n_items), LC_OK);
+    request(f, &env, 0, 5);
     assert_true(projstate_logging(f->ps));
     projstate_log_sent(f->ps, f->m, 5, NULL, 0);
     assert_false(projstate_logging(f->ps)); /* once per plan */
-    assert_int_equal(request(f, &env, 0, 7, &items, &n_items), LC_OK);
+    request(f, &env, 0, 7);
     projstate_log_sent(f->ps, f->m, 7, NULL, 0);
     FILE *fp = fopen(path, "r");
     char line[2048];
@@ -349,21 +340,17 @@ static void test_request_log_has_one_line_per_request_sent(void **state)
 
 int main(void)
 {
+#define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_block_budget_is_a_quarter_of_the_swap_line_and_two_summaries_at_least),
         cmocka_unit_test(test_zones_resolve_against_the_default_window_when_the_host_gives_none),
-        cmocka_unit_test_setup_teardown(test_request_without_a_store_is_only_measured, fx_setup, fx_teardown),
-        cmocka_unit_test_setup_teardown(test_request_below_the_lines_goes_as_it_came_and_is_stored, fx_setup,
-                                        fx_teardown),
-        cmocka_unit_test_setup_teardown(test_pass_between_turns_prepares_the_cut_the_next_request_swaps_to,
-                                        fx_setup, fx_teardown),
-        cmocka_unit_test_setup_teardown(test_between_turns_with_a_worker_submits_and_waits_until_a_pass_is_due,
-                                        fx_setup, fx_teardown),
-        cmocka_unit_test_setup_teardown(test_worker_cut_becomes_the_candidate_through_pickup, fx_setup,
-                                        fx_teardown),
-        cmocka_unit_test_setup_teardown(test_request_over_the_fit_line_is_covered_by_truncation_at_once,
-                                        fx_setup, fx_teardown),
-        cmocka_unit_test_setup_teardown(test_request_log_has_one_line_per_request_sent, fx_setup, fx_teardown),
+        T(test_request_without_a_store_is_only_measured),
+        T(test_request_below_the_lines_goes_as_it_came_and_is_stored),
+        T(test_pass_between_turns_prepares_the_cut_the_next_request_swaps_to),
+        T(test_between_turns_with_a_worker_submits_and_waits_until_a_pass_is_due),
+        T(test_worker_cut_becomes_the_candidate_through_pickup),
+        T(test_request_over_the_fit_line_is_covered_by_truncation_at_once),
+        T(test_request_log_has_one_line_per_request_sent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

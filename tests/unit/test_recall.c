@@ -25,35 +25,16 @@
 
 #include "temp_home.h"
 
-static store *open_store(const char *sid, const char *cwd)
-{
-    store *s = NULL;
-    char *err = NULL;
-    assert_int_equal(store_open(home, sid, cwd, &s, &err), LC_OK);
-    return s;
-}
-
 /* n user messages "message i about topic", with `needle` planted in message `at`. */
 static void fill(store *s, size_t n, size_t at, const char *needle, const char *prefix)
 {
-    store_msg *m = calloc(n, sizeof *m);
-    char **bufs = calloc(n, sizeof *bufs);
-    char **ids = calloc(n, sizeof *ids);
-    for (size_t i = 0; i < n; i++) {
-        ids[i] = lc_asprintf("%s%zu", prefix, i);
-        bufs[i] = lc_asprintf("{\"role\":\"user\",\"content\":\"message %zu about   the\\n\\tgeneral topic%s%s\","
-                              "\"timestamp\":%zu}",
-                              i, i == at ? " " : "", i == at ? needle : "", 1000 + i);
-        m[i].entry_id = ids[i];
-        m[i].json = bufs[i];
-        m[i].json_len = strlen(bufs[i]);
-    }
-    char *err = NULL;
-    assert_int_equal(store_ingest(s, m, n, NULL, &err), LC_OK);
-    for (size_t i = 0; i < n; i++) free(bufs[i]), free(ids[i]);
-    free(bufs);
-    free(ids);
-    free(m);
+    msg_batch b = {0};
+    for (size_t i = 0; i < n; i++)
+        msg_batch_add(&b, lc_asprintf("%s%zu", prefix, i),
+                      lc_asprintf("{\"role\":\"user\",\"content\":\"message %zu about   the\\n\\t"
+                                  "general topic%s%s\",\"timestamp\":%zu}",
+                                  i, i == at ? " " : "", i == at ? needle : "", 1000 + i));
+    msg_batch_ingest(s, &b, NULL);
 }
 
 static void add_raw(store *s, const char *id, const char *text)
@@ -71,7 +52,7 @@ static void add_raw(store *s, const char *id, const char *text)
 static void test_query_mode_reports_total_and_pages_by_twenty(void **state)
 {
     (void)state;
-    store *s = open_store("q", "/p");
+    store *s = home_store("q", "/p");
     fill(s, 45, 7, "ZEBRA-needle", "e");
     recall_grep_opts o = {.query = "general topic"};
     recall_result r;
@@ -106,7 +87,7 @@ static void test_query_mode_reports_total_and_pages_by_twenty(void **state)
 static void test_query_over_rank_max_pages_newest_first_and_says_why(void **state)
 {
     (void)state;
-    store *s = open_store("many", "/p");
+    store *s = home_store("many", "/p");
     size_t n = RECALL_RANK_MAX + 1;
     fill(s, n, 3, "rarezebra", "e");
     recall_grep_opts o = {.query = "general topic"};
@@ -176,7 +157,7 @@ static void test_query_over_rank_max_pages_newest_first_and_says_why(void **stat
 static void test_query_under_rank_max_is_ranked_and_pages_in_rank_order(void **state)
 {
     (void)state;
-    store *s = open_store("rank", "/p");
+    store *s = home_store("rank", "/p");
     add_raw(s, "a0", "kiwi appears once in this much longer message about many other things entirely");
     add_raw(s, "a1", "kiwi kiwi kiwi");
     add_raw(s, "a2", "kiwi and a few other words here");
@@ -214,7 +195,7 @@ static void test_query_under_rank_max_is_ranked_and_pages_in_rank_order(void **s
 static void test_query_with_bad_fts_syntax_is_refused_with_a_hint(void **state)
 {
     (void)state;
-    store *s = open_store("qs", "/p");
+    store *s = home_store("qs", "/p");
     fill(s, 3, 0, "x", "e");
     recall_grep_opts o = {.query = "\"unbalanced"};
     recall_result r;
@@ -228,7 +209,7 @@ static void test_query_with_bad_fts_syntax_is_refused_with_a_hint(void **state)
 static void test_pattern_mode_says_more_exist_instead_of_counting(void **state)
 {
     (void)state;
-    store *s = open_store("p", "/p");
+    store *s = home_store("p", "/p");
     fill(s, 30, 12, "ptr=0x7ffe(12)", "e");
     recall_grep_opts o = {.pattern = "MESSAGE \\d+ about"};
     recall_result r;
@@ -261,7 +242,7 @@ static void test_pattern_mode_says_more_exist_instead_of_counting(void **state)
 static void test_pattern_time_bound_is_named(void **state)
 {
     (void)state;
-    store *s = open_store("pt", "/p");
+    store *s = home_store("pt", "/p");
     fill(s, 200, 0, "x", "e");
     /* A zero-length budget stops at the first check: the bound must be named. */
     recall_grep_opts o = {.pattern = "nothing-matches-this", .time_budget_ms = 1e-9};
@@ -279,7 +260,7 @@ static void test_pattern_time_bound_is_named(void **state)
 static void test_removed_entries_are_skipped_unless_included_and_labelled(void **state)
 {
     (void)state;
-    store *s = open_store("rm", "/p");
+    store *s = home_store("rm", "/p");
     fill(s, 10, 8, "abandonedbranchword", "e");
     const char *active[] = {"e0", "e1", "e2", "e3", "e4"};
     char *err = NULL;
@@ -308,7 +289,7 @@ static void test_removed_entries_are_skipped_unless_included_and_labelled(void *
 static void test_hits_name_covering_summary_and_summary_scope_limits_search(void **state)
 {
     (void)state;
-    store *s = open_store("sum", "/p");
+    store *s = home_store("sum", "/p");
     fill(s, 10, 2, "needleinleaf", "e");
     const char *l1[] = {"e0", "e1", "e2"}, *l2[] = {"e3", "e4"};
     store_summary a = {"leaf", 0, "leaf one", NULL, 3, l1, 3, NULL, 0};
@@ -360,7 +341,7 @@ static char *repeat(const char *unit, size_t times)
 static void test_long_messages_name_index_pattern_and_line_bounds(void **state)
 {
     (void)state;
-    store *s = open_store("long", "/p");
+    store *s = home_store("long", "/p");
     /* 110,000 chars then a word past the index reach, 250,000 total. */
     char *head = repeat("abcdefghij", 11000);
     char *tail = repeat("klmnopqrst", 14000);
@@ -396,7 +377,7 @@ static void test_long_messages_name_index_pattern_and_line_bounds(void **state)
 static void test_snippets_are_redacted_when_asked(void **state)
 {
     (void)state;
-    store *s = open_store("red", "/p");
+    store *s = home_store("red", "/p");
     add_raw(s, "k", "my key is sk-proj-abcdefghijklmnopqrstuvwxyz0123 keep it");
     recall_grep_opts o = {.query = "key", .redact = 1};
     recall_result r;
@@ -431,14 +412,14 @@ static void test_past_sessions_are_searched_read_only_with_labels(void **state)
     /* An older-generation SQLite file beside current ones: a folder of files. (The shared
      * store's sessions are searched by test_pg_store.sh's replay and lcm grep.) */
     if (store_q_pg()) return;
-    store *a = open_store("past-a", "/proj/one");
+    store *a = home_store("past-a", "/proj/one");
     fill(a, 5, 3, "pastneedle", "a");
     store_close(a);
-    store *b = open_store("past-b", "/proj/two");
+    store *b = home_store("past-b", "/proj/two");
     fill(b, 5, 1, "pastneedle", "b");
     store_close(b);
     make_old_generation_store("past-old");
-    store *cur = open_store("current", "/proj/one");
+    store *cur = home_store("current", "/proj/one");
     fill(cur, 3, 0, "pastneedle", "c");
     recall_grep_opts o = {.query = "pastneedle"};
     recall_result r;
@@ -483,7 +464,7 @@ static void test_past_sessions_are_searched_read_only_with_labels(void **state)
 static void test_read_only_store_forbids_writes(void **state)
 {
     (void)state;
-    store *a = open_store("ro", "/p");
+    store *a = home_store("ro", "/p");
     fill(a, 2, 0, "x", "e");
     store_close(a);
     char path[512];
@@ -528,7 +509,7 @@ static int scripted_complete(void *ud, const char *request_json, char **out_json
 static void test_expand_refuses_unknown_address_before_any_model_call(void **state)
 {
     (void)state;
-    store *s = open_store("x1", "/p");
+    store *s = home_store("x1", "/p");
     fill(s, 3, 0, "x", "e");
     scripted sc = {0};
     recall_expand_opts o = {.entry_id = "missing", .question = "what?"};
@@ -548,7 +529,7 @@ static void test_expand_refuses_unknown_address_before_any_model_call(void **sta
 static void test_expand_with_model_reads_windows_and_returns_findings(void **state)
 {
     (void)state;
-    store *s = open_store("x2", "/p");
+    store *s = home_store("x2", "/p");
     char *body = repeat("0123456789", 5000); /* 50,000 chars: three windows */
     char *text = lc_asprintf("N07=4821 %s", body);
     add_raw(s, "big", text);
@@ -570,7 +551,7 @@ static void test_expand_with_model_reads_windows_and_returns_findings(void **sta
 static void test_expand_is_bounded_by_max_tokens_and_turns(void **state)
 {
     (void)state;
-    store *s = open_store("x3", "/p");
+    store *s = home_store("x3", "/p");
     char *body = repeat("abcdefghij", 20000); /* 200,000 chars */
     add_raw(s, "huge", body);
     scripted sc = {0};
@@ -603,7 +584,7 @@ static void test_expand_is_bounded_by_max_tokens_and_turns(void **state)
 static void test_expand_without_model_returns_verbatim_windows_and_says_so(void **state)
 {
     (void)state;
-    store *s = open_store("x4", "/p");
+    store *s = home_store("x4", "/p");
     fill(s, 6, 4, "N07=4821", "e");
     const char *l[] = {"e3", "e4", "e5"};
     store_summary a = {"leaf", 0, "leaf", NULL, 3, l, 3, NULL, 0};
@@ -634,7 +615,7 @@ static void test_expand_without_model_returns_verbatim_windows_and_says_so(void 
 static void test_describe_summary_reports_tiers_cost_and_files(void **state)
 {
     (void)state;
-    store *s = open_store("d", "/p");
+    store *s = home_store("d", "/p");
     char *body = repeat("{\"id\":1,\"name\":\"x\"},", 2000);
     char *json = lc_asprintf("[%s{\"id\":2,\"name\":\"y\"}]", body);
     sbuf b = {0};
@@ -682,7 +663,7 @@ static void test_describe_summary_reports_tiers_cost_and_files(void **state)
 static void test_grep_line_never_cuts_a_secret_in_half(void **state)
 {
     (void)state;
-    store *s = open_store("k", "/p");
+    store *s = home_store("k", "/p");
     const char *key = "sk-ant-api03-QQQw1E2QQQw1E2QQQw1E2QQQw1E2QQQw1E2QQQw1E2QQQw1E2QQQw1E2AA";
     sbuf t = {0};
     sb_puts(&t, "the key ");
@@ -710,7 +691,7 @@ static void test_grep_line_never_cuts_a_secret_in_half(void **state)
 static void test_expand_question_on_common_words_reads_the_newest_matches(void **state)
 {
     (void)state;
-    store *s = open_store("xq", "/p");
+    store *s = home_store("xq", "/p");
     size_t n = RECALL_RANK_MAX + 10;
     fill(s, n, 3, "ZEBRA-needle", "e");
     recall_expand_opts q = {.question = "general topic", .max_tokens = 200000};
@@ -735,7 +716,7 @@ static void test_expand_question_on_common_words_reads_the_newest_matches(void *
 static void test_pattern_scan_stopped_by_its_bound_resumes_to_every_match_once(void **state)
 {
     (void)state;
-    store *s = open_store("resume", "/w");
+    store *s = home_store("resume", "/w");
     fill(s, 20000, 0, "", "r");
     recall_grep_opts o = {.pattern = "message \\d*7 about", .limit = 100000, .time_budget_ms = 60000};
     recall_result all, part;
@@ -789,26 +770,26 @@ static void test_pattern_scan_stopped_by_its_bound_resumes_to_every_match_once(v
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_query_mode_reports_total_and_pages_by_twenty, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_query_over_rank_max_pages_newest_first_and_says_why, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_query_under_rank_max_is_ranked_and_pages_in_rank_order, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_query_with_bad_fts_syntax_is_refused_with_a_hint, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_pattern_mode_says_more_exist_instead_of_counting, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_pattern_time_bound_is_named, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_removed_entries_are_skipped_unless_included_and_labelled, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_hits_name_covering_summary_and_summary_scope_limits_search, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_long_messages_name_index_pattern_and_line_bounds, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_snippets_are_redacted_when_asked, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_past_sessions_are_searched_read_only_with_labels, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_read_only_store_forbids_writes, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_expand_refuses_unknown_address_before_any_model_call, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_expand_with_model_reads_windows_and_returns_findings, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_expand_is_bounded_by_max_tokens_and_turns, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_expand_without_model_returns_verbatim_windows_and_says_so, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_describe_summary_reports_tiers_cost_and_files, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_grep_line_never_cuts_a_secret_in_half, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_expand_question_on_common_words_reads_the_newest_matches, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_pattern_scan_stopped_by_its_bound_resumes_to_every_match_once, setup, teardown),
+        HOME_TEST(test_query_mode_reports_total_and_pages_by_twenty),
+        HOME_TEST(test_query_over_rank_max_pages_newest_first_and_says_why),
+        HOME_TEST(test_query_under_rank_max_is_ranked_and_pages_in_rank_order),
+        HOME_TEST(test_query_with_bad_fts_syntax_is_refused_with_a_hint),
+        HOME_TEST(test_pattern_mode_says_more_exist_instead_of_counting),
+        HOME_TEST(test_pattern_time_bound_is_named),
+        HOME_TEST(test_removed_entries_are_skipped_unless_included_and_labelled),
+        HOME_TEST(test_hits_name_covering_summary_and_summary_scope_limits_search),
+        HOME_TEST(test_long_messages_name_index_pattern_and_line_bounds),
+        HOME_TEST(test_snippets_are_redacted_when_asked),
+        HOME_TEST(test_past_sessions_are_searched_read_only_with_labels),
+        HOME_TEST(test_read_only_store_forbids_writes),
+        HOME_TEST(test_expand_refuses_unknown_address_before_any_model_call),
+        HOME_TEST(test_expand_with_model_reads_windows_and_returns_findings),
+        HOME_TEST(test_expand_is_bounded_by_max_tokens_and_turns),
+        HOME_TEST(test_expand_without_model_returns_verbatim_windows_and_says_so),
+        HOME_TEST(test_describe_summary_reports_tiers_cost_and_files),
+        HOME_TEST(test_grep_line_never_cuts_a_secret_in_half),
+        HOME_TEST(test_expand_question_on_common_words_reads_the_newest_matches),
+        HOME_TEST(test_pattern_scan_stopped_by_its_bound_resumes_to_every_match_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

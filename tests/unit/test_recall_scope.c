@@ -127,12 +127,10 @@ static void test_catalog_all_homes_on_the_embedded_store_lists_this_home_unshare
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_scope_words_parse_and_an_unknown_word_is_refused, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_fleet_scope_refused_without_setting, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_fleet_scope_allowed_with_setting_reads_every_store_and_says_not_shared,
-                                        setup, teardown),
-        cmocka_unit_test_setup_teardown(test_catalog_all_homes_on_the_embedded_store_lists_this_home_unshared, setup,
-                                        teardown),
+        HOME_TEST(test_scope_words_parse_and_an_unknown_word_is_refused),
+        HOME_TEST(test_fleet_scope_refused_without_setting),
+        HOME_TEST(test_fleet_scope_allowed_with_setting_reads_every_store_and_says_not_shared),
+        HOME_TEST(test_catalog_all_homes_on_the_embedded_store_lists_this_home_unshared),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

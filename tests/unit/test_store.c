@@ -23,15 +23,10 @@
 
 #include "temp_home.h"
 
+/* The suite's stores all belong to one project folder. */
 static store *open_store(const char *sid)
 {
-    store *s = NULL;
-    char *err = NULL;
-    int rc = store_open(home, sid, "/work/proj", &s, &err);
-    if (rc) fprintf(stderr, "store_open: %s\n", err ? err : "?");
-    assert_int_equal(rc, LC_OK);
-    free(err);
-    return s;
+    return home_store(sid, "/work/proj");
 }
 
 /* The message shapes a session holds, keyed by entry id. */
@@ -630,22 +625,22 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_open_fixes_and_reports_modes_others_could_read),
-        cmocka_unit_test_setup_teardown(test_method_table_dispatch_checks_size_and_missing_slots, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_open_creates_private_wal_store_with_schema_and_meta, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_open_refuses_session_id_with_path_separator, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_open_migrates_an_empty_older_file_forward, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_open_refuses_store_from_newer_build, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ingest_writes_only_new_messages_idempotently, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ingest_skips_messages_without_entry_id, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ingest_rejects_malformed_json_and_rolls_back, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_read_returns_verbatim_bytes_for_every_shape, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_delete_and_reingest_gives_identical_rows, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_tree_move_marks_left_entries_and_moving_back_clears, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_large_tool_result_with_path_becomes_file_handle, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_tool_path_found_for_call_ingested_by_earlier_process, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_summary_add_records_span_children_and_refuses_unknown_entries, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_summary_set_text_replaces_text_tokens_and_index, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_walk_children_gives_a_condensed_nodes_children_with_spans, setup, teardown),
+        HOME_TEST(test_method_table_dispatch_checks_size_and_missing_slots),
+        HOME_TEST(test_open_creates_private_wal_store_with_schema_and_meta),
+        HOME_TEST(test_open_refuses_session_id_with_path_separator),
+        HOME_TEST(test_open_migrates_an_empty_older_file_forward),
+        HOME_TEST(test_open_refuses_store_from_newer_build),
+        HOME_TEST(test_ingest_writes_only_new_messages_idempotently),
+        HOME_TEST(test_ingest_skips_messages_without_entry_id),
+        HOME_TEST(test_ingest_rejects_malformed_json_and_rolls_back),
+        HOME_TEST(test_read_returns_verbatim_bytes_for_every_shape),
+        HOME_TEST(test_delete_and_reingest_gives_identical_rows),
+        HOME_TEST(test_tree_move_marks_left_entries_and_moving_back_clears),
+        HOME_TEST(test_large_tool_result_with_path_becomes_file_handle),
+        HOME_TEST(test_tool_path_found_for_call_ingested_by_earlier_process),
+        HOME_TEST(test_summary_add_records_span_children_and_refuses_unknown_entries),
+        HOME_TEST(test_summary_set_text_replaces_text_tokens_and_index),
+        HOME_TEST(test_walk_children_gives_a_condensed_nodes_children_with_spans),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,6 +20,9 @@
 #include "store_sqlite.h"
 #include "util.h"
 
+#include "store_q.h"
+#include "temp_dir.h"
+
 typedef struct fx {
     char home[2][64];
     store *st[2]; /* 0: batch by batch, 1: bulk */
@@ -29,8 +32,7 @@ static int fx_setup(void **state)
 {
     fx *f = calloc(1, sizeof *f);
     for (int k = 0; k < 2; k++) {
-        snprintf(f->home[k], sizeof f->home[k], "/tmp/lc-bulk-XXXXXX");
-        assert_non_null(mkdtemp(f->home[k]));
+        temp_dir_make(f->home[k], sizeof f->home[k], "/tmp/lc-bulk-XXXXXX");
         assert_int_equal(store_open(f->home[k], "sess", "/w", &f->st[k], NULL), LC_OK);
     }
     *state = f;
@@ -40,14 +42,13 @@ static int fx_setup(void **state)
 static int fx_teardown(void **state)
 {
     fx *f = *state;
-    char cmd[128];
+    int rc = 0;
     for (int k = 0; k < 2; k++) {
         store_close(f->st[k]);
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->home[k]);
-        assert_int_equal(system(cmd), 0);
+        rc |= temp_dir_remove(f->home[k]);
     }
     free(f);
-    return 0;
+    return rc;
 }
 
 typedef struct batch {
@@ -96,16 +97,6 @@ static char *meta(store *s, const char *key)
     return v ? v : lc_strdup("(absent)");
 }
 
-static int64_t q1(store *s, const char *sql)
-{
-    sqlite3_stmt *q = NULL;
-    int64_t v = -1;
-    assert_int_equal(sqlite3_prepare_v2(store_db(s), sql, -1, &q, NULL), SQLITE_OK);
-    if (sqlite3_step(q) == SQLITE_ROW) v = sqlite3_column_int64(q, 0);
-    sqlite3_finalize(q);
-    return v;
-}
-
 /* Both stores hold the same rows and the same progress numbers, byte for byte. */
 static void assert_same(fx *f)
 {
@@ -121,7 +112,7 @@ static void assert_same(fx *f)
         "SELECT sum(ordinal * 7 + tokens + length(text) + length(raw_json)) FROM messages",
         "SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'quokka*'",
     };
-    for (size_t i = 0; i < 3; i++) assert_int_equal(q1(f->st[0], sums[i]), q1(f->st[1], sums[i]));
+    for (size_t i = 0; i < 3; i++) assert_int_equal(store_q1(f->st[0], sums[i]), store_q1(f->st[1], sums[i]));
 }
 
 static void test_bulk_ingest_leaves_the_store_as_batch_by_batch_does(void **state)
@@ -152,7 +143,7 @@ static void test_bulk_ingest_leaves_the_store_as_batch_by_batch_does(void **stat
     char *w = meta(f->st[1], "dag_watermark");
     assert_string_equal(w, "10");
     free(w);
-    assert_int_equal(q1(f->st[1], "SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'quokka_b25'"), 1);
+    assert_int_equal(store_q1(f->st[1], "SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'quokka_b25'"), 1);
     for (int i = 0; i < 3; i++) batch_free(&parts[i]);
     /* After the commit the trigger counts arrivals again. */
     batch_make(&b, "b29", "b", 30, 34);
@@ -184,7 +175,7 @@ static void test_failed_batch_in_a_bulk_keeps_nothing_of_it(void **state)
     free(err);
     store_tx_rollback(s);
     assert_int_equal(store_message_count(s), 10);
-    assert_int_equal(q1(s, "SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'quokka*'"), 10);
+    assert_int_equal(store_q1(s, "SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'quokka*'"), 10);
     /* The store goes on as before: the same batch plainly, then found. */
     batch_make(&b, "a09", "a", 10, 20);
     assert_int_equal(batch_ingest(s, &b), LC_OK);

@@ -108,7 +108,26 @@ typedef struct rig {
     events ev;
     void *ud[2];
     summ_ctx *s;
+    summ_result res; /* the last summarize()'s */
 } rig;
+
+/* A summarizer chain written in place: the entries and their count, as rig_start takes them. */
+#define CHAIN(...)                                                                            \
+    (const char *const[]){__VA_ARGS__},                                                       \
+        sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *)
+
+/* Each rig test's rig: made by the test's rig_start, stopped by its rig_stop. */
+static int rig_alloc(void **state)
+{
+    *state = calloc(1, sizeof(rig));
+    return *state ? 0 : -1;
+}
+
+static int rig_release(void **state)
+{
+    free(*state);
+    return 0;
+}
 
 static void rig_start(rig *r, const char *script, const char *const *chain, size_t n,
                       long per_call, long per_pass)
@@ -126,45 +145,45 @@ static void rig_start(rig *r, const char *script, const char *const *chain, size
     r->src = source();
 }
 
-static void rig_stop(rig *r)
+/* One summary of the rig's source within `budget` tokens, in r->res (the one before freed). */
+static const summ_result *summarize(rig *r, size_t budget)
 {
-    summ_free(r->s);
-    server_stop(&r->srv);
-    free(r->src);
+    summ_result_free(&r->res);
+    assert_int_equal(summ_summarize(r->s, r->src, budget, &r->res, NULL), LC_OK);
+    return &r->res;
 }
 
-/* The server was asked for exactly these models, in this order ("a,b"; "" for none). */
-static void assert_models_asked(const rig *r, const char *want)
+/* Stop the rig once the server was asked for exactly these models, in this order ("a,b";
+ * "" for none). */
+static void rig_stop(rig *r, const char *models_asked)
 {
     char *models = recorded_models(&r->srv);
-    assert_string_equal(models, want);
+    summ_result_free(&r->res);
+    summ_free(r->s);
+    server_stop(&r->srv); /* first: a failed check leaves no server running */
+    free(r->src);
+    assert_string_equal(models, models_asked);
     free(models);
 }
 
 static void test_http_success_uses_the_first_entry(void **state)
 {
-    (void)state;
-    rig r;
-    const char *chain[] = {"local/fake-a"};
-    rig_start(&r, "[{\"content\": \"model summary N07=4821\"}]", chain, 1, 0, 0);
-    summ_result res;
-    assert_int_equal(summ_summarize(r.s, r.src, 100, &res, NULL), LC_OK);
-    assert_string_equal(res.text, "model summary N07=4821");
-    assert_string_equal(res.entry, "local/fake-a");
-    assert_int_equal(res.level, 1);
-    assert_int_equal(r.ev.fallback, 0);
+    rig *r = *state;
+    rig_start(r, "[{\"content\": \"model summary N07=4821\"}]", CHAIN("local/fake-a"), 0, 0);
+    const summ_result *res = summarize(r, 100);
+    assert_string_equal(res->text, "model summary N07=4821");
+    assert_string_equal(res->entry, "local/fake-a");
+    assert_int_equal(res->level, 1);
+    assert_int_equal(r->ev.fallback, 0);
     summ_pass_stats st;
-    summ_pass_stats_get(r.s, &st);
+    summ_pass_stats_get(r->s, &st);
     assert_true(st.billed_tokens > 0); /* the server's usage was counted */
-    assert_models_asked(&r, "fake-a");
-    summ_result_free(&res);
-    rig_stop(&r);
+    rig_stop(r, "fake-a");
 }
 
 /* Error status, empty answer and a length stop: each fails over to the next entry. */
 static void test_http_failures_fall_back_to_the_next_entry(void **state)
 {
-    (void)state;
     static const char *const scripts[] = {
         "[{\"status\": 500, \"error\": \"boom\"}, {\"content\": \"second\"}]",
         "[{\"content\": \"\"}, {\"content\": \"second\"}]",
@@ -172,77 +191,57 @@ static void test_http_failures_fall_back_to_the_next_entry(void **state)
         "\"second\"}]",
     };
     for (size_t i = 0; i < 3; i++) {
-        rig r;
-        const char *chain[] = {"local/a", "local/b"};
-        rig_start(&r, scripts[i], chain, 2, 0, 0);
-        summ_result res;
-        assert_int_equal(summ_summarize(r.s, r.src, 100, &res, NULL), LC_OK);
-        assert_string_equal(res.text, "second");
-        assert_string_equal(res.entry, "local/b");
-        assert_int_equal(r.ev.fallback, 1);
-        assert_non_null(strstr(r.ev.last_fallback, "\"from\":\"local/a\""));
-        assert_models_asked(&r, "a,b");
-        summ_result_free(&res);
-        rig_stop(&r);
+        rig *r = *state;
+        rig_start(r, scripts[i], CHAIN("local/a", "local/b"), 0, 0);
+        const summ_result *res = summarize(r, 100);
+        assert_string_equal(res->text, "second");
+        assert_string_equal(res->entry, "local/b");
+        assert_int_equal(r->ev.fallback, 1);
+        assert_non_null(strstr(r->ev.last_fallback, "\"from\":\"local/a\""));
+        rig_stop(r, "a,b");
     }
 }
 
 static void test_http_failing_entry_is_demoted_for_the_pass(void **state)
 {
-    (void)state;
-    rig r;
-    const char *chain[] = {"local/a", "local/b"};
-    rig_start(&r, "[{\"status\": 503, \"error\": \"overloaded\"}, {\"content\": \"s1\"}, "
-                  "{\"content\": \"s2\"}, {\"content\": \"s3\"}]", chain, 2, 0, 0);
-    summ_result res;
-    assert_int_equal(summ_summarize(r.s, r.src, 100, &res, NULL), LC_OK);
-    assert_string_equal(res.text, "s1");
-    summ_result_free(&res);
-    assert_int_equal(summ_summarize(r.s, r.src, 100, &res, NULL), LC_OK);
-    assert_string_equal(res.text, "s2");
-    assert_string_equal(res.entry, "local/b");
-    summ_result_free(&res);
-    summ_pass_begin(r.s);
-    assert_int_equal(summ_summarize(r.s, r.src, 100, &res, NULL), LC_OK);
-    assert_string_equal(res.entry, "local/a"); /* a new pass tries the primary again */
-    summ_result_free(&res);
-    assert_models_asked(&r, "a,b,b,a");
-    rig_stop(&r);
+    rig *r = *state;
+    rig_start(r, "[{\"status\": 503, \"error\": \"overloaded\"}, {\"content\": \"s1\"}, "
+                  "{\"content\": \"s2\"}, {\"content\": \"s3\"}]",
+              CHAIN("local/a", "local/b"), 0, 0);
+    const summ_result *res = summarize(r, 100);
+    assert_string_equal(res->text, "s1");
+    res = summarize(r, 100);
+    assert_string_equal(res->text, "s2");
+    assert_string_equal(res->entry, "local/b");
+    summ_pass_begin(r->s);
+    res = summarize(r, 100);
+    assert_string_equal(res->entry, "local/a"); /* a new pass tries the primary again */
+    rig_stop(r, "a,b,b,a");
 }
 
 static void test_http_budget_caps_refuse_without_a_request(void **state)
 {
-    (void)state;
-    rig r;
-    const char *chain[] = {"local/a"};
-    rig_start(&r, "[{\"content\": \"never sent\"}]", chain, 1, 1000, 0);
-    summ_result res;
-    assert_int_equal(summ_summarize(r.s, r.src, 400, &res, NULL), LC_OK);
-    assert_int_equal(res.level, 3);
-    assert_true(res.truncated);
-    assert_int_equal(r.ev.capped, 1);
-    assert_models_asked(&r, "");
-    summ_result_free(&res);
-    rig_stop(&r);
+    rig *r = *state;
+    rig_start(r, "[{\"content\": \"never sent\"}]", CHAIN("local/a"), 1000, 0);
+    const summ_result *res = summarize(r, 400);
+    assert_int_equal(res->level, 3);
+    assert_true(res->truncated);
+    assert_int_equal(r->ev.capped, 1);
+    rig_stop(r, "");
 }
 
 static void test_http_per_pass_cap_counts_reported_usage(void **state)
 {
-    (void)state;
-    rig r;
-    const char *chain[] = {"local/a"};
-    rig_start(&r, "[{\"content\": \"one\", \"usage\": {\"prompt_tokens\": 5000, "
-                  "\"completion_tokens\": 10}}, {\"content\": \"two\"}]", chain, 1, 0, 6000);
-    summ_result res;
-    assert_int_equal(summ_summarize(r.s, r.src, 100, &res, NULL), LC_OK);
-    assert_string_equal(res.text, "one");
-    summ_result_free(&res);
-    assert_int_equal(summ_summarize(r.s, r.src, 100, &res, NULL), LC_OK);
-    assert_int_equal(res.level, 3);
-    summ_result_free(&res);
-    assert_int_equal(r.ev.capped, 1);
-    assert_models_asked(&r, "a");
-    rig_stop(&r);
+    rig *r = *state;
+    rig_start(r, "[{\"content\": \"one\", \"usage\": {\"prompt_tokens\": 5000, "
+                  "\"completion_tokens\": 10}}, {\"content\": \"two\"}]",
+              CHAIN("local/a"), 0, 6000);
+    const summ_result *res = summarize(r, 100);
+    assert_string_equal(res->text, "one");
+    res = summarize(r, 100);
+    assert_int_equal(res->level, 3);
+    assert_int_equal(r->ev.capped, 1);
+    rig_stop(r, "a");
 }
 
 static void test_http_context_error_carries_the_real_window(void **state)
@@ -371,12 +370,13 @@ static void test_http_anthropic_messages_api_maps_text_usage_and_stops(void **st
 
 int main(void)
 {
+#define RIG_TEST(fn) cmocka_unit_test_setup_teardown(fn, rig_alloc, rig_release)
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_http_success_uses_the_first_entry),
-        cmocka_unit_test(test_http_failures_fall_back_to_the_next_entry),
-        cmocka_unit_test(test_http_failing_entry_is_demoted_for_the_pass),
-        cmocka_unit_test(test_http_budget_caps_refuse_without_a_request),
-        cmocka_unit_test(test_http_per_pass_cap_counts_reported_usage),
+        RIG_TEST(test_http_success_uses_the_first_entry),
+        RIG_TEST(test_http_failures_fall_back_to_the_next_entry),
+        RIG_TEST(test_http_failing_entry_is_demoted_for_the_pass),
+        RIG_TEST(test_http_budget_caps_refuse_without_a_request),
+        RIG_TEST(test_http_per_pass_cap_counts_reported_usage),
         cmocka_unit_test(test_http_context_error_carries_the_real_window),
         cmocka_unit_test(test_http_routing_needs_a_key_or_a_base_url),
         cmocka_unit_test(test_http_anthropic_messages_api_maps_text_usage_and_stops),

@@ -310,6 +310,7 @@ static void test_epoch_ms_is_wall_clock_milliseconds(void **state)
 
 int main(void)
 {
+#define T(fn) cmocka_unit_test_setup_teardown(fn, make_tmpdir, drop_tmpdir)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fnv1a_keeps_the_engines_values),
         cmocka_unit_test(test_grow_keeps_elements_and_refuses_overflow),
@@ -322,19 +323,12 @@ int main(void)
         cmocka_unit_test(test_sbuf_append_keeps_embedded_nul),
         cmocka_unit_test(test_errf_replaces_previous_message_and_returns_code),
         cmocka_unit_test(test_strndup_copies_exactly_n_bytes),
-        cmocka_unit_test_setup_teardown(test_mkdir_p_creates_parents_with_mode, make_tmpdir,
-                                        drop_tmpdir),
-        cmocka_unit_test_setup_teardown(test_mkdir_p_through_a_file_fails_with_reason,
-                                        make_tmpdir, drop_tmpdir),
-        cmocka_unit_test_setup_teardown(test_write_atomic_replaces_content_and_leaves_no_temp_file,
-                                        make_tmpdir, drop_tmpdir),
-        cmocka_unit_test_setup_teardown(
-            test_write_atomic_into_missing_folder_fails_without_leftovers, make_tmpdir,
-            drop_tmpdir),
-        cmocka_unit_test_setup_teardown(test_read_file_missing_is_notfound, make_tmpdir,
-                                        drop_tmpdir),
-        cmocka_unit_test_setup_teardown(test_read_file_larger_than_one_read_chunk, make_tmpdir,
-                                        drop_tmpdir),
+        T(test_mkdir_p_creates_parents_with_mode),
+        T(test_mkdir_p_through_a_file_fails_with_reason),
+        T(test_write_atomic_replaces_content_and_leaves_no_temp_file),
+        T(test_write_atomic_into_missing_folder_fails_without_leftovers),
+        T(test_read_file_missing_is_notfound),
+        T(test_read_file_larger_than_one_read_chunk),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

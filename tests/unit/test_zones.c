@@ -20,6 +20,14 @@ static zones_resolved resolve(zones_cfg c, long keep, long window)
     return r;
 }
 
+/* The resolved lines read as `want` ("swap 70% / recut 85%"). */
+static void expect_thresholds(const zones_resolved *r, const char *want)
+{
+    char *s = zones_format_thresholds(r);
+    assert_string_equal(s, want);
+    free(s);
+}
+
 static void test_defaults_are_70_and_85_percent(void **state)
 {
     (void)state;
@@ -29,9 +37,7 @@ static void test_defaults_are_70_and_85_percent(void **state)
     assert_int_equal(r.keep_recent_tokens, 20000);
     assert_int_equal(r.swap_source, ZONES_SRC_RATIO);
     assert_false(r.clamped);
-    char *s = zones_format_thresholds(&r);
-    assert_string_equal(s, "swap 70% / recut 85%");
-    free(s);
+    expect_thresholds(&r, "swap 70% / recut 85%");
 }
 
 static void test_smart_zone_derives_recut_at_1_18(void **state)
@@ -84,9 +90,7 @@ static void test_clamp_caps_swap_at_90_and_recut_at_95_and_says_so(void **state)
     assert_true(r.clamped);
     assert_int_equal(r.swap_tokens, (long)(0.9 * 128000));
     assert_int_equal(r.recut_tokens, (long)(0.95 * 128000));
-    char *s = zones_format_thresholds(&r);
-    assert_string_equal(s, "swap 90% / recut 95% (clamped)");
-    free(s);
+    expect_thresholds(&r, "swap 90% / recut 95% (clamped)");
 }
 
 static void test_ratio_recut_below_swap_is_folded_into_the_open_interval(void **state)
