@@ -87,9 +87,10 @@ $(PLUGIN_DIR)/plugin.json: plugin.json $(PLUGIN_SO)
 $(HOST_BIN): $(HOST_OBJ) $(ENGINE_LIB)
 	$(CC) $(SAN) -rdynamic -o $@ $(HOST_OBJ) $(ENGINE_LIB) $(HOSTLIBS) -lsqlite3 -lpq
 
+# A suite's shared fixture headers (tests/unit/*.h) are its dependencies too (-MMD).
 $(BUILD)/tests/%: tests/unit/%.c $(ENGINE_LIB) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_BASE) -Iplugin -o $@ $< $(ENGINE_LIB) $(LIBS) -lcmocka
+	$(CC) $(CFLAGS_BASE) -Iplugin -MMD -MP -MF $@.d -o $@ $< $(ENGINE_LIB) $(LIBS) -lcmocka
 
 $(BUILD)/bench/%: tests/bench/%.c $(ENGINE_LIB) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
@@ -143,7 +144,7 @@ bench: deps
 clean:
 	rm -rf build build-asan build-tsan build-fuzz
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/tests -name '*.d' 2>/dev/null)
 
 # ---- reliability checks (tests/fuzz/run.sh, tests/contract/test_valgrind.sh) ----------
 #   make fuzz        build the libFuzzer targets (clang, ASan+UBSan) into build-fuzz/ and run
