@@ -5,8 +5,6 @@
 . "$(dirname "$0")/lib.sh"
 
 SERVER_PID=""
-cleanup() { [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; rm -rf "$T"; }
-trap cleanup EXIT
 
 mkdir -p "$T/work"
 cat > "$T/script.json" <<'EOF'
