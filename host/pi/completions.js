@@ -22,7 +22,7 @@ export function answerOf(message) {
 }
 
 /* The worker behind the blocking complete: Pi's pi-ai (an ES module, imported by URL) does
- * the provider call, abandoned at the request's timeout; the answer goes back through the
+ * the provider call, abandoned at abortMs; the answer goes back through the
  * port, tagged with the request's id, and the flag wakes the waiting thread. */
 const COMPLETE_WORKER = `
 const { workerData } = require("node:worker_threads");
@@ -32,7 +32,7 @@ port.on("message", async (req) => {
     try {
         const ai = await import(piAi);
         const message = await ai.completeSimple(req.model, req.context, { apiKey: req.apiKey,
-            headers: req.headers, maxTokens: req.maxTokens, signal: AbortSignal.timeout(req.timeoutMs) });
+            headers: req.headers, maxTokens: req.maxTokens, signal: AbortSignal.timeout(req.abortMs) });
         answer = { id: req.id, message };
     } catch (e) {
         answer = { id: req.id, error: String(e && e.message || e) };
@@ -55,6 +55,12 @@ export async function completeOnLoop({ auth, req }, signal) {
     }
 }
 
+/* The worker abandons a call this long after the caller's deadline, so that a timed-out call
+ * is always answered by the deadline ("timed out after N ms") and never by the worker's
+ * abort, which under load could arrive first; the late abort is then skipped like any late
+ * answer. */
+const ABORT_AFTER_DEADLINE_MS = 1000;
+
 /* The blocking complete: the calling thread posts the request to the worker and waits on
  * a shared flag until the answer with its id arrives or the timeout passes. */
 export class BlockingCompleter {
@@ -76,7 +82,7 @@ export class BlockingCompleter {
         this.port.postMessage({
             id, model: auth.model, apiKey: auth.apiKey, headers: auth.headers,
             context: { systemPrompt: req.systemPrompt, messages: req.messages || [] },
-            maxTokens: req.maxTokens, timeoutMs,
+            maxTokens: req.maxTokens, abortMs: Math.min(timeoutMs + ABORT_AFTER_DEADLINE_MS, 2 ** 31 - 1),
         });
         const deadline = Date.now() + timeoutMs;
         for (;;) {
