@@ -4,8 +4,6 @@
 # disk, what the host sent back to the model, and that a provider 500 fails clearly.
 . "$(dirname "$0")/lib.sh"
 
-SERVER_PID=""
-
 mkdir -p "$T/work"
 cat > "$T/script.json" <<'EOF'
 [
