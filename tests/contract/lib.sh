@@ -8,8 +8,15 @@ PLUGINS="$BUILD/plugins"
 T=$(mktemp -d "${TMPDIR:-/tmp}/lc-contract.XXXXXX")
 HOME_DIR="$T/home"
 mkdir -p "$HOME_DIR"
+# SERVER_PID (the fake model) and HOST_PID (a host in the background), when set, are
+# stopped at exit; KEEP=1 keeps T.
 SERVER_PID=""
-cleanup() { [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$T"; }
+HOST_PID=""
+cleanup() {
+    [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null
+    [ -n "$HOST_PID" ] && kill "$HOST_PID" 2>/dev/null
+    [ -n "${KEEP:-}" ] || rm -rf "$T"
+}
 trap cleanup EXIT
 checks=0
 fail() { echo "FAIL: $*"; exit 1; }
@@ -84,3 +91,72 @@ hello_session() {
 {"type":"message","id":"a1","parentId":"u1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"hi"}],"api":"openai-completions","provider":"generated","model":"gen-1","stopReason":"stop","usage":{"input":10,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":15},"timestamp":1767225602000}}
 JSONL
 }
+# new_session SID FILE: an empty Pi session file (version 3) with the id SID and cwd T/work.
+new_session() {
+    printf '{"type":"session","version":3,"id":"%s","timestamp":"2025-11-29T17:00:00.000Z","cwd":"%s"}\n' \
+        "$1" "$T/work" > "$2"
+}
+# clm_session SID: the live-context tests' start: T/work, T/tmp as TMPDIR (where the plugin
+# keeps its mirrors), the session file S (new_session SID) and MIRROR, the path of the
+# LIVE_CONTEXT.md the plugin writes for it. A known id makes the mirror's path known in advance.
+clm_session() {
+    mkdir -p "$T/work" "$T/tmp"
+    export TMPDIR="$T/tmp"
+    SID=$1
+    MIRROR="$T/tmp/lossless-context-$SID/LIVE_CONTEXT.md"
+    S="$T/s.jsonl"
+    new_session "$SID" "$S"
+}
+# replay_hellos ID NEEDLE CWD: three sessions replayed into the agent home (T/outN.jsonl):
+# hello_session N of id IDN, cwd CWDN and the text "NEEDLE_N planted", N = 1..3.
+replay_hellos() {
+    for _n in 1 2 3; do
+        hello_session "$T/in$_n.jsonl" "$1$_n" "$3$_n" "$2_$_n planted"
+        "$HOST" --home "$HOME_DIR" --plugin-dir "$PLUGINS" --session "$T/out$_n.jsonl" replay "$T/in$_n.jsonl" \
+            >"$T/r$_n.out" 2>&1 || { cat "$T/r$_n.out"; fail "replay $_n"; }
+    done
+    ok
+}
+# -- a terminal program in tmux, read back from its screen --------------------------------
+# tui_start NAME SCRIPT STDERR: `sh SCRIPT` in a detached 120x40 tmux session NAME, on a tmux
+# server of the test's own (its socket in T, so no other session is touched; killed at exit).
+# STDERR is the program's stderr file, shown with the screen when a wait fails.
+tui_start() {
+    TUI=$1 TUI_SCRIPT=$2 TUI_STDERR=$3
+    TM="tmux -S $T/tmux.sock"
+    trap tui_cleanup EXIT
+    $TM new-session -d -s "$TUI" -x 120 -y 40 "sh $TUI_SCRIPT" || fail "tmux cannot start a session"
+}
+# tui_restart: NAME killed (the program with it) and started again.
+tui_restart() {
+    $TM kill-session -t "$TUI"
+    $TM new-session -d -s "$TUI" -x 120 -y 40 "sh $TUI_SCRIPT" || fail "tmux cannot start a second session"
+}
+tui_cleanup() { $TM kill-server 2>/dev/null; cleanup; }
+screen() { $TM capture-pane -p -t "$TUI"; }
+keys() { $TM send-keys -t "$TUI" "$@"; }
+tui_dump() {
+    [ -n "${TUI:-}" ] || return 0
+    echo "--- screen:"; screen
+    echo "--- stderr:"; tail -n 20 "$TUI_STDERR" 2>/dev/null
+}
+# poll WHAT CMD [ARGS...]: CMD again every 0.1 s (at most 200 times) until it succeeds; else
+# the screen (after tui_start) and a FAIL saying WHAT.
+poll() {
+    _what=$1
+    shift
+    _i=0
+    until "$@"; do
+        _i=$((_i + 1))
+        [ $_i -le 200 ] || { tui_dump; fail "$_what"; }
+        sleep 0.1
+    done
+    ok
+}
+shows() { screen | grep -qF -- "$1"; }
+hides() { ! screen | grep -qF -- "$1"; }
+shows_re() { screen | grep -q -- "$1"; }
+# wait_for TEXT WHAT / wait_gone TEXT WHAT: until the screen shows TEXT (a fixed string) /
+# no longer shows it.
+wait_for() { poll "$2" shows "$1"; }
+wait_gone() { poll "$2" hides "$1"; }

@@ -11,36 +11,33 @@
 
 . "$ROOT/tests/contract/clm/check.sh"
 
-mkdir -p "$T/work" "$T/tmp"
-export TMPDIR="$T/tmp"
-SID="clmcompact-0001"
-MIRROR="$T/tmp/lossless-context-$SID/LIVE_CONTEXT.md"
-S="$T/s.jsonl"
-printf '{"type":"session","version":3,"id":"%s","timestamp":"2025-11-29T17:00:00.000Z","cwd":"%s"}\n' \
-    "$SID" "$T/work" > "$S"
-run_host() { # record-file, then host arguments
-    rec=$1; shift
+clm_session clmcompact-0001
+run_host() { # host arguments
     "$HOST" --home "$HOME_DIR" --plugin-dir "$PLUGINS" --session "$S" --cwd "$T/work" \
         --base-url "http://127.0.0.1:$PORT/v1" --model fake "$@"
 }
+# compact_run N SCRIPT WHY [ARGS...]: the fake model answers from the script SCRIPT (a JSON
+# text; its requests recorded to T/rN.jsonl) and the host runs once with ARGS, tracing to
+# T/traceN.jsonl; stdout T/outN, stderr T/errN. A failed run shows both and fails saying WHY.
+compact_run() {
+    _n=$1 _why=$3
+    printf '%s' "$2" > "$T/script$_n.json"
+    shift 3
+    start_server "$T/script$_n.json" "$T/r$_n.jsonl"
+    run_host --trace "$T/trace$_n.jsonl" "$@" >"$T/out$_n" 2>"$T/err$_n" ||
+        { cat "$T/out$_n" "$T/err$_n"; fail "$_why"; }
+    ok
+}
 
 # 1. A first prompt builds some history.
-printf '[{"tool_calls":[{"name":"bash","arguments":{"command":"echo BULKY_TOOL_OUTPUT"}}]},{"content":"FIRST_DONE"}]' \
-    > "$T/script1.json"
-start_server "$T/script1.json" "$T/r1.jsonl"
-run_host "$T/r1.jsonl" -p "start the task KEEP_ME_42" >"$T/out1" 2>"$T/err1" ||
-    { cat "$T/out1" "$T/err1"; fail "first prompt failed"; }
-ok
+compact_run 1 '[{"tool_calls":[{"name":"bash","arguments":{"command":"echo BULKY_TOOL_OUTPUT"}}]},{"content":"FIRST_DONE"}]' \
+    "first prompt failed" -p "start the task KEEP_ME_42"
 assert_grep "$T/out1" "FIRST_DONE" "first prompt answered"
 
 # 2. /clm-compact with instructions, the agent idle: the prompt goes out as a user message
 # right after the command returns, and the model's rewrite of the mirror is accepted.
-printf '[{"tool_calls":[{"name":"write","arguments":{"path":"%s","content":"COMPACTED_NOTES: task KEEP_ME_42, keep X.\\n"}}]},{"content":"COMPACT_DONE"}]' \
-    "$MIRROR" > "$T/script2.json"
-start_server "$T/script2.json" "$T/r2.jsonl"
-run_host "$T/r2.jsonl" --trace "$T/trace2.jsonl" --command "/clm-compact keep X" >"$T/out2" 2>"$T/err2" ||
-    { cat "$T/out2" "$T/err2"; fail "/clm-compact run failed"; }
-ok
+compact_run 2 "$(printf '[{"tool_calls":[{"name":"write","arguments":{"path":"%s","content":"COMPACTED_NOTES: task KEEP_ME_42, keep X.\\n"}}]},{"content":"COMPACT_DONE"}]' "$MIRROR")" \
+    "/clm-compact run failed" --command "/clm-compact keep X"
 assert_grep "$T/out2" "/clm-compact: the compaction prompt was sent as a user message" "the command says it sent the prompt"
 assert_grep "$T/out2" "COMPACT_DONE" "the compaction turn ran to the model's final answer"
 assert_grep "$T/err2" "plugin 'lossless-context' sends a prompt" "the host reports the delivery"
@@ -70,12 +67,8 @@ assert_grep "$T/out3" "goes out with the next request (.*cannot run a prompt: it
 # 4. A level-1 host: no send_user_message, no agent_end. /clm-compact keeps the notice
 # behaviour: nothing reaches the model until the user sends a prompt, which then carries
 # the compaction prompt as a notice. Interactive mode runs both in one process.
-printf '[{"content":"LEVEL1_DONE"}]' > "$T/script4.json"
-start_server "$T/script4.json" "$T/r4.jsonl"
-printf '/clm-compact keep Y\n/clm-compact again\ngo on\n' |
-    AGENT_HOST_API_LEVEL=1 run_host "$T/r4.jsonl" --trace "$T/trace4.jsonl" >"$T/out4" 2>"$T/err4" ||
-    { cat "$T/out4" "$T/err4"; fail "level-1 run failed"; }
-ok
+printf '/clm-compact keep Y\n/clm-compact again\ngo on\n' > "$T/in4"
+AGENT_HOST_API_LEVEL=1 compact_run 4 '[{"content":"LEVEL1_DONE"}]' "level-1 run failed" <"$T/in4"
 assert_grep "$T/out4" "goes out with the next request (this host is below API level 2" "level 1: the notice fallback says why"
 assert_grep "$T/out4" "refused, a compaction request is already waiting for the next request" "level 1: a second /clm-compact is refused"
 assert_grep "$T/out4" "LEVEL1_DONE" "level 1: the user's prompt ran"

@@ -10,14 +10,7 @@
 
 . "$ROOT/tests/contract/clm/check.sh"
 
-mkdir -p "$T/work" "$T/tmp"
-export TMPDIR="$T/tmp"
-SID="clmtest-0001"
-MIRROR="$T/tmp/lossless-context-$SID/LIVE_CONTEXT.md"
-S="$T/s.jsonl"
-# A session file with a known id, so the mirror path is known to the script in advance.
-printf '{"type":"session","version":3,"id":"%s","timestamp":"2025-11-29T17:00:00.000Z","cwd":"%s"}\n' \
-    "$SID" "$T/work" > "$S"
+clm_session clmtest-0001
 
 edit() { printf '{"tool_calls":[{"name":"bash","arguments":{"command":"python3 %s/edits.py %s"}}]}' "$CLMPY" "$1"; }
 {

@@ -6,13 +6,7 @@
 # next request.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/contract/clm/check.sh"
-mkdir -p "$T/work" "$T/tmp"
-export TMPDIR="$T/tmp"
-SID="clmodd-0001"
-MIRROR="$T/tmp/lossless-context-$SID/LIVE_CONTEXT.md"
-S="$T/s.jsonl"
-printf '{"type":"session","version":3,"id":"%s","timestamp":"2025-11-29T17:00:00.000Z","cwd":"%s"}\n' \
-    "$SID" "$T/work" > "$S"
+clm_session clmodd-0001
 cat > "$T/script.json" <<EOF
 [
  {"tool_calls":[{"name":"bash","arguments":{"command":"python3 $ROOT/tests/contract/clm/edits.py header-only"}}]},

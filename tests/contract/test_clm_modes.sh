@@ -24,10 +24,6 @@ states() { echo "[r['data']['kind'] for r in rows if r.get('customType') == 'liv
 
 mkdir -p "$T/work" "$T/tmp" "$T/snap"
 export TMPDIR="$T/tmp"
-new_session() {
-    printf '{"type":"session","version":3,"id":"%s","timestamp":"2025-11-29T17:00:00.000Z","cwd":"%s"}\n' \
-        "$1" "$T/work" > "$2"
-}
 host() { "$HOST" --home "$HOME_DIR" --plugin-dir "$PLUGINS" --cwd "$T/work" \
     --base-url "http://127.0.0.1:$PORT/v1" --model fake "$@"; }
 # a scripted bash call running one step of clm/NAME.py

@@ -10,12 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/contract/clm/check.sh"
 
-mkdir -p "$T/work" "$T/tmp"
-export TMPDIR="$T/tmp"
-SID="clmover-0001"
-S="$T/s.jsonl"
-printf '{"type":"session","version":3,"id":"%s","timestamp":"2025-11-29T17:00:00.000Z","cwd":"%s"}\n' \
-    "$SID" "$T/work" > "$S"
+clm_session clmover-0001
 edit() { printf '{"tool_calls":[{"name":"bash","arguments":{"command":"python3 %s/edits.py %s"}}]}' "$CLMPY" "$1"; }
 printf '[%s, {"content":"RECOVERED_A"}]\n' "$(edit many:100000)" > "$T/script1.json"
 start_server "$T/script1.json" "$T/r1.jsonl" --context-limit 30000

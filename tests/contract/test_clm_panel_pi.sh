@@ -18,9 +18,8 @@ if ldd "$BUILD/lossless-context.so" 2>/dev/null | grep -q libasan; then
     exit 0
 fi
 . "$ROOT/tests/e2e/lib.sh"
-NODE_DIR="$BUILD/e2e-node"
-e2e_pinned "$ROOT/tests/e2e" "$NODE_DIR" pi "Pi and koffi" "$T/npm.log"
-PI="$NODE_DIR/node_modules/.bin/pi"
+e2e_begin "$BUILD" "" e2e-node pi "Pi and koffi" lossless-context.so
+PI=$NODE_BIN
 
 mkdir -p "$T/agent" "$T/work" "$T/tmp"
 # The first prompt's run: the model edits the live context once through Pi's bash tool (the
@@ -36,10 +35,6 @@ start_server "$T/script.json" "$T/requests.jsonl"
 python3 -c "import sys; sys.path.insert(0, sys.argv[1]); import pi_session; pi_session.write_models(sys.argv[2], int(sys.argv[3]))" \
     "$ROOT/tests/e2e" "$T/agent" "$PORT" || fail "models.json"
 
-# A tmux server of this test's own (its socket in T), so no other session is touched.
-TM="tmux -S $T/tmux.sock"
-cleanup_tmux() { $TM kill-server 2>/dev/null; cleanup; }
-trap cleanup_tmux EXIT
 cat > "$T/pi.sh" <<EOF
 cd "$T/work" && HOME="$HOME_DIR" TMPDIR="$T/tmp" PI_OFFLINE=1 PI_CODING_AGENT_DIR="$T/agent" \
 LOSSLESS_CONTEXT_SO="$BUILD/lossless-context.so" NODE_PATH="$NODE_DIR/node_modules" \
@@ -47,83 +42,57 @@ LOSSLESS_CONTEXT_SO="$BUILD/lossless-context.so" NODE_PATH="$NODE_DIR/node_modul
 echo "PI EXITED \$?"
 sleep 600
 EOF
-$TM new-session -d -s pi -x 120 -y 40 "sh $T/pi.sh" || fail "tmux cannot start a session"
-
-screen() { $TM capture-pane -p -t pi; }
-# wait_for TEXT WHAT: poll the screen (at most ~20 s) until it shows TEXT (a fixed string).
-wait_for() {
-    _i=0
-    while ! screen | grep -qF -- "$1"; do
-        _i=$((_i + 1))
-        [ $_i -le 200 ] || { screen > "$T/screen.txt"; echo "--- screen:"; cat "$T/screen.txt";
-            echo "--- pi stderr:"; tail -n 20 "$T/pi-stderr.txt"; fail "$2"; }
-        sleep 0.1
-    done
-    ok
-}
-# wait_gone TEXT WHAT: poll until the screen no longer shows TEXT.
-wait_gone() {
-    _i=0
-    while screen | grep -qF -- "$1"; do
-        _i=$((_i + 1))
-        [ $_i -le 200 ] || { screen; fail "$2"; }
-        sleep 0.1
-    done
-    ok
-}
-agent_requests() { grep -c '"tools"' "$T/requests.jsonl" 2>/dev/null || echo 0; }
+tui_start pi "$T/pi.sh" "$T/pi-stderr.txt"
+# at_least_requests N: the fake model has had N agent requests (with tools) or more.
+at_least_requests() { _n=$(grep -c '"tools"' "$T/requests.jsonl" 2>/dev/null); [ "${_n:-0}" -ge "$1" ]; }
 
 wait_for "fake-model" "Pi's interactive screen did not come up"
-$TM send-keys -t pi "first question PANEL_USER_TEXT" Enter
+keys "first question PANEL_USER_TEXT" Enter
 wait_for "EDIT_RUN_DONE" "Pi did not show the model's answer"
 
-$TM send-keys -t pi "/clm overview"
+keys "/clm overview"
 wait_for "/clm overview" "the typed command is not in Pi's editor"
-$TM send-keys -t pi Enter
+keys Enter
 wait_for "overview (fit): 2 provider-reported requests" "the panel did not show the plugin's overview page"
 wait_for "revision 1 accepted after request" "the overview does not list the accepted edit"
 wait_for "/clm overview fit -- lines" "the panel's title does not name the page it shows"
 wait_for "z zoom" "the panel's key help is not shown"
 
-$TM send-keys -t pi z
+keys z
 wait_for "overview (requests): 2 provider-reported requests" "z did not show the next zoom"
 wait_gone "overview (fit)" "the previous zoom is still on screen after z"
-$TM send-keys -t pi z
+keys z
 wait_for "overview (turns)" "a second z did not show the turns zoom"
 
 # <- selects the last event (the accepted edit), Enter shows its side-by-side diff, Esc
 # goes back to the overview.
-$TM send-keys -t pi Left
+keys Left
 wait_for "/clm overview turns at 1" "<- did not select the event"
 wait_for "> 1. revision 1 accepted" "the plugin does not mark the selected edit"
-$TM send-keys -t pi Enter
+keys Enter
 wait_for "/clm edits 1 -- lines" "Enter on the accepted edit did not open its diff page"
 wait_for "PANEL_USER_TEXT{+_EDITED+}" "the diff page does not show the edit side by side"
-$TM send-keys -t pi Escape
+keys Escape
 wait_for "/clm overview turns at 1 -- lines" "Esc from the diff did not go back to the overview"
 
 # Settings: select reminders (the third row), change it, and the plugin saves it.
-$TM send-keys -t pi s
+keys s
 wait_for "/clm settings -- lines" "s did not switch to the settings page"
-$TM send-keys -t pi Down Down Enter
+keys Down Down Enter
 wait_for "reminders = on_" "Enter on a setting did not open its value for editing"
-$TM send-keys -t pi BSpace BSpace o f f Enter
+keys BSpace BSpace o f f Enter
 wait_for "reminders = off (saved)" "the panel's edit did not reach /clm config"
 grep -rqs '"reminders":"off"' "$T/agent/sessions" || fail "the changed setting was not saved in the session"
 ok
 
-$TM send-keys -t pi Escape
+keys Escape
 wait_gone "/clm settings -- lines" "Esc did not close the panel"
 wait_gone "z zoom" "the panel's footer stayed after Esc"
 
 # Pi still works: the editor takes a prompt and the model answers it.
-$TM send-keys -t pi "second question after the panel" Enter
+keys "second question after the panel" Enter
 wait_for "second question after the panel" "Pi's editor did not take a prompt after the panel closed"
-_i=0
-while [ "$(agent_requests)" -lt 3 ]; do
-    _i=$((_i + 1)); [ $_i -le 200 ] || fail "Pi sent no request for the prompt after the panel"; sleep 0.1
-done
-ok
+poll "Pi sent no request for the prompt after the panel" at_least_requests 3
 ! screen | grep -q "PI EXITED" || fail "Pi exited"
 ok
 done_ok

@@ -11,10 +11,6 @@
 
 . "$ROOT/tests/contract/clm/check.sh"
 
-new_session() { # SID FILE
-    printf '{"type":"session","version":3,"id":"%s","timestamp":"2025-11-29T17:00:00.000Z","cwd":"%s"}\n' \
-        "$1" "$T/work" > "$2"
-}
 run_host() { # SESSION OUT < stdin
     "$HOST" --home "$HOME_DIR" --plugin-dir "$PLUGINS" --session "$1" --cwd "$T/work" \
         --base-url "http://127.0.0.1:$PORT/v1" --model fake > "$2" 2> "$2.err" \

@@ -9,13 +9,8 @@
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/contract/clm/check.sh"
 
-mkdir -p "$T/work" "$T/tmp"
-export TMPDIR="$T/tmp"
-SID="clmtwo-0001"
+clm_session clmtwo-0001
 BASE="$T/tmp/lossless-context-$SID"
-S="$T/s.jsonl"
-printf '{"type":"session","version":3,"id":"%s","timestamp":"2025-11-29T17:00:00.000Z","cwd":"%s"}\n' \
-    "$SID" "$T/work" > "$S"
 
 # --- A edits while B (a live host) and C (/lcm status) run on the same session and exit ---
 cat > "$T/second.sh" <<EOF

@@ -7,12 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 LCM="$BUILD/lcm"
 mkdir -p "$T/other"
-for n in 1 2 3; do
-    hello_session "$T/in$n.jsonl" "fleet-000$n" "/work/proj$n" "FLEETNEEDLE_$n planted"
-    "$HOST" --home "$HOME_DIR" --plugin-dir "$PLUGINS" --session "$T/out$n.jsonl" replay "$T/in$n.jsonl" \
-        >"$T/r$n.out" 2>&1 || { cat "$T/r$n.out"; fail "replay $n"; }
-done
-ok
+replay_hellos fleet-000 FLEETNEEDLE /work/proj
 # Refused without the setting: exit 2, the setting named; nothing found.
 "$LCM" grep --home "$HOME_DIR" --scope fleet FLEETNEEDLE_1 >"$T/g0.out" 2>"$T/g0.err"
 assert_eq "$?" 2 "lcm grep --scope fleet without fleetRecall exits 2"

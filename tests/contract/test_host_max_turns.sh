@@ -5,9 +5,6 @@
 # existing message. Ctrl-C still stops an uncapped prompt: interrupted while a tool runs,
 # the loop makes no further model request.
 . "$(dirname "$0")/lib.sh"
-HOST_PID=""
-cleanup() { [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; [ -n "$HOST_PID" ] && kill "$HOST_PID" 2>/dev/null; rm -rf "$T"; }
-trap cleanup EXIT
 mkdir -p "$T/work"
 agents() { python3 -c 'import json,sys; print(sum(1 for l in open(sys.argv[1]) if l.strip() and json.loads(l).get("_fake",{}).get("kind","agent")=="agent"))' "$1"; }
 

@@ -4,10 +4,6 @@
 # disk, what the host sent back to the model, and that a provider 500 fails clearly.
 . "$(dirname "$0")/lib.sh"
 
-SERVER_PID=""
-cleanup() { [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; rm -rf "$T"; }
-trap cleanup EXIT
-
 mkdir -p "$T/work"
 cat > "$T/script.json" <<'EOF'
 [

@@ -4,9 +4,6 @@
 # and usage comes from the final chunk. Ctrl-C during a request stops that turn, keeps the
 # session (the prompt already appended stays), and the loop takes the next prompt.
 . "$(dirname "$0")/lib.sh"
-SERVER_PID=""; HOST_PID=""
-cleanup() { [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; [ -n "$HOST_PID" ] && kill "$HOST_PID" 2>/dev/null; rm -rf "$T"; }
-trap cleanup EXIT
 mkdir -p "$T/work"
 cat > "$T/script.json" <<'J'
 [

@@ -12,14 +12,7 @@
 LCM="$BUILD/lcm"
 H="$T/h"
 EMBED_PID=""
-HOST_PID=""
-cleanup() {
-    [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null
-    [ -n "$EMBED_PID" ] && kill "$EMBED_PID" 2>/dev/null
-    [ -n "$HOST_PID" ] && kill "$HOST_PID" 2>/dev/null
-    [ -n "${KEEP:-}" ] || rm -rf "$T"
-}
-trap cleanup EXIT
+trap '[ -n "$EMBED_PID" ] && kill "$EMBED_PID" 2>/dev/null; cleanup' EXIT
 # start_embed RECORD [OPTIONS...]: the loopback embeddings server; sets EPORT.
 start_embed() {
     [ -n "$EMBED_PID" ] && kill "$EMBED_PID" 2>/dev/null && wait "$EMBED_PID" 2>/dev/null

@@ -9,12 +9,7 @@
 LCM="$BUILD/lcm"
 H2="$T/home2"
 mkdir -p "$H2"
-for n in 1 2 3; do
-    hello_session "$T/in$n.jsonl" "mig-000$n" "/work/p$n" "MIGNEEDLE_$n planted"
-    "$HOST" --home "$HOME_DIR" --plugin-dir "$PLUGINS" --session "$T/out$n.jsonl" replay "$T/in$n.jsonl" \
-        >"$T/r$n.out" 2>&1 || { cat "$T/r$n.out"; fail "replay $n"; }
-done
-ok
+replay_hellos mig-000 MIGNEEDLE /work/p
 sums() { for f in "$HOME_DIR"/lcm/*.sqlite; do sha256sum "$f"; done; }
 before=$(sums)
 "$LCM" migrate --home "$HOME_DIR" --to "file://$H2" >"$T/dry.out" 2>&1

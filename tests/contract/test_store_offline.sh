@@ -9,9 +9,6 @@
 # session end could store them. (2) At session start: a store that cannot be created is
 # offline from the first request and caught up the same way.
 . "$(dirname "$0")/lib.sh"
-HOST_PID=""
-cleanup() { [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; [ -n "$HOST_PID" ] && kill "$HOST_PID" 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$T"; }
-trap cleanup EXIT
 command -v prlimit >/dev/null || fail "prlimit (util-linux) is needed"
 mkdir -p "$T/work"
 # the branch's message entries missing from the store (0 = all stored); read-only, live.

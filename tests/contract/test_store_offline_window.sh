@@ -5,9 +5,6 @@
 # known -- the applied cut, held in memory -- so it carries the pointer block instead of the
 # raw history and stays under the window; once the limit is lifted the store reconnects.
 . "$(dirname "$0")/lib.sh"
-HOST_PID=""
-cleanup() { [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; [ -n "$HOST_PID" ] && kill "$HOST_PID" 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$T"; }
-trap cleanup EXIT
 command -v prlimit >/dev/null || fail "prlimit (util-linux) is needed"
 mkdir -p "$T/work"
 printf '{"summarizer":["extractive"],"summaryWorker":false,"leafChunkTokens":1000,"keepRecentTokens":1000,"summaryTokens":100}\n' \

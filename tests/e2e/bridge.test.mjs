@@ -451,15 +451,19 @@ test("complete_async: a failing model call reaches done with its error; a bad re
 });
 
 test("complete_async: no done after unload; the pending call is dropped", async () => {
-    const { b, pi, fake } = await modelBridge([{ content: "after unload", delay: 1 }]);
+    const { b, pi, fake } = await modelBridge([{ content: "after unload", delay: 2 }]);
     try {
         b.runCommand("probe-async", "", pi.ctx);
         await untilResult(b, pi, (x) => x.started === 1);
+        /* Unloaded only once the call is at the model: under load pi-ai may take a while to
+         * send it, and a call aborted before it is sent would not test the late answer. */
+        for (const end = Date.now() + 15000; fake.requests().length === 0 && Date.now() < end;) await sleep(20);
+        assert.equal(fake.requests().length, 1, "the call had reached the model");
         assert.equal(b.pending.size, 1);
         b.unload();
         assert.equal(b.pending.size, 0);
-        await sleep(1500);
-        assert.equal(fake.requests().length, 1, "the call had reached the model");
+        await sleep(2500);                /* past the model's answer */
+        assert.equal(fake.requests().length, 1, "nothing was asked again after unload");
         const calls = loadKoffi().load(PROBE_SO).func("int probe_async_calls(void)");
         assert.equal(calls(), 0, "done was never called");
     } finally { b.unload(); fake.stop(); }

@@ -1,6 +1,6 @@
 /*
  * layout.c -- prints the C compiler's sizeof/offsetof of every ABI struct as JSON, so the
- * Pi bridge's koffi mirror (host/pi/extension.js, abiLayout) can be checked against the
+ * Pi bridge's koffi mirror (host/pi/abi.js, abiLayout) can be checked against the
  * header rather than trusted. Built and run by tests/e2e/run.sh.
  */
 #include <stddef.h>
@@ -8,48 +8,49 @@
 
 #include "agent_plugin.h"
 
-#define FIELD(t, f) printf("%s\"%s\":%zu", first ? "" : ",", #f, offsetof(t, f)), first = 0
+/* BEGIN prints the name and size of the struct T names, opening its "offsets" object; FIELD
+ * adds one of its fields. */
+#define NAME_(t) #t
+#define NAME(t) NAME_(t)
+#define BEGIN(t) printf("%s\"%s\":{\"size\":%zu,\"offsets\":{", first_struct ? "" : "}},", NAME(t), sizeof(t)), \
+    first_struct = 0, first = 1
+#define FIELD(f) printf("%s\"%s\":%zu", first ? "" : ",", #f, offsetof(T, f)), first = 0
 
 int main(void)
 {
-    int first;
+    int first_struct = 1, first = 1;
     printf("{");
-    printf("\"ap_host_api\":{\"size\":%zu,\"offsets\":{", sizeof(ap_host_api));
-    first = 1;
-    FIELD(ap_host_api, struct_size); FIELD(ap_host_api, abi_version);
-    FIELD(ap_host_api, api_level); FIELD(ap_host_api, reserved0);
-    FIELD(ap_host_api, host_ctx); FIELD(ap_host_api, host_name); FIELD(ap_host_api, free);
-    FIELD(ap_host_api, log); FIELD(ap_host_api, notify); FIELD(ap_host_api, session_info);
-    FIELD(ap_host_api, get_branch); FIELD(ap_host_api, get_entry);
-    FIELD(ap_host_api, append_custom); FIELD(ap_host_api, get_model);
-    FIELD(ap_host_api, complete); FIELD(ap_host_api, register_command);
-    FIELD(ap_host_api, register_tool); FIELD(ap_host_api, send_user_message);
-    FIELD(ap_host_api, get_entries); FIELD(ap_host_api, complete_async);
-    printf("}},\"ap_plugin\":{\"size\":%zu,\"offsets\":{", sizeof(ap_plugin));
-    first = 1;
-    FIELD(ap_plugin, struct_size); FIELD(ap_plugin, abi_version); FIELD(ap_plugin, api_level);
-    FIELD(ap_plugin, reserved0); FIELD(ap_plugin, name); FIELD(ap_plugin, version);
-    FIELD(ap_plugin, state); FIELD(ap_plugin, release); FIELD(ap_plugin, release_context);
-    FIELD(ap_plugin, unload); FIELD(ap_plugin, session_start); FIELD(ap_plugin, session_shutdown);
-    FIELD(ap_plugin, before_agent_start); FIELD(ap_plugin, context);
-    FIELD(ap_plugin, before_provider_request); FIELD(ap_plugin, turn_end);
-    FIELD(ap_plugin, tool_call); FIELD(ap_plugin, tool_result);
-    FIELD(ap_plugin, session_before_compact); FIELD(ap_plugin, session_compact);
-    FIELD(ap_plugin, session_tree); FIELD(ap_plugin, agent_end);
-    printf("}},\"ap_message_in\":{\"size\":%zu,\"offsets\":{", sizeof(ap_message_in));
-    first = 1;
-    FIELD(ap_message_in, entry_id); FIELD(ap_message_in, json); FIELD(ap_message_in, json_len);
-    printf("}},\"ap_context_event\":{\"size\":%zu,\"offsets\":{", sizeof(ap_context_event));
-    first = 1;
-    FIELD(ap_context_event, struct_size); FIELD(ap_context_event, reserved0);
-    FIELD(ap_context_event, n_messages); FIELD(ap_context_event, messages);
-    FIELD(ap_context_event, system_prompt);
-    printf("}},\"ap_context_item\":{\"size\":%zu,\"offsets\":{", sizeof(ap_context_item));
-    first = 1;
-    FIELD(ap_context_item, input_index); FIELD(ap_context_item, json);
-    printf("}},\"ap_context_result\":{\"size\":%zu,\"offsets\":{", sizeof(ap_context_result));
-    first = 1;
-    FIELD(ap_context_result, n_items); FIELD(ap_context_result, items);
+#define T ap_host_api
+    BEGIN(T);
+    FIELD(struct_size); FIELD(abi_version); FIELD(api_level); FIELD(reserved0); FIELD(host_ctx);
+    FIELD(host_name); FIELD(free); FIELD(log); FIELD(notify); FIELD(session_info); FIELD(get_branch);
+    FIELD(get_entry); FIELD(append_custom); FIELD(get_model); FIELD(complete); FIELD(register_command);
+    FIELD(register_tool); FIELD(send_user_message); FIELD(get_entries); FIELD(complete_async);
+#undef T
+#define T ap_plugin
+    BEGIN(T);
+    FIELD(struct_size); FIELD(abi_version); FIELD(api_level); FIELD(reserved0); FIELD(name);
+    FIELD(version); FIELD(state); FIELD(release); FIELD(release_context); FIELD(unload);
+    FIELD(session_start); FIELD(session_shutdown); FIELD(before_agent_start); FIELD(context);
+    FIELD(before_provider_request); FIELD(turn_end); FIELD(tool_call); FIELD(tool_result);
+    FIELD(session_before_compact); FIELD(session_compact); FIELD(session_tree); FIELD(agent_end);
+#undef T
+#define T ap_message_in
+    BEGIN(T);
+    FIELD(entry_id); FIELD(json); FIELD(json_len);
+#undef T
+#define T ap_context_event
+    BEGIN(T);
+    FIELD(struct_size); FIELD(reserved0); FIELD(n_messages); FIELD(messages); FIELD(system_prompt);
+#undef T
+#define T ap_context_item
+    BEGIN(T);
+    FIELD(input_index); FIELD(json);
+#undef T
+#define T ap_context_result
+    BEGIN(T);
+    FIELD(n_items); FIELD(items);
+#undef T
     printf("}}}\n");
     return 0;
 }

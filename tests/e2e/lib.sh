@@ -27,3 +27,29 @@ e2e_pinned() {
         echo "$_stamp" >"$_dir/.stamp"
     fi
 }
+
+# e2e_begin ARG SRC NODE BIN WHAT ARTIFACT: what every e2e script does first. BUILD is the
+# build folder (e2e_build ARG), holding ARTIFACT (e2e_built); E2E is tests/e2e/SRC (SRC ""
+# for tests/e2e itself); NODE_DIR is BUILD/NODE, where the pinned packages of E2E (WHAT)
+# are installed (e2e_pinned, npm's output in NODE_DIR/npm.log); NODE_BIN is their command BIN.
+e2e_begin() {
+    BUILD=$(e2e_build "$1")
+    E2E="$ROOT/tests/e2e${2:+/$2}"
+    NODE_DIR="$BUILD/$3"
+    e2e_built "$BUILD/$6"
+    e2e_pinned "$E2E" "$NODE_DIR" "$4" "$5" "$NODE_DIR/npm.log"
+    NODE_BIN="$NODE_DIR/node_modules/.bin/$4"
+}
+
+# e2e_tmp NAME: T, a fresh temporary folder for the script, removed at exit once the script
+# set status=0 and else kept (and named); SERVER_PID, when set, is stopped at exit.
+e2e_tmp() {
+    T=$(mktemp -d "${TMPDIR:-/tmp}/lc-$1.XXXXXX")
+    SERVER_PID=""
+    status=1
+    trap e2e_finish EXIT
+}
+e2e_finish() {
+    [ -z "$SERVER_PID" ] || kill "$SERVER_PID" 2>/dev/null
+    if [ "$status" -eq 0 ]; then rm -rf "$T"; else echo "(kept in $T)"; fi
+}

@@ -16,17 +16,12 @@
 set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$ROOT/tests/e2e/lib.sh"
-BUILD=$(e2e_build "${1:-}")
-E2E="$ROOT/tests/e2e"
-NODE_DIR="$BUILD/e2e-node"
-OUT="$BUILD/e2e"
-SO="$BUILD/lossless-context.so"
-e2e_built "$SO"
-mkdir -p "$OUT"
-
 # -- pinned packages, cached in the build folder -------------------------------------------
-e2e_pinned "$E2E" "$NODE_DIR" pi "Pi and koffi" "$OUT/npm.log"
-PI="$NODE_DIR/node_modules/.bin/pi"
+e2e_begin "${1:-}" "" e2e-node pi "Pi and koffi" lossless-context.so
+PI=$NODE_BIN
+SO="$BUILD/lossless-context.so"
+OUT="$BUILD/e2e"
+mkdir -p "$OUT"
 export NODE_PATH="$NODE_DIR/node_modules"
 
 # -- the bridge against the C compiler's layout and a probe plugin -------------------------

@@ -103,12 +103,16 @@ class H(BaseHTTPRequestHandler):
         with lock, open(args.record, "a", encoding="utf-8") as f:
             f.write(json.dumps({"method": self.command, "path": self.path, "body": body}) + "\n")
 
+    def _head(self, code, headers):
+        """The status line and the (name, value) headers, then the blank line."""
+        self.send_response(code)
+        for name, value in headers:
+            self.send_header(name, value)
+        self.end_headers()
+
     def _json(self, obj, code=200):
         data = json.dumps(obj).encode()
-        self.send_response(code)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
+        self._head(code, [("content-type", "application/json"), ("content-length", str(len(data)))])
         self.wfile.write(data)
 
     def do_GET(self):
@@ -116,9 +120,7 @@ class H(BaseHTTPRequestHandler):
         self._json({})
 
     def do_HEAD(self):
-        self.send_response(200)
-        self.send_header("content-length", "0")
-        self.end_headers()
+        self._head(200, [("content-length", "0")])
 
     def do_POST(self):
         body = self._body()
@@ -135,11 +137,8 @@ class H(BaseHTTPRequestHandler):
         if not (body or {}).get("stream"):
             return self._json({"id": msg_id, "type": "message", "role": "assistant", "model": model,
                                "content": blocks, "stop_reason": stop, "stop_sequence": None, "usage": usage})
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.send_header("cache-control", "no-cache")
-        self.send_header("connection", "close")
-        self.end_headers()
+        self._head(200, [("content-type", "text/event-stream"), ("cache-control", "no-cache"),
+                         ("connection", "close")])
 
         def ev(name, data):
             self.wfile.write(("event: %s\ndata: %s\n\n" % (name, json.dumps(data))).encode())

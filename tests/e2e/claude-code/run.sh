@@ -21,23 +21,10 @@
 set -eu
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 . "$ROOT/tests/e2e/lib.sh"
-BUILD=$(e2e_build "${1:-}")
-E2E="$ROOT/tests/e2e/claude-code"
-NODE_DIR="$BUILD/e2e-claude"
+e2e_begin "${1:-}" claude-code e2e-claude claude "Claude Code" lcm
 LCM="$BUILD/lcm"
-e2e_built "$LCM"
-
-e2e_pinned "$E2E" "$NODE_DIR" claude "Claude Code" "$NODE_DIR/npm.log"
-CLAUDE="$NODE_DIR/node_modules/.bin/claude"
-
-T=$(mktemp -d "${TMPDIR:-/tmp}/lc-claude-e2e.XXXXXX")
-SERVER_PID=""
-status=1
-finish() {
-    [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null
-    if [ "$status" -eq 0 ]; then rm -rf "$T"; else echo "(kept in $T)"; fi
-}
-trap finish EXIT
+CLAUDE=$NODE_BIN
+e2e_tmp claude-e2e
 fail() {
     echo "FAIL: $*"
     for f in "$T/err1.txt" "$T/err2.txt" "$T/store/lcm/hooks.log"; do

@@ -13,16 +13,10 @@
 set -eu
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 . "$ROOT/tests/e2e/lib.sh"
-BUILD=$(e2e_build "${1:-}")
-E2E="$ROOT/tests/e2e/codex"
-NODE_DIR="$BUILD/e2e-codex"
+e2e_begin "${1:-}" codex e2e-codex codex "Codex" lcm
 LCM="$BUILD/lcm"
-e2e_built "$LCM"
-e2e_pinned "$E2E" "$NODE_DIR" codex "Codex" "$NODE_DIR/npm.log"
-CODEX="$NODE_DIR/node_modules/.bin/codex"
-T=$(mktemp -d "${TMPDIR:-/tmp}/lc-codex-e2e.XXXXXX")
-status=1
-trap '[ "$status" -eq 0 ] && rm -rf "$T" || echo "(kept in $T)"' EXIT
+CODEX=$NODE_BIN
+e2e_tmp codex-e2e
 fail() { echo "FAIL: $*"; exit 1; }
 export HOME="$T/home"
 unset CODEX_HOME 2>/dev/null || true
