@@ -4,7 +4,7 @@
  * `/clm config KEY VALUE`, `/lcm settings KEY VALUE`) and reads back only where a page's
  * selectable rows are (the events under the chart, the accepted revisions, the settings
  * rows), the key decoder, and the terminal: raw mode, the alternate screen, redraws on a
- * key or a resize, and the restore on every way out. host/pi/extension.js's PanelModel is
+ * key or a resize, and the restore on every way out. host/pi/panel.js's PanelModel is
  * the same model for Pi; keep the two in step.
  */
 #include "panel.h"

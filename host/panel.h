@@ -2,7 +2,7 @@
  * panel.h -- the interactive mode's panels: the /clm overview, edits (with the side-by-side
  * diff) and settings pages and the /lcm settings cockpit, steered with keys on a terminal.
  * The plugin keeps rendering: a key becomes the page arguments the plugin takes and the
- * panel redraws the text it answers (host/pi/extension.js's PanelModel is the same model).
+ * panel redraws the text it answers (host/pi/panel.js's PanelModel is the same model).
  */
 #ifndef HOST_PANEL_H
 #define HOST_PANEL_H
