@@ -21,6 +21,7 @@
 #include "catalog.h"
 #include "config.h"
 #include "dream.h"
+#include "message.h"
 #include "store.h"
 #include "summarize.h"
 #include "util.h"
@@ -159,15 +160,6 @@ static int bundle_add(bundle_line *v, size_t *n, int section, int64_t ordinal, c
     return LC_OK;
 }
 
-/* User text a person typed: not a harness tag such as <command-name> or
- * <system-reminder>, not Claude Code's compaction summary (stored as a user message). */
-static int bundle_is_request(const char *text)
-{
-    static const char compacted[] = "This session is being continued from a previous conversation";
-    while (*text == ' ' || *text == '\n') text++;
-    return *text && *text != '<' && strncmp(text, "Caveat:", 7) != 0 && strncmp(text, compacted, sizeof compacted - 1) != 0;
-}
-
 /* What the newest-first walk has picked so far. */
 typedef struct bundle_scan {
     bundle_line v[BUNDLE_REQUESTS + BUNDLE_STEPS + 1];
@@ -212,7 +204,7 @@ static int bundle_visit(void *ud, const store_dag_msg *m, char **err)
         return STORE_VISIT_STOP;
     if (!m->entry_id || !m->role || !m->text) return LC_OK;
     const char *text = m->text;
-    if (strcmp(m->role, "user") == 0 && sc->nreq < BUNDLE_REQUESTS && bundle_is_request(text)) {
+    if (strcmp(m->role, "user") == 0 && sc->nreq < BUNDLE_REQUESTS && msg_typed_by_person(text)) {
         rc = bundle_add(sc->v, &sc->n, 0, m->ordinal, m->entry_id, text, strlen(text),
                         sc->nreq == 0 ? 0 : 2 + sc->nreq, &sc->clipped);
         sc->nreq++;
@@ -335,7 +327,7 @@ static int bundle_build_session(const char *home, const char *cwd, const char *e
         int clipped = 0;
         size_t cap = (size_t)(budget / 2) * 4;
         if (strlen(handoff) > cap) {
-            while (cap > 0 && ((unsigned char)handoff[cap] & 0xC0) == 0x80) cap--;
+            cap = lc_utf8_back(handoff, cap);
             handoff[cap] = '\0';
             clipped = 1;
         }

@@ -27,6 +27,7 @@
 #include "contracts.h"
 #include "dream_rules.h"
 #include "homestore.h"
+#include "message.h"
 #include "redact.h"
 #include "store.h"
 #include "util.h"
@@ -117,7 +118,7 @@ static int dream_add_item(dream_run_ctx *c, const char *session, const char *ent
     c->items = nv;
     dream_item *it = &c->items[c->n_items];
     size_t keep = len > DREAM_ITEM_CHARS ? DREAM_ITEM_CHARS : len;
-    while (keep < len && keep > 0 && ((unsigned char)text[keep] & 0xC0) == 0x80) keep--;
+    if (keep < len) keep = lc_utf8_back(text, keep);
     *it = (dream_item){session, entry_id ? lc_strdup(entry_id) : NULL, summary_id, ordinal, role,
                        lc_strndup(text, keep)};
     if (!it->text || (entry_id && !it->entry_id)) {
@@ -128,14 +129,6 @@ static int dream_add_item(dream_run_ctx *c, const char *session, const char *ent
     c->n_items++;
     c->budget_left -= (long)summ_estimate_tokens(it->text);
     return LC_OK;
-}
-
-/* A person's text, not a harness tag or a pasted compaction summary. */
-static int dream_person_text(const char *t)
-{
-    static const char compacted[] = "This session is being continued from a previous conversation";
-    while (*t == ' ' || *t == '\n') t++;
-    return *t && *t != '<' && strncmp(t, "Caveat:", 7) != 0 && strncmp(t, compacted, sizeof compacted - 1) != 0;
 }
 
 /* ---- reading one session store ---------------------------------------------------------------- */
@@ -159,7 +152,7 @@ static int dream_visit_message(void *ud, const store_search_row *r, char **err)
     c->mark.row = r->id;
     unsigned role = !r->role ? 0 : !strcmp(r->role, "user") ? DREAM_USER : !strcmp(r->role, "assistant") ? DREAM_ASSISTANT : 0;
     if (!role || !r->entry_id || !r->text || !r->text_len) return LC_OK;
-    if (role == DREAM_USER && !dream_person_text(r->text)) return LC_OK;
+    if (role == DREAM_USER && !msg_typed_by_person(r->text)) return LC_OK;
     /* An assistant turn's tool calls are not lessons: only its prose is read. */
     size_t len = r->text_len;
     if (role == DREAM_ASSISTANT) {

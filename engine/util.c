@@ -288,6 +288,12 @@ void *lc_grow(void *v, size_t *cap, size_t need, size_t size)
     return nv;
 }
 
+size_t lc_utf8_back(const char *s, size_t i)
+{
+    while (i > 0 && ((unsigned char)s[i] & 0xC0) == 0x80) i--;
+    return i;
+}
+
 long long lc_epoch_ms(void)
 {
     struct timespec ts;
