@@ -104,25 +104,11 @@ int bundle_latest_session(const char *home, const char *cwd, const char *exclude
 /* One line of text: whitespace runs folded to one space, clipped at a UTF-8 boundary. */
 static char *bundle_clip(const char *s, size_t len, int *clipped)
 {
-    sbuf b = {0};
-    int space = 0;
-    *clipped = 0;
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == ' ' || c == '\n' || c == '\t' || c == '\r') {
-            space = b.len > 0;
-            continue;
-        }
-        if (b.len >= BUNDLE_LINE_CHARS && (c & 0xC0) != 0x80) {
-            *clipped = 1;
-            break;
-        }
-        if (space) sb_putc(&b, ' ');
-        space = 0;
-        sb_putc(&b, (char)c);
-    }
-    if (*clipped) sb_puts(&b, " [...]");
-    return sb_detach(&b);
+    char *t = lc_fold_line(s, len, BUNDLE_LINE_CHARS, clipped);
+    if (!t || !*clipped) return t;
+    char *marked = lc_asprintf("%s [...]", t);
+    free(t);
+    return marked;
 }
 
 typedef struct bundle_line {
