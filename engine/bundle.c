@@ -21,6 +21,7 @@
 #include "catalog.h"
 #include "config.h"
 #include "dream.h"
+#include "message.h"
 #include "store.h"
 #include "summarize.h"
 #include "util.h"
@@ -103,25 +104,11 @@ int bundle_latest_session(const char *home, const char *cwd, const char *exclude
 /* One line of text: whitespace runs folded to one space, clipped at a UTF-8 boundary. */
 static char *bundle_clip(const char *s, size_t len, int *clipped)
 {
-    sbuf b = {0};
-    int space = 0;
-    *clipped = 0;
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == ' ' || c == '\n' || c == '\t' || c == '\r') {
-            space = b.len > 0;
-            continue;
-        }
-        if (b.len >= BUNDLE_LINE_CHARS && (c & 0xC0) != 0x80) {
-            *clipped = 1;
-            break;
-        }
-        if (space) sb_putc(&b, ' ');
-        space = 0;
-        sb_putc(&b, (char)c);
-    }
-    if (*clipped) sb_puts(&b, " [...]");
-    return sb_detach(&b);
+    char *t = lc_fold_line(s, len, BUNDLE_LINE_CHARS, clipped);
+    if (!t || !*clipped) return t;
+    char *marked = lc_asprintf("%s [...]", t);
+    free(t);
+    return marked;
 }
 
 typedef struct bundle_line {
@@ -157,15 +144,6 @@ static int bundle_add(bundle_line *v, size_t *n, int section, int64_t ordinal, c
     v[*n] = (bundle_line){section, ordinal, line, rank, 0};
     (*n)++;
     return LC_OK;
-}
-
-/* User text a person typed: not a harness tag such as <command-name> or
- * <system-reminder>, not Claude Code's compaction summary (stored as a user message). */
-static int bundle_is_request(const char *text)
-{
-    static const char compacted[] = "This session is being continued from a previous conversation";
-    while (*text == ' ' || *text == '\n') text++;
-    return *text && *text != '<' && strncmp(text, "Caveat:", 7) != 0 && strncmp(text, compacted, sizeof compacted - 1) != 0;
 }
 
 /* What the newest-first walk has picked so far. */
@@ -212,7 +190,7 @@ static int bundle_visit(void *ud, const store_dag_msg *m, char **err)
         return STORE_VISIT_STOP;
     if (!m->entry_id || !m->role || !m->text) return LC_OK;
     const char *text = m->text;
-    if (strcmp(m->role, "user") == 0 && sc->nreq < BUNDLE_REQUESTS && bundle_is_request(text)) {
+    if (strcmp(m->role, "user") == 0 && sc->nreq < BUNDLE_REQUESTS && msg_typed_by_person(text)) {
         rc = bundle_add(sc->v, &sc->n, 0, m->ordinal, m->entry_id, text, strlen(text),
                         sc->nreq == 0 ? 0 : 2 + sc->nreq, &sc->clipped);
         sc->nreq++;
@@ -335,7 +313,7 @@ static int bundle_build_session(const char *home, const char *cwd, const char *e
         int clipped = 0;
         size_t cap = (size_t)(budget / 2) * 4;
         if (strlen(handoff) > cap) {
-            while (cap > 0 && ((unsigned char)handoff[cap] & 0xC0) == 0x80) cap--;
+            cap = lc_utf8_back(handoff, cap);
             handoff[cap] = '\0';
             clipped = 1;
         }

@@ -9,12 +9,6 @@
 #include "message.h"
 #include "util.h"
 
-static size_t clm_cap_utf8_back(const char *s, size_t i)
-{
-    while (i > 0 && ((unsigned char)s[i] & 0xC0) == 0x80) i--;
-    return i;
-}
-
 char *clm_cap_message(const char *json, long cap, double head)
 {
     char *out = NULL;
@@ -33,8 +27,8 @@ char *clm_cap_message(const char *json, long cap, double head)
         }
     }
     if (all.oom || all.len <= (size_t)cap) goto done;
-    size_t h = clm_cap_utf8_back(all.p, (size_t)((double)cap * head));
-    size_t tail_from = clm_cap_utf8_back(all.p, all.len - ((size_t)cap - h));
+    size_t h = lc_utf8_back(all.p, (size_t)((double)cap * head));
+    size_t tail_from = lc_utf8_back(all.p, all.len - ((size_t)cap - h));
     if (tail_from < h) tail_from = h;
     sb_append(&t, all.p, h);
     sb_printf(&t, "\n[... %zu characters omitted by the observation cap of %ld characters per "

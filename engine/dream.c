@@ -27,6 +27,7 @@
 #include "contracts.h"
 #include "dream_rules.h"
 #include "homestore.h"
+#include "message.h"
 #include "redact.h"
 #include "store.h"
 #include "util.h"
@@ -90,25 +91,6 @@ typedef struct dream_run_ctx {
 
 static int dream_out_of_time(const dream_run_ctx *c) { return lc_now_ms() > c->deadline; }
 
-/* The first `max` bytes of s, cut at a UTF-8 boundary, whitespace runs folded. */
-static char *dream_clip(const char *s, size_t len, size_t max)
-{
-    sbuf b = {0};
-    int space = 0;
-    for (size_t i = 0; i < len; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        if (ch == ' ' || ch == '\n' || ch == '\t' || ch == '\r') {
-            space = b.len > 0;
-            continue;
-        }
-        if (b.len >= max && (ch & 0xC0) != 0x80) break;
-        if (space) sb_putc(&b, ' ');
-        space = 0;
-        sb_putc(&b, (char)ch);
-    }
-    return sb_detach(&b);
-}
-
 static int dream_add_item(dream_run_ctx *c, const char *session, const char *entry_id, int64_t summary_id,
                           int64_t ordinal, unsigned role, const char *text, size_t len)
 {
@@ -117,7 +99,7 @@ static int dream_add_item(dream_run_ctx *c, const char *session, const char *ent
     c->items = nv;
     dream_item *it = &c->items[c->n_items];
     size_t keep = len > DREAM_ITEM_CHARS ? DREAM_ITEM_CHARS : len;
-    while (keep < len && keep > 0 && ((unsigned char)text[keep] & 0xC0) == 0x80) keep--;
+    if (keep < len) keep = lc_utf8_back(text, keep);
     *it = (dream_item){session, entry_id ? lc_strdup(entry_id) : NULL, summary_id, ordinal, role,
                        lc_strndup(text, keep)};
     if (!it->text || (entry_id && !it->entry_id)) {
@@ -128,14 +110,6 @@ static int dream_add_item(dream_run_ctx *c, const char *session, const char *ent
     c->n_items++;
     c->budget_left -= (long)summ_estimate_tokens(it->text);
     return LC_OK;
-}
-
-/* A person's text, not a harness tag or a pasted compaction summary. */
-static int dream_person_text(const char *t)
-{
-    static const char compacted[] = "This session is being continued from a previous conversation";
-    while (*t == ' ' || *t == '\n') t++;
-    return *t && *t != '<' && strncmp(t, "Caveat:", 7) != 0 && strncmp(t, compacted, sizeof compacted - 1) != 0;
 }
 
 /* ---- reading one session store ---------------------------------------------------------------- */
@@ -159,7 +133,7 @@ static int dream_visit_message(void *ud, const store_search_row *r, char **err)
     c->mark.row = r->id;
     unsigned role = !r->role ? 0 : !strcmp(r->role, "user") ? DREAM_USER : !strcmp(r->role, "assistant") ? DREAM_ASSISTANT : 0;
     if (!role || !r->entry_id || !r->text || !r->text_len) return LC_OK;
-    if (role == DREAM_USER && !dream_person_text(r->text)) return LC_OK;
+    if (role == DREAM_USER && !msg_typed_by_person(r->text)) return LC_OK;
     /* An assistant turn's tool calls are not lessons: only its prose is read. */
     size_t len = r->text_len;
     if (role == DREAM_ASSISTANT) {
@@ -231,7 +205,7 @@ static int dream_add_found(dream_run_ctx *c, const char *kind, const char *text,
     dream_found *nv = lc_grow(c->found, &c->cap_found, c->n_found + 1, sizeof *nv);
     if (!nv) return LC_NOMEM;
     c->found = nv;
-    char *t = dream_clip(text, len, DREAM_PATTERN_CHARS);
+    char *t = lc_fold_line(text, len, DREAM_PATTERN_CHARS, NULL);
     if (!t) return LC_NOMEM;
     if (!*t) {
         free(t);
@@ -369,7 +343,7 @@ static int dream_model_items(dream_run_ctx *c, size_t first, size_t end)
         sb_puts(&prompt, "Excerpts:\n");
         while (j < end && (j == i || tokens < DREAM_CALL_TOKENS)) {
             const dream_item *it = &c->items[j];
-            char *t = dream_clip(it->text, strlen(it->text), 1500);
+            char *t = lc_fold_line(it->text, strlen(it->text), 1500, NULL);
             sb_printf(&prompt, "[%zu] %s: %s\n", j, it->role == DREAM_USER ? "user" : it->role == DREAM_ASSISTANT ? "assistant" : "summary",
                       t ? t : "");
             tokens += t ? (long)summ_estimate_tokens(t) : 0;
@@ -460,7 +434,7 @@ static int dream_record(dream_run_ctx *c, const char *session, size_t found_from
         int64_t pid = 0;
         int is_new = 0, added = 0;
         dream_key(f->kind, f->text, key);
-        char *excerpt = dream_clip(it->text, strlen(it->text), 200);
+        char *excerpt = lc_fold_line(it->text, strlen(it->text), 200, NULL);
         if (!excerpt) rc = lc_errf(err, LC_NOMEM, "out of memory");
         if (rc == LC_OK)
             rc = homestore_pattern_note(c->h, f->kind, f->text, key, c->scope_key_project, f->score, c->now, &pid, &is_new, err);

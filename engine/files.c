@@ -485,7 +485,7 @@ char *files_explore(const char *path, const char *body, size_t len, files_kind k
     if (s && strlen(s) > FILES_SUMMARY_MAX) {
         /* Keep the summary under a preview line, never cutting a UTF-8 sequence. */
         size_t cut = FILES_SUMMARY_MAX - 3;
-        while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80) cut--;
+        cut = lc_utf8_back(s, cut);
         memcpy(s + cut, "...", 4);
     }
     return s;

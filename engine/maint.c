@@ -1007,7 +1007,7 @@ char *maint_diagnose(const maint_diag_input *in)
     if (b.len > MAINT_DIAG_BYTES) {
         static const char mark[] = "\n[diagnose: cut at 8192 bytes]";
         size_t keep = MAINT_DIAG_BYTES - (sizeof mark - 1);
-        while (keep > 0 && ((unsigned char)b.p[keep] & 0xC0) == 0x80) keep--;
+        keep = lc_utf8_back(b.p, keep);
         memcpy(b.p + keep, mark, sizeof mark);
         b.len = keep + sizeof mark - 1;
     }

@@ -133,6 +133,14 @@ static const cJSON *msg_content(const cJSON *message)
     return cJSON_IsObject(message) ? cJSON_GetObjectItemCaseSensitive(message, "content") : NULL;
 }
 
+int msg_typed_by_person(const char *text)
+{
+    static const char compacted[] = "This session is being continued from a previous conversation";
+    while (*text == ' ' || *text == '\n') text++;
+    return *text && *text != '<' && strncmp(text, "Caveat:", 7) != 0 &&
+           strncmp(text, compacted, sizeof compacted - 1) != 0;
+}
+
 char *msg_derive_text(const cJSON *message, int *complete)
 {
     sbuf b = {0};

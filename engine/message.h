@@ -37,6 +37,11 @@ msg_role msg_role_parse(const char *name);
  * the original blocks must be kept beside it. */
 char *msg_derive_text(const cJSON *message, int *complete);
 
+/* Whether a user message's derived text is what a person typed: not a harness tag such as
+ * <command-name> or <system-reminder>, not a "Caveat:" note, not Claude Code's compaction
+ * summary (stored as a user message). */
+int msg_typed_by_person(const char *text);
+
 /* Provider-independent token estimate: ceil(chars / 4) over the text, thinking and
  * tool-call arguments, plus a fixed 1,200 per image (the reference host's estimator). */
 size_t msg_estimate_tokens(const cJSON *message);

@@ -250,7 +250,7 @@ static int summ_analyze(summ_sent *s, size_t idx, size_t n_sent, summ_fact **fac
         size_t cut = SUMM_SENTENCE_HEAD;
         while (cut > 0 && !isspace((unsigned char)s->p[cut])) cut--;
         if (cut == 0) cut = SUMM_SENTENCE_HEAD;
-        while (cut > 0 && ((unsigned char)s->p[cut] & 0xC0) == 0x80) cut--;
+        cut = lc_utf8_back(s->p, cut);
         sb_append(&b, s->p, cut);
         sb_puts(&b, " ...");
         int shown = 0;
@@ -383,7 +383,7 @@ char *summ_truncate(const char *source, size_t target_tokens)
     if (n <= avail) return lc_asprintf("%s%s", tag, source);
     avail -= sep_len;
     size_t head = avail * 2 / 3, tail_start = n - (avail - head);
-    while (head > 0 && ((unsigned char)source[head] & 0xC0) == 0x80) head--;
+    head = lc_utf8_back(source, head);
     while (tail_start < n && ((unsigned char)source[tail_start] & 0xC0) == 0x80) tail_start++;
     sbuf b = {0};
     sb_append(&b, tag, tag_len);

@@ -288,6 +288,34 @@ void *lc_grow(void *v, size_t *cap, size_t need, size_t size)
     return nv;
 }
 
+char *lc_fold_line(const char *s, size_t len, size_t max, int *clipped)
+{
+    sbuf b = {0};
+    int space = 0;
+    if (clipped) *clipped = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == ' ' || c == '\n' || c == '\t' || c == '\r') {
+            space = b.len > 0;
+            continue;
+        }
+        if (b.len >= max && (c & 0xC0) != 0x80) {
+            if (clipped) *clipped = 1;
+            break;
+        }
+        if (space) sb_putc(&b, ' ');
+        space = 0;
+        sb_putc(&b, (char)c);
+    }
+    return sb_detach(&b);
+}
+
+size_t lc_utf8_back(const char *s, size_t i)
+{
+    while (i > 0 && ((unsigned char)s[i] & 0xC0) == 0x80) i--;
+    return i;
+}
+
 long long lc_epoch_ms(void)
 {
     struct timespec ts;

@@ -65,6 +65,15 @@ int lc_write_scratch(const char *path, const void *data, size_t len, mode_t mode
  * milliseconds; -1 when it does not parse. */
 long long lc_iso_ms(const char *iso);
 
+/* s[0..len) as one line (malloc'd, NULL on OOM): whitespace runs folded to one space, none
+ * leading, cut before the first character that would start past `max` bytes; *clipped (when
+ * not NULL) says whether anything was cut. */
+char *lc_fold_line(const char *s, size_t len, size_t max, int *clipped);
+
+/* Byte offset i of s moved back to the start of the UTF-8 sequence it falls inside (i
+ * itself when it starts one), so a cut at it never splits a character. */
+size_t lc_utf8_back(const char *s, size_t i);
+
 /* 64-bit FNV-1a: the hash of the engine's dedup sets and id tables (fast on short keys,
  * stable across runs and builds, so a seed derived from it repeats). Its offset basis is
  * the one every copy of it here has used, 1469598103934665603 -- one digit short of the

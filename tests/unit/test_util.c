@@ -299,6 +299,34 @@ static void test_grow_keeps_elements_and_refuses_overflow(void **state)
     free(v);
 }
 
+static void test_utf8_back_never_lands_inside_a_character(void **state)
+{
+    (void)state;
+    const char *s = "a\xc3\xa9\xe2\x82\xac!"; /* a, e-acute (2 bytes), euro sign (3), ! */
+    assert_int_equal(lc_utf8_back(s, 0), 0);
+    assert_int_equal(lc_utf8_back(s, 1), 1);
+    assert_int_equal(lc_utf8_back(s, 2), 1);
+    assert_int_equal(lc_utf8_back(s, 3), 3);
+    assert_int_equal(lc_utf8_back(s, 4), 3);
+    assert_int_equal(lc_utf8_back(s, 5), 3);
+    assert_int_equal(lc_utf8_back(s, 6), 6);
+}
+
+static void test_fold_line_folds_whitespace_and_cuts_at_a_character(void **state)
+{
+    (void)state;
+    int clipped = -1;
+    char *a = lc_fold_line("  one\n\ttwo   three ", 19, 100, &clipped);
+    assert_string_equal(a, "one two three");
+    assert_int_equal(clipped, 0);
+    /* "ab" then e-acute: a cut at 3 bytes keeps the whole character, never half of it. */
+    char *b = lc_fold_line("ab\xc3\xa9" "cd", 6, 3, &clipped);
+    assert_string_equal(b, "ab\xc3\xa9");
+    assert_int_equal(clipped, 1);
+    free(a);
+    free(b);
+}
+
 static void test_epoch_ms_is_wall_clock_milliseconds(void **state)
 {
     (void)state;
@@ -315,6 +343,8 @@ int main(void)
         cmocka_unit_test(test_fnv1a_keeps_the_engines_values),
         cmocka_unit_test(test_grow_keeps_elements_and_refuses_overflow),
         cmocka_unit_test(test_epoch_ms_is_wall_clock_milliseconds),
+        cmocka_unit_test(test_fold_line_folds_whitespace_and_cuts_at_a_character),
+        cmocka_unit_test(test_utf8_back_never_lands_inside_a_character),
         cmocka_unit_test(test_utc_format_formats_epoch_ms_and_says_unknown),
         cmocka_unit_test(test_iso_ms_reads_utc_timestamps_and_refuses_others),
         cmocka_unit_test(test_zeroed_sbuf_detaches_to_empty_string),
