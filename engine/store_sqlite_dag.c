@@ -304,10 +304,7 @@ int store_sqlite_cut_get(store *s, store_cut_which which, int64_t id, store_cut 
     out->message = store_sqlite_col_dup(st, 3);
     out->nodes_json = store_sqlite_col_dup(st, 4);
     out->stubbed = sqlite3_column_int(st, 5);
-    if (!out->anchor_entry || !out->message || !out->nodes_json) {
-        store_cut_free(out);
-        rc = lc_errf(err, LC_NOMEM, "store: out of memory");
-    }
+    rc = store_common_cut_read(out, err);
 done:
     sqlite3_finalize(st);
     return rc;
