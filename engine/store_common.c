@@ -85,6 +85,20 @@ done:
     return rc;
 }
 
+int store_common_cut_read(store_cut *c, char **err)
+{
+    if (c->anchor_entry && c->message && c->nodes_json) return LC_OK;
+    store_cut_free(c);
+    return lc_errf(err, LC_NOMEM, "store: out of memory");
+}
+
+int store_common_row_read(store_row *r, char **err)
+{
+    if (r->entry_id && r->text && r->raw_json) return LC_OK;
+    store_row_free(r);
+    return lc_errf(err, LC_NOMEM, "store: out of memory");
+}
+
 int store_common_dump_buffers(int ncol, const char ***names, store_value **vals, char **err)
 {
     *names = calloc((size_t)ncol + 1, sizeof **names);

@@ -41,6 +41,11 @@ int store_common_meta_int(store *s, const char *key, int64_t *out);
 int store_common_dag_progress(store *s, int read_only, int (*recompute)(store *s, char **err), int64_t *watermark,
                               int64_t *pending, char **err);
 
+/* A read's last step: LC_OK when the copies a cut (a message row) must have were made;
+ * otherwise the read is freed and LC_NOMEM. */
+int store_common_cut_read(store_cut *c, char **err);
+int store_common_row_read(store_row *r, char **err);
+
 /* The column names and values of an export's row, for `ncol` columns (the caller frees
  * both, also on failure). LC_OK or LC_NOMEM. */
 int store_common_dump_buffers(int ncol, const char ***names, store_value **vals, char **err);

@@ -220,10 +220,7 @@ int store_pg_cut_get(store *s, store_cut_which which, int64_t id, store_cut *out
     out->message = store_pg_col_dup(r, 0, 3);
     out->nodes_json = store_pg_col_dup(r, 0, 4);
     out->stubbed = (int)store_pg_col_int(r, 0, 5);
-    if (!out->anchor_entry || !out->message || !out->nodes_json) {
-        store_cut_free(out);
-        rc = lc_errf(err, LC_NOMEM, "store: out of memory");
-    }
+    rc = store_common_cut_read(out, err);
 done:
     PQclear(r);
     return rc;

@@ -284,10 +284,7 @@ int store_pg_get_message(store *s, const char *entry_id, store_row *out, char **
     out->tool_name = store_pg_col_dup(r, 0, 10);
     out->tool_path = store_pg_col_dup(r, 0, 11);
     out->created = store_pg_col_int(r, 0, 12);
-    if (!out->entry_id || !out->text || !out->raw_json) {
-        store_row_free(out);
-        rc = lc_errf(err, LC_NOMEM, "store: out of memory");
-    }
+    rc = store_common_row_read(out, err);
 done:
     PQclear(r);
     return rc;

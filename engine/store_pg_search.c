@@ -404,14 +404,13 @@ static int store_pg_visit_handles(PGresult *r, store_handle_visit visit, void *u
 {
     int rc = LC_OK;
     for (int i = 0; i < PQntuples(r); i++) {
-        store_file_handle h = {0};
-        h.entry_id = PQgetvalue(r, i, 0);
-        h.path = store_pg_col(r, i, 1);
-        h.content_id = PQgetvalue(r, i, 2);
-        h.kind = PQgetvalue(r, i, 3);
-        h.chars = store_pg_col_int(r, i, 4);
-        h.preview = PQgetvalue(r, i, 5);
-        h.summary = PQgetvalue(r, i, 6);
+        store_file_handle h = {.entry_id = PQgetvalue(r, i, 0),
+                               .path = store_pg_col(r, i, 1),
+                               .content_id = PQgetvalue(r, i, 2),
+                               .kind = PQgetvalue(r, i, 3),
+                               .chars = store_pg_col_int(r, i, 4),
+                               .preview = PQgetvalue(r, i, 5),
+                               .summary = PQgetvalue(r, i, 6)};
         if (!store_common_visit_next(visit(ud, &h, err), &rc, NULL)) break;
     }
     PQclear(r);

@@ -53,11 +53,9 @@ int store_sqlite_dag_block_put(store *s, int64_t tokens, char **err)
 {
     sqlite3_stmt *st = NULL;
     int rc = LC_OK;
-    if (sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO meta(key, value) VALUES('dag_block_tokens', ?)",
-                           -1, &st, NULL) != SQLITE_OK) {
-        rc = store_sqlite_failed(s, err, "dag block");
+    if ((rc = store_sqlite_prepare(s, &st, "INSERT OR REPLACE INTO meta(key, value) VALUES('dag_block_tokens', ?)",
+                                           "dag block", err)) != LC_OK)
         goto done;
-    }
     sqlite3_bind_int64(st, 1, tokens);
     if (sqlite3_step(st) != SQLITE_DONE) rc = store_sqlite_failed(s, err, "dag block");
 done:
@@ -70,15 +68,13 @@ int store_sqlite_dag_set_watermark(store *s, int64_t expect, int64_t value, int 
     sqlite3_stmt *st = NULL;
     int rc = LC_OK;
     if (moved) *moved = 0;
-    if (sqlite3_prepare_v2(s->db,
-                           "UPDATE meta SET value = ?1 WHERE key = 'dag_watermark'"
-                           " AND CAST(value AS INTEGER) = ?2 AND NOT EXISTS (SELECT 1 FROM main.messages m"
-                           " WHERE m.ordinal >= ?2 AND m.ordinal < ?1 AND " STORE_ELIGIBLE("m")
-                           " AND " STORE_UNCOVERED("m") ")",
-                           -1, &st, NULL) != SQLITE_OK) {
-        rc = store_sqlite_failed(s, err, "dag watermark");
+    if ((rc = store_sqlite_prepare(s, &st,
+                                   "UPDATE meta SET value = ?1 WHERE key = 'dag_watermark'"
+                                   " AND CAST(value AS INTEGER) = ?2 AND NOT EXISTS (SELECT 1 FROM main.messages m"
+                                   " WHERE m.ordinal >= ?2 AND m.ordinal < ?1 AND " STORE_ELIGIBLE("m")
+                                   " AND " STORE_UNCOVERED("m") ")",
+                                   "dag watermark", err)) != LC_OK)
         goto done;
-    }
     sqlite3_bind_int64(st, 1, value);
     sqlite3_bind_int64(st, 2, expect);
     if (sqlite3_step(st) != SQLITE_DONE) {
@@ -92,6 +88,11 @@ done:
 }
 
 /* ---- summaries -------------------------------------------------------------------- */
+
+int store_sqlite_prepare(store *s, sqlite3_stmt **st, const char *sql, const char *what, char **err)
+{
+    return sqlite3_prepare_v2(s->db, sql, -1, st, NULL) == SQLITE_OK ? LC_OK : store_sqlite_failed(s, err, what);
+}
 
 int store_sqlite_step_done(store *s, sqlite3_stmt *st, const char *what, char **err)
 {
@@ -200,10 +201,7 @@ int store_sqlite_summary_add(store *s, const store_summary *in, int64_t *out_id,
                "   ON sp2.summary_id = c2.child_id WHERE c2.parent_id = ?1 ORDER BY c2.position DESC LIMIT 1),"
                " sum(sp.entry_count) FROM summary_children c JOIN summary_spans sp"
                " ON sp.summary_id = c.child_id WHERE c.parent_id = ?1";
-    if (sqlite3_prepare_v2(s->db, span_sql, -1, &span, NULL) != SQLITE_OK) {
-        rc = store_sqlite_failed(s, err, "summary span");
-        goto done;
-    }
+    if ((rc = store_sqlite_prepare(s, &span, span_sql, "summary span", err)) != LC_OK) goto done;
     sqlite3_bind_int64(span, 1, id);
     if ((rc = store_sqlite_step_done(s, span, "summary span (does it cover stored entries?)", err)) != LC_OK)
         goto done;
@@ -289,10 +287,7 @@ int store_sqlite_cut_get(store *s, store_cut_which which, int64_t id, store_cut 
     int rc = LC_OK, step;
     memset(out, 0, sizeof *out);
     if ((unsigned)which > STORE_CUT_ON_BRANCH) return lc_errf(err, LC_INVALID, "store: no such cut query");
-    if (sqlite3_prepare_v2(s->db, sql[which], -1, &st, NULL) != SQLITE_OK) {
-        rc = store_sqlite_failed(s, err, "cut");
-        goto done;
-    }
+    if ((rc = store_sqlite_prepare(s, &st, sql[which], "cut", err)) != LC_OK) goto done;
     if (which == STORE_CUT_BY_ID) sqlite3_bind_int64(st, 1, id);
     step = sqlite3_step(st);
     if (step == SQLITE_DONE) {
@@ -309,10 +304,7 @@ int store_sqlite_cut_get(store *s, store_cut_which which, int64_t id, store_cut 
     out->message = store_sqlite_col_dup(st, 3);
     out->nodes_json = store_sqlite_col_dup(st, 4);
     out->stubbed = sqlite3_column_int(st, 5);
-    if (!out->anchor_entry || !out->message || !out->nodes_json) {
-        store_cut_free(out);
-        rc = lc_errf(err, LC_NOMEM, "store: out of memory");
-    }
+    rc = store_common_cut_read(out, err);
 done:
     sqlite3_finalize(st);
     return rc;
@@ -323,13 +315,10 @@ int store_sqlite_cut_add(store *s, const store_cut *in, int64_t tokens, int64_t 
     sqlite3_stmt *st = NULL;
     int rc = LC_OK;
     *out_id = 0;
-    if (sqlite3_prepare_v2(s->db,
-                           "INSERT INTO lcm_cuts(anchor_entry, anchor_ordinal, message, tokens, nodes,"
-                           " stubbed, created) VALUES(?,?,?,?,?,?,?)",
-                           -1, &st, NULL) != SQLITE_OK) {
-        rc = store_sqlite_failed(s, err, "cut");
+    if ((rc = store_sqlite_prepare(s, &st, "INSERT INTO lcm_cuts(anchor_entry, anchor_ordinal, message, tokens, nodes,"
+                                           " stubbed, created) VALUES(?,?,?,?,?,?,?)",
+                                           "cut", err)) != LC_OK)
         goto done;
-    }
     sqlite3_bind_text(st, 1, in->anchor_entry, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, in->anchor_ordinal);
     sqlite3_bind_text(st, 3, in->message, -1, SQLITE_STATIC);
@@ -347,13 +336,10 @@ done:
 int store_sqlite_pin_get(store *s, store_pin *out, char **err)
 {
     sqlite3_stmt *st = NULL;
-    int rc = LC_NOTFOUND;
     memset(out, 0, sizeof *out);
-    if (sqlite3_prepare_v2(s->db, "SELECT cut_id, applied_tokens, window FROM lcm_pin WHERE id = 1", -1, &st,
-                           NULL) != SQLITE_OK) {
-        rc = store_sqlite_failed(s, err, "pin");
-        goto done;
-    }
+    int rc = store_sqlite_prepare(s, &st, "SELECT cut_id, applied_tokens, window FROM lcm_pin WHERE id = 1", "pin", err);
+    if (rc != LC_OK) goto done;
+    rc = LC_NOTFOUND;
     int step = sqlite3_step(st);
     if (step == SQLITE_ROW) {
         out->cut_id = sqlite3_column_int64(st, 0);
@@ -372,13 +358,10 @@ int store_sqlite_pin_set(store *s, const store_pin *pin, char **err)
 {
     sqlite3_stmt *st = NULL;
     int rc = LC_OK;
-    if (sqlite3_prepare_v2(s->db,
-                           "INSERT OR REPLACE INTO lcm_pin(id, cut_id, applied_tokens, window, updated)"
-                           " VALUES(1,?,?,?,?)",
-                           -1, &st, NULL) != SQLITE_OK) {
-        rc = store_sqlite_failed(s, err, "pin");
+    if ((rc = store_sqlite_prepare(s, &st, "INSERT OR REPLACE INTO lcm_pin(id, cut_id, applied_tokens, window, updated)"
+                                           " VALUES(1,?,?,?,?)",
+                                           "pin", err)) != LC_OK)
         goto done;
-    }
     sqlite3_bind_int64(st, 1, pin->cut_id);
     sqlite3_bind_int64(st, 2, pin->applied_tokens);
     sqlite3_bind_int64(st, 3, pin->window);
@@ -489,13 +472,11 @@ int store_sqlite_dag_count_uncovered(store *s, int64_t from, int64_t before, int
     sqlite3_stmt *st = NULL;
     int rc = LC_OK;
     *count = 0;
-    if (sqlite3_prepare_v2(s->db,
-                           "SELECT count(*) FROM messages m WHERE " STORE_ELIGIBLE("m")
-                           " AND m.ordinal >= ?2 AND (?1 <= 0 OR m.ordinal < ?1) AND " STORE_UNCOVERED("m"),
-                           -1, &st, NULL) != SQLITE_OK) {
-        rc = store_sqlite_failed(s, err, "coverage");
+    if ((rc = store_sqlite_prepare(s, &st,
+                                   "SELECT count(*) FROM messages m WHERE " STORE_ELIGIBLE("m")
+                                   " AND m.ordinal >= ?2 AND (?1 <= 0 OR m.ordinal < ?1) AND " STORE_UNCOVERED("m"),
+                                   "coverage", err)) != LC_OK)
         goto done;
-    }
     sqlite3_bind_int64(st, 1, before);
     sqlite3_bind_int64(st, 2, from);
     if (sqlite3_step(st) != SQLITE_ROW) {

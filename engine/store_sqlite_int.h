@@ -61,6 +61,8 @@ int store_sqlite_exec(store *s, const char *sql, char **err);
 int64_t store_sqlite_int(store *s, const char *sql, int64_t dflt);
 /* Column `col` as a malloc'd string, NULL for SQL NULL. */
 char *store_sqlite_col_dup(sqlite3_stmt *st, int col);
+/* Prepare `sql` into *st: LC_OK, or the failure naming `what`. */
+int store_sqlite_prepare(store *s, sqlite3_stmt **st, const char *sql, const char *what, char **err);
 /* Step `st` once and make it ready for the next bindings: LC_OK when it ran to its end,
  * the failure (naming `what`) otherwise. */
 int store_sqlite_step_done(store *s, sqlite3_stmt *st, const char *what, char **err);

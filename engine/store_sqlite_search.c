@@ -58,10 +58,7 @@ int store_sqlite_search_count(store *s, const char *query, const store_search_sc
         rc = lc_errf(err, LC_NOMEM, "store: out of memory");
         goto done;
     }
-    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
-        rc = store_sqlite_failed(s, err, "search");
-        goto done;
-    }
+    if ((rc = store_sqlite_prepare(s, &st, sql, "search", err)) != LC_OK) goto done;
     sqlite3_bind_int64(st, 1, scope->summary_id);
     sqlite3_bind_text(st, 2, query, -1, SQLITE_STATIC);
     /* FTS5 parses the query when the statement runs: a syntax error shows up here. */
@@ -91,12 +88,11 @@ int store_sqlite_search_page(store *s, const char *query, const store_search_sco
         rc = lc_errf(err, LC_NOMEM, "store: out of memory");
         goto done;
     }
-    if (sqlite3_prepare_v2(s->db, sql, -1, &pg, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(s->db, "SELECT id, entry_id, role, ordinal, removed, text FROM messages WHERE id = ?",
-                           -1, &row, NULL) != SQLITE_OK) {
-        rc = store_sqlite_failed(s, err, "search");
+    if ((rc = store_sqlite_prepare(s, &pg, sql, "search", err)) != LC_OK ||
+        (rc = store_sqlite_prepare(s, &row,
+                                   "SELECT id, entry_id, role, ordinal, removed, text FROM messages WHERE id = ?",
+                                   "search", err)) != LC_OK)
         goto done;
-    }
     sqlite3_bind_int64(pg, 1, scope->summary_id);
     sqlite3_bind_text(pg, 2, query, -1, SQLITE_STATIC);
     sqlite3_bind_int64(pg, 3, (sqlite3_int64)limit);
@@ -236,15 +232,12 @@ int store_sqlite_summary_get(store *s, int64_t id, store_node_visit visit, void 
 {
     sqlite3_stmt *st = NULL;
     int rc = LC_OK;
-    if (sqlite3_prepare_v2(s->db,
-                           "SELECT s.kind, s.depth, s.text, s.tiers, s.tokens, sp.first_entry,"
-                           " sp.last_entry, sp.first_ordinal, sp.last_ordinal, sp.entry_count"
-                           " FROM summaries s LEFT JOIN summary_spans sp ON sp.summary_id = s.id"
-                           " WHERE s.id = ?",
-                           -1, &st, NULL) != SQLITE_OK) {
-        rc = store_sqlite_failed(s, err, "describe");
+    if ((rc = store_sqlite_prepare(s, &st, "SELECT s.kind, s.depth, s.text, s.tiers, s.tokens, sp.first_entry,"
+                                           " sp.last_entry, sp.first_ordinal, sp.last_ordinal, sp.entry_count"
+                                           " FROM summaries s LEFT JOIN summary_spans sp ON sp.summary_id = s.id"
+                                           " WHERE s.id = ?",
+                                           "describe", err)) != LC_OK)
         goto done;
-    }
     sqlite3_bind_int64(st, 1, id);
     if (sqlite3_step(st) != SQLITE_ROW) {
         rc = LC_NOTFOUND;
@@ -276,13 +269,11 @@ int store_sqlite_scope_totals_get(store *s, int64_t summary_id, store_scope_tota
     sqlite3_stmt *st = NULL;
     int rc = LC_OK;
     memset(out, 0, sizeof *out);
-    if (sqlite3_prepare_v2(s->db,
-                           STORE_SCOPE_CTE "SELECT count(*), coalesce(sum(m.tokens),0), coalesce(sum(m.chars),0),"
-                           " coalesce(sum(m.removed),0) FROM messages m WHERE m.entry_id IN (SELECT entry_id FROM scope)",
-                           -1, &st, NULL) != SQLITE_OK) {
-        rc = store_sqlite_failed(s, err, "describe");
+    if ((rc = store_sqlite_prepare(s, &st,
+                                   STORE_SCOPE_CTE "SELECT count(*), coalesce(sum(m.tokens),0), coalesce(sum(m.chars),0),"
+                                   " coalesce(sum(m.removed),0) FROM messages m WHERE m.entry_id IN (SELECT entry_id FROM scope)",
+                                   "describe", err)) != LC_OK)
         goto done;
-    }
     sqlite3_bind_int64(st, 1, summary_id);
     if (sqlite3_step(st) != SQLITE_ROW) {
         rc = LC_NOTFOUND;
@@ -315,14 +306,12 @@ int store_sqlite_scope_handles(store *s, int64_t summary_id, store_handle_visit 
 {
     sqlite3_stmt *st = NULL;
     int rc = LC_OK;
-    if (sqlite3_prepare_v2(s->db,
-                           STORE_SCOPE_CTE "SELECT f.entry_id, f.path, f.content_id, f.kind, f.chars, f.preview,"
-                           " f.summary FROM file_handles f WHERE f.entry_id IN (SELECT entry_id FROM scope)"
-                           " ORDER BY f.id",
-                           -1, &st, NULL) != SQLITE_OK) {
-        rc = store_sqlite_failed(s, err, "describe");
+    if ((rc = store_sqlite_prepare(s, &st,
+                                   STORE_SCOPE_CTE "SELECT f.entry_id, f.path, f.content_id, f.kind, f.chars, f.preview,"
+                                   " f.summary FROM file_handles f WHERE f.entry_id IN (SELECT entry_id FROM scope)"
+                                   " ORDER BY f.id",
+                                   "describe", err)) != LC_OK)
         goto done;
-    }
     sqlite3_bind_int64(st, 1, summary_id);
     while (sqlite3_step(st) == SQLITE_ROW) {
         if (!store_common_visit_next(store_handle_visit_row(st, visit, ud, err), &rc, NULL)) break;
@@ -336,13 +325,11 @@ int store_sqlite_handle_find(store *s, const char *key, store_handle_visit visit
 {
     sqlite3_stmt *st = NULL;
     int rc = LC_OK;
-    if (sqlite3_prepare_v2(s->db,
-                           "SELECT entry_id, path, content_id, kind, chars, preview, summary FROM file_handles"
-                           " WHERE entry_id = ?1 OR path = ?1 OR content_id = ?1 ORDER BY id DESC LIMIT 1",
-                           -1, &st, NULL) != SQLITE_OK) {
-        rc = store_sqlite_failed(s, err, "describe");
+    if ((rc = store_sqlite_prepare(s, &st,
+                                   "SELECT entry_id, path, content_id, kind, chars, preview, summary FROM file_handles"
+                                   " WHERE entry_id = ?1 OR path = ?1 OR content_id = ?1 ORDER BY id DESC LIMIT 1",
+                                   "describe", err)) != LC_OK)
         goto done;
-    }
     sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
     if (sqlite3_step(st) != SQLITE_ROW) {
         rc = LC_NOTFOUND;

@@ -27,13 +27,15 @@ int store_sqlite_vec_put(store *s, const store_vec *v, size_t n, char **err)
     if (n == 0) return LC_OK;
     /* INSERT ... SELECT: a row deleted since it was read (a repair, a retired summary)
      * inserts nothing instead of failing the batch on the foreign key. */
-    if (sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO message_vectors(message_id, entry_id, model, dim, vec, created)"
-                           " SELECT id, entry_id, ?2, ?3, ?4, ?5 FROM messages WHERE id = ?1", -1, &msg, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO summary_vectors(summary_id, model, dim, vec, created)"
-                           " SELECT id, ?2, ?3, ?4, ?5 FROM summaries WHERE id = ?1", -1, &sum, NULL) != SQLITE_OK) {
-        rc = store_sqlite_failed(s, err, "vectors");
+    if ((rc = store_sqlite_prepare(s, &msg,
+                                   "INSERT OR REPLACE INTO message_vectors(message_id, entry_id, model, dim, vec, created)"
+                                   " SELECT id, entry_id, ?2, ?3, ?4, ?5 FROM messages WHERE id = ?1",
+                                   "vectors", err)) != LC_OK ||
+        (rc = store_sqlite_prepare(s, &sum,
+                                   "INSERT OR REPLACE INTO summary_vectors(summary_id, model, dim, vec, created)"
+                                   " SELECT id, ?2, ?3, ?4, ?5 FROM summaries WHERE id = ?1",
+                                   "vectors", err)) != LC_OK)
         goto done;
-    }
     if ((rc = store_sqlite_exec(s, "BEGIN IMMEDIATE", err)) != LC_OK) goto done;
     in_tx = 1;
     sqlite3_int64 now = (sqlite3_int64)time(NULL) * 1000;
@@ -70,19 +72,17 @@ int store_sqlite_vec_walk(store *s, const char *model, int include_removed, stor
     float *buf = NULL;
     int cap = 0, rc = LC_OK;
     if (!vec_has_tables(s)) return LC_OK;
-    if (sqlite3_prepare_v2(s->db,
-                           /* The scan reads the vectors' rows only: the removed marks come from
-                            * their partial index (messages_removed), never the message rows. */
-                           "SELECT 1, v.message_id, v.entry_id,"
-                           " v.message_id IN (SELECT id FROM messages WHERE removed = 1), v.dim, v.vec"
-                           " FROM message_vectors v WHERE v.model = ?1"
-                           " AND (?2 OR v.message_id NOT IN (SELECT id FROM messages WHERE removed = 1))"
-                           " UNION ALL SELECT 2, v.summary_id, NULL, 0, v.dim, v.vec FROM summary_vectors v"
-                           " WHERE v.model = ?1",
-                           -1, &st, NULL) != SQLITE_OK) {
-        rc = store_sqlite_failed(s, err, "reading vectors");
+    /* The scan reads the vectors' rows only: the removed marks come from their partial
+     * index (messages_removed), never the message rows. */
+    if ((rc = store_sqlite_prepare(s, &st,
+                                   "SELECT 1, v.message_id, v.entry_id,"
+                                   " v.message_id IN (SELECT id FROM messages WHERE removed = 1), v.dim, v.vec"
+                                   " FROM message_vectors v WHERE v.model = ?1"
+                                   " AND (?2 OR v.message_id NOT IN (SELECT id FROM messages WHERE removed = 1))"
+                                   " UNION ALL SELECT 2, v.summary_id, NULL, 0, v.dim, v.vec FROM summary_vectors v"
+                                   " WHERE v.model = ?1",
+                                   "reading vectors", err)) != LC_OK)
         goto done;
-    }
     sqlite3_bind_text(st, 1, model, -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 2, include_removed ? 1 : 0);
     int step;
