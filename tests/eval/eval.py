@@ -60,16 +60,19 @@ def fmt_size(n):
     return str(n)
 
 
+def host_base(build, home, session, cwd):
+    return [os.path.join(build, "agent-host"), "--home", home, "--plugin-dir",
+            os.path.join(build, "plugins"), "--session", session, "--cwd", cwd]
+
+
 class Host:
-    """One prober: the host run once per tool call on its own copy of the replayed
-    session (a tool call appends to the file it runs on; the copy shares the session id,
-    so the store is the replay's). The copy is refreshed now and then so it stays the
-    size of the replayed session."""
+    """One prober (--probe tool): the host run once per tool call on its own copy of the
+    replayed session (a tool call appends to the file it runs on; the copy shares the
+    session id, so the store is the replay's). The copy is refreshed now and then so it
+    stays the size of the replayed session. Each call pays the load of the whole session."""
 
     def __init__(self, build, home, session, cwd, source):
-        self.bin = os.path.join(build, "agent-host")
-        self.base = [self.bin, "--home", home, "--plugin-dir", os.path.join(build, "plugins"),
-                     "--session", session, "--cwd", cwd]
+        self.base = host_base(build, home, session, cwd)
         self.session, self.source = session, source
         self.calls = 0
 
@@ -80,6 +83,50 @@ class Host:
         p = subprocess.run(self.base + ["--tool", name, json.dumps(args)],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         return p.returncode, p.stdout + p.stderr
+
+    def close(self):
+        pass
+
+
+class BatchHost:
+    """One prober (--probe batch, the default): one `agent-host --tool-batch` kept open on
+    its own copy of the replayed session, which it loads once; each call is a line to it
+    and an answer line back, through the same tool path as --tool. tool() answers what
+    Host.tool does: the exit status (1 when is_error) and what --tool would have printed,
+    the result text, then the reason of an error."""
+
+    def __init__(self, build, home, session, cwd, source):
+        shutil.copyfile(source, session)
+        self.err_path = session + ".stderr"
+        self.err = open(self.err_path, "w", encoding="utf-8")
+        self.proc = subprocess.Popen(host_base(build, home, session, cwd) + ["--tool-batch"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err,
+                                     text=True, encoding="utf-8", bufsize=1)
+        self.calls = 0
+
+    def tool(self, name, args):
+        self.calls += 1
+        self.proc.stdin.write(json.dumps({"name": name, "args": args, "id": self.calls}) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise SystemExit("eval: the --tool-batch host ended (status %s); its stderr: %s"
+                             % (self.proc.wait(), open(self.err_path, encoding="utf-8").read()[-800:]))
+        a = json.loads(line)
+        if a.get("id") != self.calls:
+            raise SystemExit("eval: the --tool-batch host answered call %s for call %d" % (a.get("id"), self.calls))
+        out = (a["text"] + "\n") if a.get("text") is not None else ""
+        if a["is_error"]:
+            out += "agent-host: %s\n" % a.get("error", "")
+        return (1 if a["is_error"] else 0), out
+
+    def close(self):
+        self.proc.stdin.close()
+        rc = self.proc.wait()
+        self.err.close()
+        if rc != 0:
+            raise SystemExit("eval: the --tool-batch host exited %d; its stderr: %s"
+                             % (rc, open(self.err_path, encoding="utf-8").read()[-800:]))
 
 
 def time_v(cmd, env):
@@ -281,16 +328,22 @@ def run_length(args, tokens, out_dir):
     surf, surface_items = surface(dump, needles)
 
     # Probe on a copy of the replayed session: the tool calls append to the file they
-    # run on, and the replayed one stays as the host left it (same id, same store).
+    # run on, and the replayed one stays as the host left it (same id, same store). Each
+    # worker thread has its own prober: a batch host it keeps open, or a host per call.
     local = threading.local()
     hosts = []
     lock = threading.Lock()
+    prober_class = BatchHost if args.probe == "batch" else Host
+    jobs = args.batch_jobs if args.probe == "batch" else args.jobs
 
     def prober():
         if not hasattr(local, "host"):
             with lock:
-                local.host = Host(args.build, home, os.path.join(d, "probe-%d.jsonl" % len(hosts)), work, sess)
-                hosts.append(local.host)
+                path = os.path.join(d, "probe-%d.jsonl" % len(hosts))
+                hosts.append(None)
+                i = len(hosts) - 1
+            local.host = prober_class(args.build, home, path, work, sess)
+            hosts[i] = local.host
         return local.host
 
     t_probe = time.monotonic()
@@ -299,7 +352,7 @@ def run_length(args, tokens, out_dir):
     for group in ([n for n in stored if n["where"] != "removed-branch"],
                   [n for n in stored if n["where"] == "removed-branch"]):
         batches += [group[i:i + args.grep_batch] for i in range(0, len(group), args.grep_batch)]
-    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
         addr = {n["key"]: pool.submit(lambda n=n: probe_address(prober(), n, facts["needles"][n["key"]]))
                 for n in stored}
         greps = [pool.submit(lambda b=b: probe_grep(prober(), b)) for b in batches]
@@ -307,6 +360,8 @@ def run_length(args, tokens, out_dir):
         for g in greps:
             grep_res.update(g.result())
         addr_res = {k: v.result() for k, v in addr.items()}
+    for h in hosts:
+        h.close()
     results = []
     failures = []
     for n in needles:
@@ -387,6 +442,7 @@ def run_length(args, tokens, out_dir):
         "append_checked": len(keeps), "append_broken": len(not_extended),
         "failures": len(failures),
         "replay_s": round(replay_wall, 2), "probe_s": round(probe_wall, 2), "tool_calls": sum(h.calls for h in hosts),
+        "probe": args.probe, "probe_hosts": len(hosts),
         "wall_s": round(time.monotonic() - t_start, 2), "peak_rss_mb": round(rss / 1024.0, 1),
     }
     svg_path = os.path.join(out_dir, "context-%s.svg" % name)
@@ -439,7 +495,12 @@ def main():
     ap.add_argument("--sizes", default="32k 128k 512k 2M")
     ap.add_argument("--window", type=int, default=128000)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--jobs", type=int, default=2, help="probing host processes at a time")
+    ap.add_argument("--probe", choices=("batch", "tool"), default="batch",
+                    help="batch: probe through agent-host --tool-batch kept open (the session loads "
+                         "once); tool: a fresh agent-host --tool per call (the earlier way, to compare)")
+    ap.add_argument("--jobs", type=int, default=2, help="probing host processes at a time with --probe tool")
+    ap.add_argument("--batch-jobs", type=int, default=1,
+                    help="--tool-batch hosts kept open per length with --probe batch")
     ap.add_argument("--grep-batch", type=int, default=10, help="needles per lcm_grep pattern call")
     a = ap.parse_args()
     a.build = os.path.abspath(a.build)
