@@ -72,7 +72,9 @@ int batch_run(agent *a, FILE *in, FILE *out, batch_after_fn after, void *ud, cha
         char *args_json = NULL, *text = NULL, *cerr = NULL;
         int wrc;
         if (batch_parse(line, &req, &name, &args_json, &cerr)) {
-            wrc = batch_answer(out, NULL, NULL, 1, NULL, cerr);
+            /* An object's id still names the answer, so the caller knows which call failed. */
+            const cJSON *id = cJSON_IsObject(req) ? cJSON_GetObjectItemCaseSensitive(req, "id") : NULL;
+            wrc = batch_answer(out, id, NULL, 1, NULL, cerr);
         } else {
             /* A tool's own error comes with its result text, as `--tool` prints both. */
             int trc = agent_call_tool(a, name, args_json, &text, &cerr);
