@@ -301,6 +301,9 @@ def run_length(args, tokens, out_dir):
     home, work = os.path.join(d, "home"), os.path.join(d, "work")
     os.makedirs(home)
     os.makedirs(work)
+    if args.lcm_config:
+        with open(os.path.join(home, "lcm.json"), "w", encoding="utf-8") as fh:
+            fh.write(args.lcm_config + "\n")
     inp, nfile = os.path.join(d, "recorded.jsonl"), os.path.join(d, "needles.jsonl")
     sess, reqlog, dump = os.path.join(d, "session.jsonl"), os.path.join(d, "requests.jsonl"), os.path.join(d, "last-request.jsonl")
     host_bin = os.path.join(args.build, "agent-host")
@@ -502,8 +505,17 @@ def main():
     ap.add_argument("--batch-jobs", type=int, default=1,
                     help="--tool-batch hosts kept open per length with --probe batch")
     ap.add_argument("--grep-batch", type=int, default=10, help="needles per lcm_grep pattern call")
+    ap.add_argument("--lcm-config", default=None,
+                    help="lcm.json of the replay's home, e.g. '{\"summaryWorker\": false}' for a "
+                         "lockstep replay whose rows repeat exactly (the default worker's timing varies)")
     a = ap.parse_args()
     a.build = os.path.abspath(a.build)
+    if a.lcm_config is not None:
+        try:
+            if not isinstance(json.loads(a.lcm_config), dict):
+                raise ValueError("not an object")
+        except ValueError as e:
+            raise SystemExit("eval: --lcm-config is not a JSON object (%s)" % e)
     out = os.path.abspath(a.out or os.path.join(a.build, "eval"))
     os.makedirs(out, exist_ok=True)
     sizes = [parse_size(s) for s in a.sizes.replace(",", " ").split()]
@@ -523,7 +535,7 @@ def main():
         metric = dict(row, ts=int(time.time() * 1000), kind="eval", seed=a.seed)
         with open(os.path.join(out, "metrics.jsonl"), "a", encoding="utf-8") as fh:
             fh.write(json.dumps(metric) + "\n")
-    report = {"seed": a.seed, "window": a.window, "rows": rows,
+    report = {"seed": a.seed, "window": a.window, "rows": rows, "probe": a.probe, "lcm_config": a.lcm_config,
               "failures": [{"size": s, "key": k, "why": w} for s, k, w in all_fail],
               "command": "make eval EVAL_SIZES=\"%s\" EVAL_WINDOW=%d EVAL_SEED=%d" % (a.sizes, a.window, a.seed)}
     with open(os.path.join(out, "report.json"), "w", encoding="utf-8") as fh:
