@@ -15,7 +15,10 @@ at the window, then ask every needle two questions through the product's own too
     (LCM_REQUEST_DUMP), i.e. answerable without recall; needles that need the recall
     path are counted separately.
 
-Python only orchestrates and checks; everything measured is the C host and .so. The
+The tools are called through one `agent-host --tool-batch` per length, kept open on a copy
+of the replayed session (loaded once; at 8M tokens a fresh host per call spent ~10 s
+loading), the same tool path as `--tool`; `--probe tool` runs a fresh host per call instead,
+to compare. Python only orchestrates and checks; everything measured is the C host and .so. The
 store is read with sqlite3 for facts (coverage, depth, where a needle sits in a long
 message), never to answer a question.
 
