@@ -123,7 +123,17 @@ class BatchHost:
             out += "agent-host: %s\n" % a.get("error", "")
         return (1 if a["is_error"] else 0), out
 
+    def peak_rss_kb(self):
+        """The batch host's peak resident size so far (Linux /proc), 0 when unknown."""
+        try:
+            with open("/proc/%d/status" % self.proc.pid, encoding="utf-8") as fh:
+                m = re.search(r"^VmHWM:\s+(\d+) kB", fh.read(), re.M)
+            return int(m.group(1)) if m else 0
+        except OSError:
+            return 0
+
     def close(self):
+        self.rss_kb = self.peak_rss_kb()
         self.proc.stdin.close()
         rc = self.proc.wait()
         self.err.close()
@@ -449,6 +459,7 @@ def run_length(args, tokens, out_dir):
         "failures": len(failures),
         "replay_s": round(replay_wall, 2), "probe_s": round(probe_wall, 2), "tool_calls": sum(h.calls for h in hosts),
         "probe": args.probe, "probe_hosts": len(hosts),
+        "probe_rss_mb": round(max((getattr(h, "rss_kb", 0) for h in hosts), default=0) / 1024.0, 1),
         "wall_s": round(time.monotonic() - t_start, 2), "peak_rss_mb": round(rss / 1024.0, 1),
     }
     svg_path = os.path.join(out_dir, "context-%s.svg" % name)
