@@ -1,8 +1,8 @@
 /*
  * main.c -- agent-host's command line: parses the options, sets up the host (home,
  * plugins, session, trace/log), and runs one of the modes: replay, gen, --tool,
- * --tool-batch, -p PROMPT, --command, or the interactive prompt. Exit status 0 on success, else 1
- * with a one-line reason on stderr.
+ * --tool-batch, -p PROMPT, --command, or the interactive prompt. Exit status 0 on
+ * success, else 1 with a one-line reason on stderr.
  */
 #include <errno.h>
 #include <signal.h>
