@@ -967,8 +967,14 @@ int agent_call_tool(agent *a, const char *name, const char *args_json, char **ou
         rc = lc_errf(err, LC_NOTFOUND, "no tool named %s (built-in or registered by a plugin)", name);
         goto done;
     }
+    /* Calls of one process (a --tool-batch) can fall in one millisecond; each id is its own. */
+    static long long last_id_ms;
+    long long id_ms = lc_epoch_ms();
+    if (id_ms <= last_id_ms)
+        id_ms = last_id_ms + 1;
+    last_id_ms = id_ms;
     char id[48];
-    snprintf(id, sizeof id, "call_host_%lld", lc_epoch_ms());
+    snprintf(id, sizeof id, "call_host_%lld", id_ms);
     msg = cJSON_CreateObject();
     cJSON_AddStringToObject(msg, "role", "assistant");
     cJSON *content = cJSON_AddArrayToObject(msg, "content");

@@ -1,8 +1,8 @@
 /*
  * main.c -- agent-host's command line: parses the options, sets up the host (home,
  * plugins, session, trace/log), and runs one of the modes: replay, gen, --tool,
- * -p PROMPT, --command, or the interactive prompt. Exit status 0 on success, else 1
- * with a one-line reason on stderr.
+ * --tool-batch, -p PROMPT, --command, or the interactive prompt. Exit status 0 on
+ * success, else 1 with a one-line reason on stderr.
  */
 #include <errno.h>
 #include <signal.h>
@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "batch.h"
 #include "gen.h"
 #include "hostapi.h"
 #include "llm.h"
@@ -36,6 +37,12 @@ static const char USAGE[] =
     "      open FILE (session_start resume), run each command, print its text\n"
     "  agent-host --home D --plugin-dir P --session FILE --tool NAME 'ARGS-JSON'\n"
     "      call a tool as the model would (recorded as a toolCall + toolResult); print it\n"
+    "  agent-host --home D --plugin-dir P --session FILE --tool-batch < CALLS.jsonl\n"
+    "      load the plugins and FILE once, then call one tool per stdin line\n"
+    "      {\"name\": NAME, \"args\": {...}, \"id\": ANY} exactly as --tool does, answering each\n"
+    "      with one stdout line {\"id\", \"name\", \"is_error\", \"text\", \"error\"}: text is the\n"
+    "      tool's result, error the reason when is_error; a malformed line is answered\n"
+    "      with is_error and the batch goes on; blank lines are skipped; EOF ends it (exit 0)\n"
     "  agent-host --session FILE --base-url URL --model ID [--window T] -p \"PROMPT\"\n"
     "      one prompt against an OpenAI-compatible endpoint, running tools until it stops\n"
     "  agent-host gen --seed N --tokens T [--messages M] [--fanout K] [--needles F] OUT.jsonl\n"
@@ -62,6 +69,7 @@ static const char USAGE[] =
     "  --cwd DIR          working directory of the session and the tools (default: .)\n"
     "  --command \"/x a\"   run a slash command after load or replay (repeatable)\n"
     "  --tool NAME ARGS   call a tool with a JSON object of arguments\n"
+    "  --tool-batch       call tools read from stdin, one JSON object a line (see above)\n"
     "  -p PROMPT          one non-interactive prompt (needs --base-url and --model)\n"
     "  --trace FILE       append one JSON line per plugin callback:\n"
     "                     {event, plugin, handled, input, status, output}\n"
@@ -86,7 +94,7 @@ typedef struct options {
     const char *gen_needles;
     long window, max_tokens, max_turns, gen_tokens, gen_messages, gen_fanout;
     unsigned long long seed;
-    int verbose;
+    int verbose, tool_batch;
 } options;
 
 static int fail(const char *fmt, const char *a)
@@ -169,6 +177,8 @@ static int parse_args(int argc, char **argv, options *o)
             o->seed = strtoull(v, NULL, 10);
         } else if (!strcmp(a, "--verbose")) {
             o->verbose = 1;
+        } else if (!strcmp(a, "--tool-batch")) {
+            o->tool_batch = 1;
         } else if (!strcmp(a, "--command")) {
             NEED();
             if (push(&o->commands, &o->n_commands, v))
@@ -197,6 +207,9 @@ static int parse_args(int argc, char **argv, options *o)
         return fail("replay needs --session OUT.jsonl%s", NULL);
     if (o->window < 1024)
         return fail("--window must be at least 1024 tokens%s", NULL);
+    /* stdout carries only the answers of a batch, and stdin only its calls. */
+    if (o->tool_batch && (o->mode || o->tool || o->prompt || o->n_commands))
+        return fail("--tool-batch cannot be combined with a mode, --tool, -p or --command%s", NULL);
     return 0;
 }
 
@@ -297,6 +310,27 @@ static void print_delta(void *ud, const char *kind, const char *text, size_t len
     fflush(stdout);
     if (!thinking)
         st->printed = 1;
+}
+
+/* In a batch, stdout is the answers' channel: a queued prompt's answer goes to stderr. */
+static int run_prompt_to_stderr(agent *a, const char *prompt, void *ud)
+{
+    (void)ud;
+    char *text = NULL, *err = NULL;
+    int rc = agent_prompt(a, prompt, &text, &err);
+    if (rc)
+        fprintf(stderr, "agent-host: %s\n", err ? err : "prompt failed");
+    else if (text)
+        fprintf(stderr, "%s\n", text);
+    free(text);
+    free(err);
+    return rc;
+}
+
+static void batch_deliver(agent *a, void *ud)
+{
+    (void)ud;
+    deliver_queued(a, run_prompt_to_stderr, NULL);
 }
 
 static int run_prompt_streamed(agent *a, const char *prompt, void *ud)
@@ -512,6 +546,10 @@ int main(int argc, char **argv)
             goto shutdown;
         }
     }
+    if (o.tool_batch && batch_run(&a, stdin, stdout, batch_deliver, NULL, &err)) {
+        status = fail("--tool-batch: %s", err);
+        goto shutdown;
+    }
     if (o.prompt) {
         char *text = NULL;
         if (agent_prompt(&a, o.prompt, &text, &err)) {
@@ -532,7 +570,7 @@ int main(int argc, char **argv)
         if (deliver_queued(&a, run_prompt_plain, NULL))
             status = 1;
     }
-    if (!o.mode && !o.tool && !o.prompt && o.n_commands == 0)
+    if (!o.mode && !o.tool && !o.tool_batch && !o.prompt && o.n_commands == 0)
         interactive(&a);
 shutdown:
     fflush(stdout);

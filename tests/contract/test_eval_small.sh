@@ -3,7 +3,9 @@
 # same bytes; unique needles, each in the entry the answer key names, in every kind of
 # place), then one small seed (64k tokens at a 16k window) through tests/eval/eval.py
 # over the real host + .so: every needle returned by address, in one reader window and by
-# lcm_grep, with zero failures, and the report, table, picture and metrics row written.
+# lcm_grep, with zero failures, and the report, table, picture and metrics row written;
+# probed through one --tool-batch host by default, and the same per-needle answers when
+# probed with a fresh host per call (--probe tool).
 . "$(dirname "$0")/lib.sh"
 
 # 1. same seed, same bytes (session and answer key); another seed, other bytes
@@ -48,7 +50,7 @@ print("%d needles, places %s" % (len(needles), sorted(wheres)))
 PY
 ok
 
-# 3. the evaluation itself, one small seed
+# 3. the evaluation itself, one small seed (probing through one agent-host --tool-batch)
 python3 "$ROOT/tests/eval/eval.py" --build "$BUILD" --out "$T/eval" --sizes 64k --window 16000 --seed 2 \
     > "$T/eval.txt" 2>&1
 rc=$?
@@ -63,4 +65,18 @@ python3 -c "import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if len(r
 assert_grep "$T/eval/table.md" "| 64k |" "the readable table has the row"
 python3 -c "import sys, xml.dom.minidom as m; d=m.parse(sys.argv[1]); sys.exit(0 if d.getElementsByTagName('polyline') else 1)" \
     "$T/eval/context-64k.svg" || fail "the picture is well-formed SVG with the context curve"; ok
+assert_jsonl "$T/eval/metrics.jsonl" 'rows[0]["probe"] == "batch" and rows[0]["probe_hosts"] == 1' \
+    "the default probes through one batch host"
+
+# 4. the same seed probed the earlier way, a fresh host per call: the same answers
+python3 "$ROOT/tests/eval/eval.py" --build "$BUILD" --out "$T/eval-tool" --sizes 64k --window 16000 --seed 2 \
+    --probe tool > "$T/eval-tool.txt" 2>&1
+assert_eq "$?" "0" "the evaluation with --probe tool reports zero failures"
+python3 - "$T/eval/64k/needles-result.jsonl" "$T/eval-tool/64k/needles-result.jsonl" <<'PY' || fail "both probes answer alike"
+import json, sys
+a, b = ([json.loads(l) for l in open(p)] for p in sys.argv[1:3])
+keys = ("key", "address", "one_window", "grep", "hidden")
+assert [[r.get(k) for k in keys] for r in a] == [[r.get(k) for k in keys] for r in b], "per-needle answers differ"
+PY
+ok
 done_ok

@@ -15,7 +15,10 @@ at the window, then ask every needle two questions through the product's own too
     (LCM_REQUEST_DUMP), i.e. answerable without recall; needles that need the recall
     path are counted separately.
 
-Python only orchestrates and checks; everything measured is the C host and .so. The
+The tools are called through one `agent-host --tool-batch` per length, kept open on a copy
+of the replayed session (loaded once; at 8M tokens a fresh host per call spent ~10 s
+loading), the same tool path as `--tool`; `--probe tool` runs a fresh host per call instead,
+to compare. Python only orchestrates and checks; everything measured is the C host and .so. The
 store is read with sqlite3 for facts (coverage, depth, where a needle sits in a long
 message), never to answer a question.
 
@@ -60,16 +63,19 @@ def fmt_size(n):
     return str(n)
 
 
+def host_base(build, home, session, cwd):
+    return [os.path.join(build, "agent-host"), "--home", home, "--plugin-dir",
+            os.path.join(build, "plugins"), "--session", session, "--cwd", cwd]
+
+
 class Host:
-    """One prober: the host run once per tool call on its own copy of the replayed
-    session (a tool call appends to the file it runs on; the copy shares the session id,
-    so the store is the replay's). The copy is refreshed now and then so it stays the
-    size of the replayed session."""
+    """One prober (--probe tool): the host run once per tool call on its own copy of the
+    replayed session (a tool call appends to the file it runs on; the copy shares the
+    session id, so the store is the replay's). The copy is refreshed now and then so it
+    stays the size of the replayed session. Each call pays the load of the whole session."""
 
     def __init__(self, build, home, session, cwd, source):
-        self.bin = os.path.join(build, "agent-host")
-        self.base = [self.bin, "--home", home, "--plugin-dir", os.path.join(build, "plugins"),
-                     "--session", session, "--cwd", cwd]
+        self.base = host_base(build, home, session, cwd)
         self.session, self.source = session, source
         self.calls = 0
 
@@ -80,6 +86,60 @@ class Host:
         p = subprocess.run(self.base + ["--tool", name, json.dumps(args)],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         return p.returncode, p.stdout + p.stderr
+
+    def close(self):
+        pass
+
+
+class BatchHost:
+    """One prober (--probe batch, the default): one `agent-host --tool-batch` kept open on
+    its own copy of the replayed session, which it loads once; each call is a line to it
+    and an answer line back, through the same tool path as --tool. tool() answers what
+    Host.tool does: the exit status (1 when is_error) and what --tool would have printed,
+    the result text, then the reason of an error."""
+
+    def __init__(self, build, home, session, cwd, source):
+        shutil.copyfile(source, session)
+        self.err_path = session + ".stderr"
+        self.err = open(self.err_path, "w", encoding="utf-8")
+        self.proc = subprocess.Popen(host_base(build, home, session, cwd) + ["--tool-batch"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err,
+                                     text=True, encoding="utf-8", bufsize=1)
+        self.calls = 0
+
+    def tool(self, name, args):
+        self.calls += 1
+        self.proc.stdin.write(json.dumps({"name": name, "args": args, "id": self.calls}) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise SystemExit("eval: the --tool-batch host ended (status %s); its stderr: %s"
+                             % (self.proc.wait(), open(self.err_path, encoding="utf-8").read()[-800:]))
+        a = json.loads(line)
+        if a.get("id") != self.calls:
+            raise SystemExit("eval: the --tool-batch host answered call %s for call %d" % (a.get("id"), self.calls))
+        out = (a["text"] + "\n") if a.get("text") is not None else ""
+        if a["is_error"]:
+            out += "agent-host: %s\n" % a.get("error", "")
+        return (1 if a["is_error"] else 0), out
+
+    def peak_rss_kb(self):
+        """The batch host's peak resident size so far (Linux /proc), 0 when unknown."""
+        try:
+            with open("/proc/%d/status" % self.proc.pid, encoding="utf-8") as fh:
+                m = re.search(r"^VmHWM:\s+(\d+) kB", fh.read(), re.M)
+            return int(m.group(1)) if m else 0
+        except OSError:
+            return 0
+
+    def close(self):
+        self.rss_kb = self.peak_rss_kb()
+        self.proc.stdin.close()
+        rc = self.proc.wait()
+        self.err.close()
+        if rc != 0:
+            raise SystemExit("eval: the --tool-batch host exited %d; its stderr: %s"
+                             % (rc, open(self.err_path, encoding="utf-8").read()[-800:]))
 
 
 def time_v(cmd, env):
@@ -254,6 +314,9 @@ def run_length(args, tokens, out_dir):
     home, work = os.path.join(d, "home"), os.path.join(d, "work")
     os.makedirs(home)
     os.makedirs(work)
+    if args.lcm_config:
+        with open(os.path.join(home, "lcm.json"), "w", encoding="utf-8") as fh:
+            fh.write(args.lcm_config + "\n")
     inp, nfile = os.path.join(d, "recorded.jsonl"), os.path.join(d, "needles.jsonl")
     sess, reqlog, dump = os.path.join(d, "session.jsonl"), os.path.join(d, "requests.jsonl"), os.path.join(d, "last-request.jsonl")
     host_bin = os.path.join(args.build, "agent-host")
@@ -281,16 +344,22 @@ def run_length(args, tokens, out_dir):
     surf, surface_items = surface(dump, needles)
 
     # Probe on a copy of the replayed session: the tool calls append to the file they
-    # run on, and the replayed one stays as the host left it (same id, same store).
+    # run on, and the replayed one stays as the host left it (same id, same store). Each
+    # worker thread has its own prober: a batch host it keeps open, or a host per call.
     local = threading.local()
     hosts = []
     lock = threading.Lock()
+    prober_class = BatchHost if args.probe == "batch" else Host
+    jobs = args.batch_jobs if args.probe == "batch" else args.jobs
 
     def prober():
         if not hasattr(local, "host"):
             with lock:
-                local.host = Host(args.build, home, os.path.join(d, "probe-%d.jsonl" % len(hosts)), work, sess)
-                hosts.append(local.host)
+                path = os.path.join(d, "probe-%d.jsonl" % len(hosts))
+                hosts.append(None)
+                i = len(hosts) - 1
+            local.host = prober_class(args.build, home, path, work, sess)
+            hosts[i] = local.host
         return local.host
 
     t_probe = time.monotonic()
@@ -299,7 +368,7 @@ def run_length(args, tokens, out_dir):
     for group in ([n for n in stored if n["where"] != "removed-branch"],
                   [n for n in stored if n["where"] == "removed-branch"]):
         batches += [group[i:i + args.grep_batch] for i in range(0, len(group), args.grep_batch)]
-    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
         addr = {n["key"]: pool.submit(lambda n=n: probe_address(prober(), n, facts["needles"][n["key"]]))
                 for n in stored}
         greps = [pool.submit(lambda b=b: probe_grep(prober(), b)) for b in batches]
@@ -307,6 +376,8 @@ def run_length(args, tokens, out_dir):
         for g in greps:
             grep_res.update(g.result())
         addr_res = {k: v.result() for k, v in addr.items()}
+    for h in hosts:
+        h.close()
     results = []
     failures = []
     for n in needles:
@@ -387,6 +458,8 @@ def run_length(args, tokens, out_dir):
         "append_checked": len(keeps), "append_broken": len(not_extended),
         "failures": len(failures),
         "replay_s": round(replay_wall, 2), "probe_s": round(probe_wall, 2), "tool_calls": sum(h.calls for h in hosts),
+        "probe": args.probe, "probe_hosts": len(hosts),
+        "probe_rss_mb": round(max((getattr(h, "rss_kb", 0) for h in hosts), default=0) / 1024.0, 1),
         "wall_s": round(time.monotonic() - t_start, 2), "peak_rss_mb": round(rss / 1024.0, 1),
     }
     svg_path = os.path.join(out_dir, "context-%s.svg" % name)
@@ -439,10 +512,24 @@ def main():
     ap.add_argument("--sizes", default="32k 128k 512k 2M")
     ap.add_argument("--window", type=int, default=128000)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--jobs", type=int, default=2, help="probing host processes at a time")
+    ap.add_argument("--probe", choices=("batch", "tool"), default="batch",
+                    help="batch: probe through agent-host --tool-batch kept open (the session loads "
+                         "once); tool: a fresh agent-host --tool per call (the earlier way, to compare)")
+    ap.add_argument("--jobs", type=int, default=2, help="probing host processes at a time with --probe tool")
+    ap.add_argument("--batch-jobs", type=int, default=1,
+                    help="--tool-batch hosts kept open per length with --probe batch")
     ap.add_argument("--grep-batch", type=int, default=10, help="needles per lcm_grep pattern call")
+    ap.add_argument("--lcm-config", default=None,
+                    help="lcm.json of the replay's home, e.g. '{\"summaryWorker\": false}' for a "
+                         "lockstep replay whose rows repeat exactly (the default worker's timing varies)")
     a = ap.parse_args()
     a.build = os.path.abspath(a.build)
+    if a.lcm_config is not None:
+        try:
+            if not isinstance(json.loads(a.lcm_config), dict):
+                raise ValueError("not an object")
+        except ValueError as e:
+            raise SystemExit("eval: --lcm-config is not a JSON object (%s)" % e)
     out = os.path.abspath(a.out or os.path.join(a.build, "eval"))
     os.makedirs(out, exist_ok=True)
     sizes = [parse_size(s) for s in a.sizes.replace(",", " ").split()]
@@ -462,7 +549,7 @@ def main():
         metric = dict(row, ts=int(time.time() * 1000), kind="eval", seed=a.seed)
         with open(os.path.join(out, "metrics.jsonl"), "a", encoding="utf-8") as fh:
             fh.write(json.dumps(metric) + "\n")
-    report = {"seed": a.seed, "window": a.window, "rows": rows,
+    report = {"seed": a.seed, "window": a.window, "rows": rows, "probe": a.probe, "lcm_config": a.lcm_config,
               "failures": [{"size": s, "key": k, "why": w} for s, k, w in all_fail],
               "command": "make eval EVAL_SIZES=\"%s\" EVAL_WINDOW=%d EVAL_SEED=%d" % (a.sizes, a.window, a.seed)}
     with open(os.path.join(out, "report.json"), "w", encoding="utf-8") as fh:
