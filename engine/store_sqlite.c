@@ -140,6 +140,12 @@ static const char *const store_migrations[] = {
     "CREATE INDEX IF NOT EXISTS summary_vectors_model ON summary_vectors(model);"
     "CREATE TRIGGER IF NOT EXISTS summary_vectors_stale AFTER UPDATE OF text ON summaries"
     " BEGIN DELETE FROM summary_vectors WHERE summary_id = new.id; END;",
+    /* 3 -> 4: a message's raw_json may be a BLOB, its verbatim JSON packed against the
+     * row's text and payload (store_sqlite_raw.c); a TEXT value is the JSON as it is, so
+     * the rows already stored stay as they are and nothing is rewritten. The step itself
+     * changes no table: the version is what keeps builds that would read a packed value
+     * as text away from the store. */
+    "/* raw_json: TEXT verbatim or BLOB packed */",
 };
 _Static_assert(sizeof store_migrations / sizeof store_migrations[0] == STORE_SCHEMA_VERSION,
                "one migration per schema version");
@@ -561,6 +567,10 @@ static int store_open_once(const char *agent_home, const char *session_id, const
         if ((rc = store_meta_set(s, "created", created, err)) != LC_OK) goto done;
     }
     if ((rc = store_sqlite_progress_triggers(s, err)) != LC_OK) goto done;
+    if (!(s->raw = store_sqlite_raw_new())) {
+        rc = lc_errf(err, LC_NOMEM, "store: out of memory");
+        goto done;
+    }
     if ((rc = store_prepare(s, &s->st_exists, "SELECT ordinal FROM messages WHERE entry_id = ?",
                             err)) != LC_OK)
         goto done;
@@ -660,6 +670,7 @@ void store_sqlite_close(store *s)
     sqlite3_finalize(s->st_handle);
     sqlite3_close(s->db);
     store_derive_calls_free(s->calls);
+    store_sqlite_raw_free(s->raw);
     free(s->last_entry);
     free(s->mode_note);
     free(s->path);
