@@ -39,13 +39,16 @@ def _varint(b, pos):
         shift += 7
 
 
-def raw_bytes(raw, text, payload):
-    """The original JSON bytes of one row (raw_json, text, payload as sqlite3 returns them)."""
-    if isinstance(raw, str):
-        return raw.encode()
+def raw_bytes(raw, text, payload, packed=None):
+    """The original JSON bytes of one row, from raw_json, text and payload as sqlite3 returns
+    them (str or bytes). `packed` says whether raw_json was a BLOB (None: a bytes raw is)."""
+    if packed is None:
+        packed = isinstance(raw, (bytes, memoryview))
+    if not packed:
+        return raw.encode() if isinstance(raw, str) else bytes(raw)
     raw = bytes(raw)
-    t = (text or "").encode()
-    p = (payload or "").encode()
+    t = text.encode() if isinstance(text, str) else bytes(text or b"")
+    p = payload.encode() if isinstance(payload, str) else bytes(payload or b"")
     form = raw[0]
     n, pos = _varint(raw, 1)
     ops = raw[pos:]
@@ -75,18 +78,20 @@ def raw_json(raw, text, payload):
 
 def rows(db, columns, where="", params=()):
     """Rows of `messages` with `columns` (a list of names; "raw_json" comes back unpacked, as
-    text, "raw_bytes" as bytes) and an optional SQL tail (WHERE / ORDER BY) with its parameters."""
-    sel = [c if c != "raw_bytes" else "raw_json" for c in columns]
-    q = "SELECT %s, raw_json, text, payload FROM messages %s" % (", ".join(sel), where)
+    text, "raw_bytes" as bytes) and an optional SQL tail (WHERE / ORDER BY) with its
+    parameters. The row's columns are read as bytes, so no text needs to be valid UTF-8."""
+    sel = [c if c not in ("raw_json", "raw_bytes") else "NULL" for c in columns]
+    q = ("SELECT %s, CAST(raw_json AS BLOB), typeof(raw_json) = 'blob', CAST(text AS BLOB),"
+         " CAST(payload AS BLOB) FROM messages %s" % (", ".join(sel), where))
     out = []
     for r in db.execute(q, params):
-        raw, text, payload = r[-3:]
+        raw = raw_bytes(r[-4], r[-2], r[-1], packed=bool(r[-3]))
         vals = []
-        for c, v in zip(columns, r[:-3]):
+        for c, v in zip(columns, r[:-4]):
             if c == "raw_json":
-                v = raw_json(raw, text, payload)
+                v = raw.decode()
             elif c == "raw_bytes":
-                v = raw_bytes(raw, text, payload)
+                v = raw
             vals.append(v)
         out.append(tuple(vals))
     return out
