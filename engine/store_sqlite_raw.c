@@ -268,7 +268,7 @@ int store_sqlite_raw_pack(store_sqlite_raw *p, const char *json, size_t len, con
     store_raw_literal(p, json + lit, len - lit);
     if (p->oom) return lc_errf(err, LC_NOMEM, "store: out of memory");
 
-    unsigned char hdr[11];
+    unsigned char hdr[11] = {STORE_RAW_PLAIN};
     size_t h = 1;
     for (uint64_t v = len;; v >>= 7) {
         hdr[h++] = (unsigned char)((v & 0x7f) | (v >> 7 ? 0x80 : 0));
