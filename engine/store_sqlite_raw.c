@@ -29,8 +29,11 @@
 #define STORE_RAW_DEFLATE 2
 /* Shorter strings stay literal: a reference costs about as much. */
 #define STORE_RAW_MIN_REF 24
-/* Ops shorter than this are kept plain: deflate saves little on them and costs a reset. */
-#define STORE_RAW_DEFLATE_FROM 256
+/* Ops shorter than this are kept plain. What is left of a message once its strings are
+ * references is mostly a few hundred bytes of keys, ids and numbers; zlib's fixed cost
+ * per call (its block's Huffman trees) made deflating those 13% of an import's CPU for 4%
+ * of the store's size, so only a large residue (strings the row does not hold) pays. */
+#define STORE_RAW_DEFLATE_FROM 2048
 
 enum { STORE_RAW_LIT = 0, STORE_RAW_TEXT = 1, STORE_RAW_PAYLOAD = 2 };
 
@@ -200,9 +203,8 @@ static int store_raw_find(const char *hay, size_t hlen, size_t *cursor, const ch
 static int store_raw_deflate(store_sqlite_raw *p, size_t hdr)
 {
     if (!p->z_ready) {
-        /* Level 1 and a small hash: what is left of a message is a few hundred bytes, level 6
-         * saved 2% more of it for twice the time, and a reset clears the whole hash table
-         * (64 KB at the default memLevel, for every row). */
+        /* Level 1 and a small hash: level 6 saved 2% more for twice the time, and a reset
+         * clears the whole hash table (64 KB at the default memLevel) for every row. */
         if (deflateInit2(&p->z, 1, Z_DEFLATED, -15, 3, Z_DEFAULT_STRATEGY) != Z_OK) return 0;
         p->z_ready = 1;
     } else if (deflateReset(&p->z) != Z_OK) {

@@ -87,8 +87,11 @@ static size_t shapes(char **out)
     /* a bash execution: its text is built around the strings */
     out[n++] = msg("{\"role\":\"bashExecution\",\"command\":\"ls -la /some/long/path/name\",\"output\":\"%s\","
                    "\"exitCode\":0,\"timestamp\":9}", t);
+    /* a long string neither the text nor the payload holds (a result's details): deflated */
+    out[n++] = msg("{\"role\":\"toolResult\",\"toolCallId\":\"c2\",\"toolName\":\"edit\",\"content\":[{\"type\":\"text\","
+                   "\"text\":\"ok\"}],\"details\":{\"diff\":\"%s\"},\"isError\":false,\"timestamp\":10}", t);
     /* short, and nothing to refer to */
-    out[n++] = msg("{\"role\":\"user\",\"content\":\"hi\",\"timestamp\":10}");
+    out[n++] = msg("{\"role\":\"user\",\"content\":\"hi\",\"timestamp\":11}");
     free(t);
     free(plain);
     return n;
@@ -169,6 +172,9 @@ static void test_strings_the_row_holds_cost_a_few_bytes(void **state)
     assert_true(a > 0 && a < 200);
     assert_true(b > 0 && b < 300);
     assert_true((size_t)a < strlen(json[0]) / 10);
+    /* the details string is in no column: deflated, not kept as it is */
+    int64_t d = stored_bytes(s, "m9");
+    assert_true(d > 0 && (size_t)d < strlen(json[9]) / 3);
     store_close(s);
     free_all(json, n);
 }
@@ -317,7 +323,7 @@ static void test_packer_round_trips_random_json_like_bytes(void **state)
         int strings = 1 + (int)(seed % 12);
         for (int k = 0; k < strings; k++) {
             seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-            size_t len = (size_t)(seed >> 33) % 120;
+            size_t len = (size_t)(seed >> 33) % ((seed >> 60) ? 120 : 900);
             sbuf body = {0}, plain = {0};
             for (size_t i = 0; i < len; i++) {
                 seed = seed * 6364136223846793005ull + 1442695040888963407ull;
