@@ -554,7 +554,10 @@ static int store_open_once(const char *agent_home, const char *session_id, const
         goto done;
     }
     sqlite3_busy_timeout(s->db, busy_ms > 0 ? (int)busy_ms : 1);
-    if ((rc = store_sqlite_exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+    /* Incremental auto-vacuum: a bulk ingest's full-text merges leave free pages, which its
+     * commit hands back (store_sqlite_bulk_commit). It can only be chosen before the first
+     * table, so it applies to stores created from now on; on others it is a no-op. */
+    if ((rc = store_sqlite_exec(s, "PRAGMA auto_vacuum=INCREMENTAL; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
                             "PRAGMA foreign_keys=ON;", err)) != LC_OK)
         goto done;
     if ((rc = store_migrate(s, err)) != LC_OK) goto done;

@@ -2,8 +2,9 @@
  * test_store_raw.c -- the packed form of a message's verbatim JSON (store_sqlite_raw.c) on
  * real SQLite stores: every shape of string comes back byte for byte through the read, the
  * dump and a reopen; long strings the text or payload holds cost a few bytes; rows of a
- * schema-3 store (TEXT) stay readable and migrate; a damaged value is an error; and the
- * packer alone round-trips random bytes against random texts.
+ * schema-3 store (TEXT) stay readable and migrate; a damaged value is an error;  bulk
+ * ingests leave no free pages; and the packer alone round-trips random
+ * bytes against random texts.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -309,6 +310,56 @@ static void test_damaged_packed_value_is_an_error_not_other_bytes(void **state)
     free_all(json, n);
 }
 
+static int64_t pragma(store *s, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t v = -1;
+    assert_int_equal(sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL), SQLITE_OK);
+    if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+static void test_bulk_ingests_leave_no_free_pages(void **state)
+{
+    (void)state;
+    store *s = open_store("raw-f");
+    assert_int_equal(pragma(s, "PRAGMA auto_vacuum"), 2); /* incremental, chosen at creation */
+    /* Bulk after bulk: each commit writes an index segment and merges earlier ones. */
+    char *json[200];
+    char ids[200][24];
+    uint64_t seed = 7;
+    for (size_t i = 0; i < 200; i++) {
+        /* distinct words, as a real session has: an index of some size */
+        sbuf w = {0};
+        for (size_t k = 0; k < 900; k++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            sb_printf(&w, "w%05x ", (unsigned)(seed >> 44));
+        }
+        char *t = sb_detach(&w);
+        json[i] = msg("{\"role\":\"user\",\"content\":\"%s\",\"timestamp\":%zu}", t, i);
+        free(t);
+        snprintf(ids[i], sizeof ids[i], "b%zu", i);
+    }
+    for (size_t round = 0; round < 40; round++) {
+        store_msg m[5];
+        for (size_t j = 0; j < 5; j++) {
+            size_t i = round * 5 + j;
+            m[j] = (store_msg){ids[i], json[i], strlen(json[i])};
+        }
+        assert_int_equal(store_bulk_begin(s, NULL), LC_OK);
+        assert_int_equal(store_ingest(s, m, 5, NULL, NULL), LC_OK);
+        assert_int_equal(store_bulk_commit(s, NULL), LC_OK);
+    }
+    assert_int_equal(pragma(s, "PRAGMA freelist_count"), 0);
+    store_row r;
+    assert_int_equal(store_get_message(s, "b199", &r, NULL), LC_OK);
+    assert_string_equal(r.raw_json, json[199]);
+    store_row_free(&r);
+    store_close(s);
+    for (size_t i = 0; i < 200; i++) free(json[i]);
+}
+
 /* The packer on its own: random bytes of every class, strings of them, a text holding
  * some of them unescaped and a payload holding others as they are. */
 static void test_packer_round_trips_random_json_like_bytes(void **state)
@@ -380,6 +431,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_dump_gives_every_message_as_its_original_text, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema3_store_with_text_rows_is_read_then_migrated, setup, teardown),
         cmocka_unit_test_setup_teardown(test_damaged_packed_value_is_an_error_not_other_bytes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bulk_ingests_leave_no_free_pages, setup, teardown),
         cmocka_unit_test(test_packer_round_trips_random_json_like_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
