@@ -11,7 +11,7 @@ BUILD   ?= build
 OPT     ?= -O2
 SAN     ?=
 CFLAGS_BASE = -std=c11 -Wall -Wextra -Werror -g $(OPT) $(SAN) -D_GNU_SOURCE -fPIC -Iabi -Iengine
-LIBS    = -lsqlite3 -lcjson -lcurl -lpcre2-8 -lpthread -lm
+LIBS    = -lsqlite3 -lz -lcjson -lcurl -lpcre2-8 -lpthread -lm
 # The shared store's client (engine/store_pg*.c): libpq's header folder and library.
 PQ_CFLAGS := $(shell pkg-config --cflags libpq 2>/dev/null || echo -I$$(pg_config --includedir 2>/dev/null))
 CFLAGS_BASE += $(PQ_CFLAGS)
@@ -85,7 +85,7 @@ $(PLUGIN_DIR)/plugin.json: plugin.json $(PLUGIN_SO)
 	rm -rf $(PLUGIN_DIR)/skills && cp -r skills $(PLUGIN_DIR)/skills
 
 $(HOST_BIN): $(HOST_OBJ) $(ENGINE_LIB)
-	$(CC) $(SAN) -rdynamic -o $@ $(HOST_OBJ) $(ENGINE_LIB) $(HOSTLIBS) -lsqlite3 -lpq
+	$(CC) $(SAN) -rdynamic -o $@ $(HOST_OBJ) $(ENGINE_LIB) $(HOSTLIBS) -lsqlite3 -lz -lpq
 
 # A suite's shared fixture headers (tests/unit/*.h) are its dependencies too (-MMD).
 $(BUILD)/tests/%: tests/unit/%.c $(ENGINE_LIB) | $(DEPS_STAMP)

@@ -17,9 +17,10 @@
 
 /* The schema this build writes and reads. A store below it is `older-generation` for
  * read-only openers; a read-write open migrates it forward. */
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
 /* The oldest schema a read-only opener can answer from as it is: 3 only adds the vector
- * tables, which a reader of a schema-2 store finds absent (no vectors). */
+ * tables, which a reader of a schema-2 store finds absent (no vectors); 4 lets a
+ * message's verbatim JSON be stored packed, and a reader takes either form. */
 #define STORE_SCHEMA_READABLE 2
 #define STORE_SCHEMA_ANSWERS(v) ((v) >= STORE_SCHEMA_READABLE && (v) <= STORE_SCHEMA_VERSION)
 

@@ -140,6 +140,12 @@ static const char *const store_migrations[] = {
     "CREATE INDEX IF NOT EXISTS summary_vectors_model ON summary_vectors(model);"
     "CREATE TRIGGER IF NOT EXISTS summary_vectors_stale AFTER UPDATE OF text ON summaries"
     " BEGIN DELETE FROM summary_vectors WHERE summary_id = new.id; END;",
+    /* 3 -> 4: a message's raw_json may be a BLOB, its verbatim JSON packed against the
+     * row's text and payload (store_sqlite_raw.c); a TEXT value is the JSON as it is, so
+     * the rows already stored stay as they are and nothing is rewritten. The step itself
+     * changes no table: the version is what keeps builds that would read a packed value
+     * as text away from the store. */
+    "/* raw_json: TEXT verbatim or BLOB packed */",
 };
 _Static_assert(sizeof store_migrations / sizeof store_migrations[0] == STORE_SCHEMA_VERSION,
                "one migration per schema version");
@@ -548,7 +554,10 @@ static int store_open_once(const char *agent_home, const char *session_id, const
         goto done;
     }
     sqlite3_busy_timeout(s->db, busy_ms > 0 ? (int)busy_ms : 1);
-    if ((rc = store_sqlite_exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+    /* Incremental auto-vacuum: a bulk ingest's full-text merges leave free pages, which its
+     * commit hands back (store_sqlite_bulk_commit). It can only be chosen before the first
+     * table, so it applies to stores created from now on; on others it is a no-op. */
+    if ((rc = store_sqlite_exec(s, "PRAGMA auto_vacuum=INCREMENTAL; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
                             "PRAGMA foreign_keys=ON;", err)) != LC_OK)
         goto done;
     if ((rc = store_migrate(s, err)) != LC_OK) goto done;
@@ -561,6 +570,10 @@ static int store_open_once(const char *agent_home, const char *session_id, const
         if ((rc = store_meta_set(s, "created", created, err)) != LC_OK) goto done;
     }
     if ((rc = store_sqlite_progress_triggers(s, err)) != LC_OK) goto done;
+    if (!(s->raw = store_sqlite_raw_new())) {
+        rc = lc_errf(err, LC_NOMEM, "store: out of memory");
+        goto done;
+    }
     if ((rc = store_prepare(s, &s->st_exists, "SELECT ordinal FROM messages WHERE entry_id = ?",
                             err)) != LC_OK)
         goto done;
@@ -660,6 +673,7 @@ void store_sqlite_close(store *s)
     sqlite3_finalize(s->st_handle);
     sqlite3_close(s->db);
     store_derive_calls_free(s->calls);
+    store_sqlite_raw_free(s->raw);
     free(s->last_entry);
     free(s->mode_note);
     free(s->path);

@@ -98,6 +98,7 @@ static int store_dump_table(store *s, const char *table, const store_dump_visito
     sqlite3_stmt *st = NULL;
     const char **cols = NULL;
     store_value *vals = NULL;
+    char *raw = NULL;
     int rc = LC_OK, step;
     char *sql = sqlite3_mprintf("SELECT * FROM \"%w\"", table);
     if (!sql || sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
@@ -106,7 +107,16 @@ static int store_dump_table(store *s, const char *table, const store_dump_visito
     }
     int ncol = sqlite3_column_count(st);
     if ((rc = store_common_dump_buffers(ncol, &cols, &vals, err)) != LC_OK) goto done;
-    for (int c = 0; c < ncol; c++) cols[c] = sqlite3_column_name(st, c);
+    /* A message's JSON leaves as the original text, packed or not (store_sqlite_raw.c). */
+    int raw_col = -1, text_col = -1, payload_col = -1;
+    for (int c = 0; c < ncol; c++) {
+        cols[c] = sqlite3_column_name(st, c);
+        if (strcmp(table, "messages") != 0) continue;
+        if (!strcmp(cols[c], "raw_json")) raw_col = c;
+        else if (!strcmp(cols[c], "text")) text_col = c;
+        else if (!strcmp(cols[c], "payload")) payload_col = c;
+    }
+    if (text_col < 0) raw_col = -1;
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
         for (int c = 0; c < ncol; c++) {
             store_value *x = &vals[c];
@@ -127,10 +137,21 @@ static int store_dump_table(store *s, const char *table, const store_dump_visito
                 if (!x->p) x->p = "";
             }
         }
-        if ((rc = v->row(ud, table, (size_t)ncol, cols, vals, err)) != LC_OK) goto done;
+        if (raw_col >= 0 && vals[raw_col].type == STORE_VALUE_BLOB) {
+            size_t n = 0;
+            if ((rc = store_sqlite_raw_column(st, raw_col, text_col, payload_col, &raw, &n, err)) != LC_OK) goto done;
+            vals[raw_col].type = STORE_VALUE_TEXT;
+            vals[raw_col].p = raw;
+            vals[raw_col].n = n;
+        }
+        rc = v->row(ud, table, (size_t)ncol, cols, vals, err);
+        free(raw);
+        raw = NULL;
+        if (rc != LC_OK) goto done;
     }
     if (step != SQLITE_DONE) rc = store_sqlite_err(s->db, err, "maint", "export read");
 done:
+    free(raw);
     sqlite3_free(sql);
     sqlite3_finalize(st);
     free(cols);

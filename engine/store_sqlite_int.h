@@ -11,6 +11,7 @@
 #include "store.h"
 #include "store_common.h"
 #include "store_derive.h"
+#include "store_sqlite_raw.h"
 
 
 /* A full-text row a bulk ingest holds back until its commit (store_sqlite_bulk_commit). */
@@ -30,6 +31,7 @@ struct store {
     sqlite3_stmt *st_insert;
     sqlite3_stmt *st_fts;
     sqlite3_stmt *st_handle;
+    store_sqlite_raw *raw; /* packs raw_json on ingest (read-write opens) */
     char *mode_note;  /* a wrong mode fixed at open, for the caller to report */
     int busy;         /* a statement failed because another connection held the lock */
     int notadb;       /* the file is not a readable SQLite database (corrupt, truncated) */

@@ -12,6 +12,7 @@ if [ -n "${DEPS_MISSING+set}" ]; then
 else
     command -v pkg-config >/dev/null 2>&1 || pkgs="$pkgs pkg-config"
     have sqlite3 || pkgs="$pkgs libsqlite3-dev"
+    have zlib || pkgs="$pkgs zlib1g-dev"
     have libcjson || pkgs="$pkgs libcjson-dev"
     have libcurl || pkgs="$pkgs libcurl4-openssl-dev"
     have cmocka || pkgs="$pkgs libcmocka-dev"

@@ -9,7 +9,8 @@
 # Rates are text MB (10^6 bytes of the derived texts) per second of wall time and per
 # second of CPU (user + system; a shared machine disturbs it least); the medians of the
 # rounds are printed with each import's share of the reference. Then `lcm compact` of
-# the imported Claude store (extractive), once, and the store's bytes per message.
+# the imported Claude store (extractive), once, and each store's bytes per message and size
+# beside its derived text.
 # Prints the figures; asserts nothing about time (make bench reports, never judges).
 # Usage: sh tests/bench/bench_import.sh [BUILD] [TOKENS] [ROUNDS]
 BUILD=${1:-build}
@@ -65,8 +66,27 @@ open(sys.argv[4], "w").write("%.3f %.3f\n" % (med[2], med[3]))
 PY
 SID=$(sed -n 's/.*session \(claude-[^,]*\),.*/\1/p' "$T/out" | head -1)
 [ -n "$SID" ] || SID=claude-$(sed -n 's/.*"sessionId": "\([^"]*\)".*/\1/p' "$T/cc.jsonl" | head -1)
-store=$(ls "$T/hc/lcm/"*.sqlite)
-echo "store: $(stat -c %s "$store") bytes for $msgs messages ($(( $(stat -c %s "$store") / msgs )) bytes a message; text $bytes bytes)"
+# Each store's size beside the derived text it holds (issue 17: at most 2x), and where its
+# bytes go (SQLite's dbstat, when the library has it).
+for h in hc hp; do
+    store=$(ls "$T/$h/lcm/"*.sqlite)
+    sz=$(stat -c %s "$store")
+    echo "store ($( [ $h = hc ] && echo Claude Code || echo Pi )): $sz bytes for $msgs messages, $(( sz / msgs )) bytes a message;" \
+        "derived text $bytes bytes ($(( bytes / msgs )) a message): the store is $(echo "$sz $bytes" | awk '{printf "%.2f", $1 / $2}')x the text"
+done
+python3 - "$(ls "$T/hc/lcm/"*.sqlite)" "$msgs" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+try:
+    rows = db.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC").fetchall()
+except sqlite3.Error:
+    sys.exit(0)
+total = sum(r[1] for r in rows) or 1
+big = [r for r in rows if r[1] * 50 >= total]
+rest = total - sum(r[1] for r in big)
+print("  where its bytes go: " + ", ".join("%s %.1f MB (%d B/msg)" % (n, b / 1e6, b // int(sys.argv[2])) for n, b in big)
+      + ", the other %d objects %.1f MB" % (len(rows) - len(big), rest / 1e6))
+PY
 ct=$(timed "$BUILD/lcm" compact --home "$T/hc" --session "$SID") || { cat "$T/out"; exit 1; }
 sed 's/^/  /' "$T/out"
 it=$(cat "$T/claude_median")

@@ -12,10 +12,11 @@ export LCM_HOOK_VERBOSE=1
 input() { printf '{"session_id":"%s","transcript_path":"%s","cwd":"%s","hook_event_name":"Stop"}' "$1" "$2" "$3"; }
 stop() { input "$@" | "$LCM" hook stop --home "$H"; }
 # rows PATH: the store's rows as a comparable text
-rows() { python3 - "$1" <<'PY'
+rows() { PYTHONPATH="$ROOT/tests/contract" python3 - "$1" <<'PY'
 import sqlite3, sys
+import store_raw
 db = sqlite3.connect(sys.argv[1])
-for r in db.execute("SELECT entry_id, ordinal, removed, raw_json FROM messages ORDER BY entry_id"):
+for r in store_raw.rows(db, ["entry_id", "ordinal", "removed", "raw_json"], "ORDER BY entry_id"):
     print(r)
 PY
 }

@@ -24,11 +24,12 @@ done
 assert_grep "$T/replay.err" "parent no-such-id of entry orph1 is unknown" "a missing parent is named"
 
 DB="$HOME_DIR/lcm/hostile-0001.sqlite"
-python3 - "$DB" "$T/good.txt" "$T/out.jsonl" <<'PY' || fail "every whole message is in the store byte for byte (the session file's bytes)"
+PYTHONPATH="$ROOT/tests/contract" python3 - "$DB" "$T/good.txt" "$T/out.jsonl" <<'PY' || fail "every whole message is in the store byte for byte (the session file's bytes)"
 import hashlib, json, re, sqlite3, sys
+import store_raw
 db = sqlite3.connect(sys.argv[1])
 stored = {e: r.encode("utf-8", "surrogateescape") if isinstance(r, str) else r
-          for e, r in db.execute("SELECT entry_id, CAST(raw_json AS BLOB) FROM messages")}
+          for e, r in store_raw.rows(db, ["entry_id", "raw_bytes"])}
 good = open(sys.argv[2]).read().split()
 missing = [g for g in good if g not in stored]
 assert not missing, "missing: %s" % missing

@@ -16,12 +16,12 @@ assert_grep "$T/replay.txt" "[1-9][0-9]* compactions" "the replay compacts (so t
 assert_grep "$T/imp1.txt" "imported .* (pi): session" "the Pi format is detected"
 cat >"$T/compare.py" <<'PY'
 import glob, json, sqlite3, sys
+import store_raw
 replay_home, import_home, session_file = sys.argv[1:4]
 def rows(home):
     (path,) = glob.glob(home + "/lcm/*.sqlite")
     db = sqlite3.connect(path)
-    return {r[0]: r[1:] for r in db.execute(
-        "SELECT entry_id, ordinal, role, text, raw_json, removed FROM messages")}
+    return {r[0]: r[1:] for r in store_raw.rows(db, ["entry_id", "ordinal", "role", "text", "raw_json", "removed"])}
 a, b = rows(replay_home), rows(import_home)
 # messages no request saw: no assistant message descends from them
 ents = [json.loads(l) for l in open(session_file) if l.strip()]
@@ -45,9 +45,9 @@ if missing or differ or extra or len(a) < 500:
         print(k, a[k][:4], b[k][:4])
     sys.exit(1)
 PY
-python3 "$T/compare.py" "$HOME_DIR" "$T/imp1" "$T/in.jsonl" || fail "import of the input differs from the replay's store"
+PYTHONPATH="$ROOT/tests/contract" python3 "$T/compare.py" "$HOME_DIR" "$T/imp1" "$T/in.jsonl" || fail "import of the input differs from the replay's store"
 ok
-python3 "$T/compare.py" "$HOME_DIR" "$T/imp2" "$T/out.jsonl" || fail "import of the compacted output differs from the replay's store"
+PYTHONPATH="$ROOT/tests/contract" python3 "$T/compare.py" "$HOME_DIR" "$T/imp2" "$T/out.jsonl" || fail "import of the compacted output differs from the replay's store"
 ok
 db=$(ls "$T/imp1"/lcm/*.sqlite)
 n1=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*), sum(removed) from messages').fetchone())" "$db")
@@ -70,10 +70,11 @@ cat >"$T/claude.jsonl" <<'J'
 J
 "$LCM" import --home "$T/cc" "$T/claude.jsonl" >"$T/cc.txt" || { cat "$T/cc.txt"; fail "claude import"; }
 assert_grep "$T/cc.txt" "(claude-code): session claude-c0ffee00-1111-2222-3333-444455556666, 5 messages" "Claude Code transcript detected, sidechain left out"
-python3 - "$T/cc/lcm/claude-c0ffee00-1111-2222-3333-444455556666.sqlite" <<'PY' || fail "Claude Code rows"
+PYTHONPATH="$ROOT/tests/contract" python3 - "$T/cc/lcm/claude-c0ffee00-1111-2222-3333-444455556666.sqlite" <<'PY' || fail "Claude Code rows"
 import json, sqlite3, sys
+import store_raw
 db = sqlite3.connect(sys.argv[1])
-r = {e: (role, rem, json.loads(raw)) for e, role, rem, raw in db.execute("SELECT entry_id, role, removed, raw_json FROM messages")}
+r = {e: (role, rem, json.loads(raw)) for e, role, rem, raw in store_raw.rows(db, ["entry_id", "role", "removed", "raw_json"])}
 ok = (r["u3"][0] == "toolResult" and r["u3"][2]["toolName"] == "Read" and r["u3"][2]["toolCallId"] == "toolu_1"
       and r["u2"][2]["content"][1] == {"type": "toolCall", "id": "toolu_1", "name": "Read", "arguments": {"file_path": "parse.c"}}
       and [r[k][1] for k in ("u1", "u2", "u3", "u4", "u5")] == [0, 1, 1, 1, 0]
@@ -114,10 +115,11 @@ cat >"$T/codex.jsonl" <<'J'
 J
 "$LCM" import --home "$T/cx" "$T/codex.jsonl" >"$T/cx.txt" || { cat "$T/cx.txt"; fail "codex import"; }
 assert_grep "$T/cx.txt" "(codex): session codex-0199aaaa-bbbb-cccc-dddd-eeeeffff0000, 4 messages, 4 new" "Codex rollout detected"
-python3 - "$T/cx/lcm/codex-0199aaaa-bbbb-cccc-dddd-eeeeffff0000.sqlite" <<'PY' || fail "Codex rows"
+PYTHONPATH="$ROOT/tests/contract" python3 - "$T/cx/lcm/codex-0199aaaa-bbbb-cccc-dddd-eeeeffff0000.sqlite" <<'PY' || fail "Codex rows"
 import json, sqlite3, sys
+import store_raw
 db = sqlite3.connect(sys.argv[1])
-rows = [(role, json.loads(raw), o) for role, raw, o in db.execute("SELECT role, raw_json, ordinal FROM messages ORDER BY ordinal")]
+rows = [(role, json.loads(raw), o) for role, raw, o in store_raw.rows(db, ["role", "raw_json", "ordinal"], "ORDER BY ordinal")]
 roles = [r[0] for r in rows]
 tr = rows[2][1]
 ok = (roles == ["user", "assistant", "toolResult", "assistant"] and [r[2] for r in rows] == [0, 1, 2, 3]

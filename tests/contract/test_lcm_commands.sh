@@ -58,13 +58,14 @@ lcm --command "/lcm export" >"$T/export" 2>&1
 assert_grep "$T/export" "^export: [0-9]* rows to " "export reports rows and file"
 EX=$(ls "$LCMDIR"/lcm-export-*.jsonl | grep -v -- -gc- | head -1)
 assert_eq "$(stat -c %a "$EX")" "600" "export mode 0600"
-python3 - "$EX" "$STORE" <<'PY' || fail "export carries every message verbatim"
+PYTHONPATH="$ROOT/tests/contract" python3 - "$EX" "$STORE" <<'PY' || fail "export carries every message verbatim"
 import json, sqlite3, sys
+import store_raw
 rows = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8")]
 assert "lcmExport" in rows[0]
 got = {r["row"]["entry_id"]: r["row"]["raw_json"] for r in rows[1:] if r["table"] == "messages"}
 db = sqlite3.connect(sys.argv[2])
-want = dict(db.execute("select entry_id, raw_json from messages"))
+want = dict(store_raw.rows(db, ["entry_id", "raw_json"]))
 assert got == want, "messages differ"
 PY
 ok

@@ -19,8 +19,9 @@ ok
 # store PY: run python with `db` (sqlite3 connection), `rows(ids)` -> {id: (removed, raw)},
 # and `span(id)`: the exact bytes of the entry's "message" member in the session file.
 store() {
-    python3 - "$DB" "$S" "$1" <<'PY'
+    PYTHONPATH="$ROOT/tests/contract" python3 - "$DB" "$S" "$1" <<'PY'
 import json, sqlite3, sys
+import store_raw
 db = sqlite3.connect(sys.argv[1])
 lines = open(sys.argv[2], "rb").read().split(b"\n")
 def span(eid):
@@ -34,9 +35,8 @@ def span(eid):
             return text[s:end].encode("utf-8")
     raise KeyError(eid)
 def rows(ids):
-    q = "SELECT entry_id, removed, raw_json FROM messages WHERE entry_id IN (%s)" % ",".join("?" * len(ids))
-    return {r[0]: (r[1], bytes(r[2]) if isinstance(r[2], (bytes, memoryview)) else r[2].encode("utf-8"))
-            for r in db.execute(q, ids)}
+    q = "WHERE entry_id IN (%s)" % ",".join("?" * len(ids))
+    return {r[0]: (r[1], r[2]) for r in store_raw.rows(db, ["entry_id", "removed", "raw_bytes"], q, ids)}
 exec(sys.argv[3])
 PY
 }

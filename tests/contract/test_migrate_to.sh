@@ -31,13 +31,14 @@ ok
 assert_eq "$(sums)" "$before" "the source stores are untouched"
 "$LCM" grep --home "$H2" --scope all_sessions MIGNEEDLE_3 >"$T/g.out" 2>&1 || { cat "$T/g.out"; fail "grep in the target"; }
 assert_grep "$T/g.out" "past session mig-0003" "the copied store is searchable in the target home"
-python3 - "$HOME_DIR/lcm" "$H2/lcm" <<'PY' || fail "every message and the session's meta are in the target"
+PYTHONPATH="$ROOT/tests/contract" python3 - "$HOME_DIR/lcm" "$H2/lcm" <<'PY' || fail "every message and the session's meta are in the target"
 import sqlite3, sys, os
+import store_raw
 for n in (1, 2, 3):
     a = sqlite3.connect(os.path.join(sys.argv[1], "mig-000%d.sqlite" % n))
     b = sqlite3.connect(os.path.join(sys.argv[2], "mig-000%d.sqlite" % n))
-    q = "select entry_id, raw_json from messages order by ordinal"
-    assert a.execute(q).fetchall() == b.execute(q).fetchall(), n
+    q = ["entry_id", "raw_bytes"]
+    assert store_raw.rows(a, q, "order by ordinal") == store_raw.rows(b, q, "order by ordinal"), n
     m = "select value from meta where key=?"
     for k in ("session_id", "cwd", "created"):
         assert a.execute(m, (k,)).fetchone() == b.execute(m, (k,)).fetchone(), (n, k)

@@ -27,6 +27,17 @@ assert_eq "$(pgcount)" "$msgs" "--apply copies every message into the database"
 "$LCM" migrate --home "$HOME_DIR" --to "$URL" --apply > "$T/again" 2>&1 || { cat "$T/again"; fail "a second --apply exits 0"; }
 assert_eq "$(pgcount)" "$msgs" "a second --apply adds no message"
 assert_nogrep "$T/apply" "not copied" "no store is left behind"
+# The embedded store keeps a message's JSON packed; the database gets the original bytes.
+pg_sql "select entry_id || ' ' || md5(raw_json) from lcm.messages" | LC_ALL=C sort >"$T/pg.md5"
+PYTHONPATH="$ROOT/tests/contract" python3 - "$HOME_DIR/lcm/$SID.sqlite" <<'PY' | LC_ALL=C sort >"$T/sq.md5"
+import hashlib, sqlite3, sys
+import store_raw
+db = sqlite3.connect(sys.argv[1])
+for e, raw in store_raw.rows(db, ["entry_id", "raw_bytes"]):
+    print(e, hashlib.md5(raw).hexdigest())
+PY
+assert_eq "$(wc -l <"$T/pg.md5")" "$msgs" "the database holds every message's JSON"
+cmp -s "$T/pg.md5" "$T/sq.md5" || fail "every message's JSON reaches the database byte for byte"
 export LCM_STORE_URL=$URL
 kv=$(python3 - "$T/a.jsonl" <<'PY'
 import json, sys

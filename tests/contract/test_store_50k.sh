@@ -32,8 +32,9 @@ DB="$HOME_DIR/lcm/$SID.sqlite"
 
 # check_store OUT DB N DUMP: every message entry's bytes are stored verbatim; writes a
 # digest of the whole messages table (ordered by id) to DUMP.
-check_store() { python3 - "$@" <<'PY'
+check_store() { PYTHONPATH="$ROOT/tests/contract" python3 - "$@" <<'PY'
 import hashlib, json, sqlite3, sys
+import store_raw
 out, db_path, n, dump = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 dec = json.JSONDecoder()
 def top_spans(line):
@@ -60,7 +61,7 @@ with open(out, encoding="utf-8") as f:
         want[e["id"]] = hashlib.sha256(line[a:b].encode("utf-8")).hexdigest()
 db = sqlite3.connect("file:%s?mode=ro" % db_path, uri=True)
 got = {eid: hashlib.sha256(raw).hexdigest()
-       for eid, raw in db.execute("SELECT entry_id, CAST(raw_json AS BLOB) FROM messages")}
+       for eid, raw in store_raw.rows(db, ["entry_id", "raw_bytes"])}
 missing = [k for k in want if k not in got]
 differ = [k for k in want if k in got and got[k] != want[k]]
 extra = [k for k in got if k not in want]

@@ -15,13 +15,14 @@ DB=$(ls "$HOME_DIR"/lcm/*.sqlite)
 [ ! -s "$DB-wal" ] || fail "a clean shutdown leaves no log"
 ok
 check_all_back() { # every message of the session file is in the store, byte for byte
-    python3 - "$DB" "$T/s.jsonl" <<'PY' || fail "$1"
+    PYTHONPATH="$ROOT/tests/contract" python3 - "$DB" "$T/s.jsonl" <<'PY' || fail "$1"
 import json, sqlite3, sys
+import store_raw
 want = {}
 for l in open(sys.argv[2], encoding="utf-8"):
     e = json.loads(l)
     if e.get("type") == "message": want[e["id"]] = e["message"]
-got = {r[0]: json.loads(r[1]) for r in sqlite3.connect(sys.argv[1]).execute("SELECT entry_id, raw_json FROM messages")}
+got = {r[0]: json.loads(r[1]) for r in store_raw.rows(sqlite3.connect(sys.argv[1]), ["entry_id", "raw_json"])}
 bad = [k for k in want if got.get(k) != want[k]]
 if len(want) < 300 or bad or set(got) - set(want):
     print("session messages", len(want), "stored", len(got), "missing/different", bad[:5]); sys.exit(1)

@@ -41,6 +41,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 FAKE = os.path.join(ROOT, "tests", "contract", "fake_openai.py")
+sys.path.insert(0, os.path.join(ROOT, "tests", "contract"))
+import store_raw  # noqa: E402  (a row's verbatim JSON, packed or not)
 SCENARIOS = ["ingest", "compaction", "worker", "revision", "backup"]
 EDITS = 6
 
@@ -165,7 +167,7 @@ def check(c, scen, t, restart_out, restart_rc):
             problems.append("no store at " + db_path)
         else:
             db = sqlite3.connect("file:%s?mode=ro" % db_path, uri=True)
-            stored = dict(db.execute("SELECT entry_id, raw_json FROM messages"))
+            stored = dict(store_raw.rows(db, ["entry_id", "raw_json"]))
             db.close()
             missing = bad = 0
             # A message with no stored descendant has not reached a `context` call yet
