@@ -266,19 +266,25 @@ static int deliver_queued(agent *a, run_prompt_fn run, void *ud)
     return status;
 }
 
-static int run_prompt_plain(agent *a, const char *prompt, void *ud)
+/* A prompt's answer printed to `out`, its failure to stderr. */
+static int run_prompt_into(agent *a, const char *prompt, FILE *out)
 {
-    (void)ud;
     char *text = NULL, *err = NULL;
     int rc = agent_prompt(a, prompt, &text, &err);
     if (rc)
         fprintf(stderr, "agent-host: %s\n", err ? err : "prompt failed");
     else if (text)
-        printf("%s\n", text);
-    fflush(stdout);
+        fprintf(out, "%s\n", text);
+    fflush(out);
     free(text);
     free(err);
     return rc;
+}
+
+static int run_prompt_plain(agent *a, const char *prompt, void *ud)
+{
+    (void)ud;
+    return run_prompt_into(a, prompt, stdout);
 }
 
 /* Ctrl-C: the streaming transfer polls this and stops the turn; at the prompt, a
@@ -316,15 +322,7 @@ static void print_delta(void *ud, const char *kind, const char *text, size_t len
 static int run_prompt_to_stderr(agent *a, const char *prompt, void *ud)
 {
     (void)ud;
-    char *text = NULL, *err = NULL;
-    int rc = agent_prompt(a, prompt, &text, &err);
-    if (rc)
-        fprintf(stderr, "agent-host: %s\n", err ? err : "prompt failed");
-    else if (text)
-        fprintf(stderr, "%s\n", text);
-    free(text);
-    free(err);
-    return rc;
+    return run_prompt_into(a, prompt, stderr);
 }
 
 static void batch_deliver(agent *a, void *ud)
