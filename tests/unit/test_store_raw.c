@@ -22,18 +22,8 @@
 #include "store_sqlite_raw.h"
 #include "util.h"
 
+#include "store_q.h"
 #include "temp_home.h"
-
-static store *open_store(const char *sid)
-{
-    store *s = NULL;
-    char *err = NULL;
-    int rc = store_open(home, sid, "/p", &s, &err);
-    if (rc) fprintf(stderr, "store_open: %s\n", err ? err : "?");
-    assert_int_equal(rc, LC_OK);
-    free(err);
-    return s;
-}
 
 /* A long run of varied text, with every byte class a JSON string escapes. */
 static char *long_text(size_t n, int escapes)
@@ -141,43 +131,62 @@ static int64_t stored_bytes(store *s, const char *id)
     return n;
 }
 
-static void free_all(char **json, size_t n)
+/* The fixture of the cases on shapes(): a fresh home whose store "raw" holds every shape
+ * as messages m0..; a case that closes the store reopens it into st. */
+typedef struct raw_fx {
+    char *json[16];
+    size_t n;
+    store *st;
+} raw_fx;
+
+static int shapes_setup(void **state)
 {
-    for (size_t i = 0; i < n; i++) free(json[i]);
+    setup(state);
+    raw_fx *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    f->n = shapes(f->json);
+    f->st = home_store("raw", "/p");
+    ingest_all(f->st, f->json, f->n);
+    *state = f;
+    return 0;
 }
+
+static int shapes_teardown(void **state)
+{
+    raw_fx *f = *state;
+    store_close(f->st);
+    for (size_t i = 0; i < f->n; i++) free(f->json[i]);
+    free(f);
+    return teardown(state);
+}
+
+static void shapes_reopen(raw_fx *f)
+{
+    store_close(f->st);
+    f->st = home_store("raw", "/p");
+}
+
+#define SHAPES_TEST(fn) cmocka_unit_test_setup_teardown(fn, shapes_setup, shapes_teardown)
 
 static void test_every_string_shape_comes_back_byte_for_byte(void **state)
 {
-    (void)state;
-    char *json[16];
-    size_t n = shapes(json);
-    store *s = open_store("raw-a");
-    ingest_all(s, json, n);
-    assert_rows_verbatim(s, json, n);
-    store_close(s);
-    s = open_store("raw-a");
-    assert_rows_verbatim(s, json, n);
-    store_close(s);
-    free_all(json, n);
+    raw_fx *f = *state;
+    assert_rows_verbatim(f->st, f->json, f->n);
+    shapes_reopen(f);
+    assert_rows_verbatim(f->st, f->json, f->n);
 }
 
 static void test_strings_the_row_holds_cost_a_few_bytes(void **state)
 {
-    (void)state;
-    char *json[16];
-    size_t n = shapes(json);
-    store *s = open_store("raw-b");
-    ingest_all(s, json, n);
+    raw_fx *f = *state;
     /* a 3,000-byte tool result and a message carrying it twice beside a thinking block */
-    int64_t a = stored_bytes(s, "m0"), b = stored_bytes(s, "m1");
+    int64_t a = stored_bytes(f->st, "m0"), b = stored_bytes(f->st, "m1");
     assert_true(a > 0 && a < 200);
     assert_true(b > 0 && b < 300);
-    assert_true((size_t)a < strlen(json[0]) / 10);
+    assert_true((size_t)a < strlen(f->json[0]) / 10);
     /* the details string is in no column: deflated, not kept as it is */
-    int64_t d = stored_bytes(s, "m9");
-    assert_true(d > 0 && (size_t)d < strlen(json[9]) / 3);
-    store_close(s);
-    free_all(json, n);
+    int64_t d = stored_bytes(f->st, "m9");
+    assert_true(d > 0 && (size_t)d < strlen(f->json[9]) / 3);
 }
 
 typedef struct dump_check {
@@ -216,81 +225,66 @@ static int dump_row(void *ud, const char *table, size_t ncol, const char *const 
 
 static void test_dump_gives_every_message_as_its_original_text(void **state)
 {
-    (void)state;
-    char *json[16];
-    size_t n = shapes(json);
-    store *s = open_store("raw-c");
-    ingest_all(s, json, n);
-    dump_check d = {json, n, 0};
+    raw_fx *f = *state;
+    dump_check d = {f->json, f->n, 0};
     char *err = NULL;
-    assert_int_equal(store_dump(s, &(store_dump_visitor){dump_tables, dump_row}, &d, &err), LC_OK);
-    assert_int_equal(d.seen, n);
-    store_close(s);
-    free_all(json, n);
+    assert_int_equal(store_dump(f->st, &(store_dump_visitor){dump_tables, dump_row}, &d, &err), LC_OK);
+    assert_int_equal(d.seen, f->n);
 }
 
 static void test_schema3_store_with_text_rows_is_read_then_migrated(void **state)
 {
-    (void)state;
-    char *json[16];
-    size_t n = shapes(json);
-    store *s = open_store("raw-d");
-    ingest_all(s, json, n);
+    raw_fx *f = *state;
     /* What a schema-3 build wrote: every raw_json the JSON as TEXT. */
     sqlite3_stmt *st = NULL;
-    assert_int_equal(sqlite3_prepare_v2(store_db(s), "UPDATE messages SET raw_json = ?2 WHERE entry_id = ?1", -1, &st,
-                                        NULL), SQLITE_OK);
-    for (size_t i = 0; i < n; i++) {
+    assert_int_equal(sqlite3_prepare_v2(store_db(f->st), "UPDATE messages SET raw_json = ?2 WHERE entry_id = ?1", -1,
+                                        &st, NULL), SQLITE_OK);
+    for (size_t i = 0; i < f->n; i++) {
         char id[24];
         snprintf(id, sizeof id, "m%zu", i);
         sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 2, json[i], -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, f->json[i], -1, SQLITE_STATIC);
         assert_int_equal(sqlite3_step(st), SQLITE_DONE);
         sqlite3_reset(st);
     }
     sqlite3_finalize(st);
-    assert_int_equal(sqlite3_exec(store_db(s), "PRAGMA user_version = 3", NULL, NULL, NULL), SQLITE_OK);
-    store_close(s);
+    assert_int_equal(sqlite3_exec(store_db(f->st), "PRAGMA user_version = 3", NULL, NULL, NULL), SQLITE_OK);
+    store_close(f->st);
+    f->st = NULL; /* closed while the file is read as an older build's */
 
     char path[512];
-    snprintf(path, sizeof path, "%s/lcm/raw-d.sqlite", home);
+    snprintf(path, sizeof path, "%s/lcm/raw.sqlite", home);
     store *ro = NULL;
     int v = -1;
     assert_int_equal(store_open_readonly(path, &ro, &v, NULL), LC_OK);
     assert_int_equal(v, 3);
     assert_true(STORE_SCHEMA_ANSWERS(v));
-    assert_rows_verbatim(ro, json, n);
+    assert_rows_verbatim(ro, f->json, f->n);
     store_close(ro);
 
-    s = open_store("raw-d");
-    assert_int_equal(store_schema_version(s), STORE_SCHEMA_VERSION);
+    f->st = home_store("raw", "/p");
+    assert_int_equal(store_schema_version(f->st), STORE_SCHEMA_VERSION);
     assert_int_equal(STORE_SCHEMA_VERSION, 4);
-    assert_rows_verbatim(s, json, n);
-    assert_int_equal(stored_bytes(s, "m0"), -1); /* the migration rewrote no row */
+    assert_rows_verbatim(f->st, f->json, f->n);
+    assert_int_equal(stored_bytes(f->st, "m0"), -1); /* the migration rewrote no row */
     /* New rows are packed beside the old ones. */
     char *more = msg("{\"role\":\"user\",\"content\":\"%s\",\"timestamp\":11}", "a newer message long enough to pack");
     store_msg m = {"new1", more, strlen(more)};
-    assert_int_equal(store_ingest(s, &m, 1, NULL, NULL), LC_OK);
-    assert_true(stored_bytes(s, "new1") > 0);
+    assert_int_equal(store_ingest(f->st, &m, 1, NULL, NULL), LC_OK);
+    assert_true(stored_bytes(f->st, "new1") > 0);
     store_row r;
-    assert_int_equal(store_get_message(s, "new1", &r, NULL), LC_OK);
+    assert_int_equal(store_get_message(f->st, "new1", &r, NULL), LC_OK);
     assert_string_equal(r.raw_json, more);
     store_row_free(&r);
-    assert_rows_verbatim(s, json, n);
-    store_close(s);
+    assert_rows_verbatim(f->st, f->json, f->n);
     free(more);
-    free_all(json, n);
 }
 
 static void test_damaged_packed_value_is_an_error_not_other_bytes(void **state)
 {
-    (void)state;
-    char *json[16];
-    size_t n = shapes(json);
-    store *s = open_store("raw-e");
-    ingest_all(s, json, n);
+    raw_fx *f = *state;
     /* cut short, and its stated length changed */
-    assert_int_equal(sqlite3_exec(store_db(s),
+    assert_int_equal(sqlite3_exec(store_db(f->st),
                                   "UPDATE messages SET raw_json = substr(raw_json, 1, length(raw_json) - 3)"
                                   " WHERE entry_id = 'm0';"
                                   "UPDATE messages SET raw_json = CAST(x'01ff7f' || substr(raw_json, 3) AS BLOB)"
@@ -301,30 +295,18 @@ static void test_damaged_packed_value_is_an_error_not_other_bytes(void **state)
     for (size_t i = 0; i < 3; i++) {
         store_row r;
         char *err = NULL;
-        assert_int_not_equal(store_get_message(s, ids[i], &r, &err), LC_OK);
+        assert_int_not_equal(store_get_message(f->st, ids[i], &r, &err), LC_OK);
         assert_non_null(err);
         assert_non_null(strstr(err, "stored JSON"));
         free(err);
     }
-    store_close(s);
-    free_all(json, n);
-}
-
-static int64_t pragma(store *s, const char *sql)
-{
-    sqlite3_stmt *st = NULL;
-    int64_t v = -1;
-    assert_int_equal(sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL), SQLITE_OK);
-    if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
 }
 
 static void test_bulk_ingests_leave_no_free_pages(void **state)
 {
     (void)state;
-    store *s = open_store("raw-f");
-    assert_int_equal(pragma(s, "PRAGMA auto_vacuum"), 2); /* incremental, chosen at creation */
+    store *s = home_store("raw-f", "/p");
+    assert_int_equal(store_q1(s, "PRAGMA auto_vacuum"), 2); /* incremental, chosen at creation */
     /* Bulk after bulk: each commit writes an index segment and merges earlier ones. */
     char *json[200];
     char ids[200][24];
@@ -351,7 +333,7 @@ static void test_bulk_ingests_leave_no_free_pages(void **state)
         assert_int_equal(store_ingest(s, m, 5, NULL, NULL), LC_OK);
         assert_int_equal(store_bulk_commit(s, NULL), LC_OK);
     }
-    assert_int_equal(pragma(s, "PRAGMA freelist_count"), 0);
+    assert_int_equal(store_q1(s, "PRAGMA freelist_count"), 0);
     store_row r;
     assert_int_equal(store_get_message(s, "b199", &r, NULL), LC_OK);
     assert_string_equal(r.raw_json, json[199]);
@@ -426,12 +408,12 @@ static void test_packer_round_trips_random_json_like_bytes(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_every_string_shape_comes_back_byte_for_byte, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_strings_the_row_holds_cost_a_few_bytes, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_dump_gives_every_message_as_its_original_text, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_schema3_store_with_text_rows_is_read_then_migrated, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_damaged_packed_value_is_an_error_not_other_bytes, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_bulk_ingests_leave_no_free_pages, setup, teardown),
+        SHAPES_TEST(test_every_string_shape_comes_back_byte_for_byte),
+        SHAPES_TEST(test_strings_the_row_holds_cost_a_few_bytes),
+        SHAPES_TEST(test_dump_gives_every_message_as_its_original_text),
+        SHAPES_TEST(test_schema3_store_with_text_rows_is_read_then_migrated),
+        SHAPES_TEST(test_damaged_packed_value_is_an_error_not_other_bytes),
+        HOME_TEST(test_bulk_ingests_leave_no_free_pages),
         cmocka_unit_test(test_packer_round_trips_random_json_like_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
