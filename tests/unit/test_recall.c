@@ -23,6 +23,7 @@
 #include "store_q.h"
 #include "util.h"
 
+#include "expect_text.h"
 #include "temp_home.h"
 
 /* n user messages "message i about topic", with `needle` planted in message `at`. */
@@ -36,6 +37,52 @@ static void fill(store *s, size_t n, size_t at, const char *needle, const char *
                                   i, i == at ? " " : "", i == at ? needle : "", 1000 + i));
     msg_batch_ingest(s, &b, NULL);
 }
+
+/* The store of a case that needs one: session "s" for folder /p in a fresh home. */
+static int store_setup(void **state)
+{
+    setup(state);
+    *state = home_store("s", "/p");
+    return 0;
+}
+
+static int store_teardown(void **state)
+{
+    store_close(*state);
+    return teardown(state);
+}
+
+#define STORE_TEST(fn) cmocka_unit_test_setup_teardown(fn, store_setup, store_teardown)
+
+/* recall_grep over `s`; a refusal fails the test and prints why. */
+static void grep_ok(store *s, const recall_grep_opts *o, recall_result *r)
+{
+    char *err = NULL;
+    int rc = recall_grep(s, o, r, &err);
+    if (rc) print_error("recall_grep: %s\n", err ? err : "?");
+    assert_int_equal(rc, LC_OK);
+}
+
+/* recall_grep over `s` refuses the search as invalid, with an error that says `why`. */
+static void grep_refused(store *s, const recall_grep_opts *o, const char *why)
+{
+    recall_result r;
+    char *err = NULL;
+    assert_int_equal(recall_grep(s, o, &r, &err), LC_INVALID);
+    expect_has(err, why);
+    free(err);
+}
+
+/* The page as one session's search formats it holds (lacks) every piece listed; a failure
+ * names the piece and the caller's line. */
+#define expect_page_(expect, o, r, ...)                                                       \
+    do {                                                                                      \
+        char *page_ = recall_grep_format((o), RECALL_SCOPE_SESSION, (r));                     \
+        expect(page_, __VA_ARGS__);                                                           \
+        free(page_);                                                                          \
+    } while (0)
+#define expect_page_has(o, r, ...) expect_page_(expect_has, o, r, __VA_ARGS__)
+#define expect_page_lacks(o, r, ...) expect_page_(expect_lacks, o, r, __VA_ARGS__)
 
 static void add_raw(store *s, const char *id, const char *text)
 {
@@ -51,34 +98,28 @@ static void add_raw(store *s, const char *id, const char *text)
 
 static void test_query_mode_reports_total_and_pages_by_twenty(void **state)
 {
-    (void)state;
-    store *s = home_store("q", "/p");
+    store *s = *state;
     fill(s, 45, 7, "ZEBRA-needle", "e");
     recall_grep_opts o = {.query = "general topic"};
     recall_result r;
-    char *err = NULL;
-    assert_int_equal(recall_grep(s, &o, &r, &err), LC_OK);
+    grep_ok(s, &o, &r);
     assert_int_equal(r.total, 45);
     assert_int_equal(r.n, 20);
     assert_true(r.more);
-    char *text = recall_grep_format(&o, RECALL_SCOPE_SESSION, &r);
-    assert_non_null(strstr(text, "45 hit(s); showing 1-20"));
-    assert_non_null(strstr(text, "offset 20"));
-    free(text);
+    expect_page_has(&o, &r, "45 hit(s); showing 1-20", "offset 20");
     recall_result_free(&r);
     o.offset = 40;
-    assert_int_equal(recall_grep(s, &o, &r, &err), LC_OK);
+    grep_ok(s, &o, &r);
     assert_int_equal(r.n, 5);
     assert_false(r.more);
     recall_result_free(&r);
     recall_grep_opts n = {.query = "zebra"};
-    assert_int_equal(recall_grep(s, &n, &r, &err), LC_OK);
+    grep_ok(s, &n, &r);
     assert_int_equal(r.total, 1);
     assert_string_equal(r.hits[0].entry_id, "e7");
     /* whitespace collapsed in the line */
     assert_non_null(strstr(r.hits[0].snippet, "about the general topic ZEBRA-needle"));
     recall_result_free(&r);
-    store_close(s);
 }
 
 /* Over RECALL_RANK_MAX matches, bm25 is not computed: the page is newest stored first,
@@ -86,14 +127,13 @@ static void test_query_mode_reports_total_and_pages_by_twenty(void **state)
  * (one match removed) the same query is ranked again. */
 static void test_query_over_rank_max_pages_newest_first_and_says_why(void **state)
 {
-    (void)state;
-    store *s = home_store("many", "/p");
+    store *s = *state;
     size_t n = RECALL_RANK_MAX + 1;
     fill(s, n, 3, "rarezebra", "e");
     recall_grep_opts o = {.query = "general topic"};
     recall_result r;
     char *err = NULL, id[32];
-    assert_int_equal(recall_grep(s, &o, &r, &err), LC_OK);
+    grep_ok(s, &o, &r);
     assert_int_equal(r.total, (int64_t)n);
     assert_true(r.newest_first);
     assert_int_equal(r.n, 20);
@@ -105,12 +145,11 @@ static void test_query_over_rank_max_pages_newest_first_and_says_why(void **stat
     char want[160];
     snprintf(want, sizeof want, "order: newest stored first, not by relevance: %zu matches are more than the %d that are ranked",
              n, RECALL_RANK_MAX);
-    assert_non_null(strstr(text, want));
-    assert_non_null(strstr(text, "showing 1-20"));
+    expect_has(text, want, "showing 1-20");
     free(text);
     recall_result_free(&r);
     o.offset = 20;
-    assert_int_equal(recall_grep(s, &o, &r, &err), LC_OK);
+    grep_ok(s, &o, &r);
     assert_true(r.newest_first);
     for (size_t i = 0; i < 20; i++) {
         snprintf(id, sizeof id, "e%zu", n - 21 - i);
@@ -119,45 +158,41 @@ static void test_query_over_rank_max_pages_newest_first_and_says_why(void **stat
     recall_result_free(&r);
     /* The last page ends at the oldest message. */
     o.offset = n - 1;
-    assert_int_equal(recall_grep(s, &o, &r, &err), LC_OK);
+    grep_ok(s, &o, &r);
     assert_int_equal(r.n, 1);
     assert_string_equal(r.hits[0].entry_id, "e0");
     assert_false(r.more);
     recall_result_free(&r);
     /* A rare word in the same store is still ranked, with no order note. */
     recall_grep_opts rare = {.query = "rarezebra"};
-    assert_int_equal(recall_grep(s, &rare, &r, &err), LC_OK);
+    grep_ok(s, &rare, &r);
     assert_false(r.newest_first);
     assert_string_equal(r.hits[0].entry_id, "e3");
-    text = recall_grep_format(&rare, RECALL_SCOPE_SESSION, &r);
-    assert_null(strstr(text, "order:"));
-    free(text);
+    expect_page_lacks(&rare, &r, "order:");
     recall_result_free(&r);
     /* One match removed: exactly RECALL_RANK_MAX remain, ranked; included, it leads. */
     snprintf(id, sizeof id, "e%zu", n - 1);
     const char *gone[] = {id};
     assert_int_equal(store_set_removed(s, gone, 1, 1, &err), LC_OK);
     recall_grep_opts at = {.query = "general topic"};
-    assert_int_equal(recall_grep(s, &at, &r, &err), LC_OK);
+    grep_ok(s, &at, &r);
     assert_int_equal(r.total, RECALL_RANK_MAX);
     assert_false(r.newest_first);
     for (size_t i = 0; i < r.n; i++) assert_string_not_equal(r.hits[i].entry_id, id);
     recall_result_free(&r);
     at.include_removed = 1;
-    assert_int_equal(recall_grep(s, &at, &r, &err), LC_OK);
+    grep_ok(s, &at, &r);
     assert_true(r.newest_first);
     assert_string_equal(r.hits[0].entry_id, id);
     assert_true(r.hits[0].removed);
     recall_result_free(&r);
-    store_close(s);
 }
 
 /* At or under RECALL_RANK_MAX matches the order is bm25's (not storage order), and
  * paging by offset walks that order without repeating or skipping a hit. */
 static void test_query_under_rank_max_is_ranked_and_pages_in_rank_order(void **state)
 {
-    (void)state;
-    store *s = home_store("rank", "/p");
+    store *s = *state;
     add_raw(s, "a0", "kiwi appears once in this much longer message about many other things entirely");
     add_raw(s, "a1", "kiwi kiwi kiwi");
     add_raw(s, "a2", "kiwi and a few other words here");
@@ -168,128 +203,101 @@ static void test_query_under_rank_max_is_ranked_and_pages_in_rank_order(void **s
     }
     recall_grep_opts o = {.query = "kiwi", .limit = 100};
     recall_result all;
-    char *err = NULL;
-    assert_int_equal(recall_grep(s, &o, &all, &err), LC_OK);
+    grep_ok(s, &o, &all);
     assert_int_equal(all.total, 9);
     assert_int_equal(all.n, 9);
     assert_false(all.newest_first);
     /* The densest message ranks first although it is neither the oldest nor the newest. */
     assert_string_equal(all.hits[0].entry_id, "a1");
-    char *text = recall_grep_format(&o, RECALL_SCOPE_SESSION, &all);
-    assert_null(strstr(text, "order:"));
-    free(text);
+    expect_page_lacks(&o, &all, "order:");
     size_t seen = 0;
     for (size_t off = 0; off < 9; off += 2) {
         recall_grep_opts pg = {.query = "kiwi", .limit = 2, .offset = off};
         recall_result r;
-        assert_int_equal(recall_grep(s, &pg, &r, &err), LC_OK);
+        grep_ok(s, &pg, &r);
         for (size_t i = 0; i < r.n; i++) assert_string_equal(r.hits[i].entry_id, all.hits[seen++].entry_id);
         assert_int_equal(r.more, off + r.n < 9);
         recall_result_free(&r);
     }
     assert_int_equal(seen, 9);
     recall_result_free(&all);
-    store_close(s);
 }
 
 static void test_query_with_bad_fts_syntax_is_refused_with_a_hint(void **state)
 {
-    (void)state;
-    store *s = home_store("qs", "/p");
+    store *s = *state;
     fill(s, 3, 0, "x", "e");
     recall_grep_opts o = {.query = "\"unbalanced"};
-    recall_result r;
-    char *err = NULL;
-    assert_int_equal(recall_grep(s, &o, &r, &err), LC_INVALID);
-    assert_non_null(strstr(err, "pattern"));
-    free(err);
-    store_close(s);
+    grep_refused(s, &o, "pattern");
 }
 
 static void test_pattern_mode_says_more_exist_instead_of_counting(void **state)
 {
-    (void)state;
-    store *s = home_store("p", "/p");
+    store *s = *state;
     fill(s, 30, 12, "ptr=0x7ffe(12)", "e");
     recall_grep_opts o = {.pattern = "MESSAGE \\d+ about"};
     recall_result r;
-    char *err = NULL;
-    assert_int_equal(recall_grep(s, &o, &r, &err), LC_OK); /* case-insensitive by default */
+    grep_ok(s, &o, &r); /* case-insensitive by default */
     assert_int_equal(r.n, 20);
     assert_true(r.more);
     assert_int_equal(r.total, -1);
-    char *text = recall_grep_format(&o, RECALL_SCOPE_SESSION, &r);
-    assert_non_null(strstr(text, "more matches exist"));
-    free(text);
+    expect_page_has(&o, &r, "more matches exist");
     recall_result_free(&r);
     o.case_sensitive = 1;
-    assert_int_equal(recall_grep(s, &o, &r, &err), LC_OK);
+    grep_ok(s, &o, &r);
     assert_int_equal(r.n, 0);
     recall_result_free(&r);
     recall_grep_opts p = {.pattern = "0x7ffe\\(12\\)"};
-    assert_int_equal(recall_grep(s, &p, &r, &err), LC_OK);
+    grep_ok(s, &p, &r);
     assert_int_equal(r.n, 1);
     assert_false(r.more);
     assert_string_equal(r.hits[0].entry_id, "e12");
     recall_result_free(&r);
     recall_grep_opts bad = {.pattern = "(unclosed"};
-    assert_int_equal(recall_grep(s, &bad, &r, &err), LC_INVALID);
-    assert_non_null(strstr(err, "does not compile"));
-    free(err);
-    store_close(s);
+    grep_refused(s, &bad, "does not compile");
 }
 
 static void test_pattern_time_bound_is_named(void **state)
 {
-    (void)state;
-    store *s = home_store("pt", "/p");
+    store *s = *state;
     fill(s, 200, 0, "x", "e");
     /* A zero-length budget stops at the first check: the bound must be named. */
     recall_grep_opts o = {.pattern = "nothing-matches-this", .time_budget_ms = 1e-9};
     recall_result r;
-    char *err = NULL;
-    assert_int_equal(recall_grep(s, &o, &r, &err), LC_OK);
+    grep_ok(s, &o, &r);
     assert_true(r.timed_out);
-    char *text = recall_grep_format(&o, RECALL_SCOPE_SESSION, &r);
-    assert_non_null(strstr(text, "one-second pattern limit"));
-    free(text);
+    expect_page_has(&o, &r, "one-second pattern limit");
     recall_result_free(&r);
-    store_close(s);
 }
 
 static void test_removed_entries_are_skipped_unless_included_and_labelled(void **state)
 {
-    (void)state;
-    store *s = home_store("rm", "/p");
+    store *s = *state;
     fill(s, 10, 8, "abandonedbranchword", "e");
     const char *active[] = {"e0", "e1", "e2", "e3", "e4"};
     char *err = NULL;
     assert_int_equal(store_mark_branch(s, active, 5, NULL, NULL, &err), LC_OK);
     recall_grep_opts o = {.query = "abandonedbranchword"};
     recall_result r;
-    assert_int_equal(recall_grep(s, &o, &r, &err), LC_OK);
+    grep_ok(s, &o, &r);
     assert_int_equal(r.total, 0);
     recall_result_free(&r);
     o.include_removed = 1;
-    assert_int_equal(recall_grep(s, &o, &r, &err), LC_OK);
+    grep_ok(s, &o, &r);
     assert_int_equal(r.total, 1);
     assert_true(r.hits[0].removed);
-    char *text = recall_grep_format(&o, RECALL_SCOPE_SESSION, &r);
-    assert_non_null(strstr(text, "[removed] e8"));
-    free(text);
+    expect_page_has(&o, &r, "[removed] e8");
     recall_result_free(&r);
     recall_grep_opts p = {.pattern = "abandoned\\w+", .include_removed = 1};
-    assert_int_equal(recall_grep(s, &p, &r, &err), LC_OK);
+    grep_ok(s, &p, &r);
     assert_int_equal(r.n, 1);
     assert_true(r.hits[0].removed);
     recall_result_free(&r);
-    store_close(s);
 }
 
 static void test_hits_name_covering_summary_and_summary_scope_limits_search(void **state)
 {
-    (void)state;
-    store *s = home_store("sum", "/p");
+    store *s = *state;
     fill(s, 10, 2, "needleinleaf", "e");
     const char *l1[] = {"e0", "e1", "e2"}, *l2[] = {"e3", "e4"};
     store_summary a = {"leaf", 0, "leaf one", NULL, 3, l1, 3, NULL, 0};
@@ -303,7 +311,7 @@ static void test_hits_name_covering_summary_and_summary_scope_limits_search(void
     assert_int_equal(store_summary_add(s, &c, &ic, &err), LC_OK);
     recall_grep_opts o = {.query = "needleinleaf"};
     recall_result r;
-    assert_int_equal(recall_grep(s, &o, &r, &err), LC_OK);
+    grep_ok(s, &o, &r);
     assert_int_equal(r.n, 1);
     assert_int_equal(r.hits[0].summary_id, ic);
     assert_int_equal(r.hits[0].leaf_id, ia);
@@ -314,21 +322,20 @@ static void test_hits_name_covering_summary_and_summary_scope_limits_search(void
     free(text);
     recall_result_free(&r);
     recall_grep_opts sc = {.query = "general", .summary_id = ib};
-    assert_int_equal(recall_grep(s, &sc, &r, &err), LC_OK);
+    grep_ok(s, &sc, &r);
     assert_int_equal(r.total, 2);
     recall_result_free(&r);
     sc.summary_id = ic;
-    assert_int_equal(recall_grep(s, &sc, &r, &err), LC_OK);
+    grep_ok(s, &sc, &r);
     assert_int_equal(r.total, 5);
     recall_result_free(&r);
     recall_grep_opts sp = {.pattern = "general", .summary_id = ia};
-    assert_int_equal(recall_grep(s, &sp, &r, &err), LC_OK);
+    grep_ok(s, &sp, &r);
     assert_int_equal(r.n, 3);
     recall_result_free(&r);
     sc.summary_id = 999;
     assert_int_equal(recall_grep(s, &sc, &r, &err), LC_NOTFOUND);
     free(err);
-    store_close(s);
 }
 
 static char *repeat(const char *unit, size_t times)
@@ -340,8 +347,7 @@ static char *repeat(const char *unit, size_t times)
 
 static void test_long_messages_name_index_pattern_and_line_bounds(void **state)
 {
-    (void)state;
-    store *s = home_store("long", "/p");
+    store *s = *state;
     /* 110,000 chars then a word past the index reach, 250,000 total. */
     char *head = repeat("abcdefghij", 11000);
     char *tail = repeat("klmnopqrst", 14000);
@@ -349,48 +355,38 @@ static void test_long_messages_name_index_pattern_and_line_bounds(void **state)
     add_raw(s, "big", text);
     recall_grep_opts q = {.query = "deepword"};
     recall_result r;
-    char *err = NULL;
-    assert_int_equal(recall_grep(s, &q, &r, &err), LC_OK);
+    grep_ok(s, &q, &r);
     assert_int_equal(r.total, 0); /* beyond the index reach */
     assert_int_equal(r.long_unindexed, 1);
-    char *out = recall_grep_format(&q, RECALL_SCOPE_SESSION, &r);
-    assert_non_null(strstr(out, "first 100000 characters"));
-    free(out);
+    expect_page_has(&q, &r, "first 100000 characters");
     recall_result_free(&r);
     recall_grep_opts p = {.pattern = "deepword"};
-    assert_int_equal(recall_grep(s, &p, &r, &err), LC_OK);
+    grep_ok(s, &p, &r);
     assert_int_equal(r.n, 1); /* the pattern reads past the index */
     assert_true(r.hits[0].clipped);
     assert_int_equal(r.pattern_clipped, 1);
-    out = recall_grep_format(&p, RECALL_SCOPE_SESSION, &r);
-    assert_non_null(strstr(out, "clipped at 400 characters"));
-    assert_non_null(strstr(out, "first 200000 characters"));
+    expect_page_has(&p, &r, "clipped at 400 characters", "first 200000 characters");
     assert_non_null(strstr(r.hits[0].snippet, "deepword"));
-    free(out);
     recall_result_free(&r);
     free(head);
     free(tail);
     free(text);
-    store_close(s);
 }
 
 static void test_snippets_are_redacted_when_asked(void **state)
 {
-    (void)state;
-    store *s = home_store("red", "/p");
+    store *s = *state;
     add_raw(s, "k", "my key is sk-proj-abcdefghijklmnopqrstuvwxyz0123 keep it");
     recall_grep_opts o = {.query = "key", .redact = 1};
     recall_result r;
-    char *err = NULL;
-    assert_int_equal(recall_grep(s, &o, &r, &err), LC_OK);
+    grep_ok(s, &o, &r);
     assert_null(strstr(r.hits[0].snippet, "sk-proj"));
     assert_non_null(strstr(r.hits[0].snippet, "[REDACTED]"));
     recall_result_free(&r);
     o.redact = 0;
-    assert_int_equal(recall_grep(s, &o, &r, &err), LC_OK);
+    grep_ok(s, &o, &r);
     assert_non_null(strstr(r.hits[0].snippet, "sk-proj"));
     recall_result_free(&r);
-    store_close(s);
 }
 
 static void make_old_generation_store(const char *sid)
@@ -431,8 +427,7 @@ static void test_past_sessions_are_searched_read_only_with_labels(void **state)
     assert_string_equal(r.hits[0].session_cwd, "/proj/one");
     assert_int_equal(r.stores_older, 1);
     char *text = recall_grep_format(&o, RECALL_SCOPE_SESSIONS, &r);
-    assert_non_null(strstr(text, "past session past-a"));
-    assert_non_null(strstr(text, "older-generation"));
+    expect_has(text, "past session past-a", "older-generation");
     free(text);
     recall_result_free(&r);
     recall_grep_opts p = {.pattern = "pastneedle"};
@@ -452,8 +447,7 @@ static void test_past_sessions_are_searched_read_only_with_labels(void **state)
     recall_expand_opts eo = {.entry_id = "a3"};
     char *out = NULL;
     assert_int_equal(recall_expand_session(home, "past-a", &eo, NULL, NULL, &out, &err), LC_OK);
-    assert_non_null(strstr(out, "[past session history: session past-a"));
-    assert_non_null(strstr(out, "pastneedle"));
+    expect_has(out, "[past session history: session past-a", "pastneedle");
     free(out);
     assert_int_equal(recall_expand_session(home, "past-old", &eo, NULL, NULL, &out, &err), LC_INVALID);
     assert_non_null(strstr(err, "older-generation"));
@@ -508,8 +502,7 @@ static int scripted_complete(void *ud, const char *request_json, char **out_json
 
 static void test_expand_refuses_unknown_address_before_any_model_call(void **state)
 {
-    (void)state;
-    store *s = home_store("x1", "/p");
+    store *s = *state;
     fill(s, 3, 0, "x", "e");
     scripted sc = {0};
     recall_expand_opts o = {.entry_id = "missing", .question = "what?"};
@@ -523,13 +516,11 @@ static void test_expand_refuses_unknown_address_before_any_model_call(void **sta
     assert_int_equal(sc.calls, 0);
     assert_non_null(strstr(err, "#42"));
     free(err);
-    store_close(s);
 }
 
 static void test_expand_with_model_reads_windows_and_returns_findings(void **state)
 {
-    (void)state;
-    store *s = home_store("x2", "/p");
+    store *s = *state;
     char *body = repeat("0123456789", 5000); /* 50,000 chars: three windows */
     char *text = lc_asprintf("N07=4821 %s", body);
     add_raw(s, "big", text);
@@ -538,20 +529,17 @@ static void test_expand_with_model_reads_windows_and_returns_findings(void **sta
     char *out = NULL, *err = NULL;
     assert_int_equal(recall_expand(s, &o, scripted_complete, &sc, &out, &err), LC_OK);
     assert_int_equal(sc.calls, 3);
-    assert_non_null(strstr(out, "findings"));
-    assert_non_null(strstr(out, "finding 3"));
+    expect_has(out, "findings", "finding 3");
     assert_non_null(strstr(sc.last_request, "finding 2")); /* notes carried between turns */
     assert_null(strstr(out, "0123456789")); /* originals stay out of the answer */
     free(out);
     free(body);
     free(text);
-    store_close(s);
 }
 
 static void test_expand_is_bounded_by_max_tokens_and_turns(void **state)
 {
-    (void)state;
-    store *s = home_store("x3", "/p");
+    store *s = *state;
     char *body = repeat("abcdefghij", 20000); /* 200,000 chars */
     add_raw(s, "huge", body);
     scripted sc = {0};
@@ -559,8 +547,7 @@ static void test_expand_is_bounded_by_max_tokens_and_turns(void **state)
     char *out = NULL, *err = NULL;
     assert_int_equal(recall_expand(s, &o, scripted_complete, &sc, &out, &err), LC_OK);
     assert_int_equal(sc.calls, 2);
-    assert_non_null(strstr(out, "stopped at max_tokens 10000"));
-    assert_non_null(strstr(out, "char_offset: 40000"));
+    expect_has(out, "stopped at max_tokens 10000", "char_offset: 40000");
     free(out);
     /* A wide budget still stops at six reader turns. */
     sc.calls = 0;
@@ -578,13 +565,11 @@ static void test_expand_is_bounded_by_max_tokens_and_turns(void **state)
     assert_null(strstr(out, "bound:"));
     free(out);
     free(body);
-    store_close(s);
 }
 
 static void test_expand_without_model_returns_verbatim_windows_and_says_so(void **state)
 {
-    (void)state;
-    store *s = home_store("x4", "/p");
+    store *s = *state;
     fill(s, 6, 4, "N07=4821", "e");
     const char *l[] = {"e3", "e4", "e5"};
     store_summary a = {"leaf", 0, "leaf", NULL, 3, l, 3, NULL, 0};
@@ -593,9 +578,7 @@ static void test_expand_without_model_returns_verbatim_windows_and_says_so(void 
     assert_int_equal(store_summary_add(s, &a, &id, &err), LC_OK);
     recall_expand_opts o = {.summary_id = id};
     assert_int_equal(recall_expand(s, &o, NULL, NULL, &out, &err), LC_OK);
-    assert_non_null(strstr(out, "no model available"));
-    assert_non_null(strstr(out, "N07=4821"));
-    assert_non_null(strstr(out, "entry e3"));
+    expect_has(out, "no model available", "N07=4821", "entry e3");
     assert_null(strstr(out, "entry e2"));
     free(out);
     /* A failing model falls back the same way and names why. */
@@ -609,13 +592,11 @@ static void test_expand_without_model_returns_verbatim_windows_and_says_so(void 
     assert_int_equal(recall_expand(s, &q, NULL, NULL, &out, &err), LC_OK);
     assert_non_null(strstr(out, "N07=4821"));
     free(out);
-    store_close(s);
 }
 
 static void test_describe_summary_reports_tiers_cost_and_files(void **state)
 {
-    (void)state;
-    store *s = home_store("d", "/p");
+    store *s = *state;
     char *body = repeat("{\"id\":1,\"name\":\"x\"},", 2000);
     char *json = lc_asprintf("[%s{\"id\":2,\"name\":\"y\"}]", body);
     sbuf b = {0};
@@ -636,17 +617,11 @@ static void test_describe_summary_reports_tiers_cost_and_files(void **state)
     char key[16];
     snprintf(key, sizeof key, "#%lld", (long long)id);
     assert_int_equal(recall_describe(s, key, 1, &out, &err), LC_OK);
-    assert_non_null(strstr(out, "[lcm:summary #"));
-    assert_non_null(strstr(out, "span a1..r1"));
-    assert_non_null(strstr(out, "rich 32 chars"));
-    assert_non_null(strstr(out, "2001 items"));
-    assert_non_null(strstr(out, "originals: 2 message(s)"));
-    assert_non_null(strstr(out, "data/items.json (json"));
-    assert_non_null(strstr(out, "array of 2001 objects, keys: id, name"));
+    expect_has(out, "[lcm:summary #", "span a1..r1", "rich 32 chars", "2001 items", "originals: 2 message(s)",
+               "data/items.json (json", "array of 2001 objects, keys: id, name");
     free(out);
     assert_int_equal(recall_describe(s, "data/items.json", 1, &out, &err), LC_OK);
-    assert_non_null(strstr(out, "kind: json"));
-    assert_non_null(strstr(out, "content id: sha256:"));
+    expect_has(out, "kind: json", "content id: sha256:");
     free(out);
     assert_int_equal(recall_describe(s, "#999", 1, &out, &err), LC_NOTFOUND);
     free(err);
@@ -655,15 +630,13 @@ static void test_describe_summary_reports_tiers_cost_and_files(void **state)
     sb_free(&b);
     free(json);
     free(body);
-    store_close(s);
 }
 
 /* A grep line starts 80 characters before the match; a secret straddling that edge must
  * not show its tail unmasked, nor one straddling the 400-character clip its head. */
 static void test_grep_line_never_cuts_a_secret_in_half(void **state)
 {
-    (void)state;
-    store *s = home_store("k", "/p");
+    store *s = *state;
     const char *key = "sk-ant-api03-QQQw1E2QQQw1E2QQQw1E2QQQw1E2QQQw1E2QQQw1E2QQQw1E2QQQw1E2AA";
     sbuf t = {0};
     sb_puts(&t, "the key ");
@@ -674,24 +647,19 @@ static void test_grep_line_never_cuts_a_secret_in_half(void **state)
     add_raw(s, "k1", t.p);
     recall_grep_opts o = {.query = "rotated", .redact = 1};
     recall_result r;
-    char *err = NULL;
-    assert_int_equal(recall_grep(s, &o, &r, &err), LC_OK);
+    grep_ok(s, &o, &r);
     assert_int_equal(r.n, 1);
     assert_non_null(strstr(r.hits[0].snippet, "[REDACTED] and that one was then rotated"));
-    assert_null(strstr(r.hits[0].snippet, "QQQw1E2"));
-    assert_null(strstr(r.hits[0].snippet, "ghp_"));
-    assert_null(strstr(r.hits[0].snippet, "ABCDEFGH"));
+    expect_lacks(r.hits[0].snippet, "QQQw1E2", "ghp_", "ABCDEFGH");
     recall_result_free(&r);
     sb_free(&t);
-    store_close(s);
 }
 
 /* A question whose words are in more messages than are ranked reads the newest of them
  * (bm25 over all would take seconds); under the limit it reads the best-ranked. */
 static void test_expand_question_on_common_words_reads_the_newest_matches(void **state)
 {
-    (void)state;
-    store *s = home_store("xq", "/p");
+    store *s = *state;
     size_t n = RECALL_RANK_MAX + 10;
     fill(s, n, 3, "ZEBRA-needle", "e");
     recall_expand_opts q = {.question = "general topic", .max_tokens = 200000};
@@ -707,7 +675,6 @@ static void test_expand_question_on_common_words_reads_the_newest_matches(void *
     assert_non_null(strstr(out, "ZEBRA-needle"));
     assert_null(strstr(out, last));
     free(out);
-    store_close(s);
 }
 
 /* A pattern scan stopped by its time bound names where to continue; calls resumed from each
@@ -721,7 +688,7 @@ static void test_pattern_scan_stopped_by_its_bound_resumes_to_every_match_once(v
     recall_grep_opts o = {.pattern = "message \\d*7 about", .limit = 100000, .time_budget_ms = 60000};
     recall_result all, part;
     char *err = NULL;
-    assert_int_equal(recall_grep(s, &o, &all, &err), LC_OK);
+    grep_ok(s, &o, &all);
     assert_false(all.timed_out);
     assert_int_equal(all.n, 2000);
     char *seen = calloc(20000, 1), resume[64] = "";
@@ -733,7 +700,7 @@ static void test_pattern_scan_stopped_by_its_bound_resumes_to_every_match_once(v
     o.time_budget_ms = store_q_pg() ? 100 : 5;
     for (;;) {
         o.resume = resume[0] ? resume : NULL;
-        assert_int_equal(recall_grep(s, &o, &part, &err), LC_OK);
+        grep_ok(s, &o, &part);
         calls++;
         for (size_t i = 0; i < part.n; i++) {
             size_t k = (size_t)atol(part.hits[i].entry_id + 1);
@@ -770,25 +737,25 @@ static void test_pattern_scan_stopped_by_its_bound_resumes_to_every_match_once(v
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        HOME_TEST(test_query_mode_reports_total_and_pages_by_twenty),
-        HOME_TEST(test_query_over_rank_max_pages_newest_first_and_says_why),
-        HOME_TEST(test_query_under_rank_max_is_ranked_and_pages_in_rank_order),
-        HOME_TEST(test_query_with_bad_fts_syntax_is_refused_with_a_hint),
-        HOME_TEST(test_pattern_mode_says_more_exist_instead_of_counting),
-        HOME_TEST(test_pattern_time_bound_is_named),
-        HOME_TEST(test_removed_entries_are_skipped_unless_included_and_labelled),
-        HOME_TEST(test_hits_name_covering_summary_and_summary_scope_limits_search),
-        HOME_TEST(test_long_messages_name_index_pattern_and_line_bounds),
-        HOME_TEST(test_snippets_are_redacted_when_asked),
+        STORE_TEST(test_query_mode_reports_total_and_pages_by_twenty),
+        STORE_TEST(test_query_over_rank_max_pages_newest_first_and_says_why),
+        STORE_TEST(test_query_under_rank_max_is_ranked_and_pages_in_rank_order),
+        STORE_TEST(test_query_with_bad_fts_syntax_is_refused_with_a_hint),
+        STORE_TEST(test_pattern_mode_says_more_exist_instead_of_counting),
+        STORE_TEST(test_pattern_time_bound_is_named),
+        STORE_TEST(test_removed_entries_are_skipped_unless_included_and_labelled),
+        STORE_TEST(test_hits_name_covering_summary_and_summary_scope_limits_search),
+        STORE_TEST(test_long_messages_name_index_pattern_and_line_bounds),
+        STORE_TEST(test_snippets_are_redacted_when_asked),
         HOME_TEST(test_past_sessions_are_searched_read_only_with_labels),
         HOME_TEST(test_read_only_store_forbids_writes),
-        HOME_TEST(test_expand_refuses_unknown_address_before_any_model_call),
-        HOME_TEST(test_expand_with_model_reads_windows_and_returns_findings),
-        HOME_TEST(test_expand_is_bounded_by_max_tokens_and_turns),
-        HOME_TEST(test_expand_without_model_returns_verbatim_windows_and_says_so),
-        HOME_TEST(test_describe_summary_reports_tiers_cost_and_files),
-        HOME_TEST(test_grep_line_never_cuts_a_secret_in_half),
-        HOME_TEST(test_expand_question_on_common_words_reads_the_newest_matches),
+        STORE_TEST(test_expand_refuses_unknown_address_before_any_model_call),
+        STORE_TEST(test_expand_with_model_reads_windows_and_returns_findings),
+        STORE_TEST(test_expand_is_bounded_by_max_tokens_and_turns),
+        STORE_TEST(test_expand_without_model_returns_verbatim_windows_and_says_so),
+        STORE_TEST(test_describe_summary_reports_tiers_cost_and_files),
+        STORE_TEST(test_grep_line_never_cuts_a_secret_in_half),
+        STORE_TEST(test_expand_question_on_common_words_reads_the_newest_matches),
         HOME_TEST(test_pattern_scan_stopped_by_its_bound_resumes_to_every_match_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
