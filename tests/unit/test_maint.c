@@ -25,6 +25,7 @@
 #include "store.h"
 #include "util.h"
 
+#include "expect_text.h"
 #include "store_q.h"
 #include "temp_home.h"
 
@@ -68,11 +69,36 @@ static store *make_store(const char *sid, dag3 *d)
     return s;
 }
 
-static void sql(store *s, const char *q)
+/* Run the SQL that the format and its arguments make, behind the engine's back. */
+static void sql(store *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sql(store *s, const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
+    char *q = NULL;
+    int n = vasprintf(&q, fmt, ap);
+    va_end(ap);
+    assert_true(n >= 0);
     char *msg = NULL;
     int rc = sqlite3_exec(store_db(s), q, NULL, NULL, &msg);
     if (rc != SQLITE_OK) fail_msg("%s: %s", q, msg);
+    free(q);
+}
+
+/* How many summaries have the id (0 or 1). */
+static int64_t summaries_with_id(store *s, int64_t id)
+{
+    char q[80];
+    snprintf(q, sizeof q, "SELECT count(*) FROM summaries WHERE id = %lld", (long long)id);
+    return store_q1(s, q);
+}
+
+/* Whether the store file of session `sid` is in the home. */
+static int store_file_exists(const char *sid)
+{
+    char p[400];
+    snprintf(p, sizeof p, "%s/lcm/%s.sqlite", home, sid);
+    return access(p, F_OK) == 0;
 }
 
 static int64_t check_count(store *s, const char *name)
@@ -103,13 +129,38 @@ static void repair(store *s, maint_repair_stats *st)
     if (maint_repair(s, getpid(), st, &err) != LC_OK) fail_msg("repair: %s", err);
 }
 
+/* The fixture of a case on one store: make_store's store in a fresh home, and its nodes. */
+typedef struct maint_fx {
+    store *s;
+    dag3 d;
+} maint_fx;
+
+static int dag3_setup(void **state)
+{
+    setup(state);
+    maint_fx *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    f->s = make_store("fx", &f->d);
+    *state = f;
+    return 0;
+}
+
+static int dag3_teardown(void **state)
+{
+    maint_fx *f = *state;
+    store_close(f->s);
+    free(f);
+    return teardown(state);
+}
+
+#define DAG3_TEST(fn) cmocka_unit_test_setup_teardown(fn, dag3_setup, dag3_teardown)
+
 static void test_doctor_passes_a_clean_store_and_counts_unleafed_messages(void **state)
 {
-    (void)state;
-    store *s = make_store("clean", NULL);
+    maint_fx *f = *state;
     maint_report r;
     char *err = NULL;
-    assert_int_equal(maint_doctor(s, getpid(), &r, &err), LC_OK);
+    assert_int_equal(maint_doctor(f->s, getpid(), &r, &err), LC_OK);
     assert_int_equal(maint_report_faults(&r), 0);
     assert_int_equal(r.messages, NMSG);
     assert_int_equal(r.summaries, 3);
@@ -120,129 +171,99 @@ static void test_doctor_passes_a_clean_store_and_counts_unleafed_messages(void *
     assert_non_null(strstr(text, "unleafed: 1")); /* e6, the fresh tail */
     free(text);
     maint_report_free(&r);
-    store_close(s);
 }
 
 static void test_doctor_finds_an_emptied_fts_index_and_repair_rebuilds_it(void **state)
 {
-    (void)state;
-    store *s = make_store("fts", NULL);
-    sql(s, "INSERT INTO messages_fts(messages_fts) VALUES('delete-all')");
-    assert_int_equal(check_count(s, "fts"), NMSG);
+    maint_fx *f = *state;
+    sql(f->s, "INSERT INTO messages_fts(messages_fts) VALUES('delete-all')");
+    assert_int_equal(check_count(f->s, "fts"), NMSG);
     maint_repair_stats st;
-    repair(s, &st);
+    repair(f->s, &st);
     assert_true(st.fts_rebuilt);
-    assert_int_equal(check_count(s, "fts"), 0);
-    assert_int_equal(store_q1(s, "SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'epsilon'"), 1);
-    store_close(s);
+    assert_int_equal(check_count(f->s, "fts"), 0);
+    assert_int_equal(store_q1(f->s, "SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'epsilon'"), 1);
 }
 
 static void test_doctor_finds_a_corrupt_fts_structure_and_repair_rebuilds_it(void **state)
 {
-    (void)state;
-    store *s = make_store("ftsdata", NULL);
-    sql(s, "UPDATE summaries_fts_data SET block = x'00ff00ff' WHERE id > 10");
-    assert_true(check_count(s, "fts") > 0);
+    maint_fx *f = *state;
+    sql(f->s, "UPDATE summaries_fts_data SET block = x'00ff00ff' WHERE id > 10");
+    assert_true(check_count(f->s, "fts") > 0);
     maint_repair_stats st;
-    repair(s, &st);
-    assert_int_equal(check_count(s, "fts"), 0);
-    assert_int_equal(store_q1(s, "SELECT count(*) FROM summaries_fts WHERE summaries_fts MATCH 'leaves'"), 1);
-    store_close(s);
+    repair(f->s, &st);
+    assert_int_equal(check_count(f->s, "fts"), 0);
+    assert_int_equal(store_q1(f->s, "SELECT count(*) FROM summaries_fts WHERE summaries_fts MATCH 'leaves'"), 1);
 }
 
 static void test_repair_drops_a_summary_whose_span_entry_is_gone_and_its_parent(void **state)
 {
-    (void)state;
-    dag3 d;
-    store *s = make_store("span", &d);
-    sql(s, "DELETE FROM messages WHERE entry_id = 'e4'");
-    assert_int_equal(check_count(s, "spans"), 1);
+    maint_fx *f = *state;
+    sql(f->s, "DELETE FROM messages WHERE entry_id = 'e4'");
+    assert_int_equal(check_count(f->s, "spans"), 1);
     maint_repair_stats st;
-    repair(s, &st);
+    repair(f->s, &st);
     assert_int_equal(st.dropped, 2); /* leaf b, and c which loses its child */
-    assert_int_equal(store_q1(s, "SELECT count(*) FROM summaries"), 1);
-    char q[80];
-    snprintf(q, sizeof q, "SELECT count(*) FROM summaries WHERE id = %lld", (long long)d.a);
-    assert_int_equal(store_q1(s, q), 1);
-    assert_int_equal(faults(s), 0);
-    store_close(s);
+    assert_int_equal(store_q1(f->s, "SELECT count(*) FROM summaries"), 1);
+    assert_int_equal(summaries_with_id(f->s, f->d.a), 1);
+    assert_int_equal(faults(f->s), 0);
 }
 
 static void test_repair_drops_a_parent_whose_named_child_is_gone(void **state)
 {
-    (void)state;
-    dag3 d;
-    store *s = make_store("child", &d);
-    char q[160];
-    snprintf(q, sizeof q, "PRAGMA foreign_keys=OFF; DELETE FROM summaries WHERE id = %lld; PRAGMA foreign_keys=ON",
-             (long long)d.b);
-    sql(s, q);
-    assert_int_equal(check_count(s, "children"), 1);
+    maint_fx *f = *state;
+    sql(f->s, "PRAGMA foreign_keys=OFF; DELETE FROM summaries WHERE id = %lld; PRAGMA foreign_keys=ON",
+        (long long)f->d.b);
+    assert_int_equal(check_count(f->s, "children"), 1);
     maint_repair_stats st;
-    repair(s, &st);
+    repair(f->s, &st);
     assert_true(st.dropped >= 1);
-    snprintf(q, sizeof q, "SELECT count(*) FROM summaries WHERE id = %lld", (long long)d.c);
-    assert_int_equal(store_q1(s, q), 0);
-    assert_int_equal(faults(s), 0);
-    store_close(s);
+    assert_int_equal(summaries_with_id(f->s, f->d.c), 0);
+    assert_int_equal(faults(f->s), 0);
 }
 
 static void test_doctor_finds_a_bad_node_shape(void **state)
 {
-    (void)state;
-    dag3 d;
-    store *s = make_store("shape", &d);
-    char q[120];
-    snprintf(q, sizeof q, "UPDATE summaries SET depth = 3 WHERE id = %lld", (long long)d.a);
-    sql(s, q);
-    assert_int_equal(check_count(s, "shape"), 2); /* a leaf at depth 3; c no deeper than its child */
-    store_close(s);
+    maint_fx *f = *state;
+    sql(f->s, "UPDATE summaries SET depth = 3 WHERE id = %lld", (long long)f->d.a);
+    assert_int_equal(check_count(f->s, "shape"), 2); /* a leaf at depth 3; c no deeper than its child */
 }
 
 static void test_repair_keeps_the_expandable_row_of_a_duplicate_span(void **state)
 {
-    (void)state;
-    dag3 d;
-    store *s = make_store("dup", &d);
+    maint_fx *f = *state;
     /* An older-looking twin of leaf a with no provenance: same span, cannot be expanded. */
-    sql(s, "INSERT INTO summaries(id, kind, depth, text, tokens, created) VALUES(100, 'leaf', 0, 'twin', 3, 0);"
-           "INSERT INTO summary_spans(summary_id, first_ordinal, last_ordinal, first_entry, last_entry, entry_count)"
-           " SELECT 100, first_ordinal, last_ordinal, first_entry, last_entry, entry_count FROM summary_spans"
-           " WHERE summary_id = 1");
-    assert_int_equal(check_count(s, "duplicates"), 1);
+    sql(f->s, "INSERT INTO summaries(id, kind, depth, text, tokens, created) VALUES(100, 'leaf', 0, 'twin', 3, 0);"
+              "INSERT INTO summary_spans(summary_id, first_ordinal, last_ordinal, first_entry, last_entry, entry_count)"
+              " SELECT 100, first_ordinal, last_ordinal, first_entry, last_entry, entry_count FROM summary_spans"
+              " WHERE summary_id = 1");
+    assert_int_equal(check_count(f->s, "duplicates"), 1);
     maint_repair_stats st;
-    repair(s, &st);
+    repair(f->s, &st);
     assert_int_equal(st.duplicates, 1);
-    assert_int_equal(store_q1(s, "SELECT count(*) FROM summaries WHERE id = 100"), 0);
-    char q[80];
-    snprintf(q, sizeof q, "SELECT count(*) FROM summaries WHERE id = %lld", (long long)d.a);
-    assert_int_equal(store_q1(s, q), 1);
-    assert_int_equal(faults(s), 0);
-    store_close(s);
+    assert_int_equal(summaries_with_id(f->s, 100), 0);
+    assert_int_equal(summaries_with_id(f->s, f->d.a), 1);
+    assert_int_equal(faults(f->s), 0);
 }
 
 static void test_repair_removes_provenance_rows_that_break_foreign_keys(void **state)
 {
-    (void)state;
-    store *s = make_store("fk", NULL);
-    sql(s, "PRAGMA foreign_keys=OFF; INSERT INTO summary_messages(summary_id, entry_id, position) VALUES(999, 'e6', 0);"
-           "PRAGMA foreign_keys=ON");
-    assert_int_equal(check_count(s, "foreign-keys"), 1);
+    maint_fx *f = *state;
+    sql(f->s, "PRAGMA foreign_keys=OFF; INSERT INTO summary_messages(summary_id, entry_id, position) VALUES(999, 'e6', 0);"
+              "PRAGMA foreign_keys=ON");
+    assert_int_equal(check_count(f->s, "foreign-keys"), 1);
     maint_repair_stats st;
-    repair(s, &st);
+    repair(f->s, &st);
     assert_int_equal(st.orphans, 1);
-    assert_int_equal(faults(s), 0);
-    store_close(s);
+    assert_int_equal(faults(f->s), 0);
 }
 
 static void test_doctor_flags_a_schema_version_other_than_the_builds(void **state)
 {
-    (void)state;
-    store *s = make_store("schema", NULL);
-    assert_int_equal(check_count(s, "schema"), 0);
-    sql(s, "PRAGMA user_version = 1");
-    assert_int_equal(check_count(s, "schema"), STORE_SCHEMA_VERSION == 1 ? 0 : 1);
-    store_close(s);
+    maint_fx *f = *state;
+    assert_int_equal(check_count(f->s, "schema"), 0);
+    sql(f->s, "PRAGMA user_version = 1");
+    assert_int_equal(check_count(f->s, "schema"), STORE_SCHEMA_VERSION == 1 ? 0 : 1);
 }
 
 static pid_t dead_pid(void)
@@ -255,20 +276,16 @@ static pid_t dead_pid(void)
 
 static void test_dead_writer_runs_are_reaped_but_never_ours_or_a_live_pid(void **state)
 {
-    (void)state;
-    store *s = make_store("runs", NULL);
-    char q[300];
-    snprintf(q, sizeof q,
-             "INSERT INTO runs(id, kind, pid, started) VALUES(1, 'pass', %d, 1), (2, 'pass', %d, 1), (3, 'pass', %d, 1)",
-             (int)getpid(), (int)getppid(), (int)dead_pid());
-    sql(s, q);
-    assert_int_equal(check_count(s, "dead-runs"), 1);
+    maint_fx *f = *state;
+    sql(f->s, "INSERT INTO runs(id, kind, pid, started) VALUES(1, 'pass', %d, 1), (2, 'pass', %d, 1),"
+              " (3, 'pass', %d, 1)",
+        (int)getpid(), (int)getppid(), (int)dead_pid());
+    assert_int_equal(check_count(f->s, "dead-runs"), 1);
     maint_repair_stats st;
-    repair(s, &st);
+    repair(f->s, &st);
     assert_int_equal(st.reaped, 1);
-    assert_int_equal(store_q1(s, "SELECT count(*) FROM runs WHERE finished IS NULL"), 2);
-    assert_int_equal(store_q1(s, "SELECT count(*) FROM runs WHERE id = 3 AND status = 'reaped'"), 1);
-    store_close(s);
+    assert_int_equal(store_q1(f->s, "SELECT count(*) FROM runs WHERE finished IS NULL"), 2);
+    assert_int_equal(store_q1(f->s, "SELECT count(*) FROM runs WHERE id = 3 AND status = 'reaped'"), 1);
 }
 
 /* ---- backup -------------------------------------------------------------------------------- */
@@ -301,10 +318,9 @@ static void *writer(void *p)
 
 static void test_backup_is_one_consistent_snapshot_while_a_writer_runs(void **state)
 {
-    (void)state;
-    store *s = make_store("bk", NULL);
-    sql(s, "CREATE TABLE pairs(x)");
-    writer_arg w = {store_path(s), 0, 0};
+    maint_fx *f = *state;
+    sql(f->s, "CREATE TABLE pairs(x)");
+    writer_arg w = {store_path(f->s), 0, 0};
     pthread_t th;
     pthread_create(&th, NULL, writer, &w);
     while (w.pairs < 20) usleep(1000);
@@ -312,7 +328,7 @@ static void test_backup_is_one_consistent_snapshot_while_a_writer_runs(void **st
     for (int i = 0; i < 3; i++) {
         char dest[300];
         snprintf(dest, sizeof dest, "%s/backup-%d.db", home, i);
-        if (maint_backup(s, dest, &err) != LC_OK) fail_msg("backup: %s", err);
+        if (maint_backup(f->s, dest, &err) != LC_OK) fail_msg("backup: %s", err);
         struct stat sb;
         assert_int_equal(stat(dest, &sb), 0);
         assert_int_equal(sb.st_mode & 0777, 0600);
@@ -328,13 +344,12 @@ static void test_backup_is_one_consistent_snapshot_while_a_writer_runs(void **st
         sqlite3_finalize(st);
         sqlite3_close(b);
         /* A backup never replaces an existing copy. */
-        assert_int_not_equal(maint_backup(s, dest, &err), LC_OK);
+        assert_int_not_equal(maint_backup(f->s, dest, &err), LC_OK);
         free(err);
         err = NULL;
     }
     w.stop = 1;
     pthread_join(th, NULL);
-    store_close(s);
 }
 
 /* ---- export / import -------------------------------------------------------------------- */
@@ -380,11 +395,10 @@ static void test_import_is_refused_while_a_pass_is_running(void **state)
 {
     (void)state;
     store *s = make_store("busy", NULL);
-    char path[300], *err = NULL, q[200];
+    char path[300], *err = NULL;
     snprintf(path, sizeof path, "%s/busy.jsonl", home);
     assert_int_equal(maint_export(s, "busy", path, NULL, &err), LC_OK);
-    snprintf(q, sizeof q, "INSERT INTO runs(kind, pid, started) VALUES('pass', %d, 1)", (int)getpid());
-    sql(s, q);
+    sql(s, "INSERT INTO runs(kind, pid, started) VALUES('pass', %d, 1)", (int)getpid());
     assert_true(maint_pass_running(s, NULL));
     assert_int_equal(maint_import(s, path, NULL, &err), LC_BUSY);
     assert_non_null(strstr(err, "pass is running"));
@@ -406,7 +420,7 @@ static void write_session(const char *dir, const char *id)
 static void test_gc_exports_retired_stores_then_deletes_only_them(void **state)
 {
     (void)state;
-    char sdir[300], *err = NULL, xp[300], p[400];
+    char sdir[300], *err = NULL, xp[300];
     snprintf(sdir, sizeof sdir, "%s/sessions", home);
     mkdir(sdir, 0700);
     store_close(make_store("live", NULL));
@@ -422,15 +436,12 @@ static void test_gc_exports_retired_stores_then_deletes_only_them(void **state)
     size_t deleted = 0;
     assert_int_equal(maint_gc_apply(&plan, xp, &deleted, &err), LC_OK);
     assert_int_equal(deleted, 1);
-    snprintf(p, sizeof p, "%s/lcm/retired.sqlite", home);
-    assert_int_not_equal(access(p, F_OK), 0);
-    snprintf(p, sizeof p, "%s/lcm/live.sqlite", home);
-    assert_int_equal(access(p, F_OK), 0);
+    assert_false(store_file_exists("retired"));
+    assert_true(store_file_exists("live"));
     char *text = NULL;
     size_t len;
     assert_int_equal(lc_read_file(xp, &text, &len, &err), LC_OK);
-    assert_non_null(strstr(text, "\"store\":\"retired\""));
-    assert_non_null(strstr(text, "BODYNEEDLE"));
+    expect_has(text, "\"store\":\"retired\"", "BODYNEEDLE");
     free(text);
     catalog_list_free(&plan);
 }
@@ -438,7 +449,7 @@ static void test_gc_exports_retired_stores_then_deletes_only_them(void **state)
 static void test_gc_deletes_nothing_when_the_export_cannot_be_written(void **state)
 {
     (void)state;
-    char *err = NULL, xp[300], p[400];
+    char *err = NULL, xp[300];
     store_close(make_store("retired", NULL));
     catalog_list plan;
     assert_int_equal(maint_gc_plan(home, NULL, 0, NULL, &plan, &err), LC_OK);
@@ -448,8 +459,7 @@ static void test_gc_deletes_nothing_when_the_export_cannot_be_written(void **sta
     size_t deleted = 7;
     assert_int_not_equal(maint_gc_apply(&plan, xp, &deleted, &err), LC_OK);
     assert_int_equal(deleted, 0);
-    snprintf(p, sizeof p, "%s/lcm/retired.sqlite", home);
-    assert_int_equal(access(p, F_OK), 0);
+    assert_true(store_file_exists("retired"));
     free(err);
     catalog_list_free(&plan);
 }
@@ -527,19 +537,9 @@ static void test_diagnose_carries_no_body_summary_query_secret_or_outside_path_w
     char *block = maint_diagnose(&in);
     assert_non_null(block);
     assert_true(strlen(block) <= MAINT_DIAG_BYTES);
-    assert_null(strstr(block, "BODYNEEDLE"));
-    assert_null(strstr(block, "SUMMARYNEEDLE"));
-    assert_null(strstr(block, "QUERYNEEDLE"));
-    assert_null(strstr(block, "PLANTEDSECRET"));
-    assert_null(strstr(block, "OUTSIDEPATH"));
-    assert_null(strstr(block, home));
-    assert_non_null(strstr(block, "~/lcm/diag.sqlite"));
-    assert_non_null(strstr(block, "~/lcm.json"));
-    assert_non_null(strstr(block, "file diag.jsonl"));
-    assert_non_null(strstr(block, "metrics: 200 rows"));
-    assert_non_null(strstr(block, "left out"));
-    assert_non_null(strstr(block, "\"swapAtRatio\":0.7"));
-    assert_non_null(strstr(block, "spans=0"));
+    expect_lacks(block, "BODYNEEDLE", "SUMMARYNEEDLE", "QUERYNEEDLE", "PLANTEDSECRET", "OUTSIDEPATH", home);
+    expect_has(block, "~/lcm/diag.sqlite", "~/lcm.json", "file diag.jsonl", "metrics: 200 rows", "left out",
+               "\"swapAtRatio\":0.7", "spans=0");
     assert_null(strstr(block, "REDACTED")); /* rows stay JSON: sanitizing already masked them */
     /* 25 recent rows at most. */
     size_t shown = 0;
@@ -579,17 +579,17 @@ int main(void)
 {
 #define T(f) HOME_TEST(f)
     const struct CMUnitTest tests[] = {
-        T(test_doctor_passes_a_clean_store_and_counts_unleafed_messages),
-        T(test_doctor_finds_an_emptied_fts_index_and_repair_rebuilds_it),
-        T(test_doctor_finds_a_corrupt_fts_structure_and_repair_rebuilds_it),
-        T(test_repair_drops_a_summary_whose_span_entry_is_gone_and_its_parent),
-        T(test_repair_drops_a_parent_whose_named_child_is_gone),
-        T(test_doctor_finds_a_bad_node_shape),
-        T(test_repair_keeps_the_expandable_row_of_a_duplicate_span),
-        T(test_repair_removes_provenance_rows_that_break_foreign_keys),
-        T(test_doctor_flags_a_schema_version_other_than_the_builds),
-        T(test_dead_writer_runs_are_reaped_but_never_ours_or_a_live_pid),
-        T(test_backup_is_one_consistent_snapshot_while_a_writer_runs),
+        DAG3_TEST(test_doctor_passes_a_clean_store_and_counts_unleafed_messages),
+        DAG3_TEST(test_doctor_finds_an_emptied_fts_index_and_repair_rebuilds_it),
+        DAG3_TEST(test_doctor_finds_a_corrupt_fts_structure_and_repair_rebuilds_it),
+        DAG3_TEST(test_repair_drops_a_summary_whose_span_entry_is_gone_and_its_parent),
+        DAG3_TEST(test_repair_drops_a_parent_whose_named_child_is_gone),
+        DAG3_TEST(test_doctor_finds_a_bad_node_shape),
+        DAG3_TEST(test_repair_keeps_the_expandable_row_of_a_duplicate_span),
+        DAG3_TEST(test_repair_removes_provenance_rows_that_break_foreign_keys),
+        DAG3_TEST(test_doctor_flags_a_schema_version_other_than_the_builds),
+        DAG3_TEST(test_dead_writer_runs_are_reaped_but_never_ours_or_a_live_pid),
+        DAG3_TEST(test_backup_is_one_consistent_snapshot_while_a_writer_runs),
         T(test_export_then_import_restores_every_message_byte_for_byte),
         T(test_import_is_refused_while_a_pass_is_running),
         T(test_gc_exports_retired_stores_then_deletes_only_them),

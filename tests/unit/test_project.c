@@ -18,6 +18,8 @@
 #include "summarize.h"
 #include "util.h"
 
+#include "expect_text.h"
+
 /* ---- rendering ---- */
 
 static dag_node node(int64_t id, int depth, const char *text, const char *rich, const char *a,
@@ -58,8 +60,8 @@ static void test_render_serves_rich_tiers_when_they_fit(void **state)
     int stubbed = -1;
     assert_int_equal(project_render(v, 2, 100000, &msg, &stubbed, NULL), LC_OK);
     char *t = message_text(msg);
-    assert_non_null(strstr(t, "[lcm:summary #1 depth 0 span e1..e5]\nthorough one"));
-    assert_non_null(strstr(t, "[lcm:summary #2 depth 1 span e6..e9]\nshort two"));
+    expect_has(t, "[lcm:summary #1 depth 0 span e1..e5]\nthorough one",
+               "[lcm:summary #2 depth 1 span e6..e9]\nshort two");
     assert_int_equal(stubbed, 0);
     free(t);
     free(msg);
@@ -86,11 +88,8 @@ static void test_render_under_pressure_drops_oldest_to_primary_then_stub_never_d
     assert_int_equal(project_render(v, 3, 900, &msg, &stubbed, NULL), LC_OK);
     t = message_text(msg);
     assert_int_equal(stubbed, 2);
-    assert_non_null(strstr(t, "[lcm:summary #7 depth 0 span a1..a9]"));
-    assert_non_null(strstr(t, "[lcm:summary #8 depth 0 span b1..b9]"));
-    assert_non_null(strstr(t, "[lcm:summary #9 depth 0 span c1..c9]"));
-    assert_non_null(strstr(t, "lcm_describe #7"));
-    assert_non_null(strstr(t, "lcm_describe #8"));
+    expect_has(t, "[lcm:summary #7 depth 0 span a1..a9]", "[lcm:summary #8 depth 0 span b1..b9]",
+               "[lcm:summary #9 depth 0 span c1..c9]", "lcm_describe #7", "lcm_describe #8");
     assert_null(strstr(t, "lcm_describe #9"));
     /* the stub keeps a 200-character slice */
     const char *s7 = strstr(t, "span a1..a9]\n") + strlen("span a1..a9]\n");
