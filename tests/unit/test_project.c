@@ -171,6 +171,52 @@ static zones_resolved zones_for(long window, long keep)
     return z;
 }
 
+/* The fixture of a case on one session's projection decisions against a 20,000-token
+ * window keeping 4,000 (swap 14,000, re-cut 17,000): the simulated messages, the zones,
+ * the hint carried from one decision to the next, the last plan and the cuts made. */
+typedef struct series {
+    sim s;
+    zones_resolved z;
+    size_t hint;
+    project_plan p;
+    project_cut cut[4];
+    size_t n_cuts;
+} series;
+
+static int series_setup(void **state)
+{
+    series *t = calloc(1, sizeof *t);
+    assert_non_null(t);
+    t->z = zones_for(20000, 4000);
+    *state = t;
+    return 0;
+}
+
+static int series_teardown(void **state)
+{
+    series *t = *state;
+    for (size_t i = 0; i < t->n_cuts; i++) project_cut_free(&t->cut[i]);
+    sim_free(&t->s);
+    free(t);
+    return 0;
+}
+
+#define SERIES_TEST(fn) cmocka_unit_test_setup_teardown(fn, series_setup, series_teardown)
+
+/* A cut of the series' messages (see cut_at), freed with the series. */
+static project_cut *series_cut(series *t, int64_t id, size_t anchor, size_t pointer_bytes)
+{
+    assert_true(t->n_cuts < sizeof t->cut / sizeof t->cut[0]);
+    t->cut[t->n_cuts] = cut_at(&t->s, id, anchor, pointer_bytes);
+    return &t->cut[t->n_cuts++];
+}
+
+/* Decide the next request: the plan in t->p. */
+static void decide(series *t, size_t clm_anchor, const project_cut *pinned, const project_cut *candidate)
+{
+    project_decide(t->s.msgs, t->s.n, clm_anchor, pinned, candidate, &t->z, &t->hint, &t->p);
+}
+
 static void test_requests_between_cuts_extend_the_previous_one_byte_for_byte(void **state)
 {
     (void)state;
@@ -227,126 +273,92 @@ static void test_requests_between_cuts_extend_the_previous_one_byte_for_byte(voi
 
 static void test_swap_waits_for_the_swap_line(void **state)
 {
-    (void)state;
-    sim s = {0};
-    zones_resolved z = zones_for(20000, 4000);
-    for (int i = 0; i < 20; i++) sim_add(&s, 2000); /* ~10,000 tokens: below swap */
-    project_cut c = cut_at(&s, 1, 10, 400);
-    project_plan p;
-    size_t hint = 0;
-    project_decide(s.msgs, s.n, 0, NULL, &c, &z, &hint, &p);
-    assert_int_equal(p.action, PROJECT_KEEP);
-    assert_null(p.use);
-    assert_int_equal(p.occupancy, p.raw_tokens);
-    for (int i = 0; i < 10; i++) sim_add(&s, 2000); /* ~15,000: past swap */
-    project_decide(s.msgs, s.n, 0, NULL, &c, &z, &hint, &p);
-    assert_int_equal(p.action, PROJECT_SWAP);
-    assert_ptr_equal(p.use, &c);
-    assert_int_equal(p.anchor_pos, 10);
-    assert_true(p.occupancy < p.raw_tokens);
+    series *t = *state;
+    for (int i = 0; i < 20; i++) sim_add(&t->s, 2000); /* ~10,000 tokens: below swap */
+    project_cut *c = series_cut(t, 1, 10, 400);
+    decide(t, 0, NULL, c);
+    assert_int_equal(t->p.action, PROJECT_KEEP);
+    assert_null(t->p.use);
+    assert_int_equal(t->p.occupancy, t->p.raw_tokens);
+    for (int i = 0; i < 10; i++) sim_add(&t->s, 2000); /* ~15,000: past swap */
+    decide(t, 0, NULL, c);
+    assert_int_equal(t->p.action, PROJECT_SWAP);
+    assert_ptr_equal(t->p.use, c);
+    assert_int_equal(t->p.anchor_pos, 10);
+    assert_true(t->p.occupancy < t->p.raw_tokens);
     project_item *items = NULL;
     size_t n = 0;
-    assert_int_equal(project_items(s.n, 0, &p, &items, &n, NULL), LC_OK);
+    assert_int_equal(project_items(t->s.n, 0, &t->p, &items, &n, NULL), LC_OK);
     assert_int_equal(n, 1 + 19);
     assert_int_equal(items[0].index, -1);
-    assert_ptr_equal(items[0].json, c.message);
+    assert_ptr_equal(items[0].json, c->message);
     assert_int_equal(items[1].index, 11);
     free(items);
-    project_cut_free(&c);
-    sim_free(&s);
 }
 
 static void test_pin_is_kept_between_swap_and_recut_despite_a_newer_cut(void **state)
 {
-    (void)state;
-    sim s = {0};
-    zones_resolved z = zones_for(20000, 4000);
-    for (int i = 0; i < 30; i++) sim_add(&s, 2000);
-    project_cut old = cut_at(&s, 1, 5, 400), newer = cut_at(&s, 2, 20, 400);
-    project_plan p;
-    size_t hint = 0;
+    series *t = *state;
+    for (int i = 0; i < 30; i++) sim_add(&t->s, 2000);
+    project_cut *old = series_cut(t, 1, 5, 400), *newer = series_cut(t, 2, 20, 400);
     /* pinned at 5: ~24 raw messages * 500 = 12,000 + pointer: below re-cut */
-    project_decide(s.msgs, s.n, 0, &old, &newer, &z, &hint, &p);
-    assert_true(p.occupancy >= 0);
-    assert_int_equal(p.action, PROJECT_KEEP);
-    assert_ptr_equal(p.use, &old);
-    for (int i = 0; i < 12; i++) sim_add(&s, 2000); /* past re-cut */
-    project_decide(s.msgs, s.n, 0, &old, &newer, &z, &hint, &p);
-    assert_int_equal(p.zone, ZONES_RECUT);
-    assert_int_equal(p.action, PROJECT_RECUT);
-    assert_ptr_equal(p.use, &newer);
-    project_cut_free(&old);
-    project_cut_free(&newer);
-    sim_free(&s);
+    decide(t, 0, old, newer);
+    assert_true(t->p.occupancy >= 0);
+    assert_int_equal(t->p.action, PROJECT_KEEP);
+    assert_ptr_equal(t->p.use, old);
+    for (int i = 0; i < 12; i++) sim_add(&t->s, 2000); /* past re-cut */
+    decide(t, 0, old, newer);
+    assert_int_equal(t->p.zone, ZONES_RECUT);
+    assert_int_equal(t->p.action, PROJECT_RECUT);
+    assert_ptr_equal(t->p.use, newer);
 }
 
 static void test_recut_never_moves_back_or_grows(void **state)
 {
-    (void)state;
-    sim s = {0};
-    zones_resolved z = zones_for(20000, 4000);
-    for (int i = 0; i < 45; i++) sim_add(&s, 2000);
-    project_cut pinned = cut_at(&s, 3, 8, 400);
-    project_cut earlier = cut_at(&s, 4, 6, 400);     /* newer id, older anchor */
-    project_cut bigger = cut_at(&s, 5, 9, 60000);    /* covers more, pointer larger than saved */
-    project_plan p;
-    size_t hint = 0;
-    project_decide(s.msgs, s.n, 0, &pinned, &earlier, &z, &hint, &p);
-    assert_int_equal(p.zone, ZONES_RECUT);
-    assert_int_equal(p.action, PROJECT_KEEP);
-    assert_ptr_equal(p.use, &pinned);
-    project_decide(s.msgs, s.n, 0, &pinned, &bigger, &z, &hint, &p);
-    assert_int_equal(p.action, PROJECT_KEEP);
-    project_cut_free(&pinned);
-    project_cut_free(&earlier);
-    project_cut_free(&bigger);
-    sim_free(&s);
+    series *t = *state;
+    for (int i = 0; i < 45; i++) sim_add(&t->s, 2000);
+    project_cut *pinned = series_cut(t, 3, 8, 400);
+    project_cut *earlier = series_cut(t, 4, 6, 400);     /* newer id, older anchor */
+    project_cut *bigger = series_cut(t, 5, 9, 60000);    /* covers more, pointer larger than saved */
+    decide(t, 0, pinned, earlier);
+    assert_int_equal(t->p.zone, ZONES_RECUT);
+    assert_int_equal(t->p.action, PROJECT_KEEP);
+    assert_ptr_equal(t->p.use, pinned);
+    decide(t, 0, pinned, bigger);
+    assert_int_equal(t->p.action, PROJECT_KEEP);
 }
 
 static void test_lost_anchor_drops_the_pin(void **state)
 {
-    (void)state;
-    sim s = {0};
-    zones_resolved z = zones_for(20000, 4000);
-    for (int i = 0; i < 10; i++) sim_add(&s, 400);
-    project_cut c = cut_at(&s, 1, 3, 100);
-    free(c.anchor_entry);
-    c.anchor_entry = lc_strdup("gone-by-compaction");
-    project_plan p;
-    size_t hint = 0;
-    project_decide(s.msgs, s.n, 0, &c, NULL, &z, &hint, &p);
-    assert_int_equal(p.action, PROJECT_DROP);
-    assert_null(p.use);
-    assert_int_equal(p.occupancy, p.raw_tokens);
-    project_cut_free(&c);
-    sim_free(&s);
+    series *t = *state;
+    for (int i = 0; i < 10; i++) sim_add(&t->s, 400);
+    project_cut *c = series_cut(t, 1, 3, 100);
+    free(c->anchor_entry);
+    c->anchor_entry = lc_strdup("gone-by-compaction");
+    decide(t, 0, c, NULL);
+    assert_int_equal(t->p.action, PROJECT_DROP);
+    assert_null(t->p.use);
+    assert_int_equal(t->p.occupancy, t->p.raw_tokens);
 }
 
 static void test_live_context_prefix_is_never_touched(void **state)
 {
-    (void)state;
-    sim s = {0};
-    zones_resolved z = zones_for(20000, 4000);
-    for (int i = 0; i < 40; i++) sim_add(&s, 2000);
-    project_cut inside = cut_at(&s, 1, 4, 400), past = cut_at(&s, 2, 20, 400);
-    project_plan p;
-    size_t hint = 0;
+    series *t = *state;
+    for (int i = 0; i < 40; i++) sim_add(&t->s, 2000);
+    project_cut *inside = series_cut(t, 1, 4, 400), *past = series_cut(t, 2, 20, 400);
     /* the anchor sits inside the revision's prefix: not applicable */
-    project_decide(s.msgs, s.n, 10, NULL, &inside, &z, &hint, &p);
-    assert_null(p.use);
-    project_decide(s.msgs, s.n, 10, NULL, &past, &z, &hint, &p);
-    assert_int_equal(p.action, PROJECT_SWAP);
+    decide(t, 10, NULL, inside);
+    assert_null(t->p.use);
+    decide(t, 10, NULL, past);
+    assert_int_equal(t->p.action, PROJECT_SWAP);
     project_item *items = NULL;
     size_t n = 0;
-    assert_int_equal(project_items(s.n, 10, &p, &items, &n, NULL), LC_OK);
+    assert_int_equal(project_items(t->s.n, 10, &t->p, &items, &n, NULL), LC_OK);
     for (int i = 0; i < 10; i++) assert_int_equal(items[i].index, i);
     assert_int_equal(items[10].index, -1);
     assert_int_equal(items[11].index, 21);
     assert_int_equal(n, 10 + 1 + 19);
     free(items);
-    project_cut_free(&inside);
-    project_cut_free(&past);
-    sim_free(&s);
 }
 
 /* ---- cuts and the pin in the store ---- */
@@ -423,11 +435,11 @@ int main(void)
         cmocka_unit_test(test_render_serves_rich_tiers_when_they_fit),
         cmocka_unit_test(test_render_under_pressure_drops_oldest_to_primary_then_stub_never_drops),
         cmocka_unit_test(test_requests_between_cuts_extend_the_previous_one_byte_for_byte),
-        cmocka_unit_test(test_swap_waits_for_the_swap_line),
-        cmocka_unit_test(test_pin_is_kept_between_swap_and_recut_despite_a_newer_cut),
-        cmocka_unit_test(test_recut_never_moves_back_or_grows),
-        cmocka_unit_test(test_lost_anchor_drops_the_pin),
-        cmocka_unit_test(test_live_context_prefix_is_never_touched),
+        SERIES_TEST(test_swap_waits_for_the_swap_line),
+        SERIES_TEST(test_pin_is_kept_between_swap_and_recut_despite_a_newer_cut),
+        SERIES_TEST(test_recut_never_moves_back_or_grows),
+        SERIES_TEST(test_lost_anchor_drops_the_pin),
+        SERIES_TEST(test_live_context_prefix_is_never_touched),
         cmocka_unit_test(test_prepared_cut_and_pin_round_trip_through_the_store),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
