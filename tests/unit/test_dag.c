@@ -35,6 +35,17 @@ static char *filler(int i, int tokens)
     return sb_detach(&b);
 }
 
+/* Give message `m` a content array holding one text block; the array, for more blocks. */
+static cJSON *text_content(cJSON *m, const char *text)
+{
+    cJSON *c = cJSON_AddArrayToObject(m, "content");
+    cJSON *t = cJSON_CreateObject();
+    cJSON_AddStringToObject(t, "type", "text");
+    cJSON_AddStringToObject(t, "text", text);
+    cJSON_AddItemToArray(c, t);
+    return c;
+}
+
 /* Ingest `n` messages: user / assistant-with-call / toolResult triples when tools != 0,
  * else alternating user / assistant, each about `tokens` tokens. */
 static void ingest(store *st, int first, int n, int tokens, int tools)
@@ -49,11 +60,7 @@ static void ingest(store *st, int first, int n, int tokens, int tools)
             cJSON_AddStringToObject(m, "content", text);
         } else if (kind == 1) {
             cJSON_AddStringToObject(m, "role", "assistant");
-            cJSON *c = cJSON_AddArrayToObject(m, "content");
-            cJSON *t = cJSON_CreateObject();
-            cJSON_AddStringToObject(t, "type", "text");
-            cJSON_AddStringToObject(t, "text", text);
-            cJSON_AddItemToArray(c, t);
+            cJSON *c = text_content(m, text);
             if (tools) {
                 cJSON *call = cJSON_CreateObject();
                 char cid[32];
@@ -70,11 +77,7 @@ static void ingest(store *st, int first, int n, int tokens, int tools)
             cJSON_AddStringToObject(m, "role", "toolResult");
             cJSON_AddStringToObject(m, "toolCallId", cid);
             cJSON_AddStringToObject(m, "toolName", "bash");
-            cJSON *c = cJSON_AddArrayToObject(m, "content");
-            cJSON *t = cJSON_CreateObject();
-            cJSON_AddStringToObject(t, "type", "text");
-            cJSON_AddStringToObject(t, "text", text);
-            cJSON_AddItemToArray(c, t);
+            text_content(m, text);
         }
         json = cJSON_PrintUnformatted(m);
         store_msg sm = {id, json, strlen(json)};
@@ -92,13 +95,19 @@ static dag_opts opts(void)
     return o;
 }
 
+/* `n` messages of about 500 tokens, then one pass with the suite's options. */
+static void ingest_and_pass(fx *f, int n, dag_stats *s)
+{
+    ingest(f->st, 0, n, 500, 0);
+    dag_opts o = opts();
+    assert_int_equal(dag_pass(f->st, f->sc, &o, s, NULL), LC_OK);
+}
+
 static void test_pass_covers_every_message_before_the_fresh_tail_exactly_once(void **state)
 {
     fx *f = *state;
-    ingest(f->st, 0, 60, 500, 0);
-    dag_opts o = opts();
     dag_stats s;
-    assert_int_equal(dag_pass(f->st, f->sc, &o, &s, NULL), LC_OK);
+    ingest_and_pass(f, 60, &s);
     assert_true(s.leaves >= 5);
     int64_t left = -1;
     assert_int_equal(dag_uncovered(f->st, s.boundary_ordinal, &left, NULL), LC_OK);
@@ -116,10 +125,9 @@ static void test_pass_covers_every_message_before_the_fresh_tail_exactly_once(vo
 static void test_second_pass_summarizes_nothing_twice(void **state)
 {
     fx *f = *state;
-    ingest(f->st, 0, 40, 500, 0);
-    dag_opts o = opts();
     dag_stats s;
-    assert_int_equal(dag_pass(f->st, f->sc, &o, &s, NULL), LC_OK);
+    ingest_and_pass(f, 40, &s);
+    dag_opts o = opts();
     int64_t rows = store_q1(f->st, "SELECT count(*) FROM summary_messages");
     int64_t nodes = store_q1(f->st, "SELECT count(*) FROM summaries");
     assert_int_equal(dag_pass(f->st, f->sc, &o, &s, NULL), LC_OK);
@@ -186,10 +194,8 @@ static void test_condensation_takes_oldest_shallowest_run_of_at_most_eight(void 
 static void test_headers_name_node_depth_and_span(void **state)
 {
     fx *f = *state;
-    ingest(f->st, 0, 30, 500, 0);
-    dag_opts o = opts();
     dag_stats s;
-    assert_int_equal(dag_pass(f->st, f->sc, &o, &s, NULL), LC_OK);
+    ingest_and_pass(f, 30, &s);
     dag_node *v = NULL;
     size_t n = 0;
     assert_int_equal(dag_frontier(f->st, &v, &n, NULL), LC_OK);
