@@ -27,6 +27,8 @@ static void expect_explore(const char *path, const char *body, files_kind kind, 
 {
     files_kind k;
     char *s = explore(path, body, &k);
+    if (k != kind || !s || strcmp(s, want) != 0)
+        print_error("%s: kind %d, explored to \"%s\"\n", path, (int)k, s ? s : "(null)");
     assert_int_equal(k, kind);
     assert_string_equal(s, want);
     free(s);
@@ -67,28 +69,33 @@ static void test_c_and_python_declarations_found_by_rule(void **state)
     free(s);
 }
 
-static void test_json_shape_names_one_level_of_keys(void **state)
-{
-    (void)state;
-    expect_explore("items.json", "[{\"id\":1,\"name\":\"a\"},{\"id\":2,\"name\":\"b\"}]", FILES_KIND_JSON,
-                   "array of 2 objects, keys: id, name");
+/* What a file of each structured or text kind is explored to, whole. */
+static const struct {
+    const char *path, *body;
+    files_kind kind;
+    const char *want;
+} shaped[] = {
+    {"items.json", "[{\"id\":1,\"name\":\"a\"},{\"id\":2,\"name\":\"b\"}]", FILES_KIND_JSON,
+     "array of 2 objects, keys: id, name"},
     /* no extension: the body decides */
-    expect_explore("cfg", "{\"a\":[1,2,3],\"b\":{\"x\":1,\"y\":2},\"c\":true}", FILES_KIND_JSON,
-                   "object with 3 key(s): a (array of 3), b (object, 2 keys), c");
-}
+    {"cfg", "{\"a\":[1,2,3],\"b\":{\"x\":1,\"y\":2},\"c\":true}", FILES_KIND_JSON,
+     "object with 3 key(s): a (array of 3), b (object, 2 keys), c"},
+    {"rows.jsonl", "{\"a\":1,\"b\":2}\n{\"a\":3,\"c\":4}\n", FILES_KIND_JSONL, "JSONL, 2 rows, row keys: a, b, c"},
+    {"t.csv", "id,\"name\",score\n1,a,2\n2,b,3\n", FILES_KIND_CSV, "CSV table, 2 rows, 3 columns: id, name, score"},
+    {"t.tsv", "x\ty\n1\t2\n", FILES_KIND_TSV, "TSV table, 1 rows, 2 columns: x, y"},
+    {"README.md", "# Title\ntext\n```\n# not a heading\n```\n## Usage\n", FILES_KIND_MARKDOWN,
+     "Markdown, 6 lines, 2 heading(s): Title, Usage"},
+    {"notes.txt", "\n  first real line\nsecond\n", FILES_KIND_TEXT,
+     "text, 26 chars, 3 lines; first line: first real line"},
+};
 
-static void test_jsonl_csv_tsv_markdown_and_text(void **state)
+/* JSON names one level of keys; JSONL its row keys; CSV and TSV their columns; Markdown
+ * its headings; text its size and first real line. */
+static void test_json_jsonl_csv_tsv_markdown_and_text_are_explored_by_shape(void **state)
 {
     (void)state;
-    expect_explore("rows.jsonl", "{\"a\":1,\"b\":2}\n{\"a\":3,\"c\":4}\n", FILES_KIND_JSONL,
-                   "JSONL, 2 rows, row keys: a, b, c");
-    expect_explore("t.csv", "id,\"name\",score\n1,a,2\n2,b,3\n", FILES_KIND_CSV,
-                   "CSV table, 2 rows, 3 columns: id, name, score");
-    expect_explore("t.tsv", "x\ty\n1\t2\n", FILES_KIND_TSV, "TSV table, 1 rows, 2 columns: x, y");
-    expect_explore("README.md", "# Title\ntext\n```\n# not a heading\n```\n## Usage\n", FILES_KIND_MARKDOWN,
-                   "Markdown, 6 lines, 2 heading(s): Title, Usage");
-    expect_explore("notes.txt", "\n  first real line\nsecond\n", FILES_KIND_TEXT,
-                   "text, 26 chars, 3 lines; first line: first real line");
+    for (size_t i = 0; i < sizeof shaped / sizeof shaped[0]; i++)
+        expect_explore(shaped[i].path, shaped[i].body, shaped[i].kind, shaped[i].want);
 }
 
 static void test_binary_reports_size_and_large_inline_is_labelled(void **state)
@@ -133,8 +140,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_typescript_names_top_level_declarations_capped_at_twelve),
         cmocka_unit_test(test_c_and_python_declarations_found_by_rule),
-        cmocka_unit_test(test_json_shape_names_one_level_of_keys),
-        cmocka_unit_test(test_jsonl_csv_tsv_markdown_and_text),
+        cmocka_unit_test(test_json_jsonl_csv_tsv_markdown_and_text_are_explored_by_shape),
         cmocka_unit_test(test_binary_reports_size_and_large_inline_is_labelled),
         cmocka_unit_test(test_summary_and_preview_are_bounded_without_splitting_utf8),
     };
