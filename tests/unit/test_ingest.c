@@ -17,6 +17,7 @@
 #include "util.h"
 
 #include "temp_home.h"
+#include "store_fx.h"
 
 /* ---- a host tree in memory ---------------------------------------------------------------- */
 
@@ -75,13 +76,6 @@ static const fake_entry tree[] = {
     {"b1", "r", "message", "right one"}, {"b2", "b1", "message", "right two"},
     {"c", "r", "custom", NULL},
 };
-
-static store *open_store(void)
-{
-    store *st = NULL;
-    assert_int_equal(store_open(home, "sess", "/w", &st, NULL), LC_OK);
-    return st;
-}
 
 static int stored(store *st, const char *id, int *removed)
 {
@@ -163,8 +157,7 @@ static void test_idset_finds_every_id_at_its_position_across_growth(void **state
 
 static void test_batch_stores_in_one_flush_and_empties(void **state)
 {
-    (void)state;
-    store *st = open_store();
+    store *st = *state;
     ingest_batch b = {0};
     size_t inserted = 0;
     assert_int_equal(ingest_batch_add(&b, "m1", lc_strdup("{\"role\":\"user\",\"content\":\"one\"}")), LC_OK);
@@ -178,15 +171,13 @@ static void test_batch_stores_in_one_flush_and_empties(void **state)
     assert_int_equal(inserted, 0);
     assert_true(stored(st, "m1", NULL) && stored(st, "m2", NULL));
     ingest_batch_free(&b);
-    store_close(st);
 }
 
 /* ---- the host side ------------------------------------------------------------------------ */
 
 static void test_move_stores_and_marks_the_left_side_and_clears_the_joined_one(void **state)
 {
-    (void)state;
-    store *st = open_store();
+    store *st = *state;
     fake_host h = {tree, sizeof tree / sizeof *tree, 0};
     char *warn = NULL, *e = NULL;
     int removed = 0;
@@ -202,39 +193,33 @@ static void test_move_stores_and_marks_the_left_side_and_clears_the_joined_one(v
     assert_int_equal(ingest_move(st, fake_get, &h, "b2", "a3", &warn, &e), LC_OK);
     assert_true(stored(st, "a3", &removed) && !removed);
     assert_true(stored(st, "a1", &removed) && !removed);
-    store_close(st);
 }
 
 static void test_move_reads_only_as_far_as_the_common_ancestor(void **state)
 {
-    (void)state;
-    store *st = open_store();
+    store *st = *state;
     fake_host h = {tree, sizeof tree / sizeof *tree, 0};
     /* a3 -> a2 is one step on a side that shares a2: a3's parent read and a2's lookups. */
     assert_int_equal(ingest_move(st, fake_get, &h, "a3", "a2", NULL, NULL), LC_OK);
     int walk_reads = h.reads;
     assert_true(walk_reads <= 3);
-    store_close(st);
 }
 
 static void test_move_refuses_a_cycle(void **state)
 {
-    (void)state;
     static const fake_entry loop[] = {{"x", "y", "message", "x"}, {"y", "x", "message", "y"},
                                       {"z", NULL, "message", "z"}};
-    store *st = open_store();
+    store *st = *state;
     fake_host h = {loop, 3, 0};
     char *e = NULL;
     assert_int_equal(ingest_move(st, fake_get, &h, "x", "z", NULL, &e), LC_INVALID);
     assert_non_null(strstr(e, "its own ancestor"));
     free(e);
-    store_close(st);
 }
 
 static void test_branch_tail_stores_back_to_the_first_stored_message(void **state)
 {
-    (void)state;
-    store *st = open_store();
+    store *st = *state;
     fake_host h = {tree, sizeof tree / sizeof *tree, 0};
     assert_int_equal(ingest_entries(st, fake_get, &h, (char *[]){"r"}, 1, NULL, NULL), LC_OK);
     cJSON *branch = fake_array(&h, (const char *[]){"r", "a1", "a2", "a3"}, 4);
@@ -243,13 +228,11 @@ static void test_branch_tail_stores_back_to_the_first_stored_message(void **stat
     assert_int_equal(h.reads, 3); /* a3, a2, a1; r is stored */
     assert_true(stored(st, "a1", NULL) && stored(st, "a3", NULL));
     cJSON_Delete(branch);
-    store_close(st);
 }
 
 static void test_offbranch_stores_only_messages_on_no_branch(void **state)
 {
-    (void)state;
-    store *st = open_store();
+    store *st = *state;
     fake_host h = {tree, sizeof tree / sizeof *tree, 0};
     const char *every[] = {"r", "a1", "a2", "a3", "b1", "b2", "c"};
     cJSON *all = fake_array(&h, every, 7);
@@ -265,15 +248,13 @@ static void test_offbranch_stores_only_messages_on_no_branch(void **state)
     assert_int_equal(marked, 3);
     cJSON_Delete(all);
     cJSON_Delete(branch);
-    store_close(st);
 }
 
 /* ---- a request ------------------------------------------------------------------------------ */
 
 static void test_known_counts_only_a_request_that_grew(void **state)
 {
-    (void)state;
-    store *st = open_store();
+    store *st = *state;
     ingest_seen seen = {0};
     store_msg m[4] = {{"m1", "{\"role\":\"user\",\"content\":\"aaaa\"}", 0},
                       {"m2", "{\"role\":\"user\",\"content\":\"bbbb\"}", 0},
@@ -296,13 +277,11 @@ static void test_known_counts_only_a_request_that_grew(void **state)
     assert_int_equal(ingest_known(&seen, m, 3, &tokens), 0);
     ingest_seen_reset(&seen);
     assert_int_equal(ingest_known(&seen, m, 4, &tokens), 0);
-    store_close(st);
 }
 
 static void test_request_without_ids_is_never_matched(void **state)
 {
-    (void)state;
-    store *st = open_store();
+    store *st = *state;
     ingest_seen seen = {0};
     store_msg m[2] = {{"m1", "{\"role\":\"user\",\"content\":\"a\"}", 0},
                       {NULL, "{\"role\":\"user\",\"content\":\"b\"}", 0}};
@@ -312,7 +291,6 @@ static void test_request_without_ids_is_never_matched(void **state)
     assert_int_equal(seen.n, 0);
     assert_int_equal(ingest_known(&seen, m, 2, &tokens), 0);
     ingest_seen_reset(&seen);
-    store_close(st);
 }
 
 int main(void)
@@ -322,14 +300,14 @@ int main(void)
         cmocka_unit_test(test_entry_message_is_null_for_other_entries_and_non_objects),
         cmocka_unit_test(test_context_message_builds_what_the_host_builds),
         cmocka_unit_test(test_idset_finds_every_id_at_its_position_across_growth),
-        HOME_TEST(test_batch_stores_in_one_flush_and_empties),
-        HOME_TEST(test_move_stores_and_marks_the_left_side_and_clears_the_joined_one),
-        HOME_TEST(test_move_reads_only_as_far_as_the_common_ancestor),
-        HOME_TEST(test_move_refuses_a_cycle),
-        HOME_TEST(test_branch_tail_stores_back_to_the_first_stored_message),
-        HOME_TEST(test_offbranch_stores_only_messages_on_no_branch),
-        HOME_TEST(test_known_counts_only_a_request_that_grew),
-        HOME_TEST(test_request_without_ids_is_never_matched),
+        STORE_TEST(test_batch_stores_in_one_flush_and_empties),
+        STORE_TEST(test_move_stores_and_marks_the_left_side_and_clears_the_joined_one),
+        STORE_TEST(test_move_reads_only_as_far_as_the_common_ancestor),
+        STORE_TEST(test_move_refuses_a_cycle),
+        STORE_TEST(test_branch_tail_stores_back_to_the_first_stored_message),
+        STORE_TEST(test_offbranch_stores_only_messages_on_no_branch),
+        STORE_TEST(test_known_counts_only_a_request_that_grew),
+        STORE_TEST(test_request_without_ids_is_never_matched),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,6 +25,7 @@
 
 #include "expect_text.h"
 #include "temp_home.h"
+#include "store_fx.h"
 
 /* n user messages "message i about topic", with `needle` planted in message `at`. */
 static void fill(store *s, size_t n, size_t at, const char *needle, const char *prefix)
@@ -37,22 +38,6 @@ static void fill(store *s, size_t n, size_t at, const char *needle, const char *
                                   i, i == at ? " " : "", i == at ? needle : "", 1000 + i));
     msg_batch_ingest(s, &b, NULL);
 }
-
-/* The store of a case that needs one: session "s" for folder /p in a fresh home. */
-static int store_setup(void **state)
-{
-    setup(state);
-    *state = home_store("s", "/p");
-    return 0;
-}
-
-static int store_teardown(void **state)
-{
-    store_close(*state);
-    return teardown(state);
-}
-
-#define STORE_TEST(fn) cmocka_unit_test_setup_teardown(fn, store_setup, store_teardown)
 
 /* recall_grep over `s`; a refusal fails the test and prints why. */
 static void grep_ok(store *s, const recall_grep_opts *o, recall_result *r)
