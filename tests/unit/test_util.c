@@ -61,6 +61,18 @@ static char *in_tmpdir(void **state, const char *name)
     return lc_asprintf("%s/%s", (const char *)*state, name);
 }
 
+/* The file at `path` reads back as exactly the n bytes of `want`, NUL-terminated. */
+static void expect_file_holds(const char *path, const char *want, size_t n)
+{
+    char *data = NULL, *err = NULL;
+    size_t len = 0;
+    assert_int_equal(lc_read_file(path, &data, &len, &err), LC_OK);
+    assert_int_equal(len, n);
+    assert_memory_equal(data, want, n);
+    assert_int_equal(data[n], '\0');
+    free(data);
+}
+
 static int count_entries(const char *dir)
 {
     int n = 0;
@@ -185,33 +197,26 @@ static void test_mkdir_p_through_a_file_fails_with_reason(void **state)
 
 static void test_write_atomic_replaces_content_and_leaves_no_temp_file(void **state)
 {
-    const char *dir = *state;
     char *path = in_tmpdir(state, "state.json");
     char *err = NULL;
     assert_int_equal(lc_write_atomic(path, "old content, longer", 19, 0600, &err), LC_OK);
     assert_int_equal(lc_write_atomic(path, "new", 3, 0600, &err), LC_OK);
     assert_null(err);
-    char *data = NULL;
-    size_t len = 0;
-    assert_int_equal(lc_read_file(path, &data, &len, &err), LC_OK);
-    assert_int_equal(len, 3);
-    assert_string_equal(data, "new");
-    assert_int_equal(count_entries(dir), 1);
+    expect_file_holds(path, "new", 3);
+    assert_int_equal(count_entries(*state), 1);
     struct stat st;
     assert_int_equal(stat(path, &st), 0);
     assert_int_equal(st.st_mode & 0077, 0);
-    free(data);
     free(path);
 }
 
 static void test_write_atomic_into_missing_folder_fails_without_leftovers(void **state)
 {
-    const char *dir = *state;
     char *path = in_tmpdir(state, "missing/state.json");
     char *err = NULL;
     assert_int_equal(lc_write_atomic(path, "x", 1, 0600, &err), LC_ERR);
     assert_non_null(err);
-    assert_int_equal(count_entries(dir), 0);
+    assert_int_equal(count_entries(*state), 0);
     free(err);
     free(path);
 }
@@ -236,13 +241,7 @@ static void test_read_file_larger_than_one_read_chunk(void **state)
     for (size_t i = 0; i < n; i++) big[i] = (char)(i % 251);
     char *err = NULL;
     assert_int_equal(lc_write_atomic(path, big, n, 0600, &err), LC_OK);
-    char *data = NULL;
-    size_t len = 0;
-    assert_int_equal(lc_read_file(path, &data, &len, &err), LC_OK);
-    assert_int_equal(len, n);
-    assert_memory_equal(data, big, n);
-    assert_int_equal(data[n], '\0');
-    free(data);
+    expect_file_holds(path, big, n);
     free(big);
     free(path);
 }
