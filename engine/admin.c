@@ -257,6 +257,19 @@ static void admin_row_long(sbuf *b, const char *key, long v, const char *effect)
     sb_printf(b, "  %-18s %-8s %s\n", key, val, effect);
 }
 
+/* A zone line's ratio and token rows (`line` is "swap" or "re-cut"); the row whose source
+ * `src` is in effect says so (-1: the zones could not be resolved). */
+static void admin_zone_rows(sbuf *b, const char *line, const char *ratio_key, double ratio, const char *tokens_key,
+                            long tokens, const char *tokens_note, int src)
+{
+    char e[200];
+    snprintf(e, sizeof e, "%s at this share of the window%s", line, src == ZONES_SRC_RATIO ? " (in effect)" : "");
+    sb_printf(b, "  %-18s %-8.2f %s\n", ratio_key, ratio, e);
+    snprintf(e, sizeof e, "%s at this many tokens%s%s", line, tokens_note,
+             src == ZONES_SRC_TOKENS ? " (in effect)" : "");
+    admin_row_long(b, tokens_key, tokens, e);
+}
+
 int admin_settings_page(const admin_env *env, admin_result *out, char **err)
 {
     const lcm_config *cfg = env->cfg;
@@ -277,22 +290,16 @@ int admin_settings_page(const admin_env *env, admin_result *out, char **err)
         admin_tokens(c, sizeof c, (double)z.recut_tokens);
     }
     sb_puts(&b, "swap (aged head becomes summary pointers):\n");
-    snprintf(e, sizeof e, "swap at this share of the window%s",
-             have_z && z.swap_source == ZONES_SRC_RATIO ? " (in effect)" : "");
-    sb_printf(&b, "  %-18s %-8.2f %s\n", "swapAtRatio", zc.swap_ratio > 0 ? zc.swap_ratio : ZONES_DEFAULT_SWAP_RATIO, e);
-    snprintf(e, sizeof e, "swap at this many tokens; wins over ratio and smartZone%s",
-             have_z && z.swap_source == ZONES_SRC_TOKENS ? " (in effect)" : "");
-    admin_row_long(&b, "swapAtTokens", zc.swap_tokens, e);
+    admin_zone_rows(&b, "swap", "swapAtRatio", zc.swap_ratio > 0 ? zc.swap_ratio : ZONES_DEFAULT_SWAP_RATIO,
+                    "swapAtTokens", zc.swap_tokens, "; wins over ratio and smartZone",
+                    have_z ? (int)z.swap_source : -1);
     snprintf(e, sizeof e, "one number: swap at N tokens, re-cut at N x %.2f%s", ZONES_SMART_RECUT_FACTOR,
              have_z && z.swap_source == ZONES_SRC_SMART ? " (in effect)" : "");
     admin_row_long(&b, "smartZone", zc.smart_zone, e);
     sb_puts(&b, "re-cut (one monotonic re-cut to a smaller shape):\n");
-    snprintf(e, sizeof e, "re-cut at this share of the window%s",
-             have_z && z.recut_source == ZONES_SRC_RATIO ? " (in effect)" : "");
-    sb_printf(&b, "  %-18s %-8.2f %s\n", "recutAtRatio", zc.recut_ratio > 0 ? zc.recut_ratio : ZONES_DEFAULT_RECUT_RATIO, e);
-    snprintf(e, sizeof e, "re-cut at this many tokens (folded above the swap line)%s",
-             have_z && z.recut_source == ZONES_SRC_TOKENS ? " (in effect)" : "");
-    admin_row_long(&b, "recutAtTokens", zc.recut_tokens, e);
+    admin_zone_rows(&b, "re-cut", "recutAtRatio", zc.recut_ratio > 0 ? zc.recut_ratio : ZONES_DEFAULT_RECUT_RATIO,
+                    "recutAtTokens", zc.recut_tokens, " (folded above the swap line)",
+                    have_z ? (int)z.recut_source : -1);
     sb_puts(&b, "summaries:\n");
     snprintf(e, sizeof e, "the newest %ld tokens are never summarized%s",
              have_z ? z.keep_recent_tokens : cfg->keep_recent_tokens,
@@ -713,6 +720,15 @@ static cJSON *admin_list_stores(sbuf *b, const catalog_list *l)
     return arr;
 }
 
+/* A plan's answer before it is applied: its stores, and `count_key` (what --apply does) at 0. */
+static void admin_plan_json(cJSON *j, const catalog_list *plan, const char *count_key)
+{
+    sbuf text = {0};
+    cJSON_AddItemToObject(j, "stores", admin_list_stores(&text, plan));
+    sb_free(&text);
+    cJSON_AddNumberToObject(j, count_key, 0);
+}
+
 int admin_gc(const admin_env *env, const char *const *session_dirs, size_t n_dirs, int apply, admin_result *out,
              char **err)
 {
@@ -726,9 +742,7 @@ int admin_gc(const admin_env *env, const char *const *session_dirs, size_t n_dir
         rc = admin_line(out, j, 1, lc_asprintf("%s gc failed: %s", env->cmd, e ? e : "?"), err);
         goto done;
     }
-    cJSON_AddItemToObject(j, "stores", admin_list_stores(&b, &plan));
-    sb_free(&b);
-    cJSON_AddNumberToObject(j, "deleted", 0);
+    admin_plan_json(j, &plan, "deleted");
     if (plan.n == 0) {
         rc = admin_line(out, j, 0, lc_strdup("gc: no retired stores (every store's session file still exists)"), err);
         goto done;
@@ -800,9 +814,7 @@ int admin_migrate(const admin_env *env, int apply, admin_result *out, char **err
         rc = admin_line(out, j, 1, lc_asprintf("%s migrate failed: %s", env->cmd, e ? e : "?"), err);
         goto done;
     }
-    cJSON_AddItemToObject(j, "stores", admin_list_stores(&b, &plan));
-    sb_free(&b);
-    cJSON_AddNumberToObject(j, "migrated", 0);
+    admin_plan_json(j, &plan, "migrated");
     if (plan.n == 0) {
         rc = admin_line(out, j, 0, lc_asprintf("migrate: every store is at schema %d", STORE_SCHEMA_VERSION), err);
         goto done;

@@ -553,16 +553,22 @@ int maint_doctor(store *s, pid_t self, maint_report *out, char **err)
     if ((rc = maint_collect(s, STORE_CHECK_MESSAGES_INDEX_ROWS, "m", c, err)) != LC_OK) goto done;
     if ((rc = store_check(s, STORE_CHECK_SUMMARIES_INDEX, maint_tally_index, c, err)) != LC_OK) goto done;
     if ((rc = maint_collect(s, STORE_CHECK_SUMMARIES_INDEX_ROWS, "#", c, err)) != LC_OK) goto done;
-    c = maint_add_check(out, "spans", 0);
-    if ((rc = maint_collect(s, STORE_CHECK_SPANS, "#", c, err)) != LC_OK) goto done;
-    c = maint_add_check(out, "shape", 0);
-    if ((rc = maint_collect(s, STORE_CHECK_SHAPE, "#", c, err)) != LC_OK) goto done;
-    c = maint_add_check(out, "children", 0);
-    if ((rc = maint_collect(s, STORE_CHECK_CHILDREN, "#", c, err)) != LC_OK) goto done;
-    c = maint_add_check(out, "duplicates", 0);
-    if ((rc = maint_collect(s, STORE_CHECK_DUPLICATES, "#", c, err)) != LC_OK) goto done;
-    c = maint_add_check(out, "foreign-keys", 0);
-    if ((rc = maint_collect(s, STORE_CHECK_FOREIGN_KEYS, "", c, err)) != LC_OK) goto done;
+    /* The checks that only tally the ids the store reports, each sampled as "prefix<id>". */
+    static const struct {
+        const char *name;
+        store_check_kind kind;
+        const char *prefix;
+    } collected[] = {
+        {"spans", STORE_CHECK_SPANS, "#"},
+        {"shape", STORE_CHECK_SHAPE, "#"},
+        {"children", STORE_CHECK_CHILDREN, "#"},
+        {"duplicates", STORE_CHECK_DUPLICATES, "#"},
+        {"foreign-keys", STORE_CHECK_FOREIGN_KEYS, ""},
+    };
+    for (size_t i = 0; i < sizeof collected / sizeof collected[0]; i++) {
+        c = maint_add_check(out, collected[i].name, 0);
+        if ((rc = maint_collect(s, collected[i].kind, collected[i].prefix, c, err)) != LC_OK) goto done;
+    }
     c = maint_add_check(out, "schema", 0);
     if (out->schema_version != STORE_SCHEMA_VERSION) {
         c->count = 1;

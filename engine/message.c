@@ -157,9 +157,9 @@ char *msg_derive_text(const cJSON *message, int *complete)
         if (msg_has_meaningful(message, "details") || msg_has_meaningful(message, "isError"))
             full = 0;
         break;
-    case MSG_ROLE_CUSTOM:
+    case MSG_ROLE_CUSTOM: /* customType and display decide how the host shows it; keep the original. */
+    case MSG_ROLE_UNKNOWN:
         msg_content_text(content, &b, &calls, &full);
-        /* customType and display decide how the host shows it; keep the original. */
         full = 0;
         break;
     case MSG_ROLE_COMPACTION_SUMMARY:
@@ -176,10 +176,6 @@ char *msg_derive_text(const cJSON *message, int *complete)
         full = 0;
         break;
     }
-    case MSG_ROLE_UNKNOWN:
-        msg_content_text(content, &b, &calls, &full);
-        full = 0;
-        break;
     }
     if (calls.len > 0) msg_part(&b, calls.p, calls.len);
     if (calls.oom) b.oom = 1;

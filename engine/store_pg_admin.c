@@ -400,6 +400,24 @@ static void store_pg_changes(store *s, const char *sql, int64_t *n, int *rc, cha
     if (*rc == LC_OK && n) *n += c;
 }
 
+/* Delete the summaries whose ids the temp table `table` lists, with every edge, span and
+ * message row that names them. */
+static void store_pg_drop_listed(store *s, const char *table, int *rc, char **err)
+{
+    char *sql[] = {
+        lc_asprintf("DELETE FROM summary_children WHERE child_id IN (SELECT id FROM %s)"
+                    " OR parent_id IN (SELECT id FROM %s)", table, table),
+        lc_asprintf("DELETE FROM summary_spans WHERE summary_id IN (SELECT id FROM %s)", table),
+        lc_asprintf("DELETE FROM summary_messages WHERE summary_id IN (SELECT id FROM %s)", table),
+        lc_asprintf("DELETE FROM summaries WHERE id IN (SELECT id FROM %s)", table),
+    };
+    for (size_t i = 0; i < sizeof sql / sizeof sql[0]; i++) {
+        if (!sql[i] && *rc == LC_OK) *rc = lc_errf(err, LC_NOMEM, "out of memory");
+        store_pg_changes(s, sql[i], NULL, rc, err);
+        free(sql[i]);
+    }
+}
+
 int store_pg_prune_broken(store *s, int64_t *orphans, int64_t *dropped, char **err)
 {
     int rc = LC_OK;
@@ -415,15 +433,7 @@ int store_pg_prune_broken(store *s, int64_t *orphans, int64_t *dropped, char **e
                      NULL, &rc, err);
     if (rc) return rc;
     *dropped = store_pg_int(s, "SELECT count(*) FROM pg_temp.maint_drop", 0, NULL, 0);
-    store_pg_changes(s,
-                     "DELETE FROM summary_children WHERE child_id IN (SELECT id FROM pg_temp.maint_drop)"
-                     " OR parent_id IN (SELECT id FROM pg_temp.maint_drop)",
-                     NULL, &rc, err);
-    store_pg_changes(s, "DELETE FROM summary_spans WHERE summary_id IN (SELECT id FROM pg_temp.maint_drop)", NULL, &rc,
-                     err);
-    store_pg_changes(s, "DELETE FROM summary_messages WHERE summary_id IN (SELECT id FROM pg_temp.maint_drop)", NULL,
-                     &rc, err);
-    store_pg_changes(s, "DELETE FROM summaries WHERE id IN (SELECT id FROM pg_temp.maint_drop)", NULL, &rc, err);
+    store_pg_drop_listed(s, "pg_temp.maint_drop", &rc, err);
     store_pg_changes(s, "DROP TABLE pg_temp.maint_drop", NULL, &rc, err);
     return rc;
 }
@@ -454,15 +464,7 @@ int store_pg_dedupe_spans(store *s, int64_t *removed, char **err)
                      " WHERE summary_children.child_id = d.id AND NOT EXISTS (SELECT 1 FROM summary_children c2"
                      " WHERE c2.parent_id = summary_children.parent_id AND c2.child_id = d.keeper)",
                      NULL, &rc, err);
-    store_pg_changes(s,
-                     "DELETE FROM summary_children WHERE child_id IN (SELECT id FROM pg_temp.maint_dups)"
-                     " OR parent_id IN (SELECT id FROM pg_temp.maint_dups)",
-                     NULL, &rc, err);
-    store_pg_changes(s, "DELETE FROM summary_spans WHERE summary_id IN (SELECT id FROM pg_temp.maint_dups)", NULL, &rc,
-                     err);
-    store_pg_changes(s, "DELETE FROM summary_messages WHERE summary_id IN (SELECT id FROM pg_temp.maint_dups)", NULL,
-                     &rc, err);
-    store_pg_changes(s, "DELETE FROM summaries WHERE id IN (SELECT id FROM pg_temp.maint_dups)", NULL, &rc, err);
+    store_pg_drop_listed(s, "pg_temp.maint_dups", &rc, err);
     store_pg_changes(s, "DROP TABLE pg_temp.maint_rank", NULL, &rc, err);
     store_pg_changes(s, "DROP TABLE pg_temp.maint_dups", NULL, &rc, err);
     return rc;

@@ -235,21 +235,18 @@ done:
 
 int store_pg_set_removed(store *s, const char *const *entry_ids, size_t n, int removed, char **err)
 {
-    int rc, in_tx = 0;
     char *arr = store_pg_array(entry_ids, n);
     if (!arr) return lc_errf(err, LC_NOMEM, "store: out of memory");
     const char *v[] = {removed ? "1" : "0", arr};
-    if ((rc = store_pg_begin(s, err)) != LC_OK) goto done;
-    in_tx = 1;
-    if ((rc = store_pg_cmd(s,
-                           "UPDATE messages SET removed = $1::integer WHERE entry_id = ANY($2::text[])"
-                           " AND removed <> $1::integer",
-                           2, v, 0, "set removed", NULL, err)) != LC_OK)
-        goto done;
-    if ((rc = store_pg_commit(s, err)) != LC_OK) goto done;
-    in_tx = 0;
-done:
-    if (in_tx) store_pg_rollback(s);
+    int rc = store_pg_begin(s, err);
+    if (rc == LC_OK) {
+        rc = store_pg_cmd(s,
+                          "UPDATE messages SET removed = $1::integer WHERE entry_id = ANY($2::text[])"
+                          " AND removed <> $1::integer",
+                          2, v, 0, "set removed", NULL, err);
+        if (rc == LC_OK) rc = store_pg_commit(s, err);
+        if (rc != LC_OK) store_pg_rollback(s);
+    }
     free(arr);
     return rc;
 }

@@ -209,6 +209,16 @@ static int store_pg_visit_rows(const PGresult *r, store_search_visit visit, void
     return LC_OK;
 }
 
+/* Run a search whose rows have the visit columns, and visit them in the order it gives. */
+static int store_pg_search_rows(store *s, const char *sql, int n, const char *const *v, store_search_visit visit,
+                                void *ud, char **err)
+{
+    PGresult *r = store_pg_run(s, sql, n, v, STORE_PG_IDEM, "search", err);
+    int rc = r ? store_pg_visit_rows(r, visit, ud, NULL, NULL, NULL, err) : LC_ERR;
+    PQclear(r);
+    return rc;
+}
+
 int store_pg_search_count(store *s, const char *query, const store_search_scope *scope, int64_t *count, char **err)
 {
     char *tq = NULL, sb[24];
@@ -233,18 +243,15 @@ int store_pg_search_page(store *s, const char *query, const store_search_scope *
     if (rc != LC_OK) return rc;
     const char *v[] = {store_pg_i64(sb, scope->summary_id), tq, scope->include_removed ? "1" : "0",
                        store_pg_i64(lb, (int64_t)limit), store_pg_i64(ob, (int64_t)offset)};
-    PGresult *r = store_pg_run(s,
-                               newest_first ? STORE_PG_SCOPE_CTE "SELECT m.id, m.entry_id, m.role, m.ordinal, m.removed,"
-                                                                 " m.text" STORE_PG_SCOPED
-                                                                 " ORDER BY m.id DESC LIMIT $4::bigint OFFSET $5::bigint"
-                                            : STORE_PG_SCOPE_CTE "SELECT m.id, m.entry_id, m.role, m.ordinal, m.removed,"
-                                                                 " m.text" STORE_PG_SCOPED
-                                                                 " ORDER BY ts_rank_cd(m.tsv, q.q) DESC, m.id"
-                                                                 " LIMIT $4::bigint OFFSET $5::bigint",
-                               5, v, STORE_PG_IDEM, "search", err);
-    if (!r) rc = LC_ERR;
-    else rc = store_pg_visit_rows(r, visit, ud, NULL, NULL, NULL, err);
-    PQclear(r);
+    rc = store_pg_search_rows(s,
+                              newest_first ? STORE_PG_SCOPE_CTE "SELECT m.id, m.entry_id, m.role, m.ordinal, m.removed,"
+                                                                " m.text" STORE_PG_SCOPED
+                                                                " ORDER BY m.id DESC LIMIT $4::bigint OFFSET $5::bigint"
+                                           : STORE_PG_SCOPE_CTE "SELECT m.id, m.entry_id, m.role, m.ordinal, m.removed,"
+                                                                " m.text" STORE_PG_SCOPED
+                                                                " ORDER BY ts_rank_cd(m.tsv, q.q) DESC, m.id"
+                                                                " LIMIT $4::bigint OFFSET $5::bigint",
+                              5, v, visit, ud, err);
     free(tq);
     return rc;
 }
@@ -256,19 +263,16 @@ int store_pg_search_top(store *s, const char *query, int newest_first, size_t li
     int rc = store_pg_tsquery(query, &tq, err);
     if (rc != LC_OK) return rc;
     const char *v[] = {tq, store_pg_i64(lb, (int64_t)limit)};
-    PGresult *r = store_pg_run(s,
-                               newest_first
-                                   ? "SELECT id, entry_id, role, ordinal, removed, text FROM (SELECT m.* FROM messages m"
-                                     " WHERE m.tsv @@ to_tsquery('simple', $1) AND m.removed = 0 ORDER BY m.id DESC"
-                                     " LIMIT $2::bigint) t ORDER BY ordinal, id"
-                                   : "SELECT id, entry_id, role, ordinal, removed, text FROM (SELECT m.*,"
-                                     " ts_rank_cd(m.tsv, to_tsquery('simple', $1)) AS rk FROM messages m"
-                                     " WHERE m.tsv @@ to_tsquery('simple', $1) AND m.removed = 0"
-                                     " ORDER BY rk DESC, m.id LIMIT $2::bigint) t ORDER BY ordinal, id",
-                               2, v, STORE_PG_IDEM, "search", err);
-    if (!r) rc = LC_ERR;
-    else rc = store_pg_visit_rows(r, visit, ud, NULL, NULL, NULL, err);
-    PQclear(r);
+    rc = store_pg_search_rows(s,
+                              newest_first
+                                  ? "SELECT id, entry_id, role, ordinal, removed, text FROM (SELECT m.* FROM messages m"
+                                    " WHERE m.tsv @@ to_tsquery('simple', $1) AND m.removed = 0 ORDER BY m.id DESC"
+                                    " LIMIT $2::bigint) t ORDER BY ordinal, id"
+                                  : "SELECT id, entry_id, role, ordinal, removed, text FROM (SELECT m.*,"
+                                    " ts_rank_cd(m.tsv, to_tsquery('simple', $1)) AS rk FROM messages m"
+                                    " WHERE m.tsv @@ to_tsquery('simple', $1) AND m.removed = 0"
+                                    " ORDER BY rk DESC, m.id LIMIT $2::bigint) t ORDER BY ordinal, id",
+                              2, v, visit, ud, err);
     free(tq);
     return rc;
 }
@@ -340,33 +344,42 @@ int store_pg_summary_exists(store *s, int64_t id)
     return store_pg_int(s, "SELECT count(*) FROM summaries WHERE id = $1::bigint", 1, v, 0) > 0;
 }
 
-int store_pg_summary_get(store *s, int64_t id, store_node_visit visit, void *ud, char **err)
+/* Run a describe query on one id ($1): LC_OK with its first row in *r, LC_NOTFOUND when it
+ * has none (*r is then NULL). */
+static int store_pg_describe(store *s, const char *sql, int64_t id, PGresult **r, char **err)
 {
     char b[24];
     const char *v[] = {store_pg_i64(b, id)};
-    PGresult *r = store_pg_run(s,
+    if (!(*r = store_pg_run(s, sql, 1, v, STORE_PG_IDEM, "describe", err))) return LC_ERR;
+    if (PQntuples(*r) > 0) return LC_OK;
+    PQclear(*r);
+    *r = NULL;
+    return LC_NOTFOUND;
+}
+
+int store_pg_summary_get(store *s, int64_t id, store_node_visit visit, void *ud, char **err)
+{
+    PGresult *r = NULL;
+    int rc = store_pg_describe(s,
                                "SELECT s.kind, s.depth, s.text, s.tiers, s.tokens, sp.first_entry, sp.last_entry,"
                                " sp.first_ordinal, sp.last_ordinal, sp.entry_count FROM summaries s"
                                " LEFT JOIN summary_spans sp ON sp.summary_id = s.id WHERE s.id = $1::bigint",
-                               1, v, STORE_PG_IDEM, "describe", err);
-    if (!r) return LC_ERR;
-    int rc = LC_NOTFOUND;
-    if (PQntuples(r) > 0) {
-        store_node n = {0};
-        n.id = id;
-        n.leaf = strcmp(PQgetvalue(r, 0, 0), "leaf") == 0;
-        n.depth = (int)store_pg_col_int(r, 0, 1);
-        n.text = PQgetvalue(r, 0, 2);
-        n.tiers_json = store_pg_col(r, 0, 3);
-        n.tokens = store_pg_col_int(r, 0, 4);
-        n.first_entry = store_pg_col(r, 0, 5);
-        n.last_entry = store_pg_col(r, 0, 6);
-        n.first_ordinal = store_pg_col_int(r, 0, 7);
-        n.last_ordinal = store_pg_col_int(r, 0, 8);
-        n.entry_count = store_pg_col_int(r, 0, 9);
-        rc = visit(ud, &n, err);
-        if (rc == STORE_VISIT_STOP) rc = LC_OK;
-    }
+                               id, &r, err);
+    if (rc != LC_OK) return rc;
+    store_node n = {0};
+    n.id = id;
+    n.leaf = strcmp(PQgetvalue(r, 0, 0), "leaf") == 0;
+    n.depth = (int)store_pg_col_int(r, 0, 1);
+    n.text = PQgetvalue(r, 0, 2);
+    n.tiers_json = store_pg_col(r, 0, 3);
+    n.tokens = store_pg_col_int(r, 0, 4);
+    n.first_entry = store_pg_col(r, 0, 5);
+    n.last_entry = store_pg_col(r, 0, 6);
+    n.first_ordinal = store_pg_col_int(r, 0, 7);
+    n.last_ordinal = store_pg_col_int(r, 0, 8);
+    n.entry_count = store_pg_col_int(r, 0, 9);
+    rc = visit(ud, &n, err);
+    if (rc == STORE_VISIT_STOP) rc = LC_OK;
     PQclear(r);
     return rc;
 }
@@ -378,25 +391,20 @@ int store_pg_summary_get(store *s, int64_t id, store_node_visit visit, void *ud,
 
 int store_pg_scope_totals_get(store *s, int64_t summary_id, store_scope_totals *out, char **err)
 {
-    char b[24];
-    const char *v[] = {store_pg_i64(b, summary_id)};
+    PGresult *r = NULL;
     memset(out, 0, sizeof *out);
-    PGresult *r = store_pg_run(s,
+    int rc = store_pg_describe(s,
                                STORE_PG_SUBTREE "SELECT count(*), coalesce(sum(m.tokens), 0), coalesce(sum(m.chars), 0),"
                                " coalesce(sum(m.removed), 0) FROM messages m WHERE m.entry_id IN"
                                " (SELECT entry_id FROM scope)",
-                               1, v, STORE_PG_IDEM, "describe", err);
-    if (!r) return LC_ERR;
-    int rc = LC_NOTFOUND;
-    if (PQntuples(r) > 0) {
-        out->messages = store_pg_col_int(r, 0, 0);
-        out->tokens = store_pg_col_int(r, 0, 1);
-        out->chars = store_pg_col_int(r, 0, 2);
-        out->removed = store_pg_col_int(r, 0, 3);
-        rc = LC_OK;
-    }
+                               summary_id, &r, err);
+    if (rc != LC_OK) return rc;
+    out->messages = store_pg_col_int(r, 0, 0);
+    out->tokens = store_pg_col_int(r, 0, 1);
+    out->chars = store_pg_col_int(r, 0, 2);
+    out->removed = store_pg_col_int(r, 0, 3);
     PQclear(r);
-    return rc;
+    return LC_OK;
 }
 
 /* Visit `r` (columns: entry_id, path, content_id, kind, chars, preview, summary). */

@@ -574,23 +574,21 @@ static int store_open_once(const char *agent_home, const char *session_id, const
         rc = lc_errf(err, LC_NOMEM, "store: out of memory");
         goto done;
     }
-    if ((rc = store_prepare(s, &s->st_exists, "SELECT ordinal FROM messages WHERE entry_id = ?",
-                            err)) != LC_OK)
-        goto done;
-    if ((rc = store_prepare(s, &s->st_insert,
-                            "INSERT OR IGNORE INTO messages(entry_id, ordinal, role, text, chars,"
-                            " tokens, raw_json, payload, tool_name, tool_path, created)"
-                            " VALUES(?,?,?,?,?,?,?,?,?,?,?)",
-                            err)) != LC_OK)
-        goto done;
-    if ((rc = store_prepare(s, &s->st_fts, "INSERT INTO messages_fts(rowid, text) VALUES(?, ?)",
-                            err)) != LC_OK)
-        goto done;
-    if ((rc = store_prepare(s, &s->st_handle,
-                            "INSERT OR IGNORE INTO file_handles(entry_id, path, content_id, kind,"
-                            " chars, preview, summary) VALUES(?,?,?,?,?,?,?)",
-                            err)) != LC_OK)
-        goto done;
+    /* The statements every append reuses, prepared once for the connection's life. */
+    const struct {
+        sqlite3_stmt **st;
+        const char *sql;
+    } kept[] = {
+        {&s->st_exists, "SELECT ordinal FROM messages WHERE entry_id = ?"},
+        {&s->st_insert, "INSERT OR IGNORE INTO messages(entry_id, ordinal, role, text, chars,"
+                        " tokens, raw_json, payload, tool_name, tool_path, created)"
+                        " VALUES(?,?,?,?,?,?,?,?,?,?,?)"},
+        {&s->st_fts, "INSERT INTO messages_fts(rowid, text) VALUES(?, ?)"},
+        {&s->st_handle, "INSERT OR IGNORE INTO file_handles(entry_id, path, content_id, kind,"
+                        " chars, preview, summary) VALUES(?,?,?,?,?,?,?)"},
+    };
+    for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++)
+        if ((rc = store_prepare(s, kept[i].st, kept[i].sql, err)) != LC_OK) goto done;
     /* Later statements wait as long as they always did, whatever the open waited. */
     sqlite3_busy_timeout(s->db, STORE_BUSY_MS);
     *out = s;

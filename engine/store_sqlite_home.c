@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -100,6 +101,57 @@ static int hs_step_done(homestore *h, sqlite3_stmt *st, char **err, const char *
     return rc;
 }
 
+/* Bind `fmt`'s parameters to ?1, ?2, ... in order: 't' a text (NULL binds NULL), 'i' an
+ * int64_t, 'l' a long long, 'r' a double. */
+static void hs_bindv(sqlite3_stmt *st, const char *fmt, va_list ap)
+{
+    for (int i = 1; *fmt; fmt++, i++) {
+        switch (*fmt) {
+        case 't': hs_text(st, i, va_arg(ap, const char *)); break;
+        case 'i': sqlite3_bind_int64(st, i, va_arg(ap, int64_t)); break;
+        case 'l': sqlite3_bind_int64(st, i, va_arg(ap, long long)); break;
+        case 'r': sqlite3_bind_double(st, i, va_arg(ap, double)); break;
+        }
+    }
+}
+
+/* Prepare `sql` into *st with `fmt`'s parameters bound (hs_bindv). */
+static int hs_query(homestore *h, sqlite3_stmt **st, char **err, const char *sql, const char *fmt, ...)
+{
+    if (hs_prep(h, st, sql, err) != LC_OK) return LC_ERR;
+    va_list ap;
+    va_start(ap, fmt);
+    hs_bindv(*st, fmt, ap);
+    va_end(ap);
+    return LC_OK;
+}
+
+/* Run a statement that reads no rows, with `fmt`'s parameters bound (hs_bindv). */
+static int hs_run(homestore *h, char **err, const char *what, const char *sql, const char *fmt, ...)
+{
+    sqlite3_stmt *st = NULL;
+    if (hs_prep(h, &st, sql, err) != LC_OK) return LC_ERR;
+    va_list ap;
+    va_start(ap, fmt);
+    hs_bindv(st, fmt, ap);
+    va_end(ap);
+    return hs_step_done(h, st, err, what);
+}
+
+/* Whether `sql` with `fmt`'s parameters finds a row; 0 when it cannot run. */
+static int hs_exists(homestore *h, const char *sql, const char *fmt, ...)
+{
+    sqlite3_stmt *st = NULL;
+    if (hs_prep(h, &st, sql, NULL) != LC_OK) return 0;
+    va_list ap;
+    va_start(ap, fmt);
+    hs_bindv(st, fmt, ap);
+    va_end(ap);
+    int found = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return found;
+}
+
 static int64_t hs_int(homestore *h, const char *sql, const char *arg)
 {
     sqlite3_stmt *st = NULL;
@@ -156,6 +208,23 @@ static char *hs_col_opt(sqlite3_stmt *st, int i)
         v = NULL;
     }
     return v;
+}
+
+/* Read the row's columns 0, 1, ... into `fmt`'s targets in order: 't' a char ** (a copy),
+ * 'o' a char ** (hs_col_opt), 'i' an int64_t *, 'l' a long long *. */
+static void hs_cols(sqlite3_stmt *st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    for (int i = 0; fmt[i]; i++) {
+        switch (fmt[i]) {
+        case 't': *va_arg(ap, char **) = hs_col(st, i); break;
+        case 'o': *va_arg(ap, char **) = hs_col_opt(st, i); break;
+        case 'i': *va_arg(ap, int64_t *) = sqlite3_column_int64(st, i); break;
+        case 'l': *va_arg(ap, long long *) = sqlite3_column_int64(st, i); break;
+        }
+    }
+    va_end(ap);
 }
 
 /* The folder 0700 and the file 0600, made or fixed through descriptors, never through a
@@ -249,38 +318,19 @@ char *homestore_meta_get(homestore *h, const char *key)
 
 int homestore_meta_put(homestore *h, const char *key, const char *value, char **err)
 {
-    sqlite3_stmt *st = NULL;
-    if (hs_prep(h, &st, "INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)", err) != LC_OK) return LC_ERR;
-    hs_text(st, 1, key);
-    hs_text(st, 2, value);
-    return hs_step_done(h, st, err, "meta");
+    return hs_run(h, err, "meta", "INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)", "tt", key, value);
 }
 
 /* ---- the dream log ---------------------------------------------------------------------- */
 
 int homestore_run_add(homestore *h, const homestore_run *r, int64_t *id, char **err)
 {
-    sqlite3_stmt *st = NULL;
-    if (hs_prep(h, &st,
-                "INSERT INTO dream_log(scope, project, started, finished, status, sessions, messages, summaries,"
-                " patterns, consolidations, contracts, model, report_path, note) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                err) != LC_OK)
-        return LC_ERR;
-    hs_text(st, 1, r->scope);
-    hs_text(st, 2, r->project);
-    sqlite3_bind_int64(st, 3, r->started);
-    sqlite3_bind_int64(st, 4, r->finished);
-    hs_text(st, 5, r->status);
-    sqlite3_bind_int64(st, 6, r->sessions);
-    sqlite3_bind_int64(st, 7, r->messages);
-    sqlite3_bind_int64(st, 8, r->summaries);
-    sqlite3_bind_int64(st, 9, r->patterns);
-    sqlite3_bind_int64(st, 10, r->consolidations);
-    sqlite3_bind_int64(st, 11, r->contracts);
-    hs_text(st, 12, r->model);
-    hs_text(st, 13, r->report_path);
-    hs_text(st, 14, r->note);
-    int rc = hs_step_done(h, st, err, "dream log");
+    int rc = hs_run(h, err, "dream log",
+                    "INSERT INTO dream_log(scope, project, started, finished, status, sessions, messages, summaries,"
+                    " patterns, consolidations, contracts, model, report_path, note) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "ttlltiiiiiittt", r->scope, r->project, r->started, r->finished, r->status, r->sessions,
+                    r->messages, r->summaries, r->patterns, r->consolidations, r->contracts, r->model,
+                    r->report_path, r->note);
     if (rc == LC_OK && id) *id = sqlite3_last_insert_rowid(h->db);
     return rc;
 }
@@ -294,10 +344,9 @@ int homestore_mark_get(homestore *h, const char *scope_key, const char *session,
 {
     sqlite3_stmt *st = NULL;
     memset(out, 0, sizeof *out);
-    if (hs_prep(h, &st, "SELECT ordinal, row, summary FROM dream_marks WHERE scope_key = ? AND session = ?", err) != LC_OK)
+    if (hs_query(h, &st, err, "SELECT ordinal, row, summary FROM dream_marks WHERE scope_key = ? AND session = ?", "tt",
+                 scope_key, session) != LC_OK)
         return LC_ERR;
-    hs_text(st, 1, scope_key);
-    hs_text(st, 2, session);
     int s = sqlite3_step(st);
     if (s == SQLITE_ROW) *out = (homestore_mark){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2)};
     sqlite3_finalize(st);
@@ -306,16 +355,9 @@ int homestore_mark_get(homestore *h, const char *scope_key, const char *session,
 
 int homestore_mark_put(homestore *h, const char *scope_key, const char *session, const homestore_mark *m, char **err)
 {
-    sqlite3_stmt *st = NULL;
-    if (hs_prep(h, &st, "INSERT OR REPLACE INTO dream_marks(scope_key, session, ordinal, row, summary) VALUES(?,?,?,?,?)",
-                err) != LC_OK)
-        return LC_ERR;
-    hs_text(st, 1, scope_key);
-    hs_text(st, 2, session);
-    sqlite3_bind_int64(st, 3, m->ordinal);
-    sqlite3_bind_int64(st, 4, m->row);
-    sqlite3_bind_int64(st, 5, m->summary);
-    return hs_step_done(h, st, err, "watermark");
+    return hs_run(h, err, "watermark",
+                  "INSERT OR REPLACE INTO dream_marks(scope_key, session, ordinal, row, summary) VALUES(?,?,?,?,?)",
+                  "ttiii", scope_key, session, m->ordinal, m->row, m->summary);
 }
 
 int64_t homestore_marked_sessions(homestore *h) { return hs_int(h, "SELECT COUNT(DISTINCT session) FROM dream_marks", NULL); }
@@ -339,27 +381,16 @@ int homestore_pattern_note(homestore *h, const char *kind, const char *text, con
     int rc;
     *id = 0;
     *is_new = 0;
-    if (hs_prep(h, &st,
-                "INSERT INTO patterns(kind, text, key, project, score, first_seen, last_seen) VALUES(?,?,?,?,?,?,?)"
-                " ON CONFLICT(key, project) DO NOTHING",
-                err) != LC_OK)
-        return LC_ERR;
-    hs_text(st, 1, kind);
-    hs_text(st, 2, text);
-    hs_text(st, 3, key);
-    hs_text(st, 4, project ? project : "");
-    sqlite3_bind_int64(st, 5, score);
-    sqlite3_bind_int64(st, 6, now);
-    sqlite3_bind_int64(st, 7, now);
-    if ((rc = hs_step_done(h, st, err, "pattern")) != LC_OK) return rc;
+    if ((rc = hs_run(h, err, "pattern",
+                     "INSERT INTO patterns(kind, text, key, project, score, first_seen, last_seen) VALUES(?,?,?,?,?,?,?)"
+                     " ON CONFLICT(key, project) DO NOTHING",
+                     "ttttill", kind, text, key, project ? project : "", score, now, now)) != LC_OK)
+        return rc;
     *is_new = sqlite3_changes(h->db) > 0;
-    if (hs_prep(h, &st, "UPDATE patterns SET score = MAX(score, ?), last_seen = ? WHERE key = ? AND project = ? RETURNING id",
-                err) != LC_OK)
+    if (hs_query(h, &st, err,
+                 "UPDATE patterns SET score = MAX(score, ?), last_seen = ? WHERE key = ? AND project = ? RETURNING id",
+                 "iltt", score, now, key, project ? project : "") != LC_OK)
         return LC_ERR;
-    sqlite3_bind_int64(st, 1, score);
-    sqlite3_bind_int64(st, 2, now);
-    hs_text(st, 3, key);
-    hs_text(st, 4, project ? project : "");
     int s = sqlite3_step(st);
     if (s == SQLITE_ROW) *id = sqlite3_column_int64(st, 0);
     rc = s == SQLITE_ROW ? LC_OK : hs_fail(h, err, "pattern");
@@ -371,41 +402,23 @@ int homestore_source_add(homestore *h, int64_t pattern_id, const char *session, 
                          int64_t summary_id, int64_t ordinal, const char *excerpt, long long now, int *added,
                          char **err)
 {
-    sqlite3_stmt *st = NULL;
-    int rc;
     *added = 0;
-    if (hs_prep(h, &st,
-                "INSERT OR IGNORE INTO pattern_sources(pattern_id, session, entry_id, summary_id, ordinal, excerpt, seen)"
-                " VALUES(?,?,?,?,?,?,?)",
-                err) != LC_OK)
-        return LC_ERR;
-    sqlite3_bind_int64(st, 1, pattern_id);
-    hs_text(st, 2, session);
-    hs_text(st, 3, entry_id ? entry_id : "");
-    sqlite3_bind_int64(st, 4, summary_id);
-    sqlite3_bind_int64(st, 5, ordinal);
-    hs_text(st, 6, excerpt);
-    sqlite3_bind_int64(st, 7, now);
-    if ((rc = hs_step_done(h, st, err, "pattern source")) != LC_OK) return rc;
+    int rc = hs_run(h, err, "pattern source",
+                    "INSERT OR IGNORE INTO pattern_sources(pattern_id, session, entry_id, summary_id, ordinal, excerpt, seen)"
+                    " VALUES(?,?,?,?,?,?,?)",
+                    "ittiitl", pattern_id, session, entry_id ? entry_id : "", summary_id, ordinal, excerpt, now);
+    if (rc != LC_OK) return rc;
     if (!(*added = sqlite3_changes(h->db) > 0)) return LC_OK;
-    if (hs_prep(h, &st, "UPDATE patterns SET count = (SELECT COUNT(*) FROM pattern_sources WHERE pattern_id = ?1) WHERE id = ?1",
-                err) != LC_OK)
-        return LC_ERR;
-    sqlite3_bind_int64(st, 1, pattern_id);
-    return hs_step_done(h, st, err, "pattern count");
+    return hs_run(h, err, "pattern count",
+                  "UPDATE patterns SET count = (SELECT COUNT(*) FROM pattern_sources WHERE pattern_id = ?1) WHERE id = ?1",
+                  "i", pattern_id);
 }
 
 static void hs_pattern_row(sqlite3_stmt *st, void *row)
 {
     homestore_pattern *p = row;
-    p->id = sqlite3_column_int64(st, 0);
-    p->kind = hs_col(st, 1);
-    p->text = hs_col(st, 2);
-    p->project = hs_col_opt(st, 3);
-    p->count = sqlite3_column_int64(st, 4);
-    p->score = sqlite3_column_int64(st, 5);
-    p->first_seen = sqlite3_column_int64(st, 6);
-    p->last_seen = sqlite3_column_int64(st, 7);
+    hs_cols(st, "ittoiill", &p->id, &p->kind, &p->text, &p->project, &p->count, &p->score, &p->first_seen,
+            &p->last_seen);
 }
 
 static void hs_patterns_drop(void *rows, size_t n) { homestore_patterns_free(rows, n); }
@@ -424,15 +437,12 @@ int homestore_patterns_top(homestore *h, const char *project, int include_global
     sqlite3_stmt *st = NULL;
     *out = NULL;
     *n = 0;
-    if (hs_prep(h, &st,
-                "SELECT id, kind, text, project, count, score, first_seen, last_seen FROM patterns"
-                " WHERE count > 0 AND (project = ?1 OR (?2 AND project = ''))"
-                " ORDER BY score * count DESC, last_seen DESC, id LIMIT ?3",
-                err) != LC_OK)
+    if (hs_query(h, &st, err,
+                 "SELECT id, kind, text, project, count, score, first_seen, last_seen FROM patterns"
+                 " WHERE count > 0 AND (project = ?1 OR (?2 AND project = ''))"
+                 " ORDER BY score * count DESC, last_seen DESC, id LIMIT ?3",
+                 "tii", project ? project : "", (int64_t)(include_global || !project), (int64_t)limit) != LC_OK)
         return LC_ERR;
-    hs_text(st, 1, project ? project : "");
-    sqlite3_bind_int(st, 2, include_global || !project);
-    sqlite3_bind_int64(st, 3, (sqlite3_int64)limit);
     return hs_patterns_read(h, st, out, n, err);
 }
 
@@ -451,11 +461,7 @@ void homestore_sources_free(homestore_source *v, size_t n)
 static void hs_source_row(sqlite3_stmt *st, void *row)
 {
     homestore_source *r = row;
-    r->session = hs_col(st, 0);
-    r->entry_id = hs_col_opt(st, 1);
-    r->summary_id = sqlite3_column_int64(st, 2);
-    r->ordinal = sqlite3_column_int64(st, 3);
-    r->excerpt = hs_col(st, 4);
+    hs_cols(st, "toiit", &r->session, &r->entry_id, &r->summary_id, &r->ordinal, &r->excerpt);
 }
 
 static void hs_sources_drop(void *rows, size_t n) { homestore_sources_free(rows, n); }
@@ -466,13 +472,11 @@ int homestore_sources(homestore *h, int64_t pattern_id, size_t limit, homestore_
     void *rows = NULL;
     *out = NULL;
     *n = 0;
-    if (hs_prep(h, &st,
-                "SELECT session, entry_id, summary_id, ordinal, excerpt FROM pattern_sources WHERE pattern_id = ?"
-                " ORDER BY seen, entry_id = '', session, ordinal LIMIT ?",
-                err) != LC_OK)
+    if (hs_query(h, &st, err,
+                 "SELECT session, entry_id, summary_id, ordinal, excerpt FROM pattern_sources WHERE pattern_id = ?"
+                 " ORDER BY seen, entry_id = '', session, ordinal LIMIT ?",
+                 "ii", pattern_id, (int64_t)limit) != LC_OK)
         return LC_ERR;
-    sqlite3_bind_int64(st, 1, pattern_id);
-    sqlite3_bind_int64(st, 2, (sqlite3_int64)limit);
     int rc = hs_rows(h, st, sizeof **out, hs_source_row, hs_sources_drop, "pattern sources", &rows, n, err);
     *out = rows;
     return rc;
@@ -482,41 +486,23 @@ int homestore_sources(homestore *h, int64_t pattern_id, size_t limit, homestore_
 
 int homestore_consolidated(homestore *h, const char *session, int64_t summary_id)
 {
-    sqlite3_stmt *st = NULL;
-    int found = 0;
-    if (sqlite3_prepare_v2(h->db, "SELECT 1 FROM consolidation_members WHERE session = ? AND summary_id = ?", -1, &st,
-                           NULL) != SQLITE_OK)
-        return 0;
-    hs_text(st, 1, session);
-    sqlite3_bind_int64(st, 2, summary_id);
-    found = sqlite3_step(st) == SQLITE_ROW;
-    sqlite3_finalize(st);
-    return found;
+    return hs_exists(h, "SELECT 1 FROM consolidation_members WHERE session = ? AND summary_id = ?", "ti", session,
+                     summary_id);
 }
 
 int homestore_consolidation_add(homestore *h, const char *text, int64_t tokens, double overlap,
                                 const char *const *sessions, const int64_t *ids, size_t n, long long now, int64_t *id,
                                 char **err)
 {
-    sqlite3_stmt *st = NULL;
-    int rc;
-    if (hs_prep(h, &st, "INSERT INTO consolidations(text, tokens, overlap, created) VALUES(?,?,?,?)", err) != LC_OK)
-        return LC_ERR;
-    hs_text(st, 1, text);
-    sqlite3_bind_int64(st, 2, tokens);
-    sqlite3_bind_double(st, 3, overlap);
-    sqlite3_bind_int64(st, 4, now);
-    if ((rc = hs_step_done(h, st, err, "consolidation")) != LC_OK) return rc;
+    int rc = hs_run(h, err, "consolidation", "INSERT INTO consolidations(text, tokens, overlap, created) VALUES(?,?,?,?)",
+                    "tirl", text, tokens, overlap, now);
+    if (rc != LC_OK) return rc;
     *id = sqlite3_last_insert_rowid(h->db);
-    for (size_t i = 0; i < n; i++) {
-        if (hs_prep(h, &st, "INSERT INTO consolidation_members(consolidation_id, session, summary_id) VALUES(?,?,?)",
-                    err) != LC_OK)
-            return LC_ERR;
-        sqlite3_bind_int64(st, 1, *id);
-        hs_text(st, 2, sessions[i]);
-        sqlite3_bind_int64(st, 3, ids[i]);
-        if ((rc = hs_step_done(h, st, err, "consolidation member")) != LC_OK) return rc;
-    }
+    for (size_t i = 0; i < n; i++)
+        if ((rc = hs_run(h, err, "consolidation member",
+                         "INSERT INTO consolidation_members(consolidation_id, session, summary_id) VALUES(?,?,?)", "iti",
+                         *id, sessions[i], ids[i])) != LC_OK)
+            return rc;
     return LC_OK;
 }
 
@@ -547,37 +533,17 @@ void homestore_contracts_free(homestore_contract *v, size_t n)
 static void hs_contract_row(sqlite3_stmt *st, void *row)
 {
     homestore_contract *c = row;
-    c->id = sqlite3_column_int64(st, 0);
-    c->kind = hs_col(st, 1);
-    c->body = hs_col(st, 2);
-    c->state = hs_col(st, 3);
-    c->project = hs_col(st, 4);
-    c->reason = hs_col(st, 5);
-    c->pattern_id = sqlite3_column_int64(st, 6);
-    c->supersedes = sqlite3_column_int64(st, 7);
-    c->superseded_by = sqlite3_column_int64(st, 8);
-    c->created = sqlite3_column_int64(st, 9);
-    c->updated = sqlite3_column_int64(st, 10);
+    hs_cols(st, "itttttiiill", &c->id, &c->kind, &c->body, &c->state, &c->project, &c->reason, &c->pattern_id,
+            &c->supersedes, &c->superseded_by, &c->created, &c->updated);
 }
 
 int homestore_contract_add(homestore *h, const char *kind, const char *body, const char *state, const char *project,
                            int64_t pattern_id, int64_t supersedes, long long now, int64_t *id, char **err)
 {
-    sqlite3_stmt *st = NULL;
-    if (hs_prep(h, &st,
-                "INSERT INTO contracts(kind, body, state, project, pattern_id, supersedes, created, updated)"
-                " VALUES(?,?,?,?,?,?,?,?)",
-                err) != LC_OK)
-        return LC_ERR;
-    hs_text(st, 1, kind);
-    hs_text(st, 2, body);
-    hs_text(st, 3, state);
-    hs_text(st, 4, project);
-    sqlite3_bind_int64(st, 5, pattern_id);
-    sqlite3_bind_int64(st, 6, supersedes);
-    sqlite3_bind_int64(st, 7, now);
-    sqlite3_bind_int64(st, 8, now);
-    int rc = hs_step_done(h, st, err, "contract");
+    int rc = hs_run(h, err, "contract",
+                    "INSERT INTO contracts(kind, body, state, project, pattern_id, supersedes, created, updated)"
+                    " VALUES(?,?,?,?,?,?,?,?)",
+                    "ttttiill", kind, body, state, project, pattern_id, supersedes, now, now);
     if (rc == LC_OK) *id = sqlite3_last_insert_rowid(h->db);
     return rc;
 }
@@ -586,8 +552,7 @@ int homestore_contract_get(homestore *h, int64_t id, homestore_contract *out, ch
 {
     sqlite3_stmt *st = NULL;
     memset(out, 0, sizeof *out);
-    if (hs_prep(h, &st, "SELECT " HS_CONTRACT_COLS " FROM contracts WHERE id = ?", err) != LC_OK) return LC_ERR;
-    sqlite3_bind_int64(st, 1, id);
+    if (hs_query(h, &st, err, "SELECT " HS_CONTRACT_COLS " FROM contracts WHERE id = ?", "i", id) != LC_OK) return LC_ERR;
     int s = sqlite3_step(st), rc = LC_OK;
     if (s == SQLITE_ROW) hs_contract_row(st, out);
     else if (s == SQLITE_DONE) rc = lc_errf(err, LC_NOTFOUND, "no contract %lld", (long long)id);
@@ -599,20 +564,11 @@ int homestore_contract_get(homestore *h, int64_t id, homestore_contract *out, ch
 int homestore_contract_set_state(homestore *h, int64_t id, const char *from, const char *to, const char *reason,
                                  int64_t superseded_by, long long now, int *changed, char **err)
 {
-    sqlite3_stmt *st = NULL;
     *changed = 0;
-    if (hs_prep(h, &st,
-                "UPDATE contracts SET state = ?, reason = COALESCE(?, reason), superseded_by = ?, updated = ?"
-                " WHERE id = ? AND state = ?",
-                err) != LC_OK)
-        return LC_ERR;
-    hs_text(st, 1, to);
-    hs_text(st, 2, reason);
-    sqlite3_bind_int64(st, 3, superseded_by);
-    sqlite3_bind_int64(st, 4, now);
-    sqlite3_bind_int64(st, 5, id);
-    hs_text(st, 6, from);
-    int rc = hs_step_done(h, st, err, "contract state");
+    int rc = hs_run(h, err, "contract state",
+                    "UPDATE contracts SET state = ?, reason = COALESCE(?, reason), superseded_by = ?, updated = ?"
+                    " WHERE id = ? AND state = ?",
+                    "ttilit", to, reason, superseded_by, now, id, from);
     if (rc == LC_OK) *changed = sqlite3_changes(h->db) > 0;
     return rc;
 }
@@ -626,13 +582,11 @@ int homestore_contracts_list(homestore *h, const char *state, const char *projec
     void *rows = NULL;
     *out = NULL;
     *n = 0;
-    if (hs_prep(h, &st,
-                "SELECT " HS_CONTRACT_COLS " FROM contracts WHERE (?1 IS NULL OR state = ?1)"
-                " AND (?2 IS NULL OR project IS NULL OR project = ?2) ORDER BY id",
-                err) != LC_OK)
+    if (hs_query(h, &st, err,
+                 "SELECT " HS_CONTRACT_COLS " FROM contracts WHERE (?1 IS NULL OR state = ?1)"
+                 " AND (?2 IS NULL OR project IS NULL OR project = ?2) ORDER BY id",
+                 "tt", state, project) != LC_OK)
         return LC_ERR;
-    hs_text(st, 1, state);
-    hs_text(st, 2, project);
     int rc = hs_rows(h, st, sizeof **out, hs_contract_row, hs_contracts_drop, "contracts", &rows, n, err);
     *out = rows;
     return rc;
@@ -640,16 +594,8 @@ int homestore_contracts_list(homestore *h, const char *state, const char *projec
 
 int homestore_contract_known(homestore *h, int64_t pattern_id, const char *body)
 {
-    sqlite3_stmt *st = NULL;
-    int found = 0;
-    if (sqlite3_prepare_v2(h->db, "SELECT 1 FROM contracts WHERE (?1 > 0 AND pattern_id = ?1) OR body = ?2 LIMIT 1", -1,
-                           &st, NULL) != SQLITE_OK)
-        return 0;
-    sqlite3_bind_int64(st, 1, pattern_id);
-    hs_text(st, 2, body);
-    found = sqlite3_step(st) == SQLITE_ROW;
-    sqlite3_finalize(st);
-    return found;
+    return hs_exists(h, "SELECT 1 FROM contracts WHERE (?1 > 0 AND pattern_id = ?1) OR body = ?2 LIMIT 1", "it",
+                     pattern_id, body);
 }
 
 int64_t homestore_contract_count(homestore *h, const char *state)
@@ -660,15 +606,8 @@ int64_t homestore_contract_count(homestore *h, const char *state)
 
 int homestore_contract_active_for(homestore *h, int64_t pattern_id)
 {
-    sqlite3_stmt *st = NULL;
-    int found = 0;
-    if (sqlite3_prepare_v2(h->db, "SELECT 1 FROM contracts WHERE pattern_id = ? AND state = 'Active' LIMIT 1", -1, &st,
-                           NULL) != SQLITE_OK)
-        return 0;
-    sqlite3_bind_int64(st, 1, pattern_id);
-    found = pattern_id > 0 && sqlite3_step(st) == SQLITE_ROW;
-    sqlite3_finalize(st);
-    return found;
+    return pattern_id > 0 &&
+           hs_exists(h, "SELECT 1 FROM contracts WHERE pattern_id = ? AND state = 'Active' LIMIT 1", "i", pattern_id);
 }
 
 void homestore_trail_free(homestore_trail *v, size_t n)
@@ -687,35 +626,17 @@ void homestore_trail_free(homestore_trail *v, size_t n)
 int homestore_trail_add(homestore *h, int64_t contract_id, long long at, const char *actor, const char *action,
                         const char *from_state, const char *to_state, const char *reason, const char *body, char **err)
 {
-    sqlite3_stmt *st = NULL;
-    if (hs_prep(h, &st,
-                "INSERT INTO contract_trail(contract_id, at, actor, action, from_state, to_state, reason, body)"
-                " VALUES(?,?,?,?,?,?,?,?)",
-                err) != LC_OK)
-        return LC_ERR;
-    sqlite3_bind_int64(st, 1, contract_id);
-    sqlite3_bind_int64(st, 2, at);
-    hs_text(st, 3, actor);
-    hs_text(st, 4, action);
-    hs_text(st, 5, from_state);
-    hs_text(st, 6, to_state);
-    hs_text(st, 7, reason);
-    hs_text(st, 8, body);
-    return hs_step_done(h, st, err, "contract trail");
+    return hs_run(h, err, "contract trail",
+                  "INSERT INTO contract_trail(contract_id, at, actor, action, from_state, to_state, reason, body)"
+                  " VALUES(?,?,?,?,?,?,?,?)",
+                  "iltttttt", contract_id, at, actor, action, from_state, to_state, reason, body);
 }
 
 static void hs_trail_row(sqlite3_stmt *st, void *row)
 {
     homestore_trail *t = row;
-    t->id = sqlite3_column_int64(st, 0);
-    t->contract_id = sqlite3_column_int64(st, 1);
-    t->at = sqlite3_column_int64(st, 2);
-    t->actor = hs_col(st, 3);
-    t->action = hs_col(st, 4);
-    t->from_state = hs_col(st, 5);
-    t->to_state = hs_col(st, 6);
-    t->reason = hs_col(st, 7);
-    t->body = hs_col(st, 8);
+    hs_cols(st, "iiltttttt", &t->id, &t->contract_id, &t->at, &t->actor, &t->action, &t->from_state, &t->to_state,
+            &t->reason, &t->body);
 }
 
 static void hs_trail_drop(void *rows, size_t n) { homestore_trail_free(rows, n); }
@@ -726,12 +647,11 @@ int homestore_trail_list(homestore *h, int64_t contract_id, homestore_trail **ou
     void *rows = NULL;
     *out = NULL;
     *n = 0;
-    if (hs_prep(h, &st,
-                "SELECT id, contract_id, at, actor, action, from_state, to_state, reason, body FROM contract_trail"
-                " WHERE ?1 = 0 OR contract_id = ?1 ORDER BY id",
-                err) != LC_OK)
+    if (hs_query(h, &st, err,
+                 "SELECT id, contract_id, at, actor, action, from_state, to_state, reason, body FROM contract_trail"
+                 " WHERE ?1 = 0 OR contract_id = ?1 ORDER BY id",
+                 "i", contract_id) != LC_OK)
         return LC_ERR;
-    sqlite3_bind_int64(st, 1, contract_id);
     int rc = hs_rows(h, st, sizeof **out, hs_trail_row, hs_trail_drop, "contract trail", &rows, n, err);
     *out = rows;
     return rc;

@@ -228,21 +228,25 @@ int store_sqlite_summary_exists(store *s, int64_t id)
     return found;
 }
 
+/* Prepare a describe query on one id (?1) and step to its row: LC_NOTFOUND when it has none. */
+static int store_sqlite_describe(store *s, sqlite3_stmt **st, const char *sql, int64_t id, char **err)
+{
+    int rc = store_sqlite_prepare(s, st, sql, "describe", err);
+    if (rc != LC_OK) return rc;
+    sqlite3_bind_int64(*st, 1, id);
+    return sqlite3_step(*st) == SQLITE_ROW ? LC_OK : LC_NOTFOUND;
+}
+
 int store_sqlite_summary_get(store *s, int64_t id, store_node_visit visit, void *ud, char **err)
 {
     sqlite3_stmt *st = NULL;
-    int rc = LC_OK;
-    if ((rc = store_sqlite_prepare(s, &st, "SELECT s.kind, s.depth, s.text, s.tiers, s.tokens, sp.first_entry,"
-                                           " sp.last_entry, sp.first_ordinal, sp.last_ordinal, sp.entry_count"
-                                           " FROM summaries s LEFT JOIN summary_spans sp ON sp.summary_id = s.id"
-                                           " WHERE s.id = ?",
-                                           "describe", err)) != LC_OK)
-        goto done;
-    sqlite3_bind_int64(st, 1, id);
-    if (sqlite3_step(st) != SQLITE_ROW) {
-        rc = LC_NOTFOUND;
-        goto done;
-    }
+    int rc = store_sqlite_describe(s, &st,
+                                   "SELECT s.kind, s.depth, s.text, s.tiers, s.tokens, sp.first_entry,"
+                                   " sp.last_entry, sp.first_ordinal, sp.last_ordinal, sp.entry_count"
+                                   " FROM summaries s LEFT JOIN summary_spans sp ON sp.summary_id = s.id"
+                                   " WHERE s.id = ?",
+                                   id, err);
+    if (rc != LC_OK) goto done;
     store_node n = {0};
     const char *kind = (const char *)sqlite3_column_text(st, 0);
     n.id = id;
@@ -267,18 +271,12 @@ done:
 int store_sqlite_scope_totals_get(store *s, int64_t summary_id, store_scope_totals *out, char **err)
 {
     sqlite3_stmt *st = NULL;
-    int rc = LC_OK;
     memset(out, 0, sizeof *out);
-    if ((rc = store_sqlite_prepare(s, &st,
+    int rc = store_sqlite_describe(s, &st,
                                    STORE_SCOPE_CTE "SELECT count(*), coalesce(sum(m.tokens),0), coalesce(sum(m.chars),0),"
                                    " coalesce(sum(m.removed),0) FROM messages m WHERE m.entry_id IN (SELECT entry_id FROM scope)",
-                                   "describe", err)) != LC_OK)
-        goto done;
-    sqlite3_bind_int64(st, 1, summary_id);
-    if (sqlite3_step(st) != SQLITE_ROW) {
-        rc = LC_NOTFOUND;
-        goto done;
-    }
+                                   summary_id, err);
+    if (rc != LC_OK) goto done;
     out->messages = sqlite3_column_int64(st, 0);
     out->tokens = sqlite3_column_int64(st, 1);
     out->chars = sqlite3_column_int64(st, 2);

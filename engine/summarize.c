@@ -840,6 +840,19 @@ static int summ_level3(const char *source, size_t target_tokens, size_t source_t
     return LC_OK;
 }
 
+/* A chain's answer becomes the result at `level` only when it ran and came out shorter
+ * than `limit` tokens: a summary no smaller than its source saves nothing. */
+static int summ_accept(summ_result *out, int rc, char *text, const char *entry, int level, size_t limit)
+{
+    size_t tokens;
+    if (rc != LC_OK || (tokens = summ_estimate_tokens(text)) >= limit) return 0;
+    out->text = text;
+    out->level = level;
+    out->entry = entry;
+    out->tokens = tokens;
+    return 1;
+}
+
 int summ_summarize(summ_ctx *s, const char *source, size_t target_tokens, summ_result *out,
                    char **err)
 {
@@ -855,26 +868,15 @@ int summ_summarize(summ_ctx *s, const char *source, size_t target_tokens, summ_r
     rc = summ_run_chain(s, source, target_tokens, SUMM_DETAILS, "preserve-details", &text,
                         &entry, err);
     if (rc == LC_NOMEM || rc == LC_CANCELLED) return rc;
-    if (rc == LC_OK && summ_estimate_tokens(text) < src_tokens) {
-        out->text = text;
-        out->level = 1;
-        out->entry = entry;
-        out->tokens = summ_estimate_tokens(text);
+    if (summ_accept(out, rc, text, entry, 1, src_tokens)) {
         if (out->tokens > 2 * target_tokens) {
-            char *smaller = NULL;
+            char *smaller = NULL, *rich = out->text;
             const char *e2 = NULL;
             int rc2 = summ_run_chain(s, text, target_tokens, SUMM_BULLETS, "make-smaller",
                                      &smaller, &e2, err);
             if (rc2 == LC_NOMEM || rc2 == LC_CANCELLED) return rc2;
-            if (rc2 == LC_OK && summ_estimate_tokens(smaller) < out->tokens) {
-                out->rich_text = out->text;
-                out->text = smaller;
-                out->level = 2;
-                out->entry = e2;
-                out->tokens = summ_estimate_tokens(smaller);
-            } else {
-                free(smaller);
-            }
+            if (summ_accept(out, rc2, smaller, e2, 2, out->tokens)) out->rich_text = rich;
+            else free(smaller);
         }
         if (err) {
             free(*err);
@@ -888,13 +890,7 @@ int summ_summarize(summ_ctx *s, const char *source, size_t target_tokens, summ_r
         rc = summ_run_chain(s, source, target_tokens, SUMM_BULLETS, "bullets", &text, &entry,
                             err);
         if (rc == LC_NOMEM || rc == LC_CANCELLED) return rc;
-        if (rc == LC_OK && summ_estimate_tokens(text) < src_tokens) {
-            out->text = text;
-            out->level = 2;
-            out->entry = entry;
-            out->tokens = summ_estimate_tokens(text);
-            return LC_OK;
-        }
+        if (summ_accept(out, rc, text, entry, 2, src_tokens)) return LC_OK;
         free(text);
     }
     if (err) {

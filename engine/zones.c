@@ -29,12 +29,9 @@ zones_cfg zones_cfg_merge(zones_cfg base, zones_cfg over)
 
 const char *zones_source_name(zones_source s)
 {
-    switch (s) {
-    case ZONES_SRC_SMART: return "smartZone";
-    case ZONES_SRC_TOKENS: return "tokens";
-    case ZONES_SRC_RATIO: break;
-    }
-    return "ratio";
+    static const char *const names[] = {[ZONES_SRC_RATIO] = "ratio", [ZONES_SRC_SMART] = "smartZone",
+                                        [ZONES_SRC_TOKENS] = "tokens"};
+    return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : names[ZONES_SRC_RATIO];
 }
 
 int zones_resolve(const zones_cfg *cfg, long keep_recent, long window, zones_resolved *out,
@@ -113,12 +110,9 @@ zones_zone zones_classify(const zones_resolved *r, long occupancy_tokens)
 
 const char *zones_zone_name(zones_zone z)
 {
-    switch (z) {
-    case ZONES_SWAP: return "swap";
-    case ZONES_RECUT: return "recut";
-    case ZONES_BELOW_SWAP: break;
-    }
-    return "below-swap";
+    static const char *const names[] = {[ZONES_BELOW_SWAP] = "below-swap", [ZONES_SWAP] = "swap",
+                                        [ZONES_RECUT] = "recut"};
+    return (unsigned)z < sizeof names / sizeof names[0] ? names[z] : names[ZONES_BELOW_SWAP];
 }
 
 static void zones_pct(char *buf, size_t n, double f)

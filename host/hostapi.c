@@ -131,14 +131,19 @@ static int api_session_info(void *ctx, char **out, char **err)
     return json_out(o, out, err);
 }
 
-static int api_get_branch(void *ctx, char **out, char **err)
+/* A call that answers with `json` of the open session (its branch, its entries). */
+static int session_json(host *h, const char *call, char *(*json)(const session *), char **out, char **err)
 {
-    host *h = ctx;
-    int rc = session_out(h, "get_branch", out, err);
+    int rc = session_out(h, call, out, err);
     if (rc)
         return rc;
-    *out = session_branch_json(h->sess);
+    *out = json(h->sess);
     return *out ? AP_OK : lc_errf(err, AP_NOMEM, "out of memory");
+}
+
+static int api_get_branch(void *ctx, char **out, char **err)
+{
+    return session_json(ctx, "get_branch", session_branch_json, out, err);
 }
 
 static int api_get_entry(void *ctx, const char *id, char **out, char **err)
@@ -463,12 +468,7 @@ static int api_send_user_message(void *ctx, const char *text, char **err)
 
 static int api_get_entries(void *ctx, char **out, char **err)
 {
-    host *h = ctx;
-    int rc = session_out(h, "get_entries", out, err);
-    if (rc)
-        return rc;
-    *out = session_entries_json(h->sess);
-    return *out ? AP_OK : lc_errf(err, AP_NOMEM, "out of memory");
+    return session_json(ctx, "get_entries", session_entries_json, out, err);
 }
 
 char *hostapi_take_queued(host *h, host_plugin **owner)

@@ -59,6 +59,19 @@ static cJSON *llm_image_part(const cJSON *block)
     return part;
 }
 
+/* Whether a content block is of `type`. */
+static int llm_block_is(const cJSON *blk, const char *type)
+{
+    const char *t = llm_str(blk, "type");
+    return t && strcmp(t, type) == 0;
+}
+
+/* The text of a text block; NULL for any other block and for a text block without one. */
+static const char *llm_block_text(const cJSON *blk)
+{
+    return llm_block_is(blk, "text") ? llm_str(blk, "text") : NULL;
+}
+
 /* Joined text of the text blocks of `content` (a string or a block array). *n_images
  * counts image blocks so the caller knows whether a parts array is needed. */
 static char *llm_join_text(const cJSON *content, const char *sep, int *n_images)
@@ -70,13 +83,12 @@ static char *llm_join_text(const cJSON *content, const char *sep, int *n_images)
     } else if (cJSON_IsArray(content)) {
         const cJSON *blk;
         cJSON_ArrayForEach(blk, content) {
-            const char *type = llm_str(blk, "type");
-            if (!type) continue;
-            if (strcmp(type, "text") == 0 && llm_str(blk, "text")) {
+            const char *text = llm_block_text(blk);
+            if (text) {
                 if (!first) sb_puts(&b, sep);
-                sb_puts(&b, llm_str(blk, "text"));
+                sb_puts(&b, text);
                 first = 0;
-            } else if (strcmp(type, "image") == 0) {
+            } else if (llm_block_is(blk, "image")) {
                 images++;
             }
         }
@@ -100,14 +112,13 @@ static cJSON *llm_user_content(const cJSON *content)
     out = cJSON_CreateArray();
     const cJSON *blk;
     cJSON_ArrayForEach(blk, content) {
-        const char *type = llm_str(blk, "type");
-        if (!type) continue;
-        if (strcmp(type, "text") == 0 && llm_str(blk, "text")) {
+        const char *t = llm_block_text(blk);
+        if (t) {
             cJSON *part = cJSON_CreateObject();
             cJSON_AddStringToObject(part, "type", "text");
-            cJSON_AddStringToObject(part, "text", llm_str(blk, "text"));
+            cJSON_AddStringToObject(part, "text", t);
             cJSON_AddItemToArray(out, part);
-        } else if (strcmp(type, "image") == 0) {
+        } else if (llm_block_is(blk, "image")) {
             cJSON *part = llm_image_part(blk);
             if (part) cJSON_AddItemToArray(out, part);
         }
@@ -189,13 +200,12 @@ static void llm_map_assistant(llm_conv *cv, const cJSON *msg)
     } else if (cJSON_IsArray(content)) {
         const cJSON *blk;
         cJSON_ArrayForEach(blk, content) {
-            const char *type = llm_str(blk, "type");
-            if (!type) continue;
-            if (strcmp(type, "text") == 0 && llm_str(blk, "text")) {
+            const char *t = llm_block_text(blk);
+            if (t) {
                 if (text.len) sb_puts(&text, "\n");
-                sb_puts(&text, llm_str(blk, "text"));
+                sb_puts(&text, t);
                 any_text = text.len > 0;
-            } else if (strcmp(type, "toolCall") == 0) {
+            } else if (llm_block_is(blk, "toolCall")) {
                 const char *id = llm_str(blk, "id");
                 const char *name = llm_str(blk, "name");
                 const cJSON *args = cJSON_GetObjectItemCaseSensitive(blk, "arguments");
@@ -266,8 +276,7 @@ static void llm_map_tool_result(llm_conv *cv, const cJSON *msg)
     if (images && cJSON_IsArray(content)) {
         const cJSON *blk;
         cJSON_ArrayForEach(blk, content) {
-            const char *type = llm_str(blk, "type");
-            if (type && strcmp(type, "image") == 0) {
+            if (llm_block_is(blk, "image")) {
                 cJSON *part = llm_image_part(blk);
                 if (part) cJSON_AddItemToArray(cv->pending_images, part);
             }

@@ -111,6 +111,13 @@ static const cJSON *find_call(const cJSON *assistant, const char *id)
     return NULL;
 }
 
+/* The role of a message entry; for any other entry MSG_ROLE_UNKNOWN, which no replay
+ * event follows. */
+static msg_role entry_role(const char *type, const cJSON *msg)
+{
+    return strcmp(type, "message") == 0 && cJSON_IsObject(msg) ? msg_role_of(msg) : MSG_ROLE_UNKNOWN;
+}
+
 /* Events before an entry is written; may change `root` (*changed set). */
 static void events_before(replay *r, cJSON *root, const char *type, int *changed)
 {
@@ -120,9 +127,7 @@ static void events_before(replay *r, cJSON *root, const char *type, int *changed
         flush_turn(r);
         return;
     }
-    if (strcmp(type, "message") != 0 || !cJSON_IsObject(msg))
-        return;
-    msg_role role = msg_role_of(msg);
+    msg_role role = entry_role(type, msg);
     if (role == MSG_ROLE_USER) {
         flush_turn(r);
         end_prompt(r);
@@ -181,9 +186,7 @@ static void events_after(replay *r, const cJSON *root, const char *type, sess_en
         cJSON_Delete(ev);
         return;
     }
-    if (strcmp(type, "message") != 0 || !cJSON_IsObject(msg))
-        return;
-    msg_role role = msg_role_of(msg);
+    msg_role role = entry_role(type, msg);
     if (role == MSG_ROLE_ASSISTANT) {
         r->assistant = cJSON_Duplicate(msg, 1);
         r->results = cJSON_CreateArray();

@@ -145,15 +145,25 @@ int plugin_get_branch(lc_plugin *p, cJSON **out, char **err)
                              "branch", out, err);
 }
 
-int plugin_get_entry_text(lc_plugin *p, const char *entry_id, char **out, char **err)
+/* A host slot that takes one string and answers with one (an entry, a completion): the
+ * answer as a malloc'd string, NULL when the host answered nothing. */
+static int plugin_host_answer(lc_plugin *p, int (*slot)(void *, const char *, char **, char **), const char *arg,
+                              const char *missing, const char *failed, char **out, char **err)
 {
     *out = NULL;
-    if (!AP_HOST_HAS(p->host, get_entry))
-        return lc_errf(err, AP_UNSUPPORTED, "the host cannot read an entry by id");
+    if (!slot) return lc_errf(err, AP_UNSUPPORTED, "%s", missing);
     char *json = NULL, *herr = NULL;
-    int rc = p->host->get_entry(p->host->host_ctx, entry_id, &json, &herr);
-    if (rc != AP_OK) return plugin_host_error(p, rc, herr, err, "reading an entry failed");
+    int rc = slot(p->host->host_ctx, arg, &json, &herr);
+    if (rc != AP_OK) return plugin_host_error(p, rc, herr, err, failed);
     *out = plugin_take_host_string(p, json);
+    return AP_OK;
+}
+
+int plugin_get_entry_text(lc_plugin *p, const char *entry_id, char **out, char **err)
+{
+    int rc = plugin_host_answer(p, AP_HOST_HAS(p->host, get_entry) ? p->host->get_entry : NULL, entry_id,
+                                "the host cannot read an entry by id", "reading an entry failed", out, err);
+    if (rc != AP_OK) return rc;
     return *out ? AP_OK : lc_errf(err, AP_NOMEM, "out of memory");
 }
 
@@ -205,16 +215,24 @@ void plugin_apply_window(lc_plugin *p)
         p->window = p->window_believed;
 }
 
+/* A host slot's JSON answer, parsed; NULL when the host lacks the slot, fails or answers
+ * nothing parsable. For facts the plugin refreshes when it can and otherwise keeps. */
+static cJSON *plugin_host_facts(lc_plugin *p, int (*slot)(void *, char **, char **))
+{
+    if (!slot) return NULL;
+    char *json = NULL, *herr = NULL;
+    if (slot(p->host->host_ctx, &json, &herr) != AP_OK) {
+        if (AP_HOST_HAS(p->host, free)) p->host->free(herr);
+        return NULL;
+    }
+    cJSON *facts = cJSON_Parse(json);
+    if (AP_HOST_HAS(p->host, free)) p->host->free(json);
+    return facts;
+}
+
 void plugin_refresh_model(lc_plugin *p)
 {
-    if (!AP_HOST_HAS(p->host, get_model)) return;
-    char *json = NULL, *herr = NULL;
-    if (p->host->get_model(p->host->host_ctx, &json, &herr) != AP_OK) {
-        if (AP_HOST_HAS(p->host, free)) p->host->free(herr);
-        return;
-    }
-    cJSON *m = cJSON_Parse(json);
-    if (AP_HOST_HAS(p->host, free)) p->host->free(json);
+    cJSON *m = plugin_host_facts(p, AP_HOST_HAS(p->host, get_model) ? p->host->get_model : NULL);
     if (!m) return;
     const char *prov = cJSON_GetStringValue(cJSON_GetObjectItem(m, "provider"));
     const char *id = cJSON_GetStringValue(cJSON_GetObjectItem(m, "id"));
@@ -253,14 +271,8 @@ int plugin_register_tool(lc_plugin *p, const char *name, const char *description
 
 int plugin_complete(lc_plugin *p, const char *request_json, char **out_json, char **err)
 {
-    *out_json = NULL;
-    if (!AP_HOST_HAS(p->host, complete))
-        return lc_errf(err, AP_UNSUPPORTED, "the host offers no completion service");
-    char *json = NULL, *herr = NULL;
-    int rc = p->host->complete(p->host->host_ctx, request_json, &json, &herr);
-    if (rc != AP_OK) return plugin_host_error(p, rc, herr, err, "completion failed");
-    *out_json = plugin_take_host_string(p, json);
-    return AP_OK;
+    return plugin_host_answer(p, AP_HOST_HAS(p->host, complete) ? p->host->complete : NULL, request_json,
+                              "the host offers no completion service", "completion failed", out_json, err);
 }
 
 char *plugin_text_result(const char *text, int is_error)
@@ -275,14 +287,7 @@ char *plugin_text_result(const char *text, int is_error)
 
 static void plugin_refresh_session(lc_plugin *p)
 {
-    if (!AP_HOST_HAS(p->host, session_info)) return;
-    char *json = NULL, *herr = NULL;
-    if (p->host->session_info(p->host->host_ctx, &json, &herr) != AP_OK) {
-        if (AP_HOST_HAS(p->host, free)) p->host->free(herr);
-        return;
-    }
-    cJSON *s = cJSON_Parse(json);
-    if (AP_HOST_HAS(p->host, free)) p->host->free(json);
+    cJSON *s = plugin_host_facts(p, AP_HOST_HAS(p->host, session_info) ? p->host->session_info : NULL);
     if (!s) return;
     struct { const char *key; char **slot; } facts[] = {
         {"id", &p->session_id},   {"sessionFile", &p->session_file}, {"cwd", &p->cwd},

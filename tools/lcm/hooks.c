@@ -145,10 +145,12 @@ static int hooks_read(const char *path, char **text, size_t *len, int *exists, c
 }
 
 /* Write `text` to `path` when it differs from `old`: a .bak of the old bytes first, then an
- * atomic replace keeping the file's mode. With dry_run, print it instead. */
+ * atomic replace keeping the file's mode. With dry_run, print it instead. A NULL `text` is
+ * an edit that could not be printed for want of memory. */
 static int hooks_commit(const hooks_opts *o, FILE *out, const char *path, const char *old, size_t old_len,
                         int existed, const char *text, char **err)
 {
+    if (!text) return lc_errf(err, LC_NOMEM, "out of memory");
     size_t len = strlen(text);
     struct stat sb;
     mode_t mode = 0600;
@@ -331,10 +333,7 @@ static int hooks_json_file(const hooks_opts *o, FILE *out, const char *path, hoo
         goto done;
     }
     if (rc != LC_OK) goto done;
-    if (!(text = hooks_json_print(root))) {
-        rc = lc_errf(err, LC_NOMEM, "out of memory");
-        goto done;
-    }
+    text = hooks_json_print(root);
     rc = hooks_commit(o, out, path, old, len, existed, text, err);
 done:
     cJSON_Delete(root);
