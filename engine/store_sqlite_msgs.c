@@ -136,7 +136,7 @@ static int store_insert_one(store *s, const store_msg *m, int64_t ordinal,
 {
     store_derived row;
     char *path = NULL;
-    int rc = store_derive_row(&row, m->entry_id, m->json, m->json_len, s->calls, &s->call_next, err);
+    int rc = store_derive_row(&row, m, s->calls, &s->call_next, err);
     if (rc != LC_OK) goto done;
     if (row.call_id) path = store_find_call_path(s, row.call_id);
     sqlite3_stmt *st = s->st_insert;
