@@ -57,7 +57,7 @@ static const char *const shapes[][2] = {
 static const store_msg *shape_msgs(void)
 {
     static store_msg m[NSHAPES];
-    for (size_t i = 0; i < NSHAPES; i++) m[i] = (store_msg){shapes[i][0], shapes[i][1], strlen(shapes[i][1])};
+    for (size_t i = 0; i < NSHAPES; i++) m[i] = (store_msg){shapes[i][0], shapes[i][1], strlen(shapes[i][1]), NULL};
     return m;
 }
 
