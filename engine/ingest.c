@@ -138,38 +138,56 @@ void ingest_idset_free(ingest_idset *s)
 
 int ingest_batch_add(ingest_batch *b, const char *entry_id, char *json)
 {
+    return ingest_batch_add_tree(b, entry_id, json, NULL);
+}
+
+int ingest_batch_add_tree(ingest_batch *b, const char *entry_id, char *json, cJSON *tree)
+{
     if (b->n == b->cap) {
         size_t cap = b->cap ? b->cap * 2 : 64;
         store_msg *m = realloc(b->m, cap * sizeof *m);
         if (m) b->m = m;
         char **own = m ? realloc(b->own, cap * sizeof *own) : NULL;
-        if (!own) {
+        if (own) b->own = own;
+        cJSON **trees = own ? realloc(b->trees, cap * sizeof *trees) : NULL;
+        if (!trees) {
             free(json);
+            cJSON_Delete(tree);
             return LC_NOMEM;
         }
-        b->own = own;
+        b->trees = trees;
         b->cap = cap;
     }
-    b->m[b->n] = (store_msg){entry_id, json ? json : "", json ? strlen(json) : 0};
-    b->own[b->n++] = json;
+    b->m[b->n] = (store_msg){entry_id, json ? json : "", json ? strlen(json) : 0, json ? tree : NULL};
+    b->own[b->n] = json;
+    b->trees[b->n++] = tree;
     return LC_OK;
+}
+
+static void ingest_batch_empty(ingest_batch *b)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        free(b->own[i]);
+        cJSON_Delete(b->trees[i]);
+    }
+    b->n = 0;
 }
 
 int ingest_batch_flush(store *st, ingest_batch *b, size_t *inserted, char **err)
 {
     store_ingest_stats s = {0};
     int rc = b->n ? store_ingest(st, b->m, b->n, &s, err) : LC_OK;
-    for (size_t i = 0; i < b->n; i++) free(b->own[i]);
-    b->n = 0;
+    ingest_batch_empty(b);
     if (inserted) *inserted = rc == LC_OK ? s.inserted : 0;
     return rc;
 }
 
 void ingest_batch_free(ingest_batch *b)
 {
-    for (size_t i = 0; i < b->n; i++) free(b->own[i]);
+    ingest_batch_empty(b);
     free(b->m);
     free(b->own);
+    free(b->trees);
     memset(b, 0, sizeof *b);
 }
 

@@ -55,12 +55,16 @@ void ingest_idset_free(ingest_idset *s);
 typedef struct ingest_batch {
     store_msg *m;
     char **own;          /* the JSON texts the batch owns (NULL: borrowed or empty) */
+    cJSON **trees;       /* their parses the batch owns (NULL: the store parses) */
     size_t n, cap;
 } ingest_batch;
 /* Queue one message: entry_id borrowed until the flush; json owned from here (NULL: an
  * entry known to be stored, queued only so the store's walk back stops at it). LC_NOMEM
  * (json freed). */
 int ingest_batch_add(ingest_batch *b, const char *entry_id, char *json);
+/* The same with the caller's parse of json (owned from here, may be NULL), which the
+ * store then reads instead of parsing json again: store_msg.msg says what it must be. */
+int ingest_batch_add_tree(ingest_batch *b, const char *entry_id, char *json, cJSON *tree);
 /* Store what is queued in one transaction and empty the batch, whatever the outcome.
  * *inserted (may be NULL) gets the new rows. */
 int ingest_batch_flush(store *st, ingest_batch *b, size_t *inserted, char **err);

@@ -22,5 +22,9 @@ void sha256(const void *data, size_t len, uint8_t out[32]);
 /* 64 hex characters + NUL into hex[65]. */
 void sha256_hex(const void *data, size_t len, char hex[65]);
 void sha256_to_hex(const uint8_t digest[32], char hex[65]);
+/* The CPU's SHA extensions are used where present; on = 0 turns them off for the whole
+ * process and on = 1 back on (tests compare both paths, a benchmark can time each).
+ * Returns 1 when this CPU has them. */
+int sha256_set_accel(int on);
 
 #endif

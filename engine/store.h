@@ -33,10 +33,16 @@ typedef struct store store;
 /* One message to ingest: the session entry id and the AgentMessage JSON exactly as the
  * session file holds it (borrowed for the call). Messages without an entry id are not
  * session entries (synthesized by the host) and are skipped. */
+struct cJSON;
 typedef struct store_msg {
     const char *entry_id;
     const char *json;
     size_t json_len;
+    /* Optional, borrowed: the caller's own parse of exactly `json`, which saves the store
+     * a second parse of each message (an import parses every line already). It must be
+     * the tree the store would build: json holds no escaped NUL (`\u0000`, which the
+     * store reads as U+FFFD) or the caller leaves this NULL. */
+    const struct cJSON *msg;
 } store_msg;
 
 typedef struct store_options {

@@ -108,13 +108,12 @@ void store_derive_calls_free(store_call *calls)
     }
 }
 
-int store_derive_row(store_derived *row, const char *entry_id, const char *json, size_t len, store_call *calls,
-                     size_t *next, char **err)
+int store_derive_row(store_derived *row, const store_msg *m, store_call *calls, size_t *next, char **err)
 {
     int complete = 1;
     memset(row, 0, sizeof *row);
-    if (!(row->msg = store_derive_parse(json, len)))
-        return lc_errf(err, LC_INVALID, "store: entry %s: message is not valid JSON", entry_id);
+    if (!(row->msg = m->msg) && !(row->msg = row->own = store_derive_parse(m->json, m->json_len)))
+        return lc_errf(err, LC_INVALID, "store: entry %s: message is not valid JSON", m->entry_id);
     row->role = msg_role_of(row->msg);
     if (!(row->text = msg_derive_text(row->msg, &complete))) return lc_errf(err, LC_NOMEM, "store: out of memory");
     row->text_len = strlen(row->text);
@@ -135,7 +134,7 @@ int store_derive_row(store_derived *row, const char *entry_id, const char *json,
 
 void store_derive_row_free(store_derived *row)
 {
-    cJSON_Delete(row->msg);
+    cJSON_Delete(row->own);
     free(row->text);
     free(row->payload);
     memset(row, 0, sizeof *row);

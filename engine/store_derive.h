@@ -15,6 +15,7 @@
 
 #include "files.h"
 #include "message.h"
+#include "store.h"
 
 #define STORE_CALL_RING 64
 
@@ -42,7 +43,8 @@ char *store_derive_payload(const cJSON *msg);
 /* A message's row as every backend writes it. The strings the row names inside `msg`
  * (tool_name, call_id) live as long as the row. */
 typedef struct store_derived {
-    cJSON *msg;
+    const cJSON *msg;
+    cJSON *own;            /* msg when the derivation parsed it (else the caller's) */
     msg_role role;
     char *text; /* the derived text */
     size_t text_len;
@@ -54,11 +56,10 @@ typedef struct store_derived {
     int64_t created;       /* the message's own timestamp (0: none) */
 } store_derived;
 
-/* Derive the row of one message (`json`, `len` bytes) and note an assistant's tool calls
- * in the ring. Returns LC_OK, LC_INVALID (not JSON) or LC_NOMEM; free with
+/* Derive the row of one message (m->json, or the caller's parse of it in m->msg) and note
+ * an assistant's tool calls in the ring. Returns LC_OK, LC_INVALID (not JSON) or LC_NOMEM; free with
  * store_derive_row_free either way. */
-int store_derive_row(store_derived *row, const char *entry_id, const char *json, size_t len, store_call *calls,
-                     size_t *next, char **err);
+int store_derive_row(store_derived *row, const store_msg *m, store_call *calls, size_t *next, char **err);
 void store_derive_row_free(store_derived *row);
 
 /* The file handle of a large tool result: its content id, kind, preview and summary. */

@@ -43,6 +43,7 @@ struct store {
     int bulk;          /* inside store_bulk_begin .. commit */
     int bulk_failed;   /* a batch of it failed: the commit rolls it back */
     int64_t bulk_cache; /* the page cache size the bulk restores */
+    int64_t bulk_ckpt;  /* the auto-checkpoint pages the bulk restores */
     store_fts_row *fts_rows; /* the bulk's held-back full-text rows */
     size_t fts_n, fts_cap, fts_bytes;
 };

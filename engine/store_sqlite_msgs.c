@@ -136,7 +136,7 @@ static int store_insert_one(store *s, const store_msg *m, int64_t ordinal,
 {
     store_derived row;
     char *path = NULL;
-    int rc = store_derive_row(&row, m->entry_id, m->json, m->json_len, s->calls, &s->call_next, err);
+    int rc = store_derive_row(&row, m, s->calls, &s->call_next, err);
     if (rc != LC_OK) goto done;
     if (row.call_id) path = store_find_call_path(s, row.call_id);
     sqlite3_stmt *st = s->st_insert;
@@ -251,10 +251,11 @@ done:
 
 #define STORE_BULK_CACHE "-65536" /* KiB */
 
-static void store_bulk_cache_restore(store *s)
+static void store_bulk_pragmas_restore(store *s)
 {
-    char sql[48];
-    snprintf(sql, sizeof sql, "PRAGMA cache_size=%lld", (long long)s->bulk_cache);
+    char sql[96];
+    snprintf(sql, sizeof sql, "PRAGMA cache_size=%lld; PRAGMA wal_autocheckpoint=%lld", (long long)s->bulk_cache,
+             (long long)s->bulk_ckpt);
     sqlite3_exec(s->db, sql, NULL, NULL, NULL);
 }
 
@@ -277,6 +278,10 @@ int store_sqlite_bulk_begin(store *s, char **err)
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
         return rc;
     }
+    /* Checkpoints wait for the close (or the next writer's commit): a checkpoint after
+     * every bulk commit copied pages that the next commit rewrote again. */
+    s->bulk_ckpt = store_sqlite_int(s, "PRAGMA wal_autocheckpoint", 1000);
+    sqlite3_exec(s->db, "PRAGMA wal_autocheckpoint=0", NULL, NULL, NULL);
     s->bulk = 1;
     s->bulk_failed = 0;
     return LC_OK;
@@ -315,7 +320,7 @@ int store_sqlite_bulk_commit(store *s, char **err)
      * Its own transaction, after the commit; the rows are stored whether or not it runs. */
     if (rc == LC_OK) sqlite3_exec(s->db, "PRAGMA incremental_vacuum", NULL, NULL, NULL);
     /* A failed commit leaves the transaction to the caller's store_tx_rollback. */
-    store_bulk_cache_restore(s);
+    store_bulk_pragmas_restore(s);
     s->bulk = s->bulk_failed = 0;
     store_fts_drop(s, 0);
     return rc;
@@ -324,7 +329,7 @@ int store_sqlite_bulk_commit(store *s, char **err)
 void store_sqlite_bulk_reset(store *s)
 {
     if (!s->bulk && !s->fts_rows) return;
-    if (s->bulk) store_bulk_cache_restore(s);
+    if (s->bulk) store_bulk_pragmas_restore(s);
     s->bulk = s->bulk_failed = 0;
     store_fts_drop(s, 0);
     free(s->fts_rows);

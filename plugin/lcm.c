@@ -838,7 +838,7 @@ static const store_msg *lcm_messages(lc_plugin *p, const ap_context_event *ev)
         g->in = v;
     }
     for (size_t i = 0; i < ev->n_messages; i++)
-        g->in[i] = (store_msg){ev->messages[i].entry_id, ev->messages[i].json, ev->messages[i].json_len};
+        g->in[i] = (store_msg){ev->messages[i].entry_id, ev->messages[i].json, ev->messages[i].json_len, NULL};
     return g->in;
 }
 

@@ -53,7 +53,7 @@ int main(int argc, char **argv)
         cJSON_AddStringToObject(m, "content", text.p);
         char *json = cJSON_PrintUnformatted(m), id[32];
         snprintf(id, sizeof id, "b%06d", i++);
-        store_msg sm = {id, json, strlen(json)};
+        store_msg sm = {id, json, strlen(json), NULL};
         if (store_ingest(st, &sm, 1, NULL, &err) != LC_OK) return 1;
         written += (long)summ_estimate_tokens(text.p);
         free(json);

@@ -45,9 +45,7 @@ static void corpus_make(corpus *c, size_t n)
         c->ids[i] = lc_asprintf("e%zu", i);
         c->bufs[i] = lc_asprintf("{\"role\":\"%s\",\"content\":[{\"type\":\"text\",\"text\":\"%s\"}],\"timestamp\":%zu}",
                                  i % 2 ? "assistant" : "user", t.p, 1700000000000 + i);
-        c->m[i].entry_id = c->ids[i];
-        c->m[i].json = c->bufs[i];
-        c->m[i].json_len = strlen(c->bufs[i]);
+        c->m[i] = (store_msg){c->ids[i], c->bufs[i], strlen(c->bufs[i]), NULL};
         sb_free(&t);
     }
 }

@@ -61,9 +61,7 @@ static void setup(void)
     atexit(cleanup);
     if (store_open(home, "fuzz-grep", "/work", &st, &err) != LC_OK) abort();
     for (size_t i = 0; i < n; i++) {
-        m[i].entry_id = MSGS[i][0];
-        m[i].json = MSGS[i][1];
-        m[i].json_len = strlen(MSGS[i][1]);
+        m[i] = (store_msg){MSGS[i][0], MSGS[i][1], strlen(MSGS[i][1]), NULL};
     }
     if (store_ingest(st, m, n, NULL, &err) != LC_OK) abort();
     const char *removed[] = {"e6"};

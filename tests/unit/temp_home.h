@@ -56,7 +56,7 @@ static inline void msg_batch_add(msg_batch *b, char *id, char *json)
 {
     b->m = realloc(b->m, (b->n + 1) * sizeof *b->m);
     assert_non_null(b->m);
-    b->m[b->n++] = (store_msg){id, json, strlen(json)};
+    b->m[b->n++] = (store_msg){id, json, strlen(json), NULL};
 }
 
 /* Store the batch in `s` (its counts in *st when st is given), then free it. */

@@ -50,9 +50,7 @@ static store *make_store(const char *sid)
         snprintf(ids[i], sizeof ids[i], "e%d", i);
         json[i] = lc_asprintf("{\"role\":\"user\",\"content\":\"message %d about the parser and the cache, "
                               "with enough words to be worth a summary line\",\"timestamp\":%d}", i, i + 1);
-        m[i].entry_id = ids[i];
-        m[i].json = json[i];
-        m[i].json_len = strlen(json[i]);
+        m[i] = (store_msg){ids[i], json[i], strlen(json[i]), NULL};
     }
     assert_int_equal(store_ingest(s, m, NMSG, NULL, &err), LC_OK);
     for (int i = 0; i < NMSG; i++) free(json[i]);

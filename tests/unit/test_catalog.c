@@ -35,7 +35,7 @@ static void make_store(const char *sid, const char *cwd, int n, const char *crea
     for (int i = 0; i < n; i++) {
         snprintf(id, sizeof id, "%s-%d", sid, i);
         snprintf(json, sizeof json, "{\"role\":\"user\",\"content\":\"m%d\",\"timestamp\":%d}", i, i + 1);
-        store_msg m = {id, json, strlen(json)};
+        store_msg m = {id, json, strlen(json), NULL};
         assert_int_equal(store_ingest(s, &m, 1, NULL, &err), LC_OK);
     }
     assert_int_equal(store_meta_put(s, "created", created, &err), LC_OK);

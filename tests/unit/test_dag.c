@@ -80,7 +80,7 @@ static void ingest(store *st, int first, int n, int tokens, int tools)
             text_content(m, text);
         }
         json = cJSON_PrintUnformatted(m);
-        store_msg sm = {id, json, strlen(json)};
+        store_msg sm = {id, json, strlen(json), NULL};
         assert_int_equal(store_ingest(st, &sm, 1, NULL, NULL), LC_OK);
         free(json);
         free(text);

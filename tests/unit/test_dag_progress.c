@@ -71,7 +71,7 @@ static int64_t watermark(store *s)
 static void branch_ingest(store *s, const branch *b)
 {
     store_msg m[128];
-    for (size_t i = 0; i < b->n; i++) m[i] = (store_msg){b->ids[i], b->json[i], strlen(b->json[i])};
+    for (size_t i = 0; i < b->n; i++) m[i] = (store_msg){b->ids[i], b->json[i], strlen(b->json[i]), NULL};
     assert_int_equal(store_ingest(s, m, b->n, NULL, NULL), LC_OK);
 }
 

@@ -33,7 +33,7 @@ static void test_grep_sessions_with_only_the_current_store_finds_nothing(void **
     store *s = NULL;
     char *err = NULL;
     assert_int_equal(store_open(home, "current", "/w", &s, &err), LC_OK);
-    store_msg m = {"e1", "{\"role\":\"user\",\"content\":\"needle\"}", 0};
+    store_msg m = {"e1", "{\"role\":\"user\",\"content\":\"needle\"}", 0, NULL};
     m.json_len = strlen(m.json);
     assert_int_equal(store_ingest(s, &m, 1, NULL, &err), LC_OK);
     store_close(s);

@@ -256,10 +256,10 @@ static void test_known_counts_only_a_request_that_grew(void **state)
 {
     store *st = *state;
     ingest_seen seen = {0};
-    store_msg m[4] = {{"m1", "{\"role\":\"user\",\"content\":\"aaaa\"}", 0},
-                      {"m2", "{\"role\":\"user\",\"content\":\"bbbb\"}", 0},
-                      {"m3", "{\"role\":\"user\",\"content\":\"cccc\"}", 0},
-                      {"m4", "{\"role\":\"user\",\"content\":\"dddd\"}", 0}};
+    store_msg m[4] = {{"m1", "{\"role\":\"user\",\"content\":\"aaaa\"}", 0, NULL},
+                      {"m2", "{\"role\":\"user\",\"content\":\"bbbb\"}", 0, NULL},
+                      {"m3", "{\"role\":\"user\",\"content\":\"cccc\"}", 0, NULL},
+                      {"m4", "{\"role\":\"user\",\"content\":\"dddd\"}", 0, NULL}};
     size_t tokens = 0;
     for (size_t i = 0; i < 4; i++) m[i].json_len = strlen(m[i].json); /* 32 bytes: 8 tokens each */
     assert_int_equal(ingest_known(&seen, m, 2, &tokens), 0);
@@ -283,8 +283,8 @@ static void test_request_without_ids_is_never_matched(void **state)
 {
     store *st = *state;
     ingest_seen seen = {0};
-    store_msg m[2] = {{"m1", "{\"role\":\"user\",\"content\":\"a\"}", 0},
-                      {NULL, "{\"role\":\"user\",\"content\":\"b\"}", 0}};
+    store_msg m[2] = {{"m1", "{\"role\":\"user\",\"content\":\"a\"}", 0, NULL},
+                      {NULL, "{\"role\":\"user\",\"content\":\"b\"}", 0, NULL}};
     size_t tokens = 0;
     for (size_t i = 0; i < 2; i++) m[i].json_len = strlen(m[i].json);
     assert_int_equal(ingest_request(st, &seen, m, 2, ingest_known(&seen, m, 2, &tokens), tokens, NULL), LC_OK);

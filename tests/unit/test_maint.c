@@ -51,9 +51,7 @@ static store *make_store(const char *sid, dag3 *d)
     assert_int_equal(store_open(home, sid, "/work/proj", &s, &err), LC_OK);
     store_msg m[NMSG];
     for (int i = 0; i < NMSG; i++) {
-        m[i].entry_id = msgs[i][0];
-        m[i].json = msgs[i][1];
-        m[i].json_len = strlen(msgs[i][1]);
+        m[i] = (store_msg){msgs[i][0], msgs[i][1], strlen(msgs[i][1]), NULL};
     }
     assert_int_equal(store_ingest(s, m, NMSG, NULL, &err), LC_OK);
     const char *l1[] = {"e1", "e2", "e3"}, *l2[] = {"e4", "e5"};

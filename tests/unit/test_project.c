@@ -381,7 +381,7 @@ static void test_prepared_cut_and_pin_round_trip_through_the_store(void **state)
             free(json);
             json = lc_asprintf("{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"%s\"}]}", text);
         }
-        store_msg m = {eid, json, strlen(json)};
+        store_msg m = {eid, json, strlen(json), NULL};
         assert_int_equal(store_ingest(st, &m, 1, NULL, NULL), LC_OK);
         free(json);
         free(text);

@@ -97,7 +97,7 @@ static int fx_setup(void **state)
                                  "customer_%d is rebuilt, and the report for week %d is checked against "
                                  "the ledger before the next batch of rows is moved over.\"}]}",
                                  i % 2 ? "assistant" : "user", i, i, i * 7, i * 3, i);
-        f->m[i] = (store_msg){f->ids[i], f->json[i], strlen(f->json[i])};
+        f->m[i] = (store_msg){f->ids[i], f->json[i], strlen(f->json[i]), NULL};
     }
     *state = f;
     return 0;

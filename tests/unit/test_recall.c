@@ -75,7 +75,7 @@ static void add_raw(store *s, const char *id, const char *text)
     sb_puts(&b, "{\"role\":\"user\",\"content\":\"");
     sb_puts(&b, text);
     sb_puts(&b, "\",\"timestamp\":5}");
-    store_msg m = {id, b.p, b.len};
+    store_msg m = {id, b.p, b.len, NULL};
     char *err = NULL;
     assert_int_equal(store_ingest(s, &m, 1, NULL, &err), LC_OK);
     sb_free(&b);
@@ -458,7 +458,7 @@ static void test_read_only_store_forbids_writes(void **state)
     }
     assert_int_not_equal(store_qexec(ro, "DELETE FROM messages"), 0);
     assert_int_equal(store_q1(ro, "SELECT count(*) FROM messages"), 2);
-    store_msg m = {"new", "{\"role\":\"user\",\"content\":\"x\"}", 30};
+    store_msg m = {"new", "{\"role\":\"user\",\"content\":\"x\"}", 30, NULL};
     assert_int_equal(store_ingest(ro, &m, 1, NULL, &err), LC_INVALID);
     free(err);
     store_close(ro);
@@ -592,7 +592,7 @@ static void test_describe_summary_reports_tiers_cost_and_files(void **state)
     sb_puts(&b, "}],\"timestamp\":3}");
     const char *call = "{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\",\"id\":\"c1\",\"name\":\"read\","
                        "\"arguments\":{\"path\":\"data/items.json\"}}],\"timestamp\":2}";
-    store_msg m[2] = {{"a1", call, strlen(call)}, {"r1", b.p, b.len}};
+    store_msg m[2] = {{"a1", call, strlen(call), NULL}, {"r1", b.p, b.len, NULL}};
     char *err = NULL, *out = NULL;
     assert_int_equal(store_ingest(s, m, 2, NULL, &err), LC_OK);
     const char *l[] = {"a1", "r1"};

@@ -28,7 +28,7 @@ static void put_store(const char *sid, const char *cwd, const char *entry, const
     char *err = NULL;
     assert_int_equal(store_open(home, sid, cwd, &s, &err), LC_OK);
     char *json = lc_asprintf("{\"role\":\"user\",\"content\":\"%s\",\"timestamp\":5}", text);
-    store_msg m = {entry, json, strlen(json)};
+    store_msg m = {entry, json, strlen(json), NULL};
     assert_int_equal(store_ingest(s, &m, 1, NULL, &err), LC_OK);
     free(json);
     store_close(s);

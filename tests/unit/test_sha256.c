@@ -1,5 +1,6 @@
 /* test_sha256.c -- SHA-256 against the FIPS 180-4 / NIST example vectors, and the
- * incremental interface against the one-shot digest. */
+ * incremental interface against the one-shot digest; every case runs once with the CPU's
+ * SHA extensions (where it has them) and once with the portable rounds. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -99,6 +100,40 @@ static void test_different_inputs_give_different_digests(void **state)
     assert_string_not_equal(a, b);
 }
 
+static void test_accelerated_and_portable_rounds_agree_on_every_length(void **state)
+{
+    (void)state;
+    static unsigned char msg[4096 + 3];
+    uint32_t x = 2463534242u;
+    for (size_t i = 0; i < sizeof msg; i++) {
+        x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+        msg[i] = (unsigned char)x;
+    }
+    for (size_t len = 0; len <= sizeof msg; len += len < 300 ? 1 : 61) {
+        char fast[65], portable[65];
+        sha256_set_accel(1);
+        sha256_hex(msg, len, fast);
+        sha256_set_accel(0);
+        sha256_hex(msg, len, portable);
+        if (strcmp(fast, portable) != 0) fail_msg("length %zu: %s (accelerated) != %s (portable)", len, fast, portable);
+    }
+    sha256_set_accel(1);
+}
+
+static int use_accel(void **state)
+{
+    (void)state;
+    print_message("SHA extensions on this CPU: %s\n", sha256_set_accel(1) ? "yes" : "no (both groups portable)");
+    return 0;
+}
+
+static int use_portable(void **state)
+{
+    (void)state;
+    sha256_set_accel(0);
+    return 0;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -109,6 +144,8 @@ int main(void)
         cmocka_unit_test(test_one_million_a_in_uneven_chunks_matches_nist_vector),
         cmocka_unit_test(test_updates_split_at_every_offset_equal_one_shot),
         cmocka_unit_test(test_different_inputs_give_different_digests),
+        cmocka_unit_test(test_accelerated_and_portable_rounds_agree_on_every_length),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int failed = cmocka_run_group_tests_name("accelerated", tests, use_accel, NULL);
+    return failed + cmocka_run_group_tests_name("portable", tests, use_portable, NULL);
 }

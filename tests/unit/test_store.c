@@ -57,7 +57,7 @@ static const char *const shapes[][2] = {
 static const store_msg *shape_msgs(void)
 {
     static store_msg m[NSHAPES];
-    for (size_t i = 0; i < NSHAPES; i++) m[i] = (store_msg){shapes[i][0], shapes[i][1], strlen(shapes[i][1])};
+    for (size_t i = 0; i < NSHAPES; i++) m[i] = (store_msg){shapes[i][0], shapes[i][1], strlen(shapes[i][1]), NULL};
     return m;
 }
 
@@ -193,7 +193,7 @@ static void test_ingest_skips_messages_without_entry_id(void **state)
 {
     (void)state;
     store *s = open_store("sess-c");
-    store_msg m[2] = {{"x1", shapes[0][1], strlen(shapes[0][1])}, {NULL, shapes[1][1], strlen(shapes[1][1])}};
+    store_msg m[2] = {{"x1", shapes[0][1], strlen(shapes[0][1]), NULL}, {NULL, shapes[1][1], strlen(shapes[1][1]), NULL}};
     store_ingest_stats st;
     ingest_ok(s, m, 2, &st);
     assert_int_equal(st.inserted, 1);
@@ -205,7 +205,7 @@ static void test_ingest_rejects_malformed_json_and_rolls_back(void **state)
 {
     (void)state;
     store *s = open_store("sess-d");
-    store_msg m[2] = {{"ok", shapes[0][1], strlen(shapes[0][1])}, {"bad", "{\"role\":", 8}};
+    store_msg m[2] = {{"ok", shapes[0][1], strlen(shapes[0][1]), NULL}, {"bad", "{\"role\":", 8, NULL}};
     char *err = NULL;
     assert_int_equal(store_ingest(s, m, 2, NULL, &err), LC_INVALID);
     assert_non_null(strstr(err, "bad"));
@@ -374,9 +374,9 @@ static void test_large_tool_result_with_path_becomes_file_handle(void **state)
     char *call1 = tool_pair("c1", "\"path\":\"notes/big.txt\"", &res1, 40000, 'a');
     char *call2 = tool_pair("c2", "\"command\":\"cat big\"", &res2, 40000, 'b');
     char *call3 = tool_pair("c3", "\"path\":\"small.txt\"", &res3, 1000, 'c');
-    store_msg m[6] = {{"a1", call1, strlen(call1)}, {"r1", res1, strlen(res1)},
-                      {"a2", call2, strlen(call2)}, {"r2", res2, strlen(res2)},
-                      {"a3", call3, strlen(call3)}, {"r3", res3, strlen(res3)}};
+    store_msg m[6] = {{"a1", call1, strlen(call1), NULL}, {"r1", res1, strlen(res1), NULL},
+                      {"a2", call2, strlen(call2), NULL}, {"r2", res2, strlen(res2), NULL},
+                      {"a3", call3, strlen(call3), NULL}, {"r3", res3, strlen(res3), NULL}};
     store_ingest_stats st;
     ingest_ok(s, m, 6, &st);
     assert_int_equal(st.file_handles, 2);
@@ -409,7 +409,7 @@ static void test_tool_path_found_for_call_ingested_by_earlier_process(void **sta
     store *s = open_store("sess-i");
     char *res;
     char *call = tool_pair("cx", "\"file_path\":\"data/rows.csv\"", &res, 33000, 'z');
-    store_msg m[2] = {{"a1", call, strlen(call)}, {"r1", res, strlen(res)}};
+    store_msg m[2] = {{"a1", call, strlen(call), NULL}, {"r1", res, strlen(res), NULL}};
     ingest_ok(s, m, 1, NULL);
     store_close(s);
     s = open_store("sess-i");

@@ -87,7 +87,7 @@ static void batch_free(batch *b)
 static int batch_ingest(store *s, const batch *b)
 {
     store_msg m[64];
-    for (size_t i = 0; i < b->n; i++) m[i] = (store_msg){b->ids[i], b->json[i], strlen(b->json[i])};
+    for (size_t i = 0; i < b->n; i++) m[i] = (store_msg){b->ids[i], b->json[i], strlen(b->json[i]), NULL};
     return store_ingest(s, m, b->n, NULL, NULL);
 }
 

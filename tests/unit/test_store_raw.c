@@ -94,7 +94,7 @@ static void ingest_all(store *s, char **json, size_t n)
     char ids[16][24];
     for (size_t i = 0; i < n; i++) {
         snprintf(ids[i], sizeof ids[i], "m%zu", i);
-        m[i] = (store_msg){ids[i], json[i], strlen(json[i])};
+        m[i] = (store_msg){ids[i], json[i], strlen(json[i]), NULL};
     }
     char *err = NULL;
     int rc = store_ingest(s, m, n, NULL, &err);
@@ -269,7 +269,7 @@ static void test_schema3_store_with_text_rows_is_read_then_migrated(void **state
     assert_int_equal(stored_bytes(f->st, "m0"), -1); /* the migration rewrote no row */
     /* New rows are packed beside the old ones. */
     char *more = msg("{\"role\":\"user\",\"content\":\"%s\",\"timestamp\":11}", "a newer message long enough to pack");
-    store_msg m = {"new1", more, strlen(more)};
+    store_msg m = {"new1", more, strlen(more), NULL};
     assert_int_equal(store_ingest(f->st, &m, 1, NULL, NULL), LC_OK);
     assert_true(stored_bytes(f->st, "new1") > 0);
     store_row r;
@@ -327,7 +327,7 @@ static void test_bulk_ingests_leave_no_free_pages(void **state)
         store_msg m[5];
         for (size_t j = 0; j < 5; j++) {
             size_t i = round * 5 + j;
-            m[j] = (store_msg){ids[i], json[i], strlen(json[i])};
+            m[j] = (store_msg){ids[i], json[i], strlen(json[i]), NULL};
         }
         assert_int_equal(store_bulk_begin(s, NULL), LC_OK);
         assert_int_equal(store_ingest(s, m, 5, NULL, NULL), LC_OK);

@@ -65,7 +65,7 @@ static void ingest(store *st, int n, int tokens)
         cJSON_AddStringToObject(m, "content", b.p);
         char *json = cJSON_PrintUnformatted(m), id[32];
         snprintf(id, sizeof id, "e%04d", i);
-        store_msg sm = {id, json, strlen(json)};
+        store_msg sm = {id, json, strlen(json), NULL};
         assert_int_equal(store_ingest(st, &sm, 1, NULL, NULL), LC_OK);
         free(json);
         cJSON_Delete(m);

@@ -224,30 +224,37 @@ static int imp_flush(imp *m, char **err)
     return rc;
 }
 
-/* Queue one message (json owned by the batch from here, NULL allowed for an entry known
- * to be stored). */
-static int imp_queue(imp *m, long idx, char *json, char **err)
+/* A message not queued after all: its text and its parse. */
+static void imp_drop(char *json, cJSON *tree)
+{
+    free(json);
+    cJSON_Delete(tree);
+}
+
+/* Queue one message (json and tree owned by the batch from here; json NULL for an entry
+ * known to be stored; tree, the parse the store reads instead of json, may be NULL). */
+static int imp_queue(imp *m, long idx, char *json, cJSON *tree, char **err)
 {
     int rc;
     if (m->batch.n == IMP_BATCH && (rc = imp_flush(m, err)) != LC_OK) {
-        free(json);
+        imp_drop(json, tree);
         return rc;
     }
     m->batch_idx[m->batch.n] = idx;
-    if (ingest_batch_add(&m->batch, m->v[idx].id, json) != LC_OK)
+    if (ingest_batch_add_tree(&m->batch, m->v[idx].id, json, tree) != LC_OK)
         return lc_errf(err, LC_NOMEM, "out of memory");
     return LC_OK;
 }
 
 /* A new message entry: ingest it after the message that ends its parent's context. */
-static int imp_ingest(imp *m, long self, char *json, char **err)
+static int imp_ingest(imp *m, long self, char *json, cJSON *tree, char **err)
 {
     long prev = m->v[self].parent >= 0 ? m->v[m->v[self].parent].ctxlast : -1;
     int rc;
     m->stats->messages++;
     if (!(m->batch.n > 0 && m->batch_idx[m->batch.n - 1] == prev)) {
         if ((rc = imp_flush(m, err)) != LC_OK) {
-            free(json);
+            imp_drop(json, tree);
             return rc;
         }
         /* The predecessor is stored already unless it is a compaction summary that
@@ -255,30 +262,35 @@ static int imp_ingest(imp *m, long self, char *json, char **err)
         if (prev >= 0) {
             char *pj = m->v[prev].kind == IMP_COMPACTION && m->v[prev].msg ? lc_strdup(m->v[prev].msg) : NULL;
             if (m->v[prev].kind == IMP_COMPACTION && !pj) {
-                free(json);
+                imp_drop(json, tree);
                 return lc_errf(err, LC_NOMEM, "out of memory");
             }
-            if ((rc = imp_queue(m, prev, pj, err)) != LC_OK) {
-                free(json);
+            if ((rc = imp_queue(m, prev, pj, NULL, err)) != LC_OK) {
+                imp_drop(json, tree);
                 return rc;
             }
         }
     }
-    return imp_queue(m, self, json, err);
+    return imp_queue(m, self, json, tree, err);
 }
 
 /* Add an entry in file order. `json` (owned) is its message for IMP_MESSAGE, the summary
- * message for IMP_COMPACTION; first_kept only for compactions. */
-static int imp_add(imp *m, const char *id, const char *parent_id, int kind, char *json,
+ * message for IMP_COMPACTION; `tree` (owned, may be NULL) a message's parse for the store
+ * (store_msg.msg); first_kept only for compactions. */
+static int imp_add(imp *m, const char *id, const char *parent_id, int kind, char *json, cJSON *tree,
                    const char *first_kept, char **err)
 {
+    if (kind != IMP_MESSAGE) {
+        cJSON_Delete(tree);
+        tree = NULL;
+    }
     if (!id || !*id || imp_find(m, id) >= 0) {
         m->stats->bad_lines++;
-        free(json);
+        imp_drop(json, tree);
         return LC_OK;
     }
     if (m->n == m->cap && imp_grow(m) != LC_OK) {
-        free(json);
+        imp_drop(json, tree);
         return lc_errf(err, LC_NOMEM, "out of memory");
     }
     long self = (long)m->n;
@@ -286,7 +298,7 @@ static int imp_add(imp *m, const char *id, const char *parent_id, int kind, char
     memset(e, 0, sizeof *e);
     e->parent = imp_find(m, parent_id);
     if (ingest_idset_add(&m->ids, id) != LC_OK) {
-        free(json);
+        imp_drop(json, tree);
         return lc_errf(err, LC_NOMEM, "out of memory");
     }
     e->id = m->ids.ids[self];
@@ -295,7 +307,7 @@ static int imp_add(imp *m, const char *id, const char *parent_id, int kind, char
     m->prev_linear = self;
     if (kind == IMP_MESSAGE) {
         e->ctxlast = self;
-        return imp_ingest(m, self, json, err);
+        return imp_ingest(m, self, json, tree, err);
     }
     if (kind == IMP_COMPACTION) {
         /* The kept entries run from firstKeptEntryId up to the compaction; the last
@@ -317,17 +329,22 @@ static int imp_add(imp *m, const char *id, const char *parent_id, int kind, char
     return LC_OK;
 }
 
-static char *imp_print(cJSON *o)
+/* A message the import built (o, owned): stored as its printed text, and the store reads
+ * the tree itself rather than parsing the print again. */
+static int imp_add_built(imp *m, const char *id, const char *parent_id, cJSON *o, char **err)
 {
-    char *s = o ? cJSON_PrintUnformatted(o) : NULL;
-    cJSON_Delete(o);
-    return s;
+    char *json = o ? cJSON_PrintUnformatted(o) : NULL;
+    if (!json) {
+        cJSON_Delete(o);
+        o = NULL;
+    }
+    return imp_add(m, id, parent_id, IMP_MESSAGE, json, o, NULL, err);
 }
 
 /* ---- Pi session files ----------------------------------------------------------------- */
 
 /* One Pi entry; `line` is its text, so a message entry is stored byte for byte. */
-static int pi_line(imp *m, const cJSON *root, const char *line, size_t len, size_t lineno,
+static int pi_line(imp *m, cJSON *root, const char *line, size_t len, size_t lineno,
                    char **err)
 {
     const char *type = jstr(root, "type");
@@ -354,7 +371,13 @@ static int pi_line(imp *m, const cJSON *root, const char *line, size_t len, size
     imp_saw_ts(m, ts);
     char *json = ingest_context_message(root, line, len, ts);
     int kind = !json ? IMP_OTHER : strcmp(type, "compaction") == 0 ? IMP_COMPACTION : IMP_MESSAGE;
-    return imp_add(m, id, parent, kind, json, jstr(root, "firstKeptEntryId"), err);
+    /* A message entry's text is its "message" member as the line holds it, so the line's
+     * parse of that member is the store's parse too (unless an escaped NUL, which the
+     * store reads differently, is in it). */
+    cJSON *tree = NULL;
+    if (kind == IMP_MESSAGE && strcmp(type, "message") == 0 && !memmem(json, strlen(json), "\\u0000", 6))
+        tree = cJSON_DetachItemFromObjectCaseSensitive(root, "message");
+    return imp_add(m, id, parent, kind, json, tree, jstr(root, "firstKeptEntryId"), err);
 }
 
 /* ---- Claude Code transcripts ------------------------------------------------------------ */
@@ -443,7 +466,7 @@ static int claude_line(imp *m, const cJSON *root, char **err)
     long long ts = imp_iso_ms(jstr(root, "timestamp"));
     imp_saw_ts(m, ts);
     if (!type || !cJSON_IsObject(msg) || (strcmp(type, "user") != 0 && strcmp(type, "assistant") != 0))
-        return imp_add(m, uuid, parent, IMP_OTHER, NULL, NULL, err);
+        return imp_add(m, uuid, parent, IMP_OTHER, NULL, NULL, NULL, err);
     const cJSON *content = cJSON_GetObjectItemCaseSensitive(msg, "content");
     if (strcmp(type, "assistant") == 0) {
         cJSON *o = cJSON_CreateObject(), *usage = cJSON_CreateObject();
@@ -470,7 +493,7 @@ static int claude_line(imp *m, const cJSON *root, char **err)
             cJSON_Delete(usage);
         }
         cJSON_AddNumberToObject(o, "timestamp", (double)ts);
-        return imp_add(m, uuid, parent, IMP_MESSAGE, imp_print(o), NULL, err);
+        return imp_add_built(m, uuid, parent, o, err);
     }
     /* A user line: tool results (each its own toolResult message) and/or the user's text.
      * The line's uuid names the last message so that children find their parent. */
@@ -512,17 +535,17 @@ static int claude_line(imp *m, const cJSON *root, char **err)
     int n = cJSON_GetArraySize(parts);
     if (n == 0) {
         cJSON_Delete(parts);
-        return imp_add(m, uuid, parent, IMP_OTHER, NULL, NULL, err);
+        return imp_add(m, uuid, parent, IMP_OTHER, NULL, NULL, NULL, err);
     }
     char *prev = parent ? lc_strdup(parent) : NULL;
     for (int i = 0; i < n && rc == LC_OK; i++) {
         char *id = i == n - 1 ? lc_strdup(uuid) : lc_asprintf("%s:%d", uuid, i);
-        char *json = cJSON_PrintUnformatted(cJSON_GetArrayItem(parts, i));
-        if (!id || !json) {
-            free(json);
+        cJSON *part = cJSON_DetachItemFromArray(parts, 0);
+        if (!id) {
+            cJSON_Delete(part);
             rc = lc_errf(err, LC_NOMEM, "out of memory");
         } else {
-            rc = imp_add(m, id, prev, IMP_MESSAGE, json, NULL, err);
+            rc = imp_add_built(m, id, prev, part, err);
         }
         free(prev);
         prev = id;
@@ -619,7 +642,7 @@ static int codex_item(imp *m, const cJSON *p, long long ts, size_t lineno, char 
         return LC_OK; /* reasoning (mostly encrypted), web search calls, ... */
     }
     cJSON_AddNumberToObject(o, "timestamp", (double)ts);
-    return imp_add(m, id, parent, IMP_MESSAGE, imp_print(o), NULL, err);
+    return imp_add_built(m, id, parent, o, err);
 }
 
 static int codex_line(imp *m, const cJSON *root, size_t lineno, char **err)
@@ -646,7 +669,7 @@ static int codex_line(imp *m, const cJSON *root, size_t lineno, char **err)
         cJSON_AddStringToObject(o, "role", "compactionSummary");
         cJSON_AddStringToObject(o, "summary", jstr(p, "message"));
         cJSON_AddNumberToObject(o, "timestamp", (double)ts);
-        return imp_add(m, id, m->prev_linear >= 0 ? previd : NULL, IMP_MESSAGE, imp_print(o), NULL, err);
+        return imp_add_built(m, id, m->prev_linear >= 0 ? previd : NULL, o, err);
     }
     if (type && (!strcmp(type, "event_msg") || !strcmp(type, "turn_context"))) return LC_OK;
     /* The first rollout format: a bare header, then bare items. */
@@ -726,7 +749,7 @@ static void imp_free(imp *m)
 }
 
 /* One parsed line of the transcript, by its format. */
-static int imp_line(imp *m, const cJSON *root, const char *line, size_t len, size_t lineno, char **err)
+static int imp_line(imp *m, cJSON *root, const char *line, size_t len, size_t lineno, char **err)
 {
     m->stats->lines++;
     if (!cJSON_IsObject(root)) {
