@@ -23,6 +23,7 @@
 #include "store.h"
 #include "store_q.h"
 #include "util.h"
+#include "test_main.h"
 
 #include "temp_home.h"
 
@@ -195,14 +196,10 @@ static void test_retire_deletes_the_store_and_its_logs(void **state)
     free(err);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        HOME_TEST(test_lists_every_store_by_name_with_its_meta),
-        HOME_TEST(test_filters_order_and_counts),
-        HOME_TEST(test_older_and_damaged_stores),
-        HOME_TEST(test_open_by_session_id),
-        HOME_TEST(test_retire_deletes_the_store_and_its_logs),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+    HOME_TEST(test_lists_every_store_by_name_with_its_meta),
+    HOME_TEST(test_filters_order_and_counts),
+    HOME_TEST(test_older_and_damaged_stores),
+    HOME_TEST(test_open_by_session_id),
+    HOME_TEST(test_retire_deletes_the_store_and_its_logs),
+)

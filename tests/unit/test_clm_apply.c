@@ -16,6 +16,7 @@
 #include "clm_apply.h"
 #include "clm_doc.h"
 #include "util.h"
+#include "test_main.h"
 
 static const char NONCE[] = "0123456789abcdef";
 
@@ -759,33 +760,29 @@ static void test_nonces_are_stable_for_same_revision_and_differ_otherwise(void *
     assert_string_not_equal(d, e);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_untouched_mirror_yields_byte_identical_messages),
-        cmocka_unit_test(test_generated_corpus_round_trips_identically),
-        cmocka_unit_test(test_render_shows_metadata_headers_and_tool_names),
-        cmocka_unit_test(test_body_with_header_line_cannot_inject_a_block),
-        cmocka_unit_test(test_edited_user_becomes_user_message_with_new_text),
-        cmocka_unit_test(test_edited_assistant_becomes_text_only_and_flattens_its_results),
-        cmocka_unit_test(test_edited_tool_result_lowers_it_and_flattens_the_group),
-        cmocka_unit_test(test_removed_tool_result_flattens_assistant_but_keeps_sibling_text),
-        cmocka_unit_test(test_removing_whole_tool_group_keeps_everything_else_identical),
-        cmocka_unit_test(test_role_label_change_lowers_to_custom_with_new_label),
-        cmocka_unit_test(test_new_blocks_of_any_role_become_custom_text),
-        cmocka_unit_test(test_inserted_note_renders_back_under_its_label_and_stays_identical),
-        cmocka_unit_test(test_text_outside_blocks_becomes_a_note_at_that_position),
-        cmocka_unit_test(test_reordering_follows_document_order),
-        cmocka_unit_test(test_file_without_headers_is_a_whole_context_rewrite),
-        cmocka_unit_test(test_stale_nonce_rejection_quotes_expected_first_line),
-        cmocka_unit_test(test_missing_metadata_line_is_rejected_with_expected_line),
-        cmocka_unit_test(test_unknown_id_is_rejected_naming_it),
-        cmocka_unit_test(test_duplicate_id_is_rejected_with_both_lines),
-        cmocka_unit_test(test_tool_result_moved_away_from_its_call_is_an_illegal_sequence),
-        cmocka_unit_test(test_injected_header_inside_a_body_is_rejected),
-        cmocka_unit_test(test_malformed_header_and_bad_utf8_name_their_line),
-        cmocka_unit_test(test_conservative_mode_rules),
-        cmocka_unit_test(test_nonces_are_stable_for_same_revision_and_differ_otherwise),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+    cmocka_unit_test(test_untouched_mirror_yields_byte_identical_messages),
+    cmocka_unit_test(test_generated_corpus_round_trips_identically),
+    cmocka_unit_test(test_render_shows_metadata_headers_and_tool_names),
+    cmocka_unit_test(test_body_with_header_line_cannot_inject_a_block),
+    cmocka_unit_test(test_edited_user_becomes_user_message_with_new_text),
+    cmocka_unit_test(test_edited_assistant_becomes_text_only_and_flattens_its_results),
+    cmocka_unit_test(test_edited_tool_result_lowers_it_and_flattens_the_group),
+    cmocka_unit_test(test_removed_tool_result_flattens_assistant_but_keeps_sibling_text),
+    cmocka_unit_test(test_removing_whole_tool_group_keeps_everything_else_identical),
+    cmocka_unit_test(test_role_label_change_lowers_to_custom_with_new_label),
+    cmocka_unit_test(test_new_blocks_of_any_role_become_custom_text),
+    cmocka_unit_test(test_inserted_note_renders_back_under_its_label_and_stays_identical),
+    cmocka_unit_test(test_text_outside_blocks_becomes_a_note_at_that_position),
+    cmocka_unit_test(test_reordering_follows_document_order),
+    cmocka_unit_test(test_file_without_headers_is_a_whole_context_rewrite),
+    cmocka_unit_test(test_stale_nonce_rejection_quotes_expected_first_line),
+    cmocka_unit_test(test_missing_metadata_line_is_rejected_with_expected_line),
+    cmocka_unit_test(test_unknown_id_is_rejected_naming_it),
+    cmocka_unit_test(test_duplicate_id_is_rejected_with_both_lines),
+    cmocka_unit_test(test_tool_result_moved_away_from_its_call_is_an_illegal_sequence),
+    cmocka_unit_test(test_injected_header_inside_a_body_is_rejected),
+    cmocka_unit_test(test_malformed_header_and_bad_utf8_name_their_line),
+    cmocka_unit_test(test_conservative_mode_rules),
+    cmocka_unit_test(test_nonces_are_stable_for_same_revision_and_differ_otherwise),
+)

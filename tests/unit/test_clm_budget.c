@@ -16,6 +16,7 @@
 
 #include "clm_budget.h"
 #include "util.h"
+#include "test_main.h"
 
 #include "temp_dir.h"
 
@@ -257,18 +258,14 @@ static void test_max_tokens_repair_raises_never_lowers(void **state)
     assert_int_equal(clm_max_tokens_repair("[1]", 3, 1, 1, 1, &out, NULL), LC_INVALID);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_tiers_fire_once_and_rearm_when_usage_drops),
-        cmocka_unit_test(test_budget_notice_labels_both_numbers),
-        cmocka_unit_test(test_calibrator_is_seeded_bounded_and_smoothed),
-        cmocka_unit_test_setup_teardown(test_guard_withholds_oldest_tool_results_first,
-                                        guard_setup, guard_teardown),
-        cmocka_unit_test_setup_teardown(test_guard_never_withholds_from_the_revision_prefix,
-                                        guard_setup, guard_teardown),
-        cmocka_unit_test(test_guard_limit_takes_the_tighter_ceiling),
-        cmocka_unit_test(test_max_tokens_repair_raises_never_lowers),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+    cmocka_unit_test(test_tiers_fire_once_and_rearm_when_usage_drops),
+    cmocka_unit_test(test_budget_notice_labels_both_numbers),
+    cmocka_unit_test(test_calibrator_is_seeded_bounded_and_smoothed),
+    cmocka_unit_test_setup_teardown(test_guard_withholds_oldest_tool_results_first,
+                                    guard_setup, guard_teardown),
+    cmocka_unit_test_setup_teardown(test_guard_never_withholds_from_the_revision_prefix,
+                                    guard_setup, guard_teardown),
+    cmocka_unit_test(test_guard_limit_takes_the_tighter_ceiling),
+    cmocka_unit_test(test_max_tokens_repair_raises_never_lowers),
+)

@@ -15,6 +15,7 @@
 
 #include "clm_diff.h"
 #include "util.h"
+#include "test_main.h"
 
 static void test_identical_texts_report_no_difference(void **state)
 {
@@ -84,14 +85,10 @@ static void test_bounded_display_says_it_was_truncated(void **state)
     sb_free(&b);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_identical_texts_report_no_difference),
-        cmocka_unit_test(test_changed_line_is_paired_with_word_emphasis),
-        cmocka_unit_test(test_removed_and_added_lines_are_one_sided),
-        cmocka_unit_test(test_long_unchanged_runs_fold_to_context),
-        cmocka_unit_test(test_bounded_display_says_it_was_truncated),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+    cmocka_unit_test(test_identical_texts_report_no_difference),
+    cmocka_unit_test(test_changed_line_is_paired_with_word_emphasis),
+    cmocka_unit_test(test_removed_and_added_lines_are_one_sided),
+    cmocka_unit_test(test_long_unchanged_runs_fold_to_context),
+    cmocka_unit_test(test_bounded_display_says_it_was_truncated),
+)

@@ -15,6 +15,7 @@
 
 #include "clm_doc.h"
 #include "util.h"
+#include "test_main.h"
 
 /* ---- a deterministic generated conversation ---------------------------------------- */
 
@@ -413,15 +414,11 @@ static void test_rebase_changes_nonce_and_revision_and_refuses_bad_nonce(void **
     clm_view_free(&v);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_kept_view_renders_like_fresh_view_in_clm_mode),
-        cmocka_unit_test(test_kept_view_renders_like_fresh_view_in_conservative_mode),
-        cmocka_unit_test(test_truncate_gives_back_the_dropped_results_of_a_kept_assistant),
-        cmocka_unit_test(test_same_needs_equal_bytes_origin_and_key),
-        cmocka_unit_test(test_mirror_digest_sees_every_byte_and_splits_at_the_first_line),
-        cmocka_unit_test(test_rebase_changes_nonce_and_revision_and_refuses_bad_nonce),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+    cmocka_unit_test(test_kept_view_renders_like_fresh_view_in_clm_mode),
+    cmocka_unit_test(test_kept_view_renders_like_fresh_view_in_conservative_mode),
+    cmocka_unit_test(test_truncate_gives_back_the_dropped_results_of_a_kept_assistant),
+    cmocka_unit_test(test_same_needs_equal_bytes_origin_and_key),
+    cmocka_unit_test(test_mirror_digest_sees_every_byte_and_splits_at_the_first_line),
+    cmocka_unit_test(test_rebase_changes_nonce_and_revision_and_refuses_bad_nonce),
+)

@@ -17,6 +17,7 @@
 #include "clm_marks.h"
 #include "clm_revision.h"
 #include "util.h"
+#include "test_main.h"
 
 #define DIGEST "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 
@@ -299,16 +300,12 @@ static void test_marks_move_swaps_the_revision_of_a_sibling_branch(void **state)
     free(a2);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_marks_summary_agrees_with_full_reconstruction_on_every_prefix),
-        cmocka_unit_test(test_marks_count_accepts_rejects_and_find_newest_settings),
-        cmocka_unit_test(test_tree_diff_finds_the_fork_point_and_both_paths),
-        cmocka_unit_test(test_tree_diff_up_to_an_ancestor_and_back_down),
-        cmocka_unit_test(test_tree_diff_fetches_in_proportion_to_distance_not_depth),
-        cmocka_unit_test(test_tree_diff_reports_an_entry_it_cannot_fetch),
-        cmocka_unit_test(test_marks_move_swaps_the_revision_of_a_sibling_branch),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+    cmocka_unit_test(test_marks_summary_agrees_with_full_reconstruction_on_every_prefix),
+    cmocka_unit_test(test_marks_count_accepts_rejects_and_find_newest_settings),
+    cmocka_unit_test(test_tree_diff_finds_the_fork_point_and_both_paths),
+    cmocka_unit_test(test_tree_diff_up_to_an_ancestor_and_back_down),
+    cmocka_unit_test(test_tree_diff_fetches_in_proportion_to_distance_not_depth),
+    cmocka_unit_test(test_tree_diff_reports_an_entry_it_cannot_fetch),
+    cmocka_unit_test(test_marks_move_swaps_the_revision_of_a_sibling_branch),
+)

@@ -16,6 +16,7 @@
 #include "clm_apply.h"
 #include "clm_revision.h"
 #include "util.h"
+#include "test_main.h"
 
 static const char NONCE[] = "00112233445566ff";
 
@@ -263,16 +264,12 @@ static void test_revision_anchor_validates_against_raw_prefix(void **state)
     free(p);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_prefix_digest_depends_on_message_boundaries),
-        cmocka_unit_test(test_accept_payload_round_trips_messages_and_anchor),
-        cmocka_unit_test(test_slim_payloads_carry_no_messages),
-        cmocka_unit_test(test_branch_reconstruct_takes_newest_accepted_revision),
-        cmocka_unit_test(test_compaction_reset_and_toggle_after_revision),
-        cmocka_unit_test(test_malformed_state_entry_is_skipped_not_fatal),
-        cmocka_unit_test(test_revision_anchor_validates_against_raw_prefix),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+    cmocka_unit_test(test_prefix_digest_depends_on_message_boundaries),
+    cmocka_unit_test(test_accept_payload_round_trips_messages_and_anchor),
+    cmocka_unit_test(test_slim_payloads_carry_no_messages),
+    cmocka_unit_test(test_branch_reconstruct_takes_newest_accepted_revision),
+    cmocka_unit_test(test_compaction_reset_and_toggle_after_revision),
+    cmocka_unit_test(test_malformed_state_entry_is_skipped_not_fatal),
+    cmocka_unit_test(test_revision_anchor_validates_against_raw_prefix),
+)

@@ -15,6 +15,7 @@
 
 #include "clm_settings.h"
 #include "util.h"
+#include "test_main.h"
 
 static const char *fake_env(const char *name)
 {
@@ -135,13 +136,9 @@ static void test_malformed_stored_values_are_skipped_with_a_problem(void **state
     clm_settings_free(&s);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_normalize_gives_canonical_values_and_rejects_bad_ones),
-        cmocka_unit_test(test_environment_sets_defaults_and_bad_values_are_reported),
-        cmocka_unit_test(test_overrides_hold_only_non_default_values),
-        cmocka_unit_test(test_malformed_stored_values_are_skipped_with_a_problem),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+    cmocka_unit_test(test_normalize_gives_canonical_values_and_rejects_bad_ones),
+    cmocka_unit_test(test_environment_sets_defaults_and_bad_values_are_reported),
+    cmocka_unit_test(test_overrides_hold_only_non_default_values),
+    cmocka_unit_test(test_malformed_stored_values_are_skipped_with_a_problem),
+)

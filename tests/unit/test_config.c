@@ -13,6 +13,7 @@
 
 #include "config.h"
 #include "util.h"
+#include "test_main.h"
 
 static lcm_config parse(const char *text)
 {
@@ -396,23 +397,19 @@ static void test_home_guard_refuses_real_home_in_a_test_run(void **state)
     free(err);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults_without_a_file),
-        cmocka_unit_test(test_every_integer_key_type_and_range),
-        cmocka_unit_test(test_ratios_must_lie_in_zero_one),
-        cmocka_unit_test(test_booleans_take_only_true_or_false),
-        cmocka_unit_test(test_summarizer_string_or_list_drops_duplicates_and_empties),
-        cmocka_unit_test(test_strict_json_rejects_comments_trailing_commas_and_lenient_forms),
-        cmocka_unit_test(test_strict_error_names_line_and_column),
-        cmocka_unit_test(test_unknown_keys_and_non_object_are_reported),
-        cmocka_unit_test(test_per_model_zones_merge_over_global),
-        cmocka_unit_test(test_heal_source_tokens_derive_from_summary_tokens),
-        cmocka_unit_test(test_base_urls_and_effective_json),
-        cmocka_unit_test(test_write_keeps_first_bak_and_never_replaces_it),
-        cmocka_unit_test(test_set_validates_writes_and_refuses_corrupt_file),
-        cmocka_unit_test(test_home_guard_refuses_real_home_in_a_test_run),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+    cmocka_unit_test(test_defaults_without_a_file),
+    cmocka_unit_test(test_every_integer_key_type_and_range),
+    cmocka_unit_test(test_ratios_must_lie_in_zero_one),
+    cmocka_unit_test(test_booleans_take_only_true_or_false),
+    cmocka_unit_test(test_summarizer_string_or_list_drops_duplicates_and_empties),
+    cmocka_unit_test(test_strict_json_rejects_comments_trailing_commas_and_lenient_forms),
+    cmocka_unit_test(test_strict_error_names_line_and_column),
+    cmocka_unit_test(test_unknown_keys_and_non_object_are_reported),
+    cmocka_unit_test(test_per_model_zones_merge_over_global),
+    cmocka_unit_test(test_heal_source_tokens_derive_from_summary_tokens),
+    cmocka_unit_test(test_base_urls_and_effective_json),
+    cmocka_unit_test(test_write_keeps_first_bak_and_never_replaces_it),
+    cmocka_unit_test(test_set_validates_writes_and_refuses_corrupt_file),
+    cmocka_unit_test(test_home_guard_refuses_real_home_in_a_test_run),
+)

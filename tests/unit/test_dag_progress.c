@@ -23,6 +23,7 @@
 #include "store_q.h"
 #include "summarize.h"
 #include "util.h"
+#include "test_main.h"
 
 #include "dag_fx.h"
 
@@ -288,15 +289,11 @@ static void test_pass_keeps_the_watermark_below_a_branch_stored_during_its_call(
     branch_free(&a);
 }
 
-int main(void)
-{
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
-    const struct CMUnitTest tests[] = {
-        T(test_new_branch_below_the_watermark_is_still_covered),
-        T(test_progress_matches_a_recount_after_ingest_cover_remove_restore_and_repair),
-        T(test_pass_with_less_than_a_chunk_pending_writes_nothing),
-        T(test_set_removed_writes_only_rows_whose_mark_changes),
-        T(test_pass_keeps_the_watermark_below_a_branch_stored_during_its_call),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+    T(test_new_branch_below_the_watermark_is_still_covered),
+    T(test_progress_matches_a_recount_after_ingest_cover_remove_restore_and_repair),
+    T(test_pass_with_less_than_a_chunk_pending_writes_nothing),
+    T(test_set_removed_writes_only_rows_whose_mark_changes),
+    T(test_pass_keeps_the_watermark_below_a_branch_stored_during_its_call),
+)

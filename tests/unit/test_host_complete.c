@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 
 #include "temp_home.h"
+#include "test_main.h"
 
 #include "fake_server.h"
 
@@ -214,14 +215,9 @@ static void test_table_is_level_3_without_complete_async(void **state)
     hostapi_destroy(&h);
 }
 
-int main(void)
-{
-    signal(SIGPIPE, SIG_IGN);
-    const struct CMUnitTest tests[] = {
-        HOME_TEST(test_two_threads_complete_at_the_same_time),
-        HOME_TEST(test_timeout_ms_gives_the_timed_out_error),
-        HOME_TEST(test_shutdown_aborts_a_call_in_flight_and_refuses_new_ones),
-        cmocka_unit_test(test_table_is_level_3_without_complete_async),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN_GROUP(fake_ignore_sigpipe, NULL,
+    HOME_TEST(test_two_threads_complete_at_the_same_time),
+    HOME_TEST(test_timeout_ms_gives_the_timed_out_error),
+    HOME_TEST(test_shutdown_aborts_a_call_in_flight_and_refuses_new_ones),
+    cmocka_unit_test(test_table_is_level_3_without_complete_async),
+)

@@ -18,6 +18,7 @@
 #include <netinet/in.h>
 
 #include "temp_home.h"
+#include "test_main.h"
 
 /* ------------------------------------------------------------------------------------
  * helpers
@@ -750,42 +751,37 @@ static void test_tools_reject_raw_arguments_and_unknown_names(void **state)
     expect_tool_error("frobnicate", "{}", NULL);
 }
 
-int main(void)
-{
-    signal(SIGPIPE, SIG_IGN);
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_payload_puts_system_first_and_wraps_tools),
-        cmocka_unit_test(test_payload_omits_tools_and_max_tokens_when_absent),
-        cmocka_unit_test(test_payload_maps_tool_calls_and_results_dropping_thinking),
-        cmocka_unit_test(test_payload_assistant_with_only_calls_has_null_content),
-        cmocka_unit_test(test_payload_turns_summaries_custom_and_bash_into_user_text),
-        cmocka_unit_test(test_payload_skips_unknown_roles_and_thinking_only_turns),
-        cmocka_unit_test(test_payload_sends_images_as_data_uris),
-        cmocka_unit_test(test_payload_answers_unanswered_calls_and_moves_orphan_results),
-        cmocka_unit_test(test_response_usage_excludes_cached_tokens_from_input),
-        cmocka_unit_test(test_response_tool_calls_become_toolcall_blocks),
-        cmocka_unit_test(test_response_maps_length_and_missing_ids),
-        cmocka_unit_test(test_response_without_choices_is_an_error),
-        HOME_TEST(test_complete_round_trip_records_request_and_returns_calls),
-        HOME_TEST(test_complete_http_error_names_status_and_provider_message),
-        cmocka_unit_test(test_complete_connection_failure_reports_curl_error),
-        HOME_TEST(test_complete_honours_timeout),
-        HOME_TEST(test_complete_runs_from_several_threads),
-        HOME_TEST(test_loop_carries_tool_results_back_to_the_model),
-        cmocka_unit_test(test_builtin_names_are_the_four_tools),
-        HOME_TEST(test_read_pages_long_files_with_a_continuation_note),
-        HOME_TEST(test_read_caps_output_at_50kb),
-        HOME_TEST(test_read_missing_file_is_an_error_result),
-        HOME_TEST(test_read_replaces_invalid_utf8),
-        HOME_TEST(test_read_returns_images_as_image_blocks),
-        HOME_TEST(test_write_creates_parent_folders_and_reports_bytes),
-        HOME_TEST(test_edit_replaces_a_unique_occurrence),
-        HOME_TEST(test_edit_matches_lf_text_in_a_crlf_file),
-        HOME_TEST(test_edit_refuses_missing_or_repeated_text),
-        HOME_TEST(test_bash_captures_output_and_exit_code_in_cwd),
-        HOME_TEST(test_bash_keeps_the_tail_of_large_output),
-        HOME_TEST(test_bash_timeout_kills_the_process_group),
-        HOME_TEST(test_tools_reject_raw_arguments_and_unknown_names),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN_GROUP(fake_ignore_sigpipe, NULL,
+    cmocka_unit_test(test_payload_puts_system_first_and_wraps_tools),
+    cmocka_unit_test(test_payload_omits_tools_and_max_tokens_when_absent),
+    cmocka_unit_test(test_payload_maps_tool_calls_and_results_dropping_thinking),
+    cmocka_unit_test(test_payload_assistant_with_only_calls_has_null_content),
+    cmocka_unit_test(test_payload_turns_summaries_custom_and_bash_into_user_text),
+    cmocka_unit_test(test_payload_skips_unknown_roles_and_thinking_only_turns),
+    cmocka_unit_test(test_payload_sends_images_as_data_uris),
+    cmocka_unit_test(test_payload_answers_unanswered_calls_and_moves_orphan_results),
+    cmocka_unit_test(test_response_usage_excludes_cached_tokens_from_input),
+    cmocka_unit_test(test_response_tool_calls_become_toolcall_blocks),
+    cmocka_unit_test(test_response_maps_length_and_missing_ids),
+    cmocka_unit_test(test_response_without_choices_is_an_error),
+    HOME_TEST(test_complete_round_trip_records_request_and_returns_calls),
+    HOME_TEST(test_complete_http_error_names_status_and_provider_message),
+    cmocka_unit_test(test_complete_connection_failure_reports_curl_error),
+    HOME_TEST(test_complete_honours_timeout),
+    HOME_TEST(test_complete_runs_from_several_threads),
+    HOME_TEST(test_loop_carries_tool_results_back_to_the_model),
+    cmocka_unit_test(test_builtin_names_are_the_four_tools),
+    HOME_TEST(test_read_pages_long_files_with_a_continuation_note),
+    HOME_TEST(test_read_caps_output_at_50kb),
+    HOME_TEST(test_read_missing_file_is_an_error_result),
+    HOME_TEST(test_read_replaces_invalid_utf8),
+    HOME_TEST(test_read_returns_images_as_image_blocks),
+    HOME_TEST(test_write_creates_parent_folders_and_reports_bytes),
+    HOME_TEST(test_edit_replaces_a_unique_occurrence),
+    HOME_TEST(test_edit_matches_lf_text_in_a_crlf_file),
+    HOME_TEST(test_edit_refuses_missing_or_repeated_text),
+    HOME_TEST(test_bash_captures_output_and_exit_code_in_cwd),
+    HOME_TEST(test_bash_keeps_the_tail_of_large_output),
+    HOME_TEST(test_bash_timeout_kills_the_process_group),
+    HOME_TEST(test_tools_reject_raw_arguments_and_unknown_names),
+)

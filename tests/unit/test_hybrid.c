@@ -22,6 +22,7 @@
 #include "hybrid.h"
 #include "store.h"
 #include "util.h"
+#include "test_main.h"
 
 #include "temp_home.h"
 
@@ -391,21 +392,17 @@ static void test_hybrid_full_text_side_keeps_the_ranking_bound(void **state)
     store_close(s);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rrf_ranks_a_row_found_both_ways_above_either_alone),
-        cmocka_unit_test(test_rrf_weights_and_k_shape_the_order),
-        cmocka_unit_test(test_rrf_orders_vectors_by_cosine_not_by_input_order),
-        cmocka_unit_test(test_normalize_makes_unit_vectors_so_dot_is_cosine),
-        cmocka_unit_test(test_embed_url_takes_a_base_or_the_full_path),
-        cmocka_unit_test(test_embeddings_are_off_by_default_and_absent_from_the_effective_config),
-        cmocka_unit_test(test_embeddings_settings_parse_with_weights_and_bounds),
-        HOME_TEST(test_vectors_are_written_walked_backfilled_and_counted),
-        HOME_TEST(test_a_summary_vector_leaves_when_its_text_changes),
-        cmocka_unit_test(test_a_backend_without_vector_slots_says_so),
-        HOME_TEST(test_hybrid_search_finds_by_meaning_what_shares_no_word),
-        HOME_TEST(test_hybrid_full_text_side_keeps_the_ranking_bound),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+    cmocka_unit_test(test_rrf_ranks_a_row_found_both_ways_above_either_alone),
+    cmocka_unit_test(test_rrf_weights_and_k_shape_the_order),
+    cmocka_unit_test(test_rrf_orders_vectors_by_cosine_not_by_input_order),
+    cmocka_unit_test(test_normalize_makes_unit_vectors_so_dot_is_cosine),
+    cmocka_unit_test(test_embed_url_takes_a_base_or_the_full_path),
+    cmocka_unit_test(test_embeddings_are_off_by_default_and_absent_from_the_effective_config),
+    cmocka_unit_test(test_embeddings_settings_parse_with_weights_and_bounds),
+    HOME_TEST(test_vectors_are_written_walked_backfilled_and_counted),
+    HOME_TEST(test_a_summary_vector_leaves_when_its_text_changes),
+    cmocka_unit_test(test_a_backend_without_vector_slots_says_so),
+    HOME_TEST(test_hybrid_search_finds_by_meaning_what_shares_no_word),
+    HOME_TEST(test_hybrid_full_text_side_keeps_the_ranking_bound),
+)

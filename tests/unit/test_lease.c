@@ -24,6 +24,7 @@
 #include "maint.h"
 #include "store.h"
 #include "util.h"
+#include "test_main.h"
 
 #include "store_q.h"
 #include "temp_home.h"
@@ -240,15 +241,11 @@ static void test_run_of_another_machine_is_judged_by_its_lease(void **state)
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        T(test_lease_has_one_holder_across_processes_until_it_is_dropped),
-        T(test_lease_taken_again_by_its_holder_is_renewed),
-        T(test_lease_lapses_when_its_holder_stops_renewing),
-        T(test_repair_refuses_while_another_process_holds_the_maintenance_lease),
-        T(test_repair_runs_and_frees_the_lease_when_nobody_holds_it),
-        T(test_run_of_another_machine_is_judged_by_its_lease),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+    T(test_lease_has_one_holder_across_processes_until_it_is_dropped),
+    T(test_lease_taken_again_by_its_holder_is_renewed),
+    T(test_lease_lapses_when_its_holder_stops_renewing),
+    T(test_repair_refuses_while_another_process_holds_the_maintenance_lease),
+    T(test_repair_runs_and_frees_the_lease_when_nobody_holds_it),
+    T(test_run_of_another_machine_is_judged_by_its_lease),
+)

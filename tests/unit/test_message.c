@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "message.h"
+#include "test_main.h"
 
 /* Derived text of a JSON literal; *complete receives the flag. */
 static char *derive(const char *json, int *complete)
@@ -331,36 +332,32 @@ static void test_typed_by_person_refuses_harness_tags_and_compaction_summaries(v
     assert_false(msg_typed_by_person(" \n "));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_role_names_round_trip),
-        cmocka_unit_test(test_role_of_wrong_typed_role_is_unknown),
-        cmocka_unit_test(test_user_string_content_is_complete_text),
-        cmocka_unit_test(test_user_single_text_block_is_complete_text),
-        cmocka_unit_test(test_user_text_blocks_join_with_newline_and_are_not_complete),
-        cmocka_unit_test(test_user_image_becomes_marker_and_is_not_complete),
-        cmocka_unit_test(test_assistant_text_then_tool_call_lines),
-        cmocka_unit_test(test_assistant_plain_text_is_complete),
-        cmocka_unit_test(test_assistant_thinking_is_left_out_and_not_complete),
-        cmocka_unit_test(test_text_signature_makes_message_not_complete),
-        cmocka_unit_test(test_unknown_block_type_is_not_complete),
-        cmocka_unit_test(test_tool_result_text_and_accessors),
-        cmocka_unit_test(test_tool_result_with_details_or_error_is_not_complete),
-        cmocka_unit_test(test_custom_message_text_keeps_original),
-        cmocka_unit_test(test_summaries_derive_their_summary),
-        cmocka_unit_test(test_bash_execution_derives_prompt_and_output),
-        cmocka_unit_test(test_wrong_types_are_treated_as_absent),
-        cmocka_unit_test(test_derive_text_of_non_object_is_empty_and_not_complete),
-        cmocka_unit_test(test_estimate_rounds_characters_up_to_tokens),
-        cmocka_unit_test(test_estimate_counts_images_as_1200_tokens),
-        cmocka_unit_test(test_estimate_counts_thinking_and_tool_call_arguments),
-        cmocka_unit_test(test_estimate_counts_utf16_units_like_the_reference),
-        cmocka_unit_test(test_estimate_of_other_roles),
-        cmocka_unit_test(test_tool_call_count_counts_only_assistant_tool_calls),
-        cmocka_unit_test(test_usage_total_prefers_total_tokens_then_sums_parts),
-        cmocka_unit_test(test_built_message_and_tool_result_keep_their_shape),
-        cmocka_unit_test(test_typed_by_person_refuses_harness_tags_and_compaction_summaries),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+    cmocka_unit_test(test_role_names_round_trip),
+    cmocka_unit_test(test_role_of_wrong_typed_role_is_unknown),
+    cmocka_unit_test(test_user_string_content_is_complete_text),
+    cmocka_unit_test(test_user_single_text_block_is_complete_text),
+    cmocka_unit_test(test_user_text_blocks_join_with_newline_and_are_not_complete),
+    cmocka_unit_test(test_user_image_becomes_marker_and_is_not_complete),
+    cmocka_unit_test(test_assistant_text_then_tool_call_lines),
+    cmocka_unit_test(test_assistant_plain_text_is_complete),
+    cmocka_unit_test(test_assistant_thinking_is_left_out_and_not_complete),
+    cmocka_unit_test(test_text_signature_makes_message_not_complete),
+    cmocka_unit_test(test_unknown_block_type_is_not_complete),
+    cmocka_unit_test(test_tool_result_text_and_accessors),
+    cmocka_unit_test(test_tool_result_with_details_or_error_is_not_complete),
+    cmocka_unit_test(test_custom_message_text_keeps_original),
+    cmocka_unit_test(test_summaries_derive_their_summary),
+    cmocka_unit_test(test_bash_execution_derives_prompt_and_output),
+    cmocka_unit_test(test_wrong_types_are_treated_as_absent),
+    cmocka_unit_test(test_derive_text_of_non_object_is_empty_and_not_complete),
+    cmocka_unit_test(test_estimate_rounds_characters_up_to_tokens),
+    cmocka_unit_test(test_estimate_counts_images_as_1200_tokens),
+    cmocka_unit_test(test_estimate_counts_thinking_and_tool_call_arguments),
+    cmocka_unit_test(test_estimate_counts_utf16_units_like_the_reference),
+    cmocka_unit_test(test_estimate_of_other_roles),
+    cmocka_unit_test(test_tool_call_count_counts_only_assistant_tool_calls),
+    cmocka_unit_test(test_usage_total_prefers_total_tokens_then_sums_parts),
+    cmocka_unit_test(test_built_message_and_tool_result_keep_their_shape),
+    cmocka_unit_test(test_typed_by_person_refuses_harness_tags_and_compaction_summaries),
+)

@@ -18,6 +18,7 @@
 
 #include "metrics.h"
 #include "util.h"
+#include "test_main.h"
 
 #include "expect_text.h"
 #include "temp_home.h"
@@ -131,13 +132,9 @@ static void test_sanitized_row_masks_free_text_and_keeps_vocabulary(void **state
     cJSON_Delete(row);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        HOME_TEST(test_record_appends_one_stamped_row_per_event_at_mode_0600),
-        HOME_TEST(test_load_keeps_one_session_and_skips_broken_lines),
-        HOME_TEST(test_report_names_model_fallback_heal_runs_and_billed_tokens),
-        cmocka_unit_test(test_sanitized_row_masks_free_text_and_keeps_vocabulary),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+    HOME_TEST(test_record_appends_one_stamped_row_per_event_at_mode_0600),
+    HOME_TEST(test_load_keeps_one_session_and_skips_broken_lines),
+    HOME_TEST(test_report_names_model_fallback_heal_runs_and_billed_tokens),
+    cmocka_unit_test(test_sanitized_row_masks_free_text_and_keeps_vocabulary),
+)

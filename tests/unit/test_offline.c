@@ -17,6 +17,7 @@
 #include "offline.h"
 #include "store.h"
 #include "util.h"
+#include "test_main.h"
 
 static void test_reconnect_is_due_every_n_calls_not_every_request(void **state)
 {
@@ -86,12 +87,8 @@ static void test_store_url_password_is_never_printed(void **state)
     free(line);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_reconnect_is_due_every_n_calls_not_every_request),
-        cmocka_unit_test(test_refusals_and_busy_stores_are_not_offline),
-        cmocka_unit_test(test_store_url_password_is_never_printed),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+    cmocka_unit_test(test_reconnect_is_due_every_n_calls_not_every_request),
+    cmocka_unit_test(test_refusals_and_busy_stores_are_not_offline),
+    cmocka_unit_test(test_store_url_password_is_never_printed),
+)

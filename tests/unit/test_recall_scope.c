@@ -19,6 +19,7 @@
 #include "recall.h"
 #include "store.h"
 #include "util.h"
+#include "test_main.h"
 
 #include "temp_home.h"
 
@@ -124,13 +125,9 @@ static void test_catalog_all_homes_on_the_embedded_store_lists_this_home_unshare
     catalog_list_free(&l);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        HOME_TEST(test_scope_words_parse_and_an_unknown_word_is_refused),
-        HOME_TEST(test_fleet_scope_refused_without_setting),
-        HOME_TEST(test_fleet_scope_allowed_with_setting_reads_every_store_and_says_not_shared),
-        HOME_TEST(test_catalog_all_homes_on_the_embedded_store_lists_this_home_unshared),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+    HOME_TEST(test_scope_words_parse_and_an_unknown_word_is_refused),
+    HOME_TEST(test_fleet_scope_refused_without_setting),
+    HOME_TEST(test_fleet_scope_allowed_with_setting_reads_every_store_and_says_not_shared),
+    HOME_TEST(test_catalog_all_homes_on_the_embedded_store_lists_this_home_unshared),
+)

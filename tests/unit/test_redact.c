@@ -20,6 +20,7 @@
 #include "redact.h"
 #include "summarize.h"
 #include "util.h"
+#include "test_main.h"
 
 static cJSON *cases_doc;
 
@@ -368,21 +369,17 @@ static void test_provider_error_text_is_masked_before_it_reaches_events(void **s
     free(why);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_redaction_table_masks_positives_and_keeps_negatives),
-        cmocka_unit_test(test_redaction_table_holds_both_kinds_and_named_secrets),
-        cmocka_unit_test(test_redaction_is_idempotent_on_its_own_output),
-        cmocka_unit_test(test_redaction_disabled_returns_text_unchanged),
-        cmocka_unit_test(test_redaction_handles_embedded_length_not_nul),
-        cmocka_unit_test(test_redaction_masks_a_pem_block_cut_before_its_end_line),
-        cmocka_unit_test(test_keys_only_masks_credentials_and_keeps_setting_names),
-        cmocka_unit_test(test_summarizer_details_and_make_smaller_requests_are_masked),
-        cmocka_unit_test(test_summarizer_bullets_and_heal_requests_are_masked),
-        cmocka_unit_test(test_summarizer_sends_stored_text_when_redact_secrets_is_false),
-        cmocka_unit_test(test_extractive_summary_keeps_the_stored_text_unmasked),
-        cmocka_unit_test(test_provider_error_text_is_masked_before_it_reaches_events),
-    };
-    return cmocka_run_group_tests(tests, load_cases, free_cases);
-}
+TEST_MAIN_GROUP(load_cases, free_cases,
+    cmocka_unit_test(test_redaction_table_masks_positives_and_keeps_negatives),
+    cmocka_unit_test(test_redaction_table_holds_both_kinds_and_named_secrets),
+    cmocka_unit_test(test_redaction_is_idempotent_on_its_own_output),
+    cmocka_unit_test(test_redaction_disabled_returns_text_unchanged),
+    cmocka_unit_test(test_redaction_handles_embedded_length_not_nul),
+    cmocka_unit_test(test_redaction_masks_a_pem_block_cut_before_its_end_line),
+    cmocka_unit_test(test_keys_only_masks_credentials_and_keeps_setting_names),
+    cmocka_unit_test(test_summarizer_details_and_make_smaller_requests_are_masked),
+    cmocka_unit_test(test_summarizer_bullets_and_heal_requests_are_masked),
+    cmocka_unit_test(test_summarizer_sends_stored_text_when_redact_secrets_is_false),
+    cmocka_unit_test(test_extractive_summary_keeps_the_stored_text_unmasked),
+    cmocka_unit_test(test_provider_error_text_is_masked_before_it_reaches_events),
+)

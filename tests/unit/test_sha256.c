@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "sha256.h"
+#include "test_main.h"
 
 static void assert_hex(const char *msg, size_t len, const char *want)
 {
@@ -99,16 +100,12 @@ static void test_different_inputs_give_different_digests(void **state)
     assert_string_not_equal(a, b);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_empty_message_matches_nist_vector),
-        cmocka_unit_test(test_abc_matches_nist_vector),
-        cmocka_unit_test(test_two_block_448_bit_message_matches_nist_vector),
-        cmocka_unit_test(test_896_bit_message_matches_nist_vector),
-        cmocka_unit_test(test_one_million_a_in_uneven_chunks_matches_nist_vector),
-        cmocka_unit_test(test_updates_split_at_every_offset_equal_one_shot),
-        cmocka_unit_test(test_different_inputs_give_different_digests),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+    cmocka_unit_test(test_empty_message_matches_nist_vector),
+    cmocka_unit_test(test_abc_matches_nist_vector),
+    cmocka_unit_test(test_two_block_448_bit_message_matches_nist_vector),
+    cmocka_unit_test(test_896_bit_message_matches_nist_vector),
+    cmocka_unit_test(test_one_million_a_in_uneven_chunks_matches_nist_vector),
+    cmocka_unit_test(test_updates_split_at_every_offset_equal_one_shot),
+    cmocka_unit_test(test_different_inputs_give_different_digests),
+)

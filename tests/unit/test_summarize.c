@@ -12,6 +12,7 @@
 
 #include "summarize.h"
 #include "util.h"
+#include "test_main.h"
 
 /* ---- a scripted model: each call pops the next answer of the entry it names ---- */
 
@@ -496,25 +497,21 @@ static void test_no_model_at_all_uses_extractive(void **state)
     free(src);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_extractive_keeps_needles_and_paths_verbatim_within_target),
-        cmocka_unit_test(test_extractive_facts_line_rescues_needles_of_unchosen_sentences),
-        cmocka_unit_test(test_extractive_bullets_keep_source_order_and_drop_duplicates),
-        cmocka_unit_test(test_extractive_long_sentence_keeps_its_facts),
-        cmocka_unit_test(test_truncate_tags_and_respects_budget_at_utf8_boundaries),
-        cmocka_unit_test(test_first_entry_success_needs_no_fallback),
-        cmocka_unit_test(test_error_length_empty_and_throw_are_failures_that_fall_back),
-        cmocka_unit_test(test_failing_entry_is_demoted_for_the_rest_of_the_pass_only),
-        cmocka_unit_test(test_unknown_and_missing_entries_are_reported_once),
-        cmocka_unit_test(test_per_call_budget_refuses_before_calling_and_truncates),
-        cmocka_unit_test(test_per_pass_budget_counts_billed_tokens),
-        cmocka_unit_test(test_breaker_stops_calling_a_provider_that_keeps_failing),
-        cmocka_unit_test(test_escalation_accepts_only_strict_reduction),
-        cmocka_unit_test(test_level2_bullets_when_level1_does_not_reduce),
-        cmocka_unit_test(test_over_twice_target_earns_one_make_smaller_pass_and_keeps_rich_tier),
-        cmocka_unit_test(test_no_model_at_all_uses_extractive),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+    cmocka_unit_test(test_extractive_keeps_needles_and_paths_verbatim_within_target),
+    cmocka_unit_test(test_extractive_facts_line_rescues_needles_of_unchosen_sentences),
+    cmocka_unit_test(test_extractive_bullets_keep_source_order_and_drop_duplicates),
+    cmocka_unit_test(test_extractive_long_sentence_keeps_its_facts),
+    cmocka_unit_test(test_truncate_tags_and_respects_budget_at_utf8_boundaries),
+    cmocka_unit_test(test_first_entry_success_needs_no_fallback),
+    cmocka_unit_test(test_error_length_empty_and_throw_are_failures_that_fall_back),
+    cmocka_unit_test(test_failing_entry_is_demoted_for_the_rest_of_the_pass_only),
+    cmocka_unit_test(test_unknown_and_missing_entries_are_reported_once),
+    cmocka_unit_test(test_per_call_budget_refuses_before_calling_and_truncates),
+    cmocka_unit_test(test_per_pass_budget_counts_billed_tokens),
+    cmocka_unit_test(test_breaker_stops_calling_a_provider_that_keeps_failing),
+    cmocka_unit_test(test_escalation_accepts_only_strict_reduction),
+    cmocka_unit_test(test_level2_bullets_when_level1_does_not_reduce),
+    cmocka_unit_test(test_over_twice_target_earns_one_make_smaller_pass_and_keeps_rich_tier),
+    cmocka_unit_test(test_no_model_at_all_uses_extractive),
+)

@@ -23,6 +23,7 @@
 #include "summarize.h"
 #include "util.h"
 #include "worker.h"
+#include "test_main.h"
 
 #include "temp_home.h"
 
@@ -328,17 +329,13 @@ static void test_truncation_laid_in_a_hurry_is_healed_by_the_worker(void **state
     stop_and_close(w, st);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        HOME_TEST(test_pass_runs_off_the_caller_and_its_cut_is_picked_up),
-        HOME_TEST(test_invalidation_stops_the_pass_and_drops_its_result),
-        HOME_TEST(test_pass_deadline_stops_the_pass_and_is_named),
-        HOME_TEST(test_two_passes_never_cover_a_message_twice),
-        HOME_TEST(test_failing_model_falls_back_and_the_events_reach_the_caller),
-        HOME_TEST(test_stop_returns_while_a_model_call_is_slow),
-        HOME_TEST(test_a_call_given_up_writes_nothing_and_is_no_failure),
-        HOME_TEST(test_truncation_laid_in_a_hurry_is_healed_by_the_worker),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+    HOME_TEST(test_pass_runs_off_the_caller_and_its_cut_is_picked_up),
+    HOME_TEST(test_invalidation_stops_the_pass_and_drops_its_result),
+    HOME_TEST(test_pass_deadline_stops_the_pass_and_is_named),
+    HOME_TEST(test_two_passes_never_cover_a_message_twice),
+    HOME_TEST(test_failing_model_falls_back_and_the_events_reach_the_caller),
+    HOME_TEST(test_stop_returns_while_a_model_call_is_slow),
+    HOME_TEST(test_a_call_given_up_writes_nothing_and_is_no_failure),
+    HOME_TEST(test_truncation_laid_in_a_hurry_is_healed_by_the_worker),
+)

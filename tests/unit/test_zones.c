@@ -10,6 +10,7 @@
 
 #include "util.h"
 #include "zones.h"
+#include "test_main.h"
 
 static zones_resolved resolve(zones_cfg c, long keep, long window)
 {
@@ -211,22 +212,18 @@ static void test_summaries_are_due_only_within_a_chunk_of_the_next_line(void **s
     assert_int_equal(zones_fit_tokens(&z), 15200);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults_are_70_and_85_percent),
-        cmocka_unit_test(test_smart_zone_derives_recut_at_1_18),
-        cmocka_unit_test(test_explicit_tokens_win_over_smart_zone_and_ratio_per_level),
-        cmocka_unit_test(test_token_pair_recut_at_or_below_swap_is_folded_up),
-        cmocka_unit_test(test_clamp_caps_swap_at_90_and_recut_at_95_and_says_so),
-        cmocka_unit_test(test_ratio_recut_below_swap_is_folded_into_the_open_interval),
-        cmocka_unit_test(test_keep_recent_shrinks_on_a_small_window),
-        cmocka_unit_test(test_zero_window_is_refused),
-        cmocka_unit_test(test_classify_by_occupancy),
-        cmocka_unit_test(test_merge_overrides_only_fields_the_model_sets),
-        cmocka_unit_test(test_window_from_common_provider_errors),
-        cmocka_unit_test(test_correction_applies_only_to_the_window_it_corrected),
-        cmocka_unit_test(test_summaries_are_due_only_within_a_chunk_of_the_next_line),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+    cmocka_unit_test(test_defaults_are_70_and_85_percent),
+    cmocka_unit_test(test_smart_zone_derives_recut_at_1_18),
+    cmocka_unit_test(test_explicit_tokens_win_over_smart_zone_and_ratio_per_level),
+    cmocka_unit_test(test_token_pair_recut_at_or_below_swap_is_folded_up),
+    cmocka_unit_test(test_clamp_caps_swap_at_90_and_recut_at_95_and_says_so),
+    cmocka_unit_test(test_ratio_recut_below_swap_is_folded_into_the_open_interval),
+    cmocka_unit_test(test_keep_recent_shrinks_on_a_small_window),
+    cmocka_unit_test(test_zero_window_is_refused),
+    cmocka_unit_test(test_classify_by_occupancy),
+    cmocka_unit_test(test_merge_overrides_only_fields_the_model_sets),
+    cmocka_unit_test(test_window_from_common_provider_errors),
+    cmocka_unit_test(test_correction_applies_only_to_the_window_it_corrected),
+    cmocka_unit_test(test_summaries_are_due_only_within_a_chunk_of_the_next_line),
+)
