@@ -16,6 +16,7 @@
 #include "clm_apply.h"
 #include "clm_doc.h"
 #include "util.h"
+#include "expect_text.h"
 #include "test_main.h"
 
 static const char NONCE[] = "0123456789abcdef";
@@ -333,9 +334,8 @@ static void test_render_shows_metadata_headers_and_tool_names(void **state)
                                  "document=0123456789abcdef baseline=", 70);
     assert_non_null(strstr(mr.text, "[[CTX_TURN document=0123456789abcdef index=1 role=user "
                                     "id=1-"));
-    assert_non_null(strstr(mr.text, "index=3 role=toolResult id=3-"));
-    assert_non_null(strstr(mr.text, "protected=false tool=bash]]\n42"));
-    assert_non_null(strstr(mr.text, "[toolCall bash]"));
+    expect_has(mr.text, "index=3 role=toolResult id=3-", "protected=false tool=bash]]\n42",
+               "[toolCall bash]");
     mirror_close(&mr);
 }
 
@@ -518,8 +518,7 @@ static void test_inserted_note_renders_back_under_its_label_and_stays_identical(
     char *t2;
     const char *msgs[2] = {CORPUS[0], o.items[1].json};
     build_view(&v2, CLM_MODE_CLM, msgs, 2, &t2);
-    assert_non_null(strstr(t2, "role=notes id=2-"));
-    assert_non_null(strstr(t2, "]]\nTASK\n"));
+    expect_has(t2, "role=notes id=2-", "]]\nTASK\n");
     clm_outcome o2 = edit_text(&v2, t2);
     assert_true(o2.accepted);
     assert_int_equal(o2.items[1].src, 1);
@@ -718,8 +717,7 @@ static void test_conservative_mode_rules(void **state)
     (void)state;
     mirror mr;
     mirror_open(&mr, CLM_MODE_CONSERVATIVE, N_CORPUS);
-    assert_non_null(strstr(mr.text, "role=user id=1-"));
-    assert_non_null(strstr(mr.text, "protected=true]]\nCount lines"));
+    expect_has(mr.text, "role=user id=1-", "protected=true]]\nCount lines");
     /* Untouched: not smaller, rejected. */
     expect_reject(&mr.v, mr.text, "conservative mode accepts only edits that shrink the context");
     /* Removing a protected turn. */

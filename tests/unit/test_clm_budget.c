@@ -16,6 +16,7 @@
 
 #include "clm_budget.h"
 #include "util.h"
+#include "expect_text.h"
 #include "test_main.h"
 
 #include "temp_dir.h"
@@ -50,13 +51,11 @@ static void test_budget_notice_labels_both_numbers(void **state)
 {
     (void)state;
     char *n = clm_budget_notice(2, 76000, 81000, 1, 100000, 2048);
-    assert_non_null(strstr(n, "75% of the budget"));
-    assert_non_null(strstr(n, "estimated next request ~76000 tokens"));
-    assert_non_null(strstr(n, "observed previous request 81000 tokens (stale"));
+    expect_has(n, "75% of the budget", "estimated next request ~76000 tokens",
+               "observed previous request 81000 tokens (stale");
     free(n);
     n = clm_budget_notice(4, 98000, 0, 0, 100000, 2048);
-    assert_non_null(strstr(n, "reserve line"));
-    assert_non_null(strstr(n, "not yet known"));
+    expect_has(n, "reserve line", "not yet known");
     free(n);
     assert_null(clm_budget_notice(0, 1, 1, 0, 1, 1));
 }
@@ -172,8 +171,7 @@ static void test_guard_withholds_oldest_tool_results_first(void **state)
     assert_string_equal(cJSON_GetObjectItem(n, "toolCallId")->valuestring, "c1");
     const char *txt = cJSON_GetArrayItem(cJSON_GetObjectItem(n, "content"), 0)
                           ->child->next->valuestring;
-    assert_non_null(strstr(txt, "tool read, call c1"));
-    assert_non_null(strstr(txt, "/withheld/"));
+    expect_has(txt, "tool read, call c1", "/withheld/");
     /* The file holds the full text. */
     const char *path = strstr(txt, f->dir);
     char *p = lc_strndup(path, strcspn(path, " "));
@@ -185,8 +183,7 @@ static void test_guard_withholds_oldest_tool_results_first(void **state)
     free(data);
     free(p);
     cJSON_Delete(n);
-    assert_non_null(strstr(f->r.notice, "[CLM BUDGET] Overflow guard"));
-    assert_non_null(strstr(f->r.notice, "c1"));
+    expect_has(f->r.notice, "[CLM BUDGET] Overflow guard", "c1");
     char *first = lc_strdup(f->r.replace[2]);
     clm_guard_result_free(&f->r);
 

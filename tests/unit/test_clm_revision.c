@@ -16,6 +16,7 @@
 #include "clm_apply.h"
 #include "clm_revision.h"
 #include "util.h"
+#include "expect_text.h"
 #include "test_main.h"
 
 static const char NONCE[] = "00112233445566ff";
@@ -118,8 +119,7 @@ static void test_slim_payloads_carry_no_messages(void **state)
     char *rej = clm_payload_reject(3, "stale nonce");
     char *tog = clm_payload_toggle(0);
     char *res = clm_payload_reset(4, "user reset");
-    assert_non_null(strstr(rej, "\"kind\":\"reject\""));
-    assert_non_null(strstr(rej, "\"reason\":\"stale nonce\""));
+    expect_has(rej, "\"kind\":\"reject\"", "\"reason\":\"stale nonce\"");
     assert_null(strstr(rej, "messages"));
     assert_non_null(strstr(tog, "\"enabled\":false"));
     assert_null(strstr(tog, "messages"));

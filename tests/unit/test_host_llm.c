@@ -18,6 +18,7 @@
 #include <netinet/in.h>
 
 #include "temp_home.h"
+#include "expect_text.h"
 #include "test_main.h"
 
 /* ------------------------------------------------------------------------------------
@@ -396,8 +397,7 @@ static void test_complete_round_trip_records_request_and_returns_calls(void **st
     char *rec = NULL;
     size_t len;
     assert_int_equal(lc_read_file(fs.record, &rec, &len, NULL), 0);
-    assert_non_null(strstr(rec, "\"content\":\"sys\""));
-    assert_non_null(strstr(rec, "\"name\":\"bash\""));
+    expect_has(rec, "\"content\":\"sys\"", "\"name\":\"bash\"");
     free(rec);
     free(out);
     free(payload);
@@ -416,8 +416,7 @@ static void test_complete_http_error_names_status_and_provider_message(void **st
     fake_stop(&fs);
     assert_null(out);
     assert_non_null(err);
-    assert_non_null(strstr(err, "HTTP 500"));
-    assert_non_null(strstr(err, "the fake model is down"));
+    expect_has(err, "HTTP 500", "the fake model is down");
     free(err);
 }
 
@@ -685,9 +684,7 @@ static void test_bash_captures_output_and_exit_code_in_cwd(void **state)
     (void)state;
     cJSON *r = run_tool("bash", "{\"command\":\"echo out; echo err 1>&2; pwd\"}");
     assert_false(result_is_error(r));
-    assert_non_null(strstr(result_text(r), "out\nerr\n"));
-    assert_non_null(strstr(result_text(r), home));
-    assert_non_null(strstr(result_text(r), "[exit code 0]"));
+    expect_has(result_text(r), "out\nerr\n", home, "[exit code 0]");
     assert_int_equal(detail_num(r, "exitCode"), 0);
     cJSON_Delete(r);
     r = run_tool("bash", "{\"command\":\"echo bad; exit 3\"}");
@@ -703,8 +700,7 @@ static void test_bash_keeps_the_tail_of_large_output(void **state)
     cJSON *r = run_tool("bash", "{\"command\":\"head -c 200000 /dev/zero | tr '\\\\0' a; echo END\"}");
     assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "details"), "truncated")));
     assert_int_equal(detail_num(r, "totalBytes"), 200004);
-    assert_non_null(strstr(result_text(r), "output truncated"));
-    assert_non_null(strstr(result_text(r), "END"));
+    expect_has(result_text(r), "output truncated", "END");
     assert_true(strlen(result_text(r)) < 51 * 1024);
     cJSON_Delete(r);
 }

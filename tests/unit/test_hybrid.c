@@ -22,6 +22,7 @@
 #include "hybrid.h"
 #include "store.h"
 #include "util.h"
+#include "expect_text.h"
 #include "test_main.h"
 
 #include "temp_home.h"
@@ -358,8 +359,8 @@ static void test_hybrid_search_finds_by_meaning_what_shares_no_word(void **state
     hybrid_result_free(&r);
     char *text = NULL;
     assert_int_equal(hybrid_grep(s, &o, &text, &err), LC_OK);
-    assert_non_null(strstr(text, "- [hybrid] e1 [user]: we ship to prod on fridays (meaning #1, cosine 1.000)"));
-    assert_non_null(strstr(text, "(full-text #1, meaning #2"));
+    expect_has(text, "- [hybrid] e1 [user]: we ship to prod on fridays (meaning #1, cosine 1.000)",
+               "(full-text #1, meaning #2");
     free(text);
     store_close(s);
 }

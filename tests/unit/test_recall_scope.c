@@ -19,6 +19,7 @@
 #include "recall.h"
 #include "store.h"
 #include "util.h"
+#include "expect_text.h"
 #include "test_main.h"
 
 #include "temp_home.h"
@@ -56,8 +57,7 @@ static void test_scope_words_parse_and_an_unknown_word_is_refused(void **state)
         assert_string_equal(recall_scope_name(sc), words[i]);
     }
     assert_int_equal(recall_scope_parse("everything", &sc, &err), LC_INVALID);
-    assert_non_null(strstr(err, "fleet"));
-    assert_non_null(strstr(err, "everything"));
+    expect_has(err, "fleet", "everything");
     free(err);
 }
 
@@ -98,10 +98,7 @@ static void test_fleet_scope_allowed_with_setting_reads_every_store_and_says_not
     assert_int_equal(r.n, 2); /* both other stores, whatever their project; the current left out */
     assert_int_equal(r.shared, 0);
     char *text = recall_grep_format(&o, RECALL_SCOPE_FLEET, &r);
-    assert_non_null(strstr(text, "(fleet)"));
-    assert_non_null(strstr(text, "not shared"));
-    assert_non_null(strstr(text, "past session fa"));
-    assert_non_null(strstr(text, "past session fb"));
+    expect_has(text, "(fleet)", "not shared", "past session fa", "past session fb");
     free(text);
     recall_result_free(&r);
     /* scope sessions keeps to the project: only fa. */

@@ -20,6 +20,7 @@
 #include "redact.h"
 #include "summarize.h"
 #include "util.h"
+#include "expect_text.h"
 #include "test_main.h"
 
 static cJSON *cases_doc;
@@ -359,8 +360,7 @@ static void test_provider_error_text_is_masked_before_it_reaches_events(void **s
                                     "preserve-details", &out, &entry, &err), LC_OK);
     assert_string_equal(entry, SUMM_EXTRACTIVE); /* fell back down the chain */
     assert_non_null(f.events);
-    assert_non_null(strstr(f.events, "summarizer-fallback"));
-    assert_non_null(strstr(f.events, "Incorrect API key provided: [REDACTED]"));
+    expect_has(f.events, "summarizer-fallback", "Incorrect API key provided: [REDACTED]");
     assert_null(strstr(f.events, key));
     free(out);
     free(err);

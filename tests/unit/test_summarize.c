@@ -12,6 +12,7 @@
 
 #include "summarize.h"
 #include "util.h"
+#include "expect_text.h"
 #include "test_main.h"
 
 /* ---- a scripted model: each call pops the next answer of the entry it names ---- */
@@ -143,8 +144,7 @@ static void test_extractive_keeps_needles_and_paths_verbatim_within_target(void 
     char *out = summ_extractive(src, 100, SUMM_DETAILS);
     assert_non_null(out);
     assert_true(summ_estimate_tokens(out) <= 100);
-    assert_non_null(strstr(out, "N07=4821"));
-    assert_non_null(strstr(out, "src/engine/dag.c"));
+    expect_has(out, "N07=4821", "src/engine/dag.c");
     free(out);
     free(src);
 }
@@ -192,8 +192,7 @@ static void test_extractive_long_sentence_keeps_its_facts(void **state)
     sb_puts(&b, "and finally SECRET_ID=77 at lib/x.py");
     char *src = sb_detach(&b);
     char *out = summ_extractive(src, 90, SUMM_DETAILS);
-    assert_non_null(strstr(out, "SECRET_ID=77"));
-    assert_non_null(strstr(out, "lib/x.py"));
+    expect_has(out, "SECRET_ID=77", "lib/x.py");
     assert_true(strlen(out) < strlen(src));
     free(out);
     free(src);
@@ -346,8 +345,7 @@ static void test_per_call_budget_refuses_before_calling_and_truncates(void **sta
     }
     assert_int_equal(w.n_calls, 0);
     assert_int_equal(count_events(&w, "summarizer-capped"), 1);
-    assert_non_null(strstr(w.event_data[0], "\"source\":\"budget\""));
-    assert_non_null(strstr(w.event_data[0], "perCall"));
+    expect_has(w.event_data[0], "\"source\":\"budget\"", "perCall");
     summ_free(s);
     free(src);
 }
