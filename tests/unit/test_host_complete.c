@@ -73,6 +73,14 @@ static void host_with_model(host *h, const char *url)
     h->max_tokens = 256;
 }
 
+/* The fake model answering `script` (its answers recorded too) and a host whose model it
+ * is; fs outlives h, which points at its URL. */
+static void host_on_fake(host *h, fake_server *fs, const char *script)
+{
+    fake_start(fs, home, script, "--record-answers");
+    host_with_model(h, fs->url);
+}
+
 static const char *REQ = "{\"systemPrompt\":\"be brief\",\"messages\":[{\"role\":\"user\","
                          "\"content\":\"hello\"}]}";
 
@@ -95,10 +103,9 @@ static void test_two_threads_complete_at_the_same_time(void **state)
 {
     (void)state;
     fake_server fs;
-    fake_start(&fs, home, "[{\"content\":\"first answer\",\"delay\":1},"
-                    "{\"content\":\"second answer\",\"delay\":1}]", "--record-answers");
     host h;
-    host_with_model(&h, fs.url);
+    host_on_fake(&h, &fs, "[{\"content\":\"first answer\",\"delay\":1},"
+                          "{\"content\":\"second answer\",\"delay\":1}]");
     pthread_t th[2];
     call_arg args[2] = {{.h = &h, .request = REQ}, {.h = &h, .request = REQ}};
     for (int i = 0; i < 2; i++) pthread_create(&th[i], NULL, call_thread, &args[i]);
@@ -133,9 +140,8 @@ static void test_timeout_ms_gives_the_timed_out_error(void **state)
 {
     (void)state;
     fake_server fs;
-    fake_start(&fs, home, "[{\"content\":\"too late\",\"delay\":5}]", "--record-answers");
     host h;
-    host_with_model(&h, fs.url);
+    host_on_fake(&h, &fs, "[{\"content\":\"too late\",\"delay\":5}]");
     char *out = NULL, *err = NULL;
     int rc = h.api.complete(&h, "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],"
                                 "\"timeoutMs\":300}", &out, &err);
@@ -165,10 +171,9 @@ static void test_shutdown_aborts_a_call_in_flight_and_refuses_new_ones(void **st
 {
     (void)state;
     fake_server fs;
-    /* An answer that would take 60 s: only the abort can end the call in time. */
-    fake_start(&fs, home, "[{\"content\":\"never\",\"delay\":60}]", "--record-answers");
     host h;
-    host_with_model(&h, fs.url);
+    /* An answer that would take 60 s: only the abort can end the call in time. */
+    host_on_fake(&h, &fs, "[{\"content\":\"never\",\"delay\":60}]");
     pthread_t th;
     call_arg a = {.h = &h, .request = REQ};
     pthread_create(&th, NULL, call_thread, &a);
