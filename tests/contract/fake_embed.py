@@ -24,7 +24,8 @@ import threading
 import zlib
 from http.server import ThreadingHTTPServer
 
-from fake_openai import JsonHandler
+sys.dont_write_bytecode = True  # importing the sibling fake leaves no __pycache__ in the tree
+from fake_openai import JsonHandler  # noqa: E402
 
 CONCEPTS = [
     ("deploy", "deploy deploys deployed deployment deployments ship ships shipped shipping release releases "
