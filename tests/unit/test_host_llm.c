@@ -74,6 +74,22 @@ static cJSON *run_tool(const char *name, const char *args_json)
     return r;
 }
 
+/* Tool `name` on args_json answers with a result that is no error; the caller deletes it. */
+static cJSON *run_tool_ok(const char *name, const char *args_json)
+{
+    cJSON *r = run_tool(name, args_json);
+    assert_false(result_is_error(r));
+    return r;
+}
+
+/* The file `name` in the home holds exactly `want`. */
+static void expect_file(const char *name, const char *want)
+{
+    char *data = get_file(name);
+    assert_string_equal(data, want);
+    free(data);
+}
+
 /* Tool `name` on args_json answers with an error result whose text holds `want` (NULL:
  * any text). */
 static void expect_tool_error(const char *name, const char *args_json, const char *want)
@@ -528,9 +544,7 @@ static void test_loop_carries_tool_results_back_to_the_model(void **state)
     }
     fake_stop(&fs);
     assert_int_equal(turns, 3);
-    char *data = get_file("w/a.txt");
-    assert_string_equal(data, "one 2");
-    free(data);
+    expect_file("w/a.txt", "one 2");
     /* The third request carries both results of the parallel calls, in order. */
     char *rec = NULL;
     size_t len;
@@ -572,8 +586,7 @@ static void test_read_pages_long_files_with_a_continuation_note(void **state)
     for (int i = 1; i <= 2500; i++) sb_printf(&b, "line %d\n", i);
     put_file("long.txt", b.p);
     sb_free(&b);
-    cJSON *r = run_tool("read", "{\"path\":\"long.txt\"}");
-    assert_false(result_is_error(r));
+    cJSON *r = run_tool_ok("read", "{\"path\":\"long.txt\"}");
     assert_non_null(strstr(result_text(r), "line 2000\n"));
     assert_null(strstr(result_text(r), "line 2001\n"));
     assert_non_null(strstr(result_text(r), "[500 more lines; use offset=2001 to continue]"));
@@ -620,8 +633,7 @@ static void test_read_returns_images_as_image_blocks(void **state)
 {
     (void)state;
     put_file("pic.png", "\x89PNG\r\n\x1a\nAB");
-    cJSON *r = run_tool("read", "{\"path\":\"pic.png\"}");
-    assert_false(result_is_error(r));
+    cJSON *r = run_tool_ok("read", "{\"path\":\"pic.png\"}");
     const cJSON *img = cJSON_GetArrayItem(cJSON_GetObjectItem(r, "content"), 1);
     assert_string_equal(sget(img, "type"), "image");
     assert_string_equal(sget(img, "mimeType"), "image/png");
@@ -632,13 +644,10 @@ static void test_read_returns_images_as_image_blocks(void **state)
 static void test_write_creates_parent_folders_and_reports_bytes(void **state)
 {
     (void)state;
-    cJSON *r = run_tool("write", "{\"path\":\"deep/er/f.txt\",\"content\":\"hello\"}");
-    assert_false(result_is_error(r));
+    cJSON *r = run_tool_ok("write", "{\"path\":\"deep/er/f.txt\",\"content\":\"hello\"}");
     assert_non_null(strstr(result_text(r), "5 bytes"));
     assert_int_equal(detail_num(r, "bytes"), 5);
-    char *data = get_file("deep/er/f.txt");
-    assert_string_equal(data, "hello");
-    free(data);
+    expect_file("deep/er/f.txt", "hello");
     cJSON_Delete(r);
 }
 
@@ -646,12 +655,9 @@ static void test_edit_replaces_a_unique_occurrence(void **state)
 {
     (void)state;
     put_file("e.txt", "alpha\nbeta\ngamma\n");
-    cJSON *r = run_tool("edit", "{\"path\":\"e.txt\",\"oldText\":\"beta\",\"newText\":\"BETA\"}");
-    assert_false(result_is_error(r));
+    cJSON *r = run_tool_ok("edit", "{\"path\":\"e.txt\",\"oldText\":\"beta\",\"newText\":\"BETA\"}");
     assert_int_equal(detail_num(r, "firstChangedLine"), 2);
-    char *data = get_file("e.txt");
-    assert_string_equal(data, "alpha\nBETA\ngamma\n");
-    free(data);
+    expect_file("e.txt", "alpha\nBETA\ngamma\n");
     cJSON_Delete(r);
 }
 
@@ -659,11 +665,8 @@ static void test_edit_matches_lf_text_in_a_crlf_file(void **state)
 {
     (void)state;
     put_file("crlf.txt", "one\r\ntwo\r\nthree\r\n");
-    cJSON *r = run_tool("edit", "{\"path\":\"crlf.txt\",\"oldText\":\"one\\ntwo\",\"newText\":\"1\\n2\"}");
-    assert_false(result_is_error(r));
-    char *data = get_file("crlf.txt");
-    assert_string_equal(data, "1\r\n2\r\nthree\r\n");
-    free(data);
+    cJSON *r = run_tool_ok("edit", "{\"path\":\"crlf.txt\",\"oldText\":\"one\\ntwo\",\"newText\":\"1\\n2\"}");
+    expect_file("crlf.txt", "1\r\n2\r\nthree\r\n");
     cJSON_Delete(r);
 }
 
@@ -674,16 +677,13 @@ static void test_edit_refuses_missing_or_repeated_text(void **state)
     expect_tool_error("edit", "{\"path\":\"e2.txt\",\"oldText\":\"zzz\",\"newText\":\"\"}", "not found");
     expect_tool_error("edit", "{\"path\":\"e2.txt\",\"oldText\":\"x = 1\",\"newText\":\"y\"}",
                       "found 2 times; make oldText unique");
-    char *data = get_file("e2.txt");
-    assert_string_equal(data, "x = 1\nx = 1\n");
-    free(data);
+    expect_file("e2.txt", "x = 1\nx = 1\n");
 }
 
 static void test_bash_captures_output_and_exit_code_in_cwd(void **state)
 {
     (void)state;
-    cJSON *r = run_tool("bash", "{\"command\":\"echo out; echo err 1>&2; pwd\"}");
-    assert_false(result_is_error(r));
+    cJSON *r = run_tool_ok("bash", "{\"command\":\"echo out; echo err 1>&2; pwd\"}");
     expect_has(result_text(r), "out\nerr\n", home, "[exit code 0]");
     assert_int_equal(detail_num(r, "exitCode"), 0);
     cJSON_Delete(r);
