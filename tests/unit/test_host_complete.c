@@ -73,12 +73,15 @@ static void host_with_model(host *h, const char *url)
     h->max_tokens = 256;
 }
 
-/* The fake model answering `script` (its answers recorded too) and a host whose model it
- * is; fs outlives h, which points at its URL. */
-static void host_on_fake(host *h, fake_server *fs, const char *script)
+/* The test's fake model, in the test's home like its record; a host's model points at its URL. */
+static fake_server fs;
+
+/* Start the fake answering `script` (its answers recorded too) and make h a host whose model
+ * it is. */
+static void host_on_fake(host *h, const char *script)
 {
-    fake_start(fs, home, script, "--record-answers");
-    host_with_model(h, fs->url);
+    fake_start(&fs, home, script, "--record-answers");
+    host_with_model(h, fs.url);
 }
 
 static const char *REQ = "{\"systemPrompt\":\"be brief\",\"messages\":[{\"role\":\"user\","
@@ -102,10 +105,9 @@ static void *call_thread(void *p)
 static void test_two_threads_complete_at_the_same_time(void **state)
 {
     (void)state;
-    fake_server fs;
     host h;
-    host_on_fake(&h, &fs, "[{\"content\":\"first answer\",\"delay\":1},"
-                          "{\"content\":\"second answer\",\"delay\":1}]");
+    host_on_fake(&h, "[{\"content\":\"first answer\",\"delay\":1},"
+                     "{\"content\":\"second answer\",\"delay\":1}]");
     pthread_t th[2];
     call_arg args[2] = {{.h = &h, .request = REQ}, {.h = &h, .request = REQ}};
     for (int i = 0; i < 2; i++) pthread_create(&th[i], NULL, call_thread, &args[i]);
@@ -139,9 +141,8 @@ static void test_two_threads_complete_at_the_same_time(void **state)
 static void test_timeout_ms_gives_the_timed_out_error(void **state)
 {
     (void)state;
-    fake_server fs;
     host h;
-    host_on_fake(&h, &fs, "[{\"content\":\"too late\",\"delay\":5}]");
+    host_on_fake(&h, "[{\"content\":\"too late\",\"delay\":5}]");
     char *out = NULL, *err = NULL;
     int rc = h.api.complete(&h, "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],"
                                 "\"timeoutMs\":300}", &out, &err);
@@ -170,10 +171,9 @@ static void test_timeout_ms_gives_the_timed_out_error(void **state)
 static void test_shutdown_aborts_a_call_in_flight_and_refuses_new_ones(void **state)
 {
     (void)state;
-    fake_server fs;
     host h;
     /* An answer that would take 60 s: only the abort can end the call in time. */
-    host_on_fake(&h, &fs, "[{\"content\":\"never\",\"delay\":60}]");
+    host_on_fake(&h, "[{\"content\":\"never\",\"delay\":60}]");
     pthread_t th;
     call_arg a = {.h = &h, .request = REQ};
     pthread_create(&th, NULL, call_thread, &a);
