@@ -13,6 +13,7 @@
 
 #include "config.h"
 #include "util.h"
+#include "temp_dir.h"
 #include "test_main.h"
 
 static lcm_config parse(const char *text)
@@ -287,28 +288,26 @@ static void test_base_urls_and_effective_json(void **state)
 }
 
 /* A fresh folder for lcm.json (`path`) and its backup (`bak`); cfg_dir_close removes
- * all three. */
+ * it with all it holds. */
 typedef struct cfg_dir {
-    char *d, *path, *bak;
+    char d[64];
+    char *path, *bak;
 } cfg_dir;
 
 static cfg_dir cfg_dir_open(void)
 {
-    char tmpl[] = "/tmp/lc-config-XXXXXX";
-    char *d = mkdtemp(tmpl);
-    assert_non_null(d);
-    cfg_dir c = {lc_strdup(d), lc_asprintf("%s/lcm.json", d), lc_asprintf("%s/lcm.json.bak", d)};
+    cfg_dir c;
+    temp_dir_make(c.d, sizeof c.d, "/tmp/lc-config-XXXXXX");
+    c.path = lc_asprintf("%s/lcm.json", c.d);
+    c.bak = lc_asprintf("%s/lcm.json.bak", c.d);
     return c;
 }
 
 static void cfg_dir_close(cfg_dir *c)
 {
-    unlink(c->path);
-    unlink(c->bak);
-    rmdir(c->d);
+    temp_dir_remove(c->d);
     free(c->path);
     free(c->bak);
-    free(c->d);
 }
 
 static char *slurp(const char *path)
