@@ -251,21 +251,23 @@ static void test_per_model_zones_merge_over_global(void **state)
     lcm_config_free(&c);
 }
 
+/* The heal source tokens of the config `text`. */
+static long heal_source_tokens_of(const char *text)
+{
+    lcm_config c = parse(text);
+    long n = lcm_config_heal_source_tokens(&c);
+    lcm_config_free(&c);
+    return n;
+}
+
 static void test_heal_source_tokens_derive_from_summary_tokens(void **state)
 {
     (void)state;
-    lcm_config c = parse("{\"summaryTokens\": 1000}");
-    assert_int_equal(lcm_config_heal_source_tokens(&c), 8000);
-    lcm_config_free(&c);
-    c = parse("{\"summaryTokens\": 100}");
-    assert_int_equal(lcm_config_heal_source_tokens(&c), 3000);
-    lcm_config_free(&c);
-    c = parse("{\"summaryTokens\": 5000, \"summarizerTokensPerCall\": 10000}");
-    assert_int_equal(lcm_config_heal_source_tokens(&c), 10000);
-    lcm_config_free(&c);
-    c = parse("{\"healSourceTokens\": 700}");
-    assert_int_equal(lcm_config_heal_source_tokens(&c), 700);
-    lcm_config_free(&c);
+    assert_int_equal(heal_source_tokens_of("{\"summaryTokens\": 1000}"), 8000);
+    assert_int_equal(heal_source_tokens_of("{\"summaryTokens\": 100}"), 3000);
+    assert_int_equal(heal_source_tokens_of("{\"summaryTokens\": 5000, \"summarizerTokensPerCall\": 10000}"),
+                     10000);
+    assert_int_equal(heal_source_tokens_of("{\"healSourceTokens\": 700}"), 700);
 }
 
 static void test_base_urls_and_effective_json(void **state)
