@@ -27,21 +27,18 @@
 
 #include "temp_home.h"
 
-/* The suite's stores all belong to one project folder. */
-static store *open_store(const char *sid)
+/* The store of session `sid` (the suite's stores all belong to one project folder) holding
+ * n user messages e0..e(n-1) with the given texts. */
+static store *store_with_texts(const char *sid, const char *const *texts, size_t n)
 {
-    return home_store(sid, "/work/proj");
-}
-
-/* n user messages e0..e(n-1) with the given texts. */
-static void ingest_texts(store *s, const char *const *texts, size_t n)
-{
+    store *s = home_store(sid, "/work/proj");
     msg_batch b = {0};
     for (size_t i = 0; i < n; i++)
         msg_batch_add(&b, lc_asprintf("e%zu", i),
                       lc_asprintf("{\"role\":\"user\",\"content\":\"%s\",\"timestamp\":%zu}",
                                   texts[i], 1700000000000 + i));
     msg_batch_ingest(s, &b, NULL);
+    return s;
 }
 
 static int64_t row_id(store *s, const char *entry)
@@ -230,9 +227,8 @@ static int see_vec(void *ud, const store_vec_row *r, char **err)
 static void test_vectors_are_written_walked_backfilled_and_counted(void **state)
 {
     (void)state;
-    store *s = open_store("vec");
     const char *texts[] = {"alpha one", "beta two", "gamma three"};
-    ingest_texts(s, texts, 3);
+    store *s = store_with_texts("vec", texts, 3);
     char *err = NULL;
     seen t = {0};
     int stopped = 0;
@@ -289,9 +285,8 @@ static void test_vectors_are_written_walked_backfilled_and_counted(void **state)
 static void test_a_summary_vector_leaves_when_its_text_changes(void **state)
 {
     (void)state;
-    store *s = open_store("sumvec");
     const char *texts[] = {"one", "two"};
-    ingest_texts(s, texts, 2);
+    store *s = store_with_texts("sumvec", texts, 2);
     const char *entries[] = {"e0", "e1"};
     store_summary sm = {.kind = "leaf", .depth = 0, .text = "a summary", .tokens = 3, .entry_ids = entries, .n_entries = 2};
     int64_t id = 0;
@@ -328,9 +323,8 @@ static void test_a_backend_without_vector_slots_says_so(void **state)
 static void test_hybrid_search_finds_by_meaning_what_shares_no_word(void **state)
 {
     (void)state;
-    store *s = open_store("fuse");
     const char *texts[] = {"the parser reads brackets", "we ship to prod on fridays", "the parser reads the schedule"};
-    ingest_texts(s, texts, 3);
+    store *s = store_with_texts("fuse", texts, 3);
     /* Concept vectors: dimension 0 "deploy", 1 "schedule", 2 "parser". */
     float v[3][3] = {{0, 0, 1}, {0.7071f, 0.7071f, 0}, {0, 0.6f, 0.8f}};
     store_vec put[3];
@@ -368,11 +362,10 @@ static void test_hybrid_search_finds_by_meaning_what_shares_no_word(void **state
 static void test_hybrid_full_text_side_keeps_the_ranking_bound(void **state)
 {
     (void)state;
-    store *s = open_store("bound");
     size_t n = RECALL_RANK_MAX + 2;
     const char **texts = calloc(n, sizeof *texts);
     for (size_t i = 0; i < n; i++) texts[i] = i == 7 ? "cache zebra" : "cache line";
-    ingest_texts(s, texts, n);
+    store *s = store_with_texts("bound", texts, n);
     free(texts);
     lcm_embeddings cfg = {.enabled = 1, .url = "http://127.0.0.1:9", .model = "m", .w_fts = 1, .w_vector = 1, .rrf_k = 60};
     float q[2] = {1, 0};
