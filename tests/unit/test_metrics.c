@@ -48,6 +48,15 @@ static cJSON *load_rows(const char *path, const char *sid, size_t *skipped)
     return rows;
 }
 
+/* How many rows load_rows finds. */
+static int count_rows(const char *path, const char *sid, size_t *skipped)
+{
+    cJSON *rows = load_rows(path, sid, skipped);
+    int n = cJSON_GetArraySize(rows);
+    cJSON_Delete(rows);
+    return n;
+}
+
 static void test_record_appends_one_stamped_row_per_event_at_mode_0600(void **state)
 {
     (void)state;
@@ -79,14 +88,10 @@ static void test_load_keeps_one_session_and_skips_broken_lines(void **state)
     fputs("{not json\n", fp);
     fclose(fp);
     size_t skipped = 0;
-    cJSON *rows = load_rows(metrics_path(a), "sess-a", &skipped);
-    assert_int_equal(cJSON_GetArraySize(rows), 2);
+    assert_int_equal(count_rows(metrics_path(a), "sess-a", &skipped), 2);
     assert_int_equal(skipped, 1);
-    cJSON_Delete(rows);
     /* A log that does not exist yet is an empty session, not an error. */
-    rows = load_rows("/nonexistent/metrics.jsonl", "x", NULL);
-    assert_int_equal(cJSON_GetArraySize(rows), 0);
-    cJSON_Delete(rows);
+    assert_int_equal(count_rows("/nonexistent/metrics.jsonl", "x", NULL), 0);
     metrics_close(a);
     metrics_close(b);
 }
