@@ -135,6 +135,14 @@ static char *long_source(void)
     return sb_detach(&b);
 }
 
+/* The summary of src at a 200-token target, which must succeed. */
+static summ_result summarized(summ_ctx *s, const char *src)
+{
+    summ_result r;
+    assert_int_equal(summ_summarize(s, src, 200, &r, NULL), LC_OK);
+    return r;
+}
+
 /* ---- extractive and truncate ---- */
 
 static void test_extractive_keeps_needles_and_paths_verbatim_within_target(void **state)
@@ -228,8 +236,7 @@ static void test_first_entry_success_needs_no_fallback(void **state)
     const char *chain[] = {"or/m1"};
     summ_ctx *s = make_ctx(&w, chain, 1, 0, 0);
     char *src = long_source();
-    summ_result r;
-    assert_int_equal(summ_summarize(s, src, 200, &r, NULL), LC_OK);
+    summ_result r = summarized(s, src);
     assert_int_equal(r.level, 1);
     assert_string_equal(r.entry, "or/m1");
     assert_string_equal(r.text, "a short summary N07=4821");
@@ -258,8 +265,7 @@ static void test_error_length_empty_and_throw_are_failures_that_fall_back(void *
         const char *chain[] = {"or/m1", "or/m2"};
         summ_ctx *s = make_ctx(&w, chain, 2, 0, 0);
         char *src = long_source();
-        summ_result r;
-        assert_int_equal(summ_summarize(s, src, 200, &r, NULL), LC_OK);
+        summ_result r = summarized(s, src);
         assert_string_equal(r.entry, "or/m2");
         assert_string_equal(r.text, "good summary");
         assert_int_equal(count_events(&w, "summarizer-fallback"), 1);
@@ -279,9 +285,8 @@ static void test_failing_entry_is_demoted_for_the_rest_of_the_pass_only(void **s
     const char *chain[] = {"or/m1", "or/m2"};
     summ_ctx *s = make_ctx(&w, chain, 2, 0, 0);
     char *src = long_source();
-    summ_result r;
     for (int i = 0; i < 3; i++) {
-        assert_int_equal(summ_summarize(s, src, 200, &r, NULL), LC_OK);
+        summ_result r = summarized(s, src);
         assert_string_equal(r.entry, "or/m2");
         summ_result_free(&r);
     }
@@ -292,7 +297,7 @@ static void test_failing_entry_is_demoted_for_the_rest_of_the_pass_only(void **s
     assert_int_equal(st.failures, 1);
     assert_int_equal(st.fallbacks, 1);
     summ_pass_begin(s);
-    assert_int_equal(summ_summarize(s, src, 200, &r, NULL), LC_OK);
+    summ_result r = summarized(s, src);
     assert_string_equal(r.entry, "or/m1"); /* the order is restored for a new pass */
     summ_result_free(&r);
     summ_free(s);
@@ -307,9 +312,8 @@ static void test_unknown_and_missing_entries_are_reported_once(void **state)
     summ_ctx *s = make_ctx(&w, chain, 4, 0, 0);
     assert_int_equal(count_events(&w, "summarizer-model"), 1); /* "bogus" at creation */
     char *src = long_source();
-    summ_result r;
     for (int i = 0; i < 3; i++) {
-        assert_int_equal(summ_summarize(s, src, 200, &r, NULL), LC_OK);
+        summ_result r = summarized(s, src);
         assert_string_equal(r.entry, "extractive");
         assert_non_null(strstr(r.text, "N07=4821"));
         summ_result_free(&r);
@@ -334,9 +338,8 @@ static void test_per_call_budget_refuses_before_calling_and_truncates(void **sta
     const char *chain[] = {"or/m1"};
     summ_ctx *s = make_ctx(&w, chain, 1, 1000, 0);
     char *src = long_source(); /* ~2,000 tokens: the request is over 1,000 */
-    summ_result r;
     for (int i = 0; i < 2; i++) {
-        assert_int_equal(summ_summarize(s, src, 200, &r, NULL), LC_OK);
+        summ_result r = summarized(s, src);
         assert_int_equal(r.level, 3);
         assert_true(r.truncated);
         assert_true(strncmp(r.text, SUMM_TRUNCATED_TAG, 15) == 0);
@@ -360,11 +363,10 @@ static void test_per_pass_budget_counts_billed_tokens(void **state)
      * the first fits, the second would cross */
     summ_ctx *s = make_ctx(&w, chain, 1, 0, 2800);
     char *src = long_source();
-    summ_result r;
-    assert_int_equal(summ_summarize(s, src, 200, &r, NULL), LC_OK);
+    summ_result r = summarized(s, src);
     assert_int_equal(r.level, 1);
     summ_result_free(&r);
-    assert_int_equal(summ_summarize(s, src, 200, &r, NULL), LC_OK);
+    r = summarized(s, src);
     assert_int_equal(r.level, 3);
     summ_result_free(&r);
     assert_int_equal(count_calls(&w, "or/m1"), 1);
@@ -374,7 +376,7 @@ static void test_per_pass_budget_counts_billed_tokens(void **state)
     assert_int_equal(st.billed_tokens, 2010);
     assert_true(st.capped);
     summ_pass_begin(s); /* a new pass has a fresh budget */
-    assert_int_equal(summ_summarize(s, src, 200, &r, NULL), LC_OK);
+    r = summarized(s, src);
     assert_int_equal(r.level, 1);
     summ_result_free(&r);
     summ_free(s);
@@ -396,7 +398,7 @@ static void test_breaker_stops_calling_a_provider_that_keeps_failing(void **stat
     summ_result r;
     for (int pass = 0; pass < 4; pass++) {
         summ_pass_begin(s);
-        assert_int_equal(summ_summarize(s, src, 200, &r, NULL), LC_OK);
+        r = summarized(s, src);
         assert_string_equal(r.entry, "extractive");
         summ_result_free(&r);
     }
@@ -407,7 +409,7 @@ static void test_breaker_stops_calling_a_provider_that_keeps_failing(void **stat
     assert_non_null(strstr(d, "or/m1 (breaker open)"));
     free(d);
     summ_pass_begin(s); /* cooldown over: half-open, one attempt, which reopens it */
-    assert_int_equal(summ_summarize(s, src, 200, &r, NULL), LC_OK);
+    r = summarized(s, src);
     summ_result_free(&r);
     assert_int_equal(count_calls(&w, "or/m1"), 3);
     assert_int_equal(count_events(&w, "summarizer-breaker"), 2);
@@ -426,8 +428,7 @@ static void test_escalation_accepts_only_strict_reduction(void **state)
     summ_ctx *s = make_ctx(&w, NULL, 0, 0, 0);
     char *src = long_source();
     size_t src_tokens = summ_estimate_tokens(src);
-    summ_result r;
-    assert_int_equal(summ_summarize(s, src, 200, &r, NULL), LC_OK);
+    summ_result r = summarized(s, src);
     assert_int_equal(r.level, 3);
     assert_true(r.truncated);
     assert_true(r.tokens < src_tokens);
@@ -444,8 +445,7 @@ static void test_level2_bullets_when_level1_does_not_reduce(void **state)
     w.scripts[0] = (script){"auto", {{LC_OK, NULL, NULL, 5000, 0}, {LC_OK, "- bullet", NULL, 0, 0}}, 2, 0};
     summ_ctx *s = make_ctx(&w, NULL, 0, 0, 0);
     char *src = long_source();
-    summ_result r;
-    assert_int_equal(summ_summarize(s, src, 200, &r, NULL), LC_OK);
+    summ_result r = summarized(s, src);
     assert_int_equal(r.level, 2);
     assert_string_equal(r.text, "- bullet");
     assert_null(r.rich_text);
@@ -462,8 +462,7 @@ static void test_over_twice_target_earns_one_make_smaller_pass_and_keeps_rich_ti
     w.scripts[0] = (script){"auto", {{LC_OK, NULL, NULL, 500, 0}, {LC_OK, "- terse", NULL, 0, 0}}, 2, 0};
     summ_ctx *s = make_ctx(&w, NULL, 0, 0, 0);
     char *src = long_source();
-    summ_result r;
-    assert_int_equal(summ_summarize(s, src, 200, &r, NULL), LC_OK);
+    summ_result r = summarized(s, src);
     assert_int_equal(r.level, 2);
     assert_string_equal(r.text, "- terse");
     assert_non_null(r.rich_text);
@@ -481,8 +480,7 @@ static void test_no_model_at_all_uses_extractive(void **state)
     summ_ctx *s = NULL;
     assert_int_equal(summ_create(&cfg, &s, NULL), LC_OK);
     char *src = long_source();
-    summ_result r;
-    assert_int_equal(summ_summarize(s, src, 200, &r, NULL), LC_OK);
+    summ_result r = summarized(s, src);
     assert_int_equal(r.level, 1);
     assert_string_equal(r.entry, "extractive");
     assert_true(r.tokens <= 200);
