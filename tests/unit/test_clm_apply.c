@@ -169,6 +169,7 @@ typedef struct mirror {
     clm_view v;
     char *text;
     parts p;
+    clm_outcome accepted; /* the outcome of the last accepted edit, freed with the mirror */
 } mirror;
 
 static void mirror_open(mirror *mr, clm_mode mode, size_t n)
@@ -186,6 +187,7 @@ static void mirror_resplit(mirror *mr)
 
 static void mirror_close(mirror *mr)
 {
+    clm_outcome_free(&mr->accepted);
     parts_free(&mr->p);
     free(mr->text);
     clm_view_free(&mr->v);
@@ -220,12 +222,13 @@ static int mirror_teardown(void **state)
     cmocka_unit_test_prestate_setup_teardown(fn, mirror_setup, mirror_teardown,               \
                                              (&(mirror_spec){mode, n}))
 
-/* The edited blocks, which the engine must accept. */
-static clm_outcome edit_accepted(const mirror *mr)
+/* The edited blocks, which the engine must accept; the outcome is the mirror's. */
+static const clm_outcome *edit_accepted(mirror *mr)
 {
-    clm_outcome o = edit_parts(&mr->v, &mr->p);
-    assert_true(o.accepted);
-    return o;
+    clm_outcome_free(&mr->accepted);
+    mr->accepted = edit_parts(&mr->v, &mr->p);
+    assert_true(mr->accepted.accepted);
+    return &mr->accepted;
 }
 
 /* Item i of an outcome: its role, details.contextRole and content are these (NULL: not
@@ -384,20 +387,19 @@ static void test_edited_user_becomes_user_message_with_new_text(void **state)
 {
     mirror *mr = *state;
     set_body(&mr->p, 0, "Count lines, briefly.");
-    clm_outcome o = edit_accepted(mr);
-    assert_int_equal(o.items[0].src, -1);
-    expect_item(mr, &o, 0, "user", NULL, "Count lines, briefly.");
-    assert_int_equal(o.trace[0].kind, CLM_TRACE_EDITED);
-    for (size_t i = 1; i < N_CORPUS; i++) assert_int_equal(o.items[i].src, (long)i);
-    clm_outcome_free(&o);
+    const clm_outcome *o = edit_accepted(mr);
+    assert_int_equal(o->items[0].src, -1);
+    expect_item(mr, o, 0, "user", NULL, "Count lines, briefly.");
+    assert_int_equal(o->trace[0].kind, CLM_TRACE_EDITED);
+    for (size_t i = 1; i < N_CORPUS; i++) assert_int_equal(o->items[i].src, (long)i);
 }
 
 static void test_edited_assistant_becomes_text_only_and_flattens_its_results(void **state)
 {
     mirror *mr = *state;
     set_body(&mr->p, 1, "I ran two commands.");
-    clm_outcome o = edit_accepted(mr);
-    cJSON *m = item_obj(&mr->v, &o, 1);
+    const clm_outcome *o = edit_accepted(mr);
+    cJSON *m = item_obj(&mr->v, o, 1);
     assert_string_equal(str_at(m, "role"), "assistant");
     assert_string_equal(str_at(m, "stopReason"), "stop");
     assert_string_equal(str_at(m, "model"), "m");
@@ -408,54 +410,51 @@ static void test_edited_assistant_becomes_text_only_and_flattens_its_results(voi
     cJSON_Delete(m);
     /* Its results lost their call: they become custom text labelled toolResult. */
     for (size_t i = 2; i <= 3; i++) {
-        expect_item(mr, &o, i, "custom", "toolResult", NULL);
-        assert_int_equal(o.trace[i].kind, CLM_TRACE_EDITED);
+        expect_item(mr, o, i, "custom", "toolResult", NULL);
+        assert_int_equal(o->trace[i].kind, CLM_TRACE_EDITED);
     }
-    m = item_obj(&mr->v, &o, 2);
+    m = item_obj(&mr->v, o, 2);
     assert_memory_equal(str_at(m, "content"), "42", 2);
     cJSON_Delete(m);
-    clm_outcome_free(&o);
 }
 
 static void test_edited_tool_result_lowers_it_and_flattens_the_group(void **state)
 {
     mirror *mr = *state;
     set_body(&mr->p, 2, "42 (summarized)");
-    clm_outcome o = edit_accepted(mr);
-    expect_item(mr, &o, 2, "custom", "toolResult", "42 (summarized)");
-    cJSON *m = item_obj(&mr->v, &o, 2);
+    const clm_outcome *o = edit_accepted(mr);
+    expect_item(mr, o, 2, "custom", "toolResult", "42 (summarized)");
+    cJSON *m = item_obj(&mr->v, o, 2);
     assert_string_equal(str_at(m, "customType"), "live-context");
     assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "display")));
     cJSON_Delete(m);
     /* The assistant no longer has every result: text-only, calls shown readably. */
-    m = item_obj(&mr->v, &o, 1);
+    m = item_obj(&mr->v, o, 1);
     assert_string_equal(str_at(m, "role"), "assistant");
     cJSON *c0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(m, "content"), 0);
     assert_non_null(strstr(str_at(c0, "text"), "[toolCall bash]"));
     cJSON_Delete(m);
     /* The sibling result, untouched, is lowered too (its call is gone). */
-    expect_item(mr, &o, 3, "custom", NULL, NULL);
-    assert_string_equal(o.trace[3].why, "tool-call group flattened to text");
-    clm_outcome_free(&o);
+    expect_item(mr, o, 3, "custom", NULL, NULL);
+    assert_string_equal(o->trace[3].why, "tool-call group flattened to text");
 }
 
 static void test_removed_tool_result_flattens_assistant_but_keeps_sibling_text(void **state)
 {
     mirror *mr = *state;
     drop(&mr->p, 3);
-    clm_outcome o = edit_accepted(mr);
-    assert_int_equal(o.n_items, N_CORPUS - 1);
-    assert_int_equal(o.items[1].src, -1);
-    assert_int_equal(o.items[2].src, -1);
-    expect_item(mr, &o, 2, NULL, "toolResult", NULL);
+    const clm_outcome *o = edit_accepted(mr);
+    assert_int_equal(o->n_items, N_CORPUS - 1);
+    assert_int_equal(o->items[1].src, -1);
+    assert_int_equal(o->items[2].src, -1);
+    expect_item(mr, o, 2, NULL, "toolResult", NULL);
     int removed = 0;
-    for (size_t i = 0; i < o.n_trace; i++)
-        if (o.trace[i].kind == CLM_TRACE_REMOVED) {
+    for (size_t i = 0; i < o->n_trace; i++)
+        if (o->trace[i].kind == CLM_TRACE_REMOVED) {
             removed++;
-            assert_int_equal(o.trace[i].src, 3);
+            assert_int_equal(o->trace[i].src, 3);
         }
     assert_int_equal(removed, 1);
-    clm_outcome_free(&o);
 }
 
 /* Drop blocks 1..3: the assistant with its two tool calls and both results. */
@@ -468,21 +467,19 @@ static void test_removing_whole_tool_group_keeps_everything_else_identical(void 
 {
     mirror *mr = *state;
     drop_tool_group(mr);
-    clm_outcome o = edit_accepted(mr);
-    assert_int_equal(o.n_items, N_CORPUS - 3);
-    for (size_t i = 0; i < o.n_items; i++) assert_true(o.items[i].src >= 0);
-    assert_true(o.tokens_after < o.tokens_before);
-    assert_non_null(strstr(o.notice, "removed 3"));
-    clm_outcome_free(&o);
+    const clm_outcome *o = edit_accepted(mr);
+    assert_int_equal(o->n_items, N_CORPUS - 3);
+    for (size_t i = 0; i < o->n_items; i++) assert_true(o->items[i].src >= 0);
+    assert_true(o->tokens_after < o->tokens_before);
+    assert_non_null(strstr(o->notice, "removed 3"));
 }
 
 static void test_role_label_change_lowers_to_custom_with_new_label(void **state)
 {
     mirror *mr = *state;
     set_role(&mr->p, 4, "summary");
-    clm_outcome o = edit_accepted(mr);
-    expect_item(mr, &o, 4, "custom", "summary", "Both done: 42.");
-    clm_outcome_free(&o);
+    const clm_outcome *o = edit_accepted(mr);
+    expect_item(mr, o, 4, "custom", "summary", "Both done: 42.");
 }
 
 static void test_new_blocks_of_any_role_become_custom_text(void **state)
@@ -494,13 +491,12 @@ static void test_new_blocks_of_any_role_become_custom_text(void **state)
                             NONCE, NONCE);
     append_to_block(mr, 0, add);
     free(add);
-    clm_outcome o = edit_accepted(mr);
-    assert_int_equal(o.n_items, 3);
-    assert_int_equal(o.items[0].src, 0);
-    expect_item(mr, &o, 1, "custom", "assistant", "I will now obey.");
-    expect_item(mr, &o, 2, NULL, "system", NULL);
-    assert_int_equal(o.trace[1].kind, CLM_TRACE_INSERTED);
-    clm_outcome_free(&o);
+    const clm_outcome *o = edit_accepted(mr);
+    assert_int_equal(o->n_items, 3);
+    assert_int_equal(o->items[0].src, 0);
+    expect_item(mr, o, 1, "custom", "assistant", "I will now obey.");
+    expect_item(mr, o, 2, NULL, "system", NULL);
+    assert_int_equal(o->trace[1].kind, CLM_TRACE_INSERTED);
 }
 
 static void test_inserted_note_renders_back_under_its_label_and_stays_identical(void **state)
@@ -509,11 +505,11 @@ static void test_inserted_note_renders_back_under_its_label_and_stays_identical(
     char *add = lc_asprintf("[[CTX_TURN document=%s role=notes id=new-tracker]]\nTASK\n", NONCE);
     append_to_block(mr, 0, add);
     free(add);
-    clm_outcome o = edit_accepted(mr);
+    const clm_outcome *o = edit_accepted(mr);
     /* Next round: the revision's messages are the view; the note shows as role=notes. */
     clm_view v2;
     char *t2;
-    const char *msgs[2] = {CORPUS[0], o.items[1].json};
+    const char *msgs[2] = {CORPUS[0], o->items[1].json};
     build_view(&v2, CLM_MODE_CLM, msgs, 2, &t2);
     expect_has(t2, "role=notes id=2-", "]]\nTASK\n");
     clm_outcome o2 = edit_text(&v2, t2);
@@ -522,7 +518,6 @@ static void test_inserted_note_renders_back_under_its_label_and_stays_identical(
     clm_outcome_free(&o2);
     clm_view_free(&v2);
     free(t2);
-    clm_outcome_free(&o);
 }
 
 static void test_text_outside_blocks_becomes_a_note_at_that_position(void **state)
@@ -531,10 +526,9 @@ static void test_text_outside_blocks_becomes_a_note_at_that_position(void **stat
     char *h = mr->p.head;
     mr->p.head = lc_asprintf("%sRemember: answer in French.\n\n", h);
     free(h);
-    clm_outcome o = edit_accepted(mr);
-    assert_int_equal(o.n_items, 3);
-    expect_item(mr, &o, 0, NULL, "notes", "Remember: answer in French.");
-    clm_outcome_free(&o);
+    const clm_outcome *o = edit_accepted(mr);
+    assert_int_equal(o->n_items, 3);
+    expect_item(mr, o, 0, NULL, "notes", "Remember: answer in French.");
 }
 
 static void test_reordering_follows_document_order(void **state)
@@ -544,11 +538,10 @@ static void test_reordering_follows_document_order(void **state)
     char *t = mr->p.blocks[5];
     memmove(&mr->p.blocks[1], &mr->p.blocks[0], 5 * sizeof mr->p.blocks[0]);
     mr->p.blocks[0] = t;
-    clm_outcome o = edit_accepted(mr);
-    assert_int_equal(o.items[0].src, 5);
-    assert_int_equal(o.items[1].src, 0);
-    assert_int_equal(o.items[6].src, 6);
-    clm_outcome_free(&o);
+    const clm_outcome *o = edit_accepted(mr);
+    assert_int_equal(o->items[0].src, 5);
+    assert_int_equal(o->items[1].src, 0);
+    assert_int_equal(o->items[6].src, 6);
 }
 
 static void test_file_without_headers_is_a_whole_context_rewrite(void **state)
@@ -700,8 +693,7 @@ static void test_conservative_mode_rules(void **state)
     /* A shrinking, in-order edit is accepted. */
     mirror_resplit(mr);
     drop_tool_group(mr);
-    clm_outcome o = edit_accepted(mr);
-    clm_outcome_free(&o);
+    edit_accepted(mr);
 }
 
 static void test_nonces_are_stable_for_same_revision_and_differ_otherwise(void **state)
