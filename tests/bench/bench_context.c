@@ -489,23 +489,25 @@ static int bench_run(const char *so, size_t hist, int live, size_t calls, size_t
         in[i] = (ap_message_in){h.ids[i], h.msgs[i], h.lens[i]};
         host_bytes += h.lens[i];
     }
-    ap_host_api *a = &h.api;
-    a->struct_size = sizeof *a;
-    a->abi_version = AP_ABI_VERSION;
-    a->api_level = AP_API_LEVEL;
-    a->host_ctx = &h;
-    a->host_name = "bench_context";
-    a->free = bh_free;
-    a->log = bh_log;
-    a->notify = bh_notify;
-    a->session_info = bh_session_info;
-    a->get_branch = bh_get_branch;
-    a->get_entry = bh_get_entry;
-    a->append_custom = bh_append_custom;
-    a->get_model = bh_get_model;
-    a->complete = bh_complete;
-    a->register_command = bh_register_command;
-    a->register_tool = bh_register_tool;
+    /* The bench host's table: what the plugin may call, the rest left NULL. */
+    h.api = (ap_host_api){
+        .struct_size = sizeof h.api,
+        .abi_version = AP_ABI_VERSION,
+        .api_level = AP_API_LEVEL,
+        .host_ctx = &h,
+        .host_name = "bench_context",
+        .free = bh_free,
+        .log = bh_log,
+        .notify = bh_notify,
+        .session_info = bh_session_info,
+        .get_branch = bh_get_branch,
+        .get_entry = bh_get_entry,
+        .append_custom = bh_append_custom,
+        .get_model = bh_get_model,
+        .complete = bh_complete,
+        .register_command = bh_register_command,
+        .register_tool = bh_register_tool,
+    };
 
     void *dl = dlopen(so, RTLD_NOW | RTLD_LOCAL);
     if (!dl) return bench_fail("dlopen", (char *)dlerror());
@@ -516,7 +518,7 @@ static int bench_run(const char *so, size_t hist, int live, size_t calls, size_t
     memset(&pl, 0, sizeof pl);
     pl.struct_size = sizeof pl;
     char errbuf[512] = "";
-    if (init(a, &pl, errbuf, sizeof errbuf) != AP_OK) return bench_fail("init", errbuf);
+    if (init(&h.api, &pl, errbuf, sizeof errbuf) != AP_OK) return bench_fail("init", errbuf);
     if (!pl.context || !pl.session_start) return bench_fail("init", "the plugin has no context hook");
     char *out = NULL, *err = NULL;
     if (pl.session_start(pl.state, "{\"reason\":\"startup\"}", &out, &err) != AP_OK)

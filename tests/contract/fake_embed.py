@@ -22,7 +22,10 @@ import re
 import sys
 import threading
 import zlib
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
+
+sys.dont_write_bytecode = True  # importing the sibling fake leaves no __pycache__ in the tree
+from fake_openai import JsonHandler  # noqa: E402
 
 CONCEPTS = [
     ("deploy", "deploy deploys deployed deployment deployments ship ships shipped shipping release releases "
@@ -63,18 +66,7 @@ def embed(text, model, dim):
     return [(-x if (flip >> (i % 32)) & 1 else x) for i, x in enumerate(v)]
 
 
-class Handler(BaseHTTPRequestHandler):
-    def log_message(self, *a):
-        pass
-
-    def answer(self, code, obj):
-        body = json.dumps(obj).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
+class Handler(JsonHandler):
     def do_POST(self):
         n = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(n).decode("utf-8", "replace")
@@ -88,20 +80,20 @@ class Handler(BaseHTTPRequestHandler):
             with open(OPTS.record, "a", encoding="utf-8") as f:
                 f.write(json.dumps(req) + "\n")
         if not self.path.rstrip("/").endswith("/embeddings"):
-            return self.answer(404, {"error": {"message": "no such route " + self.path}})
+            return self.send_json(404, {"error": {"message": "no such route " + self.path}})
         if OPTS.status:
-            return self.answer(OPTS.status, {"error": {"message": "scripted failure", "type": "server_error"}})
+            return self.send_json(OPTS.status, {"error": {"message": "scripted failure", "type": "server_error"}})
         inputs = req.get("input")
         if isinstance(inputs, str):
             inputs = [inputs]
         if not isinstance(inputs, list) or not inputs:
-            return self.answer(400, {"error": {"message": "input must be a string or a list of strings"}})
+            return self.send_json(400, {"error": {"message": "input must be a string or a list of strings"}})
         model = str(req.get("model") or "")
         dim = int(req.get("dimensions") or OPTS.dim)
         data = [{"object": "embedding", "index": i, "embedding": embed(str(t), model, dim)}
                 for i, t in enumerate(inputs)]
-        self.answer(200, {"object": "list", "model": model, "data": data,
-                          "usage": {"prompt_tokens": sum(len(str(t)) // 4 for t in inputs), "total_tokens": 0}})
+        self.send_json(200, {"object": "list", "model": model, "data": data,
+                             "usage": {"prompt_tokens": sum(len(str(t)) // 4 for t in inputs), "total_tokens": 0}})
 
 
 def main():

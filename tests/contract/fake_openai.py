@@ -249,19 +249,25 @@ def build_usage(resp, request_text, content, calls):
     return usage
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class JsonHandler(BaseHTTPRequestHandler):
+    """A quiet handler that answers JSON: the base of the loopback fakes (fake_embed.py too)."""
 
     def log_message(self, fmt, *args):  # keep test output quiet
         pass
 
-    def send_json(self, status, obj):
-        data = json.dumps(obj).encode("utf-8")
+    def send_body(self, status, data):
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+    def send_json(self, status, obj):
+        self.send_body(status, json.dumps(obj).encode("utf-8"))
+
+
+class Handler(JsonHandler):
+    protocol_version = "HTTP/1.1"
 
     def do_GET(self):
         if self.path.rstrip("/") in ("/v1/models", "/models"):
@@ -304,12 +310,7 @@ class Handler(BaseHTTPRequestHandler):
                 "type": "server_error", "code": status}})
             return
         if "raw" in resp:
-            data = resp["raw"].encode("utf-8")
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            self.send_body(200, resp["raw"].encode("utf-8"))
             return
         content, calls, finish = build_parts(resp, call_no)
         usage = build_usage(resp, body_text, content, calls)

@@ -34,34 +34,11 @@ import re
 import sqlite3
 import sys
 
+# The bench's figures of a record: its percentile and its token estimate, the engine's rule.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
+from turn_wait import pct, prompt_tokens  # noqa: E402
+
 POLL_LIMIT_MS = 500
-
-
-def pct(vals, p):
-    if not vals:
-        return 0.0
-    s = sorted(vals)
-    k = max(0, min(len(s) - 1, int(round(p / 100.0 * len(s) + 0.5)) - 1))
-    return s[k]
-
-
-def text_chars(v):
-    if isinstance(v, str):
-        return len(v)
-    if isinstance(v, list):
-        return sum(len(p.get("text", "")) for p in v if isinstance(p, dict))
-    return 0
-
-
-def prompt_tokens(req):
-    chars = 0
-    for m in req.get("messages") or []:
-        if isinstance(m, dict):
-            chars += text_chars(m.get("content"))
-            for c in m.get("tool_calls") or []:
-                fn = c.get("function") or {}
-                chars += len(fn.get("name", "")) + len(fn.get("arguments", ""))
-    return (chars + 3) // 4
 
 
 def load_record(path):
@@ -107,7 +84,7 @@ def main():
     rows = load_record(os.path.join(a.out, "requests.jsonl"))
     agent = [r for r in rows if r["kind"] == "agent"]
     summ = [r for r in rows if r["kind"] == "summary"]
-    waits = [max(0.0, n["arrived"] - p["answered"]) for p, n in zip(agent, agent[1:]) if p["answered"]]
+    waits = sorted(max(0.0, n["arrived"] - p["answered"]) for p, n in zip(agent, agent[1:]) if p["answered"])
     metrics = load_jsonl(os.path.join(a.agent, "lcm", "metrics.jsonl"))
     calls = [m for m in metrics if m.get("kind") == "summarizer-call"]
     ok_auto = [m for m in calls if m.get("model") == "auto" and m.get("ok") is True]

@@ -23,6 +23,7 @@
 #include "store.h"
 #include "store_q.h"
 #include "util.h"
+#include "test_main.h"
 
 #include "temp_home.h"
 
@@ -54,19 +55,25 @@ static void write_file(const char *name, const char *bytes)
     fclose(fp);
 }
 
+/* The home's stores that filter f (NULL: all) lets through; there must be n of them. */
+static catalog_list listed(const catalog_filter *f, size_t n)
+{
+    catalog_list l;
+    char *err = NULL;
+    assert_int_equal(catalog_list_stores(home, f, &l, &err), LC_OK);
+    assert_int_equal(l.n, n);
+    return l;
+}
+
 static void test_lists_every_store_by_name_with_its_meta(void **state)
 {
     (void)state;
-    char *err = NULL;
-    catalog_list l;
-    assert_int_equal(catalog_list_stores(home, NULL, &l, &err), LC_OK);
-    assert_int_equal(l.n, 0); /* no folder yet */
+    catalog_list l = listed(NULL, 0); /* no folder yet */
     make_store("b", "/p/one", 2, "2000");
     make_store("a", "/p/two", 1, "1000");
     make_store("c", "/p/one", 0, "3000");
     write_file("notes.txt", "not a store");
-    assert_int_equal(catalog_list_stores(home, NULL, &l, &err), LC_OK);
-    assert_int_equal(l.n, 3);
+    l = listed(NULL, 3);
     assert_string_equal(l.v[0].name, "a");
     assert_string_equal(l.v[1].name, "b");
     assert_string_equal(l.v[2].name, "c");
@@ -93,20 +100,16 @@ static void test_lists_every_store_by_name_with_its_meta(void **state)
 static void test_filters_order_and_counts(void **state)
 {
     (void)state;
-    char *err = NULL;
-    catalog_list l;
     make_store("b", "/p/one", 2, "2000");
     make_store("a", "/p/two", 1, "1000");
     make_store("c", "/p/one", 0, "3000");
     catalog_filter f = {.except_session = "c", .order = CATALOG_NEWEST_FIRST};
-    assert_int_equal(catalog_list_stores(home, &f, &l, &err), LC_OK);
-    assert_int_equal(l.n, 2);
+    catalog_list l = listed(&f, 2);
     assert_string_equal(l.v[0].name, "b");
     assert_string_equal(l.v[1].name, "a");
     catalog_list_free(&l);
     catalog_filter g = {.cwd = "/p/one", .counts = 1, .order = CATALOG_NEWEST_FIRST};
-    assert_int_equal(catalog_list_stores(home, &g, &l, &err), LC_OK);
-    assert_int_equal(l.n, 2);
+    l = listed(&g, 2);
     assert_string_equal(l.v[0].name, "c");
     assert_string_equal(l.v[1].name, "b");
     assert_int_equal(l.v[0].messages, 0);
@@ -119,8 +122,7 @@ static void test_filters_order_and_counts(void **state)
 static void test_older_and_damaged_stores(void **state)
 {
     (void)state;
-    char *err = NULL, p[400];
-    catalog_list l;
+    char p[400];
     /* Files: an old SQLite schema, bytes that are no SQLite database. */
     if (store_q_pg()) return;
     make_store("new", "/p", 1, "1000");
@@ -130,8 +132,7 @@ static void test_older_and_damaged_stores(void **state)
     sqlite3_exec(db, "CREATE TABLE legacy(x); PRAGMA user_version = 0", NULL, NULL, NULL);
     sqlite3_close(db);
     write_file("bad.sqlite", "these bytes are no SQLite database at all, not even close to one, and longer than 100 bytes .......");
-    assert_int_equal(catalog_list_stores(home, NULL, &l, &err), LC_OK);
-    assert_int_equal(l.n, 3);
+    catalog_list l = listed(NULL, 3);
     assert_string_equal(l.v[0].name, "bad");
     assert_non_null(l.v[0].damaged);
     assert_int_equal(l.v[0].schema_version, -1);
@@ -141,8 +142,7 @@ static void test_older_and_damaged_stores(void **state)
     assert_null(l.v[2].cwd);
     catalog_list_free(&l);
     catalog_filter f = {.older_schema = 1};
-    assert_int_equal(catalog_list_stores(home, &f, &l, &err), LC_OK);
-    assert_int_equal(l.n, 1);
+    l = listed(&f, 1);
     assert_string_equal(l.v[0].name, "old");
     catalog_list_free(&l);
 }
@@ -174,15 +174,13 @@ static void test_retire_deletes_the_store_and_its_logs(void **state)
 {
     (void)state;
     char *err = NULL, p[400];
-    catalog_list l;
     /* A store's files and their logs. */
     if (store_q_pg()) return;
     make_store("gone", "/p", 1, "1000");
     write_file("gone.sqlite-wal", "");
     write_file("gone.sqlite-shm", "");
     make_store("kept", "/p", 1, "1000");
-    assert_int_equal(catalog_list_stores(home, NULL, &l, &err), LC_OK);
-    assert_int_equal(l.n, 2);
+    catalog_list l = listed(NULL, 2);
     assert_int_equal(catalog_retire(&l.v[0], &err), LC_OK);
     assert_int_not_equal(access(l.v[0].path, F_OK), 0);
     snprintf(p, sizeof p, "%s-wal", l.v[0].path);
@@ -195,14 +193,10 @@ static void test_retire_deletes_the_store_and_its_logs(void **state)
     free(err);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        HOME_TEST(test_lists_every_store_by_name_with_its_meta),
-        HOME_TEST(test_filters_order_and_counts),
-        HOME_TEST(test_older_and_damaged_stores),
-        HOME_TEST(test_open_by_session_id),
-        HOME_TEST(test_retire_deletes_the_store_and_its_logs),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+    HOME_TEST(test_lists_every_store_by_name_with_its_meta),
+    HOME_TEST(test_filters_order_and_counts),
+    HOME_TEST(test_older_and_damaged_stores),
+    HOME_TEST(test_open_by_session_id),
+    HOME_TEST(test_retire_deletes_the_store_and_its_logs),
+)

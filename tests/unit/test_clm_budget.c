@@ -16,6 +16,8 @@
 
 #include "clm_budget.h"
 #include "util.h"
+#include "expect_text.h"
+#include "test_main.h"
 
 #include "temp_dir.h"
 
@@ -49,13 +51,11 @@ static void test_budget_notice_labels_both_numbers(void **state)
 {
     (void)state;
     char *n = clm_budget_notice(2, 76000, 81000, 1, 100000, 2048);
-    assert_non_null(strstr(n, "75% of the budget"));
-    assert_non_null(strstr(n, "estimated next request ~76000 tokens"));
-    assert_non_null(strstr(n, "observed previous request 81000 tokens (stale"));
+    expect_has(n, "75% of the budget", "estimated next request ~76000 tokens",
+               "observed previous request 81000 tokens (stale");
     free(n);
     n = clm_budget_notice(4, 98000, 0, 0, 100000, 2048);
-    assert_non_null(strstr(n, "reserve line"));
-    assert_non_null(strstr(n, "not yet known"));
+    expect_has(n, "reserve line", "not yet known");
     free(n);
     assert_null(clm_budget_notice(0, 1, 1, 0, 1, 1));
 }
@@ -171,8 +171,7 @@ static void test_guard_withholds_oldest_tool_results_first(void **state)
     assert_string_equal(cJSON_GetObjectItem(n, "toolCallId")->valuestring, "c1");
     const char *txt = cJSON_GetArrayItem(cJSON_GetObjectItem(n, "content"), 0)
                           ->child->next->valuestring;
-    assert_non_null(strstr(txt, "tool read, call c1"));
-    assert_non_null(strstr(txt, "/withheld/"));
+    expect_has(txt, "tool read, call c1", "/withheld/");
     /* The file holds the full text. */
     const char *path = strstr(txt, f->dir);
     char *p = lc_strndup(path, strcspn(path, " "));
@@ -184,8 +183,7 @@ static void test_guard_withholds_oldest_tool_results_first(void **state)
     free(data);
     free(p);
     cJSON_Delete(n);
-    assert_non_null(strstr(f->r.notice, "[CLM BUDGET] Overflow guard"));
-    assert_non_null(strstr(f->r.notice, "c1"));
+    expect_has(f->r.notice, "[CLM BUDGET] Overflow guard", "c1");
     char *first = lc_strdup(f->r.replace[2]);
     clm_guard_result_free(&f->r);
 
@@ -257,18 +255,14 @@ static void test_max_tokens_repair_raises_never_lowers(void **state)
     assert_int_equal(clm_max_tokens_repair("[1]", 3, 1, 1, 1, &out, NULL), LC_INVALID);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_tiers_fire_once_and_rearm_when_usage_drops),
-        cmocka_unit_test(test_budget_notice_labels_both_numbers),
-        cmocka_unit_test(test_calibrator_is_seeded_bounded_and_smoothed),
-        cmocka_unit_test_setup_teardown(test_guard_withholds_oldest_tool_results_first,
-                                        guard_setup, guard_teardown),
-        cmocka_unit_test_setup_teardown(test_guard_never_withholds_from_the_revision_prefix,
-                                        guard_setup, guard_teardown),
-        cmocka_unit_test(test_guard_limit_takes_the_tighter_ceiling),
-        cmocka_unit_test(test_max_tokens_repair_raises_never_lowers),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+    cmocka_unit_test(test_tiers_fire_once_and_rearm_when_usage_drops),
+    cmocka_unit_test(test_budget_notice_labels_both_numbers),
+    cmocka_unit_test(test_calibrator_is_seeded_bounded_and_smoothed),
+    cmocka_unit_test_setup_teardown(test_guard_withholds_oldest_tool_results_first,
+                                    guard_setup, guard_teardown),
+    cmocka_unit_test_setup_teardown(test_guard_never_withholds_from_the_revision_prefix,
+                                    guard_setup, guard_teardown),
+    cmocka_unit_test(test_guard_limit_takes_the_tighter_ceiling),
+    cmocka_unit_test(test_max_tokens_repair_raises_never_lowers),
+)

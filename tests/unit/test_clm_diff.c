@@ -15,6 +15,8 @@
 
 #include "clm_diff.h"
 #include "util.h"
+#include "expect_text.h"
+#include "test_main.h"
 
 static void test_identical_texts_report_no_difference(void **state)
 {
@@ -29,9 +31,7 @@ static void test_changed_line_is_paired_with_word_emphasis(void **state)
     (void)state;
     clm_diff_opts o = {.width = 80};
     char *d = clm_diff_side_by_side("keep\nthe value is 41\nend", "keep\nthe value is 42\nend", &o);
-    assert_non_null(strstr(d, "the value is [-41-]"));
-    assert_non_null(strstr(d, "| the value is {+42+}"));
-    assert_non_null(strstr(d, "keep"));
+    expect_has(d, "the value is [-41-]", "| the value is {+42+}", "keep");
     free(d);
 }
 
@@ -55,9 +55,7 @@ static void test_long_unchanged_runs_fold_to_context(void **state)
         sb_printf(&b, "line %d\n", i == 25 ? 999 : i);
     }
     char *d = clm_diff_side_by_side(a.p, b.p, NULL);
-    assert_non_null(strstr(d, "... 22 unchanged lines ..."));
-    assert_non_null(strstr(d, "... 21 unchanged lines ..."));
-    assert_non_null(strstr(d, "line 24"));
+    expect_has(d, "... 22 unchanged lines ...", "... 21 unchanged lines ...", "line 24");
     assert_null(strstr(d, "line 10\n"));
     free(d);
     sb_free(&a);
@@ -77,21 +75,16 @@ static void test_bounded_display_says_it_was_truncated(void **state)
     size_t rows = 0;
     for (const char *c = d; *c; c++) rows += *c == '\n';
     assert_int_equal(rows, 11);
-    assert_non_null(strstr(d, "[diff preview truncated at 10 rows"));
-    assert_non_null(strstr(d, "100 -> 100 lines"));
+    expect_has(d, "[diff preview truncated at 10 rows", "100 -> 100 lines");
     free(d);
     sb_free(&a);
     sb_free(&b);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_identical_texts_report_no_difference),
-        cmocka_unit_test(test_changed_line_is_paired_with_word_emphasis),
-        cmocka_unit_test(test_removed_and_added_lines_are_one_sided),
-        cmocka_unit_test(test_long_unchanged_runs_fold_to_context),
-        cmocka_unit_test(test_bounded_display_says_it_was_truncated),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+    cmocka_unit_test(test_identical_texts_report_no_difference),
+    cmocka_unit_test(test_changed_line_is_paired_with_word_emphasis),
+    cmocka_unit_test(test_removed_and_added_lines_are_one_sided),
+    cmocka_unit_test(test_long_unchanged_runs_fold_to_context),
+    cmocka_unit_test(test_bounded_display_says_it_was_truncated),
+)

@@ -21,6 +21,7 @@
 #include "clm_folder.h"
 #include "clm_raw.h"
 #include "util.h"
+#include "test_main.h"
 
 #define NONCE_A "0123456789abcdef"
 #define NONCE_B "fedcba9876543210"
@@ -390,16 +391,12 @@ static void test_a_projected_suffix_keeps_what_did_not_change(void **state)
     assert_int_equal(s->effl.n, 1 + (35 - 12));
 }
 
-int main(void)
-{
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
-    const struct CMUnitTest tests[] = {
-        T(test_a_growing_context_is_appended_and_equals_a_full_render),
-        T(test_an_earlier_change_rewrites_the_file),
-        T(test_a_file_someone_else_wrote_is_replaced_not_extended),
-        T(test_the_append_follows_no_symlink_and_no_hard_link),
-        T(test_a_folder_claimed_again_gets_the_file_back),
-        T(test_a_projected_suffix_keeps_what_did_not_change),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+    T(test_a_growing_context_is_appended_and_equals_a_full_render),
+    T(test_an_earlier_change_rewrites_the_file),
+    T(test_a_file_someone_else_wrote_is_replaced_not_extended),
+    T(test_the_append_follows_no_symlink_and_no_hard_link),
+    T(test_a_folder_claimed_again_gets_the_file_back),
+    T(test_a_projected_suffix_keeps_what_did_not_change),
+)

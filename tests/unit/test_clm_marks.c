@@ -17,6 +17,7 @@
 #include "clm_marks.h"
 #include "clm_revision.h"
 #include "util.h"
+#include "test_main.h"
 
 #define DIGEST "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 
@@ -62,13 +63,12 @@ static void tree_free(tree *t)
 
 static const char MSG[] = "\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"x\"}";
 
-static char *accept_rest(long rev)
-{
-    return lc_asprintf("\"type\":\"custom\",\"customType\":\"live-context-state\",\"data\":{"
-                       "\"kind\":\"accept\",\"version\":1,\"revision\":%ld,\"anchorCount\":1,"
-                       "\"anchorDigest\":\"" DIGEST "\",\"messages\":[{\"role\":\"user\","
-                       "\"content\":\"rev %ld\"}]}", rev, rev);
-}
+/* The accept entry of revision `rev` (a number literal). */
+#define ACCEPT(rev)                                                                            \
+    "\"type\":\"custom\",\"customType\":\"live-context-state\",\"data\":{"                     \
+    "\"kind\":\"accept\",\"version\":1,\"revision\":" #rev ",\"anchorCount\":1,"               \
+    "\"anchorDigest\":\"" DIGEST "\",\"messages\":[{\"role\":\"user\","                        \
+    "\"content\":\"rev " #rev "\"}]}"
 
 static const char REJECT[] = "\"type\":\"custom\",\"customType\":\"live-context-state\",\"data\":"
                              "{\"kind\":\"reject\",\"version\":1,\"revision\":7,\"reason\":\"x\"}";
@@ -87,9 +87,8 @@ static const char MALFORMED[] = "\"type\":\"custom\",\"customType\":\"live-conte
 static void test_marks_summary_agrees_with_full_reconstruction_on_every_prefix(void **state)
 {
     (void)state;
-    char *a1 = accept_rest(1), *a2 = accept_rest(2), *a4 = accept_rest(4);
-    const char *rests[] = {MSG, a1, REJECT, MSG, a2, TOGGLE_OFF, SETTINGS, COMPACTION, MSG,
-                           a4, MALFORMED, RESET3, MSG};
+    const char *rests[] = {MSG, ACCEPT(1), REJECT, MSG, ACCEPT(2), TOGGLE_OFF, SETTINGS,
+                           COMPACTION, MSG, ACCEPT(4), MALFORMED, RESET3, MSG};
     size_t nr = sizeof rests / sizeof *rests;
     for (size_t upto = 0; upto <= nr; upto++) {
         tree t = {0};
@@ -124,9 +123,6 @@ static void test_marks_summary_agrees_with_full_reconstruction_on_every_prefix(v
         sb_free(&b);
         tree_free(&t);
     }
-    free(a1);
-    free(a2);
-    free(a4);
 }
 
 static void test_marks_count_accepts_rejects_and_find_newest_settings(void **state)
@@ -161,19 +157,29 @@ static void build_fork(tree *t)
     tree_add(t, "e", "d", MSG);
 }
 
+/* The move from `from` to `to` in t: it forks at `ancestor` (NULL: none), brings `came`
+ * entries and leaves `left`. */
+static clm_tree_move moved(tree *t, const char *from, const char *to, const char *ancestor,
+                           size_t came, size_t left)
+{
+    clm_tree_move mv;
+    char *err = NULL;
+    assert_int_equal(clm_tree_diff(from, to, tree_fetch, t, &mv, &err), LC_OK);
+    if (ancestor) assert_string_equal(mv.ancestor, ancestor);
+    else assert_null(mv.ancestor);
+    assert_int_equal(mv.n_came, came);
+    assert_int_equal(mv.n_left, left);
+    return mv;
+}
+
 static void test_tree_diff_finds_the_fork_point_and_both_paths(void **state)
 {
     (void)state;
     tree t = {0};
-    clm_tree_move mv;
-    char *err = NULL;
     build_fork(&t);
-    assert_int_equal(clm_tree_diff("c", "e", tree_fetch, &t, &mv, &err), LC_OK);
-    assert_string_equal(mv.ancestor, "b");
-    assert_int_equal(mv.n_came, 2);
+    clm_tree_move mv = moved(&t, "c", "e", "b", 2, 1);
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(mv.came[0], "id")), "d");
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(mv.came[1], "id")), "e");
-    assert_int_equal(mv.n_left, 1);
     assert_true(clm_tree_left(&mv, "c"));
     assert_false(clm_tree_left(&mv, "b"));
     assert_false(clm_tree_left(&mv, "d"));
@@ -185,31 +191,19 @@ static void test_tree_diff_up_to_an_ancestor_and_back_down(void **state)
 {
     (void)state;
     tree t = {0};
-    clm_tree_move mv;
-    char *err = NULL;
     build_fork(&t);
     /* Up: e -> a leaves d and e, brings nothing. */
-    assert_int_equal(clm_tree_diff("e", "a", tree_fetch, &t, &mv, &err), LC_OK);
-    assert_string_equal(mv.ancestor, "a");
-    assert_int_equal(mv.n_came, 0);
-    assert_int_equal(mv.n_left, 3);
+    clm_tree_move mv = moved(&t, "e", "a", "a", 0, 3);
     assert_true(clm_tree_left(&mv, "e") && clm_tree_left(&mv, "d") && clm_tree_left(&mv, "b"));
     clm_tree_move_free(&mv);
     /* Down: a -> c brings b and c, leaves nothing. */
-    assert_int_equal(clm_tree_diff("a", "c", tree_fetch, &t, &mv, &err), LC_OK);
-    assert_string_equal(mv.ancestor, "a");
-    assert_int_equal(mv.n_came, 2);
-    assert_int_equal(mv.n_left, 0);
+    mv = moved(&t, "a", "c", "a", 2, 0);
     clm_tree_move_free(&mv);
     /* Standing still changes nothing. */
-    assert_int_equal(clm_tree_diff("c", "c", tree_fetch, &t, &mv, &err), LC_OK);
-    assert_int_equal(mv.n_came, 0);
-    assert_int_equal(mv.n_left, 0);
+    mv = moved(&t, "c", "c", "c", 0, 0);
     clm_tree_move_free(&mv);
     /* Before the first entry: everything left, no common ancestor. */
-    assert_int_equal(clm_tree_diff("c", NULL, tree_fetch, &t, &mv, &err), LC_OK);
-    assert_null(mv.ancestor);
-    assert_int_equal(mv.n_left, 4);
+    mv = moved(&t, "c", NULL, NULL, 0, 4);
     clm_tree_move_free(&mv);
     tree_free(&t);
 }
@@ -218,8 +212,7 @@ static void test_tree_diff_fetches_in_proportion_to_distance_not_depth(void **st
 {
     (void)state;
     tree *t = calloc(1, sizeof *t);
-    clm_tree_move mv;
-    char *err = NULL, id[16], prev[16] = "";
+    char id[16], prev[16] = "";
     for (int i = 0; i < 10000; i++) {
         snprintf(id, sizeof id, "m%d", i);
         tree_add(t, id, i ? prev : NULL, MSG);
@@ -230,10 +223,7 @@ static void test_tree_diff_fetches_in_proportion_to_distance_not_depth(void **st
     tree_add(t, "x2", "x1", MSG);
     tree_add(t, "x3", "x2", MSG);
     t->fetches = 0;
-    assert_int_equal(clm_tree_diff("m9999", "x3", tree_fetch, t, &mv, &err), LC_OK);
-    assert_string_equal(mv.ancestor, "m9990");
-    assert_int_equal(mv.n_came, 3);
-    assert_int_equal(mv.n_left, 9);
+    clm_tree_move mv = moved(t, "m9999", "x3", "m9990", 3, 9);
     assert_true(t->fetches <= 2 * (9 + 3) + 2);
     clm_tree_move_free(&mv);
     tree_free(t);
@@ -264,13 +254,13 @@ static void test_marks_move_swaps_the_revision_of_a_sibling_branch(void **state)
     clm_marks m = {0};
     clm_tree_move mv;
     clm_marks_view v;
-    char *err = NULL, *a1 = accept_rest(1), *a2 = accept_rest(2);
+    char *err = NULL;
     tree_add(&t, "r", NULL, MSG);
     tree_add(&t, "s", "r", SETTINGS);
     tree_add(&t, "p", "s", MSG);
-    tree_add(&t, "rev2", "p", a2);
+    tree_add(&t, "rev2", "p", ACCEPT(2));
     tree_add(&t, "q", "rev2", MSG);
-    tree_add(&t, "rev1", "p", a1);
+    tree_add(&t, "rev1", "p", ACCEPT(1));
     tree_add(&t, "off", "rev1", TOGGLE_OFF);
     for (size_t i = 0; i < 5; i++) assert_int_equal(clm_marks_push_entry(&m, t.entries[i]), LC_OK);
     clm_marks_summarize(&m, &v);
@@ -295,20 +285,14 @@ static void test_marks_move_swaps_the_revision_of_a_sibling_branch(void **state)
     clm_tree_move_free(&mv);
     clm_marks_free(&m);
     tree_free(&t);
-    free(a1);
-    free(a2);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_marks_summary_agrees_with_full_reconstruction_on_every_prefix),
-        cmocka_unit_test(test_marks_count_accepts_rejects_and_find_newest_settings),
-        cmocka_unit_test(test_tree_diff_finds_the_fork_point_and_both_paths),
-        cmocka_unit_test(test_tree_diff_up_to_an_ancestor_and_back_down),
-        cmocka_unit_test(test_tree_diff_fetches_in_proportion_to_distance_not_depth),
-        cmocka_unit_test(test_tree_diff_reports_an_entry_it_cannot_fetch),
-        cmocka_unit_test(test_marks_move_swaps_the_revision_of_a_sibling_branch),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+    cmocka_unit_test(test_marks_summary_agrees_with_full_reconstruction_on_every_prefix),
+    cmocka_unit_test(test_marks_count_accepts_rejects_and_find_newest_settings),
+    cmocka_unit_test(test_tree_diff_finds_the_fork_point_and_both_paths),
+    cmocka_unit_test(test_tree_diff_up_to_an_ancestor_and_back_down),
+    cmocka_unit_test(test_tree_diff_fetches_in_proportion_to_distance_not_depth),
+    cmocka_unit_test(test_tree_diff_reports_an_entry_it_cannot_fetch),
+    cmocka_unit_test(test_marks_move_swaps_the_revision_of_a_sibling_branch),
+)

@@ -16,6 +16,8 @@
 #include "clm_apply.h"
 #include "clm_revision.h"
 #include "util.h"
+#include "expect_text.h"
+#include "test_main.h"
 
 static const char NONCE[] = "00112233445566ff";
 
@@ -117,8 +119,7 @@ static void test_slim_payloads_carry_no_messages(void **state)
     char *rej = clm_payload_reject(3, "stale nonce");
     char *tog = clm_payload_toggle(0);
     char *res = clm_payload_reset(4, "user reset");
-    assert_non_null(strstr(rej, "\"kind\":\"reject\""));
-    assert_non_null(strstr(rej, "\"reason\":\"stale nonce\""));
+    expect_has(rej, "\"kind\":\"reject\"", "\"reason\":\"stale nonce\"");
     assert_null(strstr(rej, "messages"));
     assert_non_null(strstr(tog, "\"enabled\":false"));
     assert_null(strstr(tog, "messages"));
@@ -143,96 +144,83 @@ static char *branch_of(const char *const *extra, size_t n)
     return sb_detach(&b);
 }
 
-static char *state_entry(const char *data)
+/* The state entry around the payload `data`, which it takes over and frees. */
+static char *state_entry(char *data)
 {
-    return lc_asprintf("{\"type\":\"custom\",\"id\":\"s\",\"customType\":\"live-context-state\","
-                       "\"data\":%s}", data);
+    char *e = lc_asprintf("{\"type\":\"custom\",\"id\":\"s\",\"customType\":\"live-context-state\","
+                          "\"data\":%s}", data);
+    free(data);
+    return e;
+}
+
+/* The state of a branch holding the first n of the entries `extra`. */
+static clm_branch_state reconstructed(char *const *extra, size_t n)
+{
+    char *br = branch_of((const char *const *)extra, n);
+    clm_branch_state s;
+    assert_int_equal(clm_branch_reconstruct(br, strlen(br), &s, NULL), LC_OK);
+    free(br);
+    return s;
 }
 
 static void test_branch_reconstruct_takes_newest_accepted_revision(void **state)
 {
     (void)state;
-    char *p1 = accepted_payload(1), *p3 = accepted_payload(3);
-    char *rej = clm_payload_reject(2, "dup");
-    char *e[4] = {state_entry(p1), state_entry(rej), state_entry(p3),
+    char *e[4] = {state_entry(accepted_payload(1)), state_entry(clm_payload_reject(2, "dup")),
+                  state_entry(accepted_payload(3)),
                   lc_strdup("{\"type\":\"custom\",\"customType\":\"other\",\"data\":{}}")};
-    char *br = branch_of((const char *const *)e, 4);
-    clm_branch_state s;
-    assert_int_equal(clm_branch_reconstruct(br, strlen(br), &s, NULL), LC_OK);
+    clm_branch_state s = reconstructed(e, 4);
     assert_true(s.has_revision);
     assert_int_equal(s.rev.revision, 3);
     assert_int_equal(s.last_revision, 3);
     assert_true(s.enabled);
     clm_branch_state_free(&s);
-    free(br);
     /* The earlier branch point (before revision 3) restores revision 1. */
-    br = branch_of((const char *const *)e, 2);
-    assert_int_equal(clm_branch_reconstruct(br, strlen(br), &s, NULL), LC_OK);
+    s = reconstructed(e, 2);
     assert_true(s.has_revision);
     assert_int_equal(s.rev.revision, 1);
     assert_int_equal(s.last_revision, 2);
     clm_branch_state_free(&s);
-    free(br);
     /* A head before any revision returns to raw. */
-    br = branch_of(NULL, 0);
-    assert_int_equal(clm_branch_reconstruct(br, strlen(br), &s, NULL), LC_OK);
+    s = reconstructed(NULL, 0);
     assert_false(s.has_revision);
     assert_int_equal(s.last_revision, 0);
     clm_branch_state_free(&s);
-    free(br);
     for (int i = 0; i < 4; i++) free(e[i]);
-    free(p1);
-    free(p3);
-    free(rej);
 }
 
 static void test_compaction_reset_and_toggle_after_revision(void **state)
 {
     (void)state;
-    char *p1 = accepted_payload(1);
-    char *reset = clm_payload_reset(2, "user");
-    char *off = clm_payload_toggle(0);
-    char *e[3] = {state_entry(p1), lc_strdup("{\"type\":\"compaction\",\"id\":\"c\","
+    char *e[3] = {state_entry(accepted_payload(1)), lc_strdup("{\"type\":\"compaction\",\"id\":\"c\","
                                              "\"summary\":\"s\",\"firstKeptEntryId\":\"e1\"}"),
-                  state_entry(off)};
-    char *br = branch_of((const char *const *)e, 3);
-    clm_branch_state s;
-    assert_int_equal(clm_branch_reconstruct(br, strlen(br), &s, NULL), LC_OK);
+                  state_entry(clm_payload_toggle(0))};
+    clm_branch_state s = reconstructed(e, 3);
     assert_false(s.has_revision);
     assert_false(s.enabled);
     assert_non_null(strstr(s.why, "compaction after revision 1"));
     clm_branch_state_free(&s);
-    free(br);
     free(e[1]);
-    e[1] = state_entry(reset);
-    br = branch_of((const char *const *)e, 2);
-    assert_int_equal(clm_branch_reconstruct(br, strlen(br), &s, NULL), LC_OK);
+    e[1] = state_entry(clm_payload_reset(2, "user"));
+    s = reconstructed(e, 2);
     assert_false(s.has_revision);
     assert_int_equal(s.last_revision, 2);
     assert_non_null(strstr(s.why, "reset"));
     clm_branch_state_free(&s);
-    free(br);
     for (int i = 0; i < 3; i++) free(e[i]);
-    free(p1);
-    free(reset);
-    free(off);
 }
 
 static void test_malformed_state_entry_is_skipped_not_fatal(void **state)
 {
     (void)state;
-    char *p1 = accepted_payload(1);
-    char *e[2] = {state_entry(p1), state_entry("{\"kind\":\"accept\",\"revision\":2}")};
-    char *br = branch_of((const char *const *)e, 2);
-    clm_branch_state s;
-    assert_int_equal(clm_branch_reconstruct(br, strlen(br), &s, NULL), LC_OK);
+    char *e[2] = {state_entry(accepted_payload(1)),
+                  state_entry(lc_strdup("{\"kind\":\"accept\",\"revision\":2}"))};
+    clm_branch_state s = reconstructed(e, 2);
     assert_true(s.has_revision);
     assert_int_equal(s.rev.revision, 1);
     assert_int_equal(s.malformed, 1);
     clm_branch_state_free(&s);
-    free(br);
     for (int i = 0; i < 2; i++) free(e[i]);
-    free(p1);
     char *bad = "not json";
     assert_int_equal(clm_branch_reconstruct(bad, strlen(bad), &s, NULL), LC_INVALID);
 }
@@ -263,16 +251,12 @@ static void test_revision_anchor_validates_against_raw_prefix(void **state)
     free(p);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_prefix_digest_depends_on_message_boundaries),
-        cmocka_unit_test(test_accept_payload_round_trips_messages_and_anchor),
-        cmocka_unit_test(test_slim_payloads_carry_no_messages),
-        cmocka_unit_test(test_branch_reconstruct_takes_newest_accepted_revision),
-        cmocka_unit_test(test_compaction_reset_and_toggle_after_revision),
-        cmocka_unit_test(test_malformed_state_entry_is_skipped_not_fatal),
-        cmocka_unit_test(test_revision_anchor_validates_against_raw_prefix),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+    cmocka_unit_test(test_prefix_digest_depends_on_message_boundaries),
+    cmocka_unit_test(test_accept_payload_round_trips_messages_and_anchor),
+    cmocka_unit_test(test_slim_payloads_carry_no_messages),
+    cmocka_unit_test(test_branch_reconstruct_takes_newest_accepted_revision),
+    cmocka_unit_test(test_compaction_reset_and_toggle_after_revision),
+    cmocka_unit_test(test_malformed_state_entry_is_skipped_not_fatal),
+    cmocka_unit_test(test_revision_anchor_validates_against_raw_prefix),
+)

@@ -17,6 +17,7 @@
 
 #include "clm_safefs.h"
 #include "util.h"
+#include "test_main.h"
 
 static char *fresh_dir(void)
 {
@@ -124,13 +125,9 @@ static void test_folder_must_be_a_private_directory_of_this_user(void **state)
     free(root), free(open_dir), free(link);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_write_replaces_a_planted_symlink_instead_of_following_it),
-        cmocka_unit_test(test_read_refuses_a_symlink_at_the_mirror_path),
-        cmocka_unit_test(test_read_refuses_a_mirror_over_the_cap_and_names_it),
-        cmocka_unit_test(test_folder_must_be_a_private_directory_of_this_user),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+    cmocka_unit_test(test_write_replaces_a_planted_symlink_instead_of_following_it),
+    cmocka_unit_test(test_read_refuses_a_symlink_at_the_mirror_path),
+    cmocka_unit_test(test_read_refuses_a_mirror_over_the_cap_and_names_it),
+    cmocka_unit_test(test_folder_must_be_a_private_directory_of_this_user),
+)

@@ -15,6 +15,8 @@
 
 #include "clm_settings.h"
 #include "util.h"
+#include "expect_text.h"
+#include "test_main.h"
 
 static const char *fake_env(const char *name)
 {
@@ -87,8 +89,7 @@ static void test_overrides_hold_only_non_default_values(void **state)
     assert_int_equal(s.obs_cap, 5000);
     assert_true(s.obs_head > 0.49 && s.obs_head < 0.51);
     char *j = clm_settings_overrides_json(&s);
-    assert_non_null(strstr(j, "\"sizeTrailer\":\"on\""));
-    assert_non_null(strstr(j, "\"observationCap\":\"5000:0.5\""));
+    expect_has(j, "\"sizeTrailer\":\"on\"", "\"observationCap\":\"5000:0.5\"");
     assert_null(strstr(j, "reserve"));
     /* and they come back on another instance */
     clm_settings t;
@@ -120,8 +121,7 @@ static void test_malformed_stored_values_are_skipped_with_a_problem(void **state
     assert_false(s.one_tool);
     assert_int_equal(s.reserve, 4096);
     assert_int_equal(s.budget, 0);
-    assert_non_null(strstr(problems, "'budget' ignored"));
-    assert_non_null(strstr(problems, "'colour' ignored: unknown setting"));
+    expect_has(problems, "'budget' ignored", "'colour' ignored: unknown setting");
     free(problems);
     problems = NULL;
     assert_int_equal(clm_settings_apply_overrides(&s, "[1]", 3, NULL, &problems, NULL), LC_OK);
@@ -135,13 +135,9 @@ static void test_malformed_stored_values_are_skipped_with_a_problem(void **state
     clm_settings_free(&s);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_normalize_gives_canonical_values_and_rejects_bad_ones),
-        cmocka_unit_test(test_environment_sets_defaults_and_bad_values_are_reported),
-        cmocka_unit_test(test_overrides_hold_only_non_default_values),
-        cmocka_unit_test(test_malformed_stored_values_are_skipped_with_a_problem),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+    cmocka_unit_test(test_normalize_gives_canonical_values_and_rejects_bad_ones),
+    cmocka_unit_test(test_environment_sets_defaults_and_bad_values_are_reported),
+    cmocka_unit_test(test_overrides_hold_only_non_default_values),
+    cmocka_unit_test(test_malformed_stored_values_are_skipped_with_a_problem),
+)

@@ -13,6 +13,8 @@
 
 #include "config.h"
 #include "util.h"
+#include "temp_dir.h"
+#include "test_main.h"
 
 static lcm_config parse(const char *text)
 {
@@ -249,21 +251,23 @@ static void test_per_model_zones_merge_over_global(void **state)
     lcm_config_free(&c);
 }
 
+/* The heal source tokens of the config `text`. */
+static long heal_source_tokens_of(const char *text)
+{
+    lcm_config c = parse(text);
+    long n = lcm_config_heal_source_tokens(&c);
+    lcm_config_free(&c);
+    return n;
+}
+
 static void test_heal_source_tokens_derive_from_summary_tokens(void **state)
 {
     (void)state;
-    lcm_config c = parse("{\"summaryTokens\": 1000}");
-    assert_int_equal(lcm_config_heal_source_tokens(&c), 8000);
-    lcm_config_free(&c);
-    c = parse("{\"summaryTokens\": 100}");
-    assert_int_equal(lcm_config_heal_source_tokens(&c), 3000);
-    lcm_config_free(&c);
-    c = parse("{\"summaryTokens\": 5000, \"summarizerTokensPerCall\": 10000}");
-    assert_int_equal(lcm_config_heal_source_tokens(&c), 10000);
-    lcm_config_free(&c);
-    c = parse("{\"healSourceTokens\": 700}");
-    assert_int_equal(lcm_config_heal_source_tokens(&c), 700);
-    lcm_config_free(&c);
+    assert_int_equal(heal_source_tokens_of("{\"summaryTokens\": 1000}"), 8000);
+    assert_int_equal(heal_source_tokens_of("{\"summaryTokens\": 100}"), 3000);
+    assert_int_equal(heal_source_tokens_of("{\"summaryTokens\": 5000, \"summarizerTokensPerCall\": 10000}"),
+                     10000);
+    assert_int_equal(heal_source_tokens_of("{\"healSourceTokens\": 700}"), 700);
 }
 
 static void test_base_urls_and_effective_json(void **state)
@@ -286,28 +290,26 @@ static void test_base_urls_and_effective_json(void **state)
 }
 
 /* A fresh folder for lcm.json (`path`) and its backup (`bak`); cfg_dir_close removes
- * all three. */
+ * it with all it holds. */
 typedef struct cfg_dir {
-    char *d, *path, *bak;
+    char d[64];
+    char *path, *bak;
 } cfg_dir;
 
 static cfg_dir cfg_dir_open(void)
 {
-    char tmpl[] = "/tmp/lc-config-XXXXXX";
-    char *d = mkdtemp(tmpl);
-    assert_non_null(d);
-    cfg_dir c = {lc_strdup(d), lc_asprintf("%s/lcm.json", d), lc_asprintf("%s/lcm.json.bak", d)};
+    cfg_dir c;
+    temp_dir_make(c.d, sizeof c.d, "/tmp/lc-config-XXXXXX");
+    c.path = lc_asprintf("%s/lcm.json", c.d);
+    c.bak = lc_asprintf("%s/lcm.json.bak", c.d);
     return c;
 }
 
 static void cfg_dir_close(cfg_dir *c)
 {
-    unlink(c->path);
-    unlink(c->bak);
-    rmdir(c->d);
+    temp_dir_remove(c->d);
     free(c->path);
     free(c->bak);
-    free(c->d);
 }
 
 static char *slurp(const char *path)
@@ -396,23 +398,19 @@ static void test_home_guard_refuses_real_home_in_a_test_run(void **state)
     free(err);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults_without_a_file),
-        cmocka_unit_test(test_every_integer_key_type_and_range),
-        cmocka_unit_test(test_ratios_must_lie_in_zero_one),
-        cmocka_unit_test(test_booleans_take_only_true_or_false),
-        cmocka_unit_test(test_summarizer_string_or_list_drops_duplicates_and_empties),
-        cmocka_unit_test(test_strict_json_rejects_comments_trailing_commas_and_lenient_forms),
-        cmocka_unit_test(test_strict_error_names_line_and_column),
-        cmocka_unit_test(test_unknown_keys_and_non_object_are_reported),
-        cmocka_unit_test(test_per_model_zones_merge_over_global),
-        cmocka_unit_test(test_heal_source_tokens_derive_from_summary_tokens),
-        cmocka_unit_test(test_base_urls_and_effective_json),
-        cmocka_unit_test(test_write_keeps_first_bak_and_never_replaces_it),
-        cmocka_unit_test(test_set_validates_writes_and_refuses_corrupt_file),
-        cmocka_unit_test(test_home_guard_refuses_real_home_in_a_test_run),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+    cmocka_unit_test(test_defaults_without_a_file),
+    cmocka_unit_test(test_every_integer_key_type_and_range),
+    cmocka_unit_test(test_ratios_must_lie_in_zero_one),
+    cmocka_unit_test(test_booleans_take_only_true_or_false),
+    cmocka_unit_test(test_summarizer_string_or_list_drops_duplicates_and_empties),
+    cmocka_unit_test(test_strict_json_rejects_comments_trailing_commas_and_lenient_forms),
+    cmocka_unit_test(test_strict_error_names_line_and_column),
+    cmocka_unit_test(test_unknown_keys_and_non_object_are_reported),
+    cmocka_unit_test(test_per_model_zones_merge_over_global),
+    cmocka_unit_test(test_heal_source_tokens_derive_from_summary_tokens),
+    cmocka_unit_test(test_base_urls_and_effective_json),
+    cmocka_unit_test(test_write_keeps_first_bak_and_never_replaces_it),
+    cmocka_unit_test(test_set_validates_writes_and_refuses_corrupt_file),
+    cmocka_unit_test(test_home_guard_refuses_real_home_in_a_test_run),
+)

@@ -23,6 +23,7 @@
 #include "store_q.h"
 #include "summarize.h"
 #include "util.h"
+#include "test_main.h"
 
 #include "dag_fx.h"
 
@@ -75,6 +76,35 @@ static void branch_ingest(store *s, const branch *b)
     assert_int_equal(store_ingest(s, m, b->n, NULL, NULL), LC_OK);
 }
 
+/* Messages a00..a<n-1> of ~`tokens` tokens each, stored in s; the branch keeps their ids. */
+static branch branch_stored(store *s, int n, int tokens)
+{
+    branch a = {0};
+    branch_add(&a, "a", 0, n, tokens);
+    branch_ingest(s, &a);
+    return a;
+}
+
+/* Move the tree of a 60-message branch back to a<at-1> (a<at>..a59 removed) and grow a
+ * branch there: a00..a<at-1> again, then b<at>..b<to-1>. */
+static void branch_fork(store *s, int at, int to)
+{
+    const char *left[60];
+    char ids[60][16];
+    size_t n = 0;
+    for (int i = at; i < 60; i++) {
+        snprintf(ids[n], sizeof ids[n], "a%02d", i);
+        left[n] = ids[n];
+        n++;
+    }
+    assert_int_equal(store_set_removed(s, left, n, 1, NULL), LC_OK);
+    branch b = {0};
+    branch_add(&b, "a", 0, at, 500);
+    branch_add(&b, "b", at, to, 500);
+    branch_ingest(s, &b);
+    branch_free(&b);
+}
+
 #define UNCOVERED                                                                              \
     " FROM messages m WHERE m.removed = 0 AND m.role NOT IN (" STORE_DAG_EXCLUDED_ROLES ")"    \
     " AND NOT EXISTS (SELECT 1 FROM summary_messages sm WHERE sm.entry_id = m.entry_id)"
@@ -101,9 +131,7 @@ static dag_opts opts(int flush)
 static void test_new_branch_below_the_watermark_is_still_covered(void **state)
 {
     fx *f = *state;
-    branch a = {0}, b = {0};
-    branch_add(&a, "a", 0, 60, 500);
-    branch_ingest(f->st, &a);
+    branch a = branch_stored(f->st, 60, 500);
     dag_opts o = opts(0);
     dag_stats ds;
     assert_int_equal(dag_pass(f->st, f->sc, &o, &ds, NULL), LC_OK);
@@ -112,12 +140,7 @@ static void test_new_branch_below_the_watermark_is_still_covered(void **state)
     assert_progress_exact(f->st);
 
     /* Move back to a09 and grow a branch there: its entries take ordinals 10.. */
-    const char *left[50];
-    for (int i = 0; i < 50; i++) left[i] = a.ids[10 + i];
-    assert_int_equal(store_set_removed(f->st, left, 50, 1, NULL), LC_OK);
-    branch_add(&b, "a", 0, 10, 500);
-    branch_add(&b, "b", 10, 70, 500);
-    branch_ingest(f->st, &b);
+    branch_fork(f->st, 10, 70);
     assert_int_equal(watermark(f->st), 10);
     assert_progress_exact(f->st);
 
@@ -131,15 +154,12 @@ static void test_new_branch_below_the_watermark_is_still_covered(void **state)
     assert_int_equal(store_q1(f->st, "SELECT count(*) FROM summary_messages WHERE entry_id = 'b10'"), 1);
     assert_progress_exact(f->st);
     branch_free(&a);
-    branch_free(&b);
 }
 
 static void test_progress_matches_a_recount_after_ingest_cover_remove_restore_and_repair(void **state)
 {
     fx *f = *state;
-    branch a = {0};
-    branch_add(&a, "a", 0, 40, 400);
-    branch_ingest(f->st, &a);
+    branch a = branch_stored(f->st, 40, 400);
     assert_progress_exact(f->st);
     dag_opts o = opts(0);
     dag_stats ds;
@@ -163,9 +183,7 @@ static void test_progress_matches_a_recount_after_ingest_cover_remove_restore_an
 static void test_pass_with_less_than_a_chunk_pending_writes_nothing(void **state)
 {
     fx *f = *state;
-    branch a = {0};
-    branch_add(&a, "a", 0, 12, 500); /* 6,000 tokens: tail + 3,000 */
-    branch_ingest(f->st, &a);
+    branch a = branch_stored(f->st, 12, 500); /* 6,000 tokens: tail + 3,000 */
     dag_opts o = opts(0);
     dag_stats ds;
     int64_t w0 = watermark(f->st);
@@ -179,9 +197,7 @@ static void test_pass_with_less_than_a_chunk_pending_writes_nothing(void **state
 static void test_set_removed_writes_only_rows_whose_mark_changes(void **state)
 {
     fx *f = *state;
-    branch a = {0};
-    branch_add(&a, "a", 0, 6, 50);
-    branch_ingest(f->st, &a);
+    branch a = branch_stored(f->st, 6, 50);
     /* Counted by a SQLite TEMP trigger on the store's connection; PostgreSQL has no
      * per-connection trigger to count with. */
     if (store_q_pg()) {
@@ -233,24 +249,11 @@ static int interfere_auto(void *ud, const char *system_prompt, const char *promp
     interferer *it = ud;
     if (++it->calls == 2) {
         store *other = NULL;
-        branch b = {0};
-        const char *left[60];
-        char ids[60][16];
-        size_t n = 0;
         assert_int_equal(store_open(it->f->home, "sess", "/w", &other, NULL), LC_OK);
         it->fork = store_q1(other, "SELECT max(last_ordinal) FROM summary_spans");
         assert_true(it->fork > 0 && it->fork < 40);
-        for (int64_t i = it->fork; i < 60; i++) {
-            snprintf(ids[n], sizeof ids[n], "a%02d", (int)i);
-            left[n] = ids[n];
-            n++;
-        }
-        assert_int_equal(store_set_removed(other, left, n, 1, NULL), LC_OK);
-        branch_add(&b, "a", 0, it->fork, 500);
-        branch_add(&b, "b", it->fork, 60, 500);
-        branch_ingest(other, &b);
+        branch_fork(other, (int)it->fork, 60);
         store_close(other);
-        branch_free(&b);
     }
     out->text = lc_strdup("The user asked for builds; the worker read files and reported ok.");
     return LC_OK;
@@ -265,9 +268,7 @@ static void test_pass_keeps_the_watermark_below_a_branch_stored_during_its_call(
     summ_ctx *sc = NULL;
     char sql[512];
     assert_int_equal(summ_create(&cfg, &sc, NULL), LC_OK);
-    branch a = {0};
-    branch_add(&a, "a", 0, 60, 500);
-    branch_ingest(f->st, &a);
+    branch a = branch_stored(f->st, 60, 500);
     dag_opts o = opts(1);
     dag_stats ds;
     assert_int_equal(dag_pass(f->st, sc, &o, &ds, NULL), LC_OK);
@@ -288,15 +289,11 @@ static void test_pass_keeps_the_watermark_below_a_branch_stored_during_its_call(
     branch_free(&a);
 }
 
-int main(void)
-{
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
-    const struct CMUnitTest tests[] = {
-        T(test_new_branch_below_the_watermark_is_still_covered),
-        T(test_progress_matches_a_recount_after_ingest_cover_remove_restore_and_repair),
-        T(test_pass_with_less_than_a_chunk_pending_writes_nothing),
-        T(test_set_removed_writes_only_rows_whose_mark_changes),
-        T(test_pass_keeps_the_watermark_below_a_branch_stored_during_its_call),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+    T(test_new_branch_below_the_watermark_is_still_covered),
+    T(test_progress_matches_a_recount_after_ingest_cover_remove_restore_and_repair),
+    T(test_pass_with_less_than_a_chunk_pending_writes_nothing),
+    T(test_set_removed_writes_only_rows_whose_mark_changes),
+    T(test_pass_keeps_the_watermark_below_a_branch_stored_during_its_call),
+)

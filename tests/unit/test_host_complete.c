@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 
 #include "temp_home.h"
+#include "test_main.h"
 
 #include "fake_server.h"
 
@@ -72,6 +73,17 @@ static void host_with_model(host *h, const char *url)
     h->max_tokens = 256;
 }
 
+/* The test's fake model, in the test's home like its record; a host's model points at its URL. */
+static fake_server fs;
+
+/* Start the fake answering `script` (its answers recorded too) and make h a host whose model
+ * it is. */
+static void host_on_fake(host *h, const char *script)
+{
+    fake_start(&fs, home, script, "--record-answers");
+    host_with_model(h, fs.url);
+}
+
 static const char *REQ = "{\"systemPrompt\":\"be brief\",\"messages\":[{\"role\":\"user\","
                          "\"content\":\"hello\"}]}";
 
@@ -93,11 +105,9 @@ static void *call_thread(void *p)
 static void test_two_threads_complete_at_the_same_time(void **state)
 {
     (void)state;
-    fake_server fs;
-    fake_start(&fs, home, "[{\"content\":\"first answer\",\"delay\":1},"
-                    "{\"content\":\"second answer\",\"delay\":1}]", "--record-answers");
     host h;
-    host_with_model(&h, fs.url);
+    host_on_fake(&h, "[{\"content\":\"first answer\",\"delay\":1},"
+                     "{\"content\":\"second answer\",\"delay\":1}]");
     pthread_t th[2];
     call_arg args[2] = {{.h = &h, .request = REQ}, {.h = &h, .request = REQ}};
     for (int i = 0; i < 2; i++) pthread_create(&th[i], NULL, call_thread, &args[i]);
@@ -131,10 +141,8 @@ static void test_two_threads_complete_at_the_same_time(void **state)
 static void test_timeout_ms_gives_the_timed_out_error(void **state)
 {
     (void)state;
-    fake_server fs;
-    fake_start(&fs, home, "[{\"content\":\"too late\",\"delay\":5}]", "--record-answers");
     host h;
-    host_with_model(&h, fs.url);
+    host_on_fake(&h, "[{\"content\":\"too late\",\"delay\":5}]");
     char *out = NULL, *err = NULL;
     int rc = h.api.complete(&h, "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],"
                                 "\"timeoutMs\":300}", &out, &err);
@@ -163,11 +171,9 @@ static void test_timeout_ms_gives_the_timed_out_error(void **state)
 static void test_shutdown_aborts_a_call_in_flight_and_refuses_new_ones(void **state)
 {
     (void)state;
-    fake_server fs;
-    /* An answer that would take 60 s: only the abort can end the call in time. */
-    fake_start(&fs, home, "[{\"content\":\"never\",\"delay\":60}]", "--record-answers");
     host h;
-    host_with_model(&h, fs.url);
+    /* An answer that would take 60 s: only the abort can end the call in time. */
+    host_on_fake(&h, "[{\"content\":\"never\",\"delay\":60}]");
     pthread_t th;
     call_arg a = {.h = &h, .request = REQ};
     pthread_create(&th, NULL, call_thread, &a);
@@ -214,14 +220,9 @@ static void test_table_is_level_3_without_complete_async(void **state)
     hostapi_destroy(&h);
 }
 
-int main(void)
-{
-    signal(SIGPIPE, SIG_IGN);
-    const struct CMUnitTest tests[] = {
-        HOME_TEST(test_two_threads_complete_at_the_same_time),
-        HOME_TEST(test_timeout_ms_gives_the_timed_out_error),
-        HOME_TEST(test_shutdown_aborts_a_call_in_flight_and_refuses_new_ones),
-        cmocka_unit_test(test_table_is_level_3_without_complete_async),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN_GROUP(fake_ignore_sigpipe, NULL,
+    HOME_TEST(test_two_threads_complete_at_the_same_time),
+    HOME_TEST(test_timeout_ms_gives_the_timed_out_error),
+    HOME_TEST(test_shutdown_aborts_a_call_in_flight_and_refuses_new_ones),
+    cmocka_unit_test(test_table_is_level_3_without_complete_async),
+)

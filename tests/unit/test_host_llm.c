@@ -18,6 +18,8 @@
 #include <netinet/in.h>
 
 #include "temp_home.h"
+#include "expect_text.h"
+#include "test_main.h"
 
 /* ------------------------------------------------------------------------------------
  * helpers
@@ -70,6 +72,22 @@ static cJSON *run_tool(const char *name, const char *args_json)
     cJSON_Delete(args);
     assert_non_null(r);
     return r;
+}
+
+/* Tool `name` on args_json answers with a result that is no error; the caller deletes it. */
+static cJSON *run_tool_ok(const char *name, const char *args_json)
+{
+    cJSON *r = run_tool(name, args_json);
+    assert_false(result_is_error(r));
+    return r;
+}
+
+/* The file `name` in the home holds exactly `want`. */
+static void expect_file(const char *name, const char *want)
+{
+    char *data = get_file(name);
+    assert_string_equal(data, want);
+    free(data);
 }
 
 /* Tool `name` on args_json answers with an error result whose text holds `want` (NULL:
@@ -395,8 +413,7 @@ static void test_complete_round_trip_records_request_and_returns_calls(void **st
     char *rec = NULL;
     size_t len;
     assert_int_equal(lc_read_file(fs.record, &rec, &len, NULL), 0);
-    assert_non_null(strstr(rec, "\"content\":\"sys\""));
-    assert_non_null(strstr(rec, "\"name\":\"bash\""));
+    expect_has(rec, "\"content\":\"sys\"", "\"name\":\"bash\"");
     free(rec);
     free(out);
     free(payload);
@@ -415,8 +432,7 @@ static void test_complete_http_error_names_status_and_provider_message(void **st
     fake_stop(&fs);
     assert_null(out);
     assert_non_null(err);
-    assert_non_null(strstr(err, "HTTP 500"));
-    assert_non_null(strstr(err, "the fake model is down"));
+    expect_has(err, "HTTP 500", "the fake model is down");
     free(err);
 }
 
@@ -528,9 +544,7 @@ static void test_loop_carries_tool_results_back_to_the_model(void **state)
     }
     fake_stop(&fs);
     assert_int_equal(turns, 3);
-    char *data = get_file("w/a.txt");
-    assert_string_equal(data, "one 2");
-    free(data);
+    expect_file("w/a.txt", "one 2");
     /* The third request carries both results of the parallel calls, in order. */
     char *rec = NULL;
     size_t len;
@@ -572,8 +586,7 @@ static void test_read_pages_long_files_with_a_continuation_note(void **state)
     for (int i = 1; i <= 2500; i++) sb_printf(&b, "line %d\n", i);
     put_file("long.txt", b.p);
     sb_free(&b);
-    cJSON *r = run_tool("read", "{\"path\":\"long.txt\"}");
-    assert_false(result_is_error(r));
+    cJSON *r = run_tool_ok("read", "{\"path\":\"long.txt\"}");
     assert_non_null(strstr(result_text(r), "line 2000\n"));
     assert_null(strstr(result_text(r), "line 2001\n"));
     assert_non_null(strstr(result_text(r), "[500 more lines; use offset=2001 to continue]"));
@@ -620,8 +633,7 @@ static void test_read_returns_images_as_image_blocks(void **state)
 {
     (void)state;
     put_file("pic.png", "\x89PNG\r\n\x1a\nAB");
-    cJSON *r = run_tool("read", "{\"path\":\"pic.png\"}");
-    assert_false(result_is_error(r));
+    cJSON *r = run_tool_ok("read", "{\"path\":\"pic.png\"}");
     const cJSON *img = cJSON_GetArrayItem(cJSON_GetObjectItem(r, "content"), 1);
     assert_string_equal(sget(img, "type"), "image");
     assert_string_equal(sget(img, "mimeType"), "image/png");
@@ -632,13 +644,10 @@ static void test_read_returns_images_as_image_blocks(void **state)
 static void test_write_creates_parent_folders_and_reports_bytes(void **state)
 {
     (void)state;
-    cJSON *r = run_tool("write", "{\"path\":\"deep/er/f.txt\",\"content\":\"hello\"}");
-    assert_false(result_is_error(r));
+    cJSON *r = run_tool_ok("write", "{\"path\":\"deep/er/f.txt\",\"content\":\"hello\"}");
     assert_non_null(strstr(result_text(r), "5 bytes"));
     assert_int_equal(detail_num(r, "bytes"), 5);
-    char *data = get_file("deep/er/f.txt");
-    assert_string_equal(data, "hello");
-    free(data);
+    expect_file("deep/er/f.txt", "hello");
     cJSON_Delete(r);
 }
 
@@ -646,12 +655,9 @@ static void test_edit_replaces_a_unique_occurrence(void **state)
 {
     (void)state;
     put_file("e.txt", "alpha\nbeta\ngamma\n");
-    cJSON *r = run_tool("edit", "{\"path\":\"e.txt\",\"oldText\":\"beta\",\"newText\":\"BETA\"}");
-    assert_false(result_is_error(r));
+    cJSON *r = run_tool_ok("edit", "{\"path\":\"e.txt\",\"oldText\":\"beta\",\"newText\":\"BETA\"}");
     assert_int_equal(detail_num(r, "firstChangedLine"), 2);
-    char *data = get_file("e.txt");
-    assert_string_equal(data, "alpha\nBETA\ngamma\n");
-    free(data);
+    expect_file("e.txt", "alpha\nBETA\ngamma\n");
     cJSON_Delete(r);
 }
 
@@ -659,11 +665,8 @@ static void test_edit_matches_lf_text_in_a_crlf_file(void **state)
 {
     (void)state;
     put_file("crlf.txt", "one\r\ntwo\r\nthree\r\n");
-    cJSON *r = run_tool("edit", "{\"path\":\"crlf.txt\",\"oldText\":\"one\\ntwo\",\"newText\":\"1\\n2\"}");
-    assert_false(result_is_error(r));
-    char *data = get_file("crlf.txt");
-    assert_string_equal(data, "1\r\n2\r\nthree\r\n");
-    free(data);
+    cJSON *r = run_tool_ok("edit", "{\"path\":\"crlf.txt\",\"oldText\":\"one\\ntwo\",\"newText\":\"1\\n2\"}");
+    expect_file("crlf.txt", "1\r\n2\r\nthree\r\n");
     cJSON_Delete(r);
 }
 
@@ -674,19 +677,14 @@ static void test_edit_refuses_missing_or_repeated_text(void **state)
     expect_tool_error("edit", "{\"path\":\"e2.txt\",\"oldText\":\"zzz\",\"newText\":\"\"}", "not found");
     expect_tool_error("edit", "{\"path\":\"e2.txt\",\"oldText\":\"x = 1\",\"newText\":\"y\"}",
                       "found 2 times; make oldText unique");
-    char *data = get_file("e2.txt");
-    assert_string_equal(data, "x = 1\nx = 1\n");
-    free(data);
+    expect_file("e2.txt", "x = 1\nx = 1\n");
 }
 
 static void test_bash_captures_output_and_exit_code_in_cwd(void **state)
 {
     (void)state;
-    cJSON *r = run_tool("bash", "{\"command\":\"echo out; echo err 1>&2; pwd\"}");
-    assert_false(result_is_error(r));
-    assert_non_null(strstr(result_text(r), "out\nerr\n"));
-    assert_non_null(strstr(result_text(r), home));
-    assert_non_null(strstr(result_text(r), "[exit code 0]"));
+    cJSON *r = run_tool_ok("bash", "{\"command\":\"echo out; echo err 1>&2; pwd\"}");
+    expect_has(result_text(r), "out\nerr\n", home, "[exit code 0]");
     assert_int_equal(detail_num(r, "exitCode"), 0);
     cJSON_Delete(r);
     r = run_tool("bash", "{\"command\":\"echo bad; exit 3\"}");
@@ -702,8 +700,7 @@ static void test_bash_keeps_the_tail_of_large_output(void **state)
     cJSON *r = run_tool("bash", "{\"command\":\"head -c 200000 /dev/zero | tr '\\\\0' a; echo END\"}");
     assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "details"), "truncated")));
     assert_int_equal(detail_num(r, "totalBytes"), 200004);
-    assert_non_null(strstr(result_text(r), "output truncated"));
-    assert_non_null(strstr(result_text(r), "END"));
+    expect_has(result_text(r), "output truncated", "END");
     assert_true(strlen(result_text(r)) < 51 * 1024);
     cJSON_Delete(r);
 }
@@ -750,42 +747,37 @@ static void test_tools_reject_raw_arguments_and_unknown_names(void **state)
     expect_tool_error("frobnicate", "{}", NULL);
 }
 
-int main(void)
-{
-    signal(SIGPIPE, SIG_IGN);
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_payload_puts_system_first_and_wraps_tools),
-        cmocka_unit_test(test_payload_omits_tools_and_max_tokens_when_absent),
-        cmocka_unit_test(test_payload_maps_tool_calls_and_results_dropping_thinking),
-        cmocka_unit_test(test_payload_assistant_with_only_calls_has_null_content),
-        cmocka_unit_test(test_payload_turns_summaries_custom_and_bash_into_user_text),
-        cmocka_unit_test(test_payload_skips_unknown_roles_and_thinking_only_turns),
-        cmocka_unit_test(test_payload_sends_images_as_data_uris),
-        cmocka_unit_test(test_payload_answers_unanswered_calls_and_moves_orphan_results),
-        cmocka_unit_test(test_response_usage_excludes_cached_tokens_from_input),
-        cmocka_unit_test(test_response_tool_calls_become_toolcall_blocks),
-        cmocka_unit_test(test_response_maps_length_and_missing_ids),
-        cmocka_unit_test(test_response_without_choices_is_an_error),
-        HOME_TEST(test_complete_round_trip_records_request_and_returns_calls),
-        HOME_TEST(test_complete_http_error_names_status_and_provider_message),
-        cmocka_unit_test(test_complete_connection_failure_reports_curl_error),
-        HOME_TEST(test_complete_honours_timeout),
-        HOME_TEST(test_complete_runs_from_several_threads),
-        HOME_TEST(test_loop_carries_tool_results_back_to_the_model),
-        cmocka_unit_test(test_builtin_names_are_the_four_tools),
-        HOME_TEST(test_read_pages_long_files_with_a_continuation_note),
-        HOME_TEST(test_read_caps_output_at_50kb),
-        HOME_TEST(test_read_missing_file_is_an_error_result),
-        HOME_TEST(test_read_replaces_invalid_utf8),
-        HOME_TEST(test_read_returns_images_as_image_blocks),
-        HOME_TEST(test_write_creates_parent_folders_and_reports_bytes),
-        HOME_TEST(test_edit_replaces_a_unique_occurrence),
-        HOME_TEST(test_edit_matches_lf_text_in_a_crlf_file),
-        HOME_TEST(test_edit_refuses_missing_or_repeated_text),
-        HOME_TEST(test_bash_captures_output_and_exit_code_in_cwd),
-        HOME_TEST(test_bash_keeps_the_tail_of_large_output),
-        HOME_TEST(test_bash_timeout_kills_the_process_group),
-        HOME_TEST(test_tools_reject_raw_arguments_and_unknown_names),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN_GROUP(fake_ignore_sigpipe, NULL,
+    cmocka_unit_test(test_payload_puts_system_first_and_wraps_tools),
+    cmocka_unit_test(test_payload_omits_tools_and_max_tokens_when_absent),
+    cmocka_unit_test(test_payload_maps_tool_calls_and_results_dropping_thinking),
+    cmocka_unit_test(test_payload_assistant_with_only_calls_has_null_content),
+    cmocka_unit_test(test_payload_turns_summaries_custom_and_bash_into_user_text),
+    cmocka_unit_test(test_payload_skips_unknown_roles_and_thinking_only_turns),
+    cmocka_unit_test(test_payload_sends_images_as_data_uris),
+    cmocka_unit_test(test_payload_answers_unanswered_calls_and_moves_orphan_results),
+    cmocka_unit_test(test_response_usage_excludes_cached_tokens_from_input),
+    cmocka_unit_test(test_response_tool_calls_become_toolcall_blocks),
+    cmocka_unit_test(test_response_maps_length_and_missing_ids),
+    cmocka_unit_test(test_response_without_choices_is_an_error),
+    HOME_TEST(test_complete_round_trip_records_request_and_returns_calls),
+    HOME_TEST(test_complete_http_error_names_status_and_provider_message),
+    cmocka_unit_test(test_complete_connection_failure_reports_curl_error),
+    HOME_TEST(test_complete_honours_timeout),
+    HOME_TEST(test_complete_runs_from_several_threads),
+    HOME_TEST(test_loop_carries_tool_results_back_to_the_model),
+    cmocka_unit_test(test_builtin_names_are_the_four_tools),
+    HOME_TEST(test_read_pages_long_files_with_a_continuation_note),
+    HOME_TEST(test_read_caps_output_at_50kb),
+    HOME_TEST(test_read_missing_file_is_an_error_result),
+    HOME_TEST(test_read_replaces_invalid_utf8),
+    HOME_TEST(test_read_returns_images_as_image_blocks),
+    HOME_TEST(test_write_creates_parent_folders_and_reports_bytes),
+    HOME_TEST(test_edit_replaces_a_unique_occurrence),
+    HOME_TEST(test_edit_matches_lf_text_in_a_crlf_file),
+    HOME_TEST(test_edit_refuses_missing_or_repeated_text),
+    HOME_TEST(test_bash_captures_output_and_exit_code_in_cwd),
+    HOME_TEST(test_bash_keeps_the_tail_of_large_output),
+    HOME_TEST(test_bash_timeout_kills_the_process_group),
+    HOME_TEST(test_tools_reject_raw_arguments_and_unknown_names),
+)

@@ -22,24 +22,23 @@
 #include "hybrid.h"
 #include "store.h"
 #include "util.h"
+#include "expect_text.h"
+#include "test_main.h"
 
 #include "temp_home.h"
 
-/* The suite's stores all belong to one project folder. */
-static store *open_store(const char *sid)
+/* The store of session `sid` (the suite's stores all belong to one project folder) holding
+ * n user messages e0..e(n-1) with the given texts. */
+static store *store_with_texts(const char *sid, const char *const *texts, size_t n)
 {
-    return home_store(sid, "/work/proj");
-}
-
-/* n user messages e0..e(n-1) with the given texts. */
-static void ingest_texts(store *s, const char *const *texts, size_t n)
-{
+    store *s = home_store(sid, "/work/proj");
     msg_batch b = {0};
     for (size_t i = 0; i < n; i++)
         msg_batch_add(&b, lc_asprintf("e%zu", i),
                       lc_asprintf("{\"role\":\"user\",\"content\":\"%s\",\"timestamp\":%zu}",
                                   texts[i], 1700000000000 + i));
     msg_batch_ingest(s, &b, NULL);
+    return s;
 }
 
 static int64_t row_id(store *s, const char *entry)
@@ -228,9 +227,8 @@ static int see_vec(void *ud, const store_vec_row *r, char **err)
 static void test_vectors_are_written_walked_backfilled_and_counted(void **state)
 {
     (void)state;
-    store *s = open_store("vec");
     const char *texts[] = {"alpha one", "beta two", "gamma three"};
-    ingest_texts(s, texts, 3);
+    store *s = store_with_texts("vec", texts, 3);
     char *err = NULL;
     seen t = {0};
     int stopped = 0;
@@ -287,9 +285,8 @@ static void test_vectors_are_written_walked_backfilled_and_counted(void **state)
 static void test_a_summary_vector_leaves_when_its_text_changes(void **state)
 {
     (void)state;
-    store *s = open_store("sumvec");
     const char *texts[] = {"one", "two"};
-    ingest_texts(s, texts, 2);
+    store *s = store_with_texts("sumvec", texts, 2);
     const char *entries[] = {"e0", "e1"};
     store_summary sm = {.kind = "leaf", .depth = 0, .text = "a summary", .tokens = 3, .entry_ids = entries, .n_entries = 2};
     int64_t id = 0;
@@ -326,9 +323,8 @@ static void test_a_backend_without_vector_slots_says_so(void **state)
 static void test_hybrid_search_finds_by_meaning_what_shares_no_word(void **state)
 {
     (void)state;
-    store *s = open_store("fuse");
     const char *texts[] = {"the parser reads brackets", "we ship to prod on fridays", "the parser reads the schedule"};
-    ingest_texts(s, texts, 3);
+    store *s = store_with_texts("fuse", texts, 3);
     /* Concept vectors: dimension 0 "deploy", 1 "schedule", 2 "parser". */
     float v[3][3] = {{0, 0, 1}, {0.7071f, 0.7071f, 0}, {0, 0.6f, 0.8f}};
     store_vec put[3];
@@ -357,8 +353,8 @@ static void test_hybrid_search_finds_by_meaning_what_shares_no_word(void **state
     hybrid_result_free(&r);
     char *text = NULL;
     assert_int_equal(hybrid_grep(s, &o, &text, &err), LC_OK);
-    assert_non_null(strstr(text, "- [hybrid] e1 [user]: we ship to prod on fridays (meaning #1, cosine 1.000)"));
-    assert_non_null(strstr(text, "(full-text #1, meaning #2"));
+    expect_has(text, "- [hybrid] e1 [user]: we ship to prod on fridays (meaning #1, cosine 1.000)",
+               "(full-text #1, meaning #2");
     free(text);
     store_close(s);
 }
@@ -366,11 +362,10 @@ static void test_hybrid_search_finds_by_meaning_what_shares_no_word(void **state
 static void test_hybrid_full_text_side_keeps_the_ranking_bound(void **state)
 {
     (void)state;
-    store *s = open_store("bound");
     size_t n = RECALL_RANK_MAX + 2;
     const char **texts = calloc(n, sizeof *texts);
     for (size_t i = 0; i < n; i++) texts[i] = i == 7 ? "cache zebra" : "cache line";
-    ingest_texts(s, texts, n);
+    store *s = store_with_texts("bound", texts, n);
     free(texts);
     lcm_embeddings cfg = {.enabled = 1, .url = "http://127.0.0.1:9", .model = "m", .w_fts = 1, .w_vector = 1, .rrf_k = 60};
     float q[2] = {1, 0};
@@ -391,21 +386,17 @@ static void test_hybrid_full_text_side_keeps_the_ranking_bound(void **state)
     store_close(s);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rrf_ranks_a_row_found_both_ways_above_either_alone),
-        cmocka_unit_test(test_rrf_weights_and_k_shape_the_order),
-        cmocka_unit_test(test_rrf_orders_vectors_by_cosine_not_by_input_order),
-        cmocka_unit_test(test_normalize_makes_unit_vectors_so_dot_is_cosine),
-        cmocka_unit_test(test_embed_url_takes_a_base_or_the_full_path),
-        cmocka_unit_test(test_embeddings_are_off_by_default_and_absent_from_the_effective_config),
-        cmocka_unit_test(test_embeddings_settings_parse_with_weights_and_bounds),
-        HOME_TEST(test_vectors_are_written_walked_backfilled_and_counted),
-        HOME_TEST(test_a_summary_vector_leaves_when_its_text_changes),
-        cmocka_unit_test(test_a_backend_without_vector_slots_says_so),
-        HOME_TEST(test_hybrid_search_finds_by_meaning_what_shares_no_word),
-        HOME_TEST(test_hybrid_full_text_side_keeps_the_ranking_bound),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+    cmocka_unit_test(test_rrf_ranks_a_row_found_both_ways_above_either_alone),
+    cmocka_unit_test(test_rrf_weights_and_k_shape_the_order),
+    cmocka_unit_test(test_rrf_orders_vectors_by_cosine_not_by_input_order),
+    cmocka_unit_test(test_normalize_makes_unit_vectors_so_dot_is_cosine),
+    cmocka_unit_test(test_embed_url_takes_a_base_or_the_full_path),
+    cmocka_unit_test(test_embeddings_are_off_by_default_and_absent_from_the_effective_config),
+    cmocka_unit_test(test_embeddings_settings_parse_with_weights_and_bounds),
+    HOME_TEST(test_vectors_are_written_walked_backfilled_and_counted),
+    HOME_TEST(test_a_summary_vector_leaves_when_its_text_changes),
+    cmocka_unit_test(test_a_backend_without_vector_slots_says_so),
+    HOME_TEST(test_hybrid_search_finds_by_meaning_what_shares_no_word),
+    HOME_TEST(test_hybrid_full_text_side_keeps_the_ranking_bound),
+)

@@ -24,6 +24,7 @@
 #include "maint.h"
 #include "store.h"
 #include "util.h"
+#include "test_main.h"
 
 #include "store_q.h"
 #include "temp_home.h"
@@ -34,6 +35,27 @@ static store *open_store(const char *sid)
     char *err = NULL;
     assert_int_equal(store_open(home, sid, "/work/proj", &s, &err), LC_OK);
     return s;
+}
+
+/* The session's store with this process holding its maintenance lease for ttl_ms. */
+static store *open_holding_maintenance(const char *sid, long ttl_ms)
+{
+    store *s = open_store(sid);
+    char *err = NULL;
+    assert_int_equal(store_lease_take(s, "maintenance", ttl_ms, NULL, &err), LC_OK);
+    return s;
+}
+
+/* admin_doctor's repair on the session's store, with default settings. */
+static admin_result repair(store *s, const char *sid)
+{
+    lcm_config cfg;
+    assert_int_equal(lcm_config_defaults(&cfg), LC_OK);
+    admin_env env = {.cmd = "/lcm", .home = home, .st = s, .session_id = sid, .cfg = &cfg};
+    admin_result out = {0};
+    char *err = NULL;
+    assert_int_equal(admin_doctor(&env, 1, &out, &err), LC_OK);
+    return out;
 }
 
 /* In a child process (another holder): take `name` on the same session's store. Returns
@@ -63,9 +85,7 @@ static int take_in_child(const char *sid, const char *name, long ttl_ms, pid_t o
 static void test_lease_has_one_holder_across_processes_until_it_is_dropped(void **state)
 {
     (void)state;
-    store *s = open_store("lease-one");
-    char *err = NULL;
-    assert_int_equal(store_lease_take(s, "maintenance", 60000, NULL, &err), LC_OK);
+    store *s = open_holding_maintenance("lease-one", 60000);
     assert_int_equal(take_in_child("lease-one", "maintenance", 60000, getpid()), 1);
     /* Another name is another lease. */
     assert_int_equal(take_in_child("lease-one", "other", 60000, getpid()), 0);
@@ -77,10 +97,8 @@ static void test_lease_has_one_holder_across_processes_until_it_is_dropped(void 
 static void test_lease_taken_again_by_its_holder_is_renewed(void **state)
 {
     (void)state;
-    store *s = open_store("lease-renew");
-    char *err = NULL;
-    assert_int_equal(store_lease_take(s, "maintenance", 50, NULL, &err), LC_OK);
-    assert_int_equal(store_lease_take(s, "maintenance", 60000, NULL, &err), LC_OK);
+    store *s = open_holding_maintenance("lease-renew", 50);
+    assert_int_equal(store_lease_take(s, "maintenance", 60000, NULL, NULL), LC_OK);
     usleep(200 * 1000);
     /* The second take set a minute: the first 50 ms are long past and it still holds. */
     assert_int_equal(take_in_child("lease-renew", "maintenance", 60000, getpid()), 1);
@@ -90,20 +108,18 @@ static void test_lease_taken_again_by_its_holder_is_renewed(void **state)
 static void test_lease_lapses_when_its_holder_stops_renewing(void **state)
 {
     (void)state;
-    store *s = open_store("lease-lapse");
-    char *err = NULL;
-    assert_int_equal(store_lease_take(s, "maintenance", 50, NULL, &err), LC_OK);
+    store *s = open_holding_maintenance("lease-lapse", 50);
     usleep(200 * 1000);
     assert_int_equal(take_in_child("lease-lapse", "maintenance", 60000, getpid()), 0);
     /* Now the child's, lapsed only in a minute: ours is gone. */
     char *holder = NULL;
-    assert_int_equal(store_lease_take(s, "maintenance", 60000, &holder, &err), LC_BUSY);
+    assert_int_equal(store_lease_take(s, "maintenance", 60000, &holder, NULL), LC_BUSY);
     assert_non_null(holder);
     assert_non_null(strstr(holder, " until "));
     free(holder);
     /* Dropping a lease this process does not hold leaves it with its holder. */
     store_lease_drop(s, "maintenance");
-    assert_int_equal(store_lease_take(s, "maintenance", 60000, NULL, &err), LC_BUSY);
+    assert_int_equal(store_lease_take(s, "maintenance", 60000, NULL, NULL), LC_BUSY);
     store_close(s);
 }
 
@@ -135,12 +151,7 @@ static void test_repair_refuses_while_another_process_holds_the_maintenance_leas
         waitpid(c, NULL, 0);
         fail_msg("the child could not take the lease");
     }
-    lcm_config cfg;
-    assert_int_equal(lcm_config_defaults(&cfg), LC_OK);
-    admin_env env = {.cmd = "/lcm", .home = home, .st = s, .session_id = "lease-repair", .cfg = &cfg};
-    admin_result out = {0};
-    char *err = NULL;
-    assert_int_equal(admin_doctor(&env, 1, &out, &err), LC_OK);
+    admin_result out = repair(s, "lease-repair");
     assert_int_equal(out.status, 1);
     assert_non_null(strstr(out.text, "another maintenance run holds this store"));
     admin_result_free(&out);
@@ -148,8 +159,7 @@ static void test_repair_refuses_while_another_process_holds_the_maintenance_leas
     waitpid(c, NULL, 0);
     /* The killed holder's lease still runs (a minute): refused again, it never waits on a
      * pid. A short lease of our own replaces it only once it lapses, as the next test shows. */
-    memset(&out, 0, sizeof out);
-    assert_int_equal(admin_doctor(&env, 1, &out, &err), LC_OK);
+    out = repair(s, "lease-repair");
     assert_int_equal(out.status, 1);
     admin_result_free(&out);
     store_close(s);
@@ -159,12 +169,7 @@ static void test_repair_runs_and_frees_the_lease_when_nobody_holds_it(void **sta
 {
     (void)state;
     store *s = open_store("lease-free");
-    lcm_config cfg;
-    assert_int_equal(lcm_config_defaults(&cfg), LC_OK);
-    admin_env env = {.cmd = "/lcm", .home = home, .st = s, .session_id = "lease-free", .cfg = &cfg};
-    admin_result out = {0};
-    char *err = NULL;
-    assert_int_equal(admin_doctor(&env, 1, &out, &err), LC_OK);
+    admin_result out = repair(s, "lease-free");
     assert_null(strstr(out.text, "another maintenance run"));
     assert_non_null(strstr(out.text, "repair: full-text index rebuilt"));
     admin_result_free(&out);
@@ -239,16 +244,11 @@ static void test_run_of_another_machine_is_judged_by_its_lease(void **state)
     store_close(s);
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        T(test_lease_has_one_holder_across_processes_until_it_is_dropped),
-        T(test_lease_taken_again_by_its_holder_is_renewed),
-        T(test_lease_lapses_when_its_holder_stops_renewing),
-        T(test_repair_refuses_while_another_process_holds_the_maintenance_lease),
-        T(test_repair_runs_and_frees_the_lease_when_nobody_holds_it),
-        T(test_run_of_another_machine_is_judged_by_its_lease),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+    HOME_TEST(test_lease_has_one_holder_across_processes_until_it_is_dropped),
+    HOME_TEST(test_lease_taken_again_by_its_holder_is_renewed),
+    HOME_TEST(test_lease_lapses_when_its_holder_stops_renewing),
+    HOME_TEST(test_repair_refuses_while_another_process_holds_the_maintenance_lease),
+    HOME_TEST(test_repair_runs_and_frees_the_lease_when_nobody_holds_it),
+    HOME_TEST(test_run_of_another_machine_is_judged_by_its_lease),
+)

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "message.h"
+#include "test_main.h"
 
 /* Derived text of a JSON literal; *complete receives the flag. */
 static char *derive(const char *json, int *complete)
@@ -22,12 +23,21 @@ static char *derive(const char *json, int *complete)
     return text;
 }
 
-static void assert_derives(const char *json, const char *want_text, int want_complete)
+/* One message and the text derived from it: a failure names the case's behaviour. */
+typedef struct derive_case {
+    const char *name;
+    const char *json;
+    const char *text;
+    int complete;
+} derive_case;
+
+static void expect_derived(const derive_case *c)
 {
     int complete = -1;
-    char *text = derive(json, &complete);
-    assert_string_equal(text, want_text);
-    assert_int_equal(complete, want_complete);
+    char *text = derive(c->json, &complete);
+    if (strcmp(text, c->text) != 0 || complete != c->complete)
+        fail_msg("%s: derived \"%s\" (complete %d), want \"%s\" (complete %d)", c->name, text,
+                 complete, c->text, c->complete);
     free(text);
 }
 
@@ -55,80 +65,93 @@ static void test_role_of_wrong_typed_role_is_unknown(void **state)
     assert_int_equal(msg_role_of(NULL), MSG_ROLE_UNKNOWN);
 }
 
-static void test_user_string_content_is_complete_text(void **state)
+/* The derived text and completeness flag of every role and block shape. */
+static void test_derived_text_and_completeness_of_every_message_shape(void **state)
 {
     (void)state;
-    assert_derives("{\"role\":\"user\",\"content\":\"fix the bug\",\"timestamp\":1}", "fix the bug",
-                   1);
-}
-
-static void test_user_single_text_block_is_complete_text(void **state)
-{
-    (void)state;
-    assert_derives("{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hello\"}]}",
-                   "hello", 1);
-}
-
-static void test_user_text_blocks_join_with_newline_and_are_not_complete(void **state)
-{
-    (void)state;
-    assert_derives("{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"a\"},"
-                   "{\"type\":\"text\",\"text\":\"b\"}]}",
-                   "a\nb", 0);
-}
-
-static void test_user_image_becomes_marker_and_is_not_complete(void **state)
-{
-    (void)state;
-    assert_derives("{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"look\"},"
-                   "{\"type\":\"image\",\"data\":\"AAAA\",\"mimeType\":\"image/png\"}]}",
-                   "look\n[image image/png]", 0);
-}
-
-static void test_assistant_text_then_tool_call_lines(void **state)
-{
-    (void)state;
-    assert_derives(
-        "{\"role\":\"assistant\",\"content\":["
-        "{\"type\":\"toolCall\",\"id\":\"c1\",\"name\":\"read\",\"arguments\":{\"path\":\"a.c\"}},"
-        "{\"type\":\"text\",\"text\":\"Reading two files.\"},"
-        "{\"type\":\"toolCall\",\"id\":\"c2\",\"name\":\"bash\",\"arguments\":{\"command\":\"ls\"}}],"
-        "\"stopReason\":\"toolUse\"}",
-        "Reading two files.\n[toolCall read] {\"path\":\"a.c\"}\n[toolCall bash] {\"command\":\"ls\"}",
-        0);
-}
-
-static void test_assistant_plain_text_is_complete(void **state)
-{
-    (void)state;
-    assert_derives("{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"done\"}],"
-                   "\"usage\":{\"input\":1,\"output\":2}}",
-                   "done", 1);
-}
-
-static void test_assistant_thinking_is_left_out_and_not_complete(void **state)
-{
-    (void)state;
-    assert_derives("{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\",\"thinking\":"
-                   "\"secret plan\",\"thinkingSignature\":\"sig\"},{\"type\":\"text\",\"text\":"
-                   "\"answer\"}]}",
-                   "answer", 0);
-}
-
-static void test_text_signature_makes_message_not_complete(void **state)
-{
-    (void)state;
-    assert_derives("{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"hi\","
-                   "\"textSignature\":\"abc\"}]}",
-                   "hi", 0);
-}
-
-static void test_unknown_block_type_is_not_complete(void **state)
-{
-    (void)state;
-    assert_derives("{\"role\":\"user\",\"content\":[{\"type\":\"audio\",\"data\":\"x\"},"
-                   "{\"type\":\"text\",\"text\":\"t\"}]}",
-                   "t", 0);
+    static const derive_case cases[] = {
+        {"user string content is complete text",
+         "{\"role\":\"user\",\"content\":\"fix the bug\",\"timestamp\":1}",
+         "fix the bug", 1},
+        {"user single text block is complete text",
+         "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hello\"}]}",
+         "hello", 1},
+        {"user text blocks join with newline and are not complete",
+         "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"a\"},"
+         "{\"type\":\"text\",\"text\":\"b\"}]}",
+         "a\nb", 0},
+        {"user image becomes marker and is not complete",
+         "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"look\"},"
+         "{\"type\":\"image\",\"data\":\"AAAA\",\"mimeType\":\"image/png\"}]}",
+         "look\n[image image/png]", 0},
+        {"assistant text then tool call lines",
+         "{\"role\":\"assistant\",\"content\":["
+         "{\"type\":\"toolCall\",\"id\":\"c1\",\"name\":\"read\",\"arguments\":{\"path\":\"a.c\"}},"
+         "{\"type\":\"text\",\"text\":\"Reading two files.\"},"
+         "{\"type\":\"toolCall\",\"id\":\"c2\",\"name\":\"bash\",\"arguments\":{\"command\":\"ls\"}}],"
+         "\"stopReason\":\"toolUse\"}",
+         "Reading two files.\n[toolCall read] {\"path\":\"a.c\"}\n[toolCall bash] {\"command\":\"ls\"}", 0},
+        {"assistant plain text is complete",
+         "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"done\"}],"
+         "\"usage\":{\"input\":1,\"output\":2}}",
+         "done", 1},
+        {"assistant thinking is left out and not complete",
+         "{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\",\"thinking\":"
+         "\"secret plan\",\"thinkingSignature\":\"sig\"},{\"type\":\"text\",\"text\":"
+         "\"answer\"}]}",
+         "answer", 0},
+        {"text signature makes message not complete",
+         "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"hi\","
+         "\"textSignature\":\"abc\"}]}",
+         "hi", 0},
+        {"unknown block type is not complete",
+         "{\"role\":\"user\",\"content\":[{\"type\":\"audio\",\"data\":\"x\"},"
+         "{\"type\":\"text\",\"text\":\"t\"}]}",
+         "t", 0},
+        {"tool result with isError is not complete",
+         "{\"role\":\"toolResult\",\"toolCallId\":\"c1\",\"toolName\":\"bash\","
+         "\"content\":[{\"type\":\"text\",\"text\":\"boom\"}],\"isError\":true}",
+         "boom", 0},
+        {"tool result with details is not complete",
+         "{\"role\":\"toolResult\",\"toolCallId\":\"c1\",\"toolName\":\"edit\","
+         "\"content\":[{\"type\":\"text\",\"text\":\"ok\"}],\"details\":{\"diff\":\"+\"}}",
+         "ok", 0},
+        {"custom message string keeps original",
+         "{\"role\":\"custom\",\"customType\":\"note\",\"content\":\"remember X\","
+         "\"display\":true}",
+         "remember X", 0},
+        {"custom message text block keeps original",
+         "{\"role\":\"custom\",\"customType\":\"note\",\"content\":[{\"type\":\"text\","
+         "\"text\":\"block\"}],\"display\":false}",
+         "block", 0},
+        {"compaction summary derives its summary",
+         "{\"role\":\"compactionSummary\",\"summary\":\"We fixed it.\","
+         "\"tokensBefore\":50000}",
+         "We fixed it.", 1},
+        {"branch summary derives its summary",
+         "{\"role\":\"branchSummary\",\"summary\":\"Tried B.\",\"fromId\":\"e9\"}",
+         "Tried B.", 1},
+        {"bash execution derives prompt and output",
+         "{\"role\":\"bashExecution\",\"command\":\"make\",\"output\":\"ok\\n\","
+         "\"exitCode\":0,\"cancelled\":false,\"truncated\":false}",
+         "$ make\nok\n", 0},
+        {"wrong types are absent: a number as content",
+         "{\"role\":\"user\",\"content\":42}",
+         "", 1},
+        {"wrong types are absent: blocks that are no text blocks",
+         "{\"role\":\"user\",\"content\":[7,null,{\"type\":\"text\",\"text\":5}]}",
+         "", 0},
+        {"wrong types are absent: an array as summary",
+         "{\"role\":\"compactionSummary\",\"summary\":[1]}",
+         "", 1},
+        {"wrong types are absent: an object as command",
+         "{\"role\":\"bashExecution\",\"command\":{},\"output\":null}",
+         "$ \n", 0},
+        {"wrong types are absent: a number as tool name",
+         "{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\",\"name\":3}]}",
+         "[toolCall ?] {}", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) expect_derived(&cases[i]);
 }
 
 static void test_tool_result_text_and_accessors(void **state)
@@ -136,62 +159,16 @@ static void test_tool_result_text_and_accessors(void **state)
     (void)state;
     const char *json = "{\"role\":\"toolResult\",\"toolCallId\":\"c1\",\"toolName\":\"read\","
                        "\"content\":[{\"type\":\"text\",\"text\":\"int main;\"}],\"isError\":false}";
-    assert_derives(json, "int main;", 1);
+    expect_derived(&(derive_case){"tool result text", json, "int main;", 1});
     cJSON *m = cJSON_Parse(json);
     assert_string_equal(msg_tool_call_id(m), "c1");
     assert_string_equal(msg_tool_name(m), "read");
     cJSON_Delete(m);
 }
 
-static void test_tool_result_with_details_or_error_is_not_complete(void **state)
-{
-    (void)state;
-    assert_derives("{\"role\":\"toolResult\",\"toolCallId\":\"c1\",\"toolName\":\"bash\","
-                   "\"content\":[{\"type\":\"text\",\"text\":\"boom\"}],\"isError\":true}",
-                   "boom", 0);
-    assert_derives("{\"role\":\"toolResult\",\"toolCallId\":\"c1\",\"toolName\":\"edit\","
-                   "\"content\":[{\"type\":\"text\",\"text\":\"ok\"}],\"details\":{\"diff\":\"+\"}}",
-                   "ok", 0);
-}
-
-static void test_custom_message_text_keeps_original(void **state)
-{
-    (void)state;
-    assert_derives("{\"role\":\"custom\",\"customType\":\"note\",\"content\":\"remember X\","
-                   "\"display\":true}",
-                   "remember X", 0);
-    assert_derives("{\"role\":\"custom\",\"customType\":\"note\",\"content\":[{\"type\":\"text\","
-                   "\"text\":\"block\"}],\"display\":false}",
-                   "block", 0);
-}
-
-static void test_summaries_derive_their_summary(void **state)
-{
-    (void)state;
-    assert_derives("{\"role\":\"compactionSummary\",\"summary\":\"We fixed it.\","
-                   "\"tokensBefore\":50000}",
-                   "We fixed it.", 1);
-    assert_derives("{\"role\":\"branchSummary\",\"summary\":\"Tried B.\",\"fromId\":\"e9\"}",
-                   "Tried B.", 1);
-}
-
-static void test_bash_execution_derives_prompt_and_output(void **state)
-{
-    (void)state;
-    assert_derives("{\"role\":\"bashExecution\",\"command\":\"make\",\"output\":\"ok\\n\","
-                   "\"exitCode\":0,\"cancelled\":false,\"truncated\":false}",
-                   "$ make\nok\n", 0);
-}
-
 static void test_wrong_types_are_treated_as_absent(void **state)
 {
     (void)state;
-    assert_derives("{\"role\":\"user\",\"content\":42}", "", 1);
-    assert_derives("{\"role\":\"user\",\"content\":[7,null,{\"type\":\"text\",\"text\":5}]}", "", 0);
-    assert_derives("{\"role\":\"compactionSummary\",\"summary\":[1]}", "", 1);
-    assert_derives("{\"role\":\"bashExecution\",\"command\":{},\"output\":null}", "$ \n", 0);
-    assert_derives("{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\",\"name\":3}]}",
-                   "[toolCall ?] {}", 0);
     cJSON *m = cJSON_Parse("{\"role\":\"toolResult\",\"toolCallId\":1,\"toolName\":[]}");
     assert_null(msg_tool_call_id(m));
     assert_null(msg_tool_name(m));
@@ -281,24 +258,27 @@ static void test_tool_call_count_counts_only_assistant_tool_calls(void **state)
     cJSON_Delete(u);
 }
 
+/* The usage total of a message given as JSON. */
+static long usage_total_of(const char *json)
+{
+    cJSON *m = cJSON_Parse(json);
+    long total = msg_usage_total(m);
+    cJSON_Delete(m);
+    return total;
+}
+
 static void test_usage_total_prefers_total_tokens_then_sums_parts(void **state)
 {
     (void)state;
-    cJSON *t = cJSON_Parse("{\"role\":\"assistant\",\"content\":[],\"usage\":{\"input\":10,"
-                           "\"output\":5,\"cacheRead\":100,\"cacheWrite\":1,\"totalTokens\":116,"
-                           "\"cost\":{\"total\":0.1}}}");
-    cJSON *s = cJSON_Parse("{\"role\":\"assistant\",\"content\":[],\"usage\":{\"input\":10,"
-                           "\"output\":5,\"cacheRead\":\"many\",\"cacheWrite\":2}}");
-    cJSON *n = cJSON_Parse("{\"role\":\"assistant\",\"content\":[]}");
-    cJSON *u = cJSON_Parse("{\"role\":\"user\",\"usage\":{\"totalTokens\":9}}");
-    assert_int_equal(msg_usage_total(t), 116);
-    assert_int_equal(msg_usage_total(s), 17);
-    assert_int_equal(msg_usage_total(n), 0);
-    assert_int_equal(msg_usage_total(u), 0);
-    cJSON_Delete(t);
-    cJSON_Delete(s);
-    cJSON_Delete(n);
-    cJSON_Delete(u);
+    assert_int_equal(usage_total_of("{\"role\":\"assistant\",\"content\":[],\"usage\":{\"input\":10,"
+                                    "\"output\":5,\"cacheRead\":100,\"cacheWrite\":1,"
+                                    "\"totalTokens\":116,\"cost\":{\"total\":0.1}}}"),
+                     116);
+    assert_int_equal(usage_total_of("{\"role\":\"assistant\",\"content\":[],\"usage\":{\"input\":10,"
+                                    "\"output\":5,\"cacheRead\":\"many\",\"cacheWrite\":2}}"),
+                     17);
+    assert_int_equal(usage_total_of("{\"role\":\"assistant\",\"content\":[]}"), 0);
+    assert_int_equal(usage_total_of("{\"role\":\"user\",\"usage\":{\"totalTokens\":9}}"), 0);
 }
 
 /* Providers and hosts read these shapes; their key order is part of what the plugin sends. */
@@ -322,45 +302,35 @@ static void test_built_message_and_tool_result_keep_their_shape(void **state)
 static void test_typed_by_person_refuses_harness_tags_and_compaction_summaries(void **state)
 {
     (void)state;
-    assert_true(msg_typed_by_person("fix the parser, please"));
-    assert_true(msg_typed_by_person("\n  why does <b> render bold?"));
-    assert_false(msg_typed_by_person("<command-name>/clear</command-name>"));
-    assert_false(msg_typed_by_person("  <system-reminder>x</system-reminder>"));
-    assert_false(msg_typed_by_person("Caveat: the messages below were generated by the user"));
-    assert_false(msg_typed_by_person("This session is being continued from a previous conversation that ran out"));
-    assert_false(msg_typed_by_person(" \n "));
+    static const char *const typed[] = {"fix the parser, please", "\n  why does <b> render bold?"};
+    static const char *const not_typed[] = {
+        "<command-name>/clear</command-name>",
+        "  <system-reminder>x</system-reminder>",
+        "Caveat: the messages below were generated by the user",
+        "This session is being continued from a previous conversation that ran out",
+        " \n ",
+    };
+    for (size_t i = 0; i < sizeof typed / sizeof typed[0]; i++)
+        if (!msg_typed_by_person(typed[i])) fail_msg("\"%s\" should count as typed by a person", typed[i]);
+    for (size_t i = 0; i < sizeof not_typed / sizeof not_typed[0]; i++)
+        if (msg_typed_by_person(not_typed[i]))
+            fail_msg("\"%s\" should not count as typed by a person", not_typed[i]);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_role_names_round_trip),
-        cmocka_unit_test(test_role_of_wrong_typed_role_is_unknown),
-        cmocka_unit_test(test_user_string_content_is_complete_text),
-        cmocka_unit_test(test_user_single_text_block_is_complete_text),
-        cmocka_unit_test(test_user_text_blocks_join_with_newline_and_are_not_complete),
-        cmocka_unit_test(test_user_image_becomes_marker_and_is_not_complete),
-        cmocka_unit_test(test_assistant_text_then_tool_call_lines),
-        cmocka_unit_test(test_assistant_plain_text_is_complete),
-        cmocka_unit_test(test_assistant_thinking_is_left_out_and_not_complete),
-        cmocka_unit_test(test_text_signature_makes_message_not_complete),
-        cmocka_unit_test(test_unknown_block_type_is_not_complete),
-        cmocka_unit_test(test_tool_result_text_and_accessors),
-        cmocka_unit_test(test_tool_result_with_details_or_error_is_not_complete),
-        cmocka_unit_test(test_custom_message_text_keeps_original),
-        cmocka_unit_test(test_summaries_derive_their_summary),
-        cmocka_unit_test(test_bash_execution_derives_prompt_and_output),
-        cmocka_unit_test(test_wrong_types_are_treated_as_absent),
-        cmocka_unit_test(test_derive_text_of_non_object_is_empty_and_not_complete),
-        cmocka_unit_test(test_estimate_rounds_characters_up_to_tokens),
-        cmocka_unit_test(test_estimate_counts_images_as_1200_tokens),
-        cmocka_unit_test(test_estimate_counts_thinking_and_tool_call_arguments),
-        cmocka_unit_test(test_estimate_counts_utf16_units_like_the_reference),
-        cmocka_unit_test(test_estimate_of_other_roles),
-        cmocka_unit_test(test_tool_call_count_counts_only_assistant_tool_calls),
-        cmocka_unit_test(test_usage_total_prefers_total_tokens_then_sums_parts),
-        cmocka_unit_test(test_built_message_and_tool_result_keep_their_shape),
-        cmocka_unit_test(test_typed_by_person_refuses_harness_tags_and_compaction_summaries),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+    cmocka_unit_test(test_role_names_round_trip),
+    cmocka_unit_test(test_role_of_wrong_typed_role_is_unknown),
+    cmocka_unit_test(test_derived_text_and_completeness_of_every_message_shape),
+    cmocka_unit_test(test_tool_result_text_and_accessors),
+    cmocka_unit_test(test_wrong_types_are_treated_as_absent),
+    cmocka_unit_test(test_derive_text_of_non_object_is_empty_and_not_complete),
+    cmocka_unit_test(test_estimate_rounds_characters_up_to_tokens),
+    cmocka_unit_test(test_estimate_counts_images_as_1200_tokens),
+    cmocka_unit_test(test_estimate_counts_thinking_and_tool_call_arguments),
+    cmocka_unit_test(test_estimate_counts_utf16_units_like_the_reference),
+    cmocka_unit_test(test_estimate_of_other_roles),
+    cmocka_unit_test(test_tool_call_count_counts_only_assistant_tool_calls),
+    cmocka_unit_test(test_usage_total_prefers_total_tokens_then_sums_parts),
+    cmocka_unit_test(test_built_message_and_tool_result_keep_their_shape),
+    cmocka_unit_test(test_typed_by_person_refuses_harness_tags_and_compaction_summaries),
+)

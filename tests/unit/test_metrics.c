@@ -18,6 +18,7 @@
 
 #include "metrics.h"
 #include "util.h"
+#include "test_main.h"
 
 #include "expect_text.h"
 #include "temp_home.h"
@@ -45,6 +46,15 @@ static cJSON *load_rows(const char *path, const char *sid, size_t *skipped)
     char *err = NULL;
     assert_int_equal(metrics_load(path, sid, &rows, skipped, &err), LC_OK);
     return rows;
+}
+
+/* How many rows load_rows finds. */
+static int count_rows(const char *path, const char *sid, size_t *skipped)
+{
+    cJSON *rows = load_rows(path, sid, skipped);
+    int n = cJSON_GetArraySize(rows);
+    cJSON_Delete(rows);
+    return n;
 }
 
 static void test_record_appends_one_stamped_row_per_event_at_mode_0600(void **state)
@@ -78,14 +88,10 @@ static void test_load_keeps_one_session_and_skips_broken_lines(void **state)
     fputs("{not json\n", fp);
     fclose(fp);
     size_t skipped = 0;
-    cJSON *rows = load_rows(metrics_path(a), "sess-a", &skipped);
-    assert_int_equal(cJSON_GetArraySize(rows), 2);
+    assert_int_equal(count_rows(metrics_path(a), "sess-a", &skipped), 2);
     assert_int_equal(skipped, 1);
-    cJSON_Delete(rows);
     /* A log that does not exist yet is an empty session, not an error. */
-    rows = load_rows("/nonexistent/metrics.jsonl", "x", NULL);
-    assert_int_equal(cJSON_GetArraySize(rows), 0);
-    cJSON_Delete(rows);
+    assert_int_equal(count_rows("/nonexistent/metrics.jsonl", "x", NULL), 0);
     metrics_close(a);
     metrics_close(b);
 }
@@ -131,13 +137,9 @@ static void test_sanitized_row_masks_free_text_and_keeps_vocabulary(void **state
     cJSON_Delete(row);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        HOME_TEST(test_record_appends_one_stamped_row_per_event_at_mode_0600),
-        HOME_TEST(test_load_keeps_one_session_and_skips_broken_lines),
-        HOME_TEST(test_report_names_model_fallback_heal_runs_and_billed_tokens),
-        cmocka_unit_test(test_sanitized_row_masks_free_text_and_keeps_vocabulary),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+    HOME_TEST(test_record_appends_one_stamped_row_per_event_at_mode_0600),
+    HOME_TEST(test_load_keeps_one_session_and_skips_broken_lines),
+    HOME_TEST(test_report_names_model_fallback_heal_runs_and_billed_tokens),
+    cmocka_unit_test(test_sanitized_row_masks_free_text_and_keeps_vocabulary),
+)

@@ -17,6 +17,8 @@
 #include "offline.h"
 #include "store.h"
 #include "util.h"
+#include "expect_text.h"
+#include "test_main.h"
 
 static void test_reconnect_is_due_every_n_calls_not_every_request(void **state)
 {
@@ -34,8 +36,7 @@ static void test_reconnect_is_due_every_n_calls_not_every_request(void **state)
     /* Time alone makes it due too, without waiting for the calls. */
     assert_int_equal(offline_due(&o, 1100 + OFFLINE_RETRY_MS), 1);
     char *d = offline_describe(&o, 5000);
-    assert_non_null(strstr(d, "offline for 4 s (still unreachable)"));
-    assert_non_null(strstr(d, "1 reconnect attempt(s) failed"));
+    expect_has(d, "offline for 4 s (still unreachable)", "1 reconnect attempt(s) failed");
     free(d);
     assert_true(offline_leave(&o, 11000) == 10.0);
     assert_int_equal(o.offline, 0);
@@ -86,12 +87,8 @@ static void test_store_url_password_is_never_printed(void **state)
     free(line);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_reconnect_is_due_every_n_calls_not_every_request),
-        cmocka_unit_test(test_refusals_and_busy_stores_are_not_offline),
-        cmocka_unit_test(test_store_url_password_is_never_printed),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+    cmocka_unit_test(test_reconnect_is_due_every_n_calls_not_every_request),
+    cmocka_unit_test(test_refusals_and_busy_stores_are_not_offline),
+    cmocka_unit_test(test_store_url_password_is_never_printed),
+)

@@ -19,6 +19,8 @@
 #include "recall.h"
 #include "store.h"
 #include "util.h"
+#include "expect_text.h"
+#include "test_main.h"
 
 #include "temp_home.h"
 
@@ -55,8 +57,7 @@ static void test_scope_words_parse_and_an_unknown_word_is_refused(void **state)
         assert_string_equal(recall_scope_name(sc), words[i]);
     }
     assert_int_equal(recall_scope_parse("everything", &sc, &err), LC_INVALID);
-    assert_non_null(strstr(err, "fleet"));
-    assert_non_null(strstr(err, "everything"));
+    expect_has(err, "fleet", "everything");
     free(err);
 }
 
@@ -97,10 +98,7 @@ static void test_fleet_scope_allowed_with_setting_reads_every_store_and_says_not
     assert_int_equal(r.n, 2); /* both other stores, whatever their project; the current left out */
     assert_int_equal(r.shared, 0);
     char *text = recall_grep_format(&o, RECALL_SCOPE_FLEET, &r);
-    assert_non_null(strstr(text, "(fleet)"));
-    assert_non_null(strstr(text, "not shared"));
-    assert_non_null(strstr(text, "past session fa"));
-    assert_non_null(strstr(text, "past session fb"));
+    expect_has(text, "(fleet)", "not shared", "past session fa", "past session fb");
     free(text);
     recall_result_free(&r);
     /* scope sessions keeps to the project: only fa. */
@@ -124,13 +122,9 @@ static void test_catalog_all_homes_on_the_embedded_store_lists_this_home_unshare
     catalog_list_free(&l);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        HOME_TEST(test_scope_words_parse_and_an_unknown_word_is_refused),
-        HOME_TEST(test_fleet_scope_refused_without_setting),
-        HOME_TEST(test_fleet_scope_allowed_with_setting_reads_every_store_and_says_not_shared),
-        HOME_TEST(test_catalog_all_homes_on_the_embedded_store_lists_this_home_unshared),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+    HOME_TEST(test_scope_words_parse_and_an_unknown_word_is_refused),
+    HOME_TEST(test_fleet_scope_refused_without_setting),
+    HOME_TEST(test_fleet_scope_allowed_with_setting_reads_every_store_and_says_not_shared),
+    HOME_TEST(test_catalog_all_homes_on_the_embedded_store_lists_this_home_unshared),
+)

@@ -20,6 +20,8 @@
 #include "redact.h"
 #include "summarize.h"
 #include "util.h"
+#include "expect_text.h"
+#include "test_main.h"
 
 static cJSON *cases_doc;
 
@@ -198,6 +200,7 @@ typedef struct fake_model {
     char *prompts[8];
     int calls;
     char *events;           /* every event, as JSON lines */
+    summ_ctx *chain;        /* the summarizer that calls it, freed with it */
 } fake_model;
 
 static int fake_complete(void *ud, const char *provider, const char *model, const char *system,
@@ -226,6 +229,7 @@ static void fake_event(void *ud, const char *kind, const cJSON *data)
 
 static void fake_free(fake_model *f)
 {
+    summ_free(f->chain);
     for (int i = 0; i < 8; i++) free(f->prompts[i]);
     free(f->events);
 }
@@ -235,9 +239,8 @@ static summ_ctx *fake_chain(fake_model *f, const char *entry, int unmasked)
     const char *chain[] = {entry};
     summ_config cfg = {.chain = chain, .n_chain = 1, .model_fn = fake_complete, .event_fn = fake_event,
                        .ud = f, .send_unmasked = unmasked};
-    summ_ctx *s = NULL;
-    assert_int_equal(summ_create(&cfg, &s, NULL), LC_OK);
-    return s;
+    assert_int_equal(summ_create(&cfg, &f->chain, NULL), LC_OK);
+    return f->chain;
 }
 
 /* A long echo of every case: the kind of answer a model gives when it repeats secrets. */
@@ -279,7 +282,6 @@ static void test_summarizer_details_and_make_smaller_requests_are_masked(void **
     /* the stored result is what the model answered: storage is not masking's business */
     assert_string_equal(r.rich_text, echo);
     summ_result_free(&r);
-    summ_free(s);
     fake_free(&f);
     free(echo);
     free(src);
@@ -304,7 +306,6 @@ static void test_summarizer_bullets_and_heal_requests_are_masked(void **state)
     assert_int_equal(summ_run_chain(s, src, 300, SUMM_DETAILS, "heal", &out, &entry, NULL), LC_OK);
     assert_masked_for_a_model(f.prompts[2]);
     free(out);
-    summ_free(s);
     fake_free(&f);
     free(huge);
     free(src);
@@ -321,7 +322,6 @@ static void test_summarizer_sends_stored_text_when_redact_secrets_is_false(void 
     const cJSON *c;
     cJSON_ArrayForEach(c, cases()) if (is_positive(c)) assert_non_null(strstr(f.prompts[0], field(c, "secret")));
     summ_result_free(&r);
-    summ_free(s);
     fake_free(&f);
     free(src);
 }
@@ -341,7 +341,6 @@ static void test_extractive_summary_keeps_the_stored_text_unmasked(void **state)
     assert_non_null(strstr(out, "DB_PASSWORD=hunter2x"));
     assert_int_equal(f.calls, 0);
     free(out);
-    summ_free(s);
     fake_free(&f);
 }
 
@@ -358,31 +357,25 @@ static void test_provider_error_text_is_masked_before_it_reaches_events(void **s
                                     "preserve-details", &out, &entry, &err), LC_OK);
     assert_string_equal(entry, SUMM_EXTRACTIVE); /* fell back down the chain */
     assert_non_null(f.events);
-    assert_non_null(strstr(f.events, "summarizer-fallback"));
-    assert_non_null(strstr(f.events, "Incorrect API key provided: [REDACTED]"));
+    expect_has(f.events, "summarizer-fallback", "Incorrect API key provided: [REDACTED]");
     assert_null(strstr(f.events, key));
     free(out);
     free(err);
-    summ_free(s);
     fake_free(&f);
     free(why);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_redaction_table_masks_positives_and_keeps_negatives),
-        cmocka_unit_test(test_redaction_table_holds_both_kinds_and_named_secrets),
-        cmocka_unit_test(test_redaction_is_idempotent_on_its_own_output),
-        cmocka_unit_test(test_redaction_disabled_returns_text_unchanged),
-        cmocka_unit_test(test_redaction_handles_embedded_length_not_nul),
-        cmocka_unit_test(test_redaction_masks_a_pem_block_cut_before_its_end_line),
-        cmocka_unit_test(test_keys_only_masks_credentials_and_keeps_setting_names),
-        cmocka_unit_test(test_summarizer_details_and_make_smaller_requests_are_masked),
-        cmocka_unit_test(test_summarizer_bullets_and_heal_requests_are_masked),
-        cmocka_unit_test(test_summarizer_sends_stored_text_when_redact_secrets_is_false),
-        cmocka_unit_test(test_extractive_summary_keeps_the_stored_text_unmasked),
-        cmocka_unit_test(test_provider_error_text_is_masked_before_it_reaches_events),
-    };
-    return cmocka_run_group_tests(tests, load_cases, free_cases);
-}
+TEST_MAIN_GROUP(load_cases, free_cases,
+    cmocka_unit_test(test_redaction_table_masks_positives_and_keeps_negatives),
+    cmocka_unit_test(test_redaction_table_holds_both_kinds_and_named_secrets),
+    cmocka_unit_test(test_redaction_is_idempotent_on_its_own_output),
+    cmocka_unit_test(test_redaction_disabled_returns_text_unchanged),
+    cmocka_unit_test(test_redaction_handles_embedded_length_not_nul),
+    cmocka_unit_test(test_redaction_masks_a_pem_block_cut_before_its_end_line),
+    cmocka_unit_test(test_keys_only_masks_credentials_and_keeps_setting_names),
+    cmocka_unit_test(test_summarizer_details_and_make_smaller_requests_are_masked),
+    cmocka_unit_test(test_summarizer_bullets_and_heal_requests_are_masked),
+    cmocka_unit_test(test_summarizer_sends_stored_text_when_redact_secrets_is_false),
+    cmocka_unit_test(test_extractive_summary_keeps_the_stored_text_unmasked),
+    cmocka_unit_test(test_provider_error_text_is_masked_before_it_reaches_events),
+)

@@ -12,6 +12,8 @@
 
 #include "summarize.h"
 #include "util.h"
+#include "expect_text.h"
+#include "test_main.h"
 
 /* ---- a scripted model: each call pops the next answer of the entry it names ---- */
 
@@ -120,9 +122,12 @@ static summ_ctx *make_ctx(world *w, const char *const *chain, size_t n, long per
     return s;
 }
 
-/* A source of ~2,000 tokens with filler, one needle and one path in the middle. */
-static char *long_source(void)
+/* A source of ~2,000 tokens with filler, one needle and one path in the middle; built once
+ * for the suite. */
+static const char *long_source(void)
 {
+    static char *src;
+    if (src) return src;
     sbuf b = {0};
     for (int i = 0; i < 60; i++) {
         sb_printf(&b, "The assistant looked at the output again and it seemed fine overall "
@@ -130,7 +135,33 @@ static char *long_source(void)
         if (i == 30) sb_puts(&b, "We decided to keep N07=4821 as the seed for src/engine/dag.c "
                                  "runs.\n");
     }
-    return sb_detach(&b);
+    src = sb_detach(&b);
+    return src;
+}
+
+/* A chain of the one scripted entry or/m1, answering `a` every call, with these budgets. */
+static summ_ctx *one_model(world *w, answer a, long per_call, long per_pass)
+{
+    static const char *const chain[] = {"or/m1"};
+    *w = (world){.n_scripts = 1};
+    w->scripts[0] = (script){"or/m1", {a}, 1, 0};
+    return make_ctx(w, chain, 1, per_call, per_pass);
+}
+
+/* The default chain, whose auto entry answers `first` and then `second`. */
+static summ_ctx *auto_answers(world *w, answer first, answer second)
+{
+    *w = (world){.n_scripts = 1};
+    w->scripts[0] = (script){"auto", {first, second}, 2, 0};
+    return make_ctx(w, NULL, 0, 0, 0);
+}
+
+/* The summary of src at a 200-token target, which must succeed. */
+static summ_result summarized(summ_ctx *s, const char *src)
+{
+    summ_result r;
+    assert_int_equal(summ_summarize(s, src, 200, &r, NULL), LC_OK);
+    return r;
 }
 
 /* ---- extractive and truncate ---- */
@@ -138,14 +169,12 @@ static char *long_source(void)
 static void test_extractive_keeps_needles_and_paths_verbatim_within_target(void **state)
 {
     (void)state;
-    char *src = long_source();
+    const char *src = long_source();
     char *out = summ_extractive(src, 100, SUMM_DETAILS);
     assert_non_null(out);
     assert_true(summ_estimate_tokens(out) <= 100);
-    assert_non_null(strstr(out, "N07=4821"));
-    assert_non_null(strstr(out, "src/engine/dag.c"));
+    expect_has(out, "N07=4821", "src/engine/dag.c");
     free(out);
-    free(src);
 }
 
 static void test_extractive_facts_line_rescues_needles_of_unchosen_sentences(void **state)
@@ -191,8 +220,7 @@ static void test_extractive_long_sentence_keeps_its_facts(void **state)
     sb_puts(&b, "and finally SECRET_ID=77 at lib/x.py");
     char *src = sb_detach(&b);
     char *out = summ_extractive(src, 90, SUMM_DETAILS);
-    assert_non_null(strstr(out, "SECRET_ID=77"));
-    assert_non_null(strstr(out, "lib/x.py"));
+    expect_has(out, "SECRET_ID=77", "lib/x.py");
     assert_true(strlen(out) < strlen(src));
     free(out);
     free(src);
@@ -223,13 +251,9 @@ static void test_truncate_tags_and_respects_budget_at_utf8_boundaries(void **sta
 static void test_first_entry_success_needs_no_fallback(void **state)
 {
     (void)state;
-    world w = {.n_scripts = 1};
-    w.scripts[0] = (script){"or/m1", {{LC_OK, "a short summary N07=4821", NULL, 0, 0}}, 1, 0};
-    const char *chain[] = {"or/m1"};
-    summ_ctx *s = make_ctx(&w, chain, 1, 0, 0);
-    char *src = long_source();
-    summ_result r;
-    assert_int_equal(summ_summarize(s, src, 200, &r, NULL), LC_OK);
+    world w;
+    summ_ctx *s = one_model(&w, (answer){LC_OK, "a short summary N07=4821", NULL, 0, 0}, 0, 0);
+    summ_result r = summarized(s, long_source());
     assert_int_equal(r.level, 1);
     assert_string_equal(r.entry, "or/m1");
     assert_string_equal(r.text, "a short summary N07=4821");
@@ -239,7 +263,6 @@ static void test_first_entry_success_needs_no_fallback(void **state)
     free(d);
     summ_result_free(&r);
     summ_free(s);
-    free(src);
 }
 
 static void test_error_length_empty_and_throw_are_failures_that_fall_back(void **state)
@@ -257,16 +280,13 @@ static void test_error_length_empty_and_throw_are_failures_that_fall_back(void *
         w.scripts[1] = (script){"or/m2", {{LC_OK, "good summary", NULL, 0, 0}}, 1, 0};
         const char *chain[] = {"or/m1", "or/m2"};
         summ_ctx *s = make_ctx(&w, chain, 2, 0, 0);
-        char *src = long_source();
-        summ_result r;
-        assert_int_equal(summ_summarize(s, src, 200, &r, NULL), LC_OK);
+            summ_result r = summarized(s, long_source());
         assert_string_equal(r.entry, "or/m2");
         assert_string_equal(r.text, "good summary");
         assert_int_equal(count_events(&w, "summarizer-fallback"), 1);
         assert_non_null(strstr(w.event_data[0], "\"from\":\"or/m1\""));
         summ_result_free(&r);
         summ_free(s);
-        free(src);
     }
 }
 
@@ -278,10 +298,9 @@ static void test_failing_entry_is_demoted_for_the_rest_of_the_pass_only(void **s
     w.scripts[1] = (script){"or/m2", {{LC_OK, "m2 answer", NULL, 0, 0}}, 1, 0};
     const char *chain[] = {"or/m1", "or/m2"};
     summ_ctx *s = make_ctx(&w, chain, 2, 0, 0);
-    char *src = long_source();
-    summ_result r;
+    const char *src = long_source();
     for (int i = 0; i < 3; i++) {
-        assert_int_equal(summ_summarize(s, src, 200, &r, NULL), LC_OK);
+        summ_result r = summarized(s, src);
         assert_string_equal(r.entry, "or/m2");
         summ_result_free(&r);
     }
@@ -292,11 +311,10 @@ static void test_failing_entry_is_demoted_for_the_rest_of_the_pass_only(void **s
     assert_int_equal(st.failures, 1);
     assert_int_equal(st.fallbacks, 1);
     summ_pass_begin(s);
-    assert_int_equal(summ_summarize(s, src, 200, &r, NULL), LC_OK);
+    summ_result r = summarized(s, src);
     assert_string_equal(r.entry, "or/m1"); /* the order is restored for a new pass */
     summ_result_free(&r);
     summ_free(s);
-    free(src);
 }
 
 static void test_unknown_and_missing_entries_are_reported_once(void **state)
@@ -306,10 +324,8 @@ static void test_unknown_and_missing_entries_are_reported_once(void **state)
     const char *chain[] = {"bogus", "nowhere/model", "", "nowhere/model"};
     summ_ctx *s = make_ctx(&w, chain, 4, 0, 0);
     assert_int_equal(count_events(&w, "summarizer-model"), 1); /* "bogus" at creation */
-    char *src = long_source();
-    summ_result r;
     for (int i = 0; i < 3; i++) {
-        assert_int_equal(summ_summarize(s, src, 200, &r, NULL), LC_OK);
+        summ_result r = summarized(s, long_source());
         assert_string_equal(r.entry, "extractive");
         assert_non_null(strstr(r.text, "N07=4821"));
         summ_result_free(&r);
@@ -323,20 +339,16 @@ static void test_unknown_and_missing_entries_are_reported_once(void **state)
     assert_string_equal(d, "nowhere/model (missing) -> auto (missing) -> extractive");
     free(d);
     summ_free(s);
-    free(src);
 }
 
 static void test_per_call_budget_refuses_before_calling_and_truncates(void **state)
 {
     (void)state;
-    world w = {.n_scripts = 1};
-    w.scripts[0] = (script){"or/m1", {{LC_OK, "never", NULL, 0, 0}}, 1, 0};
-    const char *chain[] = {"or/m1"};
-    summ_ctx *s = make_ctx(&w, chain, 1, 1000, 0);
-    char *src = long_source(); /* ~2,000 tokens: the request is over 1,000 */
-    summ_result r;
+    world w;
+    summ_ctx *s = one_model(&w, (answer){LC_OK, "never", NULL, 0, 0}, 1000, 0);
+    /* long_source() is ~2,000 tokens: the request is over 1,000 */
     for (int i = 0; i < 2; i++) {
-        assert_int_equal(summ_summarize(s, src, 200, &r, NULL), LC_OK);
+        summ_result r = summarized(s, long_source());
         assert_int_equal(r.level, 3);
         assert_true(r.truncated);
         assert_true(strncmp(r.text, SUMM_TRUNCATED_TAG, 15) == 0);
@@ -345,27 +357,22 @@ static void test_per_call_budget_refuses_before_calling_and_truncates(void **sta
     }
     assert_int_equal(w.n_calls, 0);
     assert_int_equal(count_events(&w, "summarizer-capped"), 1);
-    assert_non_null(strstr(w.event_data[0], "\"source\":\"budget\""));
-    assert_non_null(strstr(w.event_data[0], "perCall"));
+    expect_has(w.event_data[0], "\"source\":\"budget\"", "perCall");
     summ_free(s);
-    free(src);
 }
 
 static void test_per_pass_budget_counts_billed_tokens(void **state)
 {
     (void)state;
-    world w = {.n_scripts = 1};
-    w.scripts[0] = (script){"or/m1", {{LC_OK, "fine summary", NULL, 0, 2000}}, 1, 0};
-    const char *chain[] = {"or/m1"};
+    world w;
     /* each call bills 2,010; a request is estimated at ~2,300 (source + output budget):
      * the first fits, the second would cross */
-    summ_ctx *s = make_ctx(&w, chain, 1, 0, 2800);
-    char *src = long_source();
-    summ_result r;
-    assert_int_equal(summ_summarize(s, src, 200, &r, NULL), LC_OK);
+    summ_ctx *s = one_model(&w, (answer){LC_OK, "fine summary", NULL, 0, 2000}, 0, 2800);
+    const char *src = long_source();
+    summ_result r = summarized(s, src);
     assert_int_equal(r.level, 1);
     summ_result_free(&r);
-    assert_int_equal(summ_summarize(s, src, 200, &r, NULL), LC_OK);
+    r = summarized(s, src);
     assert_int_equal(r.level, 3);
     summ_result_free(&r);
     assert_int_equal(count_calls(&w, "or/m1"), 1);
@@ -375,11 +382,10 @@ static void test_per_pass_budget_counts_billed_tokens(void **state)
     assert_int_equal(st.billed_tokens, 2010);
     assert_true(st.capped);
     summ_pass_begin(s); /* a new pass has a fresh budget */
-    assert_int_equal(summ_summarize(s, src, 200, &r, NULL), LC_OK);
+    r = summarized(s, src);
     assert_int_equal(r.level, 1);
     summ_result_free(&r);
     summ_free(s);
-    free(src);
 }
 
 static void test_breaker_stops_calling_a_provider_that_keeps_failing(void **state)
@@ -393,11 +399,11 @@ static void test_breaker_stops_calling_a_provider_that_keeps_failing(void **stat
                        .event_fn = event_fn, .ud = &w};
     summ_ctx *s = NULL;
     assert_int_equal(summ_create(&cfg, &s, NULL), LC_OK);
-    char *src = long_source();
+    const char *src = long_source();
     summ_result r;
     for (int pass = 0; pass < 4; pass++) {
         summ_pass_begin(s);
-        assert_int_equal(summ_summarize(s, src, 200, &r, NULL), LC_OK);
+        r = summarized(s, src);
         assert_string_equal(r.entry, "extractive");
         summ_result_free(&r);
     }
@@ -408,12 +414,11 @@ static void test_breaker_stops_calling_a_provider_that_keeps_failing(void **stat
     assert_non_null(strstr(d, "or/m1 (breaker open)"));
     free(d);
     summ_pass_begin(s); /* cooldown over: half-open, one attempt, which reopens it */
-    assert_int_equal(summ_summarize(s, src, 200, &r, NULL), LC_OK);
+    r = summarized(s, src);
     summ_result_free(&r);
     assert_int_equal(count_calls(&w, "or/m1"), 3);
     assert_int_equal(count_events(&w, "summarizer-breaker"), 2);
     summ_free(s);
-    free(src);
 }
 
 /* ---- escalation ---- */
@@ -421,50 +426,43 @@ static void test_breaker_stops_calling_a_provider_that_keeps_failing(void **stat
 static void test_escalation_accepts_only_strict_reduction(void **state)
 {
     (void)state;
-    world w = {.n_scripts = 1};
+    world w;
     /* the model answers longer than the source at both levels */
-    w.scripts[0] = (script){"auto", {{LC_OK, NULL, NULL, 5000, 0}, {LC_OK, NULL, NULL, 5000, 0}}, 2, 0};
-    summ_ctx *s = make_ctx(&w, NULL, 0, 0, 0);
-    char *src = long_source();
+    summ_ctx *s = auto_answers(&w, (answer){LC_OK, NULL, NULL, 5000, 0},
+                               (answer){LC_OK, NULL, NULL, 5000, 0});
+    const char *src = long_source();
     size_t src_tokens = summ_estimate_tokens(src);
-    summ_result r;
-    assert_int_equal(summ_summarize(s, src, 200, &r, NULL), LC_OK);
+    summ_result r = summarized(s, src);
     assert_int_equal(r.level, 3);
     assert_true(r.truncated);
     assert_true(r.tokens < src_tokens);
     assert_int_equal(count_calls(&w, "auto"), 2); /* level 1 and level 2 were tried */
     summ_result_free(&r);
     summ_free(s);
-    free(src);
 }
 
 static void test_level2_bullets_when_level1_does_not_reduce(void **state)
 {
     (void)state;
-    world w = {.n_scripts = 1};
-    w.scripts[0] = (script){"auto", {{LC_OK, NULL, NULL, 5000, 0}, {LC_OK, "- bullet", NULL, 0, 0}}, 2, 0};
-    summ_ctx *s = make_ctx(&w, NULL, 0, 0, 0);
-    char *src = long_source();
-    summ_result r;
-    assert_int_equal(summ_summarize(s, src, 200, &r, NULL), LC_OK);
+    world w;
+    summ_ctx *s = auto_answers(&w, (answer){LC_OK, NULL, NULL, 5000, 0},
+                               (answer){LC_OK, "- bullet", NULL, 0, 0});
+    summ_result r = summarized(s, long_source());
     assert_int_equal(r.level, 2);
     assert_string_equal(r.text, "- bullet");
     assert_null(r.rich_text);
     summ_result_free(&r);
     summ_free(s);
-    free(src);
 }
 
 static void test_over_twice_target_earns_one_make_smaller_pass_and_keeps_rich_tier(void **state)
 {
     (void)state;
-    world w = {.n_scripts = 1};
+    world w;
     /* 500 tokens for a 200 target: under the source, over twice the target */
-    w.scripts[0] = (script){"auto", {{LC_OK, NULL, NULL, 500, 0}, {LC_OK, "- terse", NULL, 0, 0}}, 2, 0};
-    summ_ctx *s = make_ctx(&w, NULL, 0, 0, 0);
-    char *src = long_source();
-    summ_result r;
-    assert_int_equal(summ_summarize(s, src, 200, &r, NULL), LC_OK);
+    summ_ctx *s = auto_answers(&w, (answer){LC_OK, NULL, NULL, 500, 0},
+                               (answer){LC_OK, "- terse", NULL, 0, 0});
+    summ_result r = summarized(s, long_source());
     assert_int_equal(r.level, 2);
     assert_string_equal(r.text, "- terse");
     assert_non_null(r.rich_text);
@@ -472,7 +470,6 @@ static void test_over_twice_target_earns_one_make_smaller_pass_and_keeps_rich_ti
     assert_int_equal(count_calls(&w, "auto"), 2);
     summ_result_free(&r);
     summ_free(s);
-    free(src);
 }
 
 static void test_no_model_at_all_uses_extractive(void **state)
@@ -481,9 +478,7 @@ static void test_no_model_at_all_uses_extractive(void **state)
     summ_config cfg = {0};
     summ_ctx *s = NULL;
     assert_int_equal(summ_create(&cfg, &s, NULL), LC_OK);
-    char *src = long_source();
-    summ_result r;
-    assert_int_equal(summ_summarize(s, src, 200, &r, NULL), LC_OK);
+    summ_result r = summarized(s, long_source());
     assert_int_equal(r.level, 1);
     assert_string_equal(r.entry, "extractive");
     assert_true(r.tokens <= 200);
@@ -493,28 +488,23 @@ static void test_no_model_at_all_uses_extractive(void **state)
     assert_int_equal(summ_summarize(s, "", 200, &r, &err), LC_INVALID);
     free(err);
     summ_free(s);
-    free(src);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_extractive_keeps_needles_and_paths_verbatim_within_target),
-        cmocka_unit_test(test_extractive_facts_line_rescues_needles_of_unchosen_sentences),
-        cmocka_unit_test(test_extractive_bullets_keep_source_order_and_drop_duplicates),
-        cmocka_unit_test(test_extractive_long_sentence_keeps_its_facts),
-        cmocka_unit_test(test_truncate_tags_and_respects_budget_at_utf8_boundaries),
-        cmocka_unit_test(test_first_entry_success_needs_no_fallback),
-        cmocka_unit_test(test_error_length_empty_and_throw_are_failures_that_fall_back),
-        cmocka_unit_test(test_failing_entry_is_demoted_for_the_rest_of_the_pass_only),
-        cmocka_unit_test(test_unknown_and_missing_entries_are_reported_once),
-        cmocka_unit_test(test_per_call_budget_refuses_before_calling_and_truncates),
-        cmocka_unit_test(test_per_pass_budget_counts_billed_tokens),
-        cmocka_unit_test(test_breaker_stops_calling_a_provider_that_keeps_failing),
-        cmocka_unit_test(test_escalation_accepts_only_strict_reduction),
-        cmocka_unit_test(test_level2_bullets_when_level1_does_not_reduce),
-        cmocka_unit_test(test_over_twice_target_earns_one_make_smaller_pass_and_keeps_rich_tier),
-        cmocka_unit_test(test_no_model_at_all_uses_extractive),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+    cmocka_unit_test(test_extractive_keeps_needles_and_paths_verbatim_within_target),
+    cmocka_unit_test(test_extractive_facts_line_rescues_needles_of_unchosen_sentences),
+    cmocka_unit_test(test_extractive_bullets_keep_source_order_and_drop_duplicates),
+    cmocka_unit_test(test_extractive_long_sentence_keeps_its_facts),
+    cmocka_unit_test(test_truncate_tags_and_respects_budget_at_utf8_boundaries),
+    cmocka_unit_test(test_first_entry_success_needs_no_fallback),
+    cmocka_unit_test(test_error_length_empty_and_throw_are_failures_that_fall_back),
+    cmocka_unit_test(test_failing_entry_is_demoted_for_the_rest_of_the_pass_only),
+    cmocka_unit_test(test_unknown_and_missing_entries_are_reported_once),
+    cmocka_unit_test(test_per_call_budget_refuses_before_calling_and_truncates),
+    cmocka_unit_test(test_per_pass_budget_counts_billed_tokens),
+    cmocka_unit_test(test_breaker_stops_calling_a_provider_that_keeps_failing),
+    cmocka_unit_test(test_escalation_accepts_only_strict_reduction),
+    cmocka_unit_test(test_level2_bullets_when_level1_does_not_reduce),
+    cmocka_unit_test(test_over_twice_target_earns_one_make_smaller_pass_and_keeps_rich_tier),
+    cmocka_unit_test(test_no_model_at_all_uses_extractive),
+)

@@ -23,6 +23,7 @@
 #include "summarize.h"
 #include "util.h"
 #include "worker.h"
+#include "test_main.h"
 
 #include "temp_home.h"
 
@@ -128,6 +129,59 @@ static void stop_and_close(worker *w, store *st)
     store_close(st);
 }
 
+/* One test's worker: a store of n messages of ~400 tokens and a worker over model m, with
+ * the standard job in j (not yet submitted) and the result the test waited for in r. */
+typedef struct run {
+    slow_model m;
+    store *st;
+    worker *w;
+    worker_job j;
+    worker_result r;
+} run;
+
+static run *run_open(int n, slow_model m, long deadline_ms)
+{
+    run *t = calloc(1, sizeof *t);
+    assert_non_null(t);
+    t->m = m;
+    t->st = open_ingested(n, 400);
+    t->w = start(&t->m, deadline_ms);
+    t->j = job();
+    return t;
+}
+
+/* Submits the job and waits for its result in t->r, which must come and be LC_OK. */
+static void run_pass(run *t)
+{
+    worker_submit(t->w, &t->j);
+    wait_ok(t->w, &t->r);
+}
+
+/* Submits the job and gives the pass `ms` to get into its model calls. */
+static void run_submit_for(run *t, long ms)
+{
+    worker_submit(t->w, &t->j);
+    usleep(ms * 1000);
+}
+
+/* The worker's counts of passes stopped at their deadline and of failures. */
+static void expect_status(worker *w, unsigned long deadline_hits, unsigned long failures)
+{
+    worker_status s;
+    worker_status_get(w, &s);
+    assert_int_equal(s.deadline_hits, deadline_hits);
+    assert_int_equal(s.failures, failures);
+    worker_status_free(&s);
+}
+
+/* The worker joins within 5 s; then the store is closed and the run freed. */
+static void run_close(run *t)
+{
+    stop_and_close(t->w, t->st);
+    worker_result_free(&t->r);
+    free(t);
+}
+
 /* Covers all that o allows at once with truncation, as the host thread does in a hurry. */
 static void truncation_pass(store *st, const dag_opts *o, dag_stats *ds)
 {
@@ -153,156 +207,113 @@ static int fallback_events(worker *w)
 static void test_pass_runs_off_the_caller_and_its_cut_is_picked_up(void **state)
 {
     (void)state;
-    store *st = open_ingested(20, 400);
-    slow_model m = {.delay_ms = 300};
-    worker *w = start(&m, 0);
-    worker_job j = job();
+    run *t = run_open(20, (slow_model){.delay_ms = 300}, 0);
     double t0 = lc_now_ms();
-    worker_submit(w, &j);
-    worker_result r;
+    worker_submit(t->w, &t->j);
     /* Submitting returns at once; nothing is committed yet while the model works. */
     assert_true(lc_now_ms() - t0 < 250);
-    assert_int_equal(worker_poll(w, &r), 0);
-    assert_true(worker_busy(w));
-    wait_ok(w, &r);
-    assert_true(r.stats.leaves >= 2);
-    assert_true(r.cut_id > 0);
-    assert_true(m.calls >= r.stats.leaves);
+    assert_int_equal(worker_poll(t->w, &t->r), 0);
+    assert_true(worker_busy(t->w));
+    wait_ok(t->w, &t->r);
+    assert_true(t->r.stats.leaves >= 2);
+    assert_true(t->r.cut_id > 0);
+    assert_true(t->m.calls >= t->r.stats.leaves);
     /* The host thread's own connection sees the committed nodes and the cut. */
-    assert_int_equal(count(st, "SELECT count(*) FROM summaries WHERE kind = 'leaf'"), r.stats.leaves);
+    assert_int_equal(count(t->st, "SELECT count(*) FROM summaries WHERE kind = 'leaf'"), t->r.stats.leaves);
     project_cut c;
-    assert_int_equal(project_get_cut(st, r.cut_id, &c, NULL), LC_OK);
+    assert_int_equal(project_get_cut(t->st, t->r.cut_id, &c, NULL), LC_OK);
     assert_non_null(strstr(c.message, "model summary"));
     project_cut_free(&c);
-    worker_result_free(&r);
-    stop_and_close(w, st);
+    run_close(t);
 }
 
 static void test_invalidation_stops_the_pass_and_drops_its_result(void **state)
 {
     (void)state;
-    store *st = open_ingested(40, 400);
-    slow_model m = {.delay_ms = 200};
-    worker *w = start(&m, 0);
-    worker_job j = job();
-    worker_submit(w, &j);
-    usleep(300 * 1000);
-    worker_invalidate(w);
-    worker_result r;
+    run *t = run_open(40, (slow_model){.delay_ms = 200}, 0);
+    run_submit_for(t, 300);
+    worker_invalidate(t->w);
     /* The pass ends before its next node; its result is gone. */
-    assert_int_equal(worker_wait(w, 10000, &r), 0);
-    assert_false(worker_busy(w));
-    long leaves = count(st, "SELECT count(*) FROM summaries WHERE kind = 'leaf'");
+    assert_int_equal(worker_wait(t->w, 10000, &t->r), 0);
+    assert_false(worker_busy(t->w));
+    long leaves = count(t->st, "SELECT count(*) FROM summaries WHERE kind = 'leaf'");
     assert_true(leaves >= 1 && leaves < 7);
     /* A new job after the invalidation runs and is reported. */
-    worker_submit(w, &j);
-    assert_int_equal(worker_wait(w, 60000, &r), 1);
-    assert_true(r.stats.leaves > 0);
-    worker_result_free(&r);
-    stop_and_close(w, st);
+    worker_submit(t->w, &t->j);
+    assert_int_equal(worker_wait(t->w, 60000, &t->r), 1);
+    assert_true(t->r.stats.leaves > 0);
+    run_close(t);
 }
 
 static void test_pass_deadline_stops_the_pass_and_is_named(void **state)
 {
     (void)state;
-    store *st = open_ingested(40, 400);
-    slow_model m = {.delay_ms = 150};
-    worker *w = start(&m, 200);
-    worker_job j = job();
-    worker_submit(w, &j);
-    worker_result r;
-    wait_ok(w, &r);
-    assert_true(r.deadline_hit);
-    assert_true(r.stats.stopped);
-    assert_true(r.stats.leaves >= 1 && r.stats.leaves <= 3);
-    worker_status s;
-    worker_status_get(w, &s);
-    assert_int_equal(s.deadline_hits, 1);
-    worker_status_free(&s);
-    worker_result_free(&r);
-    stop_and_close(w, st);
+    run *t = run_open(40, (slow_model){.delay_ms = 150}, 200);
+    run_pass(t);
+    assert_true(t->r.deadline_hit);
+    assert_true(t->r.stats.stopped);
+    assert_true(t->r.stats.leaves >= 1 && t->r.stats.leaves <= 3);
+    expect_status(t->w, 1, 0);
+    run_close(t);
 }
 
 static void test_two_passes_never_cover_a_message_twice(void **state)
 {
     (void)state;
-    store *st = open_ingested(20, 400);
-    slow_model m = {.delay_ms = 500};
-    worker *w = start(&m, 0);
-    worker_job j = job();
-    worker_submit(w, &j);
-    usleep(100 * 1000);
+    run *t = run_open(20, (slow_model){.delay_ms = 500}, 0);
+    run_submit_for(t, 100);
     /* The host thread covers everything at once with truncation while the model works. */
     dag_stats ds;
-    truncation_pass(st, &j.dag, &ds);
+    truncation_pass(t->st, &t->j.dag, &ds);
     assert_true(ds.leaves >= 2);
-    worker_result r;
-    wait_ok(w, &r);
-    assert_true(r.stats.conflicts >= 1);
-    assert_int_equal(count(st, "SELECT count(*) FROM (SELECT entry_id FROM summary_messages"
+    wait_ok(t->w, &t->r);
+    assert_true(t->r.stats.conflicts >= 1);
+    assert_int_equal(count(t->st, "SELECT count(*) FROM (SELECT entry_id FROM summary_messages"
                                " GROUP BY entry_id HAVING count(*) > 1) t"),
                      0);
-    assert_int_equal(count(st, "SELECT count(*) FROM summaries WHERE text LIKE '[lcm:truncated]%'"),
+    assert_int_equal(count(t->st, "SELECT count(*) FROM summaries WHERE text LIKE '[lcm:truncated]%'"),
                      ds.leaves);
-    worker_result_free(&r);
-    stop_and_close(w, st);
+    run_close(t);
 }
 
 static void test_failing_model_falls_back_and_the_events_reach_the_caller(void **state)
 {
     (void)state;
-    store *st = open_ingested(12, 400);
-    slow_model m = {.delay_ms = 10, .fail = 1};
-    worker *w = start(&m, 0);
-    worker_job j = job();
-    worker_submit(w, &j);
-    worker_result r;
-    wait_ok(w, &r);
-    assert_true(r.stats.leaves >= 1);
-    assert_true(fallback_events(w) >= 1);
-    worker_result_free(&r);
-    stop_and_close(w, st);
+    run *t = run_open(12, (slow_model){.delay_ms = 10, .fail = 1}, 0);
+    run_pass(t);
+    assert_true(t->r.stats.leaves >= 1);
+    assert_true(fallback_events(t->w) >= 1);
+    run_close(t);
 }
 
 static void test_stop_returns_while_a_model_call_is_slow(void **state)
 {
     (void)state;
-    store *st = open_ingested(12, 400);
-    slow_model m = {.delay_ms = 1500};
-    worker *w = start(&m, 0);
-    worker_job j = job();
-    worker_submit(w, &j);
-    usleep(200 * 1000);
+    run *t = run_open(12, (slow_model){.delay_ms = 1500}, 0);
+    run_submit_for(t, 200);
     /* Inside the call: a short stop says "not yet"; a longer one joins after the call. */
-    assert_int_equal(worker_stop(w, 100), 0);
-    assert_int_equal(worker_stop(w, 10000), 1);
+    assert_int_equal(worker_stop(t->w, 100), 0);
+    assert_int_equal(worker_stop(t->w, 10000), 1);
     /* Whole nodes only: at most the one the call was making. */
-    assert_true(count(st, "SELECT count(*) FROM summaries") <= 1);
-    store_close(st);
+    assert_true(count(t->st, "SELECT count(*) FROM summaries") <= 1);
+    store_close(t->st);
+    free(t);
 }
 
 static void test_a_call_given_up_writes_nothing_and_is_no_failure(void **state)
 {
     (void)state;
-    store *st = open_ingested(12, 400);
-    slow_model m = {.delay_ms = 5000};
-    worker *w = start(&m, 0);
-    m.w = w;  /* before the job: the submit's lock publishes it to the worker */
-    worker_job j = job();
-    worker_submit(w, &j);
-    usleep(200 * 1000);
-    worker_invalidate(w);
-    worker_result r;
-    assert_int_equal(worker_wait(w, 3000, &r), 0);
-    assert_false(worker_busy(w));
+    run *t = run_open(12, (slow_model){.delay_ms = 5000}, 0);
+    t->m.w = t->w;  /* before the job: the submit's lock publishes it to the worker */
+    run_submit_for(t, 200);
+    worker_invalidate(t->w);
+    assert_int_equal(worker_wait(t->w, 3000, &t->r), 0);
+    assert_false(worker_busy(t->w));
     /* No node from the abandoned call, no fallback to another summarizer, no failure. */
-    assert_int_equal(count(st, "SELECT count(*) FROM summaries"), 0);
-    assert_int_equal(fallback_events(w), 0);
-    worker_status s;
-    worker_status_get(w, &s);
-    assert_int_equal(s.failures, 0);
-    worker_status_free(&s);
-    stop_and_close(w, st);
+    assert_int_equal(count(t->st, "SELECT count(*) FROM summaries"), 0);
+    assert_int_equal(fallback_events(t->w), 0);
+    expect_status(t->w, 0, 0);
+    run_close(t);
 }
 
 static void test_truncation_laid_in_a_hurry_is_healed_by_the_worker(void **state)
@@ -328,17 +339,13 @@ static void test_truncation_laid_in_a_hurry_is_healed_by_the_worker(void **state
     stop_and_close(w, st);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        HOME_TEST(test_pass_runs_off_the_caller_and_its_cut_is_picked_up),
-        HOME_TEST(test_invalidation_stops_the_pass_and_drops_its_result),
-        HOME_TEST(test_pass_deadline_stops_the_pass_and_is_named),
-        HOME_TEST(test_two_passes_never_cover_a_message_twice),
-        HOME_TEST(test_failing_model_falls_back_and_the_events_reach_the_caller),
-        HOME_TEST(test_stop_returns_while_a_model_call_is_slow),
-        HOME_TEST(test_a_call_given_up_writes_nothing_and_is_no_failure),
-        HOME_TEST(test_truncation_laid_in_a_hurry_is_healed_by_the_worker),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+    HOME_TEST(test_pass_runs_off_the_caller_and_its_cut_is_picked_up),
+    HOME_TEST(test_invalidation_stops_the_pass_and_drops_its_result),
+    HOME_TEST(test_pass_deadline_stops_the_pass_and_is_named),
+    HOME_TEST(test_two_passes_never_cover_a_message_twice),
+    HOME_TEST(test_failing_model_falls_back_and_the_events_reach_the_caller),
+    HOME_TEST(test_stop_returns_while_a_model_call_is_slow),
+    HOME_TEST(test_a_call_given_up_writes_nothing_and_is_no_failure),
+    HOME_TEST(test_truncation_laid_in_a_hurry_is_healed_by_the_worker),
+)

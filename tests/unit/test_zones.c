@@ -10,6 +10,7 @@
 
 #include "util.h"
 #include "zones.h"
+#include "test_main.h"
 
 static zones_resolved resolve(zones_cfg c, long keep, long window)
 {
@@ -18,6 +19,12 @@ static zones_resolved resolve(zones_cfg c, long keep, long window)
     assert_int_equal(zones_resolve(&c, keep, window, &r, &err), LC_OK);
     assert_null(err);
     return r;
+}
+
+/* A config with only the fields of `set` set, layered on nothing as the engine layers settings. */
+static zones_cfg cfg_of(zones_cfg set)
+{
+    return zones_cfg_merge(zones_cfg_unset(), set);
 }
 
 /* The resolved lines read as `want` ("swap 70% / recut 85%"). */
@@ -43,9 +50,7 @@ static void test_defaults_are_70_and_85_percent(void **state)
 static void test_smart_zone_derives_recut_at_1_18(void **state)
 {
     (void)state;
-    zones_cfg c = zones_cfg_unset();
-    c.smart_zone = 100000;
-    zones_resolved r = resolve(c, 0, 1000000);
+    zones_resolved r = resolve(cfg_of((zones_cfg){.smart_zone = 100000}), 0, 1000000);
     assert_int_equal(r.swap_tokens, 100000);
     assert_int_equal(r.recut_tokens, 118000);
     assert_int_equal(r.swap_source, ZONES_SRC_SMART);
@@ -55,10 +60,9 @@ static void test_smart_zone_derives_recut_at_1_18(void **state)
 static void test_explicit_tokens_win_over_smart_zone_and_ratio_per_level(void **state)
 {
     (void)state;
-    zones_cfg c = zones_cfg_unset();
-    c.smart_zone = 100000;
-    c.swap_ratio = 0.5;
-    c.swap_tokens = 90000; /* swap level: tokens win */
+    /* swap level: tokens win */
+    zones_cfg c =
+        cfg_of((zones_cfg){.smart_zone = 100000, .swap_ratio = 0.5, .swap_tokens = 90000});
     zones_resolved r = resolve(c, 0, 1000000);
     assert_int_equal(r.swap_tokens, 90000);
     assert_int_equal(r.swap_source, ZONES_SRC_TOKENS);
@@ -70,9 +74,7 @@ static void test_explicit_tokens_win_over_smart_zone_and_ratio_per_level(void **
 static void test_token_pair_recut_at_or_below_swap_is_folded_up(void **state)
 {
     (void)state;
-    zones_cfg c = zones_cfg_unset();
-    c.swap_tokens = 100000;
-    c.recut_tokens = 100000;
+    zones_cfg c = cfg_of((zones_cfg){.swap_tokens = 100000, .recut_tokens = 100000});
     zones_resolved r = resolve(c, 0, 1000000);
     assert_true(r.folded);
     assert_false(r.clamped);
@@ -83,9 +85,8 @@ static void test_token_pair_recut_at_or_below_swap_is_folded_up(void **state)
 static void test_clamp_caps_swap_at_90_and_recut_at_95_and_says_so(void **state)
 {
     (void)state;
-    zones_cfg c = zones_cfg_unset();
-    c.swap_tokens = 150000; /* above a 128k window: unreachable without the clamp */
-    c.recut_tokens = 200000;
+    /* swap above a 128k window: unreachable without the clamp */
+    zones_cfg c = cfg_of((zones_cfg){.swap_tokens = 150000, .recut_tokens = 200000});
     zones_resolved r = resolve(c, 0, 128000);
     assert_true(r.clamped);
     assert_int_equal(r.swap_tokens, (long)(0.9 * 128000));
@@ -96,9 +97,7 @@ static void test_clamp_caps_swap_at_90_and_recut_at_95_and_says_so(void **state)
 static void test_ratio_recut_below_swap_is_folded_into_the_open_interval(void **state)
 {
     (void)state;
-    zones_cfg c = zones_cfg_unset();
-    c.swap_ratio = 0.8;
-    c.recut_ratio = 0.6;
+    zones_cfg c = cfg_of((zones_cfg){.swap_ratio = 0.8, .recut_ratio = 0.6});
     zones_resolved r = resolve(c, 0, 100000);
     assert_true(r.clamped);
     assert_true(r.recut_fraction > r.swap_fraction);
@@ -211,22 +210,18 @@ static void test_summaries_are_due_only_within_a_chunk_of_the_next_line(void **s
     assert_int_equal(zones_fit_tokens(&z), 15200);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults_are_70_and_85_percent),
-        cmocka_unit_test(test_smart_zone_derives_recut_at_1_18),
-        cmocka_unit_test(test_explicit_tokens_win_over_smart_zone_and_ratio_per_level),
-        cmocka_unit_test(test_token_pair_recut_at_or_below_swap_is_folded_up),
-        cmocka_unit_test(test_clamp_caps_swap_at_90_and_recut_at_95_and_says_so),
-        cmocka_unit_test(test_ratio_recut_below_swap_is_folded_into_the_open_interval),
-        cmocka_unit_test(test_keep_recent_shrinks_on_a_small_window),
-        cmocka_unit_test(test_zero_window_is_refused),
-        cmocka_unit_test(test_classify_by_occupancy),
-        cmocka_unit_test(test_merge_overrides_only_fields_the_model_sets),
-        cmocka_unit_test(test_window_from_common_provider_errors),
-        cmocka_unit_test(test_correction_applies_only_to_the_window_it_corrected),
-        cmocka_unit_test(test_summaries_are_due_only_within_a_chunk_of_the_next_line),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+    cmocka_unit_test(test_defaults_are_70_and_85_percent),
+    cmocka_unit_test(test_smart_zone_derives_recut_at_1_18),
+    cmocka_unit_test(test_explicit_tokens_win_over_smart_zone_and_ratio_per_level),
+    cmocka_unit_test(test_token_pair_recut_at_or_below_swap_is_folded_up),
+    cmocka_unit_test(test_clamp_caps_swap_at_90_and_recut_at_95_and_says_so),
+    cmocka_unit_test(test_ratio_recut_below_swap_is_folded_into_the_open_interval),
+    cmocka_unit_test(test_keep_recent_shrinks_on_a_small_window),
+    cmocka_unit_test(test_zero_window_is_refused),
+    cmocka_unit_test(test_classify_by_occupancy),
+    cmocka_unit_test(test_merge_overrides_only_fields_the_model_sets),
+    cmocka_unit_test(test_window_from_common_provider_errors),
+    cmocka_unit_test(test_correction_applies_only_to_the_window_it_corrected),
+    cmocka_unit_test(test_summaries_are_due_only_within_a_chunk_of_the_next_line),
+)
