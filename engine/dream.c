@@ -839,9 +839,7 @@ done:
 void dream_result_free(dream_result *r)
 {
     if (!r) return;
-    free(r->text);
-    free(r->json);
-    free(r->report_path);
+    LC_FREE(r->text, r->json, r->report_path);
     memset(r, 0, sizeof *r);
 }
 

@@ -28,17 +28,10 @@
 void recall_result_free(recall_result *r)
 {
     for (size_t i = 0; i < r->n; i++) {
-        free(r->hits[i].entry_id);
-        free(r->hits[i].role);
-        free(r->hits[i].snippet);
-        free(r->hits[i].session_id);
-        free(r->hits[i].session_date);
-        free(r->hits[i].session_cwd);
+        recall_hit *h = &r->hits[i];
+        LC_FREE(h->entry_id, h->role, h->snippet, h->session_id, h->session_date, h->session_cwd);
     }
-    free(r->hits);
-    free(r->limit_entry);
-    free(r->limit_session);
-    free(r->stop_entry);
+    LC_FREE(r->hits, r->limit_entry, r->limit_session, r->stop_entry);
     memset(r, 0, sizeof *r);
 }
 

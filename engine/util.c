@@ -21,6 +21,11 @@ void sb_free(sbuf *b)
     b->oom = 0;
 }
 
+void lc_free_each(void *const *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) free(p[i]);
+}
+
 int sb_reserve(sbuf *b, size_t extra)
 {
     if (b->oom) return LC_NOMEM;
