@@ -145,10 +145,7 @@ static int store_pg_dump_table(store *s, int t, const store_dump_visitor *v, voi
     }
 done:
     PQclear(r);
-    free(names);
-    free(vals);
-    free(cols);
-    free(sql);
+    LC_FREE(names, vals, cols, sql);
     return rc;
 }
 
