@@ -4,6 +4,7 @@
  */
 #include "util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -313,6 +314,19 @@ char *lc_fold_line(const char *s, size_t len, size_t max, int *clipped)
         sb_putc(&b, (char)c);
     }
     return sb_detach(&b);
+}
+
+static int lc_word_byte(unsigned char c) { return isalnum(c) || c == '_' || c >= 0x80; }
+
+const char *lc_next_word(const char **p, size_t *len)
+{
+    const char *s = *p;
+    while (*s && !lc_word_byte((unsigned char)*s)) s++;
+    const char *e = s;
+    while (*e && lc_word_byte((unsigned char)*e)) e++;
+    *p = e;
+    *len = (size_t)(e - s);
+    return e > s ? s : NULL;
 }
 
 size_t lc_utf8_back(const char *s, size_t i)

@@ -80,6 +80,11 @@ long long lc_iso_ms(const char *iso);
  * not NULL) says whether anything was cut. */
 char *lc_fold_line(const char *s, size_t len, size_t max, int *clipped);
 
+/* The next word at or after *p: a run of ASCII letters, digits, '_' and non-ASCII bytes (the
+ * barewords of an FTS5 query); *len is its length and *p moves past it. NULL when no word is
+ * left. */
+const char *lc_next_word(const char **p, size_t *len);
+
 /* Byte offset i of s moved back to the start of the UTF-8 sequence it falls inside (i
  * itself when it starts one), so a cut at it never splits a character. */
 size_t lc_utf8_back(const char *s, size_t i);
