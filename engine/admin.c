@@ -23,9 +23,8 @@
 void admin_result_free(admin_result *r)
 {
     if (!r) return;
-    free(r->text);
+    LC_FREE(r->text, r->moved_to);
     cJSON_Delete(r->json);
-    free(r->moved_to);
     memset(r, 0, sizeof *r);
 }
 

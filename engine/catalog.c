@@ -21,12 +21,7 @@
 void catalog_entry_free(catalog_entry *e)
 {
     if (!e) return;
-    free(e->path);
-    free(e->name);
-    free(e->session_id);
-    free(e->cwd);
-    free(e->session_file);
-    free(e->damaged);
+    LC_FREE(e->path, e->name, e->session_id, e->cwd, e->session_file, e->damaged);
     memset(e, 0, sizeof *e);
 }
 

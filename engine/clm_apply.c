@@ -132,10 +132,7 @@ void clm_outcome_free(clm_outcome *out)
 {
     if (!out) return;
     for (size_t i = 0; i < out->n_items; i++) free(out->items[i].json);
-    free(out->items);
-    free(out->trace);
-    free(out->notice);
-    free(out->reason);
+    LC_FREE(out->items, out->trace, out->notice, out->reason);
     memset(out, 0, sizeof *out);
 }
 

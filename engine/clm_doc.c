@@ -175,10 +175,7 @@ int clm_view_init(clm_view *v, clm_mode mode, long revision, const char *nonce, 
 
 static void vmsg_free(clm_vmsg *m)
 {
-    free(m->json);
-    free(m->call_id);
-    free(m->tool);
-    free(m->key);
+    LC_FREE(m->json, m->call_id, m->tool, m->key);
     for (size_t i = 0; i < m->n_calls; i++) free(m->calls[i]);
     free(m->calls);
 }
@@ -187,9 +184,7 @@ void clm_view_free(clm_view *v)
 {
     if (!v) return;
     for (size_t i = 0; i < v->n; i++) vmsg_free(&v->msgs[i]);
-    free(v->msgs);
-    free(v->meta_line);
-    free(v->seg_ckpt);
+    LC_FREE(v->msgs, v->meta_line, v->seg_ckpt);
     sb_free(&v->bodies);
     memset(v, 0, sizeof *v);
 }
@@ -854,15 +849,9 @@ void clm_doc_free(clm_doc *doc)
 {
     if (!doc) return;
     for (size_t i = 0; i < doc->n_blocks; i++) {
-        free(doc->blocks[i].nonce);
-        free(doc->blocks[i].id);
-        free(doc->blocks[i].label);
-        free(doc->blocks[i].body);
+        clm_block *b = &doc->blocks[i];
+        LC_FREE(b->nonce, b->id, b->label, b->body);
     }
-    free(doc->blocks);
-    free(doc->meta_nonce);
-    free(doc->outside);
-    free(doc->problem);
-    free(doc->plain);
+    LC_FREE(doc->blocks, doc->meta_nonce, doc->outside, doc->problem, doc->plain);
     memset(doc, 0, sizeof *doc);
 }

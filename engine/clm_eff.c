@@ -12,9 +12,7 @@
 void clm_eff_free(clm_eff_list *l)
 {
     for (size_t i = 0; i < l->n; i++) free(l->items[i].own);
-    free(l->items);
-    free(l->sum);
-    free(l->ncap);
+    LC_FREE(l->items, l->sum, l->ncap);
     memset(l, 0, sizeof *l);
 }
 

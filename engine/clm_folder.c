@@ -24,9 +24,7 @@ void clm_folder_init(clm_folder *f)
 void clm_folder_free(clm_folder *f)
 {
     clm_folder_release(f, 0);
-    free(f->base_dir);
-    free(f->dir);
-    free(f->path);
+    LC_FREE(f->base_dir, f->dir, f->path);
     clm_folder_init(f);
 }
 

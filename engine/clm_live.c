@@ -838,7 +838,5 @@ void clm_live_free(clm_live *g)
     for (int i = 0; i < CLM_N_SETTINGS; i++) free(g->typed_path[i]);
     free(g->set_problems);
     clm_folder_free(&g->folder);
-    free(g->steering_text);
-    free(g->compact_baseline);
-    free(g);
+    LC_FREE(g->steering_text, g->compact_baseline, g);
 }

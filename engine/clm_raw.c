@@ -49,13 +49,7 @@ void clm_raw_reset(clm_raw_cache *c)
 void clm_raw_free(clm_raw_cache *c)
 {
     clm_raw_reset(c);
-    free(c->tokens);
-    free(c->capped);
-    free(c->capped_tokens);
-    free(c->capped_len);
-    free(c->excluded);
-    free(c->ids);
-    free(c->ckpt);
+    LC_FREE(c->tokens, c->capped, c->capped_tokens, c->capped_len, c->excluded, c->ids, c->ckpt);
     memset(c, 0, sizeof *c);
 }
 

@@ -329,9 +329,7 @@ static void cfg_embeddings_defaults(lcm_embeddings *e)
 
 static void cfg_embeddings_free(lcm_embeddings *e)
 {
-    free(e->url);
-    free(e->model);
-    free(e->api_key_env);
+    LC_FREE(e->url, e->model, e->api_key_env);
     cfg_embeddings_defaults(e);
 }
 

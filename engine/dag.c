@@ -104,12 +104,7 @@ int dag_uncovered(store *s, int64_t before_ordinal, int64_t *count, char **err)
 
 void dag_nodes_free(dag_node *v, size_t n)
 {
-    for (size_t i = 0; v && i < n; i++) {
-        free(v[i].text);
-        free(v[i].rich);
-        free(v[i].first_entry);
-        free(v[i].last_entry);
-    }
+    for (size_t i = 0; v && i < n; i++) LC_FREE(v[i].text, v[i].rich, v[i].first_entry, v[i].last_entry);
     free(v);
 }
 

@@ -578,15 +578,8 @@ static size_t dream_lead_len(const char *text)
     size_t n = strlen(text) < sizeof lower - 1 ? strlen(text) : sizeof lower - 1;
     for (size_t i = 0; i < n; i++) lower[i] = (char)tolower((unsigned char)text[i]);
     lower[n] = '\0';
-    const char *p = dream_rules_skip_openers(lower);
-    for (int again = 1; again;) {
-        again = 0;
-        for (size_t i = 0; i < sizeof dream_leads / sizeof *dream_leads; i++)
-            if (dream_rules_starts(p, dream_leads[i])) {
-                p += strlen(dream_leads[i]);
-                again = 1;
-            }
-    }
+    const char *p = dream_rules_skip_any(dream_rules_skip_openers(lower), dream_leads,
+                                         sizeof dream_leads / sizeof *dream_leads);
     return (size_t)(p - lower);
 }
 
@@ -839,9 +832,7 @@ done:
 void dream_result_free(dream_result *r)
 {
     if (!r) return;
-    free(r->text);
-    free(r->json);
-    free(r->report_path);
+    LC_FREE(r->text, r->json, r->report_path);
     memset(r, 0, sizeof *r);
 }
 

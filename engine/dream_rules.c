@@ -84,17 +84,22 @@ int dream_rules_kind_score(const char *kind)
 
 int dream_rules_starts(const char *lower, const char *phrase) { return !strncmp(lower, phrase, strlen(phrase)); }
 
-const char *dream_rules_skip_openers(const char *lower)
+const char *dream_rules_skip_any(const char *lower, const char *const *phrases, size_t n)
 {
     for (int again = 1; again;) {
         again = 0;
-        for (size_t i = 0; i < sizeof dream_openers / sizeof *dream_openers; i++)
-            if (dream_rules_starts(lower, dream_openers[i])) {
-                lower += strlen(dream_openers[i]);
+        for (size_t i = 0; i < n; i++)
+            if (dream_rules_starts(lower, phrases[i])) {
+                lower += strlen(phrases[i]);
                 again = 1;
             }
     }
     return lower;
+}
+
+const char *dream_rules_skip_openers(const char *lower)
+{
+    return dream_rules_skip_any(lower, dream_openers, sizeof dream_openers / sizeof *dream_openers);
 }
 
 const dream_rule *dream_rules_match(const char *lower, unsigned role)

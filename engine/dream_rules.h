@@ -7,6 +7,8 @@
 #ifndef LC_DREAM_RULES_H
 #define LC_DREAM_RULES_H
 
+#include <stddef.h>
+
 /* Who said a text: a rule applies to some speakers only (an assistant's "always" is not a
  * person's convention). */
 enum { DREAM_USER = 1, DREAM_ASSISTANT = 2, DREAM_SUMMARY = 4 };
@@ -28,6 +30,8 @@ typedef struct dream_rule {
 const dream_rule *dream_rules_match(const char *lower, unsigned role);
 /* `lower` past the openers ("- ", "please ", "also, ", ...) that do not change a rule. */
 const char *dream_rules_skip_openers(const char *lower);
+/* `lower` past every run of the n phrases it begins with, in any order and repeated. */
+const char *dream_rules_skip_any(const char *lower, const char *const *phrases, size_t n);
 /* 1 when `lower` begins with `phrase`. */
 int dream_rules_starts(const char *lower, const char *phrase);
 /* A kind's weight for a pattern a model found (it carries no rule's score). */

@@ -131,14 +131,10 @@ static int hybrid_vec_visit(void *ud, const store_vec_row *row, char **err)
 static char *hybrid_words_query(const char *q, const char *op)
 {
     sbuf b = {0};
-    size_t terms = 0;
-    const char *p = q;
-    while (*p && terms < HYBRID_QUERY_TERMS) {
-        while (*p && !(isalnum((unsigned char)*p) || *p == '_' || (unsigned char)*p >= 0x80)) p++;
-        const char *s = p;
-        while (*p && (isalnum((unsigned char)*p) || *p == '_' || (unsigned char)*p >= 0x80)) p++;
-        if (p == s) break;
-        sb_printf(&b, "%s\"%.*s\"", terms ? op : "", (int)(p - s), s);
+    size_t terms = 0, len;
+    const char *p = q, *s;
+    while (terms < HYBRID_QUERY_TERMS && (s = lc_next_word(&p, &len))) {
+        sb_printf(&b, "%s\"%.*s\"", terms ? op : "", (int)len, s);
         terms++;
     }
     if (!terms) {

@@ -93,9 +93,7 @@ void jsonl_close(jsonl_reader *r)
 {
     if (!r) return;
     if (r->f) fclose(r->f);
-    free(r->buf);
-    free(r->error);
-    free(r);
+    LC_FREE(r->buf, r->error, r);
 }
 
 /* ---- member spans ------------------------------------------------------------------- */

@@ -378,9 +378,7 @@ static int maint_import_row(store *s, const char *table, const cJSON *row, int64
     if ((rc = store_row_load(s, table, ncol, cols, vals, &added, err)) == LC_OK) *inserted += added;
 done:
     for (size_t i = 0; blobs && i < ncol; i++) free(blobs[i]);
-    free(blobs);
-    free(cols);
-    free(vals);
+    LC_FREE(blobs, cols, vals);
     return rc;
 }
 

@@ -57,9 +57,7 @@ void metrics_close(metrics *m)
 {
     if (!m) return;
     if (m->fd >= 0) close(m->fd);
-    free(m->path);
-    free(m->session);
-    free(m);
+    LC_FREE(m->path, m->session, m);
 }
 
 const char *metrics_path(const metrics *m) { return m ? m->path : NULL; }

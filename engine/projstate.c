@@ -99,9 +99,7 @@ void projstate_free(projstate *ps)
 {
     if (!ps) return;
     projstate_reset(ps);
-    free(ps->pm);
-    free(ps->store_err);
-    free(ps->dump_path);
+    LC_FREE(ps->pm, ps->store_err, ps->dump_path);
     if (ps->log) fclose(ps->log);
     free(ps);
 }

@@ -28,17 +28,10 @@
 void recall_result_free(recall_result *r)
 {
     for (size_t i = 0; i < r->n; i++) {
-        free(r->hits[i].entry_id);
-        free(r->hits[i].role);
-        free(r->hits[i].snippet);
-        free(r->hits[i].session_id);
-        free(r->hits[i].session_date);
-        free(r->hits[i].session_cwd);
+        recall_hit *h = &r->hits[i];
+        LC_FREE(h->entry_id, h->role, h->snippet, h->session_id, h->session_date, h->session_cwd);
     }
-    free(r->hits);
-    free(r->limit_entry);
-    free(r->limit_session);
-    free(r->stop_entry);
+    LC_FREE(r->hits, r->limit_entry, r->limit_session, r->stop_entry);
     memset(r, 0, sizeof *r);
 }
 
@@ -120,14 +113,10 @@ static char *recall_snippet(const char *text, size_t len, size_t ms, int redact,
 /* Words of an FTS5 query (operators and syntax dropped), to place the snippet. */
 static size_t recall_query_terms(const char *q, char terms[][64], size_t max)
 {
-    size_t n = 0;
-    const char *p = q;
-    while (*p && n < max) {
-        while (*p && !(isalnum((unsigned char)*p) || *p == '_' || (unsigned char)*p >= 0x80)) p++;
-        const char *st = p;
-        while (*p && (isalnum((unsigned char)*p) || *p == '_' || (unsigned char)*p >= 0x80)) p++;
-        size_t l = (size_t)(p - st);
-        if (l == 0 || l >= 64) continue;
+    size_t n = 0, l;
+    const char *p = q, *st;
+    while (n < max && (st = lc_next_word(&p, &l))) {
+        if (l >= 64) continue;
         if ((l == 3 && !strncmp(st, "AND", 3)) || (l == 2 && !strncmp(st, "OR", 2)) ||
             (l == 3 && !strncmp(st, "NOT", 3)) || (l == 4 && !strncmp(st, "NEAR", 4)))
             continue;

@@ -137,22 +137,14 @@ int store_valid_id(const char *id)
 
 void store_row_free(store_row *r)
 {
-    free(r->entry_id);
-    free(r->role);
-    free(r->text);
-    free(r->raw_json);
-    free(r->payload);
-    free(r->tool_name);
-    free(r->tool_path);
+    LC_FREE(r->entry_id, r->role, r->text, r->raw_json, r->payload, r->tool_name, r->tool_path);
     memset(r, 0, sizeof *r);
 }
 
 void store_cut_free(store_cut *c)
 {
     if (!c) return;
-    free(c->anchor_entry);
-    free(c->message);
-    free(c->nodes_json);
+    LC_FREE(c->anchor_entry, c->message, c->nodes_json);
     memset(c, 0, sizeof *c);
 }
 

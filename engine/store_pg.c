@@ -962,11 +962,7 @@ void store_pg_close(store *s)
     if (!s) return;
     if (s->conn) PQfinish(s->conn);
     store_derive_calls_free(s->calls);
-    free(s->last_entry);
-    free(s->url);
-    free(s->url_safe);
-    free(s->path);
-    free(s);
+    LC_FREE(s->last_entry, s->url, s->url_safe, s->path, s);
 }
 
 void store_pg_set_options(store *s, const store_options *opt)

@@ -145,10 +145,7 @@ static int store_pg_dump_table(store *s, int t, const store_dump_visitor *v, voi
     }
 done:
     PQclear(r);
-    free(names);
-    free(vals);
-    free(cols);
-    free(sql);
+    LC_FREE(names, vals, cols, sql);
     return rc;
 }
 
@@ -265,33 +262,6 @@ int store_pg_facts_get(store *s, store_facts *out, char **err)
     return LC_OK;
 }
 
-/* Summaries whose span names an entry the store lacks. */
-#define STORE_PG_BAD_SPANS                                                                 \
-    "SELECT DISTINCT sm.summary_id AS id FROM summary_messages sm"                         \
-    " WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.entry_id = sm.entry_id)"          \
-    " UNION SELECT sp.summary_id FROM summary_spans sp"                                    \
-    " WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.entry_id = sp.first_entry)"       \
-    "    OR NOT EXISTS (SELECT 1 FROM messages m WHERE m.entry_id = sp.last_entry)"
-/* Summaries whose child is gone. */
-#define STORE_PG_BAD_CHILDREN                                                              \
-    "SELECT DISTINCT c.parent_id AS id FROM summary_children c"                            \
-    " WHERE NOT EXISTS (SELECT 1 FROM summaries s WHERE s.id = c.child_id)"
-_Static_assert(STORE_MAX_DEPTH == 8, "the shape check's literal depth cap");
-static const char store_pg_shape_sql[] =
-    "SELECT s.id FROM summaries s WHERE s.depth < 0 OR s.depth > 8"
-    " OR NOT EXISTS (SELECT 1 FROM summary_spans sp WHERE sp.summary_id = s.id)"
-    " OR (s.kind = 'leaf' AND (s.depth <> 0"
-    "     OR EXISTS (SELECT 1 FROM summary_children c WHERE c.parent_id = s.id)"
-    "     OR NOT EXISTS (SELECT 1 FROM summary_messages m WHERE m.summary_id = s.id)))"
-    " OR (s.kind = 'condensed' AND (NOT EXISTS (SELECT 1 FROM summary_children c WHERE c.parent_id = s.id)"
-    "     OR s.depth <= (SELECT max(k.depth) FROM summary_children c JOIN summaries k ON k.id = c.child_id"
-    "                    WHERE c.parent_id = s.id))) ORDER BY s.id";
-static const char store_pg_dups_sql[] =
-    "SELECT sp.summary_id FROM summary_spans sp JOIN summaries s ON s.id = sp.summary_id"
-    " WHERE EXISTS (SELECT 1 FROM summary_spans sp2 JOIN summaries s2 ON s2.id = sp2.summary_id"
-    "   WHERE sp2.first_entry = sp.first_entry AND sp2.last_entry = sp.last_entry"
-    "   AND s2.depth = s.depth AND sp2.summary_id < sp.summary_id) ORDER BY sp.summary_id";
-
 static int store_pg_check_rows(store *s, const char *sql, const char *what, store_id_visit visit, void *ud, char **err)
 {
     PGresult *r = store_pg_run(s, sql, 0, NULL, STORE_PG_IDEM, what, err);
@@ -312,11 +282,15 @@ int store_pg_check(store *s, store_check_kind kind, store_id_visit visit, void *
     case STORE_CHECK_SUMMARIES_INDEX:
     case STORE_CHECK_SUMMARIES_INDEX_ROWS:
     case STORE_CHECK_FOREIGN_KEYS: return LC_OK;
-    case STORE_CHECK_SPANS: return store_pg_check_rows(s, STORE_PG_BAD_SPANS " ORDER BY 1", "spans", visit, ud, err);
-    case STORE_CHECK_SHAPE: return store_pg_check_rows(s, store_pg_shape_sql, "shape", visit, ud, err);
+    case STORE_CHECK_SPANS:
+        return store_pg_check_rows(s, STORE_COMMON_BAD_SPANS_SQL " ORDER BY 1", "spans", visit, ud, err);
+    case STORE_CHECK_SHAPE:
+        return store_pg_check_rows(s, STORE_COMMON_BAD_SHAPE_SQL " ORDER BY s.id", "shape", visit, ud, err);
     case STORE_CHECK_CHILDREN:
-        return store_pg_check_rows(s, STORE_PG_BAD_CHILDREN " ORDER BY 1", "children", visit, ud, err);
-    case STORE_CHECK_DUPLICATES: return store_pg_check_rows(s, store_pg_dups_sql, "duplicates", visit, ud, err);
+        return store_pg_check_rows(s, STORE_COMMON_BAD_CHILDREN_SQL " ORDER BY 1", "children", visit, ud, err);
+    case STORE_CHECK_DUPLICATES:
+        return store_pg_check_rows(s, STORE_COMMON_DUPLICATES_SQL " ORDER BY sp.summary_id", "duplicates", visit, ud,
+                                   err);
     }
     return lc_errf(err, LC_INVALID, "store: no such check");
 }
@@ -425,12 +399,7 @@ int store_pg_prune_broken(store *s, int64_t *orphans, int64_t *dropped, char **e
     /* The foreign keys keep provenance from naming a missing summary; what can break is a
      * span naming an entry the store lacks, and what hangs from such a node. */
     store_pg_changes(s, "DROP TABLE IF EXISTS pg_temp.maint_drop", NULL, &rc, err);
-    store_pg_changes(s,
-                     "CREATE TEMP TABLE maint_drop AS WITH RECURSIVE d(id) AS (" STORE_PG_BAD_SPANS
-                     " UNION " STORE_PG_BAD_CHILDREN
-                     " UNION SELECT c.parent_id FROM summary_children c JOIN d ON c.child_id = d.id)"
-                     " SELECT DISTINCT id FROM d",
-                     NULL, &rc, err);
+    store_pg_changes(s, "CREATE TEMP TABLE maint_drop AS " STORE_COMMON_PRUNE_SET_SQL, NULL, &rc, err);
     if (rc) return rc;
     *dropped = store_pg_int(s, "SELECT count(*) FROM pg_temp.maint_drop", 0, NULL, 0);
     store_pg_drop_listed(s, "pg_temp.maint_drop", &rc, err);

@@ -672,10 +672,7 @@ void store_sqlite_close(store *s)
     sqlite3_close(s->db);
     store_derive_calls_free(s->calls);
     store_sqlite_raw_free(s->raw);
-    free(s->last_entry);
-    free(s->mode_note);
-    free(s->path);
-    free(s);
+    LC_FREE(s->last_entry, s->mode_note, s->path, s);
 }
 
 void store_sqlite_set_options(store *s, const store_options *opt)

@@ -310,34 +310,6 @@ int store_sqlite_facts_get(store *s, store_facts *out, char **err)
     return LC_OK;
 }
 
-/* Summaries whose span names an entry the store lacks. */
-static const char store_bad_spans_sql[] =
-    "SELECT DISTINCT sm.summary_id FROM summary_messages sm"
-    " WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.entry_id = sm.entry_id)"
-    " UNION SELECT sp.summary_id FROM summary_spans sp"
-    " WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.entry_id = sp.first_entry)"
-    "    OR NOT EXISTS (SELECT 1 FROM messages m WHERE m.entry_id = sp.last_entry)";
-/* Summaries whose child is gone. */
-static const char store_bad_children_sql[] =
-    "SELECT DISTINCT c.parent_id FROM summary_children c"
-    " WHERE NOT EXISTS (SELECT 1 FROM summaries s WHERE s.id = c.child_id)";
-static const char store_shape_sql[] =
-    "SELECT s.id FROM summaries s WHERE s.depth < 0 OR s.depth > 8"
-    " OR NOT EXISTS (SELECT 1 FROM summary_spans sp WHERE sp.summary_id = s.id)"
-    " OR (s.kind = 'leaf' AND (s.depth <> 0"
-    "     OR EXISTS (SELECT 1 FROM summary_children c WHERE c.parent_id = s.id)"
-    "     OR NOT EXISTS (SELECT 1 FROM summary_messages m WHERE m.summary_id = s.id)))"
-    " OR (s.kind = 'condensed' AND (NOT EXISTS (SELECT 1 FROM summary_children c WHERE c.parent_id = s.id)"
-    "     OR s.depth <= (SELECT max(k.depth) FROM summary_children c JOIN summaries k ON k.id = c.child_id"
-    "                    WHERE c.parent_id = s.id)))";
-_Static_assert(STORE_MAX_DEPTH == 8, "the shape check's literal depth cap");
-/* The later rows of every group of summaries that share a depth and a span. */
-static const char store_dups_sql[] =
-    "SELECT sp.summary_id FROM summary_spans sp JOIN summaries s ON s.id = sp.summary_id"
-    " WHERE EXISTS (SELECT 1 FROM summary_spans sp2 JOIN summaries s2 ON s2.id = sp2.summary_id"
-    "   WHERE sp2.first_entry = sp.first_entry AND sp2.last_entry = sp.last_entry"
-    "   AND s2.depth = s.depth AND sp2.summary_id < sp.summary_id)";
-
 /* Run `sql` (one id column) and visit every row. */
 static int store_check_rows(store *s, const char *sql, const char *what, store_id_visit visit, void *ud,
                             char **err)
@@ -404,11 +376,13 @@ int store_sqlite_check(store *s, store_check_kind kind, store_id_visit visit, vo
     case STORE_CHECK_SUMMARIES_INDEX_ROWS:
         return store_check_index_rows(s, "summaries_fts", "summaries", "fts", visit, ud, err);
     case STORE_CHECK_SPANS:
-        return prov && msgs ? store_check_rows(s, store_bad_spans_sql, "spans", visit, ud, err) : LC_OK;
-    case STORE_CHECK_SHAPE: return prov ? store_check_rows(s, store_shape_sql, "shape", visit, ud, err) : LC_OK;
+        return prov && msgs ? store_check_rows(s, STORE_COMMON_BAD_SPANS_SQL, "spans", visit, ud, err) : LC_OK;
+    case STORE_CHECK_SHAPE:
+        return prov ? store_check_rows(s, STORE_COMMON_BAD_SHAPE_SQL, "shape", visit, ud, err) : LC_OK;
     case STORE_CHECK_CHILDREN:
-        return prov ? store_check_rows(s, store_bad_children_sql, "children", visit, ud, err) : LC_OK;
-    case STORE_CHECK_DUPLICATES: return prov ? store_check_rows(s, store_dups_sql, "duplicates", visit, ud, err) : LC_OK;
+        return prov ? store_check_rows(s, STORE_COMMON_BAD_CHILDREN_SQL, "children", visit, ud, err) : LC_OK;
+    case STORE_CHECK_DUPLICATES:
+        return prov ? store_check_rows(s, STORE_COMMON_DUPLICATES_SQL, "duplicates", visit, ud, err) : LC_OK;
     case STORE_CHECK_FOREIGN_KEYS:
         return store_check_rows(s, "SELECT \"table\" || ':' || coalesce(rowid, '?') FROM pragma_foreign_key_check",
                                 "foreign-keys", visit, ud, err);
@@ -531,15 +505,9 @@ int store_sqlite_prune_broken(store *s, int64_t *orphans, int64_t *dropped, char
     store_admin_changes(s, "DELETE FROM summary_messages WHERE summary_id NOT IN (SELECT id FROM summaries)",
                         orphans, &rc, err);
     if (rc) return rc;
-    char *sql = lc_asprintf("DROP TABLE IF EXISTS temp.maint_drop;"
-                            "CREATE TEMP TABLE maint_drop AS WITH RECURSIVE d(id) AS ("
-                            "%s UNION %s"
-                            " UNION SELECT c.parent_id FROM summary_children c JOIN d ON c.child_id = d.id)"
-                            " SELECT DISTINCT id FROM d;",
-                            store_bad_spans_sql, store_bad_children_sql);
-    if (!sql) return lc_errf(err, LC_NOMEM, "out of memory");
-    store_admin_changes(s, sql, NULL, &rc, err);
-    free(sql);
+    store_admin_changes(s, "DROP TABLE IF EXISTS temp.maint_drop;"
+                           "CREATE TEMP TABLE maint_drop AS " STORE_COMMON_PRUNE_SET_SQL ";",
+                        NULL, &rc, err);
     if (rc) return rc;
     *dropped = store_sqlite_int(s, "SELECT count(*) FROM temp.maint_drop", 0);
     store_admin_changes(s,

@@ -102,6 +102,13 @@ int store_sqlite_step_done(store *s, sqlite3_stmt *st, const char *what, char **
     return step == SQLITE_DONE ? LC_OK : store_sqlite_failed(s, err, what);
 }
 
+int store_sqlite_step_row(store *s, sqlite3_stmt *st, const char *what, char **err)
+{
+    int step = sqlite3_step(st);
+    if (step == SQLITE_ROW) return LC_OK;
+    return step == SQLITE_DONE ? LC_NOTFOUND : store_sqlite_failed(s, err, what);
+}
+
 /* Passes on two connections (the worker's and the host thread's) may summarize the same
  * messages at once; a node is made outside any transaction, so it is checked here, under
  * the write lock, against what committed meanwhile: a leaf over an entry some leaf already
@@ -241,10 +248,8 @@ int store_sqlite_summary_set_text(store *s, int64_t id, const char *text, int64_
         goto done;
     }
     sqlite3_bind_int64(old, 1, id);
-    int step = sqlite3_step(old);
-    if (step != SQLITE_ROW) {
-        rc = step == SQLITE_DONE ? lc_errf(err, LC_NOTFOUND, "store: no summary #%lld", (long long)id)
-                                 : store_sqlite_failed(s, err, "summary text");
+    if ((rc = store_sqlite_step_row(s, old, "summary text", err)) != LC_OK) {
+        if (rc == LC_NOTFOUND) lc_errf(err, rc, "store: no summary #%lld", (long long)id);
         goto done;
     }
     sqlite3_bind_int64(del, 1, id);
@@ -284,20 +289,12 @@ int store_sqlite_cut_get(store *s, store_cut_which which, int64_t id, store_cut 
                                 " WHERE m.removed = 0 ORDER BY c.id DESC LIMIT 1",
     };
     sqlite3_stmt *st = NULL;
-    int rc = LC_OK, step;
+    int rc = LC_OK;
     memset(out, 0, sizeof *out);
     if ((unsigned)which > STORE_CUT_ON_BRANCH) return lc_errf(err, LC_INVALID, "store: no such cut query");
     if ((rc = store_sqlite_prepare(s, &st, sql[which], "cut", err)) != LC_OK) goto done;
     if (which == STORE_CUT_BY_ID) sqlite3_bind_int64(st, 1, id);
-    step = sqlite3_step(st);
-    if (step == SQLITE_DONE) {
-        rc = LC_NOTFOUND;
-        goto done;
-    }
-    if (step != SQLITE_ROW) {
-        rc = store_sqlite_failed(s, err, "cut");
-        goto done;
-    }
+    if ((rc = store_sqlite_step_row(s, st, "cut", err)) != LC_OK) goto done;
     out->id = sqlite3_column_int64(st, 0);
     out->anchor_entry = store_sqlite_col_dup(st, 1);
     out->anchor_ordinal = sqlite3_column_int64(st, 2);

@@ -366,11 +366,7 @@ int64_t homestore_marked_sessions(homestore *h) { return hs_int(h, "SELECT COUNT
 
 void homestore_patterns_free(homestore_pattern *v, size_t n)
 {
-    for (size_t i = 0; v && i < n; i++) {
-        free(v[i].kind);
-        free(v[i].text);
-        free(v[i].project);
-    }
+    for (size_t i = 0; v && i < n; i++) LC_FREE(v[i].kind, v[i].text, v[i].project);
     free(v);
 }
 
@@ -450,11 +446,7 @@ int64_t homestore_pattern_count(homestore *h) { return hs_int(h, "SELECT COUNT(*
 
 void homestore_sources_free(homestore_source *v, size_t n)
 {
-    for (size_t i = 0; v && i < n; i++) {
-        free(v[i].session);
-        free(v[i].entry_id);
-        free(v[i].excerpt);
-    }
+    for (size_t i = 0; v && i < n; i++) LC_FREE(v[i].session, v[i].entry_id, v[i].excerpt);
     free(v);
 }
 
@@ -513,11 +505,7 @@ int64_t homestore_consolidation_count(homestore *h) { return hs_int(h, "SELECT C
 void homestore_contract_free(homestore_contract *c)
 {
     if (!c) return;
-    free(c->kind);
-    free(c->body);
-    free(c->state);
-    free(c->project);
-    free(c->reason);
+    LC_FREE(c->kind, c->body, c->state, c->project, c->reason);
     memset(c, 0, sizeof *c);
 }
 
@@ -613,12 +601,8 @@ int homestore_contract_active_for(homestore *h, int64_t pattern_id)
 void homestore_trail_free(homestore_trail *v, size_t n)
 {
     for (size_t i = 0; v && i < n; i++) {
-        free(v[i].actor);
-        free(v[i].action);
-        free(v[i].from_state);
-        free(v[i].to_state);
-        free(v[i].reason);
-        free(v[i].body);
+        homestore_trail *t = &v[i];
+        LC_FREE(t->actor, t->action, t->from_state, t->to_state, t->reason, t->body);
     }
     free(v);
 }

@@ -69,6 +69,9 @@ int store_sqlite_prepare(store *s, sqlite3_stmt **st, const char *sql, const cha
 /* Step `st` once and make it ready for the next bindings: LC_OK when it ran to its end,
  * the failure (naming `what`) otherwise. */
 int store_sqlite_step_done(store *s, sqlite3_stmt *st, const char *what, char **err);
+/* Step `st` to its first row: LC_OK on a row, LC_NOTFOUND (with *err untouched, for the
+ * caller to name what is missing) when there is none, the failure (naming `what`) otherwise. */
+int store_sqlite_step_row(store *s, sqlite3_stmt *st, const char *what, char **err);
 
 /* The backend's table and its slots (store.h's functions, named store_sqlite_*), defined
  * across store_sqlite*.c. */

@@ -426,13 +426,8 @@ int store_sqlite_get_message(store *s, const char *entry_id, store_row *out, cha
         goto done;
     }
     sqlite3_bind_text(st, 1, entry_id, -1, SQLITE_STATIC);
-    int step = sqlite3_step(st);
-    if (step == SQLITE_DONE) {
-        rc = lc_errf(err, LC_NOTFOUND, "store: no entry %s", entry_id);
-        goto done;
-    }
-    if (step != SQLITE_ROW) {
-        rc = store_sqlite_failed(s, err, "read message");
+    if ((rc = store_sqlite_step_row(s, st, "read message", err)) != LC_OK) {
+        if (rc == LC_NOTFOUND) lc_errf(err, rc, "store: no entry %s", entry_id);
         goto done;
     }
     out->id = sqlite3_column_int64(st, 0);

@@ -55,10 +55,7 @@ void store_sqlite_raw_free(store_sqlite_raw *p)
 {
     if (!p) return;
     if (p->z_ready) deflateEnd(&p->z);
-    free(p->ops);
-    free(p->dec);
-    free(p->out);
-    free(p);
+    LC_FREE(p->ops, p->dec, p->out, p);
 }
 
 static int store_raw_grow(unsigned char **buf, size_t *cap, size_t need)

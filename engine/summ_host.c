@@ -11,6 +11,7 @@
 #include "hybrid.h"
 #include "message.h"
 #include "summ_host.h"
+#include "util.h"
 
 /* ---- one call: the request and the answer ------------------------------------------------ */
 
@@ -81,10 +82,7 @@ int summ_host_calls_new(summ_host_calls **out)
 static void summ_host_call_free(summ_host_call *c)
 {
     pthread_cond_destroy(&c->cv);
-    free(c->req);
-    free(c->json);
-    free(c->err);
-    free(c);
+    LC_FREE(c->req, c->json, c->err, c);
 }
 
 void summ_host_calls_free(summ_host_calls *q)

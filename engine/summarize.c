@@ -514,9 +514,7 @@ void summ_free(summ_ctx *s)
     }
     free(s->entries);
     for (size_t i = 0; i < s->n_providers; i++) free(s->providers[i].name);
-    free(s->providers);
-    free(s->order);
-    free(s);
+    LC_FREE(s->providers, s->order, s);
 }
 
 int summ_create(const summ_config *cfg, summ_ctx **out, char **err)

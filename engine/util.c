@@ -4,6 +4,7 @@
  */
 #include "util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -19,6 +20,11 @@ void sb_free(sbuf *b)
     b->p = NULL;
     b->len = b->cap = 0;
     b->oom = 0;
+}
+
+void lc_free_each(void *const *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) free(p[i]);
 }
 
 int sb_reserve(sbuf *b, size_t extra)
@@ -308,6 +314,19 @@ char *lc_fold_line(const char *s, size_t len, size_t max, int *clipped)
         sb_putc(&b, (char)c);
     }
     return sb_detach(&b);
+}
+
+static int lc_word_byte(unsigned char c) { return isalnum(c) || c == '_' || c >= 0x80; }
+
+const char *lc_next_word(const char **p, size_t *len)
+{
+    const char *s = *p;
+    while (*s && !lc_word_byte((unsigned char)*s)) s++;
+    const char *e = s;
+    while (*e && lc_word_byte((unsigned char)*e)) e++;
+    *p = e;
+    *len = (size_t)(e - s);
+    return e > s ? s : NULL;
 }
 
 size_t lc_utf8_back(const char *s, size_t i)

@@ -44,6 +44,16 @@ char *sb_detach(sbuf *b);
  * Returns `code` so callers can write `return lc_errf(err, LC_INVALID, "...")`. */
 int lc_errf(char **err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* Free each of the n pointers (NULL ones are skipped, as free() skips them). */
+void lc_free_each(void *const *p, size_t n);
+/* A destructor's (or a cleanup label's) owned pointers freed in one statement:
+ * LC_FREE(x->a, x->b, x->c). C cannot walk a struct's members, so each destructor still names
+ * its fields, but once, as a list, rather than one free() a line. Every argument is read before any is freed, so a list may
+ * end with the struct that holds the others: LC_FREE(x->a, x->b, x). */
+#define LC_FREE(...)                                                                         \
+    lc_free_each((void *const[]){__VA_ARGS__},                                               \
+                 sizeof((void *const[]){__VA_ARGS__}) / sizeof(void *))
+
 char *lc_strdup(const char *s);
 char *lc_strndup(const char *s, size_t n);
 char *lc_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -69,6 +79,11 @@ long long lc_iso_ms(const char *iso);
  * leading, cut before the first character that would start past `max` bytes; *clipped (when
  * not NULL) says whether anything was cut. */
 char *lc_fold_line(const char *s, size_t len, size_t max, int *clipped);
+
+/* The next word at or after *p: a run of ASCII letters, digits, '_' and non-ASCII bytes (the
+ * barewords of an FTS5 query); *len is its length and *p moves past it. NULL when no word is
+ * left. */
+const char *lc_next_word(const char **p, size_t *len);
 
 /* Byte offset i of s moved back to the start of the UTF-8 sequence it falls inside (i
  * itself when it starts one), so a cut at it never splits a character. */

@@ -85,11 +85,7 @@ static void worker_free(worker *w)
     free(w->chain);
     worker_result_free(&w->res);
     worker_events_free(w->events, w->n_events);
-    free(w->last_error);
-    free(w->embed_error);
-    free(w->embed.url);
-    free(w->embed.model);
-    free(w->embed.api_key_env);
+    LC_FREE(w->last_error, w->embed_error, w->embed.url, w->embed.model, w->embed.api_key_env);
     pthread_cond_destroy(&w->wake);
     pthread_cond_destroy(&w->changed);
     pthread_mutex_destroy(&w->mu);

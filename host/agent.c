@@ -277,11 +277,7 @@ void agent_context_release(agent *a, agent_context *c)
         if (p->desc.release_context)
             p->desc.release_context(p->desc.state, c->held[i].r);
     }
-    free(c->held);
-    free(c->bufs[0]);
-    free(c->bufs[1]);
-    free(c->tok_bufs[0]);
-    free(c->tok_bufs[1]);
+    LC_FREE(c->held, c->bufs[0], c->bufs[1], c->tok_bufs[0], c->tok_bufs[1]);
     memset(c, 0, sizeof *c);
 }
 

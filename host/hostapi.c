@@ -524,6 +524,10 @@ host_tool *hostapi_find_tool(host *h, const char *name)
     return NULL;
 }
 
+/* A registered command's or tool's own strings; its handler, userdata and owner are borrowed. */
+static void hostapi_command_free(host_command *c) { LC_FREE(c->name, c->description); }
+static void hostapi_tool_free(host_tool *t) { LC_FREE(t->name, t->description, t->parameters_json); }
+
 static int is_builtin_command(const char *name)
 {
     static const char *const names[] = {"compact", "tree", "quit", "help", NULL};
@@ -551,8 +555,7 @@ static int api_register_command(void *ctx, const char *name, const char *descrip
     c->name = lc_strdup(name);
     c->description = lc_strdup(description ? description : "");
     if (!c->name || !c->description) {
-        free(c->name);
-        free(c->description);
+        hostapi_command_free(c);
         return lc_errf(err, AP_NOMEM, "out of memory");
     }
     c->handler = handler;
@@ -585,9 +588,7 @@ static int api_register_tool(void *ctx, const char *name, const char *descriptio
     t->description = lc_strdup(description ? description : "");
     t->parameters_json = lc_strdup(parameters_json);
     if (!t->name || !t->description || !t->parameters_json) {
-        free(t->name);
-        free(t->description);
-        free(t->parameters_json);
+        hostapi_tool_free(t);
         return lc_errf(err, AP_NOMEM, "out of memory");
     }
     t->handler = handler;
@@ -601,23 +602,18 @@ void hostapi_forget_plugin(host *h, host_plugin *p)
 {
     size_t k = 0;
     for (size_t i = 0; i < h->n_cmds; i++) {
-        if (h->cmds[i].owner == p) {
-            free(h->cmds[i].name);
-            free(h->cmds[i].description);
-        } else {
+        if (h->cmds[i].owner == p)
+            hostapi_command_free(&h->cmds[i]);
+        else
             h->cmds[k++] = h->cmds[i];
-        }
     }
     h->n_cmds = k;
     k = 0;
     for (size_t i = 0; i < h->n_tools; i++) {
-        if (h->tools[i].owner == p) {
-            free(h->tools[i].name);
-            free(h->tools[i].description);
-            free(h->tools[i].parameters_json);
-        } else {
+        if (h->tools[i].owner == p)
+            hostapi_tool_free(&h->tools[i]);
+        else
             h->tools[k++] = h->tools[i];
-        }
     }
     h->n_tools = k;
     hostapi_drop_queued(h, p);
@@ -669,16 +665,11 @@ void hostapi_destroy(host *h)
 {
     free(h->first_warning);
     h->first_warning = NULL;
-    for (size_t i = 0; i < h->n_cmds; i++) {
-        free(h->cmds[i].name);
-        free(h->cmds[i].description);
-    }
+    for (size_t i = 0; i < h->n_cmds; i++)
+        hostapi_command_free(&h->cmds[i]);
     free(h->cmds);
-    for (size_t i = 0; i < h->n_tools; i++) {
-        free(h->tools[i].name);
-        free(h->tools[i].description);
-        free(h->tools[i].parameters_json);
-    }
+    for (size_t i = 0; i < h->n_tools; i++)
+        hostapi_tool_free(&h->tools[i]);
     free(h->tools);
     hostapi_drop_queued(h, NULL);
     free(h->queued);

@@ -35,9 +35,7 @@ static void plugin_free(host_plugin *p)
 {
     if (!p)
         return;
-    free(p->name);
-    free(p->so_path);
-    free(p);
+    LC_FREE(p->name, p->so_path, p);
 }
 
 int loader_load_file(host *h, const char *so_path, const char *manifest_name,

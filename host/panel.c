@@ -179,10 +179,7 @@ static int panel_setting_row(const char *l, panel_row *r)
 
 static void panel_clear_page(panel *p)
 {
-    free(p->text);
-    free(p->lines);
-    free(p->events);
-    free(p->rows);
+    LC_FREE(p->text, p->lines, p->events, p->rows);
     p->text = NULL, p->lines = NULL, p->events = NULL, p->rows = NULL;
     p->n_lines = p->n_events = p->n_rows = 0;
 }

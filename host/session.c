@@ -165,12 +165,7 @@ static void entry_free(sess_entry *e)
 {
     if (!e)
         return;
-    free(e->id);
-    free(e->parent_id);
-    free(e->type);
-    free(e->line);
-    free(e->msg);
-    free(e);
+    LC_FREE(e->id, e->parent_id, e->type, e->line, e->msg, e);
 }
 
 static const char *jstr(const cJSON *o, const char *key)
@@ -942,19 +937,8 @@ void session_close(session *s)
     }
     for (size_t i = 0; i < s->n_entries; i++)
         entry_free(s->entries[i]);
-    free(s->entries);
-    free(s->map);
-    free(s->branch);
-    free(s->marks);
-    free(s->ctx);
-    free(s->ctx_ent);
-    free(s->ctx_cum);
-    free(s->summary_msg);
-    free(s->clock);
-    free(s->path);
-    free(s->id);
-    free(s->cwd);
-    free(s);
+    LC_FREE(s->entries, s->map, s->branch, s->marks, s->ctx, s->ctx_ent, s->ctx_cum,
+            s->summary_msg, s->clock, s->path, s->id, s->cwd, s);
 }
 
 const char *session_id(const session *s)

@@ -431,9 +431,7 @@ void lcm_glue_free(lc_plugin *p)
     lcm_cmd_free(p);
     projstate_free(p->lcm->proj);
     store_close(p->lcm->st);
-    free(p->lcm->in);
-    free(p->lcm->open_error);
-    free(p->lcm->bundle);
+    LC_FREE(p->lcm->in, p->lcm->open_error, p->lcm->bundle);
     offline_free(&p->lcm->off);
     free(p->lcm);
     p->lcm = NULL;

@@ -355,13 +355,7 @@ static void plugin_unload(void *state)
     if (!p) return;
     clm_glue_free(p);
     lcm_glue_free(p);
-    free(p->session_id);
-    free(p->session_file);
-    free(p->cwd);
-    free(p->agent_home);
-    free(p->tmp_dir);
-    free(p->model);
-    free(p);
+    LC_FREE(p->session_id, p->session_file, p->cwd, p->agent_home, p->tmp_dir, p->model, p);
 }
 
 /* The start of every JSON event: the summarizer's queued model calls started (`pump`: the

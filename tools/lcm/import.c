@@ -855,9 +855,7 @@ done:
 void import_resume_free(import_resume *rs)
 {
     if (!rs) return;
-    free(rs->cwd);
-    free(rs->last_id);
-    free(rs->last_ctx);
+    LC_FREE(rs->cwd, rs->last_id, rs->last_ctx);
     cJSON_Delete(rs->tool_names);
     memset(rs, 0, sizeof *rs);
 }

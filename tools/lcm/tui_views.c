@@ -26,20 +26,9 @@
 void tui_views_free(tui_view *v)
 {
     if (!v) return;
-    for (size_t i = 0; i < v->n; i++) {
-        free(v->rows[i].line);
-        free(v->rows[i].session);
-        free(v->rows[i].entry_id);
-    }
-    free(v->rows);
-    free(v->title);
-    free(v->head);
-    free(v->text);
-    free(v->wrap_off);
-    free(v->wrap_len);
-    free(v->session);
-    free(v->entry_id);
-    free(v->query);
+    for (size_t i = 0; i < v->n; i++) LC_FREE(v->rows[i].line, v->rows[i].session, v->rows[i].entry_id);
+    LC_FREE(v->rows, v->title, v->head, v->text, v->wrap_off, v->wrap_len, v->session, v->entry_id,
+            v->query);
     memset(v, 0, sizeof *v);
 }
 
