@@ -94,7 +94,7 @@ static int store_fts_insert(store *s, int64_t rowid, const char *text, size_t le
 /* A bulk ingest's full-text row, held back: FTS5 writes its pending terms out as a new
  * segment at every savepoint, so rows indexed batch by batch rewrote the index over and
  * over; held back, they go in at the commit in one stream. */
-static int store_fts_hold(store *s, int64_t rowid, const char *text, size_t len, char **err)
+static int store_fts_hold(store *s, int64_t rowid, char **text, size_t text_len, size_t len, char **err)
 {
     if (s->fts_n == s->fts_cap) {
         size_t cap = s->fts_cap ? s->fts_cap * 2 : 1024;
@@ -103,9 +103,11 @@ static int store_fts_hold(store *s, int64_t rowid, const char *text, size_t len,
         s->fts_rows = v;
         s->fts_cap = cap;
     }
-    char *copy = lc_strndup(text, len);
-    if (!copy) return lc_errf(err, LC_NOMEM, "store: out of memory");
-    s->fts_rows[s->fts_n++] = (store_fts_row){rowid, copy, len};
+    /* A text indexed whole is taken over rather than copied. */
+    char *held = len == text_len ? *text : lc_strndup(*text, len);
+    if (!held) return lc_errf(err, LC_NOMEM, "store: out of memory");
+    if (held == *text) *text = NULL;
+    s->fts_rows[s->fts_n++] = (store_fts_row){rowid, held, len};
     s->fts_bytes += len;
     return LC_OK;
 }
@@ -159,21 +161,24 @@ static int store_insert_one(store *s, const store_msg *m, int64_t ordinal,
     if ((rc = store_sqlite_step_done(s, st, "insert message", err)) != LC_OK) goto done;
     if (sqlite3_changes(s->db) == 0) goto done; /* already stored */
     sqlite3_int64 rowid = sqlite3_last_insert_rowid(s->db);
-    size_t ilen = files_utf8_prefix(row.text, row.text_len, STORE_INDEX_CHARS);
-    if (s->bulk) {
-        if ((rc = store_fts_hold(s, rowid, row.text, ilen, err)) != LC_OK) goto done;
-    } else if ((rc = store_fts_insert(s, rowid, row.text, ilen, err)) != LC_OK) {
-        goto done;
-    }
     if (stats) {
         stats->inserted++;
         stats->text_bytes += row.text_len;
     }
     if (row.role == MSG_ROLE_TOOL_RESULT && s->opt.externalize_files &&
         row.chars >= s->opt.large_file_chars) {
-        rc = store_record_handle(s, m->entry_id, path, row.text, row.text_len, row.chars, err);
-        if (rc == LC_OK && stats) stats->file_handles++;
+        if ((rc = store_record_handle(s, m->entry_id, path, row.text, row.text_len, row.chars, err)) != LC_OK)
+            goto done;
+        if (stats) stats->file_handles++;
     }
+    /* The index holds the first STORE_INDEX_CHARS characters: the row's count says
+     * whether the text needs cutting at all. */
+    size_t ilen = row.chars <= STORE_INDEX_CHARS ? row.text_len
+                                                 : files_utf8_prefix(row.text, row.text_len, STORE_INDEX_CHARS);
+    if (s->bulk)
+        rc = store_fts_hold(s, rowid, &row.text, row.text_len, ilen, err);
+    else
+        rc = store_fts_insert(s, rowid, row.text, ilen, err);
 done:
     store_derive_row_free(&row);
     free(path);
