@@ -255,6 +255,7 @@ done:
     "(SELECT " what " FROM main.messages m WHERE m.id > ?1 AND " STORE_ELIGIBLE("m") " AND " STORE_UNCOVERED("m") ")"
 
 #define STORE_BULK_CACHE "-65536" /* KiB */
+#define STORE_BULK_FTS_HASH 67108864 /* bytes of pending index terms */
 
 static void store_bulk_pragmas_restore(store *s)
 {
@@ -280,6 +281,19 @@ int store_sqlite_bulk_begin(store *s, char **err)
     /* The index pages a bulk touches stay cached (the default 2 MB re-read them). */
     s->bulk_cache = store_sqlite_int(s, "PRAGMA cache_size", -2000);
     if ((rc = store_sqlite_exec(s, "PRAGMA cache_size=" STORE_BULK_CACHE, err)) != LC_OK) {
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        return rc;
+    }
+    /* FTS5 writes its pending terms out as a segment whenever they pass its hash size
+     * (1 MB by default) and merges those segments as it goes: an import's index was built
+     * and rewritten a dozen times. The setting is the index's own (it persists) and costs
+     * a small writer nothing, whose pending terms go out at its commit anyway. */
+    char hash_sql[96];
+    snprintf(hash_sql, sizeof hash_sql, "INSERT INTO messages_fts(messages_fts, rank) VALUES('hashsize', %d)",
+             STORE_BULK_FTS_HASH);
+    if (store_sqlite_int(s, "SELECT coalesce((SELECT v FROM messages_fts_config WHERE k = 'hashsize'), 0)", 0) !=
+            STORE_BULK_FTS_HASH &&
+        (rc = store_sqlite_exec(s, hash_sql, err)) != LC_OK) {
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
         return rc;
     }
