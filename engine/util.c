@@ -250,16 +250,56 @@ int lc_write_scratch(const char *path, const void *data, size_t len, mode_t mode
     return util_write_atomic(path, data, len, mode, 0, err);
 }
 
+/* The digits of a "YYYY-MM-DDTHH:MM:SS" stamp into its six fields, or 0 when it is not one
+ * exactly (sscanf and timegm take what is not, as before). */
+static int lc_iso_fields(const char *p, int v[6])
+{
+    static const int width[6] = {4, 2, 2, 2, 2, 2};
+    static const char after[6] = {'-', '-', 'T', ':', ':', 0};
+    for (int f = 0; f < 6; f++) {
+        v[f] = 0;
+        for (int k = 0; k < width[f]; k++, p++) {
+            if (*p < '0' || *p > '9') return 0;
+            v[f] = v[f] * 10 + (*p - '0');
+        }
+        if (after[f] && *p++ != after[f]) return 0;
+    }
+    return v[1] >= 1 && v[1] <= 12;
+}
+
+/* Days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar (any day of month,
+ * as timegm counts on past a month's end). */
+static long long lc_days_from_civil(int y, int m, int d)
+{
+    y -= m <= 2;
+    long long era = (y >= 0 ? y : y - 399) / 400;
+    long long yoe = y - era * 400;
+    long long doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    long long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
 long long lc_iso_ms(const char *iso)
 {
-    int y, mo, d, h, mi, s, ms = 0, used = 0;
-    if (!iso || sscanf(iso, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &s, &used) != 6) return -1;
+    int y, mo, d, h, mi, s, ms = 0, used = 0, v[6];
+    if (!iso) return -1;
+    /* Every entry of an imported transcript has a stamp: the plain digits are read here,
+     * sscanf's scan of them was a percent of an import. */
+    int plain = lc_iso_fields(iso, v);
+    if (plain) {
+        used = 19;
+        y = v[0], mo = v[1], d = v[2], h = v[3], mi = v[4], s = v[5];
+    } else if (sscanf(iso, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &s, &used) != 6) {
+        return -1;
+    }
     if (iso[used] == '.') {
         int digits = 0;
         for (const char *p = iso + used + 1; *p >= '0' && *p <= '9'; p++, digits++)
             if (digits < 3) ms = ms * 10 + (*p - '0');
         for (; digits > 0 && digits < 3; digits++) ms *= 10;
     }
+    if (plain) /* timegm's sum, without its time-zone lock */
+        return ((lc_days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60000LL + s * 1000LL + ms;
     struct tm tm = {0};
     tm.tm_year = y - 1900;
     tm.tm_mon = mo - 1;

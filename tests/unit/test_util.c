@@ -255,6 +255,13 @@ static void test_iso_ms_reads_utc_timestamps_and_refuses_others(void **state)
     assert_true(lc_iso_ms("2025-11-29T17:00:01Z") == 1764435601000LL);
     assert_true(lc_iso_ms("yesterday") == -1);
     assert_true(lc_iso_ms(NULL) == -1);
+    /* Days, hours and seconds past their range carry over as timegm carries them; a
+     * stamp that is not plain digits (a sign, a one-digit field) is read as sscanf reads it. */
+    assert_true(lc_iso_ms("2025-02-30T00:00:00Z") == lc_iso_ms("2025-03-02T00:00:00Z"));
+    assert_true(lc_iso_ms("2024-02-29T24:00:60Z") == lc_iso_ms("2024-03-01T00:01:00Z"));
+    assert_true(lc_iso_ms("0001-01-01T00:00:00Z") == -62135596800000LL);
+    assert_true(lc_iso_ms("2025-1-02T03:04:05Z") == lc_iso_ms("2025-01-02T03:04:05Z"));
+    assert_true(lc_iso_ms("2025-13-01T00:00:00Z") == lc_iso_ms("2026-01-01T00:00:00Z"));
 }
 
 /* FNV-1a with the offset basis the engine's hash tables and replay seeds were built on
