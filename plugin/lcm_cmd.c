@@ -115,7 +115,7 @@ static size_t lcm_cmd_occupancy(lc_plugin *p)
     lcm_glue_view v;
     lcm_glue_view_get(p, &v);
     if (v.last_tokens > 0) return (size_t)v.last_tokens;
-    return p->context_calls ? p->last_est_tokens : p->branch_occupancy;
+    return p->context_calls ? p->last_est_tokens : p->branch.occupancy;
 }
 
 static admin_env lcm_cmd_env(lc_plugin *p, const lcm_config *cfg)

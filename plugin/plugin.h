@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "agent_plugin.h"
+#include "message.h"
 
 struct clm_live;
 struct lcm_glue;
@@ -39,9 +40,7 @@ typedef struct lc_plugin {
     size_t last_est_tokens;
     unsigned long context_calls;
     /* the active branch's messages as counted at session_start (status on resume) */
-    size_t branch_messages;
-    size_t branch_tokens;
-    size_t branch_occupancy; /* last provider-reported request + estimates after it */
+    msg_branch_count branch;
     /* An agent loop is running: from before_agent_start until agent_end (API level 2).
      * A user message sent while it runs would start a second loop, so /clm-compact waits. */
     int agent_busy;
