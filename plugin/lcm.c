@@ -19,7 +19,6 @@
 #include <string.h>
 
 #include "bundle.h"
-#include "dream.h"
 #include "embed.h"
 #include "hybrid.h"
 #include "ingest.h"
@@ -602,29 +601,18 @@ int lcm_glue_attach(lc_plugin *p)
     return rc;
 }
 
-/* A new session of a folder (its store holds nothing yet) with sessionBundle on: the
- * reference bundle of the folder's previous session, built once here and carried the same
- * on every system prompt of the run (a stable prompt keeps the prompt cache). With
- * dreamSystemPrompt on instead: only the learned lines (active contracts, patterns). */
+/* The bundle every system prompt of the run carries, built once here at session start
+ * (engine/bundle.h decides what a new session of a folder carries). */
 static void lcm_bundle_load(lc_plugin *p)
 {
     const lcm_config *cfg = lcm_cmd_config(p);
-    char *e = NULL, *cwd = NULL;
+    char *e = NULL;
     free(p->lcm->bundle);
     p->lcm->bundle = NULL;
-    if (!cfg || (!cfg->session_bundle && !cfg->dream_system_prompt) || !p->lcm->st ||
-        store_message_count(p->lcm->st) > 0)
-        return;
-    cwd = store_meta_get(p->lcm->st, "cwd");
-    /* The bundle carries what dream learned; dreamSystemPrompt alone carries just that. */
-    if (cwd && *cwd && cfg->session_bundle &&
-        bundle_build(p->agent_home, cwd, p->session_id, cfg->bundle_tokens, &p->lcm->bundle, &e) != LC_OK)
-        plugin_log(p, AP_LEVEL_WARNING, "lcm: the previous session's bundle: %s", e ? e : "failed");
-    else if (cwd && *cwd && !cfg->session_bundle &&
-             dream_bundle_text(p->agent_home, cwd, cfg->dream_bundle_tokens, &p->lcm->bundle, &e) != LC_OK)
-        plugin_log(p, AP_LEVEL_WARNING, "lcm: the learned contracts and patterns: %s", e ? e : "failed");
+    if (p->lcm->st &&
+        bundle_session_prompt(p->agent_home, p->lcm->st, p->session_id, cfg, &p->lcm->bundle, &e) != LC_OK)
+        plugin_log(p, AP_LEVEL_WARNING, "lcm: %s", e ? e : "the session's bundle failed");
     free(e);
-    free(cwd);
 }
 
 void lcm_glue_system_prompt(lc_plugin *p, const cJSON *ev, cJSON **out)
