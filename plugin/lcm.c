@@ -405,12 +405,9 @@ static void lcm_ingest_offbranch(lc_plugin *p)
 static void lcm_window_load(lc_plugin *p)
 {
     char *v = store_meta_get(p->lcm->st, "window_correction");
-    long believed = 0, corrected = 0;
-    char source[32] = "";
-    if (v && sscanf(v, "%ld %ld %31s", &believed, &corrected, source) == 3 && corrected > 0) {
-        p->window_corrected_from = believed;
-        p->window_corrected = corrected;
-        snprintf(p->window_source, sizeof p->window_source, "%s", source);
+    zones_window_correction c = {0};
+    if (v && sscanf(v, "%ld %ld %31s", &c.believed, &c.corrected, c.source) == 3 && c.corrected > 0) {
+        p->window_corr = c;
         plugin_apply_window(p);
     }
     free(v);
@@ -424,9 +421,7 @@ static void lcm_window_correct(lc_plugin *p, const char *error_text)
     if (!error_text || p->window_believed <= 0 ||
         !zones_correction_from_error(p->window_believed, error_text, &corr))
         return;
-    p->window_corrected_from = corr.believed;
-    p->window_corrected = corr.corrected;
-    snprintf(p->window_source, sizeof p->window_source, "%s", corr.source);
+    p->window_corr = corr;
     plugin_apply_window(p);
     char *v = lc_asprintf("%ld %ld %s", corr.believed, corr.corrected, corr.source);
     char *e = NULL;

@@ -168,9 +168,9 @@ static char *lcm_cmd_status(lc_plugin *p, const admin_env *env)
     admin_result_free(&r);
     lcm_summ_status(p, &b);
     admin_tokens(w, sizeof w, (double)env->window);
-    if (p->window_corrected > 0 && p->window == p->window_corrected) {
+    if (p->window_corr.corrected > 0 && p->window == p->window_corr.corrected) {
         admin_tokens(bw, sizeof bw, (double)p->window_believed);
-        sb_printf(&b, "window: the host believes %s, corrected to %s (%s)", bw, w, p->window_source);
+        sb_printf(&b, "window: the host believes %s, corrected to %s (%s)", bw, w, p->window_corr.source);
     } else {
         sb_printf(&b, "window: %s (%s)", env->window > 0 ? w : "unknown",
                   env->window > 0 ? "host" : "default 128.0k");

@@ -209,10 +209,8 @@ void plugin_apply_window(lc_plugin *p)
 {
     /* A correction belongs to the window it corrected: a model switch that changes the
      * host's figure makes it stale. */
-    if (p->window_corrected > 0 && p->window_believed == p->window_corrected_from)
-        p->window = p->window_corrected;
-    else if (p->window_believed > 0)
-        p->window = p->window_believed;
+    long w = zones_effective_window(p->window_believed, &p->window_corr);
+    if (w > 0) p->window = w;
 }
 
 /* A host slot's JSON answer, parsed; NULL when the host lacks the slot, fails or answers

@@ -15,6 +15,7 @@
 
 #include "agent_plugin.h"
 #include "message.h"
+#include "zones.h"
 
 struct clm_live;
 struct lcm_glue;
@@ -31,9 +32,8 @@ typedef struct lc_plugin {
     char *model;        /* "provider/id" */
     long window;        /* context window in tokens: the host's, or its correction */
     long window_believed;   /* what the host reports */
-    long window_corrected;  /* > 0: a provider error showed the real window ... */
-    long window_corrected_from; /* ... when the host believed this one */
-    char window_source[32]; /* where the correction came from ("provider-error") */
+    zones_window_correction window_corr; /* corrected > 0: a provider error showed the real
+                                          * window when the host believed `believed` */
     long max_tokens;
     /* what the last `context` call carried (for status before any store exists) */
     size_t last_n_messages;
