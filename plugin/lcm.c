@@ -70,12 +70,7 @@ static int lcm_tool_answer(int rc, char *text, char **e, char **out, char **err)
 
 static int lcm_no_store(lc_plugin *p, char **out, char **err)
 {
-    if (p->lcm && p->lcm->off.offline)
-        return lcm_tool_reply(lc_asprintf("lcm: the store is offline (%s); this session's recall answers once it "
-                                          "is reachable again (reconnected within %d requests or %.0f s)",
-                                          p->lcm->off.reason ? p->lcm->off.reason : "?", OFFLINE_RETRY_REQUESTS,
-                                          OFFLINE_RETRY_MS / 1000.0),
-                              1, out, err);
+    if (p->lcm && p->lcm->off.offline) return lcm_tool_reply(offline_recall_refusal(&p->lcm->off), 1, out, err);
     return lcm_tool_reply(lc_asprintf("lcm: the store is not open (%s)",
                                       p->lcm && p->lcm->open_error ? p->lcm->open_error : "no session"),
                           1, out, err);
@@ -457,7 +452,7 @@ static void lcm_store_options(store *st, const lcm_config *cfg)
 static int lcm_attach(lc_plugin *p, long wait_ms, int64_t *caught)
 {
     char *e = NULL;
-    char *hcwd = lcm_header_cwd(p), *mcwd = NULL;
+    char *hcwd = lcm_header_cwd(p);
     int orc = store_open_wait(p->agent_home, p->session_id, hcwd, wait_ms, &p->lcm->st, &e);
     free(p->lcm->open_error);
     p->lcm->open_error = NULL;
@@ -467,26 +462,22 @@ static int lcm_attach(lc_plugin *p, long wait_ms, int64_t *caught)
         return orc;
     }
     /* A store written before the header's cwd was recorded holds the process's. */
-    if (hcwd && (!(mcwd = store_meta_get(p->lcm->st, "cwd")) || strcmp(mcwd, hcwd) != 0) &&
-        store_meta_put(p->lcm->st, "cwd", hcwd, &e) != LC_OK) {
+    if (hcwd && store_meta_ensure(p->lcm->st, "cwd", hcwd, &e) != LC_OK) {
         plugin_log(p, AP_LEVEL_WARNING, "lcm: %s", e ? e : "cwd not recorded");
         free(e);
         e = NULL;
     }
     free(hcwd);
-    free(mcwd);
     lcm_store_options(p->lcm->st, lcm_cmd_config(p));
     /* Where the session lives, so `/lcm gc` retires this store only once that file is
      * gone, wherever it is (not only under HOME/sessions). */
     char *sf = p->session_file ? realpath(p->session_file, NULL) : NULL;
-    char *had = sf ? store_meta_get(p->lcm->st, "session_file") : NULL;
-    if (sf && (!had || strcmp(had, sf) != 0) && store_meta_put(p->lcm->st, "session_file", sf, &e) != LC_OK) {
+    if (sf && store_meta_ensure(p->lcm->st, "session_file", sf, &e) != LC_OK) {
         plugin_log(p, AP_LEVEL_WARNING, "lcm: %s", e ? e : "session file not recorded");
         free(e);
         e = NULL;
     }
     free(sf);
-    free(had);
     lcm_window_load(p);
     if (store_mode_note(p->lcm->st))
         plugin_notify(p, AP_LEVEL_WARNING, "lcm: %s", store_mode_note(p->lcm->st));
@@ -521,13 +512,9 @@ static int lcm_attach(lc_plugin *p, long wait_ms, int64_t *caught)
 /* The one notice of going offline (the state is the engine's, offline.h). */
 static void lcm_offline_notice(lc_plugin *p)
 {
-    plugin_notify(p, AP_LEVEL_WARNING, "lcm: the store is offline (%s); LCM is not active until it is "
-                  "reachable again. The session goes on: requests are built within the window from what "
-                  "is known (the summaries already applied, held in memory; otherwise the context as the "
-                  "host builds it), nothing is stored meanwhile and recall tools answer that the store is "
-                  "offline. A reconnect is tried within %d requests or %.0f s; on reconnect every message "
-                  "the store missed is stored from the session file",
-                  p->lcm->off.reason ? p->lcm->off.reason : "?", OFFLINE_RETRY_REQUESTS, OFFLINE_RETRY_MS / 1000.0);
+    char *t = offline_notice(&p->lcm->off);
+    if (t) plugin_notify(p, AP_LEVEL_WARNING, "%s", t);
+    free(t);
 }
 
 /* A store call failed mid-run: let go of the connections (the worker's too) and go
