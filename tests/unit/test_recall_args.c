@@ -29,60 +29,68 @@ static const cJSON *args_of(const char *json, cJSON **call)
     return recall_args_of(*call);
 }
 
-static void test_grep_reads_every_field_and_floors_the_offset(void **state)
-{
-    (void)state;
+/* One lcm_grep call read: the call (its strings are the options'), the options and the
+ * outcome. */
+typedef struct grep_read {
     cJSON *call;
-    const cJSON *a = args_of("{\"query\":\"q\",\"pattern\":\"p\",\"case_sensitive\":true,\"include_removed\":true,"
-                             "\"resume\":\"3:e9\",\"summary_id\":\"#12\",\"offset\":40.7,\"scope\":\"sessions\","
-                             "\"mode\":\"hybrid\"}", &call);
     recall_grep_opts o;
     const char *scope;
     int hybrid;
-    char *err = NULL;
-    assert_int_equal(recall_args_grep(a, &o, &scope, &hybrid, &err), LC_OK);
-    assert_string_equal(o.query, "q");
-    assert_string_equal(o.pattern, "p");
-    assert_true(o.case_sensitive && o.include_removed);
-    assert_string_equal(o.resume, "3:e9");
-    assert_int_equal(o.summary_id, 12);
-    assert_int_equal(o.offset, 40);
-    assert_string_equal(scope, "sessions");
-    assert_true(hybrid);
-    cJSON_Delete(call);
+    char *err;
+    int rc;
+} grep_read;
+
+static grep_read grep_read_of(const char *json)
+{
+    grep_read g = {0};
+    g.rc = recall_args_grep(args_of(json, &g.call), &g.o, &g.scope, &g.hybrid, &g.err);
+    return g;
+}
+
+static void grep_read_free(grep_read *g)
+{
+    cJSON_Delete(g->call);
+    free(g->err);
+}
+
+static void test_grep_reads_every_field_and_floors_the_offset(void **state)
+{
+    (void)state;
+    grep_read g = grep_read_of("{\"query\":\"q\",\"pattern\":\"p\",\"case_sensitive\":true,\"include_removed\":true,"
+                               "\"resume\":\"3:e9\",\"summary_id\":\"#12\",\"offset\":40.7,\"scope\":\"sessions\","
+                               "\"mode\":\"hybrid\"}");
+    assert_int_equal(g.rc, LC_OK);
+    assert_string_equal(g.o.query, "q");
+    assert_string_equal(g.o.pattern, "p");
+    assert_true(g.o.case_sensitive && g.o.include_removed);
+    assert_string_equal(g.o.resume, "3:e9");
+    assert_int_equal(g.o.summary_id, 12);
+    assert_int_equal(g.o.offset, 40);
+    assert_string_equal(g.scope, "sessions");
+    assert_true(g.hybrid);
+    grep_read_free(&g);
 }
 
 static void test_grep_empty_strings_are_absent_and_a_negative_offset_is_zero(void **state)
 {
     (void)state;
-    cJSON *call;
-    const cJSON *a = args_of("{\"query\":\"\",\"offset\":-5,\"summary_id\":7,\"mode\":\"fts\"}", &call);
-    recall_grep_opts o;
-    const char *scope;
-    int hybrid;
-    char *err = NULL;
-    assert_int_equal(recall_args_grep(a, &o, &scope, &hybrid, &err), LC_OK);
-    assert_null(o.query);
-    assert_null(scope);
-    assert_false(hybrid);
-    assert_int_equal(o.offset, 0);
-    assert_int_equal(o.summary_id, 7);
-    cJSON_Delete(call);
+    grep_read g = grep_read_of("{\"query\":\"\",\"offset\":-5,\"summary_id\":7,\"mode\":\"fts\"}");
+    assert_int_equal(g.rc, LC_OK);
+    assert_null(g.o.query);
+    assert_null(g.scope);
+    assert_false(g.hybrid);
+    assert_int_equal(g.o.offset, 0);
+    assert_int_equal(g.o.summary_id, 7);
+    grep_read_free(&g);
 }
 
 static void test_grep_refuses_an_offset_no_count_can_be(void **state)
 {
     (void)state;
-    cJSON *call;
-    const cJSON *a = args_of("{\"query\":\"q\",\"offset\":1e300}", &call);
-    recall_grep_opts o;
-    const char *scope;
-    int hybrid;
-    char *err = NULL;
-    assert_int_equal(recall_args_grep(a, &o, &scope, &hybrid, &err), LC_INVALID);
-    assert_string_equal(err, "lcm_grep: offset is an integer from 0 to 1000000000");
-    free(err);
-    cJSON_Delete(call);
+    grep_read g = grep_read_of("{\"query\":\"q\",\"offset\":1e300}");
+    assert_int_equal(g.rc, LC_INVALID);
+    assert_string_equal(g.err, "lcm_grep: offset is an integer from 0 to 1000000000");
+    grep_read_free(&g);
 }
 
 static void test_hybrid_needs_embeddings_and_a_query_without_a_pattern(void **state)
