@@ -377,3 +377,23 @@ long bundle_budget(const char *home, long cli)
     if (v > BUNDLE_MAX_TOKENS) v = BUNDLE_MAX_TOKENS;
     return v;
 }
+
+int bundle_session_prompt(const char *home, store *st, const char *session_id, const lcm_config *cfg, char **out,
+                          char **err)
+{
+    char *e = NULL, *cwd = NULL;
+    int rc = LC_OK;
+    *out = NULL;
+    if (!cfg || (!cfg->session_bundle && !cfg->dream_system_prompt) || store_message_count(st) > 0) return LC_OK;
+    cwd = store_meta_get(st, "cwd");
+    /* The bundle carries what dream learned; dreamSystemPrompt alone carries just that. */
+    if (cwd && *cwd && cfg->session_bundle &&
+        (rc = bundle_build(home, cwd, session_id, cfg->bundle_tokens, out, &e)) != LC_OK)
+        lc_errf(err, rc, "the previous session's bundle: %s", e ? e : "failed");
+    else if (cwd && *cwd && !cfg->session_bundle &&
+             (rc = dream_bundle_text(home, cwd, cfg->dream_bundle_tokens, out, &e)) != LC_OK)
+        lc_errf(err, rc, "the learned contracts and patterns: %s", e ? e : "failed");
+    free(e);
+    free(cwd);
+    return rc;
+}

@@ -43,4 +43,13 @@ int bundle_latest_session(const char *home, const char *cwd, const char *exclude
  * clamped to [BUNDLE_MIN_TOKENS, BUNDLE_MAX_TOKENS]. */
 long bundle_budget(const char *home, long cli);
 
+struct lcm_config;
+struct store;
+/* What the system prompt of a new session carries for the whole run (a stable prompt keeps
+ * the prompt cache), decided once its store `st` is open: nothing unless the store holds
+ * nothing yet (a new session of its folder) and cfg sets sessionBundle (the bundle) or
+ * dreamSystemPrompt (only the learned lines). *out NULL when there is nothing to carry. */
+int bundle_session_prompt(const char *home, struct store *st, const char *session_id,
+                          const struct lcm_config *cfg, char **out, char **err);
+
 #endif

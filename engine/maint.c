@@ -688,8 +688,7 @@ int maint_store_set_aside(const char *path, const char *stamp, char **moved_to, 
     return rc;
 }
 
-/* The session id in a session file's header line, or NULL. */
-static char *maint_session_header_id(const char *path)
+char *maint_session_header(const char *path, const char *key)
 {
     FILE *fp = fopen(path, "r");
     char *line = NULL, *id = NULL;
@@ -700,7 +699,7 @@ static char *maint_session_header_id(const char *path)
     if (n > 0) {
         cJSON *h = cJSON_ParseWithLength(line, (size_t)n);
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(h, "type");
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(h, "id");
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(h, key);
         if (cJSON_IsString(t) && !strcmp(t->valuestring, "session") && cJSON_IsString(v))
             id = lc_strdup(v->valuestring);
         cJSON_Delete(h);
@@ -731,7 +730,7 @@ static void maint_collect_sessions(const char *dir, int depth, maint_ids *ids)
         if (S_ISDIR(sb.st_mode) && depth > 0) {
             maint_collect_sessions(p, depth - 1, ids);
         } else if (S_ISREG(sb.st_mode) && l > 6 && !strcmp(de->d_name + l - 6, ".jsonl")) {
-            char *id = maint_session_header_id(p);
+            char *id = maint_session_header(p, "id");
             char **nv = id ? realloc(ids->v, (ids->n + 1) * sizeof *nv) : NULL;
             if (nv) {
                 ids->v = nv;
@@ -753,7 +752,7 @@ static int maint_session_file_live(const char *path, const char *session_id)
 {
     struct stat sb;
     if (stat(path, &sb) != 0) return !(errno == ENOENT || errno == ENOTDIR);
-    char *id = maint_session_header_id(path);
+    char *id = maint_session_header(path, "id");
     int live = !id || !strcmp(id, session_id);
     free(id);
     return live;

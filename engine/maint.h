@@ -102,6 +102,10 @@ int maint_pid_alive(pid_t pid);
  * place. *moved_to (may be NULL) gets the new name. Nothing is deleted. */
 int maint_store_set_aside(const char *path, const char *stamp, char **moved_to, char **err);
 
+/* A string field (id, cwd) of a session file's {"type":"session",...} header line, as
+ * written; NULL when the file, the header or the field is missing. */
+char *maint_session_header(const char *path, const char *key);
+
 /* ---- store folder: gc and migrate ----------------------------------------------------------- */
 
 /* Stores under <agent_home>/lcm/ whose session has no session file any more. A store that

@@ -296,6 +296,33 @@ long msg_usage_total(const cJSON *message)
            msg_count(usage, "cacheRead") + msg_count(usage, "cacheWrite");
 }
 
+void msg_count_branch(const cJSON *branch, msg_branch_count *out)
+{
+    size_t since_usage = 0;
+    long usage = 0;
+    const cJSON *e;
+    *out = (msg_branch_count){0};
+    cJSON_ArrayForEach(e, branch)
+    {
+        const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(e, "type"));
+        if (!type || strcmp(type, "message") != 0) continue;
+        const cJSON *m = cJSON_GetObjectItem(e, "message");
+        size_t t = msg_estimate_tokens(m);
+        out->messages++;
+        out->tokens += t;
+        long u = msg_usage_total(m);
+        if (u > 0) {
+            usage = u;
+            since_usage = 0;
+        } else {
+            since_usage += t;
+        }
+    }
+    /* Occupancy as the host sees it: the provider's count of the last request plus what
+     * arrived after it; the raw estimate only when no request was ever measured. */
+    out->occupancy = usage > 0 ? (size_t)usage + since_usage : out->tokens;
+}
+
 /* ---- building ---------------------------------------------------------------------------- */
 
 cJSON *msg_add_text(cJSON *content, const char *text)

@@ -57,6 +57,15 @@ int msg_tool_call_count(const cJSON *message);
 /* Assistant usage.totalTokens (or input+output+cacheRead+cacheWrite), 0 when absent. */
 long msg_usage_total(const cJSON *message);
 
+/* A branch's model-visible messages, counted once (a resumed session's status before any
+ * request has run). */
+typedef struct msg_branch_count {
+    size_t messages;
+    size_t tokens;
+    size_t occupancy; /* last provider-reported request + estimates after it */
+} msg_branch_count;
+void msg_count_branch(const cJSON *branch, msg_branch_count *out);
+
 /* The shapes built everywhere a message or a tool result is made, in their one key order:
  * a text block {"type":"text","text":text} appended to the array `content` (returned;
  * NULL on OOM); a message {"role","content":[that block],"timestamp"}; a tool result

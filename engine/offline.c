@@ -68,6 +68,24 @@ char *offline_describe(const offline_state *o, double now_ms)
                        o->attempts, left_calls > 0 ? left_calls : 0, left_s > 0 ? left_s : 0);
 }
 
+char *offline_notice(const offline_state *o)
+{
+    return lc_asprintf("lcm: the store is offline (%s); LCM is not active until it is reachable again. The session "
+                       "goes on: requests are built within the window from what is known (the summaries already "
+                       "applied, held in memory; otherwise the context as the host builds it), nothing is stored "
+                       "meanwhile and recall tools answer that the store is offline. A reconnect is tried within %d "
+                       "requests or %.0f s; on reconnect every message the store missed is stored from the session "
+                       "file",
+                       o->reason ? o->reason : "?", OFFLINE_RETRY_REQUESTS, OFFLINE_RETRY_MS / 1000.0);
+}
+
+char *offline_recall_refusal(const offline_state *o)
+{
+    return lc_asprintf("lcm: the store is offline (%s); this session's recall answers once it is reachable again "
+                       "(reconnected within %d requests or %.0f s)",
+                       o->reason ? o->reason : "?", OFFLINE_RETRY_REQUESTS, OFFLINE_RETRY_MS / 1000.0);
+}
+
 void offline_free(offline_state *o)
 {
     if (!o) return;

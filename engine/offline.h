@@ -42,6 +42,11 @@ double offline_leave(offline_state *o, double now_ms);
 /* "offline for 12 s (reason); 3 request(s) built from what is known; next reconnect
  * attempt within 5 call(s) or 18 s" (malloc'd; NULL on OOM). */
 char *offline_describe(const offline_state *o, double now_ms);
+/* The one notice of going offline: what the session does meanwhile and when a reconnect
+ * is tried (malloc'd; NULL on OOM). */
+char *offline_notice(const offline_state *o);
+/* A recall tool's answer while offline (malloc'd; NULL on OOM). */
+char *offline_recall_refusal(const offline_state *o);
 void offline_free(offline_state *o);
 
 #endif

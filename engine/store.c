@@ -188,6 +188,14 @@ int store_meta_put(store *s, const char *key, const char *value, char **err)
     STORE_DISPATCH_OR_UNSUPPORTED(s, meta_put, (s, key, value, err));
 }
 
+int store_meta_ensure(store *s, const char *key, const char *value, char **err)
+{
+    char *had = store_meta_get(s, key);
+    int same = had && !strcmp(had, value);
+    free(had);
+    return same ? LC_OK : store_meta_put(s, key, value, err);
+}
+
 int store_schema_version(store *s)
 {
     STORE_DISPATCH(s, schema_version, -1, (s));

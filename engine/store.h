@@ -122,6 +122,9 @@ const char *store_mode_note(const store *s);
 char *store_meta_get(store *s, const char *key);
 /* Set (or replace) a meta value. */
 int store_meta_put(store *s, const char *key, const char *value, char **err);
+/* Set a meta value unless it already holds exactly `value` (no write for a value that is
+ * right, as at every session start). */
+int store_meta_ensure(store *s, const char *key, const char *value, char **err);
 int store_schema_version(store *s);
 
 /* Ingest what is new in `msgs` (a branch's messages root to leaf, or any suffix of it):

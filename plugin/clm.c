@@ -76,7 +76,7 @@ static void clm_hook_facts(void *ud, clm_live_facts *f)
     /* redactSecrets (lcm.json); on until that config is loaded and says otherwise. */
     f->redact = p->lcm && p->lcm->cfg ? p->lcm->redact : 1;
     f->context_calls = p->context_calls;
-    f->branch_tokens = p->branch_tokens;
+    f->branch_tokens = p->branch.tokens;
 }
 
 static const char *clm_ev_str(const cJSON *ev, const char *key)

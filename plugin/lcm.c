@@ -14,13 +14,11 @@
  * the messages sent, one per line, so an evaluation can read the surface the model saw
  * last (off by default: it costs one context-sized write per request).
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bundle.h"
-#include "dream.h"
 #include "embed.h"
 #include "hybrid.h"
 #include "ingest.h"
@@ -29,6 +27,7 @@
 #include "plugin.h"
 #include "projstate.h"
 #include "recall.h"
+#include "recall_args.h"
 #include "store.h"
 #include "util.h"
 #include "lcm.h"
@@ -41,43 +40,6 @@ static int lcm_command(void *ud, const char *args, char **out_text, char **err)
 }
 
 /* ---- tools ---------------------------------------------------------------------------- */
-
-static const cJSON *lcm_args(const cJSON *call)
-{
-    const cJSON *a = cJSON_GetObjectItemCaseSensitive(call, "arguments");
-    return cJSON_IsObject(a) ? a : NULL;
-}
-
-static const char *lcm_str(const cJSON *o, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsString(v) && v->valuestring[0] ? v->valuestring : NULL;
-}
-
-static double lcm_num(const cJSON *o, const char *k, double dflt)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsNumber(v) ? v->valuedouble : dflt;
-}
-
-/* A count argument (offset, max_tokens, char_offset): 0 when absent or negative, -1 when
- * it is no number a count can be (2^63, 1e300, NaN): refused by the caller, never wrapped. */
-#define LCM_COUNT_MAX 1e9
-static double lcm_count(const cJSON *o, const char *k)
-{
-    double v = lcm_num(o, k, 0);
-    if (!isfinite(v) || v > LCM_COUNT_MAX) return -1;
-    return v > 0 ? floor(v) : 0;
-}
-
-/* A summary id given as 12, "12" or "#12". */
-static int64_t lcm_summary_id(const cJSON *o)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "summary_id");
-    if (cJSON_IsNumber(v)) return (int64_t)v->valuedouble;
-    if (cJSON_IsString(v)) return atoll(v->valuestring[0] == '#' ? v->valuestring + 1 : v->valuestring);
-    return 0;
-}
 
 static int lcm_tool_reply(char *text, int is_error, char **out, char **err)
 {
@@ -108,12 +70,7 @@ static int lcm_tool_answer(int rc, char *text, char **e, char **out, char **err)
 
 static int lcm_no_store(lc_plugin *p, char **out, char **err)
 {
-    if (p->lcm && p->lcm->off.offline)
-        return lcm_tool_reply(lc_asprintf("lcm: the store is offline (%s); this session's recall answers once it "
-                                          "is reachable again (reconnected within %d requests or %.0f s)",
-                                          p->lcm->off.reason ? p->lcm->off.reason : "?", OFFLINE_RETRY_REQUESTS,
-                                          OFFLINE_RETRY_MS / 1000.0),
-                              1, out, err);
+    if (p->lcm && p->lcm->off.offline) return lcm_tool_reply(offline_recall_refusal(&p->lcm->off), 1, out, err);
     return lcm_tool_reply(lc_asprintf("lcm: the store is not open (%s)",
                                       p->lcm && p->lcm->open_error ? p->lcm->open_error : "no session"),
                           1, out, err);
@@ -124,40 +81,21 @@ static int lcm_no_store(lc_plugin *p, char **out, char **err)
  * the header when a session is resumed or replayed elsewhere. Falls back to it. */
 static char *lcm_header_cwd(const lc_plugin *p)
 {
-    char *line = NULL, *cwd = NULL;
-    size_t cap = 0;
-    FILE *f = p->session_file ? fopen(p->session_file, "r") : NULL;
-    if (f && getline(&line, &cap, f) > 0) {
-        cJSON *h = cJSON_Parse(line);
-        const cJSON *c = cJSON_GetObjectItemCaseSensitive(h, "cwd");
-        const cJSON *t = cJSON_GetObjectItemCaseSensitive(h, "type");
-        if (cJSON_IsString(t) && !strcmp(t->valuestring, "session") && cJSON_IsString(c) && *c->valuestring)
-            cwd = lc_strdup(c->valuestring);
-        cJSON_Delete(h);
-    }
-    if (f) fclose(f);
-    free(line);
-    return cwd ? cwd : p->cwd ? lc_strdup(p->cwd) : NULL;
+    char *cwd = p->session_file ? maint_session_header(p->session_file, "cwd") : NULL;
+    if (cwd && *cwd) return cwd;
+    free(cwd);
+    return p->cwd ? lc_strdup(p->cwd) : NULL;
 }
 
 /* mode "hybrid": the query's words and meaning fused (engine/hybrid.h), in this session
- * or, with scope, past ones. Without embeddings configured it says so, never silently
- * falling back to words alone. */
-static int lcm_tool_grep_hybrid(lc_plugin *p, const cJSON *a, recall_scope scope, char **out, char **err)
+ * or, with scope, past ones. */
+static int lcm_tool_grep_hybrid(lc_plugin *p, const recall_grep_opts *g, recall_scope scope, char **out, char **err)
 {
     const lcm_config *cfg = lcm_cmd_config(p);
     char *text = NULL, *e = NULL;
     int rc;
-    if (!cfg || !cfg->embeddings.enabled)
-        return lcm_tool_error(lc_asprintf("lcm_grep: %s", embed_not_configured), out, err);
-    if (!lcm_str(a, "query") || lcm_str(a, "pattern"))
-        return lcm_tool_error(lc_strdup("lcm_grep: mode hybrid takes a query (words or a question), not a pattern"),
-                              out, err);
-    if (lcm_count(a, "offset") < 0)
-        return lcm_tool_error(lc_strdup("lcm_grep: offset is an integer from 0 to 1000000000"), out, err);
-    hybrid_opts o = {.query = lcm_str(a, "query"), .cfg = &cfg->embeddings, .offset = (size_t)lcm_count(a, "offset"),
-                     .include_removed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "include_removed")),
-                     .redact = p->lcm ? p->lcm->redact : 1};
+    hybrid_opts o;
+    if (recall_args_hybrid(g, cfg ? &cfg->embeddings : NULL, &o, &e) != LC_OK) return lcm_tool_error(e, out, err);
     if (scope == RECALL_SCOPE_SESSION) {
         if (!p->lcm || !p->lcm->st) return lcm_no_store(p, out, err);
         rc = hybrid_grep(p->lcm->st, &o, &text, &e);
@@ -173,23 +111,15 @@ static int lcm_tool_grep(void *ud, const char *call_json, char **out, char **err
 {
     lc_plugin *p = ud;
     cJSON *call = cJSON_Parse(call_json);
-    const cJSON *a = lcm_args(call);
     char *e = NULL;
-    int rc;
-    recall_grep_opts o = {0};
-    o.query = lcm_str(a, "query");
-    o.pattern = lcm_str(a, "pattern");
-    o.case_sensitive = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "case_sensitive"));
-    o.include_removed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "include_removed"));
-    o.resume = lcm_str(a, "resume");
-    if (lcm_count(a, "offset") < 0) {
+    int rc, hybrid;
+    recall_grep_opts o;
+    const char *scope_s;
+    if (recall_args_grep(recall_args_of(call), &o, &scope_s, &hybrid, &e) != LC_OK) {
         cJSON_Delete(call);
-        return lcm_tool_error(lc_strdup("lcm_grep: offset is an integer from 0 to 1000000000"), out, err);
+        return lcm_tool_error(e, out, err);
     }
-    o.offset = (size_t)lcm_count(a, "offset");
-    o.summary_id = lcm_summary_id(a);
     o.redact = p->lcm ? p->lcm->redact : 1;
-    const char *scope_s = lcm_str(a, "scope");
     const char *home = p->agent_home ? p->agent_home : ".";
     recall_scope scope = RECALL_SCOPE_SESSION;
     recall_result r;
@@ -198,9 +128,8 @@ static int lcm_tool_grep(void *ud, const char *call_json, char **out, char **err
         e = NULL;
         goto done;
     }
-    const char *mode = lcm_str(a, "mode");
-    if (mode && !strcmp(mode, "hybrid")) {
-        rc = lcm_tool_grep_hybrid(p, a, scope, out, err);
+    if (hybrid) {
+        rc = lcm_tool_grep_hybrid(p, &o, scope, out, err);
         goto done;
     }
     if (scope == RECALL_SCOPE_SESSION) {
@@ -231,20 +160,14 @@ static int lcm_tool_describe(void *ud, const char *call_json, char **out, char *
 {
     lc_plugin *p = ud;
     cJSON *call = cJSON_Parse(call_json);
-    const cJSON *a = lcm_args(call);
     char *text = NULL, *e = NULL;
     int rc;
     if (!p->lcm || !p->lcm->st) {
         rc = lcm_no_store(p, out, err);
         goto done;
     }
-    const char *id = lcm_str(a, "id");
     char idbuf[32];
-    if (!id && lcm_summary_id(a) > 0) {
-        snprintf(idbuf, sizeof idbuf, "%lld", (long long)lcm_summary_id(a));
-        id = idbuf;
-    }
-    if (!id) id = lcm_str(a, "path");
+    const char *id = recall_args_describe_id(recall_args_of(call), idbuf, sizeof idbuf);
     rc = recall_describe(p->lcm->st, id, p->lcm->redact, &text, &e);
     rc = lcm_tool_answer(rc, text, &e, out, err);
 done:
@@ -262,23 +185,15 @@ static int lcm_tool_expand(void *ud, const char *call_json, char **out, char **e
 {
     lc_plugin *p = ud;
     cJSON *call = cJSON_Parse(call_json);
-    const cJSON *a = lcm_args(call);
     char *text = NULL, *e = NULL;
     int rc;
-    recall_expand_opts o = {0};
-    o.summary_id = lcm_summary_id(a);
-    o.entry_id = lcm_str(a, "entry_id");
-    o.question = lcm_str(a, "question");
-    if (!o.question) o.question = lcm_str(a, "query");
-    if (lcm_count(a, "max_tokens") < 0 || lcm_count(a, "char_offset") < 0) {
+    recall_expand_opts o;
+    const char *session;
+    if (recall_args_expand(recall_args_of(call), &o, &session, &e) != LC_OK) {
         cJSON_Delete(call);
-        return lcm_tool_error(lc_strdup("lcm_expand_query: max_tokens and char_offset are integers from 0 "
-                                        "to 1000000000"), out, err);
+        return lcm_tool_error(e, out, err);
     }
-    o.max_tokens = (size_t)lcm_count(a, "max_tokens");
-    o.char_offset = (size_t)lcm_count(a, "char_offset");
     o.redact = p->lcm ? p->lcm->redact : 1;
-    const char *session = lcm_str(a, "session");
     if (session && (!p->session_id || strcmp(session, p->session_id) != 0)) {
         rc = recall_expand_session(p->agent_home ? p->agent_home : ".", session, &o, lcm_complete, p, &text, &e);
     } else if (!p->lcm || !p->lcm->st) {
@@ -293,33 +208,6 @@ done:
     cJSON_Delete(call);
     return rc;
 }
-
-static const char lcm_grep_schema[] =
-    "{\"type\":\"object\",\"properties\":{"
-    "\"query\":{\"type\":\"string\",\"description\":\"FTS5 full-text query: words, \\\"quoted phrases\\\", AND/OR, prefix*\"},"
-    "\"pattern\":{\"type\":\"string\",\"description\":\"regular expression (PCRE2) over the full text\"},"
-    "\"case_sensitive\":{\"type\":\"boolean\"},"
-    "\"offset\":{\"type\":\"integer\",\"description\":\"hits to skip; pages are 20 hits\"},"
-    "\"summary_id\":{\"type\":\"integer\",\"description\":\"search inside one summary's originals\"},"
-    "\"include_removed\":{\"type\":\"boolean\",\"description\":\"include abandoned branches, labelled [removed]\"},"
-    "\"resume\":{\"type\":\"string\",\"description\":\"pattern: continue a scan that stopped at its time bound, from the point its output names\"},"
-    "\"scope\":{\"type\":\"string\",\"enum\":[\"session\",\"sessions\",\"all_sessions\",\"fleet\"],"
-    "\"description\":\"session (default), sessions (this project's past sessions), all_sessions (every session of this agent home), "
-    "fleet (every session in the shared store; only when lcm.json sets fleetRecall)\"},"
-    "\"mode\":{\"type\":\"string\",\"enum\":[\"fts\",\"hybrid\"],\"description\":\"hybrid: the query's words and its "
-    "meaning (embeddings configured in lcm.json) fused by reciprocal rank; finds paraphrases words miss\"}}}";
-static const char lcm_describe_schema[] =
-    "{\"type\":\"object\",\"properties\":{"
-    "\"id\":{\"type\":\"string\",\"description\":\"a summary id (#12) or a file handle's entry id, path or content id\"},"
-    "\"summary_id\":{\"type\":\"integer\"}}}";
-static const char lcm_expand_schema[] =
-    "{\"type\":\"object\",\"properties\":{"
-    "\"question\":{\"type\":\"string\",\"description\":\"what to find in the originals\"},"
-    "\"summary_id\":{\"type\":\"integer\"},"
-    "\"entry_id\":{\"type\":\"string\"},"
-    "\"session\":{\"type\":\"string\",\"description\":\"a past session id from an lcm_grep scope hit\"},"
-    "\"max_tokens\":{\"type\":\"integer\",\"description\":\"retrieval budget, default 10000\"},"
-    "\"char_offset\":{\"type\":\"integer\",\"description\":\"with entry_id: continue reading at this character\"}}}";
 
 /* ---- the projection's hooks into the summarizer glue ----------------------------------- */
 
@@ -375,14 +263,14 @@ int lcm_glue_init(lc_plugin *p, char **err)
     if (plugin_register_tool(p, "lcm_grep",
                              "Search all stored history (also compacted-out and, with scope, past sessions): "
                              "query (full-text) or pattern (regex). 20 hits a page.",
-                             lcm_grep_schema, lcm_tool_grep, err) != AP_OK ||
+                             recall_args_grep_schema, lcm_tool_grep, err) != AP_OK ||
         plugin_register_tool(p, "lcm_describe",
                              "Describe a summary (text, tiers, cost of reading its originals, files) or a file handle.",
-                             lcm_describe_schema, lcm_tool_describe, err) != AP_OK ||
+                             recall_args_describe_schema, lcm_tool_describe, err) != AP_OK ||
         plugin_register_tool(p, "lcm_expand_query",
                              "Read stored originals (by summary_id, entry_id or question) with a bounded reader "
                              "and return findings.",
-                             lcm_expand_schema, lcm_tool_expand, err) != AP_OK) {
+                             recall_args_expand_schema, lcm_tool_expand, err) != AP_OK) {
         plugin_log(p, AP_LEVEL_WARNING, "lcm: recall tools not registered: %s", err && *err ? *err : "?");
         if (err) {
             free(*err);
@@ -512,12 +400,9 @@ static void lcm_ingest_offbranch(lc_plugin *p)
 static void lcm_window_load(lc_plugin *p)
 {
     char *v = store_meta_get(p->lcm->st, "window_correction");
-    long believed = 0, corrected = 0;
-    char source[32] = "";
-    if (v && sscanf(v, "%ld %ld %31s", &believed, &corrected, source) == 3 && corrected > 0) {
-        p->window_corrected_from = believed;
-        p->window_corrected = corrected;
-        snprintf(p->window_source, sizeof p->window_source, "%s", source);
+    zones_window_correction c = {0};
+    if (v && sscanf(v, "%ld %ld %31s", &c.believed, &c.corrected, c.source) == 3 && c.corrected > 0) {
+        p->window_corr = c;
         plugin_apply_window(p);
     }
     free(v);
@@ -531,9 +416,7 @@ static void lcm_window_correct(lc_plugin *p, const char *error_text)
     if (!error_text || p->window_believed <= 0 ||
         !zones_correction_from_error(p->window_believed, error_text, &corr))
         return;
-    p->window_corrected_from = corr.believed;
-    p->window_corrected = corr.corrected;
-    snprintf(p->window_source, sizeof p->window_source, "%s", corr.source);
+    p->window_corr = corr;
     plugin_apply_window(p);
     char *v = lc_asprintf("%ld %ld %s", corr.believed, corr.corrected, corr.source);
     char *e = NULL;
@@ -569,7 +452,7 @@ static void lcm_store_options(store *st, const lcm_config *cfg)
 static int lcm_attach(lc_plugin *p, long wait_ms, int64_t *caught)
 {
     char *e = NULL;
-    char *hcwd = lcm_header_cwd(p), *mcwd = NULL;
+    char *hcwd = lcm_header_cwd(p);
     int orc = store_open_wait(p->agent_home, p->session_id, hcwd, wait_ms, &p->lcm->st, &e);
     free(p->lcm->open_error);
     p->lcm->open_error = NULL;
@@ -579,26 +462,22 @@ static int lcm_attach(lc_plugin *p, long wait_ms, int64_t *caught)
         return orc;
     }
     /* A store written before the header's cwd was recorded holds the process's. */
-    if (hcwd && (!(mcwd = store_meta_get(p->lcm->st, "cwd")) || strcmp(mcwd, hcwd) != 0) &&
-        store_meta_put(p->lcm->st, "cwd", hcwd, &e) != LC_OK) {
+    if (hcwd && store_meta_ensure(p->lcm->st, "cwd", hcwd, &e) != LC_OK) {
         plugin_log(p, AP_LEVEL_WARNING, "lcm: %s", e ? e : "cwd not recorded");
         free(e);
         e = NULL;
     }
     free(hcwd);
-    free(mcwd);
     lcm_store_options(p->lcm->st, lcm_cmd_config(p));
     /* Where the session lives, so `/lcm gc` retires this store only once that file is
      * gone, wherever it is (not only under HOME/sessions). */
     char *sf = p->session_file ? realpath(p->session_file, NULL) : NULL;
-    char *had = sf ? store_meta_get(p->lcm->st, "session_file") : NULL;
-    if (sf && (!had || strcmp(had, sf) != 0) && store_meta_put(p->lcm->st, "session_file", sf, &e) != LC_OK) {
+    if (sf && store_meta_ensure(p->lcm->st, "session_file", sf, &e) != LC_OK) {
         plugin_log(p, AP_LEVEL_WARNING, "lcm: %s", e ? e : "session file not recorded");
         free(e);
         e = NULL;
     }
     free(sf);
-    free(had);
     lcm_window_load(p);
     if (store_mode_note(p->lcm->st))
         plugin_notify(p, AP_LEVEL_WARNING, "lcm: %s", store_mode_note(p->lcm->st));
@@ -633,13 +512,9 @@ static int lcm_attach(lc_plugin *p, long wait_ms, int64_t *caught)
 /* The one notice of going offline (the state is the engine's, offline.h). */
 static void lcm_offline_notice(lc_plugin *p)
 {
-    plugin_notify(p, AP_LEVEL_WARNING, "lcm: the store is offline (%s); LCM is not active until it is "
-                  "reachable again. The session goes on: requests are built within the window from what "
-                  "is known (the summaries already applied, held in memory; otherwise the context as the "
-                  "host builds it), nothing is stored meanwhile and recall tools answer that the store is "
-                  "offline. A reconnect is tried within %d requests or %.0f s; on reconnect every message "
-                  "the store missed is stored from the session file",
-                  p->lcm->off.reason ? p->lcm->off.reason : "?", OFFLINE_RETRY_REQUESTS, OFFLINE_RETRY_MS / 1000.0);
+    char *t = offline_notice(&p->lcm->off);
+    if (t) plugin_notify(p, AP_LEVEL_WARNING, "%s", t);
+    free(t);
 }
 
 /* A store call failed mid-run: let go of the connections (the worker's too) and go
@@ -708,29 +583,18 @@ int lcm_glue_attach(lc_plugin *p)
     return rc;
 }
 
-/* A new session of a folder (its store holds nothing yet) with sessionBundle on: the
- * reference bundle of the folder's previous session, built once here and carried the same
- * on every system prompt of the run (a stable prompt keeps the prompt cache). With
- * dreamSystemPrompt on instead: only the learned lines (active contracts, patterns). */
+/* The bundle every system prompt of the run carries, built once here at session start
+ * (engine/bundle.h decides what a new session of a folder carries). */
 static void lcm_bundle_load(lc_plugin *p)
 {
     const lcm_config *cfg = lcm_cmd_config(p);
-    char *e = NULL, *cwd = NULL;
+    char *e = NULL;
     free(p->lcm->bundle);
     p->lcm->bundle = NULL;
-    if (!cfg || (!cfg->session_bundle && !cfg->dream_system_prompt) || !p->lcm->st ||
-        store_message_count(p->lcm->st) > 0)
-        return;
-    cwd = store_meta_get(p->lcm->st, "cwd");
-    /* The bundle carries what dream learned; dreamSystemPrompt alone carries just that. */
-    if (cwd && *cwd && cfg->session_bundle &&
-        bundle_build(p->agent_home, cwd, p->session_id, cfg->bundle_tokens, &p->lcm->bundle, &e) != LC_OK)
-        plugin_log(p, AP_LEVEL_WARNING, "lcm: the previous session's bundle: %s", e ? e : "failed");
-    else if (cwd && *cwd && !cfg->session_bundle &&
-             dream_bundle_text(p->agent_home, cwd, cfg->dream_bundle_tokens, &p->lcm->bundle, &e) != LC_OK)
-        plugin_log(p, AP_LEVEL_WARNING, "lcm: the learned contracts and patterns: %s", e ? e : "failed");
+    if (p->lcm->st &&
+        bundle_session_prompt(p->agent_home, p->lcm->st, p->session_id, cfg, &p->lcm->bundle, &e) != LC_OK)
+        plugin_log(p, AP_LEVEL_WARNING, "lcm: %s", e ? e : "the session's bundle failed");
     free(e);
-    free(cwd);
 }
 
 void lcm_glue_system_prompt(lc_plugin *p, const cJSON *ev, cJSON **out)

@@ -115,7 +115,7 @@ static size_t lcm_cmd_occupancy(lc_plugin *p)
     lcm_glue_view v;
     lcm_glue_view_get(p, &v);
     if (v.last_tokens > 0) return (size_t)v.last_tokens;
-    return p->context_calls ? p->last_est_tokens : p->branch_occupancy;
+    return p->context_calls ? p->last_est_tokens : p->branch.occupancy;
 }
 
 static admin_env lcm_cmd_env(lc_plugin *p, const lcm_config *cfg)
@@ -168,9 +168,9 @@ static char *lcm_cmd_status(lc_plugin *p, const admin_env *env)
     admin_result_free(&r);
     lcm_summ_status(p, &b);
     admin_tokens(w, sizeof w, (double)env->window);
-    if (p->window_corrected > 0 && p->window == p->window_corrected) {
+    if (p->window_corr.corrected > 0 && p->window == p->window_corr.corrected) {
         admin_tokens(bw, sizeof bw, (double)p->window_believed);
-        sb_printf(&b, "window: the host believes %s, corrected to %s (%s)", bw, w, p->window_source);
+        sb_printf(&b, "window: the host believes %s, corrected to %s (%s)", bw, w, p->window_corr.source);
     } else {
         sb_printf(&b, "window: %s (%s)", env->window > 0 ? w : "unknown",
                   env->window > 0 ? "host" : "default 128.0k");

@@ -209,10 +209,8 @@ void plugin_apply_window(lc_plugin *p)
 {
     /* A correction belongs to the window it corrected: a model switch that changes the
      * host's figure makes it stale. */
-    if (p->window_corrected > 0 && p->window_believed == p->window_corrected_from)
-        p->window = p->window_corrected;
-    else if (p->window_believed > 0)
-        p->window = p->window_believed;
+    long w = zones_effective_window(p->window_believed, &p->window_corr);
+    if (w > 0) p->window = w;
 }
 
 /* A host slot's JSON answer, parsed; NULL when the host lacks the slot, fails or answers
@@ -301,36 +299,6 @@ static void plugin_refresh_session(lc_plugin *p)
     cJSON_Delete(s);
 }
 
-/* Count the branch's model-visible messages once at start, so status is true on a
- * resumed session before any request has run. */
-static void plugin_count_branch(lc_plugin *p, const cJSON *branch)
-{
-    p->branch_messages = 0;
-    p->branch_tokens = 0;
-    p->branch_occupancy = 0;
-    size_t since_usage = 0;
-    long usage = 0;
-    const cJSON *e;
-    cJSON_ArrayForEach(e, branch)
-    {
-        const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(e, "type"));
-        if (!type || strcmp(type, "message") != 0) continue;
-        const cJSON *m = cJSON_GetObjectItem(e, "message");
-        size_t t = msg_estimate_tokens(m);
-        p->branch_messages++;
-        p->branch_tokens += t;
-        long u = msg_usage_total(m);
-        if (u > 0) {
-            usage = u;
-            since_usage = 0;
-        } else {
-            since_usage += t;
-        }
-    }
-    /* Occupancy as the host sees it: the provider's count of the last request plus what
-     * arrived after it; the raw estimate only when no request was ever measured. */
-    p->branch_occupancy = usage > 0 ? (size_t)usage + since_usage : p->branch_tokens;
-}
 /* ---- callbacks ---------------------------------------------------------------------- */
 
 static void plugin_release(void *state, void *ptr)
@@ -420,7 +388,7 @@ static int on_session_start(void *state, const char *json, char **out_json, char
     plugin_refresh_model(p);
     cJSON *branch = NULL;
     char *berr = NULL;
-    if (plugin_get_branch(p, &branch, &berr) == AP_OK) plugin_count_branch(p, branch);
+    if (plugin_get_branch(p, &branch, &berr) == AP_OK) msg_count_branch(branch, &p->branch);
     free(berr);
     cJSON_Delete(branch);
     /* A new or reloaded session starts idle. */

@@ -14,6 +14,8 @@
 #include <cjson/cJSON.h>
 
 #include "agent_plugin.h"
+#include "message.h"
+#include "zones.h"
 
 struct clm_live;
 struct lcm_glue;
@@ -30,18 +32,15 @@ typedef struct lc_plugin {
     char *model;        /* "provider/id" */
     long window;        /* context window in tokens: the host's, or its correction */
     long window_believed;   /* what the host reports */
-    long window_corrected;  /* > 0: a provider error showed the real window ... */
-    long window_corrected_from; /* ... when the host believed this one */
-    char window_source[32]; /* where the correction came from ("provider-error") */
+    zones_window_correction window_corr; /* corrected > 0: a provider error showed the real
+                                          * window when the host believed `believed` */
     long max_tokens;
     /* what the last `context` call carried (for status before any store exists) */
     size_t last_n_messages;
     size_t last_est_tokens;
     unsigned long context_calls;
     /* the active branch's messages as counted at session_start (status on resume) */
-    size_t branch_messages;
-    size_t branch_tokens;
-    size_t branch_occupancy; /* last provider-reported request + estimates after it */
+    msg_branch_count branch;
     /* An agent loop is running: from before_agent_start until agent_end (API level 2).
      * A user message sent while it runs would start a second loop, so /clm-compact waits. */
     int agent_busy;
