@@ -24,6 +24,7 @@
 #include "config.h"
 #include "ingest.h"
 #include "jsonl.h"
+#include "jsonw.h"
 #include "store.h"
 #include "util.h"
 
@@ -333,7 +334,7 @@ static int imp_add(imp *m, const char *id, const char *parent_id, int kind, char
  * the tree itself rather than parsing the print again. */
 static int imp_add_built(imp *m, const char *id, const char *parent_id, cJSON *o, char **err)
 {
-    char *json = o ? cJSON_PrintUnformatted(o) : NULL;
+    char *json = o ? jsonw_print(o) : NULL;
     if (!json) {
         cJSON_Delete(o);
         o = NULL;
