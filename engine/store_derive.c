@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonw.h"
 #include "sha256.h"
 #include "util.h"
 
@@ -65,7 +66,7 @@ char *store_derive_payload(const cJSON *msg)
             if (!plain_text && !call) cJSON_AddItemToArray(arr, cJSON_Duplicate(b, 1));
         }
     }
-    out = cJSON_PrintUnformatted(arr);
+    out = jsonw_print(arr);
     cJSON_Delete(arr);
     return out;
 }

@@ -24,6 +24,7 @@
 #include "config.h"
 #include "ingest.h"
 #include "jsonl.h"
+#include "jsonw.h"
 #include "store.h"
 #include "util.h"
 
@@ -333,7 +334,7 @@ static int imp_add(imp *m, const char *id, const char *parent_id, int kind, char
  * the tree itself rather than parsing the print again. */
 static int imp_add_built(imp *m, const char *id, const char *parent_id, cJSON *o, char **err)
 {
-    char *json = o ? cJSON_PrintUnformatted(o) : NULL;
+    char *json = o ? jsonw_print(o) : NULL;
     if (!json) {
         cJSON_Delete(o);
         o = NULL;
@@ -392,7 +393,7 @@ static const char *claude_stop(const char *s)
 }
 
 /* text / image / thinking / tool_use blocks in AgentMessage shapes. */
-static cJSON *claude_block(imp *m, const cJSON *b)
+static cJSON *claude_block(imp *m, cJSON *b)
 {
     const char *t = jstr(b, "type");
     cJSON *o = NULL;
@@ -400,19 +401,19 @@ static cJSON *claude_block(imp *m, const cJSON *b)
     if (!strcmp(t, "text") && jstr(b, "text")) {
         o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "type", "text");
-        cJSON_AddStringToObject(o, "text", jstr(b, "text"));
+        cJSON_AddItemToObject(o, "text", cJSON_DetachItemFromObjectCaseSensitive(b, "text"));
     } else if (!strcmp(t, "thinking") && jstr(b, "thinking")) {
         o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "type", "thinking");
-        cJSON_AddStringToObject(o, "thinking", jstr(b, "thinking"));
+        cJSON_AddItemToObject(o, "thinking", cJSON_DetachItemFromObjectCaseSensitive(b, "thinking"));
     } else if (!strcmp(t, "tool_use")) {
-        const cJSON *in = cJSON_GetObjectItemCaseSensitive(b, "input");
+        cJSON *in = cJSON_DetachItemFromObjectCaseSensitive(b, "input");
         const char *id = jstr(b, "id"), *name = jstr(b, "name");
         o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "type", "toolCall");
         cJSON_AddStringToObject(o, "id", id ? id : "");
         cJSON_AddStringToObject(o, "name", name ? name : "");
-        cJSON_AddItemToObject(o, "arguments", in ? cJSON_Duplicate(in, 1) : cJSON_CreateObject());
+        cJSON_AddItemToObject(o, "arguments", in ? in : cJSON_CreateObject());
         if (id && name) imp_tool_put(m, id, name);
     } else if (!strcmp(t, "image")) {
         const cJSON *src = cJSON_GetObjectItemCaseSensitive(b, "source");
@@ -425,7 +426,7 @@ static cJSON *claude_block(imp *m, const cJSON *b)
 }
 
 /* Content (a string or blocks) as an AgentMessage content array. */
-static cJSON *claude_content(imp *m, const cJSON *c)
+static cJSON *claude_content(imp *m, cJSON *c)
 {
     cJSON *arr = cJSON_CreateArray();
     if (cJSON_IsString(c)) {
@@ -434,7 +435,7 @@ static cJSON *claude_content(imp *m, const cJSON *c)
         cJSON_AddStringToObject(o, "text", c->valuestring);
         cJSON_AddItemToArray(arr, o);
     } else if (cJSON_IsArray(c)) {
-        const cJSON *b;
+        cJSON *b;
         cJSON_ArrayForEach(b, c)
         {
             cJSON *o = claude_block(m, b);
@@ -453,7 +454,7 @@ static const char *claude_parent(const cJSON *root)
     return p ? p : jstr(root, "logicalParentUuid");
 }
 
-static int claude_line(imp *m, const cJSON *root, char **err)
+static int claude_line(imp *m, cJSON *root, char **err)
 {
     const char *type = jstr(root, "type"), *uuid = jstr(root, "uuid"), *parent = claude_parent(root);
     const char *sid = jstr(root, "sessionId"), *cwd = jstr(root, "cwd");
@@ -462,12 +463,12 @@ static int claude_line(imp *m, const cJSON *root, char **err)
     if (cwd && !m->cwd) m->cwd = lc_strdup(cwd);
     /* Sub-agent conversations (sidechains) are not the session's own history. */
     if (!uuid || cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "isSidechain"))) return LC_OK;
-    const cJSON *msg = cJSON_GetObjectItemCaseSensitive(root, "message");
+    cJSON *msg = cJSON_GetObjectItemCaseSensitive(root, "message");
     long long ts = imp_iso_ms(jstr(root, "timestamp"));
     imp_saw_ts(m, ts);
     if (!type || !cJSON_IsObject(msg) || (strcmp(type, "user") != 0 && strcmp(type, "assistant") != 0))
         return imp_add(m, uuid, parent, IMP_OTHER, NULL, NULL, NULL, err);
-    const cJSON *content = cJSON_GetObjectItemCaseSensitive(msg, "content");
+    cJSON *content = cJSON_GetObjectItemCaseSensitive(msg, "content");
     if (strcmp(type, "assistant") == 0) {
         cJSON *o = cJSON_CreateObject(), *usage = cJSON_CreateObject();
         const cJSON *u = cJSON_GetObjectItemCaseSensitive(msg, "usage");
@@ -499,7 +500,7 @@ static int claude_line(imp *m, const cJSON *root, char **err)
      * The line's uuid names the last message so that children find their parent. */
     cJSON *parts = cJSON_CreateArray(), *user = NULL;
     if (cJSON_IsArray(content)) {
-        const cJSON *b;
+        cJSON *b;
         cJSON_ArrayForEach(b, content)
         {
             const char *bt = jstr(b, "type");
