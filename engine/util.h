@@ -47,9 +47,10 @@ int lc_errf(char **err, int code, const char *fmt, ...) __attribute__((format(pr
 /* Free each of the n pointers (NULL ones are skipped, as free() skips them). */
 void lc_free_each(void *const *p, size_t n);
 /* A destructor's (or a cleanup label's) owned pointers freed in one statement:
- * LC_FREE(x->a, x->b, x->c). C cannot walk a struct's members, so each destructor still names
- * its fields, but once, as a list, rather than one free() a line. Every argument is read before any is freed, so a list may
- * end with the struct that holds the others: LC_FREE(x->a, x->b, x). */
+ * LC_FREE(x->a, x->b, x->c). C cannot walk a struct's members, so each destructor still
+ * names its fields, but once, as a list, rather than one free() a line. Every argument is
+ * read before any is freed, so a list may end with the struct that holds the others:
+ * LC_FREE(x->a, x->b, x). */
 #define LC_FREE(...)                                                                         \
     lc_free_each((void *const[]){__VA_ARGS__},                                               \
                  sizeof((void *const[]){__VA_ARGS__}) / sizeof(void *))
