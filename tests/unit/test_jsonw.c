@@ -51,11 +51,19 @@ static void test_print_matches_cjson_for_numbers_of_every_kind(void **state)
     cJSON_Delete(a);
 }
 
+static uint32_t xorshift(uint32_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 17;
+    *x ^= *x << 5;
+    return *x;
+}
+
 static void test_print_matches_cjson_for_random_trees(void **state)
 {
     (void)state;
     uint32_t x = 88172645u;
-#define NEXT() (x ^= x << 13, x ^= x >> 17, x ^= x << 5, x)
+#define NEXT() xorshift(&x)
     for (int round = 0; round < 2000; round++) {
         cJSON *stack[8];
         int depth = 0;
@@ -69,7 +77,11 @@ static void test_print_matches_cjson_for_random_trees(void **state)
             switch (NEXT() % 8) {
             case 0: v = cJSON_CreateNull(); break;
             case 1: v = cJSON_CreateBool(NEXT() % 2); break;
-            case 2: v = cJSON_CreateNumber((double)(int32_t)NEXT() / (double)(1 + NEXT() % 1000)); break;
+            case 2: {
+                double num = (double)(int32_t)NEXT();
+                v = cJSON_CreateNumber(num / (double)(1 + NEXT() % 1000));
+                break;
+            }
             case 3: v = cJSON_CreateNumber((double)NEXT() * 4096.0); break;
             case 4: v = cJSON_CreateString(str); break;
             case 5: v = cJSON_CreateRaw("[1,2]"); break;
