@@ -9,6 +9,7 @@
 #include <string.h>
 
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define SHA256_HAVE_NI 1
 #endif
@@ -114,8 +115,11 @@ static int sha256_accel_on(void)
     int a = atomic_load_explicit(&sha256_accel, memory_order_relaxed);
     if (a < 0) {
 #ifdef SHA256_HAVE_NI
-        __builtin_cpu_init();
-        a = __builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1") && __builtin_cpu_supports("ssse3");
+        /* CPUID itself: gcc's and clang's __builtin_cpu_supports do not name the same
+         * features. Leaf 1: SSSE3 (ECX bit 9), SSE4.1 (bit 19); leaf 7: SHA (EBX bit 29). */
+        unsigned eax, ebx, ecx, edx;
+        a = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx >> 9 & 1) && (ecx >> 19 & 1) &&
+            __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && (ebx >> 29 & 1);
 #else
         a = 0;
 #endif
