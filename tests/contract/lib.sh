@@ -127,10 +127,14 @@ tui_start() {
     trap tui_cleanup EXIT
     $TM new-session -d -s "$TUI" -x 120 -y 40 "sh $TUI_SCRIPT" || fail "tmux cannot start a session"
 }
-# tui_restart: NAME killed (the program with it) and started again.
+# tui_restart: the script started again in a new session (TUI names it), then the old one
+# killed with its program. In that order: killing the server's only session makes the server
+# exit, and a new-session racing that exit fails with "server exited unexpectedly".
 tui_restart() {
-    $TM kill-session -t "$TUI"
+    _tui_old=$TUI
+    TUI=$TUI-again
     $TM new-session -d -s "$TUI" -x 120 -y 40 "sh $TUI_SCRIPT" || fail "tmux cannot start a second session"
+    $TM kill-session -t "$_tui_old"
 }
 tui_cleanup() { $TM kill-server 2>/dev/null; cleanup; }
 screen() { $TM capture-pane -p -t "$TUI"; }

@@ -89,7 +89,7 @@ tui_restart
 wait_for ">" "the interactive prompt did not appear the second time"
 keys "/clm overview" Enter
 wait_for "/clm overview fit -- lines" "the panel did not open the second time"
-HOST_PID=$(pgrep -P "$($TM list-panes -t host -F '#{pane_pid}')" agent-host)
+HOST_PID=$(pgrep -P "$($TM list-panes -t "$TUI" -F '#{pane_pid}')" agent-host)
 [ -n "$HOST_PID" ] || fail "the host's pid is not found under its pane"
 kill -TERM "$HOST_PID"
 wait_for "HOST EXITED 143" "the host did not die of SIGTERM"
