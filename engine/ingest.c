@@ -312,10 +312,10 @@ int ingest_move(store *st, ingest_entry_fn get, void *ud, const char *old_leaf,
         e = NULL;
     }
     if (rc == LC_OK && left &&
-        store_set_removed(st, (const char *const *)a.ids, left, 1, err) != LC_OK)
+        store_set_removed(st, (const char *const *)a.ids, left, 1, NULL, err) != LC_OK)
         rc = LC_ERR;
     if (rc == LC_OK && joined &&
-        store_set_removed(st, (const char *const *)b.ids, joined, 0, err) != LC_OK)
+        store_set_removed(st, (const char *const *)b.ids, joined, 0, NULL, err) != LC_OK)
         rc = LC_ERR;
     free(e);
     ingest_idset_free(&a);

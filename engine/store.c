@@ -211,9 +211,10 @@ int store_mark_branch(store *s, const char *const *active_ids, size_t n, size_t 
     STORE_DISPATCH_OR_UNSUPPORTED(s, mark_branch, (s, active_ids, n, marked, cleared, err));
 }
 
-int store_set_removed(store *s, const char *const *entry_ids, size_t n, int removed, char **err)
+int store_set_removed(store *s, const char *const *entry_ids, size_t n, int removed, size_t *changed, char **err)
 {
-    STORE_DISPATCH_OR_UNSUPPORTED(s, set_removed, (s, entry_ids, n, removed, err));
+    if (changed) *changed = 0;
+    STORE_DISPATCH_OR_UNSUPPORTED(s, set_removed, (s, entry_ids, n, removed, changed, err));
 }
 
 int store_dag_progress(store *s, int64_t *watermark, int64_t *pending, char **err)

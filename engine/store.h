@@ -138,8 +138,9 @@ int store_ingest(store *s, const store_msg *msgs, size_t n, store_ingest_stats *
  * mark changes are written. *marked / *cleared (may be NULL) count them. */
 int store_mark_branch(store *s, const char *const *active_ids, size_t n, size_t *marked,
                       size_t *cleared, char **err);
-/* Incremental form: set or clear the mark on the given entries. */
-int store_set_removed(store *s, const char *const *entry_ids, size_t n, int removed,
+/* Incremental form: set or clear the mark on the given entries; *changed (may be NULL)
+ * counts the rows whose mark changed. */
+int store_set_removed(store *s, const char *const *entry_ids, size_t n, int removed, size_t *changed,
                       char **err);
 
 /* ---- DAG progress ----------------------------------------------------------------------
@@ -596,7 +597,7 @@ void store_vec_coverage_free(store_vec_coverage *c);
     X(int, schema_version, (store *s)) \
     X(int, ingest, (store *s, const store_msg *msgs, size_t n, store_ingest_stats *stats, char **err)) \
     X(int, mark_branch, (store *s, const char *const *active_ids, size_t n, size_t *marked, size_t *cleared, char **err)) \
-    X(int, set_removed, (store *s, const char *const *entry_ids, size_t n, int removed, char **err)) \
+    X(int, set_removed, (store *s, const char *const *entry_ids, size_t n, int removed, size_t *changed, char **err)) \
     X(int, dag_progress, (store *s, int64_t *watermark, int64_t *pending, char **err)) \
     X(int, dag_set_watermark, (store *s, int64_t expect, int64_t value, int *moved, char **err)) \
     X(int, dag_block_get, (store *s, int64_t *tokens)) \

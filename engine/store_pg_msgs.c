@@ -233,8 +233,9 @@ done:
     return rc;
 }
 
-int store_pg_set_removed(store *s, const char *const *entry_ids, size_t n, int removed, char **err)
+int store_pg_set_removed(store *s, const char *const *entry_ids, size_t n, int removed, size_t *changed, char **err)
 {
+    int64_t k = 0;
     char *arr = store_pg_array(entry_ids, n);
     if (!arr) return lc_errf(err, LC_NOMEM, "store: out of memory");
     const char *v[] = {removed ? "1" : "0", arr};
@@ -243,8 +244,9 @@ int store_pg_set_removed(store *s, const char *const *entry_ids, size_t n, int r
         rc = store_pg_cmd(s,
                           "UPDATE messages SET removed = $1::integer WHERE entry_id = ANY($2::text[])"
                           " AND removed <> $1::integer",
-                          2, v, 0, "set removed", NULL, err);
+                          2, v, 0, "set removed", &k, err);
         if (rc == LC_OK) rc = store_pg_commit(s, err);
+        if (rc == LC_OK && changed) *changed = (size_t)k;
         if (rc != LC_OK) store_pg_rollback(s);
     }
     free(arr);

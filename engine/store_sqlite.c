@@ -665,6 +665,7 @@ void store_sqlite_close(store *s)
 {
     if (!s) return;
     store_sqlite_bulk_reset(s);
+    store_sqlite_bulk_journal_end(s);
     sqlite3_finalize(s->st_exists);
     sqlite3_finalize(s->st_insert);
     sqlite3_finalize(s->st_fts);

@@ -44,6 +44,7 @@ struct store {
     int bulk_failed;   /* a batch of it failed: the commit rolls it back */
     int64_t bulk_cache; /* the page cache size the bulk restores */
     int64_t bulk_ckpt;  /* the auto-checkpoint pages the bulk restores */
+    int bulk_journal;   /* a bulk into an empty store left WAL for a rollback journal: WAL at close */
     store_fts_row *fts_rows; /* the bulk's held-back full-text rows */
     size_t fts_n, fts_cap, fts_bytes;
 };
@@ -88,5 +89,7 @@ STORE_SLOTS_LEASE(STORE_SQLITE_PROTO)
 int store_sqlite_progress_triggers(store *s, char **err);
 /* Forget a bulk ingest's held-back state (a rollback, the close). */
 void store_sqlite_bulk_reset(store *s);
+/* Back to WAL if a bulk into an empty store left it (the close). */
+void store_sqlite_bulk_journal_end(store *s);
 
 #endif

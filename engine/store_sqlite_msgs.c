@@ -265,6 +265,32 @@ static void store_bulk_pragmas_restore(store *s)
     sqlite3_exec(s->db, sql, NULL, NULL, NULL);
 }
 
+/* A store with no message has no reader to serve mid-import, and a rollback journal writes
+ * each page the bulk appends once (pages past the file's old end need no journal), where WAL
+ * writes it to the log and again at the checkpoint: a 20M-token import wrote 128 MB of log
+ * for a 107 MB store. WAL comes back at the close (store_sqlite_close); an opener meanwhile
+ * asks for WAL itself, which only ends the saving. synchronous=FULL: a rollback journal
+ * under NORMAL can be damaged by a power cut at the wrong moment. Nothing changes when the
+ * switch is refused (another connection has the store open). */
+static void store_bulk_journal(store *s)
+{
+    sqlite3_stmt *st = NULL;
+    if (s->bulk_journal || store_sqlite_int(s, "SELECT NOT EXISTS (SELECT 1 FROM messages)", 0) != 1) return;
+    if (sqlite3_prepare_v2(s->db, "PRAGMA journal_mode=DELETE", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW && !strcmp((const char *)sqlite3_column_text(st, 0), "delete")) {
+        s->bulk_journal = 1;
+        sqlite3_exec(s->db, "PRAGMA synchronous=FULL", NULL, NULL, NULL);
+    }
+    sqlite3_finalize(st);
+}
+
+void store_sqlite_bulk_journal_end(store *s)
+{
+    if (!s->bulk_journal) return;
+    s->bulk_journal = 0;
+    sqlite3_exec(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL", NULL, NULL, NULL);
+}
+
 /* The insert trigger runs a program per row (its WHEN and two meta updates), which cost an
  * import as much as the rows themselves; a bulk drops it (a TEMP trigger: this connection
  * only, and restored by a rollback) and store_sqlite_bulk_commit applies its sum. */
@@ -272,6 +298,7 @@ int store_sqlite_bulk_begin(store *s, char **err)
 {
     int rc;
     if (s->read_only) return lc_errf(err, LC_INVALID, "store: opened read-only");
+    store_bulk_journal(s);
     if ((rc = store_sqlite_exec(s, "BEGIN IMMEDIATE", err)) != LC_OK) return rc;
     s->bulk_from = store_sqlite_int(s, "SELECT coalesce(max(id), 0) FROM messages", 0);
     if ((rc = store_sqlite_exec(s, "DROP TRIGGER IF EXISTS temp.store_dag_ingest", err)) != LC_OK) {
@@ -404,8 +431,8 @@ done:
     return rc;
 }
 
-int store_sqlite_set_removed(store *s, const char *const *entry_ids, size_t n, int removed,
-                      char **err)
+int store_sqlite_set_removed(store *s, const char *const *entry_ids, size_t n, int removed, size_t *changed,
+                             char **err)
 {
     sqlite3_stmt *st = NULL;
     int rc = LC_OK, in_tx = 0;
@@ -420,6 +447,7 @@ int store_sqlite_set_removed(store *s, const char *const *entry_ids, size_t n, i
         sqlite3_bind_int(st, 1, removed ? 1 : 0);
         sqlite3_bind_text(st, 2, entry_ids[i], -1, SQLITE_STATIC);
         if ((rc = store_sqlite_step_done(s, st, "set removed", err)) != LC_OK) goto done;
+        if (changed) *changed += (size_t)sqlite3_changes(s->db);
     }
     if ((rc = store_sqlite_exec(s, "COMMIT", err)) != LC_OK) goto done;
     in_tx = 0;

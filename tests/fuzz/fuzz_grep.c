@@ -65,7 +65,7 @@ static void setup(void)
     }
     if (store_ingest(st, m, n, NULL, &err) != LC_OK) abort();
     const char *removed[] = {"e6"};
-    if (store_set_removed(st, removed, 1, 1, &err) != LC_OK) abort();
+    if (store_set_removed(st, removed, 1, 1, NULL, &err) != LC_OK) abort();
     const char *leaf_entries[] = {"e1", "e2", "e3"};
     store_summary leaf = {.kind = "leaf", .depth = 0, .text = "Counted lines of handlers.c",
                           .tokens = 8, .entry_ids = leaf_entries, .n_entries = 3};

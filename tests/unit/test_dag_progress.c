@@ -97,7 +97,7 @@ static void branch_fork(store *s, int at, int to)
         left[n] = ids[n];
         n++;
     }
-    assert_int_equal(store_set_removed(s, left, n, 1, NULL), LC_OK);
+    assert_int_equal(store_set_removed(s, left, n, 1, NULL, NULL), LC_OK);
     branch b = {0};
     branch_add(&b, "a", 0, at, 500);
     branch_add(&b, "b", at, to, 500);
@@ -168,9 +168,9 @@ static void test_progress_matches_a_recount_after_ingest_cover_remove_restore_an
     assert_progress_exact(f->st);
     /* Removing covered and uncovered entries, then restoring them. */
     const char *some[] = {a.ids[1], a.ids[2], a.ids[30], a.ids[31], a.ids[39]};
-    assert_int_equal(store_set_removed(f->st, some, 5, 1, NULL), LC_OK);
+    assert_int_equal(store_set_removed(f->st, some, 5, 1, NULL, NULL), LC_OK);
     assert_progress_exact(f->st);
-    assert_int_equal(store_set_removed(f->st, some, 5, 0, NULL), LC_OK);
+    assert_int_equal(store_set_removed(f->st, some, 5, 0, NULL, NULL), LC_OK);
     assert_progress_exact(f->st);
     /* A repair that deletes coverage: the numbers are dropped and recounted. */
     assert_int_equal(store_qexec(f->st, "DELETE FROM summary_messages WHERE summary_id = (SELECT min(id) FROM summaries)"),
@@ -194,6 +194,26 @@ static void test_pass_with_less_than_a_chunk_pending_writes_nothing(void **state
     branch_free(&a);
 }
 
+/* The count a caller reports ("n marked removed") is the rows whose mark changed: an id
+ * already marked, or no message at all, is not counted. */
+static void test_set_removed_counts_only_rows_whose_mark_changed(void **state)
+{
+    fx *f = *state;
+    branch a = branch_stored(f->st, 6, 50);
+    size_t changed = 99;
+    const char *first[] = {a.ids[3], a.ids[4]};
+    assert_int_equal(store_set_removed(f->st, first, 2, 1, &changed, NULL), LC_OK);
+    assert_int_equal(changed, 2);
+    const char *again[] = {a.ids[3], a.ids[4], a.ids[5], "no-such-entry"};
+    assert_int_equal(store_set_removed(f->st, again, 4, 1, &changed, NULL), LC_OK);
+    assert_int_equal(changed, 1);
+    const char *back[] = {a.ids[0], a.ids[4]};
+    assert_int_equal(store_set_removed(f->st, back, 2, 0, &changed, NULL), LC_OK);
+    assert_int_equal(changed, 1);
+    assert_int_equal(store_q1(f->st, "SELECT count(*) FROM messages WHERE removed = 1"), 2);
+    branch_free(&a);
+}
+
 static void test_set_removed_writes_only_rows_whose_mark_changes(void **state)
 {
     fx *f = *state;
@@ -211,16 +231,16 @@ static void test_set_removed_writes_only_rows_whose_mark_changes(void **state)
                                   NULL, NULL, NULL),
                      SQLITE_OK);
     const char *first[] = {a.ids[3], a.ids[4]};
-    assert_int_equal(store_set_removed(f->st, first, 2, 1, NULL), LC_OK);
+    assert_int_equal(store_set_removed(f->st, first, 2, 1, NULL, NULL), LC_OK);
     assert_int_equal(store_q1(f->st, "SELECT count(*) FROM writes"), 2);
     /* Two already removed, one newly: one write. */
     const char *again[] = {a.ids[3], a.ids[4], a.ids[5]};
-    assert_int_equal(store_set_removed(f->st, again, 3, 1, NULL), LC_OK);
+    assert_int_equal(store_set_removed(f->st, again, 3, 1, NULL, NULL), LC_OK);
     assert_int_equal(store_q1(f->st, "SELECT count(*) FROM writes"), 3);
     assert_int_equal(store_q1(f->st, "SELECT count(*) FROM messages WHERE removed = 1"), 3);
     /* Clearing an unmarked entry writes nothing; clearing a marked one writes it. */
     const char *back[] = {a.ids[0], a.ids[4]};
-    assert_int_equal(store_set_removed(f->st, back, 2, 0, NULL), LC_OK);
+    assert_int_equal(store_set_removed(f->st, back, 2, 0, NULL, NULL), LC_OK);
     assert_int_equal(store_q1(f->st, "SELECT count(*) FROM writes"), 4);
     assert_int_equal(store_q1(f->st, "SELECT count(*) FROM messages WHERE removed = 1"), 2);
     assert_int_equal(store_q1(f->st, "SELECT count(*) FROM messages WHERE removed = 1 AND entry_id IN ('a03','a05')"), 2);
@@ -294,6 +314,7 @@ TEST_MAIN(
     T(test_new_branch_below_the_watermark_is_still_covered),
     T(test_progress_matches_a_recount_after_ingest_cover_remove_restore_and_repair),
     T(test_pass_with_less_than_a_chunk_pending_writes_nothing),
+    T(test_set_removed_counts_only_rows_whose_mark_changed),
     T(test_set_removed_writes_only_rows_whose_mark_changes),
     T(test_pass_keeps_the_watermark_below_a_branch_stored_during_its_call),
 )

@@ -272,7 +272,7 @@ static void test_vectors_are_written_walked_backfilled_and_counted(void **state)
     store_vec_coverage_free(&c);
     /* A removed branch's vector is walked only when asked. */
     const char *gone[] = {"e1"};
-    assert_int_equal(store_set_removed(s, gone, 1, 1, &err), LC_OK);
+    assert_int_equal(store_set_removed(s, gone, 1, 1, NULL, &err), LC_OK);
     assert_int_equal(store_vec_walk(s, "m1", 0, see_vec, &t, &err), LC_OK);
     assert_int_equal(t.n, 1);
     seen_free(&t);

@@ -158,7 +158,7 @@ static void test_query_over_rank_max_pages_newest_first_and_says_why(void **stat
     /* One match removed: exactly RECALL_RANK_MAX remain, ranked; included, it leads. */
     snprintf(id, sizeof id, "e%zu", n - 1);
     const char *gone[] = {id};
-    assert_int_equal(store_set_removed(s, gone, 1, 1, &err), LC_OK);
+    assert_int_equal(store_set_removed(s, gone, 1, 1, NULL, &err), LC_OK);
     recall_grep_opts at = {.query = "general topic"};
     grep_ok(s, &at, &r);
     assert_int_equal(r.total, RECALL_RANK_MAX);

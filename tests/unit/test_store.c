@@ -333,9 +333,9 @@ static void test_tree_move_marks_left_entries_and_moving_back_clears(void **stat
     assert_int_equal(cleared, 3);
     assert_int_equal(removed_of(s, "e4"), 0);
     const char *one[] = {"e6"};
-    assert_int_equal(store_set_removed(s, one, 1, 1, &err), LC_OK);
+    assert_int_equal(store_set_removed(s, one, 1, 1, NULL, &err), LC_OK);
     assert_int_equal(removed_of(s, "e6"), 1);
-    assert_int_equal(store_set_removed(s, one, 1, 0, &err), LC_OK);
+    assert_int_equal(store_set_removed(s, one, 1, 0, NULL, &err), LC_OK);
     assert_int_equal(removed_of(s, "e6"), 0);
     store_close(s);
 }

@@ -3,7 +3,10 @@
  * same rows, the same DAG progress numbers (the insert trigger's work applied once at the
  * commit, also for a branch whose ordinals fall below the watermark), every message
  * searchable, the trigger working again afterwards; and a batch that fails inside it fails
- * the commit with nothing of the bulk kept. */
+ * the commit with nothing of the bulk kept. A bulk into an empty store writes through a
+ * rollback journal instead of the WAL (each page once) and leaves the store in WAL: after
+ * its close, with another connection opened between its commits, and after a crash inside
+ * it, which keeps what the earlier commits wrote. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,10 +14,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 #include <cjson/cJSON.h>
+#include <sqlite3.h>
 
 #include "store.h"
 #include "store_sqlite.h"
@@ -183,12 +189,134 @@ static void test_failed_batch_in_a_bulk_keeps_nothing_of_it(void **state)
     assert_int_equal(store_message_count(s), 20);
 }
 
+/* The connection's journal mode ("wal", "delete"). */
+static const char *journal(store *s)
+{
+    static char mode[16];
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_prepare_v2(store_db(s), "PRAGMA journal_mode", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    snprintf(mode, sizeof mode, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    return mode;
+}
+
+static long long file_bytes(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 ? (long long)sb.st_size : -1;
+}
+
+static void bulk_one(store *s, const char *fork, const char *prefix, int from, int to)
+{
+    batch b;
+    batch_make(&b, fork, prefix, from, to);
+    assert_int_equal(store_bulk_begin(s, NULL), LC_OK);
+    assert_int_equal(batch_ingest(s, &b), LC_OK);
+    assert_int_equal(store_bulk_commit(s, NULL), LC_OK);
+    batch_free(&b);
+}
+
+static void test_bulk_into_empty_store_writes_no_log_and_leaves_wal(void **state)
+{
+    fx *f = *state;
+    store *s = f->st[1];
+    char wal[512];
+    snprintf(wal, sizeof wal, "%s-wal", store_path(s));
+    bulk_one(s, NULL, "a", 0, 30);
+    assert_string_equal(journal(s), "delete");
+    assert_true(file_bytes(wal) <= 0);
+    bulk_one(s, "a29", "a", 30, 60); /* the next bulk of the same import: still no log */
+    assert_string_equal(journal(s), "delete");
+    assert_true(file_bytes(wal) <= 0);
+    store_close(s);
+    f->st[1] = NULL;
+    assert_int_equal(store_open(f->home[1], "sess", "/w", &f->st[1], NULL), LC_OK);
+    s = f->st[1];
+    assert_string_equal(journal(s), "wal");
+    assert_int_equal(store_message_count(s), 60);
+    assert_int_equal(store_q1(s, "SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'quokka*'"), 60);
+    /* A store that holds messages keeps its WAL through a bulk (its readers are served). */
+    bulk_one(s, "a59", "a", 60, 70);
+    assert_string_equal(journal(s), "wal");
+    assert_int_equal(store_message_count(s), 70);
+}
+
+/* A plugin or hook opening the store between an import's commits: it opens (in WAL, as
+ * every open asks), both see every row, and the import goes on in WAL. */
+static void test_store_opened_between_empty_bulk_commits_sees_every_row(void **state)
+{
+    fx *f = *state;
+    store *s = f->st[1], *other = NULL;
+    bulk_one(s, NULL, "a", 0, 30);
+    assert_string_equal(journal(s), "delete");
+    assert_int_equal(store_open(f->home[1], "sess", "/w", &other, NULL), LC_OK);
+    assert_string_equal(journal(other), "wal");
+    assert_int_equal(store_message_count(other), 30);
+    bulk_one(s, "a29", "a", 30, 60);
+    assert_string_equal(journal(s), "wal");
+    assert_int_equal(store_message_count(other), 60);
+    assert_int_equal(store_q1(other, "SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'quokka*'"), 60);
+    store_close(other);
+    assert_int_equal(store_q1(s, "SELECT count(*) FROM pragma_integrity_check WHERE integrity_check = 'ok'"), 1);
+}
+
+/* An import killed inside its second bulk (no commit, no close): the next open rolls the
+ * journal back, keeps the first bulk's rows whole and is in WAL. */
+static void test_crash_inside_empty_store_bulk_keeps_committed_rows(void **state)
+{
+    fx *f = *state;
+    store_close(f->st[1]);
+    f->st[1] = NULL;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        store *s = NULL;
+        if (store_open(f->home[1], "sess", "/w", &s, NULL) != LC_OK) _exit(1);
+        batch b;
+        batch_make(&b, NULL, "a", 0, 30);
+        if (store_bulk_begin(s, NULL) != LC_OK || batch_ingest(s, &b) != LC_OK || store_bulk_commit(s, NULL) != LC_OK)
+            _exit(2);
+        batch_free(&b);
+        batch_make(&b, "a29", "a", 30, 60);
+        if (store_bulk_begin(s, NULL) != LC_OK || batch_ingest(s, &b) != LC_OK) _exit(3);
+        /* Its held-back index rows and pages reach the file before the end. */
+        if (sqlite3_exec(store_db(s), "PRAGMA cache_spill=1; PRAGMA cache_size=1", NULL, NULL, NULL) != SQLITE_OK)
+            _exit(4);
+        batch_make(&b, "a59", "a", 60, 64);
+        if (batch_ingest(s, &b) != LC_OK) _exit(5);
+        _exit(0);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    char path[512];
+    snprintf(path, sizeof path, "%s/lcm/sess.sqlite-journal", f->home[1]);
+    assert_true(file_bytes(path) > 0); /* a hot journal: the open below rolls it back */
+    assert_int_equal(store_open(f->home[1], "sess", "/w", &f->st[1], NULL), LC_OK);
+    store *s = f->st[1];
+    assert_string_equal(journal(s), "wal");
+    assert_int_equal(store_message_count(s), 30);
+    assert_int_equal(store_q1(s, "SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'quokka*'"), 30);
+    assert_int_equal(store_q1(s, "SELECT count(*) FROM pragma_integrity_check WHERE integrity_check = 'ok'"), 1);
+    /* The import run again completes the store. */
+    bulk_one(s, "a29", "a", 30, 60);
+    assert_int_equal(store_message_count(s), 60);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_bulk_ingest_leaves_the_store_as_batch_by_batch_does, fx_setup,
                                         fx_teardown),
         cmocka_unit_test_setup_teardown(test_failed_batch_in_a_bulk_keeps_nothing_of_it, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_bulk_into_empty_store_writes_no_log_and_leaves_wal, fx_setup,
+                                        fx_teardown),
+        cmocka_unit_test_setup_teardown(test_store_opened_between_empty_bulk_commits_sees_every_row, fx_setup,
+                                        fx_teardown),
+        cmocka_unit_test_setup_teardown(test_crash_inside_empty_store_bulk_keeps_committed_rows, fx_setup,
+                                        fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

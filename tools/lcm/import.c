@@ -69,6 +69,7 @@ typedef struct imp {
     const char **tool_namev; /* tool_ids.ids[i]'s name, borrowed from tool_names */
     size_t tool_cap;
     int in_tx;          /* a bulk store transaction spans the batches (IMP_TX_MESSAGES) */
+    int fresh;          /* the store held no message when opened: every row is this import's */
     size_t tx_messages; /* messages ingested in it */
 } imp;
 
@@ -167,6 +168,7 @@ static int imp_open_store(imp *m, char **err)
     if (!m->session_id[0]) return lc_errf(err, LC_INVALID, "the transcript names no session id before its first message");
     int rc = store_open(m->home, m->session_id, m->cwd ? m->cwd : "", &m->st, err);
     if (rc != LC_OK) return rc;
+    m->fresh = store_message_count(m->st) == 0;
     /* The file-handle settings of the home's lcm.json, as the plugin applies them. */
     lcm_config cfg;
     char *path = lc_asprintf("%s/lcm.json", m->home);
@@ -718,17 +720,35 @@ int import_detect(const char *path, import_format *out, char **err)
     return LC_OK;
 }
 
-/* Ids of the final branch: the last entry up to its root. */
+/* The final branch is the last entry up to its root; every other row is marked removed.
+ * In a store this import alone wrote, the rows are its entries, all unmarked: the entries
+ * off the branch, which it knows, are the ones to mark (none for a session that never
+ * branched), where the store's branch move compares every row with the whole branch. */
 static int imp_mark(imp *m, char **err)
 {
     size_t n = 0, marked = 0;
     int rc = LC_OK;
     if (!m->st || !m->n) return LC_OK;
     const char **ids = malloc(m->n * sizeof *ids);
-    if (!ids) return lc_errf(err, LC_NOMEM, "out of memory");
-    for (long x = (long)m->n - 1; x >= 0 && n < m->n; x = m->v[x].parent) ids[n++] = m->v[x].id;
-    rc = store_mark_branch(m->st, ids, n, &marked, NULL, err);
+    unsigned char *on = m->fresh ? calloc(m->n, 1) : NULL;
+    if (!ids || (m->fresh && !on)) {
+        free(ids);
+        return lc_errf(err, LC_NOMEM, "out of memory");
+    }
+    for (long x = (long)m->n - 1; x >= 0 && n < m->n; x = m->v[x].parent) {
+        if (on) on[x] = 1;
+        ids[n++] = m->v[x].id;
+    }
+    if (on) {
+        n = 0;
+        for (size_t i = 0; i < m->n; i++)
+            if (!on[i]) ids[n++] = m->v[i].id;
+        rc = n ? store_set_removed(m->st, ids, n, 1, &marked, err) : LC_OK;
+    } else {
+        rc = store_mark_branch(m->st, ids, n, &marked, NULL, err);
+    }
     m->stats->removed = marked;
+    free(on);
     free(ids);
     return rc;
 }
