@@ -184,12 +184,13 @@ crash:
 	@python3 tests/crash/crash.py --build $(BUILD) --trials $(CRASH_TRIALS) $(if $(CRASH_SEED),--seed $(CRASH_SEED))
 
 # and the real host + .so under TSan through the contract tests of the background
-# summarizer (both completion paths) and of compaction with the worker.
-TSAN_CONTRACT = test_summary_worker test_lcm_compaction
+# summarizer (both completion paths) and of compaction with the worker; `lcm import`
+# (its writer thread) through the import tests.
+TSAN_CONTRACT = test_summary_worker test_lcm_compaction test_import test_import_torn
 tsan:
 	@$(MAKE) --no-print-directory BUILD=build-tsan OPT=-O1 SAN="-fsanitize=thread" \
 		$(TSAN_TESTS:%=build-tsan/tests/%) build-tsan/lossless-context.so build-tsan/agent-host \
-		build-tsan/plugins/lossless-context/plugin.json
+		build-tsan/lcm build-tsan/plugins/lossless-context/plugin.json
 	@bad=0; for t in $(TSAN_TESTS); do \
 		if TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" build-tsan/tests/$$t >build-tsan/$$t.log 2>&1; \
 		then echo "PASS tsan $$t"; else echo "FAIL tsan $$t (log: build-tsan/$$t.log)"; \

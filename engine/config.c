@@ -75,6 +75,18 @@ static int jc_utf8(jchk *c)
     return 0;
 }
 
+/* The four hex digits at `at` as a number, -1 when they are not there. */
+static long jc_hex4(const jchk *c, const char *at)
+{
+    long v = 0;
+    for (int i = 0; i < 4; i++) {
+        if (at + i >= c->end || !isxdigit((unsigned char)at[i])) return -1;
+        int d = (unsigned char)at[i];
+        v = v * 16 + (isdigit(d) ? d - '0' : (d | 0x20) - 'a' + 10);
+    }
+    return v;
+}
+
 static int jc_string(jchk *c)
 {
     c->p++; /* opening quote */
@@ -90,10 +102,17 @@ static int jc_string(jchk *c)
             if (c->p >= c->end) break;
             char e = *c->p;
             if (e == 'u') {
-                for (int i = 1; i <= 4; i++)
-                    if (c->p + i >= c->end || !isxdigit((unsigned char)c->p[i]))
-                        return jc_fail(c, "bad \\u escape");
+                /* A UTF-16 surrogate is half a character: the high one needs its low one
+                 * next (cJSON, the parser behind this check, refuses anything else). */
+                long v = jc_hex4(c, c->p + 1);
+                if (v < 0) return jc_fail(c, "bad \\u escape");
                 c->p += 5;
+                if (v >= 0xDC00 && v <= 0xDFFF) return jc_fail(c, "lone UTF-16 surrogate in a \\u escape");
+                if (v >= 0xD800 && v <= 0xDBFF) {
+                    long lo = c->end - c->p >= 2 && c->p[0] == '\\' && c->p[1] == 'u' ? jc_hex4(c, c->p + 2) : -1;
+                    if (lo < 0xDC00 || lo > 0xDFFF) return jc_fail(c, "lone UTF-16 surrogate in a \\u escape");
+                    c->p += 6;
+                }
             } else if (strchr("\"\\/bfnrt", e) && e) {
                 c->p++;
             } else {

@@ -4,9 +4,11 @@
  * no ordinals, no entry ids, no derived columns). The texts are the derived text the store
  * indexes (msg_derive_text) of every message entry of a Pi session file, read and derived
  * before the clock starts; the clock covers open, schema, the inserts, the commit and the
- * close (its checkpoint), with the store's own journal settings (WAL, synchronous=NORMAL).
+ * close (its checkpoint), with the store's own journal settings (WAL, synchronous=NORMAL);
+ * with "rollback", the journal `lcm import` writes a new store with (journal_mode=DELETE,
+ * synchronous=FULL), each page written once.
  *
- * Usage: bench_sqlite_fts5_ref SESSION.jsonl DB
+ * Usage: bench_sqlite_fts5_ref SESSION.jsonl DB [rollback]
  * Prints: "reference: N texts, B bytes, S s wall (R MB/s), C s CPU (R MB/s)" (MB = 10^6
  * bytes of text; CPU: the process's user + system time over the same span, the figure a
  * loaded machine disturbs least).
@@ -88,15 +90,16 @@ static int ref_exec(sqlite3 *db, const char *sql)
     return LC_ERR;
 }
 
-static int ref_insert(const char *dbpath, const ref_texts *t)
+static int ref_insert(const char *dbpath, const ref_texts *t, int rollback)
 {
     sqlite3 *db = NULL;
     sqlite3_stmt *row = NULL, *fts = NULL;
     int rc = LC_ERR;
     remove(dbpath);
     if (sqlite3_open(dbpath, &db) != SQLITE_OK) goto done;
-    if (ref_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
-                     "CREATE TABLE texts(id INTEGER PRIMARY KEY, text TEXT NOT NULL);"
+    if (ref_exec(db, rollback ? "PRAGMA journal_mode=DELETE; PRAGMA synchronous=FULL;"
+                              : "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;") != LC_OK ||
+        ref_exec(db, "CREATE TABLE texts(id INTEGER PRIMARY KEY, text TEXT NOT NULL);"
                      "CREATE VIRTUAL TABLE texts_fts USING fts5(text, content='');") != LC_OK)
         goto done;
     if (sqlite3_prepare_v2(db, "INSERT INTO texts(text) VALUES(?)", -1, &row, NULL) != SQLITE_OK ||
@@ -126,13 +129,13 @@ int main(int argc, char **argv)
 {
     ref_texts t = {0};
     int rc;
-    if (argc != 3) {
-        fprintf(stderr, "usage: bench_sqlite_fts5_ref SESSION.jsonl DB\n");
+    if (argc < 3 || argc > 4 || (argc == 4 && strcmp(argv[3], "rollback"))) {
+        fprintf(stderr, "usage: bench_sqlite_fts5_ref SESSION.jsonl DB [rollback]\n");
         return 2;
     }
     if ((rc = ref_read(argv[1], &t)) == LC_OK) {
         double t0 = ref_now(CLOCK_MONOTONIC), c0 = ref_now(CLOCK_PROCESS_CPUTIME_ID);
-        rc = ref_insert(argv[2], &t);
+        rc = ref_insert(argv[2], &t, argc == 4);
         double s = ref_now(CLOCK_MONOTONIC) - t0, c = ref_now(CLOCK_PROCESS_CPUTIME_ID) - c0;
         if (rc == LC_OK)
             printf("reference: %zu texts, %zu bytes, %.3f s wall (%.1f MB/s), %.3f s CPU (%.1f MB/s)\n", t.n,

@@ -187,6 +187,12 @@ static void test_strict_json_rejects_comments_trailing_commas_and_lenient_forms(
         {"{\"a\": 1} x", "after the JSON value"},
         {"{\"a\": tru}", "unexpected word"},
         {"", "end of input"},
+        /* Half a UTF-16 pair (found by fuzz_config: the check passed it, cJSON did not,
+         * and the parse reported "out of memory"). */
+        {"{\"zones\": {\"an\\udbaeUrl\": {}}}", "lone UTF-16 surrogate"},
+        {"{\"a\": \"\\udc00\"}", "lone UTF-16 surrogate"},
+        {"{\"a\": \"\\ud83d\\u0041\"}", "lone UTF-16 surrogate"},
+        {"{\"a\": \"\\ud83d\"}", "lone UTF-16 surrogate"},
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         char *err = NULL;
@@ -202,7 +208,7 @@ static void test_strict_json_rejects_comments_trailing_commas_and_lenient_forms(
         lcm_config_free(&c);
     }
     char *err = NULL;
-    const char *good = "{\"a\": [1, -2.5e3, 0, true, null, \"\\u00e9\\n\", {}], \"b\": {}}";
+    const char *good = "{\"a\": [1, -2.5e3, 0, true, null, \"\\u00e9\\n\\ud83d\\ude00\", {}], \"b\": {}}";
     assert_int_equal(lcm_json_strict_check(good, strlen(good), &err), LC_OK);
     assert_null(err);
 }

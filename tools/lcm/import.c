@@ -7,11 +7,13 @@
  * that ends its branch's model context (so its ordinal is that one's + 1), a compaction's
  * context starts with the compaction summary followed by the entries it keeps, and at the
  * end everything off the final branch (leaf = last entry) is marked removed. Consecutive
- * messages of one branch go to store_ingest in one batch (one transaction). What a Pi entry
- * contributes, the id index and the batches are the engine's ingest (ingest.h), the code
- * the plugin stores live sessions with.
+ * messages of one branch go to store_ingest in one batch, which the writer thread
+ * (import_writer.h) stores while the next is read. What a Pi entry contributes, the id
+ * index and the batches are the engine's ingest (ingest.h), the code the plugin stores
+ * live sessions with.
  */
 #include "import.h"
+#include "import_writer.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,11 +31,6 @@
 #include "util.h"
 
 #define IMP_BATCH 1024
-/* Batches share one bulk store transaction (store_bulk_begin) until this many messages
- * went in: a commit per batch (a branch switch ends one) flushed the full-text index into
- * a new segment each time and ran the DAG progress trigger row by row; bounded so that a
- * writer waiting on the store (a hook, the plugin) waits about a second at most. */
-#define IMP_TX_MESSAGES 16384
 #define IMP_PROGRESS_LINES 512
 #define IMP_DETECT_LINES 25
 #define IMP_TAIL_STEP_MS 50
@@ -68,9 +65,8 @@ typedef struct imp {
     ingest_idset tool_ids;   /* its call ids, indexed (an object lookup is a linear scan) */
     const char **tool_namev; /* tool_ids.ids[i]'s name, borrowed from tool_names */
     size_t tool_cap;
-    int in_tx;          /* a bulk store transaction spans the batches (IMP_TX_MESSAGES) */
+    import_writer *w;   /* stores the batches; the store is its own while it runs */
     int fresh;          /* the store held no message when opened: every row is this import's */
-    size_t tx_messages; /* messages ingested in it */
 } imp;
 
 const char *import_format_name(import_format f)
@@ -197,33 +193,25 @@ static int imp_date(imp *m, char **err)
     return store_meta_put(m->st, "created", v, err);
 }
 
-/* End the transaction the batches share: what went in is kept, also when a later batch
- * failed (that batch alone was undone), as when every batch committed on its own. */
-static int imp_commit(imp *m, char **err)
-{
-    if (!m->in_tx) return LC_OK;
-    m->in_tx = 0;
-    m->tx_messages = 0;
-    int rc = store_bulk_commit(m->st, err);
-    if (rc != LC_OK) store_tx_rollback(m->st);
-    return rc;
-}
-
+/* The queued batch to the writer (started with the first one). */
 static int imp_flush(imp *m, char **err)
 {
     int rc;
-    size_t inserted = 0;
     if (m->batch.n == 0) return LC_OK;
-    if ((rc = imp_open_store(m, err)) != LC_OK ||
-        (!m->in_tx && (rc = store_bulk_begin(m->st, err)) != LC_OK)) {
+    if ((rc = imp_open_store(m, err)) != LC_OK || (!m->w && (rc = import_writer_start(m->st, &m->w, err)) != LC_OK)) {
         ingest_batch_free(&m->batch);
         return rc;
     }
-    m->in_tx = 1;
-    m->tx_messages += m->batch.n;
-    rc = ingest_batch_flush(m->st, &m->batch, &inserted, err);
+    return import_writer_put(m->w, &m->batch, err);
+}
+
+/* Everything queued stored and committed; the store is this thread's again. */
+static int imp_finish(imp *m, char **err)
+{
+    size_t inserted = 0;
+    int rc = import_writer_finish(m->w, &inserted, err);
+    m->w = NULL;
     m->stats->inserted += inserted;
-    if (rc == LC_OK && m->tx_messages >= IMP_TX_MESSAGES) rc = imp_commit(m, err);
     return rc;
 }
 
@@ -756,7 +744,7 @@ static int imp_mark(imp *m, char **err)
 /* Everything an import holds, the store included. */
 static void imp_free(imp *m)
 {
-    if (m->in_tx) imp_commit(m, NULL);
+    imp_finish(m, NULL);
     for (size_t i = 0; i < m->n; i++) free(m->v[i].msg);
     free(m->v);
     ingest_idset_free(&m->ids);
@@ -857,7 +845,7 @@ int import_file(const char *home, const char *path, import_progress_fn progress,
         rc = lc_errf(err, LC_ERR, "%s: %s", path, jsonl_error(r) ? jsonl_error(r) : "read failed");
         goto done;
     }
-    if ((rc = imp_flush(&m, err)) != LC_OK || (rc = imp_commit(&m, err)) != LC_OK) goto done;
+    if ((rc = imp_flush(&m, err)) != LC_OK || (rc = imp_finish(&m, err)) != LC_OK) goto done;
     /* A transcript with no message still gets its (empty) store, so it is listed. */
     if ((rc = imp_open_store(&m, err)) != LC_OK) goto done;
     if ((rc = imp_seal(&m, path, err)) != LC_OK) goto done;
@@ -1101,7 +1089,7 @@ int import_file_resume(const char *home, const char *path, import_resume *rs, im
         rc = lc_errf(err, LC_ERR, "%s: %s", path, jsonl_error(r) ? jsonl_error(r) : "read failed");
         goto done;
     }
-    if ((rc = imp_flush(&m, err)) != LC_OK || (rc = imp_commit(&m, err)) != LC_OK) goto done;
+    if ((rc = imp_flush(&m, err)) != LC_OK || (rc = imp_finish(&m, err)) != LC_OK) goto done;
     if ((rc = imp_open_store(&m, err)) != LC_OK) goto done;
     if (full && (rc = imp_seal(&m, path, err)) != LC_OK) goto done;
     if (m.cwd && *m.cwd) {
