@@ -18,6 +18,14 @@ struct import_writer {
     pthread_cond_t more, room; /* a batch queued / a slot freed */
     ingest_batch q[IMPORT_WRITER_QUEUE];
     size_t head, count;
+    size_t queued;     /* messages in q */
+    /* Stored batches for the reader to free: their texts and parses are its allocator's,
+     * whose lock a free from this thread contends for. At most the queue's batches plus
+     * the one being stored; beyond that (never) the writer frees. */
+    ingest_batch spent[IMPORT_WRITER_QUEUE + 1];
+    size_t nspent;
+    int reader_waits;  /* the reader waits for room */
+    int writer_waits;  /* the writer waits for a batch */
     int closing;  /* the finish: no more batches come */
     /* The thread's own until it ends (read by the finish after the join): */
     int in_tx;
@@ -39,19 +47,31 @@ static int writer_commit(import_writer *w, char **err)
     return rc;
 }
 
+/* A stored (or dropped) batch back to the reader. */
+static void writer_spend(import_writer *w, ingest_batch *b)
+{
+    pthread_mutex_lock(&w->mu);
+    if (w->nspent < sizeof w->spent / sizeof w->spent[0]) {
+        w->spent[w->nspent++] = *b;
+        memset(b, 0, sizeof *b);
+    }
+    pthread_mutex_unlock(&w->mu);
+    ingest_batch_free(b);
+}
+
 static int writer_write(import_writer *w, ingest_batch *b, char **err)
 {
-    size_t inserted = 0;
+    store_ingest_stats stats = {0};
     int rc = LC_OK;
     if (!w->in_tx && (rc = store_bulk_begin(w->st, err)) != LC_OK) {
-        ingest_batch_free(b);
+        writer_spend(w, b);
         return rc;
     }
     w->in_tx = 1;
     w->tx_messages += b->n;
-    rc = ingest_batch_flush(w->st, b, &inserted, err);
-    ingest_batch_free(b);
-    w->inserted += inserted;
+    rc = store_ingest(w->st, b->m, b->n, &stats, err);
+    writer_spend(w, b);
+    if (rc == LC_OK) w->inserted += stats.inserted;
     if (rc == LC_OK && w->tx_messages >= IMPORT_WRITER_TX_MESSAGES) rc = writer_commit(w, err);
     return rc;
 }
@@ -64,6 +84,7 @@ static void writer_fail(import_writer *w, int rc, char *err)
         w->err = err;
         err = NULL;
     }
+    pthread_cond_signal(&w->room);
     pthread_mutex_unlock(&w->mu);
     free(err);
 }
@@ -74,7 +95,11 @@ static void *writer_main(void *arg)
     int failed = 0;
     for (;;) {
         pthread_mutex_lock(&w->mu);
-        while (!w->count && !w->closing) pthread_cond_wait(&w->more, &w->mu);
+        while (!w->count && !w->closing) {
+            w->writer_waits = 1;
+            pthread_cond_wait(&w->more, &w->mu);
+        }
+        w->writer_waits = 0;
         if (!w->count) {
             pthread_mutex_unlock(&w->mu);
             break;
@@ -83,10 +108,12 @@ static void *writer_main(void *arg)
         memset(&w->q[w->head], 0, sizeof w->q[w->head]);
         w->head = (w->head + 1) % IMPORT_WRITER_QUEUE;
         w->count--;
-        pthread_cond_signal(&w->room);
+        w->queued -= b.n;
+        if (w->reader_waits && w->count <= IMPORT_WRITER_QUEUE / 2 && w->queued <= IMPORT_WRITER_QUEUE_MESSAGES / 2)
+            pthread_cond_signal(&w->room);
         pthread_mutex_unlock(&w->mu);
         if (failed) {
-            ingest_batch_free(&b);
+            writer_spend(w, &b);
             continue;
         }
         char *err = NULL;
@@ -137,13 +164,26 @@ static int writer_report(import_writer *w, char **err)
 int import_writer_put(import_writer *w, ingest_batch *b, char **err)
 {
     int rc;
+    ingest_batch spent[IMPORT_WRITER_QUEUE + 1];
+    size_t nspent;
     pthread_mutex_lock(&w->mu);
-    while (w->count == IMPORT_WRITER_QUEUE && w->rc == LC_OK) pthread_cond_wait(&w->room, &w->mu);
+    nspent = w->nspent;
+    memcpy(spent, w->spent, nspent * sizeof spent[0]);
+    w->nspent = 0;
+    pthread_mutex_unlock(&w->mu);
+    for (size_t i = 0; i < nspent; i++) ingest_batch_free(&spent[i]);
+    pthread_mutex_lock(&w->mu);
+    while ((w->count == IMPORT_WRITER_QUEUE || w->queued >= IMPORT_WRITER_QUEUE_MESSAGES) && w->rc == LC_OK) {
+        w->reader_waits = 1;
+        pthread_cond_wait(&w->room, &w->mu);
+    }
+    w->reader_waits = 0;
     if ((rc = writer_report(w, err)) == LC_OK) {
         w->q[(w->head + w->count) % IMPORT_WRITER_QUEUE] = *b;
         w->count++;
+        w->queued += b->n;
         memset(b, 0, sizeof *b);
-        pthread_cond_signal(&w->more);
+        if (w->writer_waits) pthread_cond_signal(&w->more);
     }
     pthread_mutex_unlock(&w->mu);
     ingest_batch_free(b);
@@ -162,6 +202,7 @@ int import_writer_finish(import_writer *w, size_t *inserted, char **err)
     int rc = writer_report(w, err);
     if (inserted) *inserted = w->inserted;
     for (size_t i = 0; i < IMPORT_WRITER_QUEUE; i++) ingest_batch_free(&w->q[i]);
+    for (size_t i = 0; i < w->nspent; i++) ingest_batch_free(&w->spent[i]);
     pthread_cond_destroy(&w->room);
     pthread_cond_destroy(&w->more);
     pthread_mutex_destroy(&w->mu);
