@@ -1157,6 +1157,10 @@ int admin_compact(const admin_env *env, summ_ctx *sc, int max_rounds, admin_resu
     dag_opts o = {.keep_recent_tokens = 0, .leaf_chunk_tokens = cfg->leaf_chunk_tokens,
                   .summary_tokens = cfg->summary_tokens, .block_budget = cfg->summary_tokens * 8, .flush = 1,
                   .max_nodes = 1};
+    /* The bar follows the messages each pass's leaves cover; counting what is left after
+     * every pass read every uncovered row each time (a 56k-message store: 591 passes, 20 s
+     * of 26). The count that is reported is taken once, at the end. */
+    int64_t covered = 0;
     for (; passes < max_rounds; passes++) {
         dag_stats ds;
         summ_pass_begin(sc);
@@ -1165,10 +1169,12 @@ int admin_compact(const admin_env *env, summ_ctx *sc, int max_rounds, admin_resu
         if (dag_pass(env->st, sc, &o, &ds, &e) != LC_OK) goto failed;
         leaves += ds.leaves;
         condensed += ds.condensed;
-        if (dag_uncovered(env->st, 0, &left, &e) != LC_OK) goto failed;
-        admin_progress(env, pending - left, pending);
+        covered += ds.messages;
+        admin_progress(env, covered < pending ? covered : pending, pending);
         if (ds.leaves + ds.condensed == 0 && !ds.conflicts) break;
     }
+    if (dag_uncovered(env->st, 0, &left, &e) != LC_OK) goto failed;
+    admin_progress(env, pending - left, pending);
     if (held) store_lease_drop(env->st, ADMIN_LEASE);
     cJSON *j = cJSON_CreateObject();
     int64_t summaries = store_summary_count(env->st);

@@ -360,6 +360,7 @@ static int dag_leaves(store *s, summ_ctx *sc, const dag_opts *o, int64_t boundar
         }
         if (rc != LC_OK) goto done;
         stats->leaves++;
+        stats->messages += (int64_t)c.n;
         stats->source_tokens += c.tokens;
         stats->summary_tokens += (long)r.tokens;
         (*nodes)++;

@@ -42,6 +42,7 @@ typedef struct dag_opts {
 
 typedef struct dag_stats {
     int leaves;                /* leaves written by this pass */
+    int64_t messages;          /* the messages those leaves cover */
     int condensed;             /* condensed nodes written */
     long source_tokens;        /* source tokens the leaves read */
     long summary_tokens;       /* tokens of the nodes written */

@@ -328,6 +328,8 @@ static void test_source_cap_stops_a_pass_and_the_next_continues(void **state)
     assert_int_equal(dag_pass(f->st, f->sc, &o, &s, NULL), LC_OK);
     assert_int_equal(dag_uncovered(f->st, s.boundary_ordinal, &after, NULL), LC_OK);
     assert_true(after < before);
+    /* The pass says how many messages its leaves covered (lcm compact's progress). */
+    assert_int_equal(s.messages, before - after);
 }
 
 static int echo_auto(void *ud, const char *system_prompt, const char *prompt, long max_tokens,
