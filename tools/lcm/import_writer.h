@@ -18,11 +18,11 @@
  * segment each time and ran the DAG progress trigger row by row; bounded so that a writer
  * waiting on the store (a hook, the plugin) waits about a second at most. */
 #define IMPORT_WRITER_TX_MESSAGES 16384
-/* The reader runs ahead by this many messages at most (a branch's switch ends a batch, so a
- * transcript with many branches queues many small ones, up to IMPORT_WRITER_QUEUE). A full
- * queue wakes the waiting reader only once it is half empty, and the reader wakes the
- * writer only when it waits: one handoff a message (the first queue held two batches)
- * woke each side 15,000 times in a 56,000-message import. */
+/* The reader runs ahead by this many messages at most, so that it keeps reading through
+ * the writer's commits; a branch's switch ends a batch, so a transcript with many branches
+ * queues many small ones, up to IMPORT_WRITER_QUEUE. A full queue wakes the waiting reader
+ * only once it is half empty, and the reader wakes the writer only when it waits, so the
+ * two do not take turns batch by batch. */
 #define IMPORT_WRITER_QUEUE 64
 #define IMPORT_WRITER_QUEUE_MESSAGES 4096
 
