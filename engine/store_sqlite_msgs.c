@@ -436,6 +436,7 @@ int store_sqlite_set_removed(store *s, const char *const *entry_ids, size_t n, i
 {
     sqlite3_stmt *st = NULL;
     int rc = LC_OK, in_tx = 0;
+    size_t n_changed = 0; /* reported once committed */
     if ((rc = store_sqlite_exec(s, "BEGIN IMMEDIATE", err)) != LC_OK) goto done;
     in_tx = 1;
     if (sqlite3_prepare_v2(s->db, "UPDATE messages SET removed = ?1 WHERE entry_id = ?2 AND removed != ?1",
@@ -447,10 +448,11 @@ int store_sqlite_set_removed(store *s, const char *const *entry_ids, size_t n, i
         sqlite3_bind_int(st, 1, removed ? 1 : 0);
         sqlite3_bind_text(st, 2, entry_ids[i], -1, SQLITE_STATIC);
         if ((rc = store_sqlite_step_done(s, st, "set removed", err)) != LC_OK) goto done;
-        if (changed) *changed += (size_t)sqlite3_changes(s->db);
+        n_changed += (size_t)sqlite3_changes(s->db);
     }
     if ((rc = store_sqlite_exec(s, "COMMIT", err)) != LC_OK) goto done;
     in_tx = 0;
+    if (changed) *changed = n_changed;
 done:
     sqlite3_finalize(st);
     if (in_tx) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);

@@ -37,14 +37,17 @@ print("%.3f %.3f" % (wall, ru.ru_utime + ru.ru_stime))
 sys.exit(rc)
 PY
 }
+# One reference insert (bench_sqlite_fts5_ref with ARGS): "WALL CPU" seconds on stdout, its
+# output line in $T/ref.txt.
+reference() {
+    rm -f "$T/ref.db"*
+    "$BUILD/bench/bench_sqlite_fts5_ref" "$T/pi.jsonl" "$T/ref.db" "$@" >"$T/ref.txt" || { cat "$T/ref.txt" >&2; return 1; }
+    sed -n 's/.*bytes, \([0-9.]*\) s wall.*, \([0-9.]*\) s CPU.*/\1 \2/p' "$T/ref.txt"
+}
 : >"$T/rounds"
 for r in $(seq "$ROUNDS"); do
-    rm -f "$T/ref.db"*
-    "$BUILD/bench/bench_sqlite_fts5_ref" "$T/pi.jsonl" "$T/ref.db" >"$T/ref.txt" || { cat "$T/ref.txt"; exit 1; }
-    ref=$(sed -n 's/.*bytes, \([0-9.]*\) s wall.*, \([0-9.]*\) s CPU.*/\1 \2/p' "$T/ref.txt")
-    rm -f "$T/ref.db"*
-    "$BUILD/bench/bench_sqlite_fts5_ref" "$T/pi.jsonl" "$T/ref.db" rollback >"$T/refr.txt" || { cat "$T/refr.txt"; exit 1; }
-    refr=$(sed -n 's/.*bytes, \([0-9.]*\) s wall.*, \([0-9.]*\) s CPU.*/\1 \2/p' "$T/refr.txt")
+    ref=$(reference) || exit 1
+    refr=$(reference rollback) || exit 1
     rm -rf "$T/hc" "$T/hp"
     cc=$(timed "$BUILD/lcm" import --home "$T/hc" "$T/cc.jsonl") || { cat "$T/out"; exit 1; }
     pi=$(timed "$BUILD/lcm" import --home "$T/hp" "$T/pi.jsonl") || { cat "$T/out"; exit 1; }

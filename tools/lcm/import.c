@@ -66,7 +66,8 @@ typedef struct imp {
     const char **tool_namev; /* tool_ids.ids[i]'s name, borrowed from tool_names */
     size_t tool_cap;
     import_writer *w;   /* stores the batches; the store is its own while it runs */
-    int fresh;          /* the store held no message when opened: every row is this import's */
+    int whole;          /* the whole file is read: the final branch's marks follow (imp_mark) */
+    int fresh;          /* whole, and the store held no message when opened: every row is this import's */
 } imp;
 
 const char *import_format_name(import_format f)
@@ -164,7 +165,8 @@ static int imp_open_store(imp *m, char **err)
     if (!m->session_id[0]) return lc_errf(err, LC_INVALID, "the transcript names no session id before its first message");
     int rc = store_open(m->home, m->session_id, m->cwd ? m->cwd : "", &m->st, err);
     if (rc != LC_OK) return rc;
-    m->fresh = store_message_count(m->st) == 0;
+    /* Only a whole read marks the branch; a hook's import of a few new lines skips the count. */
+    m->fresh = m->whole && store_message_count(m->st) == 0;
     /* The file-handle settings of the home's lcm.json, as the plugin applies them. */
     lcm_config cfg;
     char *path = lc_asprintf("%s/lcm.json", m->home);
@@ -798,6 +800,7 @@ int import_file(const char *home, const char *path, import_progress_fn progress,
     m.home = home;
     m.stats = st;
     m.prev_linear = -1;
+    m.whole = 1;
     if ((rc = import_detect(path, &st->format, err)) != LC_OK) return rc;
     long long total = stat(path, &sb) == 0 ? (long long)sb.st_size : 0;
     m.batch_idx = malloc(IMP_BATCH * sizeof *m.batch_idx);
@@ -1038,6 +1041,7 @@ int import_file_resume(const char *home, const char *path, import_resume *rs, im
         snprintf(m.session_id, sizeof m.session_id, "%s", rs->session_id);
     }
     rs->full = full;
+    m.whole = full;
     m.batch_idx = malloc(IMP_BATCH * sizeof *m.batch_idx);
     m.tool_names = !full && rs->tool_names ? cJSON_Duplicate(rs->tool_names, 1) : cJSON_CreateObject();
     if (m.tool_names && imp_tools_index(&m) != LC_OK) {
