@@ -1,6 +1,6 @@
 /*
- * store_sqlite.c -- the SQLite backend's connection: open (the private folder and file,
- * their modes, the damage check, busy waits), read-only open, close, the schema and its
+ * store_sqlite.c -- the SQLite backend's connection: open (through store_sqlite_file.c's
+ * private folder and file and its damage check; busy waits), read-only open, close, the schema and its
  * forward migrations, the DAG-progress triggers, meta, the store's counts, and the one
  * way a failed statement becomes an engine error (busy and not-a-database noted on the
  * way), and the backend's two tables (store.h: store_backend, store_methods). Ingest and
@@ -12,6 +12,7 @@
 #include "store.h"
 #include "store_sqlite.h"
 #include "store_sqlite_int.h"
+#include "store_sqlite_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -369,149 +370,6 @@ done:
     return rc;
 }
 
-/* Why a store path is refused: the store holds every word of a session, so it is only ever
- * a real folder and a real file of ours, never a link (whose target we would chmod, or
- * create outside the private folder). */
-static int store_refuse_link(const char *what, const char *path, char **err)
-{
-    struct stat ls;
-    if (lstat(path, &ls) == 0 && S_ISLNK(ls.st_mode)) {
-        char target[512];
-        ssize_t n = readlink(path, target, sizeof target - 1);
-        target[n > 0 ? n : 0] = '\0';
-        return lc_errf(err, LC_INVALID,
-                       "store: the %s %s is a symlink (to %s), which is never followed; LCM is not"
-                       " active: remove the link (or use another --home)",
-                       what, path, n > 0 ? target : "?");
-    }
-    return lc_errf(err, LC_INVALID, "store: the %s %s is not a %s; LCM is not active", what, path,
-                   strcmp(what, "store folder") == 0 ? "folder" : "regular file");
-}
-
-/* Create (or check) HOME/lcm/ and HOME/lcm/ID.sqlite without following a link at either,
- * and give them modes 0700 / 0600 through the descriptors held, never by path (a path
- * could be swapped for a link between the check and the chmod). *dir_was / *file_was get
- * the modes found, for the note that reports a fix. */
-static int store_open_private(const char *agent_home, const char *session_id, mode_t *dir_was,
-                              mode_t *file_was, char **err)
-{
-    char *dir = lc_asprintf("%s/lcm", agent_home);
-    char *name = lc_asprintf("%s.sqlite", session_id);
-    char *path = lc_asprintf("%s/lcm/%s", agent_home, name ? name : "");
-    int dfd = -1, fd = -1, rc = LC_OK;
-    struct stat st;
-    if (!dir || !name || !path) {
-        rc = lc_errf(err, LC_NOMEM, "store: out of memory");
-        goto done;
-    }
-    /* The agent home may itself be a link (a home moved elsewhere): the user's choice. */
-    if ((rc = lc_mkdir_p(agent_home, 0700, err)) != LC_OK) goto done;
-    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-        rc = lc_errf(err, LC_ERR, "store: cannot create folder %s: %s", dir, strerror(errno));
-        goto done;
-    }
-    dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (dfd < 0) {
-        rc = errno == ELOOP || errno == ENOTDIR ? store_refuse_link("store folder", dir, err)
-                                                : lc_errf(err, LC_ERR, "store: cannot open folder %s: %s",
-                                                          dir, strerror(errno));
-        goto done;
-    }
-    if (fstat(dfd, &st) != 0) {
-        rc = lc_errf(err, LC_ERR, "store: cannot stat %s: %s", dir, strerror(errno));
-        goto done;
-    }
-    *dir_was = st.st_mode & 07777;
-    /* Stores hold every word of a session: a folder others can read is fixed and reported. */
-    if (*dir_was != 0700 && fchmod(dfd, 0700) != 0) {
-        rc = lc_errf(err, LC_ERR, "store: cannot make %s private (0700): %s", dir, strerror(errno));
-        goto done;
-    }
-    /* Born 0600 (SQLite gives -wal/-shm the same mode). O_NOFOLLOW refuses a link, also a
-     * dangling one (nothing is created at its target); O_NONBLOCK keeps a FIFO planted at
-     * the name from blocking the open until it is refused below. */
-    fd = openat(dfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        rc = errno == ELOOP ? store_refuse_link("store file", path, err)
-                            : lc_errf(err, LC_ERR, "store: cannot create %s: %s", path, strerror(errno));
-        goto done;
-    }
-    if (fstat(fd, &st) != 0) {
-        rc = lc_errf(err, LC_ERR, "store: cannot stat %s: %s", path, strerror(errno));
-        goto done;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        rc = store_refuse_link("store file", path, err);
-        goto done;
-    }
-    /* A second name for the file is another way to reach a file outside the folder. */
-    if (st.st_nlink > 1) {
-        rc = lc_errf(err, LC_INVALID, "store: the store file %s has %lu hard links (another name"
-                     " elsewhere); it is not opened and LCM is not active", path,
-                     (unsigned long)st.st_nlink);
-        goto done;
-    }
-    *file_was = st.st_mode & 07777;
-    if (*file_was != 0600 && fchmod(fd, 0600) != 0) {
-        rc = lc_errf(err, LC_ERR, "store: cannot make %s private (0600): %s", path, strerror(errno));
-        goto done;
-    }
-done:
-    if (fd >= 0) close(fd);
-    if (dfd >= 0) close(dfd);
-    free(dir);
-    free(name);
-    free(path);
-    return rc;
-}
-
-/* One look at the file. A store another process is creating grows while it is looked at:
- * the header is read first and the size taken after it, so a header never meets an older,
- * smaller size. */
-static int store_file_damaged_once(const char *path, char **why)
-{
-    unsigned char h[100];
-    struct stat sb, wb;
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) return 0;
-    ssize_t n = -1;
-    if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && (n = pread(fd, h, sizeof h, 0)) > 0 && fstat(fd, &sb) != 0)
-        n = -1;
-    close(fd);
-    if (n <= 0) return 0; /* empty: a store about to be created */
-    char *wal = lc_asprintf("%s-wal", path);
-    int wal_frames = wal && stat(wal, &wb) == 0 && wb.st_size > 32;
-    free(wal);
-    if (n < (ssize_t)sizeof h || memcmp(h, "SQLite format 3", 16) != 0) {
-        if (why) *why = lc_asprintf("%lld bytes that do not start with a SQLite header", (long long)sb.st_size);
-        return 1;
-    }
-    /* The in-header page count is valid when the change counter (24) equals the
-     * version-valid-for number (92). A checkpoint cut short may leave the file shorter
-     * than it, but then the log still holds the pages: only judged without one. */
-    uint32_t page = (uint32_t)h[16] << 8 | h[17];
-    uint32_t pages = (uint32_t)h[28] << 24 | (uint32_t)h[29] << 16 | (uint32_t)h[30] << 8 | h[31];
-    int valid = memcmp(h + 24, h + 92, 4) == 0 && pages > 0;
-    if (page == 1) page = 65536;
-    if (valid && !wal_frames && (uint64_t)sb.st_size < (uint64_t)pages * page) {
-        if (why)
-            *why = lc_asprintf("truncated: %lld bytes where its header counts %u pages of %u bytes (%llu)",
-                               (long long)sb.st_size, pages, page, (unsigned long long)pages * page);
-        return 1;
-    }
-    return 0;
-}
-
-int store_file_damaged(const char *path, char **why)
-{
-    if (why) *why = NULL;
-    if (!store_file_damaged_once(path, NULL)) return 0;
-    /* Judged damaged: look once more a moment later, since a store being created (its
-     * header written, its first page not yet) looks truncated for that moment. */
-    nanosleep(&(struct timespec){0, 50 * 1000000L}, NULL);
-    return store_file_damaged_once(path, why);
-}
-
 static int store_open_once(const char *agent_home, const char *session_id, const char *session_cwd,
                            long busy_ms, store **out, char **err)
 {
@@ -530,7 +388,15 @@ static int store_open_once(const char *agent_home, const char *session_id, const
         goto done;
     }
     mode_t dir_was = 0700, file_was = 0600;
-    if ((rc = store_open_private(agent_home, session_id, &dir_was, &file_was, err)) != LC_OK) goto done;
+    /* The agent home may itself be a link (a home moved elsewhere): the user's choice. */
+    if ((rc = lc_mkdir_p(agent_home, 0700, err)) != LC_OK) goto done;
+    {
+        char *name = lc_asprintf("%s.sqlite", session_id);
+        rc = name ? store_sqlite_file_private(dir, name, "store", 1, &dir_was, &file_was, err)
+                  : lc_errf(err, LC_NOMEM, "store: out of memory");
+        free(name);
+        if (rc != LC_OK) goto done;
+    }
     if (!(s = store_alloc(path))) {
         rc = lc_errf(err, LC_NOMEM, "store: out of memory");
         goto done;

@@ -17,6 +17,7 @@
 #include <sqlite3.h>
 
 #include "util.h"
+#include "store_sqlite_file.h"
 
 #define HS_BUSY_MS 5000
 
@@ -227,31 +228,12 @@ static void hs_cols(sqlite3_stmt *st, const char *fmt, ...)
     va_end(ap);
 }
 
-/* The folder 0700 and the file 0600, made or fixed through descriptors, never through a
- * link. */
-static int hs_private(const char *dir, const char *path, int create, char **err)
+/* The folder 0700 and the file 0600, made or fixed without following a link and without
+ * a descriptor of the file SQLite could be holding (store_sqlite_file.h). */
+static int hs_private(const char *dir, int create, char **err)
 {
-    struct stat sb;
-    if (!create) {
-        if (lstat(path, &sb) != 0) return errno == ENOENT ? LC_NOTFOUND : lc_errf(err, LC_ERR, "home store %s: %s", path, strerror(errno));
-        if (!S_ISREG(sb.st_mode)) return lc_errf(err, LC_ERR, "home store %s: not a regular file", path);
-        return LC_OK;
-    }
-    if (lc_mkdir_p(dir, 0700, err) != LC_OK) return LC_ERR;
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (dfd < 0) return lc_errf(err, LC_ERR, "home store folder %s: %s", dir, strerror(errno));
-    int rc = LC_OK;
-    if (fstat(dfd, &sb) == 0 && (sb.st_mode & 07777) != 0700 && fchmod(dfd, 0700) != 0)
-        rc = lc_errf(err, LC_ERR, "home store folder %s: cannot make it private: %s", dir, strerror(errno));
-    int fd = rc == LC_OK ? openat(dfd, HOMESTORE_FILE, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
-    if (rc == LC_OK && fd < 0) rc = lc_errf(err, LC_ERR, "home store %s: %s", path, strerror(errno));
-    if (fd >= 0) {
-        if (fstat(fd, &sb) == 0 && (sb.st_mode & 07777) != 0600 && fchmod(fd, 0600) != 0)
-            rc = lc_errf(err, LC_ERR, "home store %s: cannot make it private: %s", path, strerror(errno));
-        close(fd);
-    }
-    close(dfd);
-    return rc;
+    if (create && lc_mkdir_p(dir, 0700, err) != LC_OK) return LC_ERR;
+    return store_sqlite_file_private(dir, HOMESTORE_FILE, "home store", create, NULL, NULL, err);
 }
 
 int homestore_open(const char *home, int create, homestore **out, char **err)
@@ -266,7 +248,7 @@ int homestore_open(const char *home, int create, homestore **out, char **err)
         rc = lc_errf(err, LC_NOMEM, "out of memory");
         goto done;
     }
-    if ((rc = hs_private(dir, h->path, create, err)) != LC_OK) goto done;
+    if ((rc = hs_private(dir, create, err)) != LC_OK) goto done;
     if (sqlite3_open_v2(h->path, &h->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL) != SQLITE_OK) {
         rc = hs_fail(h, err, "open");
         goto done;
