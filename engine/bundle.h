@@ -17,7 +17,8 @@
 #define BUNDLE_DEFAULT_TOKENS 1000
 #define BUNDLE_MIN_TOKENS 200      /* the recovery line, the header and the partial statement */
 #define BUNDLE_MAX_TOKENS 100000
-#define BUNDLE_LINE_CHARS 300      /* one request / step / conclusion, clipped */
+#define BUNDLE_LINE_CHARS 300      /* one request / conclusion, clipped */
+#define BUNDLE_MAX_CHARS 10000     /* the whole bundle, whatever the token budget */
 
 /* The bundle for folder `cwd`: *out (malloc'd) is NULL when no other session of that
  * folder is stored (the hook then prints nothing). `exclude_session` (may be NULL) is the
