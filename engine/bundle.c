@@ -507,9 +507,10 @@ static char *bundle_learned(const char *home, const char *cwd, long budget)
     lcm_config_defaults(&cfg);
     if (path) lcm_config_load(path, &cfg, NULL);
     long cap = cfg.dream_bundle_tokens < budget / 2 ? cfg.dream_bundle_tokens : budget / 2;
+    int with_patterns = cfg.dream_unapproved_patterns;
     lcm_config_free(&cfg);
     free(path);
-    if (cap > 0 && dream_bundle_text(home, cwd, cap, &text, NULL) != LC_OK) text = NULL;
+    if (cap > 0 && dream_bundle_text(home, cwd, cap, with_patterns, &text, NULL) != LC_OK) text = NULL;
     return text;
 }
 
@@ -666,8 +667,14 @@ int bundle_session_prompt(const char *home, store *st, const char *session_id, c
         (rc = bundle_build(home, cwd, session_id, cfg->bundle_tokens, out, &e)) != LC_OK)
         lc_errf(err, rc, "the previous session's bundle: %s", e ? e : "failed");
     else if (cwd && *cwd && !cfg->session_bundle &&
-             (rc = dream_bundle_text(home, cwd, cfg->dream_bundle_tokens, out, &e)) != LC_OK)
+             (rc = dream_bundle_text(home, cwd, cfg->dream_bundle_tokens, cfg->dream_unapproved_patterns, out, &e)) != LC_OK)
         lc_errf(err, rc, "the learned contracts and patterns: %s", e ? e : "failed");
+    if (rc == LC_OK && *out) {
+        char *clean = carry_text(*out);
+        free(*out);
+        *out = clean;
+        if (!clean) rc = lc_errf(err, LC_NOMEM, "out of memory");
+    }
     free(e);
     free(cwd);
     return rc;

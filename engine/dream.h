@@ -85,9 +85,12 @@ int dream_command_line(const dream_opts *base, const char *cwd, const char *line
  * passed since it (a home never dreamed counts from its first session store). */
 int dream_due(const char *home, const lcm_config *cfg);
 
-/* The start-of-session lines: the Active contracts, then the strongest patterns of
- * `cwd` and the global ones, each with its lineage, within `budget_tokens`. *out
- * malloc'd, NULL when the home has nothing learned (no home store: nothing created). */
-int dream_bundle_text(const char *home, const char *cwd, long budget_tokens, char **out, char **err);
+/* The start-of-session lines: the Active contracts (a person approved each), then, only
+ * with `with_patterns` (lcm.json dreamUnapprovedPatterns), the strongest patterns of `cwd`
+ * and the global ones, each with its lineage, marked as unapproved; within
+ * `budget_tokens`. *out malloc'd, NULL when there is nothing to carry (no home store:
+ * nothing created). */
+int dream_bundle_text(const char *home, const char *cwd, long budget_tokens, int with_patterns, char **out,
+                      char **err);
 
 #endif

@@ -213,7 +213,7 @@ static void test_dream_bundle_text_with_nothing_learned_creates_nothing(void **s
 {
     (void)state;
     char *out = NULL;
-    assert_int_equal(dream_bundle_text(home, "/w/a", 400, &out, NULL), LC_OK);
+    assert_int_equal(dream_bundle_text(home, "/w/a", 400, 1, &out, NULL), LC_OK);
     assert_null(out);
     char *path = homestore_path(home);
     assert_int_not_equal(access(path, F_OK), 0);
