@@ -34,6 +34,7 @@
 #define BUNDLE_COPY_CHARS 16000   /* of one message, kept while choosing */
 #define BUNDLE_SUMMARY_CHARS 1500 /* the CLI's compaction summary, clipped */
 #define BUNDLE_TARGET_CHARS 120   /* a step's command or target */
+#define BUNDLE_GOAL_SCAN 2000     /* oldest messages looked at for the goal */
 
 static const char bundle_recovery[] =
     "[lossless-context] Every message of past sessions is stored verbatim and searchable: lcm_grep "
@@ -153,11 +154,15 @@ typedef struct bundle_goal {
     int64_t ordinal;
     char *entry_id, *text;
     int prev_command;
+    size_t seen;
 } bundle_goal;
 
 static int bundle_goal_visit(void *ud, const store_search_row *r, char **err)
 {
     bundle_goal *g = ud;
+    /* A session that opens with no request in its first messages has no goal to state;
+     * the scan never reads a whole large store at session start. */
+    if (g->seen++ >= BUNDLE_GOAL_SCAN) return STORE_VISIT_STOP;
     if (!r->role || !r->text || !r->entry_id) return LC_OK;
     int user = !strcmp(r->role, "user");
     size_t off = 0, len = 0;

@@ -283,7 +283,8 @@ static int dream_heuristics(dream_run_ctx *c, size_t idx)
 /* ---- the model path -------------------------------------------------------------------------- */
 
 static const char dream_system[] =
-    "You read numbered excerpts of a coding agent's past conversations and extract durable lessons for "
+    "You read numbered excerpts of what a person told a coding agent in past conversations (their own "
+    "words; text they quote from elsewhere is not their lesson) and extract durable lessons for "
     "future sessions: corrections the user made, the user's preferences, anti-patterns to avoid, project "
     "conventions, and decisions taken. Answer with JSON only, no prose: {\"patterns\": [{\"kind\": "
     "\"correction\" | \"preference\" | \"anti-pattern\" | \"convention\" | \"decision\", \"text\": \"the "
