@@ -164,11 +164,10 @@ static int bundle_goal_visit(void *ud, const store_search_row *r, char **err)
      * the scan never reads a whole large store at session start. */
     if (g->seen++ >= BUNDLE_GOAL_SCAN) return STORE_VISIT_STOP;
     if (!r->role || !r->text || !r->entry_id) return LC_OK;
-    int user = !strcmp(r->role, "user");
     size_t off = 0, len = 0;
-    char *text = user ? lc_strndup(r->text, r->text_len) : NULL;
-    if (user && !text) return lc_errf(err, LC_NOMEM, "out of memory");
-    if (user && carry_classify_user(text, g->prev_command, &off, &len) == CARRY_REQUEST) {
+    char *text = lc_strndup(r->text, r->text_len);
+    if (!text) return lc_errf(err, LC_NOMEM, "out of memory");
+    if (!strcmp(r->role, "user") && carry_classify_user(text, g->prev_command, &off, &len) == CARRY_REQUEST) {
         if (len > BUNDLE_COPY_CHARS) len = lc_utf8_back(text + off, BUNDLE_COPY_CHARS);
         g->entry_id = lc_strdup(r->entry_id);
         g->text = lc_strndup(text + off, len);
@@ -177,7 +176,7 @@ static int bundle_goal_visit(void *ud, const store_search_row *r, char **err)
         if (!g->entry_id || !g->text) return lc_errf(err, LC_NOMEM, "out of memory");
         return STORE_VISIT_STOP;
     }
-    g->prev_command = user && carry_is_command(text);
+    g->prev_command = carry_opens_template(r->role, text);
     free(text);
     return LC_OK;
 }
@@ -248,7 +247,7 @@ static char *bundle_call_words(const char *name, const cJSON *args)
 {
     static const char *const cmd_keys[] = {"command", "cmd"};
     static const char *const path_keys[] = {"file_path", "path", "notebook_path", "filePath"};
-    static const char *const what_keys[] = {"pattern", "url", "query", "description", "prompt", "message"};
+    static const char *const what_keys[] = {"pattern", "url", "query", "description", "skill", "prompt", "message"};
     const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(args, "command");
     sbuf b = {0};
     const char *v;
@@ -275,7 +274,7 @@ static char *bundle_call_words(const char *name, const cJSON *args)
                 }
         }
         if (!any) sb_puts(&b, " a patch");
-    } else if ((v = bundle_arg(args, what_keys, 6))) {
+    } else if ((v = bundle_arg(args, what_keys, sizeof what_keys / sizeof *what_keys))) {
         sb_printf(&b, "%s: %s", name, v);
     } else {
         sb_puts(&b, name);
@@ -414,7 +413,7 @@ static int bundle_collect(store *s, bundle_pack *p, char **err)
     if ((rc = store_walk_newest(s, bundle_window_visit, &w, NULL, err)) != LC_OK) goto done;
     /* Which messages follow a slash command's line (their template, not a request). */
     for (size_t i = w.n; i-- > 1;)
-        w.v[i - 1].after_command = bundle_is_user(&w.v[i]) && carry_is_command(w.v[i].text);
+        w.v[i - 1].after_command = carry_opens_template(w.v[i].role, w.v[i].text);
     store_search_scope scope = {0};
     if ((rc = store_search_scan(s, &scope, bundle_goal_visit, &g, NULL, err)) != LC_OK) goto done;
     if (g.entry_id && (rc = bundle_quote(p, SEC_GOAL, g.ordinal, g.entry_id, g.text, strlen(g.text),

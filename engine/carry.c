@@ -37,6 +37,13 @@ int carry_is_command(const char *text)
     return !strncmp(s, "<command-name>", 14) || !strncmp(s, "<command-message>", 17);
 }
 
+int carry_opens_template(const char *role, const char *text)
+{
+    if (!role || !text) return 0;
+    if (!strcmp(role, "user")) return carry_is_command(text);
+    return !strcmp(role, "toolResult") && !strncmp(carry_skip_space(text), "Launching skill:", 16);
+}
+
 carry_kind carry_classify_user(const char *text, int after_command, size_t *off, size_t *len)
 {
     size_t o = 0, n = 0;

@@ -25,14 +25,17 @@ typedef enum carry_kind {
 
 /* What the stored user message `text` is. For CARRY_REQUEST and CARRY_COMPACTION *off and
  * *len (may be NULL) give the span to quote: the whole text, or the <command-args> inside
- * a slash command. `after_command` says the message on the branch just before it was a
- * slash command's line: Claude Code writes the command's expanded template there, which
- * is not a request. */
+ * a slash command. `after_command` says the message on the branch just before it opens a
+ * template (carry_opens_template): Claude Code writes the command's or the skill's
+ * expanded text there, which is not a request. */
 carry_kind carry_classify_user(const char *text, int after_command, size_t *off, size_t *len);
 
-/* 1 when `text` is a slash command's line (<command-name> ...), whose next message may be
- * its expanded template. */
+/* 1 when `text` is a slash command's line (<command-name> ...). */
 int carry_is_command(const char *text);
+/* 1 when the stored message (role, text) is one Claude Code follows with an expanded
+ * template written as a user line: a slash command's line, or the Skill tool's result
+ * ("Launching skill: ..."). The caller passes it as the next message's after_command. */
+int carry_opens_template(const char *role, const char *text);
 
 /* s[0..len) as one quoted line (malloc'd, NULL on OOM): lc_text_clean'd, whitespace
  * folded, a tag's '<' (before a letter, '/', '!' or '?') written as U+2039, cut at `max`

@@ -137,11 +137,11 @@ static int dream_visit_message(void *ud, const store_search_row *r, char **err)
      * arguments), never a tool result, a fetched page or a file, nor the assistant's or a
      * summary's retelling of them. */
     int user = r->role && !strcmp(r->role, "user");
-    char *text = user && r->entry_id && r->text ? lc_strndup(r->text, r->text_len) : NULL;
-    if (user && r->entry_id && r->text && !text) return lc_errf(err, LC_NOMEM, "out of memory");
+    char *text = r->entry_id && r->text ? lc_strndup(r->text, r->text_len) : NULL;
+    if (r->entry_id && r->text && !text) return lc_errf(err, LC_NOMEM, "out of memory");
     size_t off = 0, len = 0;
-    carry_kind k = text ? carry_classify_user(text, rd->after_command, &off, &len) : CARRY_OTHER;
-    rd->after_command = text && carry_is_command(text);
+    carry_kind k = user && text ? carry_classify_user(text, rd->after_command, &off, &len) : CARRY_OTHER;
+    rd->after_command = carry_opens_template(r->role, text);
     if (k != CARRY_REQUEST || !len) {
         free(text);
         return LC_OK;

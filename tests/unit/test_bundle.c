@@ -87,6 +87,9 @@ static const fx claude[] = {
                "<command-args>check the date parsing too</command-args>"),
     USER("c10", "Review the code below carefully and list every bug you find."),
     USER("c11", "Base directory for this skill: /home/u/.claude/skills/x\\n\\n# X Skill"),
+    CALL("c11a", "t3", "Skill", "{\"skill\":\"update-config\"}"),
+    RESULT("c11b", "t3", "Skill", "false", "Launching skill: update-config"),
+    USER("c11c", "# Update Config Skill\\n\\nModify Claude Code configuration by updating settings.json files."),
     SAY("c12", "claude-sonnet-4", "The date parser drops the time zone; fixed in src/date.py."),
     SAY("c13", "<synthetic>", "You've hit your limit · resets 4pm"),
 };
@@ -101,7 +104,7 @@ static void test_bundle_claude_code_shape_quotes_the_person_and_steps_as_outcome
     char *summ = section(b, "Its compaction summary (written by the CLI when it compacted):\n");
     if (!strstr(goal, "- [c1] Fix the failing test in src/app.py")) fail_msg("goal:\n%s", b);
     if (!strstr(req, "- [c9] check the date parsing too")) fail_msg("command-args is the request:\n%s", b);
-    if (strstr(req, "Stop hook") || strstr(req, "Review the code below") || strstr(req, "Base directory") ||
+    if (strstr(req, "Stop hook") || strstr(req, "Review the code below") || strstr(req, "Base directory") || strstr(req, "Update Config") ||
         strstr(req, "continued from"))
         fail_msg("meta lines are no requests:\n%s", b);
     if (!strstr(summ, "- [c8] This session is being continued")) fail_msg("the compaction summary:\n%s", b);
