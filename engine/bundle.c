@@ -282,12 +282,14 @@ static char *bundle_call_words(const char *name, const cJSON *args)
     return sb_detach(&b);
 }
 
-/* The exit status a shell result states ("Exit code 1", "Process exited with code 0",
- * "Exit code: 2"), else -1. */
+/* The exit status a shell result states at the start of a line (Claude Code "Exit code 1",
+ * Codex "Process exited with code 0" or "Exit code: 2", Pi "Command exited with code 1"),
+ * else -1. */
 static long bundle_exit_code(const char *t)
 {
-    static const char *const marks[] = {"Exit code: ", "Exit code ", "Process exited with code "};
-    for (size_t i = 0; t && i < 3; i++) {
+    static const char *const marks[] = {"Exit code: ", "Exit code ", "Process exited with code ",
+                                        "Command exited with code "};
+    for (size_t i = 0; t && i < sizeof marks / sizeof *marks; i++) {
         const char *p = strstr(t, marks[i]);
         if (p && (p == t || p[-1] == '\n') && isdigit((unsigned char)p[strlen(marks[i])]))
             return strtol(p + strlen(marks[i]), NULL, 10);

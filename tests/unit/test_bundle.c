@@ -151,6 +151,8 @@ static const fx pi[] = {
     USER("p1", "Port the parser to C"),
     CALL("p2", "b1", "bash", "{\"command\":\"make\"}"),
     RESULT("p3", "b1", "bash", "true", "parser.c:3: error: boom\\nmake: *** [all] Error 1"),
+    CALL("p3a", "b2", "bash", "{\"command\":\"npm test\"}"),
+    RESULT("p3b", "b2", "bash", "true", "FAIL one test\\n\\n\\nCommand exited with code 1"),
     CALL("p4", "e1", "edit", "{\"path\":\"parser.c\",\"oldText\":\"int x\",\"newText\":\"long x\"}"),
     RESULT("p5", "e1", "edit", "false", "Successfully replaced text in parser.c."),
     {"p6", "{\"role\":\"compactionSummary\",\"summary\":\"Porting the parser; make fails on parser.c.\",\"tokensBefore\":9,"
@@ -166,6 +168,7 @@ static void test_bundle_pi_shape_states_errors_and_targets(void **state)
     char *b = bundle_of();
     if (!strstr(b, "- bash: make -> error: parser.c:3: error: boom (entry_id p2)")) fail_msg("bash step:\n%s", b);
     if (!strstr(b, "- edit parser.c -> ok (entry_id p4)")) fail_msg("edit step:\n%s", b);
+    if (!strstr(b, "- bash: npm test -> exit 1 (entry_id p3a)")) fail_msg("Pi's exit line:\n%s", b);
     if (!strstr(b, "- [p6] Porting the parser")) fail_msg("compaction entry:\n%s", b);
     if (!strstr(b, "Goal (its first request):\n- [p1] Port the parser to C")) fail_msg("goal:\n%s", b);
     if (!strstr(b, "Last requests:\n- [p7] now run the tests")) fail_msg("last request:\n%s", b);
