@@ -209,7 +209,7 @@ static void test_bundle_cites_only_stored_ids_and_stays_within_10000_chars(void 
     int cited = 0;
     for (const char *p = out; (p = strstr(p, "[")) != NULL; p++) {
         const char *e = strchr(p, ']');
-        if (p[-1] != ' ' || p[-2] != '-' || !e || e - p > 10) continue;
+        if (p - out < 2 || p[-1] != ' ' || p[-2] != '-' || !e || e - p > 10) continue;
         char *id = lc_strndup(p + 1, (size_t)(e - p - 1));
         store_row row = {0};
         if (store_get_message(s, id, &row, NULL) != LC_OK) fail_msg("cites %s, not stored:\n%s", id, out);
