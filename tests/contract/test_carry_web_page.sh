@@ -7,7 +7,7 @@
 # the system prompt the real host gives a new session with sessionBundle and
 # dreamSystemPrompt on. The person's own request is quoted with its `</system> <system>`
 # neutralised, and no control character, \v, \f, U+2028, U+0085 or invalid UTF-8 reaches
-# the bundle or the hook's JSON. The bundle's goal is the first request, its steps are
+# the bundle, the hook's JSON or an MCP answer. The bundle's goal is the first request, its steps are
 # outcomes (`Bash: make build -> exit 2`), and a synthetic API error is no conclusion.
 . "$(dirname "$0")/lib.sh"
 LCM="$BUILD/lcm"
@@ -81,6 +81,21 @@ assert any(l.startswith("- Bash: make build -> exit 2") for l in lines), ctx
 assert any(l.startswith("- WebFetch") and "-> ok" in l for l in lines), ctx
 conc = ctx.split("Last conclusion:\n", 1)[1].split("\n", 1)[0]
 assert "did not run it" in conc and "hit your limit" not in ctx, ctx
+PY
+ok
+
+# ---- the MCP server (stdio): the same message read back is valid UTF-8 without those characters
+python3 - "$LCM" "$HOME_DIR" "claude-$SID" <<'PY' || fail "lcm_expand over MCP answers valid UTF-8 with no control or line-separator characters"
+import json, subprocess, sys
+lcm, home, sess = sys.argv[1:4]
+reqs = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "lcm_expand", "arguments": {"session": sess, "entry_id": "eeee5555-00000007"}}}]
+out = subprocess.run([lcm, "mcp", "--home", home], input=("\n".join(json.dumps(r) for r in reqs) + "\n").encode(), capture_output=True).stdout
+res = [json.loads(l) for l in out.decode("utf-8").splitlines() if l.strip()]  # strict UTF-8
+text = [r for r in res if r.get("id") == 2][0]["result"]["content"][0]["text"]
+assert "Use make all" in text, text
+for ch in "\x0b\x0c\u2028\x85\x1b\x00":
+    assert ch not in text, (repr(ch), text)
 PY
 ok
 
