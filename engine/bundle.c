@@ -2,11 +2,14 @@
  * bundle.c -- the start-of-session reference bundle: the previous session of a folder,
  * read from its store, packed into a token budget with the recovery line first.
  *
- * The store is read through its connection with three small queries (the newest message's
- * time, the message count, the newest BUNDLE_SCAN messages by ordinal); nothing is
- * written. Lines are chosen by value (the last request, the last conclusion, then older
- * requests and the newest steps) and printed in section order, so a small budget keeps the
- * most useful lines rather than the first ones.
+ * The store is read through its connection: the newest message's time, the message count,
+ * the newest BUNDLE_SCAN messages of the branch, a scan from its start that stops at the
+ * first request (the goal), and the stored JSON of the few calls and results the steps
+ * name; nothing is written. Lines are chosen by value (the last request, the goal, the
+ * last conclusion, the CLI's compaction summary, older requests, the newest steps) and
+ * printed in section order, so a small budget keeps the most useful lines rather than the
+ * first ones. Which user lines are the person's and how quoted text is made inert is
+ * carry.h's; everything here is quoted past text, not instructions, and says so.
  */
 #include "bundle.h"
 
@@ -23,7 +26,6 @@
 #include "catalog.h"
 #include "config.h"
 #include "dream.h"
-#include "message.h"
 #include "store.h"
 #include "summarize.h"
 #include "util.h"

@@ -28,7 +28,6 @@
 #include "contracts.h"
 #include "dream_rules.h"
 #include "homestore.h"
-#include "message.h"
 #include "redact.h"
 #include "store.h"
 #include "util.h"

@@ -2,8 +2,9 @@
  * dream.h -- what the history teaches: a bounded pass over the messages and summaries the
  * session stores gained since the last dream of a scope (a project folder, or every
  * folder), extracting patterns of five kinds -- correction, preference, anti-pattern,
- * convention, decision -- each with its lineage (session + entry id / summary id, which
- * lcm_expand reads back). With a model (a provider/id entry of the summarizer chain) a
+ * convention, decision -- from what the person said (their requests, carry.h; never a
+ * tool result, a page, a file, the assistant's prose or a summary), each with its lineage
+ * (session + entry id, which lcm_expand reads back); summaries are read for consolidation. With a model (a provider/id entry of the summarizer chain) a
  * structured prompt asks for JSON patterns; with none, or when a call fails (the report
  * says so), a table of phrase rules does. Also: recording summaries whose sources overlap
  * by more than half as merged (consolidation records in the home store; the originals are
