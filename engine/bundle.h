@@ -1,13 +1,15 @@
 /*
  * bundle.h -- the start-of-session reference bundle (`lcm hook session-start`, and the
  * plugin's system prompt at a new session with sessionBundle on): a short,
- * token-budgeted text that tells a new session of a project folder how to recall (the
- * lcm_* MCP tools, first) and what the previous session of that folder was doing: its last
- * user requests, what was done, its last conclusion, each line with the entry id that
- * lcm_expand reads. Owns choosing the previous session among the stores under
- * <home>/lcm/ (read-only opens) and packing the lines within the budget. What the home
- * learned (dream.h: active contracts, the strongest patterns; nothing without a home store)
- * rides after the recovery line, within dreamBundleTokens.
+ * token-budgeted text (at most BUNDLE_MAX_CHARS) that tells a new session of a project
+ * folder how to recall (the lcm_* MCP tools, first) and what the previous session of that
+ * folder was doing, quoted as a record and not as instructions: its goal, the CLI's
+ * compaction summary, its last requests (the person's words), its newest steps as
+ * outcomes, its last conclusion, each line with the entry id that lcm_expand reads. Owns
+ * choosing the previous session among the stores under <home>/lcm/ (read-only opens) and
+ * packing the lines within the budget. What the home learned (dream.h: the Active
+ * contracts a person approved; dream's patterns only with dreamUnapprovedPatterns) rides
+ * after the recovery line, within dreamBundleTokens.
  */
 #ifndef LC_BUNDLE_H
 #define LC_BUNDLE_H
@@ -17,7 +19,8 @@
 #define BUNDLE_DEFAULT_TOKENS 1000
 #define BUNDLE_MIN_TOKENS 200      /* the recovery line, the header and the partial statement */
 #define BUNDLE_MAX_TOKENS 100000
-#define BUNDLE_LINE_CHARS 300      /* one request / step / conclusion, clipped */
+#define BUNDLE_LINE_CHARS 300      /* one request / conclusion, clipped */
+#define BUNDLE_MAX_CHARS 10000     /* the whole bundle, whatever the token budget */
 
 /* The bundle for folder `cwd`: *out (malloc'd) is NULL when no other session of that
  * folder is stored (the hook then prints nothing). `exclude_session` (may be NULL) is the

@@ -299,6 +299,7 @@ static const cfg_bool_key cfg_bool_keys[] = {
     {"sessionBundle", offsetof(lcm_config, session_bundle), 0},
     {"autoDream", offsetof(lcm_config, auto_dream), 0},
     {"dreamSystemPrompt", offsetof(lcm_config, dream_system_prompt), 0},
+    {"dreamUnapprovedPatterns", offsetof(lcm_config, dream_unapproved_patterns), 0},
     {"fleetRecall", offsetof(lcm_config, fleet_recall), 0},
 };
 

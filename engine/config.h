@@ -84,6 +84,8 @@ typedef struct lcm_config {
     int auto_dream;                 /* 0: `lcm hook session-end` dreams when due */
     int dream_system_prompt;        /* 0: the plugin's new sessions get the contracts and
                                      * patterns in their system prompt */
+    int dream_unapproved_patterns;  /* 0: dream's patterns (no person approved them) ride in
+                                     * new sessions' bundles; off, only Active contracts do */
     lcm_base_url *base_urls;        /* `baseUrls` key: provider -> URL */
     size_t n_base_urls;
     char **problems;                /* every normalization, one sentence each */

@@ -12,6 +12,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "carry.h"
 #include "homestore.h"
 #include "summarize.h"
 #include "util.h"
@@ -29,11 +30,22 @@ int contracts_valid_kind(const char *kind)
     return 0;
 }
 
+/* A body is one line of text: it is printed as one line of the next sessions' bundle, so
+ * a line break (or a character some reader takes for one) would let it write lines of its
+ * own there. lc_text_clean in one-line mode leaves such a body unchanged. */
 static int contracts_body_ok(const char *body, char **err)
 {
     if (!body || !*body) return lc_errf(err, LC_INVALID, "a contract needs a body (the rule, in words)");
-    if (strlen(body) > CONTRACTS_BODY_MAX)
+    size_t n = strlen(body);
+    if (n > CONTRACTS_BODY_MAX)
         return lc_errf(err, LC_INVALID, "a contract body is at most %d bytes", CONTRACTS_BODY_MAX);
+    char *clean = lc_text_clean(body, n, 1);
+    if (!clean) return lc_errf(err, LC_NOMEM, "out of memory");
+    int same = !strcmp(clean, body);
+    free(clean);
+    if (!same)
+        return lc_errf(err, LC_INVALID, "a contract body is one line of text: no line breaks, tabs, control "
+                                        "characters or invalid UTF-8");
     return LC_OK;
 }
 
@@ -351,11 +363,15 @@ int contracts_bundle_text(homestore *h, const char *project, long budget_tokens,
     *used = 0;
     int rc = homestore_contracts_list(h, CONTRACTS_ACTIVE, project, &v, &n, err);
     if (rc != LC_OK || !n) goto done;
-    static const char head[] = "Behavior contracts (approved rules; follow them):\n";
+    static const char head[] = "Behavior contracts (approved by a person; follow them):\n";
     long spent = (long)summ_estimate_tokens(head);
     sb_puts(&b, head);
     for (size_t i = 0; i < n; i++) {
-        char *line = lc_asprintf("- [contract #%lld, %s] %s\n", (long long)v[i].id, v[i].kind, v[i].body);
+        /* One quoted line whatever the stored body holds (rows written before bodies were
+         * checked included). */
+        char *body = carry_line(v[i].body, strlen(v[i].body), CONTRACTS_BODY_MAX, NULL);
+        char *line = body ? lc_asprintf("- [contract #%lld, %s] %s\n", (long long)v[i].id, v[i].kind, body) : NULL;
+        free(body);
         if (!line) {
             rc = lc_errf(err, LC_NOMEM, "out of memory");
             goto done;

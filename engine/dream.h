@@ -2,8 +2,9 @@
  * dream.h -- what the history teaches: a bounded pass over the messages and summaries the
  * session stores gained since the last dream of a scope (a project folder, or every
  * folder), extracting patterns of five kinds -- correction, preference, anti-pattern,
- * convention, decision -- each with its lineage (session + entry id / summary id, which
- * lcm_expand reads back). With a model (a provider/id entry of the summarizer chain) a
+ * convention, decision -- from what the person said (their requests, carry.h; never a
+ * tool result, a page, a file, the assistant's prose or a summary), each with its lineage
+ * (session + entry id, which lcm_expand reads back); summaries are read for consolidation. With a model (a provider/id entry of the summarizer chain) a
  * structured prompt asks for JSON patterns; with none, or when a call fails (the report
  * says so), a table of phrase rules does. Also: recording summaries whose sources overlap
  * by more than half as merged (consolidation records in the home store; the originals are
@@ -85,9 +86,12 @@ int dream_command_line(const dream_opts *base, const char *cwd, const char *line
  * passed since it (a home never dreamed counts from its first session store). */
 int dream_due(const char *home, const lcm_config *cfg);
 
-/* The start-of-session lines: the Active contracts, then the strongest patterns of
- * `cwd` and the global ones, each with its lineage, within `budget_tokens`. *out
- * malloc'd, NULL when the home has nothing learned (no home store: nothing created). */
-int dream_bundle_text(const char *home, const char *cwd, long budget_tokens, char **out, char **err);
+/* The start-of-session lines: the Active contracts (a person approved each), then, only
+ * with `with_patterns` (lcm.json dreamUnapprovedPatterns), the strongest patterns of `cwd`
+ * and the global ones, each with its lineage, marked as unapproved; within
+ * `budget_tokens`. *out malloc'd, NULL when there is nothing to carry (no home store:
+ * nothing created). */
+int dream_bundle_text(const char *home, const char *cwd, long budget_tokens, int with_patterns, char **out,
+                      char **err);
 
 #endif

@@ -415,3 +415,44 @@ char *lc_utc_format(long long ms, const char *fmt, const char *unknown)
     if (ms <= 0 || !gmtime_r(&t, &tm) || !strftime(buf, sizeof buf, fmt, &tm)) return lc_strdup(unknown);
     return lc_strdup(buf);
 }
+
+/* The length of the valid UTF-8 sequence at s[0..n) and its code point, 0 when invalid
+ * (overlong forms, surrogates and values past U+10FFFF are invalid). */
+static size_t lc_utf8_decode(const unsigned char *s, size_t n, unsigned *cp)
+{
+    unsigned c = s[0];
+    size_t need = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+    if (!need || need > n) return 0;
+    unsigned v = need == 1 ? c : need == 2 ? c & 0x1F : need == 3 ? c & 0x0F : c & 0x07;
+    for (size_t i = 1; i < need; i++) {
+        if ((s[i] & 0xC0) != 0x80) return 0;
+        v = (v << 6) | (s[i] & 0x3F);
+    }
+    static const unsigned min[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (v < min[need] || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) return 0;
+    *cp = v;
+    return need;
+}
+
+char *lc_text_clean(const char *s, size_t len, int one_line)
+{
+    sbuf b = {0};
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0; i < len;) {
+        unsigned cp = 0;
+        size_t k = lc_utf8_decode(u + i, len - i, &cp);
+        if (!k) {
+            sb_puts(&b, "\xEF\xBF\xBD");
+            i++;
+            continue;
+        }
+        int breaks = cp == '\v' || cp == '\f' || cp == '\r' || cp == 0x85 || cp == 0x2028 || cp == 0x2029 ||
+                     (one_line && (cp == '\n' || cp == '\t'));
+        if (breaks) sb_putc(&b, ' ');
+        else if (cp == '\n' || cp == '\t' || (cp >= 0x20 && cp != 0x7F && (cp < 0x80 || cp > 0x9F)))
+            sb_append(&b, s + i, k);
+        i += k;
+    }
+    if (!b.p && !b.oom) return lc_strdup("");
+    return sb_detach(&b);
+}

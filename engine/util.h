@@ -115,4 +115,11 @@ void *lc_grow(void *v, size_t *cap, size_t need, size_t size);
 /* The CLOCK_REALTIME instant `ms` milliseconds from now, for pthread_cond_timedwait. */
 struct timespec lc_deadline_in(double ms);
 
+/* s[0..len) as text safe to hand to a model or a JSON writer (malloc'd, NULL on OOM):
+ * invalid UTF-8 becomes U+FFFD; C0 and C1 control characters and DEL are dropped, except
+ * '\n' and '\t' when `one_line` is 0; \v, \f, \r, U+0085, U+2028 and U+2029 (which
+ * some readers take as line breaks) become a space, and with `one_line` so do '\n' and
+ * '\t'. Stored text is kept verbatim; this is for what leaves the store. */
+char *lc_text_clean(const char *s, size_t len, int one_line);
+
 #endif

@@ -69,7 +69,18 @@ import json, sys
 ctx = json.load(open(sys.argv[1]))["hookSpecificOutput"]["additionalContext"]
 assert ctx.startswith("[lossless-context]"), ctx[:200]
 assert "[contract #%s, forbid] Never use tabs for indentation" % sys.argv[2] in ctx, ctx
-assert "Previous session in this folder" in ctx and "We decided to go with PostgreSQL" in ctx, ctx
+assert "Previous session in this folder" in ctx, ctx
+# a pattern no person approved does not ride by default
+assert "We decided to go with PostgreSQL" not in ctx and "Patterns dream noticed" not in ctx, ctx
+PY
+ok
+printf '{"dreamUnapprovedPatterns": true}\n' >"$HOME_DIR/lcm.json"
+echo "{\"cwd\":\"$W\",\"session_id\":\"next-2b\"}" | "$LCM" hook session-start --home "$HOME_DIR" >"$T/b1b.json"
+rm -f "$HOME_DIR/lcm.json"
+python3 - "$T/b1b.json" <<'PY' || fail "with dreamUnapprovedPatterns the patterns ride, marked as no person's approval"
+import json, sys
+ctx = json.load(open(sys.argv[1]))["hookSpecificOutput"]["additionalContext"]
+assert "no person approved them" in ctx and "] We decided to go with PostgreSQL" in ctx, ctx
 PY
 ok
 "$LCM" contracts --home "$HOME_DIR" retract "$CID" >"$T/r0.txt" 2>&1 && fail "retract without a reason is refused"
@@ -103,7 +114,7 @@ c = json.load(open(sys.argv[1]))['contracts']
 assert (c['Active'], c['Retracted'], c['Superseded']) == (1, 1, 1) and c['patterns'] == 6, c
 " "$T/status.json" || fail "lcm status --json counts contracts by state"; ok
 
-# ---- MCP: list reads; a change needs confirm --------------------------------------------------
+# ---- MCP: list reads; reject needs confirm; approve is a person's act --------------------------------------------------
 python3 - "$LCM" "$HOME_DIR" <<'PY' || fail "lcm_contracts over MCP"
 import json, subprocess, sys
 lcm, home = sys.argv[1], sys.argv[2]
@@ -118,10 +129,15 @@ lst, = calls(("lcm_contracts", {"action": "list", "state": "Pending"}))
 assert not lst.get("isError") and "[Pending]" in lst["content"][0]["text"], lst
 cid = int(lst["content"][0]["text"].split()[0][1:])
 no, show = calls(("lcm_contracts", {"action": "approve", "id": cid}), ("lcm_contracts", {"action": "show", "id": cid}))
-assert no.get("isError") and "confirm" in no["content"][0]["text"], no
+assert no.get("isError") and "only through a person" in no["content"][0]["text"], no
 assert "[Pending]" in show["content"][0]["text"], show
-yes, = calls(("lcm_contracts", {"action": "approve", "id": cid, "confirm": True}))
-assert not yes.get("isError") and "[Active]" in yes["content"][0]["text"] and "mcp client" in yes["content"][0]["text"], yes
+self_ok, show = calls(("lcm_contracts", {"action": "approve", "id": cid, "confirm": True}), ("lcm_contracts", {"action": "show", "id": cid}))
+assert self_ok.get("isError") and "only through a person" in self_ok["content"][0]["text"], self_ok
+assert "[Pending]" in show["content"][0]["text"], show
+no2, = calls(("lcm_contracts", {"action": "reject", "id": cid}))
+assert no2.get("isError") and "confirm" in no2["content"][0]["text"], no2
+yes, = calls(("lcm_contracts", {"action": "reject", "id": cid, "confirm": True}))
+assert not yes.get("isError") and "[Rejected]" in yes["content"][0]["text"] and "mcp client" in yes["content"][0]["text"], yes
 PY
 ok
 

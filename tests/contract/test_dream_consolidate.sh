@@ -21,9 +21,11 @@ members = sorted(db.execute("select session, summary_id from consolidation_membe
 assert members == [("dream-s1", 1), ("dream-s3", 1)], members
 (text, tokens, overlap), = db.execute("select text, tokens, overlap from consolidations").fetchall()
 assert text and 0.5 < overlap <= 1.0, (text, overlap)
-# the decision of the summary and of its message are one pattern with both sources
+# the decision comes from the person's message; a summary (which retells tool output as
+# well) is read for consolidation only, never as a lesson's source
 srcs = db.execute("select s.session, s.entry_id, s.summary_id from pattern_sources s join patterns p on p.id = s.pattern_id where p.text like 'We decided to go with PostgreSQL%' order by s.summary_id").fetchall()
-assert srcs == [("dream-s1", "s1u4", 0), ("dream-s1", "", 1)], srcs
+assert srcs == [("dream-s1", "s1u4", 0)], srcs
+assert not db.execute("select count(*) from pattern_sources where summary_id != 0").fetchone()[0]
 PY
 ok
 for s in dream-s1 dream-s3; do

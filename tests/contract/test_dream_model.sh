@@ -12,7 +12,7 @@ mkdir -p "$W" "$T/gen"
 python3 "$ROOT/tests/contract/dream_history.py" "$T/gen" "$W" || fail "generate the history"
 cat > "$T/script.json" <<'JSON'
 [
- {"content": "Here are the lessons:\n```json\n{\"patterns\": [{\"kind\": \"convention\", \"text\": \"Indentation in this repo is four spaces, never tabs.\", \"sources\": [2]}, {\"kind\": \"decision\", \"text\": \"The job queue runs on PostgreSQL.\", \"sources\": [\"6\", 99]}, {\"kind\": \"gossip\", \"text\": \"Not a kind.\", \"sources\": [0]}, {\"kind\": \"preference\", \"text\": \"Invented lineage.\", \"sources\": [42]}]}\n```"},
+ {"content": "Here are the lessons:\n```json\n{\"patterns\": [{\"kind\": \"convention\", \"text\": \"Indentation in this repo is four spaces, never tabs.\", \"sources\": [1]}, {\"kind\": \"decision\", \"text\": \"The job queue runs on PostgreSQL.\", \"sources\": [\"3\", 99]}, {\"kind\": \"gossip\", \"text\": \"Not a kind.\", \"sources\": [0]}, {\"kind\": \"preference\", \"text\": \"Invented lineage.\", \"sources\": [42]}]}\n```"},
  {"content": "{\"patterns\": []}"},
  {"status": 500, "error": "the scripted model is down"}
 ]
@@ -23,7 +23,7 @@ SECRET=sk-OX9YIMtCFIPzgNZpBdfdYfkM51ZFfOwBsRhae56YuHqQG0EY
 hello_session "$T/gen/dream-zz.jsonl" dream-zz "$W" "use $SECRET for the call"
 "$LCM" import --home "$HOME_DIR" "$T/gen/dream-s1.jsonl" "$T/gen/dream-zz.jsonl" >/dev/null 2>&1 || fail "import s1"
 "$LCM" dream --home "$HOME_DIR" --project "$W" --json >"$T/m1.json" 2>"$T/m1.err" || { cat "$T/m1.err"; fail "lcm dream with a model"; }
-assert_jsonl "$T/record.jsonl" "len(rows) == 2 and rows[0]['model'] == 'dreamer' and 'durable lessons' in rows[0]['messages'][0]['content'] and '[2] user: Actually, never use tabs' in rows[0]['messages'][1]['content']" "the model received the structured dream prompt with numbered excerpts"
+assert_jsonl "$T/record.jsonl" "len(rows) == 2 and rows[0]['model'] == 'dreamer' and 'durable lessons' in rows[0]['messages'][0]['content'] and '[1] user: Actually, never use tabs' in rows[0]['messages'][1]['content']" "the model received the structured dream prompt with numbered excerpts of the person's words only"
 assert_nogrep "$T/record.jsonl" "$SECRET" "a secret in the history never reaches the model (redactSecrets)"
 assert_grep "$T/record.jsonl" "use \[REDACTED\] for the call" "it is masked in the excerpt"
 python3 - "$T/m1.json" <<'PY' || fail "the model's patterns kept with the lineage of the excerpts they name"

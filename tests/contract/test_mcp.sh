@@ -50,8 +50,15 @@ check(r["result"]["protocolVersion"] == "2025-06-18", "an unknown version is ans
 r = rpc({"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
 tools = {t["name"]: t for t in r["result"]["tools"]}
 check(set(tools) == {"lcm_grep", "lcm_describe", "lcm_expand", "lcm_sessions", "lcm_status", "lcm_handoff", "lcm_contracts"}, "seven tools", r)
-check(all(t["inputSchema"]["type"] == "object" and t["annotations"]["readOnlyHint"] for t in tools.values()),
-      "schemas are objects, tools read-only", r)
+readers = set(tools) - {"lcm_contracts"}
+check(all(t["inputSchema"]["type"] == "object" for t in tools.values()) and
+      all(tools[n]["annotations"]["readOnlyHint"] is True for n in readers), "schemas are objects, the readers read-only", r)
+ann = tools["lcm_contracts"]["annotations"]
+check(ann["readOnlyHint"] is False and ann.get("destructiveHint") is True,
+      "lcm_contracts says it changes rows (reject, retract)", ann)
+check("approve" not in tools["lcm_contracts"]["inputSchema"]["properties"]["action"]["enum"] and
+      "supersede" not in tools["lcm_contracts"]["inputSchema"]["properties"]["action"]["enum"],
+      "lcm_contracts offers no approve or supersede", tools["lcm_contracts"])
 
 err, text = call("lcm_sessions", {}, 10)
 check(not err and sid in text and "messages" in text, "lcm_sessions lists the store", text)

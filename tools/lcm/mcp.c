@@ -430,8 +430,10 @@ static int mcp_tool_status(const mcp_ctx *c, const cJSON *a, char **text, int *i
     return *text ? LC_OK : LC_NOMEM;
 }
 
-/* lcm_contracts: list and show read; approve, reject, retract and supersede change a
- * contract only with "confirm": true (a client's model must not flip a rule by accident). */
+/* lcm_contracts: list and show read; reject and retract (which only take a rule out of
+ * the bundle) change a contract with "confirm": true. Approve and supersede put a rule in
+ * every next session's bundle, so only a person does them (`lcm contracts`, `/lcm
+ * contracts`): a client's model must never make its own rule Active. */
 static int mcp_tool_contracts(const mcp_ctx *c, const cJSON *a, char **text, int *is_error)
 {
     const char *action = mcp_str(a, "action"), *argv[8];
@@ -439,6 +441,12 @@ static int mcp_tool_contracts(const mcp_ctx *c, const cJSON *a, char **text, int
     int argc = 0;
     if (!action) action = "list";
     int reads = !strcmp(action, "list") || !strcmp(action, "show");
+    if (!strcmp(action, "approve") || !strcmp(action, "supersede"))
+        return mcp_fail(lc_asprintf("lcm_contracts %s is refused over MCP: a contract becomes Active only through a "
+                                    "person (`lcm contracts %s ID` in a terminal, or `/lcm contracts %s ID` in the "
+                                    "agent); nothing was changed",
+                                    action, action, action),
+                        text, is_error);
     if (!reads && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "confirm")))
         return mcp_fail(lc_asprintf("lcm_contracts %s changes a contract: call again with \"confirm\": true once the "
                                     "user agreed (nothing was changed)", action),
@@ -451,7 +459,7 @@ static int mcp_tool_contracts(const mcp_ctx *c, const cJSON *a, char **text, int
     } else if (mcp_str(a, "id")) {
         argv[argc++] = mcp_str(a, "id");
     }
-    static const char *const opts[][2] = {{"reason", "--reason"}, {"body", "--body"}, {"state", "--state"}};
+    static const char *const opts[][2] = {{"reason", "--reason"}, {"state", "--state"}};
     for (size_t i = 0; i < sizeof opts / sizeof *opts; i++)
         if (mcp_str(a, opts[i][0])) {
             argv[argc++] = opts[i][1];
@@ -503,9 +511,14 @@ static int mcp_tool_handoff(const mcp_ctx *c, const cJSON *a, char **text, int *
 
 typedef int (*mcp_tool_fn)(const mcp_ctx *c, const cJSON *a, char **text, int *is_error);
 
+/* What a tool does, for its annotations: MCP_READS reads the stores only; MCP_CHANGES
+ * changes rows of the home store (lcm_contracts' reject and retract). */
+enum { MCP_READS, MCP_CHANGES };
+
 static const struct mcp_tool {
     const char *name, *description, *schema;
     mcp_tool_fn fn;
+    int effect;
 } mcp_tools[] = {
     {"lcm_grep",
      "Search the lossless history of agent sessions (every message verbatim, also what compaction removed): "
@@ -526,14 +539,14 @@ static const struct mcp_tool {
      "\"offset\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"hits to skip (paging)\"},"
      "\"mode\":{\"type\":\"string\",\"enum\":[\"fts\",\"hybrid\"],\"description\":\"hybrid: the query's words and "
      "its meaning (embeddings configured in lcm.json) fused by reciprocal rank; finds paraphrases words miss\"}}}",
-     mcp_tool_grep},
+     mcp_tool_grep, MCP_READS},
     {"lcm_describe",
      "Describe a summary of a session (text, tiers, span, cost of reading its originals) or a stored file handle.",
      "{\"type\":\"object\",\"properties\":{"
      "\"session\":{\"type\":\"string\",\"description\":\"a session id from lcm_sessions\"},"
      "\"id\":{\"type\":\"string\",\"description\":\"#12 (a summary), or a file handle's entry id, path or content id\"},"
      "\"summary_id\":{\"type\":\"integer\"}},\"required\":[\"session\"]}",
-     mcp_tool_describe},
+     mcp_tool_describe, MCP_READS},
     {"lcm_expand",
      "Read stored originals verbatim, in bounded windows: a summary's originals (summary_id), one message "
      "(entry_id, paged by char_offset) or the messages matching a question.",
@@ -545,7 +558,7 @@ static const struct mcp_tool {
      "\"max_tokens\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"budget, default 10000\"},"
      "\"char_offset\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"with entry_id: continue at this character\"}},"
      "\"required\":[\"session\"]}",
-     mcp_tool_expand},
+     mcp_tool_expand, MCP_READS},
     {"lcm_sessions",
      "List the stored sessions, newest first: id, date, messages, summaries, cwd.",
      "{\"type\":\"object\",\"properties\":{"
@@ -555,28 +568,28 @@ static const struct mcp_tool {
      "fleet (every session in the shared store; only when lcm.json sets fleetRecall)\"},"
      "\"offset\":{\"type\":\"integer\",\"minimum\":0},"
      "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"default 50\"}}}",
-     mcp_tool_sessions},
+     mcp_tool_sessions, MCP_READS},
     {"lcm_status",
      "Where the stores are and how much they hold (sessions, messages, summaries, bytes).",
-     "{\"type\":\"object\",\"properties\":{}}", mcp_tool_status},
+     "{\"type\":\"object\",\"properties\":{}}", mcp_tool_status, MCP_READS},
     {"lcm_handoff",
      "The handoff of a session: where it stood (last requests, newest steps, last conclusion, each with the "
      "entry id lcm_expand reads). Default: the newest session of this project folder.",
      "{\"type\":\"object\",\"properties\":{"
      "\"session\":{\"type\":\"string\",\"description\":\"a session id from lcm_sessions\"},"
      "\"cwd\":{\"type\":\"string\",\"description\":\"project folder (default: the server's)\"}}}",
-     mcp_tool_handoff},
+     mcp_tool_handoff, MCP_READS},
     {"lcm_contracts",
      "Behavior contracts (prefer / forbid / verify-before rules learned from past sessions): list them or show one "
-     "with its trail; approve, reject, retract (reason required) or supersede (new body) only with confirm: true.",
+     "with its trail; reject a Pending one or retract an Active one (reason required) with confirm: true. Approving "
+     "or superseding is a person's act (lcm contracts / /lcm contracts), refused here.",
      "{\"type\":\"object\",\"properties\":{"
-     "\"action\":{\"type\":\"string\",\"enum\":[\"list\",\"show\",\"approve\",\"reject\",\"retract\",\"supersede\"]},"
+     "\"action\":{\"type\":\"string\",\"enum\":[\"list\",\"show\",\"reject\",\"retract\"]},"
      "\"id\":{\"type\":\"integer\",\"description\":\"the contract (not for list)\"},"
      "\"state\":{\"type\":\"string\",\"description\":\"list: only this state (Pending, Active, ...)\"},"
      "\"reason\":{\"type\":\"string\",\"description\":\"why (required to retract); kept in the trail\"},"
-     "\"body\":{\"type\":\"string\",\"description\":\"supersede: the new rule\"},"
      "\"confirm\":{\"type\":\"boolean\",\"description\":\"true to make a change (the user agreed)\"}}}",
-     mcp_tool_contracts},
+     mcp_tool_contracts, MCP_CHANGES},
 };
 #define MCP_N_TOOLS (sizeof mcp_tools / sizeof mcp_tools[0])
 
@@ -609,7 +622,15 @@ cJSON *mcp_tool_list(void)
         cJSON_AddStringToObject(t, "name", mcp_tools[i].name);
         cJSON_AddStringToObject(t, "description", mcp_tools[i].description);
         cJSON_AddItemToObject(t, "inputSchema", schema);
-        cJSON_AddBoolToObject(ann, "readOnlyHint", 1);
+        /* The hints say what the tool does: the readers change nothing; lcm_contracts
+         * may move a contract out of the bundle (reject, retract), which cannot be
+         * undone and does not repeat (a second retract is refused). */
+        int reads = mcp_tools[i].effect == MCP_READS;
+        cJSON_AddBoolToObject(ann, "readOnlyHint", reads);
+        if (!reads) {
+            cJSON_AddBoolToObject(ann, "destructiveHint", 1);
+            cJSON_AddBoolToObject(ann, "idempotentHint", 0);
+        }
         cJSON_AddBoolToObject(ann, "openWorldHint", 0);
         cJSON_AddItemToObject(t, "annotations", ann);
         cJSON_AddItemToArray(arr, t);
@@ -673,8 +694,8 @@ static cJSON *mcp_initialize(const cJSON *id, const cJSON *params)
     cJSON_AddStringToObject(info, "version", MCP_SERVER_VERSION);
     cJSON_AddItemToObject(res, "serverInfo", info);
     cJSON_AddStringToObject(res, "instructions",
-                            "Read-only access to lossless-context stores: every message of past agent sessions, "
-                            "verbatim. Start with lcm_grep (scope all_sessions by default) or lcm_sessions; read "
+                            "Access to lossless-context stores: every message of past agent sessions, "
+                            "verbatim (read-only; lcm_contracts alone can reject or retract a contract). Start with lcm_grep (scope all_sessions by default) or lcm_sessions; read "
                             "originals with lcm_expand (session + entry_id or summary_id).");
     return mcp_result(id, res);
 }
@@ -690,6 +711,13 @@ static cJSON *mcp_call(const mcp_ctx *c, const cJSON *id, const cJSON *params)
     if (args && !cJSON_IsObject(args) && !cJSON_IsNull(args))
         return mcp_error(id, MCP_INVALID_PARAMS, "tools/call: params.arguments must be an object");
     int rc = mcp_tool_call(c, name->valuestring, cJSON_IsObject(args) ? args : NULL, &text, &is_error);
+    if (rc == LC_OK && text) {
+        /* Stored text leaves as valid UTF-8 without control or line-separator characters
+         * (a client's JSON parser, or the model reading it, gets no invalid bytes). */
+        char *clean = lc_text_clean(text, strlen(text), 0);
+        free(text);
+        text = clean;
+    }
     if (rc == LC_NOTFOUND) {
         char *msg = lc_asprintf("Unknown tool: %s", name->valuestring);
         cJSON *r = mcp_error(id, MCP_INVALID_PARAMS, msg ? msg : "Unknown tool");
