@@ -738,6 +738,14 @@ char *store_url(const char *agent_home);
 /* 1 when a store's path names a session of a shared store ("postgresql://...#sid") rather
  * than a file. */
 int store_path_is_url(const char *path);
+/* A store address or connection string as it may be shown: every secret libpq would read
+ * from it (a URI's user-part password, a `password=` or `sslpassword=` parameter however
+ * its name is percent-encoded, a keyword/value string's password) replaced by "***";
+ * anything else as given (malloc'd; NULL on OOM). The one masking of store addresses. */
+char *store_url_redact(const char *url);
+/* `msg` (a server or driver message about `url`) with each secret of `url`, as written
+ * and percent-decoded, replaced by "***" (malloc'd; NULL on OOM). */
+char *store_url_scrub(const char *url, const char *msg);
 /* Open session `session_id` of `agent_home` read-only, in whichever backend holds it
  * (catalog_open's read). LC_NOTFOUND when there is none; nothing is created. */
 int store_open_session_readonly(const char *agent_home, const char *session_id, store **out,

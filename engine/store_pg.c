@@ -282,105 +282,11 @@ static int store_pg_url_ok(const char *url)
     return url && (strncmp(url, "postgresql://", 13) == 0 || strncmp(url, "postgres://", 11) == 0);
 }
 
-/* `url` with the password of its user part and any password= parameter replaced by
- * "***" (malloc'd). */
-static char *store_pg_redact(const char *url)
-{
-    sbuf b = {0};
-    const char *p = strstr(url, "://");
-    if (!p) return lc_strdup("(not a URI)");
-    p += 3;
-    sb_append(&b, url, (size_t)(p - url));
-    size_t auth = strcspn(p, "/?#");
-    const char *at = NULL;
-    for (const char *q = p; q < p + auth; q++)
-        if (*q == '@') at = q;
-    if (at) {
-        const char *colon = memchr(p, ':', (size_t)(at - p));
-        if (colon) {
-            sb_append(&b, p, (size_t)(colon - p));
-            sb_puts(&b, ":***");
-            p = at;
-        }
-    }
-    while (*p) {
-        const char *hit = strstr(p, "password=");
-        if (!hit) {
-            sb_puts(&b, p);
-            break;
-        }
-        int param = hit > url && (hit[-1] == '?' || hit[-1] == '&');
-        sb_append(&b, p, (size_t)(hit - p) + 9);
-        p = hit + 9;
-        if (param) {
-            sb_puts(&b, "***");
-            p += strcspn(p, "&#");
-        }
-    }
-    return sb_detach(&b);
-}
-
-/* The password the URI carries (percent-decoded; malloc'd), NULL when none: what a libpq
- * message is scrubbed of. */
-static char *store_pg_password(const char *url)
-{
-    const char *p = strstr(url, "://"), *v = NULL;
-    size_t n = 0;
-    if (!p) return NULL;
-    p += 3;
-    size_t auth = strcspn(p, "/?#");
-    const char *at = NULL;
-    for (const char *q = p; q < p + auth; q++)
-        if (*q == '@') at = q;
-    const char *colon = at ? memchr(p, ':', (size_t)(at - p)) : NULL;
-    if (colon) {
-        v = colon + 1;
-        n = (size_t)(at - v);
-    } else if ((v = strstr(p, "password=")) && (v[-1] == '?' || v[-1] == '&')) {
-        v += 9;
-        n = strcspn(v, "&#");
-    } else {
-        return NULL;
-    }
-    char *out = malloc(n + 1);
-    size_t k = 0;
-    if (!out) return NULL;
-    for (size_t i = 0; i < n; i++) {
-        unsigned hi, lo;
-        if (v[i] == '%' && i + 2 < n + 1 && sscanf(v + i + 1, "%1x%1x", &hi, &lo) == 2) {
-            out[k++] = (char)(hi << 4 | lo);
-            i += 2;
-        } else {
-            out[k++] = v[i];
-        }
-    }
-    out[k] = '\0';
-    if (!k) {
-        free(out);
-        return NULL;
-    }
-    return out;
-}
-
-/* A libpq message without the password (raw or decoded) and without its trailing newline
- * (malloc'd). */
+/* A libpq message without the URI's secrets (store_url_scrub) and without its trailing
+ * newline (malloc'd). */
 static char *store_pg_scrub(const char *url, const char *msg)
 {
-    char *pw = url ? store_pg_password(url) : NULL;
-    sbuf b = {0};
-    const char *p = msg ? msg : "";
-    while (*p) {
-        const char *hit = pw ? strstr(p, pw) : NULL;
-        if (!hit) {
-            sb_puts(&b, p);
-            break;
-        }
-        sb_append(&b, p, (size_t)(hit - p));
-        sb_puts(&b, "***");
-        p = hit + strlen(pw);
-    }
-    free(pw);
-    char *out = sb_detach(&b);
+    char *out = store_url_scrub(url, msg);
     if (out) {
         size_t l = strlen(out);
         while (l && (out[l - 1] == '\n' || out[l - 1] == ' ')) out[--l] = '\0';
@@ -428,14 +334,14 @@ static char *store_pg_unredact(const char *safe)
     char *found = NULL;
     pthread_mutex_lock(&store_pg_known_mu);
     for (size_t i = 0; i < 4 && store_pg_known[i] && !found; i++) {
-        char *r = store_pg_redact(store_pg_known[i]);
+        char *r = store_url_redact(store_pg_known[i]);
         if (r && strcmp(r, safe) == 0) found = lc_strdup(store_pg_known[i]);
         free(r);
     }
     pthread_mutex_unlock(&store_pg_known_mu);
     const char *env = getenv("LCM_STORE_URL");
     if (!found && store_pg_url_ok(env)) {
-        char *r = store_pg_redact(env);
+        char *r = store_url_redact(env);
         if (r && strcmp(r, safe) == 0) found = lc_strdup(env);
         free(r);
     }
@@ -697,7 +603,7 @@ static int store_pg_connect(const char *url, int read_only, store **out, char **
     s->opt.large_file_chars = STORE_LARGE_FILE_CHARS;
     s->opt.externalize_files = 1;
     s->url = lc_strdup(url);
-    s->url_safe = store_pg_redact(url);
+    s->url_safe = store_url_redact(url);
     if (!s->url || !s->url_safe) {
         store_pg_close(s);
         return lc_errf(err, LC_NOMEM, "store: out of memory");
