@@ -40,9 +40,14 @@ char *admin_metrics_path(const char *home)
     return lc_asprintf("%s/lcm/%s", home ? home : ".", METRICS_FILE);
 }
 
+/* The folder the admin files (exports, backups) go in, <home>/lcm, made (0700) when
+ * missing: a home whose stores live in a shared database has no file there until its first
+ * export. A folder that cannot be made is named by the open that follows. */
 static char *admin_lcm_dir(const admin_env *env)
 {
-    return lc_asprintf("%s/lcm", env->home ? env->home : ".");
+    char *dir = lc_asprintf("%s/lcm", env->home ? env->home : ".");
+    if (dir) lc_mkdir_p(dir, 0700, NULL);
+    return dir;
 }
 
 char *admin_tilde(const char *path)

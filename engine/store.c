@@ -253,6 +253,14 @@ char *store_url_scrub(const char *url, const char *msg)
 #define STORE_BACKEND_HAS(b, slot) \
     (offsetof(store_backend, slot) + sizeof((b)->slot) <= (b)->size && (b)->slot)
 
+int store_retire_url(const char *path, char **err)
+{
+    const store_backend *b = &store_pg_backend;
+    if (!store_path_is_url(path) || !STORE_BACKEND_HAS(b, x_retire))
+        return lc_errf(err, LC_INVALID, "store: %s is no session of a shared store", path ? path : "(null)");
+    return b->x_retire(path, err);
+}
+
 int store_open_session_readonly(const char *agent_home, const char *session_id, store **out,
                                 int *schema_version, char **err)
 {

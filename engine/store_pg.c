@@ -763,6 +763,29 @@ static int store_pg_open_readonly(const char *path, store **out, int *schema_ver
     return rc;
 }
 
+/* Delete the session `path` (URI#sid) names: its sessions row, and with it (ON DELETE
+ * CASCADE) every row of every table that carries its sid. */
+static int store_pg_retire(const char *path, char **err)
+{
+    const char *hash = path ? strrchr(path, '#') : NULL;
+    if (!hash || !hash[1] || strspn(hash + 1, "0123456789") != strlen(hash + 1))
+        return lc_errf(err, LC_INVALID, "store: %s names no session of a shared store (URI#number)",
+                       path ? path : "(null)");
+    char *safe = lc_strndup(path, (size_t)(hash - path));
+    char *url = safe ? store_pg_unredact(safe) : NULL;
+    store *s = NULL;
+    int rc = url ? store_pg_connect(url, 0, &s, err) : lc_errf(err, LC_NOMEM, "store: out of memory");
+    if (rc == LC_OK) {
+        const char *v[] = {hash + 1};
+        rc = store_pg_cmd(s, "DELETE FROM lcm.sessions WHERE sid = $1::bigint", 1, v, STORE_PG_IDEM, "deleting a session",
+                          NULL, err);
+    }
+    store_pg_close(s);
+    free(safe);
+    free(url);
+    return rc;
+}
+
 /* The sid of `session_id` written by `agent_home`: 0 when there is none, -1 when the
  * database could not be read. */
 static int64_t store_pg_find(store *s, const char *agent_home, const char *session_id, char **err)
@@ -967,6 +990,7 @@ const store_backend store_pg_backend = {
     .x_version = store_pg_version,
     .x_open_session_readonly = store_pg_open_session_readonly,
     .x_list = store_pg_list,
+    .x_retire = store_pg_retire,
 };
 
 #define STORE_PG_SLOT(ret, name, params) .x_##name = store_pg_##name,
