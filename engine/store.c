@@ -9,10 +9,14 @@
  */
 #include "store.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -252,6 +256,61 @@ char *store_url_scrub(const char *url, const char *msg)
 
 #define STORE_BACKEND_HAS(b, slot) \
     (offsetof(store_backend, slot) + sizeof((b)->slot) <= (b)->size && (b)->slot)
+
+/* ---- this installation's identity ----------------------------------------------------------- */
+
+#define STORE_IDENTITY_FILE "installation-id"
+
+/* A 32-hex-digit id read from `path`: LC_OK with out filled, else LC_NOTFOUND. */
+static int store_identity_read(const char *path, char out[33])
+{
+    char *text = NULL;
+    size_t len = 0;
+    if (lc_read_file(path, &text, &len, NULL) != LC_OK) return LC_NOTFOUND;
+    int ok = len >= 32 && strspn(text, "0123456789abcdef") >= 32;
+    if (ok) {
+        memcpy(out, text, 32);
+        out[32] = '\0';
+    }
+    free(text);
+    return ok ? LC_OK : LC_NOTFOUND;
+}
+
+int store_identity(const char *agent_home, char out[33], char **err)
+{
+    char *dir = lc_asprintf("%s/lcm", agent_home ? agent_home : ".");
+    char *path = dir ? lc_asprintf("%s/" STORE_IDENTITY_FILE, dir) : NULL;
+    char *tmp = path ? lc_asprintf("%s.%ld.tmp", path, (long)getpid()) : NULL;
+    unsigned char raw[16];
+    int rc = LC_OK, fd = -1;
+    if (!tmp) {
+        rc = lc_errf(err, LC_NOMEM, "store: out of memory");
+        goto done;
+    }
+    if (store_identity_read(path, out) == LC_OK) goto done;
+    /* Made once: random, never derived from the host name or the path, which two
+     * machines may share. A racing first use links its own file or reads the winner's. */
+    if ((rc = lc_mkdir_p(dir, 0700, err)) != LC_OK) goto done;
+    if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw) {
+        rc = lc_errf(err, LC_ERR, "store: no random bytes for this installation's identity: %s", strerror(errno));
+        goto done;
+    }
+    for (size_t i = 0; i < sizeof raw; i++) snprintf(out + 2 * i, 3, "%02x", raw[i]);
+    char line[34];
+    snprintf(line, sizeof line, "%s\n", out);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0 || write(fd, line, 33) != 33 || fsync(fd) != 0) {
+        rc = lc_errf(err, LC_ERR, "store: cannot write %s: %s", path, strerror(errno));
+        goto done;
+    }
+    if (link(tmp, path) != 0 && !(errno == EEXIST && store_identity_read(path, out) == LC_OK))
+        rc = lc_errf(err, LC_ERR, "store: cannot keep %s: %s", path, strerror(errno));
+done:
+    if (fd >= 0) close(fd);
+    if (tmp) unlink(tmp);
+    LC_FREE(dir, path, tmp);
+    return rc;
+}
 
 int store_retire_url(const char *path, char **err)
 {

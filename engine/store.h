@@ -750,6 +750,10 @@ char *store_url_redact(const char *url);
 /* `msg` (a server or driver message about `url`) with each secret of `url`, as written
  * and percent-decoded, replaced by "***" (malloc'd; NULL on OOM). */
 char *store_url_scrub(const char *url, const char *msg);
+/* This installation's identity (32 hex digits into out): made once at random and kept in
+ * <agent home>/lcm/installation-id (0600). A shared store tells homes apart by it, not by
+ * host name and path alone, which two machines may share. */
+int store_identity(const char *agent_home, char out[33], char **err);
 /* Delete the session of a shared store that `path` names (store_path_is_url), every row of
  * it: gc's retirement of a store that is no file. LC_INVALID for a file's path. */
 int store_retire_url(const char *path, char **err);
