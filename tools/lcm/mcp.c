@@ -439,6 +439,7 @@ static int mcp_tool_contracts(const mcp_ctx *c, const cJSON *a, char **text, int
     argv[argc++] = action;
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(a, "id");
     int64_t idv = 0;
+    if (cJSON_IsNull(id) || (cJSON_IsString(id) && !id->valuestring[0])) id = NULL; /* as before: no id */
     if (id && lc_json_int(id, 1, LC_JSON_INT_MAX, &idv) != LC_OK)
         return mcp_fail(lc_strdup("lcm_contracts: id is a contract number from 1 to 9007199254740991 (nothing was changed)"),
                         text, is_error);
