@@ -40,9 +40,14 @@ char *admin_metrics_path(const char *home)
     return lc_asprintf("%s/lcm/%s", home ? home : ".", METRICS_FILE);
 }
 
+/* The folder the admin files (exports, backups) go in, <home>/lcm, made (0700) when
+ * missing: a home whose stores live in a shared database has no file there until its first
+ * export. A folder that cannot be made is named by the open that follows. */
 static char *admin_lcm_dir(const admin_env *env)
 {
-    return lc_asprintf("%s/lcm", env->home ? env->home : ".");
+    char *dir = lc_asprintf("%s/lcm", env->home ? env->home : ".");
+    if (dir) lc_mkdir_p(dir, 0700, NULL);
+    return dir;
 }
 
 char *admin_tilde(const char *path)
@@ -144,35 +149,6 @@ static char *admin_config_origin(const lcm_config *cfg)
 
 /* ---- status --------------------------------------------------------------------------- */
 
-char *admin_url_redact(const char *url)
-{
-    sbuf b = {0};
-    const char *p = url ? url : "", *sep = strstr(p, "://");
-    if (sep) {
-        const char *auth = sep + 3, *end = auth + strcspn(auth, "/?#"), *at = NULL;
-        for (const char *q = auth; q < end; q++)
-            if (*q == '@') at = q;
-        const char *colon = at ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
-        if (colon) {
-            sb_append(&b, p, (size_t)(colon + 1 - p));
-            sb_puts(&b, "***");
-            p = at;
-        }
-    }
-    /* A keyword form or a query parameter: password=VALUE up to the next separator. */
-    for (const char *hit; (hit = strstr(p, "password="));) {
-        size_t klen = sizeof "password=" - 1;
-        int starts = hit == url || strchr("?& ", hit[-1]) != NULL;
-        sb_append(&b, p, (size_t)(hit - p) + klen);
-        p = hit + klen;
-        if (!starts) continue;
-        sb_puts(&b, "***");
-        p += strcspn(p, "& ");
-    }
-    sb_puts(&b, p);
-    return sb_detach(&b);
-}
-
 char *admin_store_line(const char *home, store *st, const char *offline_why)
 {
     const char *url = getenv("LCM_STORE_URL");
@@ -180,7 +156,7 @@ char *admin_store_line(const char *home, store *st, const char *offline_why)
     if (st && store_path(st)) where = lc_strdup(store_path(st));
     else if (url && *url && strcmp(store_backend_name(), store_sqlite_backend.name) != 0) where = lc_strdup(url);
     else where = lc_asprintf("%s/lcm", home ? home : ".");
-    shown = where ? admin_url_redact(where) : NULL;
+    shown = where ? store_url_redact(where) : NULL;
     if (shown)
         line = offline_why ? lc_asprintf("store: %s (%s), %s", store_backend_name(), shown, offline_why)
                            : lc_asprintf("store: %s (%s), online", store_backend_name(), shown);
@@ -902,7 +878,7 @@ static int admin_target_backend(const char *url, const store_backend **b, const 
     }
     *b = store_backend_default();
     if (!strstr(url, "://") || !*b || !strcmp((*b)->name, store_sqlite_backend.name)) {
-        char *shown = admin_url_redact(url);
+        char *shown = store_url_redact(url);
         int rc = lc_errf(err, LC_INVALID, "no store backend of this build takes %s (file:///path/to/home names "
                          "another agent home's embedded store)", shown ? shown : "that URL");
         free(shown);
@@ -959,7 +935,7 @@ int admin_migrate_to(const admin_env *env, const char *url, int apply, admin_res
     catalog_filter f = {.local_files = 1};
     const store_backend *b = NULL;
     const char *target_home = NULL;
-    char *e = NULL, *shown = admin_url_redact(url);
+    char *e = NULL, *shown = store_url_redact(url);
     sbuf b_text = {0};
     size_t failed = 0, done_n = 0;
     int64_t rows = 0, copied = 0;

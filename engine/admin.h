@@ -65,10 +65,6 @@ void admin_tokens(char *buf, size_t n, double t);
 /* The summarizer chain that runs for cfg ("auto" expanded, the floor appended). */
 char *admin_chain(const lcm_config *cfg);
 
-/* A store address with its secrets masked: the password of a URL's user info
- * (scheme://user:***@host) and of a `password=` parameter; anything else as given
- * (malloc'd). */
-char *admin_url_redact(const char *url);
 /* The store line of a status: the backend (sqlite, postgresql, ...), where (st's address,
  * else LCM_STORE_URL when a backend other than the embedded one serves it, else
  * <home>/lcm; secrets masked) and whether it is online, or

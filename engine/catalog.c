@@ -281,6 +281,8 @@ int catalog_open_entry(const catalog_entry *e, store **out, int *schema_version,
 int catalog_retire(const catalog_entry *e, char **err)
 {
     static const char *const sfx[] = {"-wal", "-shm"};
+    /* A shared store's session is rows, not files: its backend deletes them. */
+    if (store_path_is_url(e->path)) return store_retire_url(e->path, err);
     if (unlink(e->path) != 0) return lc_errf(err, LC_ERR, "cannot delete %s: %s", e->path, strerror(errno));
     for (size_t k = 0; k < sizeof sfx / sizeof sfx[0]; k++) {
         char *p = lc_asprintf("%s%s", e->path, sfx[k]);

@@ -683,6 +683,7 @@ int lcm_config_parse(const char *text, size_t len, lcm_config *cfg, char **err)
     cJSON_ArrayForEach(k, root) {
         if ((rc = cfg_apply_key(cfg, k)) != LC_OK) break;
     }
+    cfg->embeddings.send_unmasked = !cfg->redact_secrets;
 done:
     if (rc == LC_NOMEM) lc_errf(err, LC_NOMEM, "out of memory reading lcm.json");
     free(why);

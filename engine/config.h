@@ -43,6 +43,8 @@ typedef struct lcm_embeddings {
     long pass_rows;                 /* 64: rows one background pass embeds */
     double w_fts, w_vector;         /* `hybridWeights`: 1.0 and 1.0 */
     long rrf_k;                     /* 60 */
+    int send_unmasked;              /* redactSecrets: false (0, the default: texts are
+                                     * masked before they are sent) */
 } lcm_embeddings;
 
 typedef struct lcm_config {

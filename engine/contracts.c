@@ -5,6 +5,7 @@
  */
 #include "contracts.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,8 +198,9 @@ static int contracts_parse_id(const char *s, int64_t *id)
     char *end = NULL;
     if (!s) return 0;
     if (*s == '#') s++;
+    errno = 0;
     long long v = strtoll(s, &end, 10);
-    if (!*s || *end || v <= 0) return 0;
+    if (!*s || *end || v <= 0 || errno == ERANGE) return 0; /* 2^63 and past: no contract, not LLONG_MAX */
     *id = v;
     return 1;
 }

@@ -3,6 +3,7 @@
  */
 #include "embed.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 
 #include "files.h"
 #include "llm_http.h"
+#include "redact.h"
 #include "util.h"
 
 const char embed_not_configured[] =
@@ -59,16 +61,20 @@ static int embed_batch(const lcm_embeddings *cfg, const llm_http_endpoint *ep, c
 {
     int rc = LC_OK;
     cJSON *req = cJSON_CreateObject(), *in = NULL, *resp = NULL;
-    char *body = NULL;
+    char *body = NULL, *seen = NULL;
     sbuf r = {0};
     if (!req || !cJSON_AddStringToObject(req, "model", cfg->model) || !(in = cJSON_AddArrayToObject(req, "input")))
         goto oom;
     if (cfg->dimensions > 0 && !cJSON_AddNumberToObject(req, "dimensions", (double)cfg->dimensions)) goto oom;
     for (size_t i = 0; i < n; i++) {
         const char *t = texts[i] ? texts[i] : "";
-        size_t len = strlen(t);
-        size_t keep = files_utf8_prefix(t, len, (size_t)(cfg->max_chars > 0 ? cfg->max_chars : 8000));
-        char *clip = lc_strndup(t, keep);
+        /* Masked as every other text leaving the machine is (redactSecrets), before the clip:
+         * a key cut in two by it might no longer look like one. */
+        char *masked = redact_text(t, strlen(t), !cfg->send_unmasked, NULL);
+        if (!masked) goto oom;
+        size_t keep = files_utf8_prefix(masked, strlen(masked), (size_t)(cfg->max_chars > 0 ? cfg->max_chars : 8000));
+        char *clip = lc_strndup(masked, keep);
+        free(masked);
         /* An empty input is refused by some servers: one space embeds as "nothing". */
         cJSON *s = clip ? cJSON_CreateString(*clip ? clip : " ") : NULL;
         free(clip);
@@ -95,17 +101,25 @@ static int embed_batch(const lcm_embeddings *cfg, const llm_http_endpoint *ep, c
                      cJSON_IsArray(data) ? cJSON_GetArraySize(data) : 0);
         goto done;
     }
+    /* Every row once, every number finite as a float: a bad answer is refused whole, never
+     * stored as a zero vector and counted as embedded. */
+    if (!(seen = calloc(n, 1))) goto oom;
     size_t pos = 0;
     const cJSON *item;
     cJSON_ArrayForEach(item, data) {
         const cJSON *ix = cJSON_GetObjectItemCaseSensitive(item, "index");
         const cJSON *emb = cJSON_GetObjectItemCaseSensitive(item, "embedding");
-        size_t row = cJSON_IsNumber(ix) ? (size_t)ix->valuedouble : pos;
+        int64_t row = (int64_t)pos;
         pos++;
         int d = cJSON_IsArray(emb) ? cJSON_GetArraySize(emb) : 0;
-        if (row >= n || d <= 0) {
-            rc = lc_errf(err, LC_ERR, "embeddings (%s): a vector without numbers or with index %zu of %zu", url,
-                         row, n);
+        if ((ix && lc_json_int(ix, 0, (int64_t)n - 1, &row) != LC_OK) || d <= 0) {
+            rc = lc_errf(err, LC_ERR, "embeddings (%s): a vector without numbers or with an index not in 0..%zu",
+                         url, n - 1);
+            goto done;
+        }
+        if (seen[row]++) {
+            rc = lc_errf(err, LC_ERR, "embeddings (%s): two vectors for input %lld (none was stored)", url,
+                         (long long)row);
             goto done;
         }
         if (cfg->dimensions > 0 && d != cfg->dimensions) {
@@ -114,16 +128,31 @@ static int embed_batch(const lcm_embeddings *cfg, const llm_http_endpoint *ep, c
             goto done;
         }
         if (!*vecs) {
+            if (*dim > 0 && d != *dim) {
+                rc = lc_errf(err, LC_ERR, "embeddings (%s): model %s returned %d dimensions where its stored vectors "
+                             "have %d (none was stored; a model that changed its vectors needs a name of its own in "
+                             "embeddings.model)",
+                             url, cfg->model, d, *dim);
+                goto done;
+            }
             *dim = d;
             if (!(*vecs = calloc(total * (size_t)d, sizeof **vecs))) goto oom;
         } else if (d != *dim) {
             rc = lc_errf(err, LC_ERR, "embeddings (%s): vectors of %d and %d dimensions in one answer", url, *dim, d);
             goto done;
         }
-        float *v = *vecs + (first + row) * (size_t)d;
+        float *v = *vecs + (first + (size_t)row) * (size_t)d;
         int i = 0;
         const cJSON *x;
-        cJSON_ArrayForEach(x, emb) v[i++] = cJSON_IsNumber(x) ? (float)x->valuedouble : 0.0f;
+        cJSON_ArrayForEach(x, emb) {
+            double f = cJSON_IsNumber(x) ? x->valuedouble : NAN;
+            if (!isfinite(f) || fabs(f) > FLT_MAX) {
+                rc = lc_errf(err, LC_ERR, "embeddings (%s): input %lld's vector holds something that is not a "
+                             "finite number (none was stored)", url, (long long)row);
+                goto done;
+            }
+            v[i++] = (float)f;
+        }
         embed_normalize(v, d);
     }
     goto done;
@@ -133,6 +162,7 @@ done:
     cJSON_Delete(req);
     cJSON_Delete(resp);
     free(body);
+    free(seen);
     sb_free(&r);
     return rc;
 }
@@ -140,8 +170,9 @@ done:
 int embed_texts(const lcm_embeddings *cfg, const char *const *texts, size_t n, float **out, int *dim,
                 char **err)
 {
+    int want = *dim > 0 ? *dim : 0;
     *out = NULL;
-    *dim = 0;
+    *dim = want;
     if (!cfg || !cfg->enabled) return lc_errf(err, LC_INVALID, "%s", embed_not_configured);
     if (n == 0) return LC_OK;
     llm_http_endpoint ep;

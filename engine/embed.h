@@ -18,10 +18,14 @@
  * as given, one ending in "/v1" gets "/embeddings", any other "/v1/embeddings". */
 char *embed_url(const char *url);
 
-/* Embed `n` texts (each clipped to cfg->max_chars code points) in requests of cfg->batch
- * inputs. *out (malloc'd, n x *dim floats, row i for text i) holds unit vectors. A text
- * the model returns as all zeros stays zero (it matches nothing). Errors name the URL and
- * the server's own sentence; LC_INVALID when embeddings are not configured. */
+/* Embed `n` texts (each masked by the redaction unless cfg->send_unmasked, then clipped to
+ * cfg->max_chars code points) in requests of cfg->batch inputs. *dim on entry: the
+ * dimension the vectors must have (0: any). *out (malloc'd, n x *dim floats, row i for
+ * text i) holds unit vectors. A text the model returns as all zeros stays zero (it matches
+ * nothing). An answer with a number no float holds (1e400), an index out of range or given
+ * twice, or a vector of another dimension is refused whole (LC_ERR, nothing out). Errors
+ * name the URL and the server's own sentence (neutralised); LC_INVALID when embeddings are
+ * not configured. */
 int embed_texts(const lcm_embeddings *cfg, const char *const *texts, size_t n, float **out, int *dim,
                 char **err);
 

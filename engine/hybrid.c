@@ -185,6 +185,7 @@ int hybrid_search(store *const *stores, size_t n_stores, const hybrid_opts *o, h
     g->qdim = o->qdim;
     if (!g->q) {
         const char *t = o->query;
+        g->qdim = 0;
         if ((rc = embed_texts(o->cfg, &t, 1, &qv, &g->qdim, err)) != LC_OK) goto done;
         g->q = qv;
     }
@@ -454,6 +455,14 @@ static int hybrid_pending_visit(void *ud, const store_vec_pending *t, char **err
     return LC_OK;
 }
 
+/* The dimension of the first stored vector of a model (the walk stops there). */
+static int hybrid_dim_visit(void *ud, const store_vec_row *row, char **err)
+{
+    (void)err;
+    *(int *)ud = row->dim;
+    return STORE_VISIT_STOP;
+}
+
 int hybrid_embed_pass(store *s, const lcm_embeddings *cfg, size_t max_rows, int force, hybrid_embed_stats *st,
                       char **err)
 {
@@ -475,6 +484,10 @@ int hybrid_embed_pass(store *s, const lcm_embeddings *cfg, size_t max_rows, int 
     }
     if ((rc = store_vec_walk_missing(s, cfg->model, force, hybrid_pending_visit, &d, &stopped, err)) != LC_OK) goto done;
     if (d.n == 0) goto done;
+    /* New rows take the dimension the model's stored rows have (--force re-embeds other
+     * models' rows, never these): an answer of another length would leave rows no query can
+     * be compared with. A store without vectors has none to keep. */
+    if (store_vec_walk(s, cfg->model, 1, hybrid_dim_visit, &dim, NULL) != LC_OK) dim = 0;
     if ((rc = embed_texts(cfg, (const char *const *)d.text, d.n, &vecs, &dim, err)) != LC_OK) goto done;
     if (!(rows = calloc(d.n, sizeof *rows))) {
         rc = lc_errf(err, LC_NOMEM, "hybrid: out of memory");

@@ -1,7 +1,8 @@
 /*
  * jsonl.h -- a streaming reader of JSON Lines files (session files): splits a file into
- * lines of any length, tolerates "\r\n" and a last line without a newline, and skips
- * blank lines. It never parses JSON: a malformed line is the caller's concern.
+ * lines of any length (keeping at most JSONL_LINE_MAX bytes of one), tolerates "\r\n"
+ * and a last line without a newline, and skips blank lines. It never parses JSON: a
+ * malformed line is the caller's concern.
  * Owns the open file and one line buffer per reader.
  */
 #ifndef LC_JSONL_H
@@ -18,6 +19,11 @@ int jsonl_open(const char *path, jsonl_reader **out, char **err);
  * what was appended since. Line numbers then count from the first line after offset. */
 int jsonl_open_at(const char *path, long long offset, jsonl_reader **out, char **err);
 
+/* The most bytes of one line a reader keeps in memory (64 MiB; a Claude Code line with
+ * images runs to a few MB): a longer line is read to its end, its first JSONL_LINE_MAX
+ * bytes returned and jsonl_clipped says so (no JSON parser accepts the cut). */
+#define JSONL_LINE_MAX (64u << 20)
+
 /* The next non-blank line, without its "\n" / "\r\n". LC_OK: *line (NUL-terminated,
  * borrowed until the next call or jsonl_close), *len (bytes, may contain NULs) and
  * *lineno (1-based physical line number; may be NULL) are set. LC_NOTFOUND at end of
@@ -29,6 +35,8 @@ int jsonl_next(jsonl_reader *r, const char **line, size_t *len, size_t *lineno);
  * new data only from its newline on: resume from jsonl_offset only after complete lines
  * (jsonl_last_complete says whether the last line ended in a newline). */
 long long jsonl_offset(const jsonl_reader *r);
+/* Whether the last line returned was longer than JSONL_LINE_MAX (and so cut there). */
+int jsonl_clipped(const jsonl_reader *r);
 int jsonl_last_complete(const jsonl_reader *r);
 
 /* Why the last jsonl_next failed (borrowed), or NULL. */

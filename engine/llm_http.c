@@ -70,17 +70,44 @@ static size_t llm_http_sink(char *data, size_t size, size_t nmemb, void *ud)
     return sb_append(b, data, size * nmemb) == LC_OK ? size * nmemb : 0;
 }
 
+/* A server's sentence as it may reach a terminal or a log: control bytes (ESC, CR, BEL...)
+ * and the C1 controls (U+0080..U+009F, CSI among them) become '?', so an answer cannot
+ * move the cursor, retitle the pane or clear the screen; clipped to 300 bytes at a
+ * character's start. */
+static char *llm_http_neutral(const char *s)
+{
+    sbuf b = {0};
+    size_t n = strlen(s), i = 0;
+    while (i < n && b.len < 300) {
+        unsigned char c = (unsigned char)s[i];
+        if (c < 0x20 || c == 0x7f) {
+            sb_putc(&b, '?');
+            i++;
+        } else if (c == 0xc2 && i + 1 < n && (unsigned char)s[i + 1] >= 0x80 && (unsigned char)s[i + 1] <= 0x9f) {
+            sb_putc(&b, '?');
+            i += 2;
+        } else {
+            size_t k = i + 1;
+            while (k < n && ((unsigned char)s[k] & 0xc0) == 0x80) k++;
+            sb_append(&b, s + i, k - i);
+            i = k;
+        }
+    }
+    if (i < n) sb_puts(&b, "...");
+    return sb_detach(&b);
+}
+
 /* The provider's own error sentence when the body is JSON with error.message (OpenAI and
- * Anthropic both use that shape), else a clipped body. */
+ * Anthropic both use that shape), else a clipped body; neutralised either way. */
 static char *llm_http_error_text(const char *body)
 {
     cJSON *j = cJSON_Parse(body);
     char *msg = NULL;
     const cJSON *e = j ? cJSON_GetObjectItemCaseSensitive(j, "error") : NULL;
     const cJSON *m = e ? cJSON_GetObjectItemCaseSensitive(e, "message") : NULL;
-    if (cJSON_IsString(m)) msg = lc_strdup(m->valuestring);
-    else if (cJSON_IsString(e)) msg = lc_strdup(e->valuestring);
-    else msg = lc_strndup(body, strnlen(body, 300));
+    if (cJSON_IsString(m)) msg = llm_http_neutral(m->valuestring);
+    else if (cJSON_IsString(e)) msg = llm_http_neutral(e->valuestring);
+    else msg = llm_http_neutral(body);
     cJSON_Delete(j);
     return msg;
 }

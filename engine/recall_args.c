@@ -67,14 +67,15 @@ static double recall_args_count(const cJSON *o, const char *k)
     return v > 0 ? floor(v) : 0;
 }
 
-/* A summary id given as 12, "12" or "#12". */
+/* A summary id given as 12, "12" or "#12"; 0 when absent, -1 when it is no id (refused). */
 static int64_t recall_args_summary_id(const cJSON *o)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "summary_id");
-    if (cJSON_IsNumber(v)) return (int64_t)v->valuedouble;
-    if (cJSON_IsString(v)) return atoll(v->valuestring[0] == '#' ? v->valuestring + 1 : v->valuestring);
-    return 0;
+    int64_t v = 0;
+    int rc = lc_json_int(cJSON_GetObjectItemCaseSensitive(o, "summary_id"), 1, LC_JSON_INT_MAX, &v);
+    return rc == LC_NOTFOUND ? 0 : rc == LC_OK ? v : -1;
 }
+
+#define RECALL_ARGS_BAD_SUMMARY_ID "summary_id is an integer from 1 to 9007199254740991"
 
 int recall_args_grep(const cJSON *args, recall_grep_opts *o, const char **scope, int *hybrid, char **err)
 {
@@ -87,6 +88,7 @@ int recall_args_grep(const cJSON *args, recall_grep_opts *o, const char **scope,
                             .summary_id = recall_args_summary_id(args)};
     *scope = recall_args_str(args, "scope");
     *hybrid = mode && !strcmp(mode, "hybrid");
+    if (o->summary_id < 0) return lc_errf(err, LC_INVALID, "lcm_grep: " RECALL_ARGS_BAD_SUMMARY_ID);
     double offset = recall_args_count(args, "offset");
     if (offset < 0) return lc_errf(err, LC_INVALID, "lcm_grep: offset is an integer from 0 to 1000000000");
     o->offset = (size_t)offset;
@@ -121,6 +123,7 @@ int recall_args_expand(const cJSON *args, recall_expand_opts *o, const char **se
                               .question = recall_args_str(args, "question")};
     if (!o->question) o->question = recall_args_str(args, "query");
     *session = recall_args_str(args, "session");
+    if (o->summary_id < 0) return lc_errf(err, LC_INVALID, "lcm_expand_query: " RECALL_ARGS_BAD_SUMMARY_ID);
     if (max_tokens < 0 || char_offset < 0)
         return lc_errf(err, LC_INVALID, "lcm_expand_query: max_tokens and char_offset are integers from 0 "
                                         "to 1000000000");

@@ -9,9 +9,14 @@
  */
 #include "store.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -83,8 +88,237 @@ int store_path_is_url(const char *path)
     return path && (strncmp(path, "postgresql://", 13) == 0 || strncmp(path, "postgres://", 11) == 0);
 }
 
+/* ---- a connection string's secrets -------------------------------------------------------- */
+
+/* The conninfo keywords whose values are secrets: the password and the client key's
+ * passphrase. Compared without case (libpq compares exactly; masking more is harmless). */
+static int store_url_secret_key(const char *k, size_t n)
+{
+    return (n == 8 && !strncasecmp(k, "password", 8)) || (n == 11 && !strncasecmp(k, "sslpassword", 11));
+}
+
+static int store_url_hex(int c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* k[0..n) percent-decoded into out (at most cap bytes); the decoded length, or cap + 1 when
+ * it does not fit. libpq decodes a URI parameter's name as it decodes its value. */
+static size_t store_url_decode(const char *k, size_t n, char *out, size_t cap)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        int c = (unsigned char)k[i];
+        if (c == '%' && i + 2 < n + 1 && store_url_hex(k[i + 1]) >= 0 && store_url_hex(k[i + 2]) >= 0) {
+            c = store_url_hex(k[i + 1]) << 4 | store_url_hex(k[i + 2]);
+            i += 2;
+        }
+        if (m == cap) return cap + 1;
+        if (out) out[m] = (char)c;
+        m++;
+    }
+    return m;
+}
+
+static int store_url_key_is_secret(const char *k, size_t n, int decode)
+{
+    char buf[16];
+    if (!decode) return store_url_secret_key(k, n);
+    size_t m = store_url_decode(k, n, buf, sizeof buf);
+    return m <= sizeof buf && store_url_secret_key(buf, m);
+}
+
+/* The spans [start, end) of `url` that hold secrets, as libpq reads a connection string:
+ * a URI's user-part password (from the first ':' to the '@' ending the user part, which
+ * libpq looks for before the first '/', not before a '?'), a query parameter named by a
+ * secret keyword once its name is percent-decoded, or a keyword/value string's secret
+ * value (quoted or bare). A store's path ends in "#<sid>" (store_pg): that suffix is no
+ * part of a value. At most `max`; the number found. */
+static size_t store_url_secret_spans(const char *url, size_t (*span)[2], size_t max)
+{
+    size_t n = 0, len = strlen(url);
+    const char *sep = strstr(url, "://");
+    if (sep) {
+        const char *auth = sep + 3, *slash = auth + strcspn(auth, "/"), *at = NULL, *rest = auth;
+        for (const char *q = auth; q < slash; q++)
+            if (*q == '@') at = q;
+        if (!at) { /* an unescaped '/' in the password: the last '@' before the query */
+            const char *qm = auth + strcspn(auth, "?");
+            for (const char *q = auth; q < qm; q++)
+                if (*q == '@') at = q;
+        }
+        const char *colon = at ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
+        if (colon && n < max) {
+            span[n][0] = (size_t)(colon + 1 - url);
+            span[n][1] = (size_t)(at - url);
+            n++;
+        }
+        if (at) rest = at + 1;
+        const char *q = strchr(rest, '?');
+        while (q && *q) {
+            const char *key = q + 1, *end = key + strcspn(key, "&"), *eq = memchr(key, '=', (size_t)(end - key));
+            if (eq && store_url_key_is_secret(key, (size_t)(eq - key), 1) && n < max) {
+                const char *vend = end, *hash = memchr(eq, '#', (size_t)(end - eq));
+                if (hash && !*end && hash[1] && strspn(hash + 1, "0123456789") == strlen(hash + 1)) vend = hash;
+                span[n][0] = (size_t)(eq + 1 - url);
+                span[n][1] = (size_t)(vend - url);
+                n++;
+            }
+            q = *end ? end : NULL;
+        }
+        return n;
+    }
+    /* keyword = value pairs, separated by white space; a value may be 'quoted \' '. */
+    size_t i = 0;
+    while (i < len) {
+        while (i < len && strchr(" \t\n\r\f\v", url[i])) i++;
+        size_t k = i;
+        while (i < len && url[i] != '=' && !strchr(" \t\n\r\f\v", url[i])) i++;
+        size_t klen = i - k;
+        while (i < len && strchr(" \t\n\r\f\v", url[i])) i++;
+        if (i >= len || url[i] != '=') continue;
+        i++;
+        while (i < len && strchr(" \t\n\r\f\v", url[i])) i++;
+        size_t v = i;
+        if (i < len && url[i] == '\'') {
+            for (i++; i < len && url[i] != '\''; i++)
+                if (url[i] == '\\' && i + 1 < len) i++;
+            if (i < len) i++;
+        } else {
+            while (i < len && !strchr(" \t\n\r\f\v", url[i])) i++;
+        }
+        if (klen && store_url_key_is_secret(url + k, klen, 0) && n < max) {
+            span[n][0] = v;
+            span[n][1] = i;
+            n++;
+        }
+    }
+    return n;
+}
+
+#define STORE_URL_SPANS 16
+
+char *store_url_redact(const char *url)
+{
+    sbuf b = {0};
+    size_t span[STORE_URL_SPANS][2], at = 0;
+    const char *u = url ? url : "";
+    size_t n = store_url_secret_spans(u, span, STORE_URL_SPANS);
+    for (size_t i = 0; i < n; i++) {
+        sb_append(&b, u + at, span[i][0] - at);
+        sb_puts(&b, "***");
+        at = span[i][1];
+    }
+    sb_puts(&b, u + at);
+    return sb_detach(&b);
+}
+
+/* msg with every occurrence of needle[0..n) replaced by "***" (n > 0). */
+static char *store_url_cut(const char *msg, const char *needle, size_t n)
+{
+    sbuf b = {0};
+    const char *p = msg;
+    for (const char *hit; (hit = memmem(p, strlen(p), needle, n));) {
+        sb_append(&b, p, (size_t)(hit - p));
+        sb_puts(&b, "***");
+        p = hit + n;
+    }
+    sb_puts(&b, p);
+    return sb_detach(&b);
+}
+
+char *store_url_scrub(const char *url, const char *msg)
+{
+    size_t span[STORE_URL_SPANS][2];
+    size_t n = url ? store_url_secret_spans(url, span, STORE_URL_SPANS) : 0;
+    char *out = lc_strdup(msg ? msg : "");
+    for (size_t i = 0; i < n && out; i++) {
+        size_t raw = span[i][1] - span[i][0];
+        char *dec = malloc(raw + 1), *next;
+        if (!dec) {
+            free(out);
+            return NULL;
+        }
+        size_t m = store_url_decode(url + span[i][0], raw, dec, raw);
+        /* the raw spelling, then the decoded one (what libpq may echo) */
+        next = raw ? store_url_cut(out, url + span[i][0], raw) : lc_strdup(out);
+        free(out);
+        out = next;
+        if (out && m && m <= raw) {
+            next = store_url_cut(out, dec, m);
+            free(out);
+            out = next;
+        }
+        free(dec);
+    }
+    return out;
+}
+
 #define STORE_BACKEND_HAS(b, slot) \
     (offsetof(store_backend, slot) + sizeof((b)->slot) <= (b)->size && (b)->slot)
+
+/* ---- this installation's identity ----------------------------------------------------------- */
+
+#define STORE_IDENTITY_FILE "installation-id"
+
+/* A 32-hex-digit id read from `path`: LC_OK with out filled, else LC_NOTFOUND. */
+static int store_identity_read(const char *path, char out[33])
+{
+    char *text = NULL;
+    size_t len = 0;
+    if (lc_read_file(path, &text, &len, NULL) != LC_OK) return LC_NOTFOUND;
+    int ok = len >= 32 && strspn(text, "0123456789abcdef") >= 32;
+    if (ok) {
+        memcpy(out, text, 32);
+        out[32] = '\0';
+    }
+    free(text);
+    return ok ? LC_OK : LC_NOTFOUND;
+}
+
+int store_identity(const char *agent_home, char out[33], char **err)
+{
+    char *dir = lc_asprintf("%s/lcm", agent_home ? agent_home : ".");
+    char *path = dir ? lc_asprintf("%s/" STORE_IDENTITY_FILE, dir) : NULL;
+    char *tmp = path ? lc_asprintf("%s.%ld.tmp", path, (long)getpid()) : NULL;
+    unsigned char raw[16];
+    int rc = LC_OK, fd = -1;
+    if (!tmp) {
+        rc = lc_errf(err, LC_NOMEM, "store: out of memory");
+        goto done;
+    }
+    if (store_identity_read(path, out) == LC_OK) goto done;
+    /* Made once: random, never derived from the host name or the path, which two
+     * machines may share. A racing first use links its own file or reads the winner's. */
+    if ((rc = lc_mkdir_p(dir, 0700, err)) != LC_OK) goto done;
+    if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw) {
+        rc = lc_errf(err, LC_ERR, "store: no random bytes for this installation's identity: %s", strerror(errno));
+        goto done;
+    }
+    for (size_t i = 0; i < sizeof raw; i++) snprintf(out + 2 * i, 3, "%02x", raw[i]);
+    char line[34];
+    snprintf(line, sizeof line, "%s\n", out);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0 || write(fd, line, 33) != 33 || fsync(fd) != 0) {
+        rc = lc_errf(err, LC_ERR, "store: cannot write %s: %s", path, strerror(errno));
+        goto done;
+    }
+    if (link(tmp, path) != 0 && !(errno == EEXIST && store_identity_read(path, out) == LC_OK))
+        rc = lc_errf(err, LC_ERR, "store: cannot keep %s: %s", path, strerror(errno));
+done:
+    if (fd >= 0) close(fd);
+    if (tmp) unlink(tmp);
+    LC_FREE(dir, path, tmp);
+    return rc;
+}
+
+int store_retire_url(const char *path, char **err)
+{
+    const store_backend *b = &store_pg_backend;
+    if (!store_path_is_url(path) || !STORE_BACKEND_HAS(b, x_retire))
+        return lc_errf(err, LC_INVALID, "store: %s is no session of a shared store", path ? path : "(null)");
+    return b->x_retire(path, err);
+}
 
 int store_open_session_readonly(const char *agent_home, const char *session_id, store **out,
                                 int *schema_version, char **err)

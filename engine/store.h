@@ -706,6 +706,10 @@ typedef struct store_backend {
     int (*x_list)(const char *agent_home, int all_homes, int counts,
                   int (*visit)(void *ud, const struct store_session_info *si, char **err), void *ud,
                   char **err);
+    /* A shared store: delete the session `path` names (as store_open_readonly takes it),
+     * every row of it. NULL for a backend whose stores are files (the catalog deletes
+     * them). */
+    int (*x_retire)(const char *path, char **err);
 } store_backend;
 
 /* One session of a shared store, as a listing sees it (borrowed for the visit). */
@@ -738,6 +742,21 @@ char *store_url(const char *agent_home);
 /* 1 when a store's path names a session of a shared store ("postgresql://...#sid") rather
  * than a file. */
 int store_path_is_url(const char *path);
+/* A store address or connection string as it may be shown: every secret libpq would read
+ * from it (a URI's user-part password, a `password=` or `sslpassword=` parameter however
+ * its name is percent-encoded, a keyword/value string's password) replaced by "***";
+ * anything else as given (malloc'd; NULL on OOM). The one masking of store addresses. */
+char *store_url_redact(const char *url);
+/* `msg` (a server or driver message about `url`) with each secret of `url`, as written
+ * and percent-decoded, replaced by "***" (malloc'd; NULL on OOM). */
+char *store_url_scrub(const char *url, const char *msg);
+/* This installation's identity (32 hex digits into out): made once at random and kept in
+ * <agent home>/lcm/installation-id (0600). A shared store tells homes apart by it, not by
+ * host name and path alone, which two machines may share. */
+int store_identity(const char *agent_home, char out[33], char **err);
+/* Delete the session of a shared store that `path` names (store_path_is_url), every row of
+ * it: gc's retirement of a store that is no file. LC_INVALID for a file's path. */
+int store_retire_url(const char *path, char **err);
 /* Open session `session_id` of `agent_home` read-only, in whichever backend holds it
  * (catalog_open's read). LC_NOTFOUND when there is none; nothing is created. */
 int store_open_session_readonly(const char *agent_home, const char *session_id, store **out,

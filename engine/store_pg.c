@@ -282,105 +282,11 @@ static int store_pg_url_ok(const char *url)
     return url && (strncmp(url, "postgresql://", 13) == 0 || strncmp(url, "postgres://", 11) == 0);
 }
 
-/* `url` with the password of its user part and any password= parameter replaced by
- * "***" (malloc'd). */
-static char *store_pg_redact(const char *url)
-{
-    sbuf b = {0};
-    const char *p = strstr(url, "://");
-    if (!p) return lc_strdup("(not a URI)");
-    p += 3;
-    sb_append(&b, url, (size_t)(p - url));
-    size_t auth = strcspn(p, "/?#");
-    const char *at = NULL;
-    for (const char *q = p; q < p + auth; q++)
-        if (*q == '@') at = q;
-    if (at) {
-        const char *colon = memchr(p, ':', (size_t)(at - p));
-        if (colon) {
-            sb_append(&b, p, (size_t)(colon - p));
-            sb_puts(&b, ":***");
-            p = at;
-        }
-    }
-    while (*p) {
-        const char *hit = strstr(p, "password=");
-        if (!hit) {
-            sb_puts(&b, p);
-            break;
-        }
-        int param = hit > url && (hit[-1] == '?' || hit[-1] == '&');
-        sb_append(&b, p, (size_t)(hit - p) + 9);
-        p = hit + 9;
-        if (param) {
-            sb_puts(&b, "***");
-            p += strcspn(p, "&#");
-        }
-    }
-    return sb_detach(&b);
-}
-
-/* The password the URI carries (percent-decoded; malloc'd), NULL when none: what a libpq
- * message is scrubbed of. */
-static char *store_pg_password(const char *url)
-{
-    const char *p = strstr(url, "://"), *v = NULL;
-    size_t n = 0;
-    if (!p) return NULL;
-    p += 3;
-    size_t auth = strcspn(p, "/?#");
-    const char *at = NULL;
-    for (const char *q = p; q < p + auth; q++)
-        if (*q == '@') at = q;
-    const char *colon = at ? memchr(p, ':', (size_t)(at - p)) : NULL;
-    if (colon) {
-        v = colon + 1;
-        n = (size_t)(at - v);
-    } else if ((v = strstr(p, "password=")) && (v[-1] == '?' || v[-1] == '&')) {
-        v += 9;
-        n = strcspn(v, "&#");
-    } else {
-        return NULL;
-    }
-    char *out = malloc(n + 1);
-    size_t k = 0;
-    if (!out) return NULL;
-    for (size_t i = 0; i < n; i++) {
-        unsigned hi, lo;
-        if (v[i] == '%' && i + 2 < n + 1 && sscanf(v + i + 1, "%1x%1x", &hi, &lo) == 2) {
-            out[k++] = (char)(hi << 4 | lo);
-            i += 2;
-        } else {
-            out[k++] = v[i];
-        }
-    }
-    out[k] = '\0';
-    if (!k) {
-        free(out);
-        return NULL;
-    }
-    return out;
-}
-
-/* A libpq message without the password (raw or decoded) and without its trailing newline
- * (malloc'd). */
+/* A libpq message without the URI's secrets (store_url_scrub) and without its trailing
+ * newline (malloc'd). */
 static char *store_pg_scrub(const char *url, const char *msg)
 {
-    char *pw = url ? store_pg_password(url) : NULL;
-    sbuf b = {0};
-    const char *p = msg ? msg : "";
-    while (*p) {
-        const char *hit = pw ? strstr(p, pw) : NULL;
-        if (!hit) {
-            sb_puts(&b, p);
-            break;
-        }
-        sb_append(&b, p, (size_t)(hit - p));
-        sb_puts(&b, "***");
-        p = hit + strlen(pw);
-    }
-    free(pw);
-    char *out = sb_detach(&b);
+    char *out = store_url_scrub(url, msg);
     if (out) {
         size_t l = strlen(out);
         while (l && (out[l - 1] == '\n' || out[l - 1] == ' ')) out[--l] = '\0';
@@ -428,14 +334,14 @@ static char *store_pg_unredact(const char *safe)
     char *found = NULL;
     pthread_mutex_lock(&store_pg_known_mu);
     for (size_t i = 0; i < 4 && store_pg_known[i] && !found; i++) {
-        char *r = store_pg_redact(store_pg_known[i]);
+        char *r = store_url_redact(store_pg_known[i]);
         if (r && strcmp(r, safe) == 0) found = lc_strdup(store_pg_known[i]);
         free(r);
     }
     pthread_mutex_unlock(&store_pg_known_mu);
     const char *env = getenv("LCM_STORE_URL");
     if (!found && store_pg_url_ok(env)) {
-        char *r = store_pg_redact(env);
+        char *r = store_url_redact(env);
         if (r && strcmp(r, safe) == 0) found = lc_strdup(env);
         free(r);
     }
@@ -660,23 +566,34 @@ int store_pg_schema_version(store *s)
 /* ---- open and close -------------------------------------------------------------------------- */
 
 /* The agent's identity in the shared store: "<hostname>:<realpath of the agent home>". */
-static int store_pg_agent(const char *agent_home, char **agent, char **host, char **home, char **err)
+/* Who writes: *agent, the key of this home's sessions ("host:path#installation-id"; the
+ * id tells apart two machines of one host name and home path), *host, *home (its realpath)
+ * and *legacy, the key earlier builds wrote ("host:path"), whose rows this home still
+ * reads where their session file is on this machine and adopts as it opens them. */
+static int store_pg_agent(const char *agent_home, char **agent, char **host, char **home, char **legacy, char **err)
 {
-    char hn[256] = "", rp[PATH_MAX];
-    *agent = *host = *home = NULL;
+    char hn[256] = "", rp[PATH_MAX], id[33];
+    *agent = *host = *home = *legacy = NULL;
     if (gethostname(hn, sizeof hn - 1) != 0) snprintf(hn, sizeof hn, "localhost");
     if (!realpath(agent_home, rp)) snprintf(rp, sizeof rp, "%s", agent_home);
+    int rc = store_identity(agent_home, id, err);
+    if (rc != LC_OK) return rc;
     *host = lc_strdup(hn);
     *home = lc_strdup(rp);
-    *agent = lc_asprintf("%s:%s", hn, rp);
-    if (!*host || !*home || !*agent) {
-        free(*host);
-        free(*home);
-        free(*agent);
-        *agent = *host = *home = NULL;
+    *legacy = lc_asprintf("%s:%s", hn, rp);
+    *agent = lc_asprintf("%s:%s#%s", hn, rp, id);
+    if (!*host || !*home || !*agent || !*legacy) {
+        LC_FREE(*host, *home, *agent, *legacy);
+        *agent = *host = *home = *legacy = NULL;
         return lc_errf(err, LC_NOMEM, "store: out of memory");
     }
     return LC_OK;
+}
+
+/* Whether a row of the legacy key is this machine's: its session file is here. */
+static int store_pg_legacy_mine(const char *session_file)
+{
+    return session_file && *session_file == '/' && access(session_file, F_OK) == 0;
 }
 
 /* Notices (a word too long to index) are the server's business, not the agent's output. */
@@ -697,7 +614,7 @@ static int store_pg_connect(const char *url, int read_only, store **out, char **
     s->opt.large_file_chars = STORE_LARGE_FILE_CHARS;
     s->opt.externalize_files = 1;
     s->url = lc_strdup(url);
-    s->url_safe = store_pg_redact(url);
+    s->url_safe = store_url_redact(url);
     if (!s->url || !s->url_safe) {
         store_pg_close(s);
         return lc_errf(err, LC_NOMEM, "store: out of memory");
@@ -761,7 +678,7 @@ static int store_pg_reap_dead_runs(store *s, const char *host, char **err)
 static int store_pg_open(const char *agent_home, const char *session_id, const char *session_cwd, long wait_ms,
                          store **out, char **err)
 {
-    char *url = NULL, *agent = NULL, *host = NULL, *home = NULL;
+    char *url = NULL, *agent = NULL, *host = NULL, *home = NULL, *legacy = NULL;
     store *s = NULL;
     int rc = LC_OK;
     (void)wait_ms; /* the session's lock is waited for by each write, not at open */
@@ -770,9 +687,17 @@ static int store_pg_open(const char *agent_home, const char *session_id, const c
         return lc_errf(err, LC_INVALID, "store: need an agent home and a plain session id");
     if (!(url = store_url(agent_home))) return lc_errf(err, LC_INVALID, "store: no store URL is configured");
     if ((rc = lc_mkdir_p(agent_home, 0700, err)) != LC_OK) goto done;
-    if ((rc = store_pg_agent(agent_home, &agent, &host, &home, err)) != LC_OK) goto done;
+    if ((rc = store_pg_agent(agent_home, &agent, &host, &home, &legacy, err)) != LC_OK) goto done;
     if ((rc = store_pg_connect(url, 0, &s, err)) != LC_OK) goto done;
     if ((rc = store_pg_migrate(s, err)) != LC_OK) goto done;
+    {
+        /* The session this home opens, written under the key of earlier builds: its own. */
+        const char *a[] = {agent, legacy, session_id};
+        if ((rc = store_pg_cmd(s, "UPDATE lcm.sessions SET agent = $1 WHERE agent = $2 AND session_id = $3"
+                                  " AND NOT EXISTS (SELECT 1 FROM lcm.sessions WHERE agent = $1 AND session_id = $3)",
+                               3, a, STORE_PG_IDEM, "adopt a session", NULL, err)) != LC_OK)
+            goto done;
+    }
     {
         char now[24];
         store_pg_i64(now, (int64_t)time(NULL) * 1000);
@@ -808,10 +733,7 @@ static int store_pg_open(const char *agent_home, const char *session_id, const c
     s = NULL;
 done:
     store_pg_close(s);
-    free(url);
-    free(agent);
-    free(host);
-    free(home);
+    LC_FREE(url, agent, host, home, legacy);
     return rc;
 }
 
@@ -857,20 +779,55 @@ static int store_pg_open_readonly(const char *path, store **out, int *schema_ver
     return rc;
 }
 
-/* The sid of `session_id` written by `agent_home`: 0 when there is none, -1 when the
- * database could not be read. */
+/* Delete the session `path` (URI#sid) names: its sessions row, and with it (ON DELETE
+ * CASCADE) every row of every table that carries its sid. */
+static int store_pg_retire(const char *path, char **err)
+{
+    const char *hash = path ? strrchr(path, '#') : NULL;
+    if (!hash || !hash[1] || strspn(hash + 1, "0123456789") != strlen(hash + 1))
+        return lc_errf(err, LC_INVALID, "store: %s names no session of a shared store (URI#number)",
+                       path ? path : "(null)");
+    char *safe = lc_strndup(path, (size_t)(hash - path));
+    char *url = safe ? store_pg_unredact(safe) : NULL;
+    store *s = NULL;
+    int rc = url ? store_pg_connect(url, 0, &s, err) : lc_errf(err, LC_NOMEM, "store: out of memory");
+    if (rc == LC_OK) {
+        const char *v[] = {hash + 1};
+        rc = store_pg_cmd(s, "DELETE FROM lcm.sessions WHERE sid = $1::bigint", 1, v, STORE_PG_IDEM, "deleting a session",
+                          NULL, err);
+    }
+    store_pg_close(s);
+    free(safe);
+    free(url);
+    return rc;
+}
+
+/* The sid of `session_id` written by `agent_home` (under its key, else under the key of
+ * earlier builds when its session file is on this machine): 0 when there is none, -1 when
+ * the database could not be read. */
 static int64_t store_pg_find(store *s, const char *agent_home, const char *session_id, char **err)
 {
-    char *agent = NULL, *host = NULL, *home = NULL;
-    if (store_pg_agent(agent_home, &agent, &host, &home, err) != LC_OK) return -1;
-    const char *v[] = {agent, session_id};
-    int64_t sid = store_pg_int(s, "SELECT CASE WHEN to_regclass('lcm.sessions') IS NULL THEN 0"
-                                  " ELSE coalesce((SELECT sid FROM lcm.sessions WHERE agent = $1 AND session_id = $2), 0)"
-                                  " END",
-                               2, v, -1);
-    free(agent);
-    free(host);
-    free(home);
+    char *agent = NULL, *host = NULL, *home = NULL, *legacy = NULL;
+    int64_t sid = 0;
+    if (store_pg_agent(agent_home, &agent, &host, &home, &legacy, err) != LC_OK) return -1;
+    if (store_pg_int(s, "SELECT CASE WHEN to_regclass('lcm.sessions') IS NULL THEN 0 ELSE 1 END", 0, NULL, 0) != 1)
+        goto done;
+    const char *v[] = {agent, legacy, session_id};
+    PGresult *r = store_pg_run(s,
+                               "SELECT sid, agent = $1, coalesce((SELECT value FROM lcm.meta x WHERE x.sid = s.sid"
+                               " AND x.key = 'session_file'), s.session_file) FROM lcm.sessions s"
+                               " WHERE agent IN ($1, $2) AND session_id = $3 ORDER BY agent = $1 DESC",
+                               3, v, STORE_PG_IDEM, "find a session", NULL);
+    if (!r) {
+        sid = -1;
+        goto done;
+    }
+    for (int i = 0; i < PQntuples(r) && !sid; i++)
+        if (!strcmp(PQgetvalue(r, i, 1), "t") || store_pg_legacy_mine(store_pg_col(r, i, 2)))
+            sid = store_pg_col_int(r, i, 0);
+    PQclear(r);
+done:
+    LC_FREE(agent, host, home, legacy);
     if (sid < 0) lc_errf(err, LC_ERR, "store: cannot read the sessions of %s", s->url_safe);
     return sid;
 }
@@ -898,16 +855,16 @@ done:
 static int store_pg_list(const char *agent_home, int all_homes, int counts, store_session_visit visit, void *ud,
                          char **err)
 {
-    char *url = store_url(agent_home), *agent = NULL, *host = NULL, *home = NULL;
+    char *url = store_url(agent_home), *agent = NULL, *host = NULL, *home = NULL, *legacy = NULL;
     store *s = NULL;
     PGresult *r = NULL;
     int rc;
     if (!url) return lc_errf(err, LC_INVALID, "store: no store URL is configured");
-    if ((rc = store_pg_agent(agent_home, &agent, &host, &home, err)) != LC_OK) goto done;
+    if ((rc = store_pg_agent(agent_home, &agent, &host, &home, &legacy, err)) != LC_OK) goto done;
     if ((rc = store_pg_connect(url, 1, &s, err)) != LC_OK) goto done;
     if (store_pg_int(s, "SELECT CASE WHEN to_regclass('lcm.sessions') IS NULL THEN 0 ELSE 1 END", 0, NULL, 0) != 1)
         goto done; /* nothing was ever written */
-    const char *v[] = {agent, all_homes ? "1" : "0", counts ? "1" : "0"};
+    const char *v[] = {agent, all_homes ? "1" : "0", counts ? "1" : "0", legacy};
     r = store_pg_run(s,
                      /* cwd, session file and created as the session's meta says (as a SQLite
                       * store's listing reads them), the sessions row's when meta has none. */
@@ -921,14 +878,18 @@ static int store_pg_list(const char *agent_home, int all_homes, int counts, stor
                      " CASE WHEN $3 = '1' THEN (SELECT count(*) FROM lcm.messages m WHERE m.sid = s.sid) ELSE -1 END,"
                      " CASE WHEN $3 = '1' THEN (SELECT count(*) FROM lcm.summaries m WHERE m.sid = s.sid) ELSE 0 END,"
                      " CASE WHEN $3 = '1' THEN (SELECT coalesce(sum(octet_length(m.text) + octet_length(m.raw_json)), 0)"
-                     "  FROM lcm.messages m WHERE m.sid = s.sid) ELSE 0 END"
-                     " FROM lcm.sessions s WHERE $2 = '1' OR s.agent = $1 ORDER BY s.sid",
-                     3, v, STORE_PG_IDEM, "list sessions", err);
+                     "  FROM lcm.messages m WHERE m.sid = s.sid) ELSE 0 END,"
+                     " s.agent = $4"
+                     " FROM lcm.sessions s WHERE $2 = '1' OR s.agent IN ($1, $4) ORDER BY s.sid",
+                     4, v, STORE_PG_IDEM, "list sessions", err);
     if (!r) {
         rc = LC_ERR;
         goto done;
     }
     for (int i = 0; i < PQntuples(r) && rc == LC_OK; i++) {
+        /* A row of the earlier key is another machine's unless its session file is here. */
+        if (!all_homes && !strcmp(PQgetvalue(r, i, 11), "t") && !store_pg_legacy_mine(store_pg_col(r, i, 5)))
+            continue;
         char *path = lc_asprintf("%s#%lld", s->url_safe, (long long)store_pg_col_int(r, i, 0));
         store_session_info si = {
             .path = path,
@@ -950,10 +911,7 @@ static int store_pg_list(const char *agent_home, int all_homes, int counts, stor
 done:
     PQclear(r);
     store_pg_close(s);
-    free(url);
-    free(agent);
-    free(host);
-    free(home);
+    LC_FREE(url, agent, host, home, legacy);
     return rc;
 }
 
@@ -1061,6 +1019,7 @@ const store_backend store_pg_backend = {
     .x_version = store_pg_version,
     .x_open_session_readonly = store_pg_open_session_readonly,
     .x_list = store_pg_list,
+    .x_retire = store_pg_retire,
 };
 
 #define STORE_PG_SLOT(ret, name, params) .x_##name = store_pg_##name,

@@ -5,6 +5,7 @@
 #include "util.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -13,6 +14,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <cjson/cJSON.h>
 
 void sb_free(sbuf *b)
 {
@@ -455,4 +458,27 @@ char *lc_text_clean(const char *s, size_t len, int one_line)
     }
     if (!b.p && !b.oom) return lc_strdup("");
     return sb_detach(&b);
+}
+
+int lc_json_int(const cJSON *v, int64_t lo, int64_t hi, int64_t *out)
+{
+    if (!v) return LC_NOTFOUND;
+    if (cJSON_IsNumber(v)) {
+        double d = v->valuedouble;
+        /* compared as doubles before any cast: a cast of one out of range is undefined */
+        double top = hi > LC_JSON_INT_MAX ? (double)LC_JSON_INT_MAX : (double)hi;
+        double bottom = lo < -LC_JSON_INT_MAX ? (double)-LC_JSON_INT_MAX : (double)lo;
+        if (!isfinite(d) || d != floor(d) || d < bottom || d > top) return LC_INVALID;
+        *out = (int64_t)d;
+        return LC_OK;
+    }
+    if (!cJSON_IsString(v) || !v->valuestring) return LC_INVALID;
+    const char *s = v->valuestring + (v->valuestring[0] == '#');
+    const char *digits = s + (*s == '-');
+    if (!*digits || strspn(digits, "0123456789") != strlen(digits)) return LC_INVALID;
+    errno = 0;
+    long long x = strtoll(s, NULL, 10);
+    if (errno || x < lo || x > hi) return LC_INVALID;
+    *out = x;
+    return LC_OK;
 }

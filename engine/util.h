@@ -55,6 +55,15 @@ void lc_free_each(void *const *p, size_t n);
     lc_free_each((void *const[]){__VA_ARGS__},                                               \
                  sizeof((void *const[]){__VA_ARGS__}) / sizeof(void *))
 
+/* An integer read from JSON (a tool's argument, a server's answer): a number, or a string of
+ * decimal digits after an optional '#' (ids are written "#12") and '-'. LC_OK and *out when
+ * it is a whole number in [lo, hi]; LC_NOTFOUND when v is NULL; LC_INVALID for anything
+ * else (1e300, 2^63, NaN, 1.5, "12x", a negative index): refused, never wrapped by a cast.
+ * hi past LC_JSON_INT_MAX is not exact (a double's integers end there). */
+struct cJSON;
+#define LC_JSON_INT_MAX 9007199254740991LL /* 2^53 - 1 */
+int lc_json_int(const struct cJSON *v, int64_t lo, int64_t hi, int64_t *out);
+
 char *lc_strdup(const char *s);
 char *lc_strndup(const char *s, size_t n);
 char *lc_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

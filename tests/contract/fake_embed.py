@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
 """A loopback OpenAI-compatible embeddings server for tests (stdlib only).
 
-    fake_embed.py --port 0 --record FILE [--dim N] [--status CODE]
+    fake_embed.py --port 0 --record FILE [--dim N] [--status CODE [--message TEXT]] [--bad MODE]
 
 Listens on 127.0.0.1 and prints the chosen port as the first stdout line. Serves
 POST /v1/embeddings and /embeddings: {"model", "input": str | [str]} is answered
 {"object": "list", "model", "data": [{"object": "embedding", "index", "embedding"}],
 "usage"}. Each request body is appended to --record as one JSON line when it arrives.
---status answers every request with that HTTP status and an OpenAI-shaped error instead.
+--status answers every request with that HTTP status and an OpenAI-shaped error instead
+(its message TEXT, "scripted failure" by default). --bad answers with a broken vector list:
+"huge" (a number no float holds: 1e400 in the first vector), "nan" (NaN, as Python writes
+it), "dup" (the first index given twice, the last input none), "negindex" (index -1 for
+the first input).
 
 The vectors are deterministic and carry meaning a test can plan for: a small fixed
 vocabulary of concepts, each owning one dimension, with synonyms sharing it (so "ship to
@@ -40,7 +44,7 @@ CONCEPTS = [
 ]
 WORD = re.compile(r"[a-z0-9]+")
 LOCK = threading.Lock()
-OPTS = argparse.Namespace(record=None, dim=64, status=0)
+OPTS = argparse.Namespace(record=None, dim=64, status=0, message="scripted failure", bad="")
 
 
 def concept_of():
@@ -82,7 +86,7 @@ class Handler(JsonHandler):
         if not self.path.rstrip("/").endswith("/embeddings"):
             return self.send_json(404, {"error": {"message": "no such route " + self.path}})
         if OPTS.status:
-            return self.send_json(OPTS.status, {"error": {"message": "scripted failure", "type": "server_error"}})
+            return self.send_json(OPTS.status, {"error": {"message": OPTS.message, "type": "server_error"}})
         inputs = req.get("input")
         if isinstance(inputs, str):
             inputs = [inputs]
@@ -92,6 +96,18 @@ class Handler(JsonHandler):
         dim = int(req.get("dimensions") or OPTS.dim)
         data = [{"object": "embedding", "index": i, "embedding": embed(str(t), model, dim)}
                 for i, t in enumerate(inputs)]
+        if OPTS.bad == "huge":
+            body = {"object": "list", "model": model, "data": data}
+            text = json.dumps(body)
+            first = json.dumps(data[0]["embedding"][0])
+            text = text.replace('"embedding": [' + first, '"embedding": [1e400', 1)
+            return self.send_body(200, text.encode("utf-8"))
+        if OPTS.bad == "nan":
+            data[0]["embedding"][1] = float("nan")
+        if OPTS.bad == "dup" and len(data) > 1:
+            data[-1]["index"] = data[0]["index"]
+        if OPTS.bad == "negindex":
+            data[0]["index"] = -1
         self.send_json(200, {"object": "list", "model": model, "data": data,
                              "usage": {"prompt_tokens": sum(len(str(t)) // 4 for t in inputs), "total_tokens": 0}})
 
@@ -102,6 +118,8 @@ def main():
     ap.add_argument("--record", required=True)
     ap.add_argument("--dim", type=int, default=64)
     ap.add_argument("--status", type=int, default=0)
+    ap.add_argument("--message", default="scripted failure")
+    ap.add_argument("--bad", default="", choices=["", "huge", "nan", "dup", "negindex"])
     ap.parse_args(namespace=OPTS)
     srv = ThreadingHTTPServer(("127.0.0.1", OPTS.port), Handler)
     print(srv.server_address[1], flush=True)

@@ -5,7 +5,9 @@
 # or read as 0); MCP: the same for lcm_grep / lcm_sessions, a request id 1e999 (which no
 # double holds: it came back as id null) is refused as an Invalid Request, and a 9 MiB
 # line is answered with a short parse error (not read whole, not echoed), after which the
-# server still answers.
+# server still answers. Ids are read the same way (issue 24.13): a contract id or a
+# summary_id of 1e300, 2^63-1, 2^63, -1 or 1.5 is refused naming the range, never turned
+# into -9223372036854775808 (an overflowing cast) or some other id.
 . "$(dirname "$0")/lib.sh"
 LCM="$BUILD/lcm"
 "$HOST" gen --seed 4 --messages 80 "$T/in.jsonl" >/dev/null || fail "gen"
@@ -44,7 +46,27 @@ a = json.loads(raw('{"jsonrpc":"2.0","id":"after","method":"ping"}'))
 check(a == {"jsonrpc": "2.0", "id": "after", "result": {}}, "the server answers after the oversized line", a)
 a = raw('{"jsonrpc":"2.0","id":4,"method":"' + "y" * 5000 + '"}')
 check(len(a) < 400, "an unknown method is not echoed whole", a[:300])
+for bad in ("1e300", "9223372036854775807", "9223372036854775808", "-1", "1.5", '"9223372036854775808"', '"#1e3"'):
+    for action in ("show", "approve"):
+        a = raw('{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"lcm_contracts","arguments":{"action":"%s","id":%s,"confirm":true}}}' % (action, bad))
+        r = json.loads(a)
+        t = r["result"]["content"][0]["text"]
+        check(r["result"].get("isError") and "from 1 to 9007199254740991" in t and "-9223372036854775808" not in t,
+              "lcm_contracts %s id %s refused naming the range" % (action, bad), a)
+    for tool, args in (("lcm_grep", '"query":"the",'), ("lcm_expand", ""), ("lcm_describe", "")):
+        a = raw('{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"%s","arguments":{%s"summary_id":%s}}}' % (tool, args, bad))
+        r = json.loads(a)
+        t = r["result"]["content"][0]["text"]
+        check(r["result"].get("isError") and "summary_id is an integer from 1" in t, "%s summary_id %s refused" % (tool, bad), a)
 p.stdin.close(); p.wait()
 PY
 ok
+for bad in 1e300 9223372036854775807 -1; do
+    "$HOST" --home "$HOME_DIR" --plugin-dir "$PLUGINS" --session "$T/s.jsonl" \
+        --tool lcm_grep "{\"query\":\"the\",\"summary_id\":$bad}" >"$T/sg.txt" 2>&1
+    assert_grep "$T/sg.txt" "summary_id is an integer from 1" "plugin: lcm_grep summary_id $bad is refused naming the range"
+    "$HOST" --home "$HOME_DIR" --plugin-dir "$PLUGINS" --session "$T/s.jsonl" \
+        --tool lcm_expand_query "{\"summary_id\":$bad}" >"$T/sx.txt" 2>&1
+    assert_grep "$T/sx.txt" "summary_id is an integer from 1" "plugin: lcm_expand_query summary_id $bad is refused naming the range"
+done
 done_ok

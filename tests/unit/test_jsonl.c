@@ -200,6 +200,37 @@ static void test_reading_a_folder_reports_an_error(void **state)
     }
 }
 
+/* A line past JSONL_LINE_MAX (a hole of a sparse file) comes back cut at the bound and
+ * marked, the reader's offset past its newline, and the next line whole. */
+static void test_a_line_past_the_bound_is_cut_and_the_next_read_whole(void **state)
+{
+    char *path = lc_asprintf("%s/s.jsonl", (char *)*state);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("{\"a\":1}\n", f);
+    long long hole = (long long)JSONL_LINE_MAX + 4096;
+    assert_int_equal(fseeko(f, (off_t)(8 + hole), SEEK_SET), 0);
+    fputs("\n{\"b\":2}\n", f);
+    fclose(f);
+    jsonl_reader *r = NULL;
+    assert_int_equal(jsonl_open(path, &r, NULL), LC_OK);
+    expect_line(r, "{\"a\":1}", 1);
+    assert_int_equal(jsonl_clipped(r), 0);
+    const char *line = NULL;
+    size_t len = 0, lineno = 0;
+    assert_int_equal(jsonl_next(r, &line, &len, &lineno), LC_OK);
+    assert_int_equal(len, JSONL_LINE_MAX);
+    assert_int_equal(lineno, 2);
+    assert_int_equal(jsonl_clipped(r), 1);
+    assert_int_equal(jsonl_last_complete(r), 1);
+    assert_int_equal(jsonl_offset(r), 8 + hole + 1);
+    expect_line(r, "{\"b\":2}", 3);
+    assert_int_equal(jsonl_clipped(r), 0);
+    expect_end(r);
+    jsonl_close(r);
+    free(path);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, make_file_path, drop_file_path)
@@ -214,6 +245,7 @@ int main(void)
         T(test_open_at_offset_reads_only_appended_lines),
         T(test_missing_file_is_notfound_with_reason),
         T(test_reading_a_folder_reports_an_error),
+        T(test_a_line_past_the_bound_is_cut_and_the_next_read_whole),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,7 @@
 /*
  * test_offline.c -- the offline state's bounded reconnect policy (engine/offline.h), which
  * failures count as offline, and the status line's masking of a store URL's password
- * (admin_url_redact / admin_store_line).
+ * (store_url_redact / store_url_scrub / admin_store_line).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -66,13 +66,29 @@ static void test_store_url_password_is_never_printed(void **state)
         {"host=/tmp dbname=lcm password=s3cret user=a", "host=/tmp dbname=lcm password=*** user=a"},
         {"/home/a/.agent/lcm/s1.sqlite", "/home/a/.agent/lcm/s1.sqlite"},
         {"postgresql://u:p@ss@h/db", "postgresql://u:***@h/db"},
+        /* libpq decodes a parameter's name: these are all `password` */
+        {"postgresql:///lcm?host=/tmp&pass%77ord=s3cret&user=a", "postgresql:///lcm?host=/tmp&pass%77ord=***&user=a"},
+        {"postgresql:///lcm?%70%61%73%73%77%6F%72%64=s3cret", "postgresql:///lcm?%70%61%73%73%77%6F%72%64=***"},
+        {"postgresql:///lcm?user=a&sslpassword=s3cret", "postgresql:///lcm?user=a&sslpassword=***"},
+        /* the user part runs to its '@' whatever it holds before the first '/' */
+        {"postgresql://u:s3cret?x@h/db", "postgresql://u:***@h/db"},
+        {"postgresql://u:s3/cret@h/db?sslmode=off", "postgresql://u:***@h/db?sslmode=off"},
+        /* a store's path: the session suffix is kept */
+        {"postgresql:///lcm?user=a&password=s3cret#12", "postgresql:///lcm?user=a&password=***#12"},
+        {"postgresql:///lcm?user=a&password=s3cret#cret", "postgresql:///lcm?user=a&password=***"},
+        {"host=/tmp password = 's3cret with \\' spaces' user=a", "host=/tmp password = *** user=a"},
+        {"postgresql:///lcm?passwordx=s3cret", "postgresql:///lcm?passwordx=s3cret"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char *r = admin_url_redact(cases[i][0]);
+        char *r = store_url_redact(cases[i][0]);
         assert_string_equal(r, cases[i][1]);
-        assert_null(strstr(r, "s3cret"));
+        if (!strstr(cases[i][1], "s3cret")) assert_null(strstr(r, "s3cret"));
         free(r);
     }
+    /* a driver's message is scrubbed of the secret as written and as decoded */
+    char *m = store_url_scrub("postgresql:///lcm?pass%77ord=s3%63ret", "auth failed for s3cret (s3%63ret)");
+    assert_string_equal(m, "auth failed for *** (***)");
+    free(m);
     setenv("LCM_STORE_URL", "postgresql://agent:s3cret@db/lcm", 1);
     char *line = admin_store_line("/h", NULL, "offline for 3 s (server unreachable)");
     assert_null(strstr(line, "s3cret"));

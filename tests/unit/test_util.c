@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "util.h"
 
 #include "expect_text.h"
@@ -349,11 +351,39 @@ static void test_epoch_ms_is_wall_clock_milliseconds(void **state)
     assert_true(a / 1000 >= (long long)t - 1 && a / 1000 <= (long long)t + 1);
 }
 
+static void test_json_int_refuses_what_a_cast_would_wrap(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {"1e300", "9223372036854775807", "9223372036854775808", "-1", "1.5",
+                                      "\"12x\"", "\"99999999999999999999\"", "\" 12\"", "null", "\"\""};
+    int64_t v = 7;
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        cJSON *j = cJSON_Parse(bad[i]);
+        assert_int_equal(lc_json_int(j, 0, LC_JSON_INT_MAX, &v), LC_INVALID);
+        cJSON_Delete(j);
+    }
+    assert_int_equal(v, 7);
+    assert_int_equal(lc_json_int(NULL, 0, 10, &v), LC_NOTFOUND);
+    static const char *const good[][2] = {{"12", "12"}, {"\"#12\"", "12"}, {"\"12\"", "12"}, {"9007199254740991", "9007199254740991"}};
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+        cJSON *j = cJSON_Parse(good[i][0]);
+        assert_int_equal(lc_json_int(j, 0, LC_JSON_INT_MAX, &v), LC_OK);
+        assert_int_equal(v, strtoll(good[i][1], NULL, 10));
+        cJSON_Delete(j);
+    }
+    cJSON *j = cJSON_Parse("-3");
+    assert_int_equal(lc_json_int(j, -5, 5, &v), LC_OK);
+    assert_int_equal(v, -3);
+    assert_int_equal(lc_json_int(j, 0, 5, &v), LC_INVALID);
+    cJSON_Delete(j);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, make_tmpdir, drop_tmpdir)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fnv1a_keeps_the_engines_values),
+        cmocka_unit_test(test_json_int_refuses_what_a_cast_would_wrap),
         cmocka_unit_test(test_grow_keeps_elements_and_refuses_overflow),
         cmocka_unit_test(test_epoch_ms_is_wall_clock_milliseconds),
         cmocka_unit_test(test_fold_line_folds_whitespace_and_cuts_at_a_character),

@@ -32,6 +32,7 @@
 #include "dream.h"
 #include "llm_http.h"
 #include "import.h"
+#include "jsonl.h"
 #include "sha256.h"
 #include "store.h"
 #include "summarize.h"
@@ -293,6 +294,9 @@ static int hook_import(const char *home, const char *event, const cJSON *in, cha
         goto done;
     }
     if (session_out) *session_out = lc_strdup(st.session_id);
+    if (st.long_lines)
+        hook_log(home, event, "%s: %zu line(s) longer than %u MiB skipped (read through, not kept)", transcript,
+                 st.long_lines, JSONL_LINE_MAX >> 20);
     /* LCM_HOOK_VERBOSE=1: a line per import, to see what a hook read (and for the tests). */
     if (getenv("LCM_HOOK_VERBOSE") && !strcmp(getenv("LCM_HOOK_VERBOSE"), "1"))
         hook_log(home, event, "%s %s: %zu lines read, %zu messages, %zu new; session %s, next from byte %lld%s",

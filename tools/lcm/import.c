@@ -700,7 +700,7 @@ int import_detect(const char *path, import_format *out, char **err)
     if (rc != LC_OK) return rc;
     for (int i = 0; i < IMP_DETECT_LINES && *out == IMPORT_UNKNOWN; i++) {
         if ((rc = jsonl_next(r, &line, &len, NULL)) != LC_OK) break;
-        cJSON *root = cJSON_ParseWithLength(line, len);
+        cJSON *root = jsonl_clipped(r) ? NULL : cJSON_ParseWithLength(line, len);
         *out = imp_shape(root);
         cJSON_Delete(root);
     }
@@ -814,8 +814,12 @@ int import_file(const char *home, const char *path, import_progress_fn progress,
     size_t base_lineno = 0;
     int waited = 0;
     while ((rc = jsonl_next(r, &line, &len, &lineno)) == LC_OK) {
-        cJSON *root = cJSON_ParseWithLength(line, len);
-        if (!cJSON_IsObject(root) && !jsonl_last_complete(r)) {
+        /* A line past the reader's bound is no entry (its cut is no JSON) and no line being
+         * written: skipped, whatever follows it. */
+        int clipped = jsonl_clipped(r);
+        cJSON *root = clipped ? NULL : cJSON_ParseWithLength(line, len);
+        st->long_lines += (size_t)clipped;
+        if (!cJSON_IsObject(root) && !jsonl_last_complete(r) && !clipped) {
             /* A last line with no newline that is not JSON yet is a line a writer (a live
              * host) is still appending: wait for it a little, then leave it for the next
              * import rather than read half a line as an entry. */
@@ -1076,12 +1080,15 @@ int import_file_resume(const char *home, const char *path, import_resume *rs, im
     const long long base = lines; /* jsonl counts lines from the offset on */
     if ((rc = jsonl_open_at(path, offset, &r, err)) != LC_OK) goto done;
     while ((rc = jsonl_next(r, &line, &len, &lineno)) == LC_OK) {
-        if (!jsonl_last_complete(r)) {
+        int clipped = jsonl_clipped(r);
+        if (!jsonl_last_complete(r) && !clipped) {
             st->torn_tail = 1; /* still being written: the next call takes it */
             rc = LC_NOTFOUND;
             break;
         }
-        cJSON *root = cJSON_ParseWithLength(line, len);
+        /* past the reader's bound: no entry, skipped (and not read again next call) */
+        cJSON *root = clipped ? NULL : cJSON_ParseWithLength(line, len);
+        st->long_lines += (size_t)clipped;
         size_t abs_line = (size_t)base + lineno;
         rc = imp_line(&m, root, line, len, abs_line, err);
         cJSON_Delete(root);

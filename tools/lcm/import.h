@@ -33,6 +33,7 @@ typedef struct import_stats {
     char session_id[256];   /* the store's session id */
     size_t lines;           /* JSON lines read */
     size_t bad_lines;       /* malformed or shapeless lines skipped */
+    size_t long_lines;      /* of those, lines past JSONL_LINE_MAX (read through, not kept) */
     size_t messages;        /* messages found */
     size_t inserted;        /* new store rows */
     size_t removed;         /* rows marked removed (off the final branch) */

@@ -22,6 +22,7 @@
 #include "hook.h"
 #include "hooks.h"
 #include "import.h"
+#include "jsonl.h"
 #include "mcp.h"
 #include "progress.h"
 #include "recall.h"
@@ -87,6 +88,9 @@ static int lcm_import(const char *home, char **files, int n)
         printf("imported %s (%s): session %s, %zu messages, %zu new, %zu marked removed, %zu lines skipped\n",
                files[i], import_format_name(st.format), st.session_id, st.messages, st.inserted, st.removed,
                st.bad_lines);
+        if (st.long_lines)
+            printf("  note: %zu line(s) of %s longer than %u MiB skipped (read through, not kept)\n", st.long_lines,
+                   files[i], JSONL_LINE_MAX >> 20);
         if (st.torn_tail)
             printf("  note: the last line of %s was still incomplete after %d s (a host still "
                    "writing it?): left out; import again to take it\n", files[i], IMP_TAIL_WAIT_MS / 1000);

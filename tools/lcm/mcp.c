@@ -43,34 +43,24 @@ static const char *mcp_str(const cJSON *o, const char *k)
     return cJSON_IsString(v) && v->valuestring[0] ? v->valuestring : NULL;
 }
 
-/* A non-negative integer argument; -1 when present but not one (the caller refuses it). */
+/* A non-negative integer argument; -1 when present but not one (the caller refuses it):
+ * 2^63 or 1e300 must not wrap to some other count, nor 2^64 to 0. */
 static long long mcp_uint(const cJSON *o, const char *k, long long dflt)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    if (!v) return dflt;
-    /* 2^63 or 1e300 must not wrap to some other count, nor 2^64 to 0: refused (-1). */
-    if (cJSON_IsNumber(v))
-        return isfinite(v->valuedouble) && v->valuedouble >= 0 && v->valuedouble <= (double)MCP_COUNT_MAX &&
-                       v->valuedouble == floor(v->valuedouble)
-                   ? (long long)v->valuedouble
-                   : -1;
-    if (cJSON_IsString(v) && v->valuestring[0] >= '0' && v->valuestring[0] <= '9') {
-        char *end = NULL;
-        errno = 0;
-        unsigned long long x = strtoull(v->valuestring, &end, 10);
-        return errno == 0 && end && !*end && x <= (unsigned long long)MCP_COUNT_MAX ? (long long)x : -1;
-    }
-    return -1;
+    int64_t v = 0;
+    int rc = lc_json_int(cJSON_GetObjectItemCaseSensitive(o, k), 0, MCP_COUNT_MAX, &v);
+    return rc == LC_NOTFOUND ? dflt : rc == LC_OK ? (long long)v : -1;
 }
 
-/* A summary id given as 12, "12" or "#12"; 0 when absent. */
+/* A summary id given as 12, "12" or "#12"; 0 when absent, -1 when it is no id (refused). */
 static int64_t mcp_summary_id(const cJSON *o)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "summary_id");
-    if (cJSON_IsNumber(v)) return (int64_t)v->valuedouble;
-    if (cJSON_IsString(v)) return atoll(v->valuestring[0] == '#' ? v->valuestring + 1 : v->valuestring);
-    return 0;
+    int64_t v = 0;
+    int rc = lc_json_int(cJSON_GetObjectItemCaseSensitive(o, "summary_id"), 1, LC_JSON_INT_MAX, &v);
+    return rc == LC_NOTFOUND ? 0 : rc == LC_OK ? v : -1;
 }
+
+static const char mcp_bad_summary_id[] = "summary_id is an integer from 1 to 9007199254740991";
 
 /* Open one session's store read-only; it must be of this build's schema to be answered. */
 static int mcp_open_session(const mcp_ctx *c, const char *id, store **out, char **err)
@@ -232,6 +222,7 @@ static int mcp_tool_grep(const mcp_ctx *c, const cJSON *a, char **text, int *is_
     o.include_removed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "include_removed"));
     o.resume = mcp_str(a, "resume");
     o.summary_id = mcp_summary_id(a);
+    if (o.summary_id < 0) return mcp_fail(lc_asprintf("lcm_grep: %s", mcp_bad_summary_id), text, is_error);
     o.redact = 1;
     /* scope: "all_sessions" (default), "sessions" (one project, by cwd), "fleet" (every
      * session of the store, when lcm.json allows it), "session" with a `session` argument,
@@ -269,6 +260,7 @@ static int mcp_tool_describe(const mcp_ctx *c, const cJSON *a, char **text, int 
     store *s = NULL;
     char *e = NULL, idbuf[32];
     const char *id = mcp_str(a, "id");
+    if (!id && mcp_summary_id(a) < 0) return mcp_fail(lc_asprintf("lcm_describe: %s", mcp_bad_summary_id), text, is_error);
     if (!id && mcp_summary_id(a) > 0) {
         snprintf(idbuf, sizeof idbuf, "%lld", (long long)mcp_summary_id(a));
         id = idbuf;
@@ -287,6 +279,7 @@ static int mcp_tool_expand(const mcp_ctx *c, const cJSON *a, char **text, int *i
     recall_expand_opts o = {0};
     char *e = NULL;
     o.summary_id = mcp_summary_id(a);
+    if (o.summary_id < 0) return mcp_fail(lc_asprintf("lcm_expand: %s", mcp_bad_summary_id), text, is_error);
     o.entry_id = mcp_str(a, "entry_id");
     o.question = mcp_str(a, "question");
     if (!o.question) o.question = mcp_str(a, "query");
@@ -453,11 +446,14 @@ static int mcp_tool_contracts(const mcp_ctx *c, const cJSON *a, char **text, int
                         text, is_error);
     argv[argc++] = action;
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(a, "id");
-    if (cJSON_IsNumber(id)) {
-        snprintf(idbuf, sizeof idbuf, "%lld", (long long)id->valuedouble);
+    int64_t idv = 0;
+    if (cJSON_IsNull(id) || (cJSON_IsString(id) && !id->valuestring[0])) id = NULL; /* as before: no id */
+    if (id && lc_json_int(id, 1, LC_JSON_INT_MAX, &idv) != LC_OK)
+        return mcp_fail(lc_strdup("lcm_contracts: id is a contract number from 1 to 9007199254740991 (nothing was changed)"),
+                        text, is_error);
+    if (id) {
+        snprintf(idbuf, sizeof idbuf, "%lld", (long long)idv);
         argv[argc++] = idbuf;
-    } else if (mcp_str(a, "id")) {
-        argv[argc++] = mcp_str(a, "id");
     }
     static const char *const opts[][2] = {{"reason", "--reason"}, {"state", "--state"}};
     for (size_t i = 0; i < sizeof opts / sizeof *opts; i++)
