@@ -87,6 +87,16 @@ static int lcm_import(const char *home, char **files, int n)
         printf("imported %s (%s): session %s, %zu messages, %zu new, %zu marked removed, %zu lines skipped\n",
                files[i], import_format_name(st.format), st.session_id, st.messages, st.inserted, st.removed,
                st.bad_lines);
+        /* What it met, by kind: nothing a transcript holds goes without a word. */
+        static const char *const heads[] = {"stored", "skipped", "not understood (stored verbatim)"};
+        for (int k = 0; k < 3; k++) {
+            char *t = import_kinds_text(&st, k);
+            if (t && *t) printf("  %s: %s\n", heads[k], t);
+            free(t);
+        }
+        if (st.subagent_messages)
+            printf("  sub-agents: %zu of the messages, each sub-agent in a store of its own: %s\n",
+                   st.subagent_messages, st.subagents);
         if (st.torn_tail)
             printf("  note: the last line of %s was still incomplete after %d s (a host still "
                    "writing it?): left out; import again to take it\n", files[i], IMP_TAIL_WAIT_MS / 1000);
