@@ -60,6 +60,7 @@ typedef struct imp_cur {
     int agent;
     int orphan;
     const char *kind; /* what a message is, for the summary's counts (its role, else its type) */
+    int split;       /* a line read late (its parent came after it): starts a batch of its own */
 } imp_cur;
 
 /* A sub-agent: from its own lines (agentId), the call that started it (Task / Agent tool_use),
@@ -344,7 +345,10 @@ static int imp_ingest(imp *m, long self, char *json, cJSON *tree, char **err)
     long prev = m->v[self].parent >= 0 ? m->v[m->v[self].parent].ctxlast : -1;
     int rc;
     m->stats->messages++;
-    if (!(m->batch.n > 0 && m->batch_idx[m->batch.n - 1] == prev)) {
+    /* A line read late may be stored already (an earlier call of the hook stored it as an
+     * orphan) while what it now follows is not: the store's walk back from a batch's end
+     * stops at the first stored message, so it must not end a batch its parent is in. */
+    if (m->cur.split || !(m->batch.n > 0 && m->batch_idx[m->batch.n - 1] == prev)) {
         if ((rc = imp_flush(m, err)) != LC_OK) {
             imp_drop(json, tree);
             return rc;
@@ -954,6 +958,7 @@ static int claude_take(imp *m, cJSON *root, long seq, char **err)
         m->cur.seq = seq;
         rc = claude_line(m, root, err);
         m->cur.orphan = 0;
+        m->cur.split = 0;
         const char *uuid = rc == LC_OK ? jstr(root, "uuid") : NULL;
         long w = uuid && m->waits.n ? ingest_idset_find(&m->waits, uuid) : -1;
         if (w >= 0 && m->wait_head[w] >= 0) {
@@ -986,6 +991,7 @@ static int claude_take(imp *m, cJSON *root, long seq, char **err)
             x->root = NULL;
         }
         if (!root) break;
+        m->cur.split = 1;
     }
     /* after a failure, what is still on the stack is freed with the waiting lines */
     free(stack);
@@ -1019,6 +1025,7 @@ static int claude_orphans(imp *m, int *left, char **err)
         m->waitv[i].root = NULL;
         *left = 1;
         m->cur.orphan = 1;
+        m->cur.split = 1;
         rc = claude_take(m, root, m->waitv[i].seq, err);
     }
     m->cur.orphan = 0;
@@ -1431,7 +1438,7 @@ static void imp_free(imp *m)
 static int imp_obj(imp *m, cJSON **rootp, const char *line, size_t len, size_t lineno, char **err)
 {
     cJSON *root = *rootp;
-    m->cur = (imp_cur){++m->seq, -1, -1, 0, -1, 0, NULL};
+    m->cur = (imp_cur){++m->seq, -1, -1, 0, -1, 0, NULL, 0};
     if (!cJSON_IsObject(root)) {
         m->stats->bad_lines++;
         imp_count(m, IMPORT_SKIPPED, "line that is no JSON object");
