@@ -123,6 +123,8 @@ typedef struct imp {
     int *side_agent;       /* and whose each is */
     size_t side_cap;
     const char *path;   /* the transcript */
+    char *parent_session; /* a Codex sub-agent's rollout: its parent thread's session */
+    char *self_agent;     /* and what it is: {"id","type","name"} */
 } imp;
 
 const char *import_format_name(import_format f)
@@ -1236,7 +1238,17 @@ static int codex_line(imp *m, const cJSON *root, size_t lineno, char **err)
     const cJSON *p = cJSON_GetObjectItemCaseSensitive(root, "payload");
     long long ts = imp_iso_ms(jstr(root, "timestamp"));
     if (type && !strcmp(type, "session_meta") && cJSON_IsObject(p)) {
-        const char *id = jstr(p, "id"), *cwd = jstr(p, "cwd");
+        const char *id = jstr(p, "id"), *cwd = jstr(p, "cwd"), *parent = jstr(p, "parent_thread_id");
+        /* A sub-agent's thread (Codex writes each its own rollout): its own session, linked
+         * to the thread that spawned it. */
+        if (parent && id && !m->parent_session && (m->parent_session = lc_asprintf("codex-%s", parent))) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "id", id);
+            if (jstr(p, "agent_role")) cJSON_AddStringToObject(o, "type", jstr(p, "agent_role"));
+            if (jstr(p, "agent_nickname")) cJSON_AddStringToObject(o, "name", jstr(p, "agent_nickname"));
+            m->self_agent = cJSON_PrintUnformatted(o);
+            cJSON_Delete(o);
+        }
         if (id && !m->session_id[0]) snprintf(m->session_id, sizeof m->session_id, "codex-%s", id);
         if (cwd && !m->cwd) m->cwd = lc_strdup(cwd);
         if (!m->header_ts) m->header_ts = jstr(p, "timestamp") ? imp_iso_ms(jstr(p, "timestamp")) : ts;
@@ -1430,6 +1442,7 @@ static void imp_free(imp *m)
     free(m->agents);
     ingest_idset_free(&m->side_ids);
     free(m->side_agent);
+    LC_FREE(m->parent_session, m->self_agent);
     store_close(m->st);
 }
 
@@ -1491,6 +1504,8 @@ static int imp_seal(imp *m, const char *path, char **err)
     if (rp) rc = store_meta_put(m->st, "session_file", rp, err);
     free(rp);
     if (rc == LC_OK) rc = imp_agents_meta(m, err);
+    if (rc == LC_OK && m->parent_session) rc = store_meta_ensure(m->st, "parent_session", m->parent_session, err);
+    if (rc == LC_OK && m->self_agent) rc = store_meta_ensure(m->st, "subagent", m->self_agent, err);
     if (rc != LC_OK) return rc;
     return imp_date(m, err);
 }
