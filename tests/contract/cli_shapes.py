@@ -18,6 +18,7 @@ no real session is copied): python3 cli_shapes.py DIR writes
   pi-two.jsonl          Pi version 1: a line holding two JSON objects (a message, then another)
   codex-items.jsonl     Codex: a reasoning summary, tool_search_call / tool_search_output, an item
                         type no reader knows
+  codex-sub.jsonl       Codex: a sub-agent's own rollout, naming the thread that spawned it
 
 Every rare word (ZEBRA..., WALRUS...) is said once, in the place its test looks for it.
 """
@@ -171,4 +172,14 @@ write("codex-items.jsonl", [
     ri(5, {"type": "brand_new_item", "detail": "LYNXUNKNOWNITEM"}),
     {"timestamp": ts(6), "type": "event_msg", "payload": {"type": "agent_message", "message": "done"}},
     ri(7, {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Found it."}]}),
+])
+
+sub = "5eed0000-c0de-0000-0000-000000000009"
+write("codex-sub.jsonl", [
+    {"timestamp": ts(10), "type": "session_meta",
+     "payload": {"id": sub, "parent_thread_id": cid, "timestamp": ts(10), "cwd": "/proj/codex",
+                 "source": {"subagent": {"thread_spawn": {"parent_thread_id": cid, "depth": 1}}},
+                 "agent_nickname": "Newton", "agent_role": "reviewer"}},
+    ri(11, {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "review LYNXSUBTASK"}]}),
+    ri(12, {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Reviewed."}]}),
 ])

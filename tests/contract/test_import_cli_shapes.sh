@@ -117,6 +117,12 @@ assert_grep "$T/i6.txt" "not understood (stored verbatim): item brand_new_item 1
 assert_grep "$T/i6.txt" "not understood (stored verbatim): block tool_reference 1, block future_block 1" "the summary counts the unknown blocks"
 assert_grep "$T/i6.txt" "skipped: event_msg 1" "the summary counts what it skipped, by kind"
 
+# ---- 6b. a Codex sub-agent's rollout is linked to its parent thread -----------------------
+"$LCM" import --home "$T/h6b" "$F/codex-items.jsonl" "$F/codex-sub.jsonl" >/dev/null || fail "import codex-sub"
+assert_eq "$(meta "$T/h6b" codex-5eed0000-c0de-0000-0000-000000000009 parent_session)" "codex-5eed0000-c0de-0000-0000-000000000008" "a Codex sub-agent's store names its parent thread's session"
+"$LCM" sessions --home "$T/h6b" >"$T/s6b.txt" || fail "lcm sessions"
+assert_grep "$T/s6b.txt" "^  sub-agent reviewer of codex-5eed0000-c0de-0000-0000-000000000008: codex-5eed0000-c0de-0000-0000-000000000009 " "lcm sessions lists the Codex sub-agent under its parent"
+
 # ---- 7. a second file that goes on from a stored session (issue 24 #15) ----------------------
 "$LCM" import --home "$T/h7" "$F/cc-cont1.jsonl" >/dev/null || fail "import cc-cont1"
 "$LCM" import --home "$T/h7" "$F/cc-cont2.jsonl" >"$T/i7.txt" || fail "import cc-cont2"
@@ -151,6 +157,7 @@ for name in cc-parallel cc-order cc-inline; do
         rows "$H" "$st" >"$T/k.txt"
         cmp -s "$T/w.txt" "$T/k.txt" || { diff "$T/w.txt" "$T/k.txt"; fail "hook ($name): store $st differs from a whole import"; }
         ok
+        assert_eq "$(meta "$H" "$st" parent_session)" "$(meta "$T/whole-$name" "$st" parent_session)" "hook ($name): store $st has the link a whole import gives"
     done
 done
 done_ok

@@ -1510,14 +1510,14 @@ static int imp_seal(imp *m, const char *path, char **err)
     return imp_date(m, err);
 }
 
-/* A sub-agent's store after a whole read: its marks, its transcript (its own file, or its
- * session's for lines inside it), and what links it to its session (meta parent_session,
- * subagent {id, type, call}). */
+/* A sub-agent's store after a read (whole or resumed): its marks, its transcript (its own
+ * file, or its session's for lines inside it), and what links it to its session (meta
+ * parent_session, subagent {id, type, call}), written only where they change. */
 static int imp_seal_sub(imp *t, const imp_agent *g, const char *path, const char *parent, char **err)
 {
     int rc = imp_mark(t, err);
     char *rp = rc == LC_OK ? realpath(path, NULL) : NULL, *text = NULL;
-    if (rp) rc = store_meta_put(t->st, "session_file", rp, err);
+    if (rp) rc = store_meta_ensure(t->st, "session_file", rp, err);
     free(rp);
     if (rc == LC_OK && parent[0]) rc = store_meta_ensure(t->st, "parent_session", parent, err);
     cJSON *o = rc == LC_OK ? cJSON_CreateObject() : NULL;
@@ -1544,7 +1544,7 @@ static int imp_finish_subs(imp *m, const char *path, char **err)
         if (!t) continue;
         if ((rc = imp_flush(t, err)) != LC_OK || (rc = imp_finish(t, err)) != LC_OK) break;
         if ((rc = imp_open_store(t, err)) != LC_OK) break;
-        rc = m->whole ? imp_seal_sub(t, &m->agents[i], path, m->session_id, err) : imp_mark(t, err);
+        rc = imp_seal_sub(t, &m->agents[i], path, m->session_id, err);
     }
     return rc;
 }
