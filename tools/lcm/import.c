@@ -1571,6 +1571,28 @@ static int imp_side_only(const imp *m)
     return m->main_entries == 0 && m->side_ids.n > 0;
 }
 
+/* A compaction the file ends on (Pi; nothing came after it to carry its summary into a
+ * context): its summary is stored all the same, as the plugin's catch-up of a branch's
+ * tail stores it at the next session start. */
+static int imp_trailing_compaction(imp *m, char **err)
+{
+    long leaf = -1;
+    for (size_t i = 0; i < m->n; i++)
+        if (m->v[i].group < 0 && !m->v[i].orphan && !m->v[i].seed && (leaf < 0 || m->v[i].seq >= m->v[leaf].seq))
+            leaf = (long)i;
+    if (leaf < 0 || m->v[leaf].kind != IMP_COMPACTION || !m->v[leaf].msg || m->v[leaf].ctxlast != leaf) return LC_OK;
+    char *json = lc_strdup(m->v[leaf].msg);
+    int rc;
+    if (!json) return lc_errf(err, LC_NOMEM, "out of memory");
+    if ((rc = imp_flush(m, err)) != LC_OK) {
+        free(json);
+        return rc;
+    }
+    imp_count(m, IMPORT_STORED, "compactionSummary");
+    m->stats->messages++;
+    return imp_queue(m, leaf, json, NULL, err);
+}
+
 /* The end of a read: everything stored and committed, the sub-agents' stores sealed, the
  * session's store made (a transcript with no message still gets its empty store, so it is
  * listed; a file of sub-agents' lines alone makes none) and sealed (a whole read: its
@@ -1578,6 +1600,7 @@ static int imp_side_only(const imp *m)
 static int imp_end(imp *m, const char *path, int full, char **err)
 {
     int rc;
+    if ((rc = imp_trailing_compaction(m, err)) != LC_OK) return rc;
     if ((rc = imp_flush(m, err)) != LC_OK || (rc = imp_finish(m, err)) != LC_OK) return rc;
     if ((rc = imp_finish_subs(m, path, err)) != LC_OK) return rc;
     imp_note_subs(m, m->stats);
