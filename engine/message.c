@@ -81,9 +81,11 @@ static void msg_part(sbuf *b, const char *s, size_t n)
     sb_append(b, s, n);
 }
 
-/* The string values inside an unknown block (its "type" aside), each after a space. */
+/* The string values inside an unknown block, each after a space: its "type" aside, and the
+ * members that hold encoded bytes (base64 data, signatures), which no one reads or searches. */
 static void msg_block_strings(const cJSON *v, sbuf *b)
 {
+    static const char *const skip[] = {"type", "data", "signature", "encrypted_content"};
     const cJSON *c;
     if (cJSON_IsString(v)) {
         sb_putc(b, ' ');
@@ -92,8 +94,10 @@ static void msg_block_strings(const cJSON *v, sbuf *b)
     }
     cJSON_ArrayForEach(c, v)
     {
-        if (c->string && !strcmp(c->string, "type") && cJSON_IsString(c)) continue;
-        msg_block_strings(c, b);
+        int skipped = 0;
+        for (size_t i = 0; c->string && i < sizeof skip / sizeof *skip && !skipped; i++)
+            skipped = !strcmp(c->string, skip[i]);
+        if (!skipped) msg_block_strings(c, b);
     }
 }
 
