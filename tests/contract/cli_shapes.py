@@ -102,6 +102,14 @@ write("cc-inline.jsonl", [
          stop="end_turn"),
     cc("i3", "i2", "user", [res("tc_task", "The survey found two modules.")], s, 7),
     cc("i4", "i3", "assistant", [{"type": "text", "text": "Done."}], s, 8, stop="end_turn"),
+    # a second sub-agent, after the first: each gets its own store
+    cc("i5", "i4", "user", "and check the tests", s, 9),
+    cc("i6", "i5", "assistant", [use("tc_task2", "Task", {"description": "tests", "prompt": "Check the tests",
+                                                          "subagent_type": "test-runner"})], s, 10),
+    side("z1", None, "user", "Check the tests", 11),
+    side("z2", "z1", "assistant", [{"type": "text", "text": "All pass: MAGPIESECOND."}], 12, stop="end_turn"),
+    cc("i7", "i6", "user", [res("tc_task2", "All pass.")], s, 13),
+    cc("i8", "i7", "assistant", [{"type": "text", "text": "Good."}], s, 14, stop="end_turn"),
 ])
 
 # ---- Claude Code 2.x: the session, and its sub-agent's own file ---------------------------

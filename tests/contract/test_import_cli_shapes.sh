@@ -68,7 +68,9 @@ ok
 # ---- 3. Claude Code 1.0.x: a sub-agent inside the session's file ---------------------------
 "$LCM" import --home "$T/h3" "$F/cc-inline.jsonl" >"$T/i3.txt" || { cat "$T/i3.txt"; fail "import cc-inline"; }
 SUB3="claude-${S}3--agent-tc_task"
-assert_grep "$T/i3.txt" "sub-agents: 4 of the messages, each sub-agent in a store of its own: $SUB3 (general-purpose, 4 messages)" "the inline sub-agent is stored and counted"
+assert_grep "$T/i3.txt" "sub-agents: 6 of the messages, each sub-agent in a store of its own: $SUB3 (general-purpose, 4 messages), claude-${S}3--agent-tc_task2 (test-runner, 2 messages)" "the inline sub-agents are stored and counted"
+rows "$T/h3" "claude-${S}3--agent-tc_task2" >"$T/r3t.txt"
+assert_grep "$T/r3t.txt" "^z2 assistant 0$" "the second sub-agent has a store of its own"
 rows "$T/h3" "claude-${S}3" >"$T/r3.txt"
 assert_nogrep "$T/r3.txt" "^x" "the session's store holds none of the sub-agent's messages"
 rows "$T/h3" "$SUB3" >"$T/r3s.txt"
@@ -82,7 +84,8 @@ import sys
 lines = open(sys.argv[1]).read().splitlines()
 at = [i for i, l in enumerate(lines) if l.startswith(sys.argv[2] + "  ")]
 sub = [i for i, l in enumerate(lines) if l.startswith("  sub-agent general-purpose") and sys.argv[3] in l]
-sys.exit(0 if at and sub and sub[0] == at[0] + 1 else 1)
+# right under its session: only sub-agent lines between the two
+sys.exit(0 if at and sub and sub[0] > at[0] and all(l.startswith("  sub-agent ") for l in lines[at[0] + 1:sub[0]]) else 1)
 PY
 ok
 

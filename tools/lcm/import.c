@@ -119,6 +119,7 @@ typedef struct imp {
     size_t nagents, agents_cap;
     size_t main_entries, side_entries; /* entries of the main conversation, of sub-agents */
     struct imp *reader; /* a sub-agent's import: the one reading the file (its agents, waits) */
+    struct imp *open_sub; /* the reader: the sub-agent whose store is open (claude_park) */
     ingest_idset side_ids; /* the reader: sub-agents' entry ids, */
     int *side_agent;       /* and whose each is */
     size_t side_cap;
@@ -733,6 +734,20 @@ static imp *claude_sub(imp *m, int a)
     return t;
 }
 
+/* A sub-agent whose lines stopped (another's or the session's came): what it queued stored
+ * and its store closed, so that a session of many sub-agents (1.0.x wrote each Task's lines
+ * in turn) keeps one writer thread and one store of theirs open at a time, not one each;
+ * imp_finish_subs opens it again to seal it. */
+static int claude_park(imp *t, char **err)
+{
+    int rc;
+    if (!t->st) return LC_OK; /* nothing written yet: its batch waits in memory */
+    if ((rc = imp_flush(t, err)) != LC_OK || (rc = imp_finish(t, err)) != LC_OK) return rc;
+    store_close(t->st);
+    t->st = NULL;
+    return LC_OK;
+}
+
 /* Remember which sub-agent entry `id` is of (the reader's map), so its children follow it. */
 static int claude_side_put(imp *m, const char *id, int agent)
 {
@@ -790,11 +805,15 @@ static int claude_line(imp *m, cJSON *root, char **err)
         return LC_OK;
     }
     claude_agent(m, root, parent);
-    if (!m->cur.side || m->cur.agent < 0) return claude_msg(m, root, uuid, parent, err);
-    imp *t = claude_sub(m, m->cur.agent);
-    if (!t || claude_side_put(m, uuid, m->cur.agent) != LC_OK) return lc_errf(err, LC_NOMEM, "out of memory");
+    imp *t = !m->cur.side || m->cur.agent < 0 ? m : claude_sub(m, m->cur.agent);
+    int rc;
+    if (!t) return lc_errf(err, LC_NOMEM, "out of memory");
+    if (m->open_sub && m->open_sub != t && (rc = claude_park(m->open_sub, err)) != LC_OK) return rc;
+    m->open_sub = t != m ? t : NULL;
+    if (t == m) return claude_msg(m, root, uuid, parent, err);
+    if (claude_side_put(m, uuid, m->cur.agent) != LC_OK) return lc_errf(err, LC_NOMEM, "out of memory");
     t->cur = m->cur;
-    int rc = claude_msg(t, root, uuid, parent, err);
+    rc = claude_msg(t, root, uuid, parent, err);
     m->cur.orphan = 0;
     return rc;
 }
