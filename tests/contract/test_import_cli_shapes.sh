@@ -98,6 +98,8 @@ assert_eq "$(basename "$(meta "$T/h4" "claude-${S}4" session_file)")" "cc-parent
 assert_eq "$(meta "$T/h4" "$SUB4" parent_session)" "claude-${S}4" "the sub-agent's store names its session"
 assert_grep "$T/h4/lcm/claude-${S}4.sqlite" "Explore" "the session's store knows its sub-agent's type (toolUseResult)"
 found "$T/h4" HERONSUBANSWER y4 "a word only the sub-agent's file holds is found"
+"$LCM" sessions --home "$T/h4" >"$T/s4.txt" || fail "lcm sessions"
+assert_grep "$T/s4.txt" "^  sub-agent Explore of claude-${S}4: $SUB4 " "lcm sessions names the sub-agent's type its session's file gave"
 
 # ---- 5. the subagent-stop hook reads agent_transcript_path ----------------------------------
 printf '{"session_id":"%s4","transcript_path":"%s","agent_transcript_path":"%s","cwd":"/proj/shapes","hook_event_name":"SubagentStop"}' \

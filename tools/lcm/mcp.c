@@ -307,6 +307,26 @@ static int mcp_tool_expand(const mcp_ctx *c, const cJSON *a, char **text, int *i
     return LC_OK;
 }
 
+/* A sub-agent store's type (malloc'd, NULL when unknown): its own meta, else what its
+ * session's store learnt of it (Claude Code names a sub-agent's type only in the result of
+ * the call that started it, in the session's file). */
+static char *mcp_subagent_type(const catalog_list *l, const catalog_entry *v)
+{
+    cJSON *sa = v->subagent ? cJSON_Parse(v->subagent) : NULL, *all = NULL;
+    const cJSON *ty = cJSON_GetObjectItemCaseSensitive(sa, "type"), *id = cJSON_GetObjectItemCaseSensitive(sa, "id");
+    char *out = cJSON_IsString(ty) ? lc_strdup(ty->valuestring) : NULL;
+    for (size_t j = 0; !out && cJSON_IsString(id) && j < l->n; j++) {
+        const catalog_entry *p = &l->v[j];
+        if (!p->subagents || !p->session_id || strcmp(p->session_id, v->parent_session) != 0) continue;
+        all = cJSON_Parse(p->subagents);
+        ty = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(all, id->valuestring), "type");
+        if (cJSON_IsString(ty)) out = lc_strdup(ty->valuestring);
+        cJSON_Delete(all);
+    }
+    cJSON_Delete(sa);
+    return out;
+}
+
 /* The listing's order with each sub-agent's store right under its session's (when that one
  * is listed too): order[k] is the k-th entry to show. */
 static void mcp_sessions_order(const catalog_list *l, size_t *order)
@@ -355,11 +375,9 @@ static int mcp_tool_sessions(const mcp_ctx *c, const cJSON *a, char **text, int 
         char *date = lc_utc_format(v->created, "%Y-%m-%d %H:%M", "?");
         shown++;
         if (v->parent_session) {
-            cJSON *sa = v->subagent ? cJSON_Parse(v->subagent) : NULL;
-            const cJSON *ty = cJSON_GetObjectItemCaseSensitive(sa, "type");
-            sb_printf(&b, "  sub-agent%s%s of %s: ", cJSON_IsString(ty) ? " " : "", cJSON_IsString(ty) ? ty->valuestring : "",
-                      v->parent_session);
-            cJSON_Delete(sa);
+            char *type = mcp_subagent_type(&l, v);
+            sb_printf(&b, "  sub-agent%s%s of %s: ", type ? " " : "", type ? type : "", v->parent_session);
+            free(type);
         }
         sb_printf(&b, "%s  %s  %lld messages  %lld summaries  cwd %s%s\n", v->session_id, date ? date : "?",
                   (long long)v->messages, (long long)v->summaries, v->cwd && *v->cwd ? v->cwd : "?",
