@@ -89,6 +89,9 @@ sys.exit(0 if at and sub and sub[0] > at[0] and all(l.startswith("  sub-agent ")
 PY
 ok
 
+"$LCM" sessions --home "$T/h3" --json --limit 10 >"$T/s3.json" || fail "lcm sessions --json"
+assert_jsonl "$T/s3.json" "any(s.get('parent') == 'claude-${S}3' and s['subagent']['type'] == 'general-purpose' and s['subagent']['call'] == 'tc_task' for s in rows[0]['sessions'])" "lcm sessions --json names a sub-agent's session and its type"
+
 # ---- 4. Claude Code 2.x: the sub-agent's own file, after its session ------------------------
 SUBF="$F/cc-parent/subagents/agent-a77beef0c0ffee.jsonl"
 "$LCM" import --home "$T/h4" "$F/cc-parent.jsonl" "$SUBF" >"$T/i4.txt" || { cat "$T/i4.txt"; fail "import cc-parent + sub-agent file"; }
