@@ -185,9 +185,10 @@ crash:
 
 # and the real host + .so under TSan through the contract tests of the background
 # summarizer (both completion paths) and of compaction with the worker; `lcm import`
-# (its writer thread) through the import tests; the host's worker beside every other writer
-# (test_store_writers).
-TSAN_CONTRACT = test_summary_worker test_lcm_compaction test_import test_import_torn test_store_writers
+# (its writer threads, one per sub-agent store too) through the import tests; the host's
+# worker beside every other writer (test_store_writers).
+TSAN_CONTRACT = test_summary_worker test_lcm_compaction test_import test_import_torn test_import_cli_shapes \
+	test_store_writers
 tsan:
 	@$(MAKE) --no-print-directory BUILD=build-tsan OPT=-O1 SAN="-fsanitize=thread" \
 		$(TSAN_TESTS:%=build-tsan/tests/%) build-tsan/lossless-context.so build-tsan/agent-host \

@@ -21,7 +21,8 @@
 void catalog_entry_free(catalog_entry *e)
 {
     if (!e) return;
-    LC_FREE(e->path, e->name, e->session_id, e->cwd, e->session_file, e->damaged);
+    LC_FREE(e->path, e->name, e->session_id, e->cwd, e->session_file, e->parent_session, e->subagent, e->subagents,
+            e->damaged);
     memset(e, 0, sizeof *e);
 }
 
@@ -65,6 +66,9 @@ static int catalog_peek(const char *path, const char *name, int counts, catalog_
                 e->session_id = store_meta_get(s, "session_id");
                 e->cwd = store_meta_get(s, "cwd");
                 e->session_file = store_meta_get(s, "session_file");
+                e->parent_session = store_meta_get(s, "parent_session");
+                e->subagent = store_meta_get(s, "subagent");
+                e->subagents = store_meta_get(s, "subagents");
             }
             if (counts) {
                 e->messages = store_message_count(s);

@@ -22,6 +22,9 @@ typedef struct catalog_entry {
     char *session_id;    /* meta session_id, else name */
     char *cwd;           /* meta cwd; NULL when absent or unreadable */
     char *session_file;  /* meta session_file: where the session lived when last opened */
+    char *parent_session; /* meta parent_session: a sub-agent's store names its session's; NULL */
+    char *subagent;      /* meta subagent: {"id","type","call"} of a sub-agent's store; NULL */
+    char *subagents;     /* meta subagents: a session's {id: {type, call, ...}} of its sub-agents; NULL */
     char *damaged;       /* store_file_damaged's sentence; NULL when the file looks sound */
     long long created;   /* meta created (epoch ms); 0 when unknown */
     int schema_version;  /* -1 when no schema could be read */

@@ -81,6 +81,26 @@ static void msg_part(sbuf *b, const char *s, size_t n)
     sb_append(b, s, n);
 }
 
+/* The string values inside an unknown block, each after a space: its "type" aside, and the
+ * members that hold encoded bytes (base64 data, signatures), which no one reads or searches. */
+static void msg_block_strings(const cJSON *v, sbuf *b)
+{
+    static const char *const skip[] = {"type", "data", "signature", "encrypted_content"};
+    const cJSON *c;
+    if (cJSON_IsString(v)) {
+        sb_putc(b, ' ');
+        sb_puts(b, v->valuestring);
+        return;
+    }
+    cJSON_ArrayForEach(c, v)
+    {
+        int skipped = 0;
+        for (size_t i = 0; c->string && i < sizeof skip / sizeof *skip && !skipped; i++)
+            skipped = !strcmp(c->string, skip[i]);
+        if (!skipped) msg_block_strings(c, b);
+    }
+}
+
 /* Appends the text of a content value (string or block array) and reports whether the
  * blocks can be rebuilt from that text. Tool calls are collected in `calls` so that the
  * assistant's text lists them after its prose. */
@@ -118,8 +138,18 @@ static void msg_content_text(const cJSON *content, sbuf *b, sbuf *calls, int *co
             free(args_json);
             /* The call id pairs it with its result and is not in the text. */
             *complete = 0;
+        } else if (type && strcmp(type, "thinking") != 0) {
+            /* A block of a type this engine does not know (stored verbatim by an import):
+             * its words are searchable all the same, "[TYPE] values". */
+            sbuf u = {0};
+            sb_printf(&u, "[%s]", type);
+            msg_block_strings(block, &u);
+            if (u.oom) b->oom = 1;
+            else msg_part(b, u.p, u.len);
+            sb_free(&u);
+            *complete = 0;
         } else {
-            /* thinking (kept out of the text on purpose) and blocks we do not know. */
+            /* thinking (kept out of the text on purpose). */
             *complete = 0;
         }
     }

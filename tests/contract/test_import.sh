@@ -69,7 +69,8 @@ cat >"$T/claude.jsonl" <<'J'
 {"parentUuid":"u1","isSidechain":false,"type":"user","message":{"role":"user","content":[{"type":"text","text":"actually look at lexer.c for the walrus"}]},"uuid":"u5","timestamp":"2025-06-01T10:01:00.000Z","sessionId":"c0ffee00-1111-2222-3333-444455556666","cwd":"/proj/claude"}
 J
 "$LCM" import --home "$T/cc" "$T/claude.jsonl" >"$T/cc.txt" || { cat "$T/cc.txt"; fail "claude import"; }
-assert_grep "$T/cc.txt" "(claude-code): session claude-c0ffee00-1111-2222-3333-444455556666, 5 messages" "Claude Code transcript detected, sidechain left out"
+assert_grep "$T/cc.txt" "(claude-code): session claude-c0ffee00-1111-2222-3333-444455556666, 6 messages" "Claude Code transcript detected, the sidechain read too"
+assert_grep "$T/cc.txt" "sub-agents: 1 of the messages, each sub-agent in a store of its own: claude-c0ffee00-1111-2222-3333-444455556666--agent-sidechain-s1" "the sidechain goes to a store of its own"
 PYTHONPATH="$ROOT/tests/contract" python3 - "$T/cc/lcm/claude-c0ffee00-1111-2222-3333-444455556666.sqlite" <<'PY' || fail "Claude Code rows"
 import json, sqlite3, sys
 import store_raw

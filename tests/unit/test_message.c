@@ -104,10 +104,14 @@ static void test_derived_text_and_completeness_of_every_message_shape(void **sta
          "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"hi\","
          "\"textSignature\":\"abc\"}]}",
          "hi", 0},
-        {"unknown block type is not complete",
+        {"unknown block type is named, its encoded data left out, not complete",
          "{\"role\":\"user\",\"content\":[{\"type\":\"audio\",\"data\":\"x\"},"
          "{\"type\":\"text\",\"text\":\"t\"}]}",
-         "t", 0},
+         "[audio]\nt", 0},
+        {"unknown block type's words are searchable",
+         "{\"role\":\"toolResult\",\"toolCallId\":\"c1\",\"toolName\":\"ToolSearch\",\"content\":"
+         "[{\"type\":\"tool_reference\",\"tool_name\":\"WebFetch\"}]}",
+         "[tool_reference] WebFetch", 0},
         {"tool result with isError is not complete",
          "{\"role\":\"toolResult\",\"toolCallId\":\"c1\",\"toolName\":\"bash\","
          "\"content\":[{\"type\":\"text\",\"text\":\"boom\"}],\"isError\":true}",

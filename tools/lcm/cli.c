@@ -347,6 +347,11 @@ static int cli_each(cli_run_ctx *c, int sessions_only, char **err)
         cJSON_AddNumberToObject(o, "summaries", (double)e->summaries);
         cJSON_AddNumberToObject(o, "bytes", (double)e->bytes);
         cJSON_AddBoolToObject(o, "damaged", e->damaged != NULL);
+        /* a sub-agent's store: its session, and which sub-agent it is */
+        if (e->parent_session) cJSON_AddStringToObject(o, "parent", e->parent_session);
+        cJSON *sa = e->subagent ? cJSON_Parse(e->subagent) : NULL;
+        if (cJSON_IsObject(sa)) cJSON_AddItemToObject(o, "subagent", sa);
+        else cJSON_Delete(sa);
         cJSON_AddItemToArray(arr, o);
         sb_printf(&c->text, "%s  %lld messages, %lld summaries, %lld KB%s\n", e->session_id,
                   (long long)e->messages, (long long)e->summaries, (long long)(e->bytes / 1024),

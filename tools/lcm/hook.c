@@ -236,7 +236,12 @@ static int hook_state_save(const char *home, const char *state_path, const char 
         rc = lc_errf(err, LC_NOMEM, "out of memory");
         goto done;
     }
-    if (rs->offset <= 0 || !rs->last_id) goto done; /* nothing to resume from */
+    if (rs->offset <= 0 || !rs->last_id) {
+        /* nothing to resume from (or the next call must read the whole file again: a line
+         * waits for a parent not written yet): an older state must not be taken up */
+        unlink(state_path);
+        goto done;
+    }
     if (!hook_checks(transcript, rs->offset, head, tail)) goto done;
     if ((rc = lc_mkdir_p(dir, 0700, err)) != LC_OK) goto done;
     cJSON_AddStringToObject(o, "path", transcript);
@@ -262,11 +267,14 @@ done:
     return rc;
 }
 
-/* Import what is new in the hook's transcript. *session_out (may be NULL) receives the
- * store's session id (malloc'd). Problems are logged; the status says whether it worked. */
-static int hook_import(const char *home, const char *event, const cJSON *in, char **session_out)
+/* Import what is new in the hook's transcript (member `member` of the input: the session's
+ * transcript_path, a sub-agent's agent_transcript_path). *session_out (may be NULL)
+ * receives the store's session id (malloc'd). Problems are logged; the status says whether
+ * it worked. */
+static int hook_import_member(const char *home, const char *event, const cJSON *in, const char *member,
+                              char **session_out)
 {
-    const char *transcript = hook_str(in, "transcript_path"), *cwd = hook_str(in, "cwd");
+    const char *transcript = hook_str(in, member), *cwd = hook_str(in, "cwd");
     char *state = NULL, *err = NULL;
     import_resume rs;
     import_stats st;
@@ -274,7 +282,7 @@ static int hook_import(const char *home, const char *event, const cJSON *in, cha
     memset(&rs, 0, sizeof rs);
     if (session_out) *session_out = NULL;
     if (!transcript) {
-        hook_log(home, event, "no transcript_path in the hook input: nothing imported");
+        hook_log(home, event, "no %s in the hook input: nothing imported", member);
         return LC_INVALID;
     }
     if (access(transcript, R_OK) != 0) {
@@ -311,6 +319,20 @@ done:
     free(state);
     free(err);
     return rc;
+}
+
+static int hook_import(const char *home, const char *event, const cJSON *in, char **session_out)
+{
+    return hook_import_member(home, event, in, "transcript_path", session_out);
+}
+
+/* A sub-agent ended: the session's transcript (1.0.x wrote sub-agents inside it) and the
+ * sub-agent's own (agent_transcript_path, subagents/agent-*.jsonl), which goes to a store of
+ * its own linked to the session's. */
+static void hook_subagent_stop(const char *home, const cJSON *in)
+{
+    hook_import(home, "subagent-stop", in, NULL);
+    if (hook_str(in, "agent_transcript_path")) hook_import_member(home, "subagent-stop", in, "agent_transcript_path", NULL);
 }
 
 /* ---- precompact: the DAG in the background ---------------------------------------------- */
@@ -515,6 +537,7 @@ int hook_run(const char *event, const hook_opts *o, FILE *in, FILE *out)
     }
     if (!strcmp(event, "session-start")) hook_session_start(o, root, out);
     else if (!strcmp(event, "precompact")) hook_precompact(o->home, root);
+    else if (!strcmp(event, "subagent-stop")) hook_subagent_stop(o->home, root);
     else hook_import(o->home, event, root, NULL);
     if (!strcmp(event, "session-end")) hook_dream_maybe(o->home, root);
 done:

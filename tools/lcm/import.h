@@ -28,6 +28,17 @@ typedef void (*import_progress_fn)(void *ud, long long done, long long total);
 /* How long an import waits, in all, for a last line that is still being written. */
 #define IMP_TAIL_WAIT_MS 2000
 
+/* What an import met, by kind: messages stored (by role), lines and items skipped on
+ * purpose (by type: events the CLI writes beside the messages, a torn last line, ...), and
+ * blocks or items it did not know and stored verbatim. The first IMPORT_KINDS kinds are
+ * named; the rest are summed under "other". */
+#define IMPORT_KINDS 32
+enum { IMPORT_STORED = 0, IMPORT_SKIPPED, IMPORT_UNDERSTOOD_NOT };
+typedef struct import_kind {
+    char name[48];
+    size_t n[3];  /* by IMPORT_STORED / IMPORT_SKIPPED / IMPORT_UNDERSTOOD_NOT */
+} import_kind;
+
 typedef struct import_stats {
     import_format format;
     char session_id[256];   /* the store's session id */
@@ -38,7 +49,14 @@ typedef struct import_stats {
     size_t inserted;        /* new store rows */
     size_t removed;         /* rows marked removed (off the final branch) */
     int torn_tail;          /* the last line was incomplete (still being written) and left out */
+    size_t subagent_messages; /* of messages: sub-agents' (each sub-agent in a store of its own) */
+    char subagents[1024];   /* "SESSION (TYPE, N messages), ...": the sub-agents' stores */
+    import_kind kinds[IMPORT_KINDS + 1]; /* the last one is "other" */
+    size_t nkinds;
 } import_stats;
+
+/* "user 3, assistant 5" for one column of st->kinds (malloc'd; "" when none). */
+char *import_kinds_text(const import_stats *st, int which);
 
 /* Which format a file is, by its first lines. LC_INVALID (with *err) when none fits. */
 int import_detect(const char *path, import_format *out, char **err);

@@ -91,6 +91,16 @@ static int lcm_import(const char *home, char **files, int n)
         if (st.long_lines)
             printf("  note: %zu line(s) of %s longer than %u MiB skipped (read through, not kept)\n", st.long_lines,
                    files[i], JSONL_LINE_MAX >> 20);
+        /* What it met, by kind: nothing a transcript holds goes without a word. */
+        static const char *const heads[] = {"stored", "skipped", "not understood (stored verbatim)"};
+        for (int k = 0; k < 3; k++) {
+            char *t = import_kinds_text(&st, k);
+            if (t && *t) printf("  %s: %s\n", heads[k], t);
+            free(t);
+        }
+        if (st.subagent_messages)
+            printf("  sub-agents: %zu of the messages, each sub-agent in a store of its own: %s\n",
+                   st.subagent_messages, st.subagents);
         if (st.torn_tail)
             printf("  note: the last line of %s was still incomplete after %d s (a host still "
                    "writing it?): left out; import again to take it\n", files[i], IMP_TAIL_WAIT_MS / 1000);

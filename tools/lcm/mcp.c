@@ -300,6 +300,43 @@ static int mcp_tool_expand(const mcp_ctx *c, const cJSON *a, char **text, int *i
     return LC_OK;
 }
 
+/* A sub-agent store's type (malloc'd, NULL when unknown): its own meta, else what its
+ * session's store learnt of it (Claude Code names a sub-agent's type only in the result of
+ * the call that started it, in the session's file). */
+static char *mcp_subagent_type(const catalog_list *l, const catalog_entry *v)
+{
+    cJSON *sa = v->subagent ? cJSON_Parse(v->subagent) : NULL, *all = NULL;
+    const cJSON *ty = cJSON_GetObjectItemCaseSensitive(sa, "type"), *id = cJSON_GetObjectItemCaseSensitive(sa, "id");
+    char *out = cJSON_IsString(ty) ? lc_strdup(ty->valuestring) : NULL;
+    for (size_t j = 0; !out && cJSON_IsString(id) && j < l->n; j++) {
+        const catalog_entry *p = &l->v[j];
+        if (!p->subagents || !p->session_id || strcmp(p->session_id, v->parent_session) != 0) continue;
+        all = cJSON_Parse(p->subagents);
+        ty = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(all, id->valuestring), "type");
+        if (cJSON_IsString(ty)) out = lc_strdup(ty->valuestring);
+        cJSON_Delete(all);
+    }
+    cJSON_Delete(sa);
+    return out;
+}
+
+/* The listing's order with each sub-agent's store right under its session's (when that one
+ * is listed too): order[k] is the k-th entry to show. */
+static void mcp_sessions_order(const catalog_list *l, size_t *order)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        const catalog_entry *v = &l->v[i];
+        int under = 0;
+        for (size_t j = 0; v->parent_session && j < l->n && !under; j++)
+            under = j != i && l->v[j].session_id && !strcmp(l->v[j].session_id, v->parent_session);
+        if (under) continue; /* shown with its parent */
+        order[k++] = i;
+        for (size_t j = 0; j < l->n && v->session_id; j++)
+            if (j != i && l->v[j].parent_session && !strcmp(l->v[j].parent_session, v->session_id)) order[k++] = j;
+    }
+}
+
 static int mcp_tool_sessions(const mcp_ctx *c, const cJSON *a, char **text, int *is_error)
 {
     catalog_list l = {0};
@@ -320,16 +357,28 @@ static int mcp_tool_sessions(const mcp_ctx *c, const cJSON *a, char **text, int 
     if (scope == RECALL_SCOPE_SESSIONS && !cwd)
         return mcp_fail(lc_strdup("lcm_sessions: scope sessions needs a cwd (the project folder)"), text, is_error);
     if (mcp_list_stores(c, cwd, scope == RECALL_SCOPE_FLEET, &l, &e) != LC_OK) return mcp_fail(e, text, is_error);
-    for (size_t i = (size_t)off; i < l.n && shown < (size_t)lim; i++) {
-        const catalog_entry *v = &l.v[i];
+    size_t *order = l.n ? malloc(l.n * sizeof *order) : NULL;
+    if (l.n && !order) {
+        catalog_list_free(&l);
+        return mcp_fail(lc_strdup("lcm_sessions: out of memory"), text, is_error);
+    }
+    mcp_sessions_order(&l, order);
+    for (size_t k = (size_t)off; k < l.n && shown < (size_t)lim; k++) {
+        const catalog_entry *v = &l.v[order[k]];
         char *date = lc_utc_format(v->created, "%Y-%m-%d %H:%M", "?");
         shown++;
+        if (v->parent_session) {
+            char *type = mcp_subagent_type(&l, v);
+            sb_printf(&b, "  sub-agent%s%s of %s: ", type ? " " : "", type ? type : "", v->parent_session);
+            free(type);
+        }
         sb_printf(&b, "%s  %s  %lld messages  %lld summaries  cwd %s%s\n", v->session_id, date ? date : "?",
                   (long long)v->messages, (long long)v->summaries, v->cwd && *v->cwd ? v->cwd : "?",
                   mcp_damaged(v) ? "  [damaged store: not a readable SQLite database; `/lcm doctor --repair` in its session rebuilds it]"
                   : STORE_SCHEMA_ANSWERS(v->schema_version) ? "" : "  [older-generation store: not searchable until migrated]");
         free(date);
     }
+    free(order);
     char *body = sb_detach(&b);
     const char *fleet = scope != RECALL_SCOPE_FLEET ? ""
                         : l.shared ? "; fleet: every session of the shared store"
