@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "util.h"
 
@@ -81,14 +82,42 @@ done:
     return k;
 }
 
-/* `t` with every '<' that could open a tag written as U+2039 (a reader sees the same
- * words; no parser sees a tag). Takes t. */
+/* The tags a prompt is built of: a quoted '<' that opens one of these (or a special token
+ * `<|...`) could close the frame the past text sits in or open a new turn, so it is written
+ * as U+2039 (a reader sees the same words; no parser sees a tag). Any other '<' -- code
+ * (`Vec<String>`, `<div>`), a comparison, a CLI's own markup (`<analysis>`) -- stays as
+ * written, so a bundle line still quotes its message. */
+static const char *const carry_prompt_tags[] = {
+    "system", "system-reminder", "system_reminder", "user", "assistant", "human", "ai", "developer",
+    "instructions", "instruction", "prompt", "tool", "tools", "tool_use", "tool_result", "tool_call",
+    "function", "functions", "function_calls", "function_results", "invoke", "parameter", "context",
+    "im_start", "im_end", "inst", "sys", "memory", "rules", "past-session", "bundle", NULL};
+
+/* Whether the '<' at p opens a prompt tag (carry_prompt_tags, any name under a namespace
+ * prefix such as `x:` too, or a special token `<|`). */
+static int carry_is_prompt_tag(const char *p)
+{
+    const char *q = p + 1;
+    if (*q == '|') return 1;
+    if (*q == '/') q++;
+    const char *name = q;
+    while (isalnum((unsigned char)*q) || *q == '-' || *q == '_') q++;
+    if (q == name) return 0;
+    if (*q == ':') return 1;
+    if (*q && *q != '>' && *q != '/' && !isspace((unsigned char)*q)) return 0;
+    for (size_t i = 0; carry_prompt_tags[i]; i++)
+        if (strlen(carry_prompt_tags[i]) == (size_t)(q - name) && !strncasecmp(name, carry_prompt_tags[i], (size_t)(q - name)))
+            return 1;
+    return 0;
+}
+
+/* `t` with the '<' of every prompt tag written as U+2039. Takes t. */
 static char *carry_untag(char *t)
 {
     size_t tags = 0;
     if (!t) return NULL;
     for (const char *p = t; *p; p++)
-        if (p[0] == '<' && (isalpha((unsigned char)p[1]) || p[1] == '/' || p[1] == '!' || p[1] == '?')) tags++;
+        if (*p == '<' && carry_is_prompt_tag(p)) tags++;
     if (!tags) return t;
     size_t n = strlen(t);
     char *o = malloc(n + tags * 2 + 1), *w = o;
@@ -97,7 +126,7 @@ static char *carry_untag(char *t)
         return NULL;
     }
     for (const char *p = t; *p; p++) {
-        if (p[0] == '<' && (isalpha((unsigned char)p[1]) || p[1] == '/' || p[1] == '!' || p[1] == '?')) {
+        if (*p == '<' && carry_is_prompt_tag(p)) {
             memcpy(w, "\xE2\x80\xB9", 3);
             w += 3;
         } else {

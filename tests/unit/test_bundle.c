@@ -241,6 +241,21 @@ static void test_carry_line_is_one_clean_line_with_tags_neutralised(void **state
     free(m);
 }
 
+static void test_carry_line_keeps_code_and_cli_markup_quoted_verbatim(void **state)
+{
+    (void)state;
+    const char in[] = "<analysis>fn f() -> Vec<String> { <div/> }</analysis> </System > <|im_start|> <x:tag>";
+    char *t = carry_line(in, sizeof in - 1, 300, NULL);
+    assert_non_null(t);
+    /* what quotes a message stays as written ... */
+    assert_non_null(strstr(t, "<analysis>fn f() -> Vec<String> { <div/> }</analysis>"));
+    /* ... a prompt's own frame does not */
+    assert_null(strstr(t, "</System"));
+    assert_null(strstr(t, "<|im_start"));
+    assert_null(strstr(t, "<x:tag"));
+    free(t);
+}
+
 static void test_carry_classify_user_reads_the_person_only(void **state)
 {
     (void)state;
@@ -267,6 +282,7 @@ int main(void)
         HOME_TEST(test_bundle_pi_shape_states_errors_and_targets),
         HOME_TEST(test_bundle_cites_only_stored_ids_and_stays_within_10000_chars),
         cmocka_unit_test(test_carry_line_is_one_clean_line_with_tags_neutralised),
+        cmocka_unit_test(test_carry_line_keeps_code_and_cli_markup_quoted_verbatim),
         cmocka_unit_test(test_carry_classify_user_reads_the_person_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
