@@ -198,8 +198,7 @@ export function piDescription() {
         const p = findPiPackage("pi-ai");
         layer = `model layer ${p.name} ${p.version}`;
     } catch {
-        layer = pi ? `model layer ${piPackageNames("pi-ai")[0]} (from Pi's extension loader only)`
-                   : "no model layer found";
+        layer = `no model layer (${piPackageNames("pi-ai").join(" or ")} not found)`;
     }
     return `${who} on Node.js ${process.version}; ${layer}`;
 }
