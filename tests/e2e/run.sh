@@ -14,6 +14,8 @@
 #
 #   sh tests/e2e/run.sh [BUILD]          BUILD defaults to ./build (needs `make` first)
 #   LC_E2E_FULL=0 sh tests/e2e/run.sh    skip issue 9's live-context and store claims
+#   LC_E2E_SUMM_ROUNDS=120 LC_E2E_OLD_ROUNDS=120 LC_E2E_SUMM_WINDOW=64000 sh tests/e2e/run.sh
+#                                        the summarized session longer, on both Pis (a measurement)
 #
 # Installs the pinned packages (Pi, koffi, node) into BUILD/e2e-node and BUILD/e2e-node-pi073
 # once each (re-installed when a lock file changes). Nothing touches the real home: HOME
@@ -93,7 +95,7 @@ pi_end "Pi session with the probe plugin"
 # the plugin's swap line (70%), so it is the plugin's worker that summarizes, not the
 # host's compaction (which invalidates the worker and its call in flight too).
 # summ_scenario LABEL ROUNDS: that session in the Pi of $PI, checked by check_summ.py.
-SUMM_WINDOW=32000
+SUMM_WINDOW=${LC_E2E_SUMM_WINDOW:-32000}
 summ_scenario() {
     pi_begin summ
     printf '# demo project\n' >"$T/work/README.md"
@@ -108,15 +110,15 @@ summ_scenario() {
         status=$?
     pi_end "$1: Pi session summarized by Pi's model"
 }
-summ_scenario "pi 1.6.0 summaries" 36
+summ_scenario "pi 1.6.0 summaries" "${LC_E2E_SUMM_ROUNDS:-36}"
 
 # -- the oldest supported Pi: the same session, shorter ------------------------------------
-# 20 rounds: summaries are due after about 16, so Pi 0.73.1's model answers a few calls.
+# 24 rounds: summaries are due after about 16, so Pi 0.73.1's model answers one or two calls.
 PATH=$PATH0
 e2e_begin "$BUILD" pi-0.73 e2e-node-pi073 pi "Pi 0.73.1 and koffi" lossless-context.so
 PI=$NODE_BIN
 export NODE_PATH="$NODE_DIR/node_modules"
 E2E="$ROOT/tests/e2e"
 echo "pi e2e: Pi $("$PI" --version 2>&1 | tail -n 1) on node $(node --version)"
-summ_scenario "pi 0.73.1 summaries" 20
+summ_scenario "pi 0.73.1 summaries" "${LC_E2E_OLD_ROUNDS:-24}"
 echo "pi e2e: passed"
