@@ -19,8 +19,9 @@ if ldd "$BUILD/lossless-context.so" 2>/dev/null | grep -q libasan; then
     exit 0
 fi
 . "$ROOT/tests/e2e/lib.sh"
-e2e_begin "$BUILD" "" e2e-node pi "Pi and koffi" lossless-context.so
+e2e_begin "$BUILD" "" e2e-node pi "Pi and Node.js 22" lossless-context.so
 PI=$NODE_BIN
+e2e_koffi
 
 mkdir -p "$T/agent" "$T/work" "$T/tmp"
 # The first prompt's run: the model edits the live context once through Pi's bash tool (the
@@ -38,7 +39,7 @@ python3 -c "import sys; sys.path.insert(0, sys.argv[1]); import pi_session; pi_s
 
 cat > "$T/pi.sh" <<EOF
 cd "$T/work" && PATH="$PATH" HOME="$HOME_DIR" TMPDIR="$T/tmp" PI_OFFLINE=1 PI_CODING_AGENT_DIR="$T/agent" \
-LOSSLESS_CONTEXT_SO="$BUILD/lossless-context.so" NODE_PATH="$NODE_DIR/node_modules" \
+LOSSLESS_CONTEXT_SO="$BUILD/lossless-context.so" NODE_PATH="$KOFFI_PATH" \
 "$PI" --provider fake --model fake-model -e "$ROOT/host/pi/extension.js" 2>"$T/pi-stderr.txt"
 echo "PI EXITED \$?"
 sleep 600

@@ -624,3 +624,32 @@ test("Pi's packages are found under the scope Pi depends on: 1.x (@earendil-work
         assert.match(none.description, /no model layer \(@mariozechner\/pi-ai or @earendil-works\/pi-ai not found\)$/);
     } finally { fs.rmSync(root, { recursive: true, force: true }); }
 });
+
+/* ---- a checkout Pi loads as a package: the .so built on first start (install.js) ---------- */
+
+/* A copy of the repository's sources and Makefile (no build/) in a temp folder; what
+ * install.js's ensureBuilt says there, run in a fresh node with ENV added. */
+function buildFrom(env) {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "lc-pi-build-"));
+    const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
+    try {
+        for (const d of ["abi", "engine", "plugin", "host/pi"]) fs.cpSync(path.join(repo, d), path.join(root, d),
+            { recursive: true, filter: (src) => !src.includes("node_modules") });
+        fs.mkdirSync(path.join(root, "tests"));
+        fs.copyFileSync(path.join(repo, "tests", "deps.sh"), path.join(root, "tests", "deps.sh"));
+        fs.copyFileSync(path.join(repo, "Makefile"), path.join(root, "Makefile"));
+        const lib = new URL(`file://${path.join(root, "host", "pi", "install.js")}`).href;
+        const code = `import { ensureBuilt, DEFAULT_SO } from ${JSON.stringify(lib)};
+            console.log(JSON.stringify({ said: ensureBuilt(DEFAULT_SO) }));`;
+        return JSON.parse(execFileSync(process.execPath, ["--input-type=module", "-e", code],
+            { env: { ...process.env, ...env }, encoding: "utf8" })).said;
+    } finally { fs.rmSync(root, { recursive: true, force: true }); }
+}
+
+test("a checkout without its .so: a build that lacks packages or make is one sentence with the command to run", () => {
+    /* tests/deps.sh, which make runs before compiling, as on a machine without SQLite's headers. */
+    assert.equal(buildFrom({ DEPS_MISSING: "libsqlite3-dev", DEPS_UID: "1000" }),
+        "the plugin is not built: the build needs packages; run: sudo apt-get install -y libsqlite3-dev, then restart Pi");
+    assert.equal(buildFrom({ PATH: "/nonexistent" }),
+        "the plugin is not built and make is not installed; run: sudo apt-get install -y make gcc, then restart Pi");
+});

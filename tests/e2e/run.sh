@@ -17,20 +17,23 @@
 #   LC_E2E_SUMM_ROUNDS=120 LC_E2E_OLD_ROUNDS=120 LC_E2E_SUMM_WINDOW=64000 sh tests/e2e/run.sh
 #                                        the summarized session longer, on both Pis (a measurement)
 #
-# Installs the pinned packages (Pi, koffi, node) into BUILD/e2e-node and BUILD/e2e-node-pi073
-# once each (re-installed when a lock file changes). Nothing touches the real home: HOME
+# Installs the pinned packages (Pi and node; Pi 0.73.1 and its koffi; the bridge's koffi)
+# into BUILD/e2e-node, BUILD/e2e-node-pi073 and BUILD/e2e-koffi once each (re-installed when
+# a lock file changes). Nothing touches the real home: HOME
 # and PI_CODING_AGENT_DIR point into a temp folder, kept on failure.
 set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$ROOT/tests/e2e/lib.sh"
 PATH0=$PATH
 # -- pinned packages, cached in the build folder -------------------------------------------
-e2e_begin "${1:-}" "" e2e-node pi "Pi 1.6.0, Node.js 22 and koffi" lossless-context.so
+e2e_begin "${1:-}" "" e2e-node pi "Pi 1.6.0 and Node.js 22" lossless-context.so
 PI=$NODE_BIN
+e2e_koffi
 SO="$BUILD/lossless-context.so"
 OUT="$BUILD/e2e"
 mkdir -p "$OUT"
-export NODE_PATH="$NODE_DIR/node_modules"
+# koffi for the bridge, Pi's packages for the bridge tests' lookups outside Pi.
+export NODE_PATH="$KOFFI_PATH:$NODE_DIR/node_modules"
 echo "pi e2e: Pi $("$PI" --version 2>&1 | tail -n 1) on node $(node --version)"
 
 # -- the bridge against the C compiler's layout and a probe plugin -------------------------
@@ -111,6 +114,33 @@ summ_scenario() {
     pi_end "$1: Pi session summarized by Pi's model"
 }
 summ_scenario "pi 1.6.0 summaries" "${LC_E2E_SUMM_ROUNDS:-36}"
+
+# -- pi install: the repository as a Pi package, from a local path --------------------------
+# A copy of the checkout with no .so and no node_modules, as a fresh clone has; its object
+# files are copied along, so the `make` the extension runs only links the .so (a fresh
+# clone compiles first: the same make, minutes on a small machine). `pi install PKG`, then a
+# Pi session with no -e, no LOSSLESS_CONTEXT_SO and no NODE_PATH: the extension builds the
+# .so and installs koffi itself, and the plugin's tools, the package's skill, the store and
+# /lcm status all work.
+pi_begin install
+PKG="$T/pkg"
+mkdir -p "$PKG/build"
+tar -C "$ROOT" --exclude=./build --exclude=./.git --exclude=node_modules --exclude=__pycache__ -cf - . |
+    tar -C "$PKG" -xf -
+cp -pR "$BUILD/obj" "$BUILD/libengine.a" "$PKG/build/"
+[ ! -f "$BUILD/.deps-ok" ] || cp -p "$BUILD/.deps-ok" "$PKG/build/"
+status=0
+HOME="$T/home" PI_CODING_AGENT_DIR="$T/agent" PI_OFFLINE=1 "$PI" install "$PKG" >"$T/install.txt" 2>&1 ||
+    { cat "$T/install.txt"; status=1; }
+if [ "$status" -eq 0 ]; then
+    printf '# demo project\n' >"$T/work/README.md"
+    (unset NODE_PATH LOSSLESS_CONTEXT_SO
+     HOME="$T/home" TMPDIR="$T/tmp" python3 "$E2E/pi_session.py" --pi "$PI" --extension "" \
+        --work "$T/work" --agent-dir "$T/agent" --out "$T/out" \
+        --script "$E2E/fixtures/install_script.json" --steps "$E2E/fixtures/install_steps.json") &&
+        python3 "$E2E/check_install.py" "$PKG" "$T/out" "$T/agent" || status=$?
+fi
+pi_end "Pi with lossless-context installed by pi install from a local path"
 
 # -- the oldest supported Pi: the same session, shorter ------------------------------------
 # 24 rounds: summaries are due after about 16, so Pi 0.73.1's model answers one or two calls.
