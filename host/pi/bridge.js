@@ -418,10 +418,9 @@ export class Bridge {
             this.authError = `no credentials for ${m.provider}/${m.id}: ${e.message}`;
             this.log(2, this.authError);
         }
-        /* Imported now rather than inside the first completion: inside Pi it is already
-         * loaded (the same copy), elsewhere the first import evaluates pi-ai's modules on the
-         * main thread; which copy it is, or why there is none, is said at session start. */
-        if (this.auth) await this.loadModelLayer();
+        /* Imported now rather than inside the first completion (not awaited: Pi's start does
+         * not wait for it); which copy it is, or why there is none, goes to pi-bridge.log. */
+        if (this.auth) this.loadModelLayer();
     }
 
     async loadModelLayer() {
