@@ -30,8 +30,12 @@ export function ensureBuilt(soPath, say = () => {}) {
     if (path.resolve(soPath) !== DEFAULT_SO || !fs.existsSync(path.join(REPO, "Makefile")))
         return `${soPath} does not exist; build it (make in the repository) or point LOSSLESS_CONTEXT_SO at a built lossless-context.so`;
     say(`lossless-context: building ${path.relative(REPO, DEFAULT_SO)} in ${REPO} (make, once; a minute or two)`);
-    const r = spawnSync("make", ["-C", REPO, "-j2", path.relative(REPO, DEFAULT_SO)],
-        { encoding: "utf8", timeout: BUILD_TIMEOUT_MS, maxBuffer: 64 << 20 });
+    /* The checkout's own build folder, whatever make Pi itself may run under (a parent
+     * make's MAKEFLAGS would carry its variables into this one). */
+    const env = { ...process.env };
+    for (const v of ["MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "BUILD"]) delete env[v];
+    const r = spawnSync("make", ["-C", REPO, "-j2", "BUILD=build", path.relative(REPO, DEFAULT_SO)],
+        { encoding: "utf8", env, timeout: BUILD_TIMEOUT_MS, maxBuffer: 64 << 20 });
     if (r.error && r.error.code === "ENOENT")
         return "the plugin is not built and make is not installed; run: sudo apt-get install -y make gcc, then restart Pi";
     if (r.status === 0 && fs.existsSync(soPath)) return null;
