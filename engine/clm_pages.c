@@ -168,6 +168,10 @@ static char **pages_before(const cJSON *branch, const cJSON *upto, const cJSON *
         if (e == upto) break;
         const char *type = pages_str(e, "type");
         if (!type || strcmp(type, "message") != 0) continue;
+        /* Pi 1.x keeps its system prompt as a message entry of role "system"; the context the
+         * revisions index (and anchor) never holds it. */
+        const char *role = pages_str(cJSON_GetObjectItemCaseSensitive(e, "message"), "role");
+        if (role && strcmp(role, "system") == 0) continue;
         if (raw_i++ < prev_anchor) continue;
         if (n == cap) v = realloc(v, (cap *= 2) * sizeof *v);
         v[n++] = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(e, "message"));

@@ -197,7 +197,9 @@ int summ_host_calls_wait(summ_host_calls *q, const char *req, long timeout_ms, w
         *resp = lc_strdup(c->json ? c->json : "");
         rc = *resp ? LC_OK : lc_errf(err, LC_NOMEM, "out of memory");
     } else if (c->status == SUMM_HOST_NO_MODEL) {
-        rc = lc_errf(err, LC_NOTFOUND, "the host has no session model");
+        /* The host's reason (which model, why not reachable) is what /lcm status shows. */
+        rc = c->err ? lc_errf(err, LC_NOTFOUND, "the host has no session model: %s", c->err)
+                    : lc_errf(err, LC_NOTFOUND, "the host has no session model");
     } else {
         rc = lc_errf(err, LC_ERR, "%s", c->err ? c->err : "completion failed");
     }
@@ -230,7 +232,7 @@ cJSON *summ_host_pass_row(const worker_result *r)
     return d;
 }
 
-static void summ_host_when_line(sbuf *b, const char *what, long long at_ms, const char *text)
+void summ_host_when_line(sbuf *b, const char *what, long long at_ms, const char *text)
 {
     char when[32] = "?";
     time_t t = (time_t)(at_ms / 1000);

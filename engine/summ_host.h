@@ -48,6 +48,8 @@ int summ_host_calls_unstarted(summ_host_calls *q);
 
 /* The metrics row of a background pass (NULL when it did nothing worth a row). */
 cJSON *summ_host_pass_row(const worker_result *r);
+/* One line of /lcm status: "WHAT (HH:MM:SS UTC): TEXT", at_ms wall-clock. */
+void summ_host_when_line(sbuf *b, const char *what, long long at_ms, const char *text);
 /* The worker's lines of /lcm status (w NULL: passes run between turns); with `emb` (hybrid
  * recall configured) its embedding passes and `st`'s coverage too. */
 void summ_host_status_lines(sbuf *b, worker *w, long pass_deadline_ms, int unstarted,

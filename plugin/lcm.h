@@ -32,6 +32,8 @@ struct lcm_glue {
     struct lcm_summ_ud *retired; /* earlier sessions' call state, freed at unload */
     char *summ_fallback;      /* the last time the chain fell back: "auto -> extractive: why" */
     long long summ_fallback_at; /* wall-clock ms */
+    char *summ_unreachable;   /* why `auto` could not reach the session's model (kept: it is skipped after) */
+    long long summ_unreachable_at; /* wall-clock ms */
     /* --- owned by lcm.c (DAG, projection, pin; helper I) --- */
     struct projstate *proj;   /* the applied and the prepared cut, the pin, the last request
                                  (engine/projstate.h); made at init */

@@ -175,6 +175,8 @@ static char *lcm_cmd_status(lc_plugin *p, const admin_env *env)
         sb_printf(&b, "window: %s (%s)", env->window > 0 ? w : "unknown",
                   env->window > 0 ? "host" : "default 128.0k");
     }
+    /* Which host, and what it runs on (the Pi bridge names Pi and its model layer here). */
+    if (p->host && p->host->host_name && *p->host->host_name) sb_printf(&b, "\nhost: %s", p->host->host_name);
     if (!b.oom) return sb_detach(&b);
     sb_free(&b);
     return NULL;

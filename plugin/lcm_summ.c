@@ -46,6 +46,7 @@ static int lcm_summ_call_sync(const ap_host_api *host, const char *req, char **r
     if (!AP_HOST_HAS(host, complete)) return lc_errf(err, LC_NOTFOUND, "the host has no session model");
     int hr = host->complete(host->host_ctx, req, &json, &herr);
     if (hr == AP_OK) *resp = lc_strdup(json ? json : "");
+    else if (hr == AP_UNSUPPORTED && herr) lc_errf(err, LC_NOTFOUND, "the host has no session model: %s", herr);
     else if (hr == AP_UNSUPPORTED) lc_errf(err, LC_NOTFOUND, "the host has no session model");
     else lc_errf(err, LC_ERR, "%s", herr ? herr : "completion failed");
     if (AP_HOST_HAS(host, free)) {
@@ -145,9 +146,32 @@ static void lcm_summ_note_fallback(lc_plugin *p, const cJSON *d)
     p->lcm->summ_fallback_at = (long long)time(NULL) * 1000LL;
 }
 
+/* `auto` found missing: the session's model could not be reached through the host at all
+ * (none selected, no credentials, the host's model layer not loadable). The chain skips it
+ * for the rest of the session, so this is an error, said once and kept in /lcm status,
+ * not one more fallback. */
+static void lcm_summ_note_model(lc_plugin *p, const cJSON *d)
+{
+    const char *entry = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d, "entry"));
+    const char *reason = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d, "reason"));
+    const char *detail = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d, "detail"));
+    if (!entry || strcmp(entry, "auto") || !reason || strcmp(reason, "missing") || p->lcm->summ_unreachable) return;
+    p->lcm->summ_unreachable = lc_strdup(detail ? detail : "the host has no session model");
+    p->lcm->summ_unreachable_at = (long long)time(NULL) * 1000LL;
+    plugin_notify(p, AP_LEVEL_ERROR, "lcm: summaries cannot use the session's model, they fall back to "
+                  "extractive for this session: %s", p->lcm->summ_unreachable ? p->lcm->summ_unreachable : "?");
+}
+
+/* The chain's events that /lcm status keeps, from either thread's chain (on the host thread). */
+static void lcm_summ_note_event(lc_plugin *p, const char *kind, const cJSON *d)
+{
+    if (!strcmp(kind, "summarizer-fallback")) lcm_summ_note_fallback(p, d);
+    else if (!strcmp(kind, "summarizer-model")) lcm_summ_note_model(p, d);
+}
+
 static void lcm_summ_event_host(void *ud, const char *kind, const cJSON *data)
 {
-    if (!strcmp(kind, "summarizer-fallback")) lcm_summ_note_fallback(ud, data);
+    lcm_summ_note_event(ud, kind, data);
     lcm_cmd_metric(ud, kind, data);
 }
 
@@ -263,6 +287,8 @@ void lcm_summ_free(lc_plugin *p)
     }
     free(p->lcm->summ_fallback);
     p->lcm->summ_fallback = NULL;
+    free(p->lcm->summ_unreachable);
+    p->lcm->summ_unreachable = NULL;
 }
 
 void lcm_summ_open(lc_plugin *p)
@@ -356,7 +382,7 @@ int lcm_summ_pickup(lc_plugin *p, long wait_ms, lcm_summ_pick *out)
     size_t n = worker_take_events(w, &ev);
     for (size_t i = 0; i < n; i++) {
         cJSON *d = ev[i].data_json ? cJSON_Parse(ev[i].data_json) : NULL;
-        if (!strcmp(ev[i].kind, "summarizer-fallback")) lcm_summ_note_fallback(p, d);
+        lcm_summ_note_event(p, ev[i].kind, d);
         lcm_cmd_metric(p, ev[i].kind, d);
         cJSON_Delete(d);
     }
@@ -384,6 +410,9 @@ void lcm_summ_status(lc_plugin *p, sbuf *b)
 #if AP_TARGET_API_LEVEL >= 3
     if (w && p->lcm->wud) unstarted = summ_host_calls_unstarted(p->lcm->wud->calls);
 #endif
+    if (p->lcm && p->lcm->summ_unreachable)
+        summ_host_when_line(b, "summarizer error: the session's model is not reachable through the host, "
+                            "summaries are extractive", p->lcm->summ_unreachable_at, p->lcm->summ_unreachable);
     summ_host_status_lines(b, w, cfg ? cfg->summary_pass_deadline_ms : 0, unstarted,
                            p->lcm ? p->lcm->summ_fallback : NULL, p->lcm ? p->lcm->summ_fallback_at : 0,
                            cfg && cfg->embeddings.enabled ? &cfg->embeddings : NULL, p->lcm ? p->lcm->st : NULL);

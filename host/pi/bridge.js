@@ -13,7 +13,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { AP_ABI_VERSION, AP_API_LEVEL, AP_OK, AP_ERROR, AP_INVALID, AP_NOTFOUND, AP_UNSUPPORTED, AP_BUSY,
     LEVELS, STATUS_NAMES, STRUCTS, abiTypes, libcFor } from "./abi.js";
-import { loadKoffi, loadPiAi, loadPiTui } from "./pi_packages.js";
+import { loadKoffi, loadPiAiLayer, loadPiTui, piDescription } from "./pi_packages.js";
 import { BranchIndex } from "./branch_index.js";
 import { COMPLETE_TIMEOUT_MS, BlockingCompleter, completeOnLoop } from "./completions.js";
 import { PanelModel, PanelComponent } from "./panel.js";
@@ -49,6 +49,9 @@ export class Bridge {
         this.tools = new Map();
         this.index = new BranchIndex(this.libc);
         this.auth = null;           /* {model, apiKey, headers} resolved ahead of a completion */
+        this.authError = "Pi has not selected a model yet";  /* why auth is null */
+        this.layerError = null;     /* why Pi's model layer (pi-ai) cannot be imported */
+        this.layerSaid = false;     /* the layer in use was logged */
         this.completer = null;      /* the worker behind the blocking `complete` */
         this.pending = new Map();   /* complete_async id -> {done, doneUd, abort, timer, started} */
         this.asyncSeq = 0;
@@ -295,7 +298,12 @@ export class Bridge {
      * timeoutMs} or, with *err set, a status. */
     completionRequest(what, requestJson, err) {
         const auth = this.auth;
-        if (!auth || !auth.model) return this.hostFail(err, AP_UNSUPPORTED, "no model with credentials is available to the bridge");
+        /* Unsupported (the plugin's "no session model"), with the reason, so that the
+         * summarizer's fallback names it in /lcm status. */
+        if (!auth || !auth.model)
+            return this.hostFail(err, AP_UNSUPPORTED, `Pi's model cannot be reached: ${this.authError}`);
+        if (this.layerError)
+            return this.hostFail(err, AP_UNSUPPORTED, `Pi's model cannot be reached: ${this.layerError}`);
         let req;
         try { req = JSON.parse(requestJson); } catch (e) {
             return this.hostFail(err, AP_INVALID, `${what}: request is not JSON: ${e.message}`);
@@ -321,8 +329,8 @@ export class Bridge {
             if (typeof r === "number") return r;
             const answer = this.completeSync(r);
             if (answer.error) {
-                this.log(2, `complete failed: ${answer.error}`);
-                return this.hostFail(err, AP_ERROR, answer.error);
+                this.log(answer.unreachable ? 3 : 2, `complete failed: ${answer.error}`);
+                return this.hostFail(err, answer.unreachable ? AP_UNSUPPORTED : AP_ERROR, answer.error);
             }
             this.hostString(out, JSON.stringify(answer.message));
             return AP_OK;
@@ -330,7 +338,11 @@ export class Bridge {
     }
 
     completeSync(r) {
-        if (!this.completer) this.completer = new BlockingCompleter();
+        if (!this.completer) {
+            try { this.completer = new BlockingCompleter(); } catch (e) {
+                return { error: `Pi's model cannot be reached: ${e && e.message || e}`, unreachable: true };
+            }
+        }
         return this.completer.complete(r);
     }
 
@@ -363,10 +375,13 @@ export class Bridge {
         this.pending.delete(id);
         clearTimeout(p.timer);
         const ms = Date.now() - p.started;
-        if (answer.error) this.log(2, `complete_async failed after ${ms} ms: ${answer.error}`);
+        if (answer.error) this.log(answer.unreachable ? 3 : 2, `complete_async failed after ${ms} ms: ${answer.error}`);
         else this.log(0, `complete_async answered in ${ms} ms`);
+        /* A model that could not be reached at all is "unsupported" (no session model), not
+         * a failed call: the plugin then says so in /lcm status. */
+        const status = !answer.error ? AP_OK : answer.unreachable ? AP_UNSUPPORTED : AP_ERROR;
         try {
-            this.koffi.call(p.done, this.t.doneFn, p.doneUd, answer.error ? AP_ERROR : AP_OK,
+            this.koffi.call(p.done, this.t.doneFn, p.doneUd, status,
                 answer.error ? null : JSON.stringify(answer.message), answer.error || null);
         } catch (e) {
             this.log(3, `complete_async: done: ${e && e.stack || e}`);
@@ -385,18 +400,42 @@ export class Bridge {
 
     async refreshAuth(ctx) {
         const m = ctx && ctx.model;
-        if (!m || !ctx.modelRegistry) { this.auth = null; return; }
+        if (!m || !ctx.modelRegistry) {
+            this.auth = null;
+            this.authError = m ? "this Pi has no model registry for extensions" : "Pi has no model selected";
+            return;
+        }
         if (this.auth && this.auth.model === m) return;
         try {
             const r = await ctx.modelRegistry.getApiKeyAndHeaders(m);
             this.auth = r && r.ok ? { model: m, apiKey: r.apiKey, headers: r.headers } : null;
-            /* Imported now rather than inside the first completion: inside Pi it is already
-             * loaded (the same file), elsewhere the first import evaluates pi-ai's modules on
-             * the main thread, and a failure is said at session start. */
-            if (this.auth) loadPiAi().catch((e) => this.log(2, `pi-ai cannot be imported, completions will fail: ${e.message}`));
+            if (!this.auth) {
+                this.authError = `no credentials for ${m.provider}/${m.id}${r && r.error ? `: ${r.error}` : ""}`;
+                this.log(2, this.authError);
+            }
         } catch (e) {
             this.auth = null;
-            this.log(2, `no credentials for ${m.provider}/${m.id}: ${e.message}`);
+            this.authError = `no credentials for ${m.provider}/${m.id}: ${e.message}`;
+            this.log(2, this.authError);
+        }
+        /* Imported now rather than inside the first completion (not awaited: Pi's start does
+         * not wait for it); which copy it is, or why there is none, goes to pi-bridge.log. */
+        if (this.auth) this.loadModelLayer();
+    }
+
+    async loadModelLayer() {
+        try {
+            const l = await loadPiAiLayer();
+            this.layerError = null;
+            if (!this.layerSaid)
+                this.log(1, `model layer: ${l.name} ${l.version} (completeSimple) from ${l.via}`);
+            this.layerSaid = true;
+            return l;
+        } catch (e) {
+            const first = !this.layerError;
+            this.layerError = String(e && e.message || e);
+            if (first) this.log(3, `summaries cannot use Pi's model: ${this.layerError}`);
+            return null;
         }
     }
 
@@ -423,7 +462,9 @@ export class Bridge {
         };
         /* The table and descriptor live in koffi-allocated memory: the plugin keeps the host
          * pointer until unload, so a call-scoped marshalled copy would not do. */
-        this.hostName = this.libc.strdup(`pi-bridge 0.1.0 (pi ${process.env.npm_package_version || ""})`.trim());
+        /* Which Pi and which model layer: the plugin shows it in /lcm status. */
+        this.description = piDescription();
+        this.hostName = this.libc.strdup(`pi-bridge 0.1.0 (${this.description})`);
         this.hostMem = k.alloc(t.host, 1);
         k.encode(this.hostMem, t.host, {
             struct_size: k.sizeof(t.host), abi_version: AP_ABI_VERSION, api_level: AP_API_LEVEL,
@@ -450,7 +491,7 @@ export class Bridge {
         this.name = this.pluginString(desc.name) || "plugin";
         this.version = this.pluginString(desc.version) || "";
         this.alive = true;
-        this.log(1, `loaded ${this.name} ${this.version} from ${this.soPath}`);
+        this.log(1, `loaded ${this.name} ${this.version} from ${this.soPath}; ${this.description}`);
         return this;
     }
 
@@ -624,6 +665,11 @@ export class Bridge {
             let opened = false;
             await ctx.ui.custom((tui, theme, _keys, done) => {
                 opened = true;
+                /* Pi 1.x decodes keys with its bundled pi-tui, not this copy: this one is told
+                 * the keyboard protocol Pi's terminal negotiated. */
+                const kitty = tui && tui.terminal && tui.terminal.kittyProtocolActive;
+                if (lib && typeof lib.setKittyProtocolActive === "function" && typeof kitty === "boolean")
+                    lib.setKittyProtocolActive(kitty);
                 return new PanelComponent(this, model, tui, theme, done, lib);
             }, { overlay: true, overlayOptions: { width: "100%", maxHeight: "100%", anchor: "top-left" } });
             /* RPC mode answers custom() without calling the factory. */

@@ -2,7 +2,8 @@
  * completions.js -- model calls on Pi's own pi-ai for the plugin: the default timeout, the
  * reading of pi-ai's answer (a failed provider call resolves, it must reach the plugin as a
  * failure), the call on Pi's event loop behind complete_async, and the worker thread
- * behind the blocking complete.
+ * behind the blocking complete. An answer is {message} or {error}; {error, unreachable}
+ * when Pi's model layer could not be imported at all (no call was made).
  */
 import { pathToFileURL } from "node:url";
 import { Worker, MessageChannel, receiveMessageOnPort } from "node:worker_threads";
@@ -28,9 +29,13 @@ const COMPLETE_WORKER = `
 const { workerData } = require("node:worker_threads");
 const { port, flag, piAi } = workerData;
 port.on("message", async (req) => {
-    let answer;
+    let answer, ai;
     try {
-        const ai = await import(piAi);
+        ai = await import(piAi);
+    } catch (e) {
+        answer = { id: req.id, error: "Pi's model layer cannot be loaded: " + String(e && e.message || e), unreachable: true };
+    }
+    if (!answer) try {
         const message = await ai.completeSimple(req.model, req.context, { apiKey: req.apiKey,
             headers: req.headers, maxTokens: req.maxTokens, signal: AbortSignal.timeout(req.abortMs) });
         answer = { id: req.id, message };
@@ -45,8 +50,13 @@ port.on("message", async (req) => {
 
 /* complete_async's call: started on Pi's event loop, settled with {message} or {error}. */
 export async function completeOnLoop({ auth, req }, signal) {
+    let ai;
     try {
-        const ai = await loadPiAi();
+        ai = await loadPiAi();
+    } catch (e) {
+        return { error: String(e && e.message || e), unreachable: true };
+    }
+    try {
         return answerOf(await ai.completeSimple(auth.model,
             { systemPrompt: req.systemPrompt, messages: req.messages || [] },
             { apiKey: auth.apiKey, headers: auth.headers, maxTokens: req.maxTokens, signal }));
@@ -88,7 +98,9 @@ export class BlockingCompleter {
         for (;;) {
             /* The late answer of an earlier call that timed out here may come first: skipped. */
             for (let m; (m = receiveMessageOnPort(this.port));)
-                if (m.message.id === id) return m.message.error ? { error: m.message.error } : answerOf(m.message.message);
+                if (m.message.id === id)
+                    return m.message.error ? { error: m.message.error, unreachable: !!m.message.unreachable }
+                                           : answerOf(m.message.message);
             const left = deadline - Date.now();
             if (left <= 0) return { error: `complete: timed out after ${timeoutMs} ms` };
             Atomics.wait(this.flag, 0, 0, left);

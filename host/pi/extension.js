@@ -9,15 +9,20 @@
  * context event O(new)), completions.js (model calls on Pi's pi-ai), panel.js (the /clm
  * and /lcm panels), pi_packages.js (finding koffi, pi-ai and pi-tui).
  *
- * Load it with `pi -e host/pi/extension.js` after `make`, or copy host/pi/ (all of its .js
- * files) into Pi's extensions folder. The .so is ../../build/lossless-context.so relative
- * to this file unless LOSSLESS_CONTEXT_SO names another. koffi comes from
- * host/pi/node_modules (npm ci here), NODE_PATH, or the copy Pi itself ships.
+ * The repository is a Pi package (package.json's "pi" names this file and the skills):
+ * `pi install PATH` or `pi -e PATH` loads it from the checkout, which builds the .so and
+ * installs koffi on the first start when they are missing (install.js). Or load this file
+ * with `pi -e host/pi/extension.js` after `make`, or copy host/pi/ into Pi's extensions
+ * folder. The .so is ../../build/lossless-context.so relative to this file unless
+ * LOSSLESS_CONTEXT_SO names another. koffi comes from host/pi/node_modules (npm ci here),
+ * the repository's node_modules (a git install), NODE_PATH, or the copy Pi 0.x ships.
  */
 import { Bridge } from "./bridge.js";
+import { loadKoffi } from "./pi_packages.js";
+import { DEFAULT_SO, ensureBuilt, ensureKoffi } from "./install.js";
 
 export { AP_ABI_VERSION, AP_API_LEVEL, abiTypes, abiLayout } from "./abi.js";
-export { loadKoffi, piAiEntry, piPackageEntry, loadPiAi } from "./pi_packages.js";
+export { loadKoffi, piAiEntry, piPackageEntry, loadPiAi, loadPiAiLayer, loadPiTui, piInstall, piPackageNames, piDescription } from "./pi_packages.js";
 export { BranchIndex } from "./branch_index.js";
 export { Bridge } from "./bridge.js";
 export { PANEL_ZOOMS, panelKeyOf, PanelModel } from "./panel.js";
@@ -27,9 +32,22 @@ function compactReason(event) {
     return event.customInstructions !== undefined ? "manual" : "threshold";
 }
 
+/* A checkout Pi loads as a package (pi install PATH|git URL, pi -e PATH): the .so built and
+ * koffi installed first when they are not there yet (install.js). */
+function prepareCheckout() {
+    const say = (msg) => process.stderr.write(`${msg}\n`);
+    const built = ensureBuilt(process.env.LOSSLESS_CONTEXT_SO || DEFAULT_SO, say);
+    if (built) throw new Error(built);
+    try { loadKoffi(); } catch {
+        const k = ensureKoffi(say);
+        if (k) throw new Error(k);
+    }
+}
+
 export default function losslessContext(pi) {
     let bridge;
     try {
+        prepareCheckout();
         bridge = new Bridge(pi).load();
     } catch (e) {
         /* A missing .so must not stop Pi; say why once, at session start. */

@@ -1,5 +1,6 @@
 #!/bin/sh
-# The /clm panel in the real Pi (interactive mode, the pinned CLI of tests/e2e/package-lock.json)
+# The /clm panel in the real Pi (interactive mode, the pinned CLI of tests/e2e/package-lock.json:
+# the current Pi, on the Node.js 22 pinned beside it)
 # driven in a detached tmux session the way a person uses it: Pi runs against the loopback
 # fake model with the plugin loaded through the bridge (host/pi/extension.js); a prompt makes
 # one provider-reported request; `/clm overview` opens Pi's overlay showing the plugin's
@@ -18,8 +19,9 @@ if ldd "$BUILD/lossless-context.so" 2>/dev/null | grep -q libasan; then
     exit 0
 fi
 . "$ROOT/tests/e2e/lib.sh"
-e2e_begin "$BUILD" "" e2e-node pi "Pi and koffi" lossless-context.so
+e2e_begin "$BUILD" "" e2e-node pi "Pi and Node.js 22" lossless-context.so
 PI=$NODE_BIN
+e2e_koffi
 
 mkdir -p "$T/agent" "$T/work" "$T/tmp"
 # The first prompt's run: the model edits the live context once through Pi's bash tool (the
@@ -36,8 +38,8 @@ python3 -c "import sys; sys.path.insert(0, sys.argv[1]); import pi_session; pi_s
     "$ROOT/tests/e2e" "$T/agent" "$PORT" || fail "models.json"
 
 cat > "$T/pi.sh" <<EOF
-cd "$T/work" && HOME="$HOME_DIR" TMPDIR="$T/tmp" PI_OFFLINE=1 PI_CODING_AGENT_DIR="$T/agent" \
-LOSSLESS_CONTEXT_SO="$BUILD/lossless-context.so" NODE_PATH="$NODE_DIR/node_modules" \
+cd "$T/work" && PATH="$PATH" HOME="$HOME_DIR" TMPDIR="$T/tmp" PI_OFFLINE=1 PI_CODING_AGENT_DIR="$T/agent" \
+LOSSLESS_CONTEXT_SO="$BUILD/lossless-context.so" NODE_PATH="$KOFFI_PATH" \
 "$PI" --provider fake --model fake-model -e "$ROOT/host/pi/extension.js" 2>"$T/pi-stderr.txt"
 echo "PI EXITED \$?"
 sleep 600
@@ -88,6 +90,11 @@ ok
 keys Escape
 wait_gone "/clm settings -- lines" "Esc did not close the panel"
 wait_gone "z zoom" "the panel's footer stayed after Esc"
+
+# The panel decoded keys with Pi's own pi-tui (found under Pi's scope), not the plain fallback.
+! grep -q "pi-tui not loadable" "$T/agent/lcm/pi-bridge.log" ||
+    fail "the panel could not load Pi's pi-tui: $(grep "pi-tui not loadable" "$T/agent/lcm/pi-bridge.log" | head -n 1)"
+ok
 
 # Pi still works: the editor takes a prompt and the model answers it.
 keys "second question after the panel" Enter

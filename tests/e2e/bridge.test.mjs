@@ -444,9 +444,16 @@ test("complete_async: a failing model call reaches done with its error; a bad re
             await sleep(50);
             assert.equal(asyncResult(b, pi).calls, 0, "no done after a refused start");
         }
-        b.auth = null;
+        /* Pi's model out of reach: refused as unsupported (the plugin's "no session model"),
+         * with the reason, which the plugin shows in /lcm status. */
+        b.layerError = "Pi's pi-ai cannot be loaded: scripted";
         b.runCommand("probe-async", "", pi.ctx);
-        assert.match((await untilResult(b, pi, (y) => y.started === 1)).start, /^5:no model with credentials/);
+        assert.match((await untilResult(b, pi, (y) => y.started === 1)).start, /^5:Pi's model cannot be reached: Pi's pi-ai cannot be loaded: scripted/);
+        b.layerError = null;
+        b.auth = null;
+        b.authError = "no credentials for fake/fake-model: scripted";
+        b.runCommand("probe-async", "", pi.ctx);
+        assert.match((await untilResult(b, pi, (y) => y.started === 1)).start, /^5:Pi's model cannot be reached: no credentials for fake\/fake-model: scripted/);
     } finally { b.unload(); fake.stop(); }
 });
 
@@ -552,4 +559,97 @@ test("/clm overview: a panel where Pi can show one (keys re-ask the plugin), a n
     assert.equal(pi.notes.length, notes, "a panel's pages are not notified");
     b.event("session_shutdown", {}, pi.ctx);
     b.unload();
+});
+
+/* ---- finding Pi's packages under either scope ------------------------------------------------ */
+
+/* A Pi install of SCOPE in ROOT/node_modules: pi-coding-agent (its CLI, depending on SCOPE's
+ * pi-ai), and pi-ai laid out as 0.x (completeSimple in the main entry) or 1.x (only in
+ * "./compat"), its completeSimple answering TAG. */
+function piTree(root, scope, version, layout, tag) {
+    const mod = (name) => path.join(root, "node_modules", scope, name);
+    const write = (f, text) => { fs.mkdirSync(path.dirname(f), { recursive: true }); fs.writeFileSync(f, text); };
+    write(path.join(mod("pi-coding-agent"), "package.json"), JSON.stringify({ name: `${scope}/pi-coding-agent`, version,
+        type: "module", bin: { pi: "dist/cli.js" }, dependencies: { [`${scope}/pi-ai`]: version, [`${scope}/pi-tui`]: version } }));
+    write(path.join(mod("pi-coding-agent"), "dist", "cli.js"), "");
+    const answer = `export function completeSimple() { return ${JSON.stringify(tag)}; }\n`;
+    const exports = layout === "1.x"
+        ? { ".": { types: "./index.d.ts", import: "./index.js" }, "./compat": { types: "./compat.d.ts", import: "./compat.js" } }
+        : { ".": { types: "./index.d.ts", import: "./index.js" } };
+    write(path.join(mod("pi-ai"), "package.json"), JSON.stringify({ name: `${scope}/pi-ai`, version, type: "module", exports }));
+    write(path.join(mod("pi-ai"), "index.js"), layout === "1.x" ? "export const models = 1;\n" : answer);
+    if (layout === "1.x") write(path.join(mod("pi-ai"), "compat.js"), answer);
+    return path.join(mod("pi-coding-agent"), "dist", "cli.js");
+}
+
+/* What the bridge finds when Pi's CLI is CLI (a fresh node, as Pi runs it: argv[1]). */
+function lookupFrom(cli) {
+    const lib = new URL("../../host/pi/pi_packages.js", import.meta.url).href;
+    const code = `import * as p from ${JSON.stringify(lib)};
+        const out = { install: p.piInstall(), description: p.piDescription() };
+        try { const l = await p.loadPiAiLayer(); out.name = l.name; out.answer = l.module.completeSimple(); out.via = l.via; }
+        catch (e) { out.error = e.message; }
+        console.log(JSON.stringify(out));`;
+    const env = { ...process.env };
+    delete env.NODE_PATH;
+    return JSON.parse(execFileSync(process.execPath, ["--input-type=module", "-e", code, cli], { env, encoding: "utf8" }));
+}
+
+test("Pi's packages are found under the scope Pi depends on: 1.x (@earendil-works, pi-ai's ./compat) and 0.x (@mariozechner)", () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "lc-pi-scopes-"));
+    try {
+        /* Pi 1.x, with an old-scope pi-ai beside it that must not be taken. */
+        const cli1 = piTree(path.join(root, "one"), "@earendil-works", "1.6.0", "1.x", "EARENDIL-COMPAT");
+        piTree(path.join(root, "one"), "@mariozechner", "0.73.1", "0.x", "DECOY");
+        fs.writeFileSync(path.join(root, "one", "node_modules", "@mariozechner", "pi-coding-agent", "dist", "cli.js"), "");
+        const one = lookupFrom(cli1);
+        assert.equal(one.install && one.install.name, "@earendil-works/pi-coding-agent");
+        assert.equal(one.install.version, "1.6.0");
+        assert.equal(one.name, "@earendil-works/pi-ai");
+        assert.equal(one.answer, "EARENDIL-COMPAT", "pi-ai 1.x's completeSimple comes from its ./compat entry");
+        assert.match(one.description, /^Pi @earendil-works\/pi-coding-agent 1\.6\.0 on Node\.js v\d+.*; model layer @earendil-works\/pi-ai 1\.6\.0$/);
+
+        const cli0 = piTree(path.join(root, "zero"), "@mariozechner", "0.73.1", "0.x", "MARIOZECHNER-MAIN");
+        const zero = lookupFrom(cli0);
+        assert.equal(zero.install.name, "@mariozechner/pi-coding-agent");
+        assert.equal(zero.name, "@mariozechner/pi-ai");
+        assert.equal(zero.answer, "MARIOZECHNER-MAIN");
+        assert.match(zero.description, /model layer @mariozechner\/pi-ai 0\.73\.1$/);
+
+        /* A Pi without its pi-ai: the layer cannot be loaded, and both names are said. */
+        fs.rmSync(path.join(root, "zero", "node_modules", "@mariozechner", "pi-ai"), { recursive: true });
+        const none = lookupFrom(cli0);
+        assert.equal(none.answer, undefined);
+        assert.match(none.error, /^Pi's pi-ai cannot be loaded: @mariozechner\/pi-ai or @earendil-works\/pi-ai not found/);
+        assert.match(none.description, /no model layer \(@mariozechner\/pi-ai or @earendil-works\/pi-ai not found\)$/);
+    } finally { fs.rmSync(root, { recursive: true, force: true }); }
+});
+
+/* ---- a checkout Pi loads as a package: the .so built on first start (install.js) ---------- */
+
+/* A copy of the repository's sources and Makefile (no build/) in a temp folder; what
+ * install.js's ensureBuilt says there, run in a fresh node with ENV added. */
+function buildFrom(env) {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "lc-pi-build-"));
+    const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
+    try {
+        for (const d of ["abi", "engine", "plugin", "host/pi"]) fs.cpSync(path.join(repo, d), path.join(root, d),
+            { recursive: true, filter: (src) => !src.includes("node_modules") });
+        fs.mkdirSync(path.join(root, "tests"));
+        fs.copyFileSync(path.join(repo, "tests", "deps.sh"), path.join(root, "tests", "deps.sh"));
+        fs.copyFileSync(path.join(repo, "Makefile"), path.join(root, "Makefile"));
+        const lib = new URL(`file://${path.join(root, "host", "pi", "install.js")}`).href;
+        const code = `import { ensureBuilt, DEFAULT_SO } from ${JSON.stringify(lib)};
+            console.log(JSON.stringify({ said: ensureBuilt(DEFAULT_SO) }));`;
+        return JSON.parse(execFileSync(process.execPath, ["--input-type=module", "-e", code],
+            { env: { ...process.env, ...env }, encoding: "utf8" })).said;
+    } finally { fs.rmSync(root, { recursive: true, force: true }); }
+}
+
+test("a checkout without its .so: a build that lacks packages or make is one sentence with the command to run", () => {
+    /* tests/deps.sh, which make runs before compiling, as on a machine without SQLite's headers. */
+    assert.equal(buildFrom({ DEPS_MISSING: "libsqlite3-dev", DEPS_UID: "1000" }),
+        "the plugin is not built: the build needs packages; run: sudo apt-get install -y libsqlite3-dev, then restart Pi");
+    assert.equal(buildFrom({ PATH: "/nonexistent" }),
+        "the plugin is not built and make is not installed; run: sudo apt-get install -y make gcc, then restart Pi");
 });

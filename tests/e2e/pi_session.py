@@ -5,7 +5,8 @@
                   --script SCRIPT.json --steps STEPS.json --out DIR
 
 Starts tests/contract/fake_openai.py on loopback with SCRIPT, writes a models.json that
-points a custom provider "fake" at it, runs `pi --mode rpc -e EXT` in WORK, and sends each
+points a custom provider "fake" at it, runs `pi --mode rpc -e EXT` in WORK (no -e with
+--extension "": what Pi's settings install, e.g. a `pi install`ed package), and sends each
 step in STEPS (a JSON array of prompt texts; "/..." are commands). A prompt step waits for
 Pi's agent_end; a command step waits for its response and the notifications it caused. A
 step {"command": "/...", "starts_turn": true} is a command that must make Pi start a turn
@@ -61,9 +62,17 @@ def write_models(agent_dir, port, window=32000, settings=None):
         "models": [{"id": "fake-model", "contextWindow": window, "maxTokens": 2048}]}}}
     with open(os.path.join(agent_dir, "models.json"), "w") as f:
         json.dump(models, f)
-    # No retries: a provider failure must fail the step, not stall it for seconds.
-    with open(os.path.join(agent_dir, "settings.json"), "w") as f:
-        json.dump(dict({"retry": {"enabled": False}}, **(settings or {})), f)
+    # No retries: a provider failure must fail the step, not stall it for seconds. Settings
+    # already there (the packages `pi install` added) are kept.
+    path = os.path.join(agent_dir, "settings.json")
+    old = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            old = json.load(f)
+    with open(path, "w") as f:
+        old["retry"] = {"enabled": False}
+        old.update(settings or {})
+        json.dump(old, f)
 
 
 class Reader(threading.Thread):
@@ -198,8 +207,9 @@ def main():
     notes = []
     events = open(os.path.join(a.out, "events.jsonl"), "w")
     stderr = open(os.path.join(a.out, "pi-stderr.txt"), "w")
-    pi = subprocess.Popen([a.pi, "--mode", "rpc", "--provider", "fake", "--model", "fake-model",
-                           "-e", a.extension], cwd=a.work, env=env, stdin=subprocess.PIPE,
+    ext = ["-e", a.extension] if a.extension else []
+    pi = subprocess.Popen([a.pi, "--mode", "rpc", "--provider", "fake", "--model", "fake-model"] + ext,
+                          cwd=a.work, env=env, stdin=subprocess.PIPE,
                           stdout=subprocess.PIPE, stderr=stderr)
     reader = Reader(pi.stdout, events)
     reader.start()
