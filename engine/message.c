@@ -7,6 +7,7 @@
 
 #include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,13 +82,54 @@ static void msg_part(sbuf *b, const char *s, size_t n)
     sb_append(b, s, n);
 }
 
-/* Appends the text of a content value (string or block array) and reports whether the
- * blocks can be rebuilt from that text. Tool calls are collected in `calls` so that the
- * assistant's text lists them after its prose. */
-static void msg_content_text(const cJSON *content, sbuf *b, sbuf *calls, int *complete)
+/* The string values inside a tool call's arguments, each on its own line after `b`'s text,
+ * in the arguments' order: what a person reads of a call (a file's content as its lines, a
+ * command as typed), where the JSON text escapes every newline and quote into the words
+ * around it. Numbers count as words too; keys, booleans and nulls do not. */
+static void msg_arg_values(const cJSON *v, sbuf *b)
+{
+    if (cJSON_IsString(v)) {
+        if (*v->valuestring) msg_part(b, v->valuestring, strlen(v->valuestring));
+    } else if (cJSON_IsNumber(v)) {
+        char num[32];
+        snprintf(num, sizeof num, "%.17g", v->valuedouble);
+        msg_part(b, num, strlen(num));
+    } else if (cJSON_IsArray(v) || cJSON_IsObject(v)) {
+        const cJSON *c;
+        cJSON_ArrayForEach(c, v) msg_arg_values(c, b);
+    }
+}
+
+/* A call's line in the index text: "[toolCall NAME]" and its arguments' values. Arguments
+ * some producers keep as a JSON string are read as the JSON they hold. */
+static void msg_call_words(sbuf *calls, const char *name, const cJSON *args)
+{
+    if (calls->len > 0) sb_putc(calls, '\n');
+    sb_printf(calls, "[toolCall %s]", name ? name : "?");
+    cJSON *parsed = cJSON_IsString(args) ? cJSON_Parse(args->valuestring) : NULL;
+    msg_arg_values(parsed && (cJSON_IsObject(parsed) || cJSON_IsArray(parsed)) ? parsed : args, calls);
+    cJSON_Delete(parsed);
+}
+
+/* One walk over a message's content: the derived text, with tool calls collected in
+ * `calls` so that the assistant's text lists them after its prose -- as their arguments'
+ * JSON (the stored text, which the bundle and the summarizer read back) or, with `words`,
+ * as their values (the index) -- and on the way what the token estimate counts and the
+ * index keeps apart. */
+typedef struct msg_walk {
+    sbuf b, calls;
+    int complete;   /* the blocks can be rebuilt from the text */
+    int words;      /* tool calls as their values (the index's body) */
+    int ncalls;     /* tool call blocks seen */
+    sbuf *thinking; /* where the thinking blocks' text goes (NULL: nowhere) */
+    size_t chars, images; /* msg_estimate_tokens's counts */
+} msg_walk;
+
+static void msg_content_text(const cJSON *content, msg_walk *w)
 {
     if (cJSON_IsString(content)) {
-        msg_part(b, content->valuestring, strlen(content->valuestring));
+        msg_part(&w->b, content->valuestring, strlen(content->valuestring));
+        w->chars += msg_js_length(content->valuestring);
         return;
     }
     if (!cJSON_IsArray(content)) return;
@@ -98,33 +140,47 @@ static void msg_content_text(const cJSON *content, sbuf *b, sbuf *calls, int *co
         const char *type = msg_str(block, "type");
         if (type && strcmp(type, "text") == 0) {
             const char *text = msg_str(block, "text");
-            if (text) msg_part(b, text, strlen(text));
+            if (text) msg_part(&w->b, text, strlen(text));
+            w->chars += msg_js_length(text);
             /* The signature must travel back to the provider verbatim. */
-            if (msg_has_meaningful(block, "textSignature")) *complete = 0;
+            if (msg_has_meaningful(block, "textSignature")) w->complete = 0;
             n_text++;
         } else if (type && strcmp(type, "image") == 0) {
             const char *mime = msg_str(block, "mimeType");
             char *marker = lc_asprintf("[image %s]", mime ? mime : "unknown");
-            if (marker) msg_part(b, marker, strlen(marker));
-            else b->oom = 1;
+            if (marker) msg_part(&w->b, marker, strlen(marker));
+            else w->b.oom = 1;
             free(marker);
-            *complete = 0;
+            w->images++;
+            w->complete = 0;
         } else if (type && strcmp(type, "toolCall") == 0) {
             const char *name = msg_str(block, "name");
             const cJSON *args = cJSON_GetObjectItemCaseSensitive(block, "arguments");
-            char *args_json = args ? cJSON_PrintUnformatted(args) : NULL;
-            if (calls->len > 0) sb_putc(calls, '\n');
-            sb_printf(calls, "[toolCall %s] %s", name ? name : "?", args_json ? args_json : "{}");
-            free(args_json);
+            w->ncalls++;
             /* The call id pairs it with its result and is not in the text. */
-            *complete = 0;
+            w->complete = 0;
+            w->chars += msg_js_length(name);
+            if (w->words) {
+                msg_call_words(&w->calls, name, args);
+                continue;
+            }
+            char *args_json = args ? cJSON_PrintUnformatted(args) : NULL;
+            w->chars += msg_js_length(args_json);
+            if (w->calls.len > 0) sb_putc(&w->calls, '\n');
+            sb_printf(&w->calls, "[toolCall %s] %s", name ? name : "?", args_json ? args_json : "{}");
+            free(args_json);
         } else {
             /* thinking (kept out of the text on purpose) and blocks we do not know. */
-            *complete = 0;
+            if (type && strcmp(type, "thinking") == 0) {
+                const char *t = msg_str(block, "thinking");
+                w->chars += msg_js_length(t);
+                if (w->thinking && t && *t) msg_part(w->thinking, t, strlen(t));
+            }
+            w->complete = 0;
         }
     }
     /* Several text blocks joined by newlines cannot be split back exactly. */
-    if (n_text > 1) *complete = 0;
+    if (n_text > 1) w->complete = 0;
 }
 
 /* A message's "content" (NULL when it is not an object or has none). */
@@ -141,47 +197,94 @@ int msg_typed_by_person(const char *text)
            strncmp(text, compacted, sizeof compacted - 1) != 0;
 }
 
-char *msg_derive_text(const cJSON *message, int *complete)
+/* The derived text (or with w->words the index's body); *tokens (when not NULL) the
+ * token estimate, as msg_estimate_tokens counts it. NULL on OOM. */
+static char *msg_derive(const cJSON *message, msg_walk *w, size_t *tokens)
 {
-    sbuf b = {0};
-    sbuf calls = {0};
-    int full = 1;
     const cJSON *content = msg_content(message);
+    int counted = 1;
+    w->complete = 1;
     switch (msg_role_of(message)) {
     case MSG_ROLE_USER:
     case MSG_ROLE_ASSISTANT:
-        msg_content_text(content, &b, &calls, &full);
+        msg_content_text(content, w);
         break;
     case MSG_ROLE_TOOL_RESULT:
-        msg_content_text(content, &b, &calls, &full);
+        msg_content_text(content, w);
         if (msg_has_meaningful(message, "details") || msg_has_meaningful(message, "isError"))
-            full = 0;
+            w->complete = 0;
         break;
     case MSG_ROLE_CUSTOM: /* customType and display decide how the host shows it; keep the original. */
+        msg_content_text(content, w);
+        w->complete = 0;
+        break;
     case MSG_ROLE_UNKNOWN:
-        msg_content_text(content, &b, &calls, &full);
-        full = 0;
+        msg_content_text(content, w);
+        w->complete = 0;
+        counted = 0;
         break;
     case MSG_ROLE_COMPACTION_SUMMARY:
     case MSG_ROLE_BRANCH_SUMMARY: {
         const char *summary = msg_str(message, "summary");
-        if (summary) sb_puts(&b, summary);
+        if (summary) sb_puts(&w->b, summary);
+        w->chars = msg_js_length(summary);
         break;
     }
     case MSG_ROLE_BASH_EXECUTION: {
         const char *command = msg_str(message, "command");
         const char *output = msg_str(message, "output");
-        sb_printf(&b, "$ %s\n%s", command ? command : "", output ? output : "");
+        sb_printf(&w->b, "$ %s\n%s", command ? command : "", output ? output : "");
+        w->chars = msg_js_length(command) + msg_js_length(output);
         /* exit code, cancellation and truncation are not in the text. */
-        full = 0;
+        w->complete = 0;
         break;
     }
     }
-    if (calls.len > 0) msg_part(&b, calls.p, calls.len);
-    if (calls.oom) b.oom = 1;
-    sb_free(&calls);
-    if (complete) *complete = full;
-    return sb_detach(&b);
+    if (w->calls.len > 0) msg_part(&w->b, w->calls.p, w->calls.len);
+    if (w->calls.oom) w->b.oom = 1;
+    sb_free(&w->calls);
+    if (tokens) *tokens = counted ? (w->chars + 3) / 4 + w->images * MSG_IMAGE_TOKENS : 0;
+    return sb_detach(&w->b);
+}
+
+char *msg_derive_text(const cJSON *message, int *complete)
+{
+    msg_walk w = {0};
+    char *text = msg_derive(message, &w, NULL);
+    if (complete) *complete = w.complete;
+    return text;
+}
+
+char *msg_derive_all(const cJSON *message, int *complete, size_t *tokens, char **body, char **thinking)
+{
+    sbuf th = {0};
+    msg_walk w = {.thinking = &th};
+    char *text = msg_derive(message, &w, tokens);
+    *body = *thinking = NULL;
+    if (complete) *complete = w.complete;
+    /* The index's body differs from the text only in its tool calls. */
+    if (text && w.ncalls) {
+        msg_walk words = {.words = 1};
+        if (!(*body = msg_derive(message, &words, NULL))) goto oom;
+    }
+    if (!text || th.oom) goto oom;
+    if (th.len) *thinking = sb_detach(&th);
+    sb_free(&th);
+    return text;
+oom:
+    free(text);
+    free(*body);
+    *body = NULL;
+    sb_free(&th);
+    return NULL;
+}
+
+int msg_index_text(const cJSON *message, char **body, char **thinking)
+{
+    char *text = msg_derive_all(message, NULL, NULL, body, thinking);
+    if (!text) return LC_NOMEM;
+    free(text);
+    return LC_OK;
 }
 
 /* Characters and images of a content value, counted as the reference estimator does. */

@@ -2,8 +2,8 @@
  * store_sqlite_tok.c -- the full-text index's tokenizer "lcm" and its column function
  * lcm_cols() (store_sqlite_tok.h). The splitting itself is FTS5's unicode61, wrapped: its
  * words are the index's words everywhere but in CJK text, where no space separates words
- * and unicode61 returns a whole line as one word. Only a word holding a CJK character is
- * looked at again, so Latin text costs one byte scan per word more than unicode61 alone.
+ * and unicode61 returns a whole line as one word. Only a text holding a CJK character is
+ * looked at word by word, so other text costs one scan of its bytes more than unicode61.
  */
 #include "store_sqlite_tok.h"
 
@@ -136,10 +136,29 @@ static void tok_delete(Fts5Tokenizer *p)
     free(t);
 }
 
+/* Whether text[0..n) may hold a CJK character (a byte of 0xE1 or more), eight bytes at a
+ * time while they are ASCII: most texts are, and then unicode61's words go on as they
+ * are, without a call per word through tok_word. */
+static int tok_may_cjk(const char *text, int n)
+{
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, text + i, 8);
+        if (!(w & 0x8080808080808080ull)) continue;
+        for (int k = 0; k < 8; k++)
+            if ((unsigned char)text[i + k] >= 0xE1) return 1;
+    }
+    for (; i < n; i++)
+        if ((unsigned char)text[i] >= 0xE1) return 1;
+    return 0;
+}
+
 static int tok_tokenize(Fts5Tokenizer *p, void *ctx, int flags, const char *text, int n,
                         int (*emit)(void *, int, const char *, int, int, int))
 {
     tok *t = (tok *)p;
+    if (!tok_may_cjk(text, n)) return t->base.xTokenize(t->inner, ctx, flags, text, n, emit);
     tok_call call = {ctx, emit, text};
     return t->base.xTokenize(t->inner, &call, flags, text, n, tok_word);
 }
