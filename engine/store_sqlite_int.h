@@ -91,7 +91,7 @@ STORE_SLOTS_LEASE(STORE_SQLITE_PROTO)
 int store_sqlite_progress_triggers(store *s, char **err);
 /* Empty messages_fts and index every stored message again, each derived from its verbatim
  * JSON (msg_index_text): the migration to the index's current form and doctor's repair.
- * Runs inside the caller's transaction. */
+ * All or nothing: a savepoint, inside the caller's transaction when there is one. */
 int store_sqlite_reindex_messages(store *s, char **err);
 /* Forget a bulk ingest's held-back state (a rollback, the close). */
 void store_sqlite_bulk_reset(store *s);

@@ -449,7 +449,10 @@ done:
 int store_sqlite_reindex_messages(store *s, char **err)
 {
     sqlite3_stmt *rd = NULL, *ins = NULL;
-    int rc, step = SQLITE_DONE;
+    int rc, step = SQLITE_DONE, saved = 0;
+    /* All or nothing, and one transaction also when the caller has none (a row a commit). */
+    if ((rc = store_sqlite_exec(s, "SAVEPOINT store_reindex", err)) != LC_OK) return rc;
+    saved = 1;
     if ((rc = store_sqlite_exec(s, "INSERT INTO messages_fts(messages_fts) VALUES('delete-all')", err)) != LC_OK ||
         (rc = store_sqlite_prepare(s, &rd, "SELECT id, raw_json, text, payload FROM messages ORDER BY id", "reindex",
                                    err)) != LC_OK ||
@@ -461,6 +464,9 @@ int store_sqlite_reindex_messages(store *s, char **err)
 done:
     sqlite3_finalize(rd);
     sqlite3_finalize(ins);
+    if (saved && rc == LC_OK) rc = store_sqlite_exec(s, "RELEASE store_reindex", err);
+    else if (saved)
+        sqlite3_exec(s->db, "ROLLBACK TO store_reindex; RELEASE store_reindex", NULL, NULL, NULL);
     return rc;
 }
 
