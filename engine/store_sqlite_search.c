@@ -111,11 +111,10 @@ done:
 int store_sqlite_search_page(store *s, const char *query, const store_search_scope *scope, int newest_first,
                       size_t limit, size_t offset, store_search_visit visit, void *ud, char **err)
 {
-    sqlite3_stmt *pg = NULL, *row = NULL;
+    sqlite3_stmt *pg = NULL, *row = NULL, *cols = NULL;
     char *where = store_search_where(scope);
     /* rowid breaks bm25 ties so that pages do not overlap. */
-    char *sql = where ? lc_asprintf(STORE_SCOPE_CTE "SELECT f.rowid, lcm_cols(messages_fts)%s ORDER BY %s"
-                                    " LIMIT ?3 OFFSET ?4", where,
+    char *sql = where ? lc_asprintf(STORE_SCOPE_CTE "SELECT f.rowid%s ORDER BY %s LIMIT ?3 OFFSET ?4", where,
                                     newest_first ? "f.rowid DESC" : "f.rank, f.rowid")
                       : NULL;
     int rc = LC_OK, step;
@@ -127,19 +126,28 @@ int store_sqlite_search_page(store *s, const char *query, const store_search_sco
         (rc = store_sqlite_prepare(s, &row,
                                    "SELECT id, entry_id, role, ordinal, removed, text, raw_json, payload"
                                    " FROM messages WHERE id = ?",
+                                   "search", err)) != LC_OK ||
+        /* Which columns a shown row matched in: asked for the page's rows only, so the
+         * ranked query itself reads nothing more. */
+        (rc = store_sqlite_prepare(s, &cols,
+                                   "SELECT lcm_cols(messages_fts) FROM messages_fts WHERE messages_fts MATCH ?1"
+                                   " AND rowid = ?2",
                                    "search", err)) != LC_OK)
         goto done;
+    sqlite3_bind_text(cols, 1, query, -1, SQLITE_STATIC);
     sqlite3_bind_int64(pg, 1, scope->summary_id);
     sqlite3_bind_text(pg, 2, query, -1, SQLITE_STATIC);
     sqlite3_bind_int64(pg, 3, (sqlite3_int64)limit);
     sqlite3_bind_int64(pg, 4, (sqlite3_int64)offset);
     while ((step = sqlite3_step(pg)) == SQLITE_ROW) {
         sqlite3_bind_int64(row, 1, sqlite3_column_int64(pg, 0));
-        int rstep = sqlite3_step(row);
+        sqlite3_bind_int64(cols, 2, sqlite3_column_int64(pg, 0));
         /* Bit 0: the text column matched; bit 1 alone: only the thinking did. */
+        int mask = sqlite3_step(cols) == SQLITE_ROW ? sqlite3_column_int(cols, 0) : 1;
+        sqlite3_reset(cols);
+        int rstep = sqlite3_step(row);
         if (rstep == SQLITE_ROW)
-            rc = sqlite3_column_int(pg, 1) == 2 ? store_search_thinking_visit(row, visit, ud, err)
-                                                : store_search_row_visit(row, visit, ud, err);
+            rc = mask == 2 ? store_search_thinking_visit(row, visit, ud, err) : store_search_row_visit(row, visit, ud, err);
         else if (rstep != SQLITE_DONE) rc = store_sqlite_failed(s, err, "search");
         sqlite3_reset(row);
         if (rc == STORE_VISIT_STOP) {
@@ -152,6 +160,7 @@ int store_sqlite_search_page(store *s, const char *query, const store_search_sco
 done:
     sqlite3_finalize(pg);
     sqlite3_finalize(row);
+    sqlite3_finalize(cols);
     free(where);
     free(sql);
     return rc;
