@@ -193,10 +193,13 @@ static int store_insert_one(store *s, const store_msg *m, int64_t ordinal,
      * whether the text needs cutting at all. */
     char **words = row.index_text ? &row.index_text : &row.text;
     size_t wfull = row.index_text ? row.index_len : row.text_len;
-    size_t wlen = !row.index_text && row.chars <= STORE_INDEX_CHARS
-                      ? row.text_len
+    /* (No more bytes than the reach: no more characters either.) */
+    size_t wlen = (!row.index_text && row.chars <= STORE_INDEX_CHARS) || wfull <= STORE_INDEX_CHARS
+                      ? wfull
                       : files_utf8_prefix(*words, wfull, STORE_INDEX_CHARS);
-    size_t tlen = row.thinking ? files_utf8_prefix(row.thinking, row.thinking_len, STORE_INDEX_CHARS) : 0;
+    size_t tlen = row.thinking_len <= STORE_INDEX_CHARS
+                      ? row.thinking_len
+                      : files_utf8_prefix(row.thinking, row.thinking_len, STORE_INDEX_CHARS);
     if (s->bulk)
         rc = store_fts_hold(s, rowid, words, wfull, wlen, &row.thinking, row.thinking_len, tlen, err);
     else
