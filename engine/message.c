@@ -82,22 +82,27 @@ static void msg_part(sbuf *b, const char *s, size_t n)
     sb_append(b, s, n);
 }
 
-/* The string values inside a tool call's arguments, each on its own line after `b`'s text,
- * in the arguments' order: what a person reads of a call (a file's content as its lines, a
- * command as typed), where the JSON text escapes every newline and quote into the words
- * around it. Numbers count as words too; keys, booleans and nulls do not. */
-static void msg_arg_values(const cJSON *v, sbuf *b)
+/* A tool call's arguments as a person reads them: each value on its own line after its
+ * key, "key: value", decoded (a file's content as its lines, a command as typed), where
+ * the JSON text escapes every newline and quote into the words around it. An array's items
+ * each carry the array's key; nulls are left out. */
+static void msg_arg_values(const cJSON *v, const char *key, sbuf *b)
 {
-    if (cJSON_IsString(v)) {
-        if (*v->valuestring) msg_part(b, v->valuestring, strlen(v->valuestring));
-    } else if (cJSON_IsNumber(v)) {
-        char num[32];
-        snprintf(num, sizeof num, "%.17g", v->valuedouble);
-        msg_part(b, num, strlen(num));
-    } else if (cJSON_IsArray(v) || cJSON_IsObject(v)) {
+    if (cJSON_IsObject(v) || cJSON_IsArray(v)) {
         const cJSON *c;
-        cJSON_ArrayForEach(c, v) msg_arg_values(c, b);
+        cJSON_ArrayForEach(c, v) msg_arg_values(c, cJSON_IsObject(v) ? c->string : key, b);
+        return;
     }
+    char num[32];
+    const char *val = cJSON_IsString(v) ? v->valuestring : cJSON_IsTrue(v) ? "true" : cJSON_IsFalse(v) ? "false" : NULL;
+    if (cJSON_IsNumber(v)) {
+        snprintf(num, sizeof num, "%.17g", v->valuedouble);
+        val = num;
+    }
+    if (!val) return;
+    if (b->len > 0) sb_putc(b, '\n');
+    if (key) sb_printf(b, "%s: ", key);
+    sb_puts(b, val);
 }
 
 /* A call's line in the index text: "[toolCall NAME]" and its arguments' values. Arguments
@@ -107,7 +112,7 @@ static void msg_call_words(sbuf *calls, const char *name, const cJSON *args)
     if (calls->len > 0) sb_putc(calls, '\n');
     sb_printf(calls, "[toolCall %s]", name ? name : "?");
     cJSON *parsed = cJSON_IsString(args) ? cJSON_Parse(args->valuestring) : NULL;
-    msg_arg_values(parsed && (cJSON_IsObject(parsed) || cJSON_IsArray(parsed)) ? parsed : args, calls);
+    msg_arg_values(parsed && (cJSON_IsObject(parsed) || cJSON_IsArray(parsed)) ? parsed : args, NULL, calls);
     cJSON_Delete(parsed);
 }
 

@@ -38,8 +38,8 @@ msg_role msg_role_parse(const char *name);
 char *msg_derive_text(const cJSON *message, int *complete);
 
 /* The words a person reads in a message, for the full-text index. *body: the derived text
- * with each tool call as "[toolCall NAME]" and its arguments' string (and number) values,
- * one per line, decoded (the derived text's JSON escapes glue "\n" to the word after it);
+ * with each tool call as "[toolCall NAME]" and its arguments as "key: value" lines, the
+ * values decoded (the derived text's JSON escapes glue "\n" to the word after it);
  * NULL when the message has no tool call (its derived text is the body). *thinking: its
  * thinking blocks' text, one after the other; NULL when it has none. Both malloc'd.
  * LC_OK, or LC_NOMEM with both NULL. */

@@ -148,8 +148,8 @@ static const char *const store_migrations[] = {
      * as text away from the store. */
     "/* raw_json: TEXT verbatim or BLOB packed */",
     /* 4 -> 5: the index holds what a person reads, in any script. messages_fts gains a
-     * column: `text` (the message's words: its text, tool calls as their arguments'
-     * decoded values) and `thinking` (its thinking blocks), so a query reaches thinking
+     * column: `text` (the message's words: its text, tool calls' arguments as decoded
+     * "key: value" lines) and `thinking` (its thinking blocks), so a query reaches thinking
      * and `{text} : (...)` leaves it out; recall's MATCH expressions name these columns.
      * Both tables use the tokenizer 'porter lcm' (store_sqlite_tok.h: unicode61's words,
      * CJK bigrams, FTS5's porter stems). Every message is indexed again from its JSON

@@ -328,7 +328,8 @@ static void test_index_text_decodes_tool_arguments_and_keeps_thinking_apart(void
     assert_non_null(m);
     char *body = NULL, *thinking = NULL;
     assert_int_equal(msg_index_text(m, &body, &thinking), 0);
-    assert_string_equal(body, "Writing.\n[toolCall write]\na.md\none\nUpdate \"two\"\n3\nx\n[toolCall bash]\nls\nWombat");
+    assert_string_equal(body, "Writing.\n[toolCall write]\npath: a.md\ncontent: one\nUpdate \"two\"\nn: 3\nopts: x\n"
+                              "opts: true\n[toolCall bash]\ncommand: ls\nWombat");
     assert_string_equal(thinking, "weigh it\nthen this");
     free(body);
     free(thinking);
