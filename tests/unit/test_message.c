@@ -357,8 +357,37 @@ static void test_index_text_decodes_tool_arguments_and_keeps_thinking_apart(void
     cJSON_Delete(m);
 }
 
+/* The estimate counts UTF-16 units whatever the mix and wherever a character falls against
+ * the eight-byte steps it is counted in: each text against a byte-by-byte count. */
+static void test_estimate_counts_every_mix_of_widths_at_every_offset(void **state)
+{
+    (void)state;
+    static const char *const pieces[] = {"a", "é", "现", "😀", "\n", "Zz"};
+    for (unsigned seed = 1; seed < 400; seed++) {
+        char text[256] = "";
+        size_t units = 0, len = 0;
+        for (unsigned k = seed, i = 0; i < 1 + seed % 37; i++, k = k * 1103515245u + 12345u) {
+            const char *p = pieces[(k >> 16) % 6];
+            if (len + strlen(p) >= sizeof text) break;
+            memcpy(text + len, p, strlen(p) + 1);
+            len += strlen(p);
+            units += !strcmp(p, "😀") ? 2 : !strcmp(p, "Zz") ? 2 : 1;
+        }
+        cJSON *m = cJSON_CreateObject();
+        cJSON_AddStringToObject(m, "role", "user");
+        cJSON_AddStringToObject(m, "content", text);
+        assert_int_equal(msg_estimate_tokens(m), (units + 3) / 4);
+        size_t tokens = 0;
+        char *body = NULL, *thinking = NULL, *t = msg_derive_all(m, NULL, &tokens, &body, &thinking);
+        assert_int_equal(tokens, (units + 3) / 4);
+        free(t);
+        cJSON_Delete(m);
+    }
+}
+
 TEST_MAIN(
     cmocka_unit_test(test_index_text_decodes_tool_arguments_and_keeps_thinking_apart),
+    cmocka_unit_test(test_estimate_counts_every_mix_of_widths_at_every_offset),
     cmocka_unit_test(test_role_names_round_trip),
     cmocka_unit_test(test_role_of_wrong_typed_role_is_unknown),
     cmocka_unit_test(test_derived_text_and_completeness_of_every_message_shape),
