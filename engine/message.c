@@ -7,6 +7,8 @@
 
 #include <limits.h>
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,9 +67,23 @@ msg_role msg_role_of(const cJSON *message) { return msg_role_parse(msg_str(messa
  * UTF-8 sequences). Continuation bytes count nothing. */
 static size_t msg_js_length(const char *s)
 {
-    size_t n = 0;
     if (!s) return 0;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    size_t len = strlen(s), n = 0, i = 0;
+    /* Eight bytes at a time (every message's text is counted on ingest): a byte counts
+     * unless it is a continuation (top bits 10), twice when it leads four (top bits 1111). */
+    const uint64_t top = 0x8080808080808080ull;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        if (!(w & top)) {
+            n += 8;
+            continue;
+        }
+        uint64_t cont = w & ~(w << 1) & top;
+        uint64_t four = w & (w << 1) & (w << 2) & (w << 3) & top;
+        n += 8 - (size_t)__builtin_popcountll(cont) + (size_t)__builtin_popcountll(four);
+    }
+    for (const unsigned char *p = (const unsigned char *)s + i; *p; p++) {
         if ((*p & 0xC0) == 0x80) continue;
         n += (*p >= 0xF0) ? 2 : 1;
     }
@@ -101,13 +117,59 @@ static void msg_block_strings(const cJSON *v, sbuf *b)
     }
 }
 
-/* Appends the text of a content value (string or block array) and reports whether the
- * blocks can be rebuilt from that text. Tool calls are collected in `calls` so that the
- * assistant's text lists them after its prose. */
-static void msg_content_text(const cJSON *content, sbuf *b, sbuf *calls, int *complete)
+/* A tool call's arguments as a person reads them: each value on its own line after its
+ * key, "key: value", decoded (a file's content as its lines, a command as typed), where
+ * the JSON text escapes every newline and quote into the words around it. An array's items
+ * each carry the array's key; nulls are left out. */
+static void msg_arg_values(const cJSON *v, const char *key, sbuf *b)
+{
+    if (cJSON_IsObject(v) || cJSON_IsArray(v)) {
+        const cJSON *c;
+        cJSON_ArrayForEach(c, v) msg_arg_values(c, cJSON_IsObject(v) ? c->string : key, b);
+        return;
+    }
+    char num[32];
+    const char *val = cJSON_IsString(v) ? v->valuestring : cJSON_IsTrue(v) ? "true" : cJSON_IsFalse(v) ? "false" : NULL;
+    if (cJSON_IsNumber(v)) {
+        snprintf(num, sizeof num, "%.17g", v->valuedouble);
+        val = num;
+    }
+    if (!val) return;
+    if (b->len > 0) sb_putc(b, '\n');
+    if (key) sb_printf(b, "%s: ", key);
+    sb_puts(b, val);
+}
+
+/* A call's line in the index text: "[toolCall NAME]" and its arguments' values. Arguments
+ * some producers keep as a JSON string are read as the JSON they hold. */
+static void msg_call_words(sbuf *calls, const char *name, const cJSON *args)
+{
+    if (calls->len > 0) sb_putc(calls, '\n');
+    sb_printf(calls, "[toolCall %s]", name ? name : "?");
+    cJSON *parsed = cJSON_IsString(args) ? cJSON_Parse(args->valuestring) : NULL;
+    msg_arg_values(parsed && (cJSON_IsObject(parsed) || cJSON_IsArray(parsed)) ? parsed : args, NULL, calls);
+    cJSON_Delete(parsed);
+}
+
+/* One walk over a message's content: the derived text, with tool calls collected in
+ * `calls` so that the assistant's text lists them after its prose -- as their arguments'
+ * JSON (the stored text, which the bundle and the summarizer read back) or, with `words`,
+ * as their values (the index) -- and on the way what the token estimate counts and the
+ * index keeps apart. */
+typedef struct msg_walk {
+    sbuf b, calls;
+    int complete;   /* the blocks can be rebuilt from the text */
+    int words;      /* tool calls as their values (the index's body) */
+    int ncalls;     /* tool call blocks seen */
+    sbuf *thinking; /* where the thinking blocks' text goes (NULL: nowhere) */
+    size_t chars, images; /* msg_estimate_tokens's counts */
+} msg_walk;
+
+static void msg_content_text(const cJSON *content, msg_walk *w)
 {
     if (cJSON_IsString(content)) {
-        msg_part(b, content->valuestring, strlen(content->valuestring));
+        msg_part(&w->b, content->valuestring, strlen(content->valuestring));
+        w->chars += msg_js_length(content->valuestring);
         return;
     }
     if (!cJSON_IsArray(content)) return;
@@ -118,43 +180,61 @@ static void msg_content_text(const cJSON *content, sbuf *b, sbuf *calls, int *co
         const char *type = msg_str(block, "type");
         if (type && strcmp(type, "text") == 0) {
             const char *text = msg_str(block, "text");
-            if (text) msg_part(b, text, strlen(text));
+            if (text) msg_part(&w->b, text, strlen(text));
+            w->chars += msg_js_length(text);
             /* The signature must travel back to the provider verbatim. */
-            if (msg_has_meaningful(block, "textSignature")) *complete = 0;
+            if (msg_has_meaningful(block, "textSignature")) w->complete = 0;
             n_text++;
         } else if (type && strcmp(type, "image") == 0) {
             const char *mime = msg_str(block, "mimeType");
             char *marker = lc_asprintf("[image %s]", mime ? mime : "unknown");
-            if (marker) msg_part(b, marker, strlen(marker));
-            else b->oom = 1;
+            if (marker) msg_part(&w->b, marker, strlen(marker));
+            else w->b.oom = 1;
             free(marker);
-            *complete = 0;
+            w->images++;
+            w->complete = 0;
         } else if (type && strcmp(type, "toolCall") == 0) {
             const char *name = msg_str(block, "name");
             const cJSON *args = cJSON_GetObjectItemCaseSensitive(block, "arguments");
-            char *args_json = args ? cJSON_PrintUnformatted(args) : NULL;
-            if (calls->len > 0) sb_putc(calls, '\n');
-            sb_printf(calls, "[toolCall %s] %s", name ? name : "?", args_json ? args_json : "{}");
-            free(args_json);
+            w->ncalls++;
             /* The call id pairs it with its result and is not in the text. */
-            *complete = 0;
+            w->complete = 0;
+            w->chars += msg_js_length(name);
+            if (w->words) {
+                msg_call_words(&w->calls, name, args);
+                continue;
+            }
+            char *args_json = args ? cJSON_PrintUnformatted(args) : NULL;
+            w->chars += msg_js_length(args_json);
+            if (w->calls.len > 0) sb_putc(&w->calls, '\n');
+            sb_printf(&w->calls, "[toolCall %s] %s", name ? name : "?", args_json ? args_json : "{}");
+            free(args_json);
         } else if (type && strcmp(type, "thinking") != 0) {
             /* A block of a type this engine does not know (stored verbatim by an import):
              * its words are searchable all the same, "[TYPE] values". */
             sbuf u = {0};
             sb_printf(&u, "[%s]", type);
             msg_block_strings(block, &u);
-            if (u.oom) b->oom = 1;
-            else msg_part(b, u.p, u.len);
+            if (u.oom) {
+                w->b.oom = 1;
+            } else {
+                msg_part(&w->b, u.p, u.len);
+                w->chars += msg_js_length(u.p);
+            }
             sb_free(&u);
-            *complete = 0;
+            w->complete = 0;
         } else {
-            /* thinking (kept out of the text on purpose). */
-            *complete = 0;
+            /* thinking: kept out of the text on purpose, indexed in its own column. */
+            if (type && strcmp(type, "thinking") == 0) {
+                const char *t = msg_str(block, "thinking");
+                w->chars += msg_js_length(t);
+                if (w->thinking && t && *t) msg_part(w->thinking, t, strlen(t));
+            }
+            w->complete = 0;
         }
     }
     /* Several text blocks joined by newlines cannot be split back exactly. */
-    if (n_text > 1) *complete = 0;
+    if (n_text > 1) w->complete = 0;
 }
 
 /* A message's "content" (NULL when it is not an object or has none). */
@@ -171,47 +251,94 @@ int msg_typed_by_person(const char *text)
            strncmp(text, compacted, sizeof compacted - 1) != 0;
 }
 
-char *msg_derive_text(const cJSON *message, int *complete)
+/* The derived text (or with w->words the index's body); *tokens (when not NULL) the
+ * token estimate, as msg_estimate_tokens counts it. NULL on OOM. */
+static char *msg_derive(const cJSON *message, msg_walk *w, size_t *tokens)
 {
-    sbuf b = {0};
-    sbuf calls = {0};
-    int full = 1;
     const cJSON *content = msg_content(message);
+    int counted = 1;
+    w->complete = 1;
     switch (msg_role_of(message)) {
     case MSG_ROLE_USER:
     case MSG_ROLE_ASSISTANT:
-        msg_content_text(content, &b, &calls, &full);
+        msg_content_text(content, w);
         break;
     case MSG_ROLE_TOOL_RESULT:
-        msg_content_text(content, &b, &calls, &full);
+        msg_content_text(content, w);
         if (msg_has_meaningful(message, "details") || msg_has_meaningful(message, "isError"))
-            full = 0;
+            w->complete = 0;
         break;
     case MSG_ROLE_CUSTOM: /* customType and display decide how the host shows it; keep the original. */
+        msg_content_text(content, w);
+        w->complete = 0;
+        break;
     case MSG_ROLE_UNKNOWN:
-        msg_content_text(content, &b, &calls, &full);
-        full = 0;
+        msg_content_text(content, w);
+        w->complete = 0;
+        counted = 0;
         break;
     case MSG_ROLE_COMPACTION_SUMMARY:
     case MSG_ROLE_BRANCH_SUMMARY: {
         const char *summary = msg_str(message, "summary");
-        if (summary) sb_puts(&b, summary);
+        if (summary) sb_puts(&w->b, summary);
+        w->chars = msg_js_length(summary);
         break;
     }
     case MSG_ROLE_BASH_EXECUTION: {
         const char *command = msg_str(message, "command");
         const char *output = msg_str(message, "output");
-        sb_printf(&b, "$ %s\n%s", command ? command : "", output ? output : "");
+        sb_printf(&w->b, "$ %s\n%s", command ? command : "", output ? output : "");
+        w->chars = msg_js_length(command) + msg_js_length(output);
         /* exit code, cancellation and truncation are not in the text. */
-        full = 0;
+        w->complete = 0;
         break;
     }
     }
-    if (calls.len > 0) msg_part(&b, calls.p, calls.len);
-    if (calls.oom) b.oom = 1;
-    sb_free(&calls);
-    if (complete) *complete = full;
-    return sb_detach(&b);
+    if (w->calls.len > 0) msg_part(&w->b, w->calls.p, w->calls.len);
+    if (w->calls.oom) w->b.oom = 1;
+    sb_free(&w->calls);
+    if (tokens) *tokens = counted ? (w->chars + 3) / 4 + w->images * MSG_IMAGE_TOKENS : 0;
+    return sb_detach(&w->b);
+}
+
+char *msg_derive_text(const cJSON *message, int *complete)
+{
+    msg_walk w = {0};
+    char *text = msg_derive(message, &w, NULL);
+    if (complete) *complete = w.complete;
+    return text;
+}
+
+char *msg_derive_all(const cJSON *message, int *complete, size_t *tokens, char **body, char **thinking)
+{
+    sbuf th = {0};
+    msg_walk w = {.thinking = &th};
+    char *text = msg_derive(message, &w, tokens);
+    *body = *thinking = NULL;
+    if (complete) *complete = w.complete;
+    /* The index's body differs from the text only in its tool calls. */
+    if (text && w.ncalls) {
+        msg_walk words = {.words = 1};
+        if (!(*body = msg_derive(message, &words, NULL))) goto oom;
+    }
+    if (!text || th.oom) goto oom;
+    if (th.len) *thinking = sb_detach(&th);
+    sb_free(&th);
+    return text;
+oom:
+    free(text);
+    free(*body);
+    *body = NULL;
+    sb_free(&th);
+    return NULL;
+}
+
+int msg_index_text(const cJSON *message, char **body, char **thinking)
+{
+    char *text = msg_derive_all(message, NULL, NULL, body, thinking);
+    if (!text) return LC_NOMEM;
+    free(text);
+    return LC_OK;
 }
 
 /* Characters and images of a content value, counted as the reference estimator does. */

@@ -37,6 +37,18 @@ msg_role msg_role_parse(const char *name);
  * the original blocks must be kept beside it. */
 char *msg_derive_text(const cJSON *message, int *complete);
 
+/* The words a person reads in a message, for the full-text index. *body: the derived text
+ * with each tool call as "[toolCall NAME]" and its arguments as "key: value" lines, the
+ * values decoded (the derived text's JSON escapes glue "\n" to the word after it);
+ * NULL when the message has no tool call (its derived text is the body). *thinking: its
+ * thinking blocks' text, one after the other; NULL when it has none. Both malloc'd.
+ * LC_OK, or LC_NOMEM with both NULL. */
+int msg_index_text(const cJSON *message, char **body, char **thinking);
+/* All a stored row derives, in one walk: the derived text (returned, malloc'd; NULL on
+ * OOM, with *body and *thinking NULL), *complete as msg_derive_text sets it, *tokens (when
+ * not NULL) msg_estimate_tokens's figure, and *body and *thinking as msg_index_text's. */
+char *msg_derive_all(const cJSON *message, int *complete, size_t *tokens, char **body, char **thinking);
+
 /* Whether a user message's derived text is what a person typed: not a harness tag such as
  * <command-name> or <system-reminder>, not a "Caveat:" note, not Claude Code's compaction
  * summary (stored as a user message). */

@@ -152,6 +152,7 @@ static int recall_add_hit(store *s, recall_result *r, const store_search_row *ro
     h->role = lc_strdup(row->role ? row->role : "");
     h->ordinal = row->ordinal;
     h->removed = row->removed;
+    h->thinking = row->thinking;
     h->snippet = recall_snippet(row->text, row->text_len, ms, redact, &h->clipped);
     if (!h->entry_id || !h->role || !h->snippet) return LC_NOMEM;
     store_search_cover(s, h->entry_id, &h->summary_id, &h->leaf_id);
@@ -546,7 +547,8 @@ char *recall_grep_format(const recall_grep_opts *o, recall_scope scope, const re
     int any_clipped = 0;
     for (size_t i = 0; i < r->n; i++) {
         const recall_hit *h = &r->hits[i];
-        sb_printf(&b, "- %s%s [%s]", h->removed ? "[removed] " : "", h->entry_id, h->role);
+        sb_printf(&b, "- %s%s [%s]%s", h->removed ? "[removed] " : "", h->entry_id, h->role,
+                  h->thinking ? " [thinking]" : "");
         if (h->session_id)
             sb_printf(&b, " (past session %s, %s, cwd %s)", h->session_id, h->session_date, h->session_cwd);
         if (h->summary_id) {

@@ -17,10 +17,12 @@
 
 /* The schema this build writes and reads. A store below it is `older-generation` for
  * read-only openers; a read-write open migrates it forward. */
-#define STORE_SCHEMA_VERSION 4
+#define STORE_SCHEMA_VERSION 5
 /* The oldest schema a read-only opener can answer from as it is: 3 only adds the vector
  * tables, which a reader of a schema-2 store finds absent (no vectors); 4 lets a
- * message's verbatim JSON be stored packed, and a reader takes either form. */
+ * message's verbatim JSON be stored packed, and a reader takes either form; 5 changes
+ * only the full-text index (its words and a `thinking` column): a reader of an older one
+ * finds what its `text` column holds, as that build indexed it. */
 #define STORE_SCHEMA_READABLE 2
 #define STORE_SCHEMA_ANSWERS(v) ((v) >= STORE_SCHEMA_READABLE && (v) <= STORE_SCHEMA_VERSION)
 
@@ -326,6 +328,9 @@ typedef struct store_search_row {
     int removed;
     const char *text;      /* the derived text, text_len bytes */
     size_t text_len;
+    /* full-text page only: the query matched the message's thinking and none of its text,
+     * and `text` is its thinking (a hit shows the words it matched, labelled) */
+    int thinking;
 } store_search_row;
 typedef int (*store_search_visit)(void *ud, const store_search_row *r, char **err);
 

@@ -116,10 +116,14 @@ int store_derive_row(store_derived *row, const store_msg *m, store_call *calls, 
     if (!(row->msg = m->msg) && !(row->msg = row->own = store_derive_parse(m->json, m->json_len)))
         return lc_errf(err, LC_INVALID, "store: entry %s: message is not valid JSON", m->entry_id);
     row->role = msg_role_of(row->msg);
-    if (!(row->text = msg_derive_text(row->msg, &complete))) return lc_errf(err, LC_NOMEM, "store: out of memory");
+    size_t tokens = 0;
+    if (!(row->text = msg_derive_all(row->msg, &complete, &tokens, &row->index_text, &row->thinking)))
+        return lc_errf(err, LC_NOMEM, "store: out of memory");
     row->text_len = strlen(row->text);
     row->chars = files_utf8_count(row->text, row->text_len);
-    row->tokens = (int64_t)msg_estimate_tokens(row->msg);
+    row->tokens = (int64_t)tokens;
+    row->index_len = row->index_text ? strlen(row->index_text) : 0;
+    row->thinking_len = row->thinking ? strlen(row->thinking) : 0;
     if (!complete && !(row->payload = store_derive_payload(row->msg)))
         return lc_errf(err, LC_NOMEM, "store: out of memory");
     if (row->role == MSG_ROLE_ASSISTANT) store_derive_note_calls(calls, next, row->msg);
@@ -137,6 +141,8 @@ void store_derive_row_free(store_derived *row)
 {
     cJSON_Delete(row->own);
     free(row->text);
+    free(row->index_text);
+    free(row->thinking);
     free(row->payload);
     memset(row, 0, sizeof *row);
 }

@@ -50,6 +50,10 @@ typedef struct store_derived {
     size_t text_len;
     size_t chars; /* UTF-8 characters of text */
     int64_t tokens;
+    char *index_text;      /* the index's words (msg_index_text); NULL: the text itself */
+    size_t index_len;
+    char *thinking;        /* the thinking blocks' text, indexed apart; NULL: none */
+    size_t thinking_len;
     char *payload;         /* NULL when the text carries the whole message */
     const char *tool_name; /* a tool result's tool, or NULL */
     const char *call_id;   /* a tool result's call, or NULL: the backend finds its path */

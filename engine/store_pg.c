@@ -31,7 +31,7 @@
  * as the SQLite store, each with the session key `sid`; the full-text indexes are
  * generated tsvector columns with GIN indexes: the text's runs of letters and digits (every
  * other character a separator, as FTS5's unicode61 tokenizer splits) through the 'simple'
- * configuration (lower-cased, no stemming, no stop words).
+ * configuration (lower-cased, no stemming, no stop words); 'english' (stems) from version 3.
  * Ids are per session (max + 1 under the session's lock, like a SQLite rowid), so a
  * session's summary ids read the same in both backends. */
 #define PG_SID "sid bigint NOT NULL DEFAULT current_setting('lcm.sid')::bigint" \
@@ -272,6 +272,26 @@ static const char *const store_pg_migrations[] = {
     "  PRIMARY KEY(sid, name));"
     "CREATE VIEW lcm_session.leases AS SELECT sid, name, holder, until FROM lcm.leases"
     " WHERE sid = current_setting('lcm.sid')::bigint;",
+    /* 2 -> 3: words are matched by stem, as the SQLite index's porter does (store 5): the
+     * tsvectors through the 'english' configuration (snowball stems, its stop words left
+     * out), and every query through it too (STORE_PG_TS: the database's own). The generated columns are made
+     * again (PostgreSQL before 17 cannot change their expression), which rewrites both
+     * tables once, inside the migration's transaction. Thinking, tool arguments decoded and
+     * CJK bigrams are the SQLite index's only (docs/DESIGN.md §6.9). */
+    "DROP VIEW lcm_session.messages; DROP VIEW lcm_session.summaries;"
+    "ALTER TABLE lcm.messages DROP COLUMN tsv;"
+    "ALTER TABLE lcm.messages ADD COLUMN tsv tsvector GENERATED ALWAYS AS (to_tsvector(" STORE_PG_TS_CONFIG "::regconfig, "
+    "regexp_replace(left(text, 100000), '[^[:alnum:]]+', ' ', 'g'))) STORED;"
+    "CREATE INDEX messages_tsv ON lcm.messages USING gin(tsv);"
+    "ALTER TABLE lcm.summaries DROP COLUMN tsv;"
+    "ALTER TABLE lcm.summaries ADD COLUMN tsv tsvector GENERATED ALWAYS AS (to_tsvector(" STORE_PG_TS_CONFIG "::regconfig, "
+    "regexp_replace(text, '[^[:alnum:]]+', ' ', 'g'))) STORED;"
+    "CREATE INDEX summaries_tsv ON lcm.summaries USING gin(tsv);"
+    "CREATE VIEW lcm_session.messages AS SELECT id, entry_id, ordinal, role, text, chars, tokens, raw_json,"
+    " payload, removed, tool_name, tool_path, created, tsv FROM lcm.messages"
+    " WHERE sid = current_setting('lcm.sid')::bigint;"
+    "CREATE VIEW lcm_session.summaries AS SELECT id, kind, depth, text, tiers, tokens, created, tsv"
+    " FROM lcm.summaries WHERE sid = current_setting('lcm.sid')::bigint;",
 };
 #define STORE_PG_SCHEMA (int)(sizeof store_pg_migrations / sizeof store_pg_migrations[0])
 

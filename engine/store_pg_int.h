@@ -22,6 +22,16 @@
 #include "store_derive.h"
 #include "store_pg.h"
 
+/* The text search configuration of the tsvectors (schema 3, store_pg.c): 'english', whose
+ * snowball stems match an inflected word by its stem as the SQLite index's porter does.
+ * A query takes the configuration its database's tsvectors were made with (STORE_PG_TS):
+ * a read-only opener never migrates, and a database an older build still writes keeps
+ * 'simple' until a read-write open of this build migrates it. */
+#define STORE_PG_TS_CONFIG "'english'"
+#define STORE_PG_TS                                                                             \
+    "(CASE WHEN (SELECT max(version) FROM lcm.schema_version) >= 3 THEN " STORE_PG_TS_CONFIG \
+    " ELSE 'simple' END)::regconfig"
+
 struct store {
     const store_methods *methods; /* first: all store.c reads (store.h, backends) */
     PGconn *conn;

@@ -183,7 +183,7 @@ done:
     "WITH RECURSIVE sub(id) AS (SELECT $1::bigint UNION SELECT c.child_id FROM summary_children c"      \
     " JOIN sub ON c.parent_id = sub.id),"                                                               \
     " scope(entry_id) AS (SELECT entry_id FROM summary_messages WHERE summary_id IN (SELECT id FROM sub))," \
-    " q(q) AS (SELECT to_tsquery('simple', $2)) "
+    " q(q) AS (SELECT to_tsquery(" STORE_PG_TS ", $2)) "
 #define STORE_PG_SCOPED                                                          \
     " FROM messages m, q WHERE m.tsv @@ q.q AND ($3 = '1' OR m.removed = 0)"    \
     " AND ($1::bigint <= 0 OR m.entry_id IN (SELECT entry_id FROM scope))"
@@ -266,11 +266,11 @@ int store_pg_search_top(store *s, const char *query, int newest_first, size_t li
     rc = store_pg_search_rows(s,
                               newest_first
                                   ? "SELECT id, entry_id, role, ordinal, removed, text FROM (SELECT m.* FROM messages m"
-                                    " WHERE m.tsv @@ to_tsquery('simple', $1) AND m.removed = 0 ORDER BY m.id DESC"
+                                    " WHERE m.tsv @@ to_tsquery(" STORE_PG_TS ", $1) AND m.removed = 0 ORDER BY m.id DESC"
                                     " LIMIT $2::bigint) t ORDER BY ordinal, id"
                                   : "SELECT id, entry_id, role, ordinal, removed, text FROM (SELECT m.*,"
-                                    " ts_rank_cd(m.tsv, to_tsquery('simple', $1)) AS rk FROM messages m"
-                                    " WHERE m.tsv @@ to_tsquery('simple', $1) AND m.removed = 0"
+                                    " ts_rank_cd(m.tsv, to_tsquery(" STORE_PG_TS ", $1)) AS rk FROM messages m"
+                                    " WHERE m.tsv @@ to_tsquery(" STORE_PG_TS ", $1) AND m.removed = 0"
                                     " ORDER BY rk DESC, m.id LIMIT $2::bigint) t ORDER BY ordinal, id",
                               2, v, visit, ud, err);
     free(tq);

@@ -13,6 +13,7 @@
 #include "store_sqlite.h"
 #include "store_sqlite_int.h"
 #include "store_sqlite_file.h"
+#include "store_sqlite_tok.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -147,6 +148,24 @@ static const char *const store_migrations[] = {
      * changes no table: the version is what keeps builds that would read a packed value
      * as text away from the store. */
     "/* raw_json: TEXT verbatim or BLOB packed */",
+    /* 4 -> 5: the index holds what a person reads, in any script. messages_fts gains a
+     * column: `text` (the message's words: its text, tool calls' arguments as decoded
+     * "key: value" lines) and `thinking` (its thinking blocks), so a query reaches thinking
+     * and `{text} : (...)` leaves it out; recall's MATCH expressions name these columns.
+     * Both tables use the tokenizer 'porter lcm' (store_sqlite_tok.h: unicode61's words,
+     * CJK bigrams, FTS5's porter stems). Every message is indexed again from its JSON
+     * (store_migration_steps), in this same transaction: a crash leaves the old index
+     * or the new one. */
+    "DROP TABLE IF EXISTS messages_fts;"
+    "CREATE VIRTUAL TABLE messages_fts USING fts5(text, thinking, content='', tokenize='porter lcm');"
+    "DROP TABLE IF EXISTS summaries_fts;"
+    "CREATE VIRTUAL TABLE summaries_fts USING fts5(text, content='', tokenize='porter lcm');"
+    "INSERT INTO summaries_fts(rowid, text) SELECT id, text FROM summaries;",
+};
+
+/* What a migration does beyond its SQL, run after it in the same transaction (NULL: nothing). */
+static int (*const store_migration_steps[])(store *s, char **err) = {
+    [4] = store_sqlite_reindex_messages,
 };
 _Static_assert(sizeof store_migrations / sizeof store_migrations[0] == STORE_SCHEMA_VERSION,
                "one migration per schema version");
@@ -263,7 +282,12 @@ static int store_migrate(store *s, char **err)
     else if (cur > target)
         rc = lc_errf(err, LC_INVALID, "store: %s has schema version %d, newer than this build's %d",
                      s->path, cur, target);
-    for (int v = cur; rc == LC_OK && v < target; v++) rc = store_sqlite_exec(s, store_migrations[v], err);
+    for (int v = cur; rc == LC_OK && v < target; v++) {
+        rc = store_sqlite_exec(s, store_migrations[v], err);
+        if (rc == LC_OK && (size_t)v < sizeof store_migration_steps / sizeof store_migration_steps[0] &&
+            store_migration_steps[v])
+            rc = store_migration_steps[v](s, err);
+    }
     if (rc == LC_OK && cur < target) {
         char sql[64];
         snprintf(sql, sizeof sql, "PRAGMA user_version=%d", target);
@@ -420,6 +444,8 @@ static int store_open_once(const char *agent_home, const char *session_id, const
         goto done;
     }
     sqlite3_busy_timeout(s->db, busy_ms > 0 ? (int)busy_ms : 1);
+    /* The index's words are the tokenizer's: registered before any statement reads it. */
+    if ((rc = store_sqlite_tok_register(s->db, err)) != LC_OK) goto done;
     /* Incremental auto-vacuum: a bulk ingest's full-text merges leave free pages, which its
      * commit hands back (store_sqlite_bulk_commit). It can only be chosen before the first
      * table, so it applies to stores created from now on; on others it is a no-op. */
@@ -449,7 +475,7 @@ static int store_open_once(const char *agent_home, const char *session_id, const
         {&s->st_insert, "INSERT OR IGNORE INTO messages(entry_id, ordinal, role, text, chars,"
                         " tokens, raw_json, payload, tool_name, tool_path, created)"
                         " VALUES(?,?,?,?,?,?,?,?,?,?,?)"},
-        {&s->st_fts, "INSERT INTO messages_fts(rowid, text) VALUES(?, ?)"},
+        {&s->st_fts, "INSERT INTO messages_fts(rowid, text, thinking) VALUES(?, ?, ?)"},
         {&s->st_handle, "INSERT OR IGNORE INTO file_handles(entry_id, path, content_id, kind,"
                         " chars, preview, summary) VALUES(?,?,?,?,?,?,?)"},
     };
@@ -513,6 +539,7 @@ int store_sqlite_open_readonly(const char *db_path, store **out, int *schema_ver
         goto done;
     }
     sqlite3_busy_timeout(s->db, 1000);
+    if ((rc = store_sqlite_tok_register(s->db, err)) != LC_OK) goto done;
     if ((rc = store_sqlite_exec(s, "PRAGMA query_only=1", err)) != LC_OK) goto done;
     int v = store_sqlite_schema_version(s);
     if (v < 0) {

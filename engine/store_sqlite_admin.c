@@ -254,15 +254,10 @@ int store_sqlite_rebuild_index(store *s, char **err)
 {
     int rc = LC_OK;
     /* Contentless tables cannot 'rebuild': empty them and index every row again, with the
-     * same reach as ingest (the first STORE_INDEX_CHARS characters of a message). */
-    if (store_table_exists(s, "messages_fts") && store_table_exists(s, "messages")) {
-        char sql[400];
-        snprintf(sql, sizeof sql,
-                 "INSERT INTO messages_fts(messages_fts) VALUES('delete-all');"
-                 "INSERT INTO messages_fts(rowid, text) SELECT id, substr(text, 1, %d) FROM messages;",
-                 STORE_INDEX_CHARS);
-        if ((rc = store_sqlite_exec(s, sql, err)) != LC_OK) return rc;
-    }
+     * words and reach of ingest (store_sqlite_reindex_messages). */
+    if (store_table_exists(s, "messages_fts") && store_table_exists(s, "messages") &&
+        (rc = store_sqlite_reindex_messages(s, err)) != LC_OK)
+        return rc;
     if (store_table_exists(s, "summaries_fts") && store_table_exists(s, "summaries"))
         rc = store_sqlite_exec(s,
                                "INSERT INTO summaries_fts(summaries_fts) VALUES('delete-all');"

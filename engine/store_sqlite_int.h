@@ -17,8 +17,10 @@
 /* A full-text row a bulk ingest holds back until its commit (store_sqlite_bulk_commit). */
 typedef struct store_fts_row {
     int64_t rowid;
-    char *text;
+    char *text; /* the text column's words */
     size_t len;
+    char *thinking; /* the thinking column's, NULL for none */
+    size_t thinking_len;
 } store_fts_row;
 
 struct store {
@@ -87,6 +89,10 @@ STORE_SLOTS_LEASE(STORE_SQLITE_PROTO)
 /* (Re)create the connection's DAG progress triggers (they exist unless a bulk ingest
  * dropped the one on insert). */
 int store_sqlite_progress_triggers(store *s, char **err);
+/* Empty messages_fts and index every stored message again, each derived from its verbatim
+ * JSON (msg_index_text): the migration to the index's current form and doctor's repair.
+ * All or nothing: a savepoint, inside the caller's transaction when there is one. */
+int store_sqlite_reindex_messages(store *s, char **err);
 /* Forget a bulk ingest's held-back state (a rollback, the close). */
 void store_sqlite_bulk_reset(store *s);
 /* Back to WAL if a bulk into an empty store left it (the close). */

@@ -84,17 +84,29 @@ done:
     return rc;
 }
 
-static int store_fts_insert(store *s, int64_t rowid, const char *text, size_t len, char **err)
+static int store_fts_insert(store *s, int64_t rowid, const char *text, size_t len, const char *thinking,
+                            size_t thinking_len, char **err)
 {
     sqlite3_bind_int64(s->st_fts, 1, rowid);
     sqlite3_bind_text(s->st_fts, 2, text, (int)len, SQLITE_STATIC);
+    sqlite3_bind_text(s->st_fts, 3, thinking, (int)thinking_len, SQLITE_STATIC); /* NULL: none */
     return store_sqlite_step_done(s, s->st_fts, "index message", err);
+}
+
+/* `*text` (text_len bytes) as the held row's `len` bytes: taken over when whole (*text is
+ * then NULL), else copied. */
+static char *store_fts_take(char **text, size_t text_len, size_t len)
+{
+    char *held = len == text_len ? *text : lc_strndup(*text, len);
+    if (held == *text) *text = NULL;
+    return held;
 }
 
 /* A bulk ingest's full-text row, held back: FTS5 writes its pending terms out as a new
  * segment at every savepoint, so rows indexed batch by batch rewrote the index over and
  * over; held back, they go in at the commit in one stream. */
-static int store_fts_hold(store *s, int64_t rowid, char **text, size_t text_len, size_t len, char **err)
+static int store_fts_hold(store *s, int64_t rowid, char **text, size_t text_len, size_t len, char **thinking,
+                          size_t thinking_full, size_t thinking_len, char **err)
 {
     if (s->fts_n == s->fts_cap) {
         size_t cap = s->fts_cap ? s->fts_cap * 2 : 1024;
@@ -103,12 +115,14 @@ static int store_fts_hold(store *s, int64_t rowid, char **text, size_t text_len,
         s->fts_rows = v;
         s->fts_cap = cap;
     }
-    /* A text indexed whole is taken over rather than copied. */
-    char *held = len == text_len ? *text : lc_strndup(*text, len);
-    if (!held) return lc_errf(err, LC_NOMEM, "store: out of memory");
-    if (held == *text) *text = NULL;
-    s->fts_rows[s->fts_n++] = (store_fts_row){rowid, held, len};
-    s->fts_bytes += len;
+    store_fts_row r = {rowid, store_fts_take(text, text_len, len), len, NULL, thinking_len};
+    if (r.text && *thinking) r.thinking = store_fts_take(thinking, thinking_full, thinking_len);
+    if (!r.text || (*thinking && !r.thinking)) {
+        free(r.text);
+        return lc_errf(err, LC_NOMEM, "store: out of memory");
+    }
+    s->fts_rows[s->fts_n++] = r;
+    s->fts_bytes += len + thinking_len;
     return LC_OK;
 }
 
@@ -116,8 +130,9 @@ static int store_fts_hold(store *s, int64_t rowid, char **text, size_t text_len,
 static void store_fts_drop(store *s, size_t from)
 {
     for (size_t i = from; i < s->fts_n; i++) {
-        s->fts_bytes -= s->fts_rows[i].len;
+        s->fts_bytes -= s->fts_rows[i].len + s->fts_rows[i].thinking_len;
         free(s->fts_rows[i].text);
+        free(s->fts_rows[i].thinking);
     }
     if (from < s->fts_n) s->fts_n = from;
 }
@@ -126,8 +141,10 @@ static void store_fts_drop(store *s, size_t from)
 static int store_fts_release(store *s, char **err)
 {
     int rc = LC_OK;
-    for (size_t i = 0; i < s->fts_n && rc == LC_OK; i++)
-        rc = store_fts_insert(s, s->fts_rows[i].rowid, s->fts_rows[i].text, s->fts_rows[i].len, err);
+    for (size_t i = 0; i < s->fts_n && rc == LC_OK; i++) {
+        const store_fts_row *r = &s->fts_rows[i];
+        rc = store_fts_insert(s, r->rowid, r->text, r->len, r->thinking, r->thinking_len, err);
+    }
     if (rc == LC_OK) store_fts_drop(s, 0);
     return rc;
 }
@@ -171,14 +188,22 @@ static int store_insert_one(store *s, const store_msg *m, int64_t ordinal,
             goto done;
         if (stats) stats->file_handles++;
     }
-    /* The index holds the first STORE_INDEX_CHARS characters: the row's count says
+    /* The index holds the words a person reads (store_derive: the text, or its tool calls'
+     * values), each column's first STORE_INDEX_CHARS characters: the row's count says
      * whether the text needs cutting at all. */
-    size_t ilen = row.chars <= STORE_INDEX_CHARS ? row.text_len
-                                                 : files_utf8_prefix(row.text, row.text_len, STORE_INDEX_CHARS);
+    char **words = row.index_text ? &row.index_text : &row.text;
+    size_t wfull = row.index_text ? row.index_len : row.text_len;
+    /* (No more bytes than the reach: no more characters either.) */
+    size_t wlen = (!row.index_text && row.chars <= STORE_INDEX_CHARS) || wfull <= STORE_INDEX_CHARS
+                      ? wfull
+                      : files_utf8_prefix(*words, wfull, STORE_INDEX_CHARS);
+    size_t tlen = row.thinking_len <= STORE_INDEX_CHARS
+                      ? row.thinking_len
+                      : files_utf8_prefix(row.thinking, row.thinking_len, STORE_INDEX_CHARS);
     if (s->bulk)
-        rc = store_fts_hold(s, rowid, &row.text, row.text_len, ilen, err);
+        rc = store_fts_hold(s, rowid, words, wfull, wlen, &row.thinking, row.thinking_len, tlen, err);
     else
-        rc = store_fts_insert(s, rowid, row.text, ilen, err);
+        rc = store_fts_insert(s, rowid, *words, wlen, row.thinking, tlen, err);
 done:
     store_derive_row_free(&row);
     free(path);
@@ -384,6 +409,68 @@ void store_sqlite_bulk_reset(store *s)
     /* What the last batches stored may have been rolled back: look it up again. */
     free(s->last_entry);
     s->last_entry = NULL;
+}
+
+/* ---- the index, whole ---------------------------------------------------------------- */
+
+/* One stored message's words into messages_fts (`ins`), derived again from its verbatim
+ * JSON as ingest derives them. A row whose JSON cannot be read (a damaged packed value,
+ * which doctor reports) keeps its text's words: the index is rebuilt whatever one row holds. */
+static int store_reindex_row(store *s, sqlite3_stmt *rd, sqlite3_stmt *ins, char **err)
+{
+    char *json = NULL, *body = NULL, *thinking = NULL, *why = NULL;
+    size_t len = 0;
+    cJSON *m = NULL;
+    int rc = LC_OK;
+    if (store_sqlite_raw_column(rd, 1, 2, 3, &json, &len, &why) != LC_OK) {
+        free(why);
+        json = NULL;
+    }
+    if (json && (m = store_derive_parse(json, len)) && (rc = msg_index_text(m, &body, &thinking)) != LC_OK) {
+        rc = lc_errf(err, LC_NOMEM, "store: out of memory");
+        goto done;
+    }
+    const char *text = body ? body : (const char *)sqlite3_column_text(rd, 2);
+    size_t tlen = body ? strlen(body) : (size_t)sqlite3_column_bytes(rd, 2);
+    sqlite3_bind_int64(ins, 1, sqlite3_column_int64(rd, 0));
+    sqlite3_bind_text(ins, 2, text ? text : "", (int)files_utf8_prefix(text ? text : "", tlen, STORE_INDEX_CHARS),
+                      SQLITE_STATIC);
+    if (thinking)
+        sqlite3_bind_text(ins, 3, thinking, (int)files_utf8_prefix(thinking, strlen(thinking), STORE_INDEX_CHARS),
+                          SQLITE_STATIC);
+    else
+        sqlite3_bind_null(ins, 3);
+    rc = store_sqlite_step_done(s, ins, "index message", err);
+done:
+    cJSON_Delete(m);
+    free(json);
+    free(body);
+    free(thinking);
+    return rc;
+}
+
+int store_sqlite_reindex_messages(store *s, char **err)
+{
+    sqlite3_stmt *rd = NULL, *ins = NULL;
+    int rc, step = SQLITE_DONE, saved = 0;
+    /* All or nothing, and one transaction also when the caller has none (a row a commit). */
+    if ((rc = store_sqlite_exec(s, "SAVEPOINT store_reindex", err)) != LC_OK) return rc;
+    saved = 1;
+    if ((rc = store_sqlite_exec(s, "INSERT INTO messages_fts(messages_fts) VALUES('delete-all')", err)) != LC_OK ||
+        (rc = store_sqlite_prepare(s, &rd, "SELECT id, raw_json, text, payload FROM messages ORDER BY id", "reindex",
+                                   err)) != LC_OK ||
+        (rc = store_sqlite_prepare(s, &ins, "INSERT INTO messages_fts(rowid, text, thinking) VALUES(?, ?, ?)",
+                                   "reindex", err)) != LC_OK)
+        goto done;
+    while (rc == LC_OK && (step = sqlite3_step(rd)) == SQLITE_ROW) rc = store_reindex_row(s, rd, ins, err);
+    if (rc == LC_OK && step != SQLITE_DONE) rc = store_sqlite_failed(s, err, "reindex");
+done:
+    sqlite3_finalize(rd);
+    sqlite3_finalize(ins);
+    if (saved && rc == LC_OK) rc = store_sqlite_exec(s, "RELEASE store_reindex", err);
+    else if (saved)
+        sqlite3_exec(s->db, "ROLLBACK TO store_reindex; RELEASE store_reindex", NULL, NULL, NULL);
+    return rc;
 }
 
 /* ---- removed branches ------------------------------------------------------------- */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "message.h"
 #include "util.h"
 
 /* The entries a node covers, through its descendants (?1 = summary id, 0 = none). */
@@ -34,6 +35,39 @@ static int store_search_row_visit(sqlite3_stmt *st, store_search_visit visit, vo
     r.text_len = (size_t)sqlite3_column_bytes(st, 5);
     if (!r.text) r.text = "";
     return visit(ud, &r, err);
+}
+
+/* A page row whose match is in its thinking alone (lcm_cols: the `thinking` column, not
+ * `text`): visited with its thinking as the text, derived from the verbatim JSON (columns
+ * 6-7 of the row statement: raw_json, payload; 5 is the text). A row whose thinking cannot
+ * be read is visited as it is. */
+static int store_search_thinking_visit(sqlite3_stmt *st, store_search_visit visit, void *ud, char **err)
+{
+    char *json = NULL, *body = NULL, *thinking = NULL, *why = NULL;
+    size_t len = 0;
+    cJSON *m = NULL;
+    int rc;
+    if (store_sqlite_raw_column(st, 6, 5, 7, &json, &len, &why) == LC_OK && (m = store_derive_parse(json, len)) &&
+        msg_index_text(m, &body, &thinking) == LC_OK && thinking) {
+        store_search_row r = {0};
+        r.id = sqlite3_column_int64(st, 0);
+        r.entry_id = (const char *)sqlite3_column_text(st, 1);
+        r.role = (const char *)sqlite3_column_text(st, 2);
+        r.ordinal = sqlite3_column_int64(st, 3);
+        r.removed = sqlite3_column_int(st, 4);
+        r.text = thinking;
+        r.text_len = strlen(thinking);
+        r.thinking = 1;
+        rc = visit(ud, &r, err);
+    } else {
+        rc = store_search_row_visit(st, visit, ud, err);
+    }
+    cJSON_Delete(m);
+    free(why);
+    free(json);
+    free(body);
+    free(thinking);
+    return rc;
 }
 
 /* The FROM/WHERE of a scoped match (?2 = the query). malloc'd. */
@@ -77,7 +111,7 @@ done:
 int store_sqlite_search_page(store *s, const char *query, const store_search_scope *scope, int newest_first,
                       size_t limit, size_t offset, store_search_visit visit, void *ud, char **err)
 {
-    sqlite3_stmt *pg = NULL, *row = NULL;
+    sqlite3_stmt *pg = NULL, *row = NULL, *cols = NULL;
     char *where = store_search_where(scope);
     /* rowid breaks bm25 ties so that pages do not overlap. */
     char *sql = where ? lc_asprintf(STORE_SCOPE_CTE "SELECT f.rowid%s ORDER BY %s LIMIT ?3 OFFSET ?4", where,
@@ -90,17 +124,30 @@ int store_sqlite_search_page(store *s, const char *query, const store_search_sco
     }
     if ((rc = store_sqlite_prepare(s, &pg, sql, "search", err)) != LC_OK ||
         (rc = store_sqlite_prepare(s, &row,
-                                   "SELECT id, entry_id, role, ordinal, removed, text FROM messages WHERE id = ?",
+                                   "SELECT id, entry_id, role, ordinal, removed, text, raw_json, payload"
+                                   " FROM messages WHERE id = ?",
+                                   "search", err)) != LC_OK ||
+        /* Which columns a shown row matched in: asked for the page's rows only, so the
+         * ranked query itself reads nothing more. */
+        (rc = store_sqlite_prepare(s, &cols,
+                                   "SELECT lcm_cols(messages_fts) FROM messages_fts WHERE messages_fts MATCH ?1"
+                                   " AND rowid = ?2",
                                    "search", err)) != LC_OK)
         goto done;
+    sqlite3_bind_text(cols, 1, query, -1, SQLITE_STATIC);
     sqlite3_bind_int64(pg, 1, scope->summary_id);
     sqlite3_bind_text(pg, 2, query, -1, SQLITE_STATIC);
     sqlite3_bind_int64(pg, 3, (sqlite3_int64)limit);
     sqlite3_bind_int64(pg, 4, (sqlite3_int64)offset);
     while ((step = sqlite3_step(pg)) == SQLITE_ROW) {
         sqlite3_bind_int64(row, 1, sqlite3_column_int64(pg, 0));
+        sqlite3_bind_int64(cols, 2, sqlite3_column_int64(pg, 0));
+        /* Bit 0: the text column matched; bit 1 alone: only the thinking did. */
+        int mask = sqlite3_step(cols) == SQLITE_ROW ? sqlite3_column_int(cols, 0) : 1;
+        sqlite3_reset(cols);
         int rstep = sqlite3_step(row);
-        if (rstep == SQLITE_ROW) rc = store_search_row_visit(row, visit, ud, err);
+        if (rstep == SQLITE_ROW)
+            rc = mask == 2 ? store_search_thinking_visit(row, visit, ud, err) : store_search_row_visit(row, visit, ud, err);
         else if (rstep != SQLITE_DONE) rc = store_sqlite_failed(s, err, "search");
         sqlite3_reset(row);
         if (rc == STORE_VISIT_STOP) {
@@ -113,6 +160,7 @@ int store_sqlite_search_page(store *s, const char *query, const store_search_sco
 done:
     sqlite3_finalize(pg);
     sqlite3_finalize(row);
+    sqlite3_finalize(cols);
     free(where);
     free(sql);
     return rc;

@@ -18,7 +18,7 @@ pg_start >"$T/pg_start.txt" 2>&1 || { cat "$T/pg_start.txt"; fail "the PostgreSQ
 LCM="$BUILD/lcm"
 
 # 1. the unit suites against the server (PG_UNIT_SUITES names others; empty skips them)
-for t in ${PG_UNIT_SUITES-test_dag test_dag_progress test_recall test_ingest test_project test_projstate test_worker test_catalog test_lease}; do
+for t in ${PG_UNIT_SUITES-test_dag test_dag_progress test_recall test_search_stems test_ingest test_project test_projstate test_worker test_catalog test_lease}; do
     "$BUILD/tests/$t" >"$T/$t.txt" 2>&1 || { tail -30 "$T/$t.txt"; fail "$t on PostgreSQL"; }
     ok
 done

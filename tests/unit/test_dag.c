@@ -377,7 +377,7 @@ static void test_heal_dry_run_lists_mechanical_nodes_and_apply_replaces_them(voi
                      mech - 2);
     assert_int_equal(dag_event_count(f->st, "heal"), 1);
     /* the index follows the healed text */
-    assert_true(store_q1(f->st, store_q_pg() ? "SELECT count(*) FROM summaries WHERE tsv @@ to_tsquery('simple', 'decided')"
+    assert_true(store_q1(f->st, store_q_pg() ? "SELECT count(*) FROM summaries WHERE tsv @@ to_tsquery('english', 'decided')"
                                        : "SELECT count(*) FROM summaries_fts WHERE summaries_fts MATCH 'decided'") >= 1);
 }
 

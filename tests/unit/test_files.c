@@ -135,6 +135,21 @@ static void test_summary_and_preview_are_bounded_without_splitting_utf8(void **s
     sb_free(&md);
 }
 
+/* Code points are counted eight bytes at a time: every mix of widths, at every offset and
+ * length, against a byte-by-byte count. */
+static void test_utf8_count_matches_a_byte_count_at_every_offset(void **state)
+{
+    (void)state;
+    const char *s = "ab\xc3\xa9\xe7\x8e\xb0\xf0\x9f\x98\x80x\ny\xc3\xa9\xe7\x8e\xb0z\xf0\x9f\x98\x80tail text";
+    size_t n = strlen(s);
+    for (size_t from = 0; from < n; from++)
+        for (size_t len = 0; from + len <= n; len++) {
+            size_t want = 0;
+            for (size_t i = from; i < from + len; i++) want += ((unsigned char)s[i] & 0xC0) != 0x80;
+            assert_int_equal(files_utf8_count(s + from, len), want);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -143,6 +158,7 @@ int main(void)
         cmocka_unit_test(test_json_jsonl_csv_tsv_markdown_and_text_are_explored_by_shape),
         cmocka_unit_test(test_binary_reports_size_and_large_inline_is_labelled),
         cmocka_unit_test(test_summary_and_preview_are_bounded_without_splitting_utf8),
+        cmocka_unit_test(test_utf8_count_matches_a_byte_count_at_every_offset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -321,7 +321,77 @@ static void test_typed_by_person_refuses_harness_tags_and_compaction_summaries(v
             fail_msg("\"%s\" should not count as typed by a person", not_typed[i]);
 }
 
+static void test_index_text_decodes_tool_arguments_and_keeps_thinking_apart(void **state)
+{
+    (void)state;
+    cJSON *m = cJSON_Parse("{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\",\"thinking\":\"weigh it\"},"
+                           "{\"type\":\"text\",\"text\":\"Writing.\"},{\"type\":\"thinking\",\"thinking\":\"then this\"},"
+                           "{\"type\":\"toolCall\",\"id\":\"c1\",\"name\":\"write\",\"arguments\":{\"path\":\"a.md\","
+                           "\"content\":\"one\\nUpdate \\\"two\\\"\",\"n\":3,\"opts\":[\"x\",true]}},{\"type\":\"toolCall\","
+                           "\"id\":\"c2\",\"name\":\"bash\",\"arguments\":\"{\\\"command\\\":\\\"ls\\\\nWombat\\\"}\"}]}");
+    assert_non_null(m);
+    char *body = NULL, *thinking = NULL;
+    assert_int_equal(msg_index_text(m, &body, &thinking), 0);
+    assert_string_equal(body, "Writing.\n[toolCall write]\npath: a.md\ncontent: one\nUpdate \"two\"\nn: 3\nopts: x\n"
+                              "opts: true\n[toolCall bash]\ncommand: ls\nWombat");
+    assert_string_equal(thinking, "weigh it\nthen this");
+    free(body);
+    free(thinking);
+    /* The stored text keeps the JSON, and one walk gives the text, the estimate and both. */
+    int complete = 1;
+    size_t tokens = 0;
+    char *text = msg_derive_all(m, &complete, &tokens, &body, &thinking);
+    char *alone = msg_derive_text(m, NULL);
+    assert_string_equal(text, alone);
+    assert_non_null(strstr(text, "[toolCall write] {\"path\":\"a.md\""));
+    assert_int_equal(tokens, msg_estimate_tokens(m));
+    assert_int_equal(complete, 0);
+    assert_non_null(body);
+    assert_non_null(thinking);
+    free(text);
+    free(alone);
+    free(body);
+    free(thinking);
+    cJSON_Delete(m);
+    /* No tool call, no thinking: the text is the body. */
+    m = cJSON_Parse("{\"role\":\"user\",\"content\":\"plain\"}");
+    assert_int_equal(msg_index_text(m, &body, &thinking), 0);
+    assert_null(body);
+    assert_null(thinking);
+    cJSON_Delete(m);
+}
+
+/* The estimate counts UTF-16 units whatever the mix and wherever a character falls against
+ * the eight-byte steps it is counted in: each text against a byte-by-byte count. */
+static void test_estimate_counts_every_mix_of_widths_at_every_offset(void **state)
+{
+    (void)state;
+    static const char *const pieces[] = {"a", "é", "现", "😀", "\n", "Zz"};
+    for (unsigned seed = 1; seed < 400; seed++) {
+        char text[256] = "";
+        size_t units = 0, len = 0;
+        for (unsigned k = seed, i = 0; i < 1 + seed % 37; i++, k = k * 1103515245u + 12345u) {
+            const char *p = pieces[(k >> 16) % 6];
+            if (len + strlen(p) >= sizeof text) break;
+            memcpy(text + len, p, strlen(p) + 1);
+            len += strlen(p);
+            units += !strcmp(p, "😀") ? 2 : !strcmp(p, "Zz") ? 2 : 1;
+        }
+        cJSON *m = cJSON_CreateObject();
+        cJSON_AddStringToObject(m, "role", "user");
+        cJSON_AddStringToObject(m, "content", text);
+        assert_int_equal(msg_estimate_tokens(m), (units + 3) / 4);
+        size_t tokens = 0;
+        char *body = NULL, *thinking = NULL, *t = msg_derive_all(m, NULL, &tokens, &body, &thinking);
+        assert_int_equal(tokens, (units + 3) / 4);
+        free(t);
+        cJSON_Delete(m);
+    }
+}
+
 TEST_MAIN(
+    cmocka_unit_test(test_index_text_decodes_tool_arguments_and_keeps_thinking_apart),
+    cmocka_unit_test(test_estimate_counts_every_mix_of_widths_at_every_offset),
     cmocka_unit_test(test_role_names_round_trip),
     cmocka_unit_test(test_role_of_wrong_typed_role_is_unknown),
     cmocka_unit_test(test_derived_text_and_completeness_of_every_message_shape),

@@ -264,7 +264,7 @@ static void test_schema3_store_with_text_rows_is_read_then_migrated(void **state
 
     f->st = home_store("raw", "/p");
     assert_int_equal(store_schema_version(f->st), STORE_SCHEMA_VERSION);
-    assert_int_equal(STORE_SCHEMA_VERSION, 4);
+    assert_true(STORE_SCHEMA_VERSION >= 4);
     assert_rows_verbatim(f->st, f->json, f->n);
     assert_int_equal(stored_bytes(f->st, "m0"), -1); /* the migration rewrote no row */
     /* New rows are packed beside the old ones. */

@@ -1,0 +1,206 @@
+/*
+ * store_sqlite_tok.c -- the full-text index's tokenizer "lcm" and its column function
+ * lcm_cols() (store_sqlite_tok.h). The splitting itself is FTS5's unicode61, wrapped: its
+ * words are the index's words everywhere but in CJK text, where no space separates words
+ * and unicode61 returns a whole line as one word. Only a text holding a CJK character is
+ * looked at word by word, so other text costs one scan of its bytes more than unicode61.
+ */
+#include "store_sqlite_tok.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+/* One tokenizer instance: unicode61's, with the options it was made with. */
+typedef struct tok {
+    fts5_tokenizer base;
+    Fts5Tokenizer *inner;
+} tok;
+
+/* The call a tokenize passes down to unicode61 and back up to FTS5 (or porter). */
+typedef struct tok_call {
+    void *ctx;
+    int (*emit)(void *ctx, int tflags, const char *token, int n, int start, int end);
+    const char *text;
+} tok_call;
+
+/* Han (with its radicals and compatibility forms), kana, bopomofo and Hangul: the scripts
+ * written without spaces between words. Thai, Lao, Khmer and Myanmar are not among them
+ * (their words would need a dictionary; bigrams of them are not what a reader searches). */
+static int tok_is_cjk(uint32_t c)
+{
+    return (c >= 0x1100 && c <= 0x11FF) || (c >= 0x2E80 && c <= 0x2FDF) || (c >= 0x3005 && c <= 0x3007) ||
+           (c >= 0x3021 && c <= 0x3029) || (c >= 0x3031 && c <= 0x3035) || (c >= 0x3040 && c <= 0x9FFF) ||
+           (c >= 0xA960 && c <= 0xA97F) || (c >= 0xAC00 && c <= 0xD7FF) || (c >= 0xF900 && c <= 0xFAFF) ||
+           (c >= 0xFF66 && c <= 0xFF9F) || (c >= 0x20000 && c <= 0x3FFFF);
+}
+
+/* The code point at s[0..n) and its length in *len (a stray byte counts as itself, one byte). */
+static uint32_t tok_decode(const unsigned char *s, int n, int *len)
+{
+    int need = s[0] >= 0xF0 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC0 ? 2 : 1;
+    if (need > n) need = 1;
+    uint32_t c = need == 1 ? s[0] : s[0] & (0x3F >> (need - 1));
+    for (int i = 1; i < need; i++) {
+        if ((s[i] & 0xC0) != 0x80) {
+            *len = 1;
+            return s[0];
+        }
+        c = c << 6 | (s[i] & 0x3F);
+    }
+    *len = need;
+    return c;
+}
+
+/* The byte after the character at text[at], not past `end`. Offsets matter only to
+ * highlight() and snippet(), which a contentless table does not answer; they are kept
+ * close (one source character per folded one) and always inside the word's span. */
+static int tok_step(const char *text, int at, int end)
+{
+    if (at >= end) return end;
+    at++;
+    while (at < end && ((unsigned char)text[at] & 0xC0) == 0x80) at++;
+    return at;
+}
+
+/* One unicode61 word: as it is, or cut at the CJK edges with its CJK runs as bigrams. */
+static int tok_word(void *ud, int tflags, const char *w, int n, int start, int end)
+{
+    tok_call *call = ud;
+    int i = 0;
+    /* Every CJK code point is U+1100 or above: a lead byte of 0xE1 or more. */
+    while (i < n && (unsigned char)w[i] < 0xE1) i++;
+    if (i == n) return call->emit(call->ctx, tflags, w, n, start, end);
+    const unsigned char *u = (const unsigned char *)w;
+    int pos = 0, opos = start, rc = SQLITE_OK, len;
+    while (pos < n && rc == SQLITE_OK) {
+        int from = pos, ofrom = opos;
+        if (!tok_is_cjk(tok_decode(u + pos, n - pos, &len))) {
+            while (pos < n && !tok_is_cjk(tok_decode(u + pos, n - pos, &len))) {
+                pos += len;
+                opos = tok_step(call->text, opos, end);
+            }
+            rc = call->emit(call->ctx, tflags, w + from, pos - from, ofrom, opos);
+            tflags = 0;
+            continue;
+        }
+        /* A CJK run: each character with the one after it; a lone one by itself. */
+        int prev = -1, oprev = -1, count = 0;
+        while (pos < n && rc == SQLITE_OK && tok_is_cjk(tok_decode(u + pos, n - pos, &len))) {
+            int onext = tok_step(call->text, opos, end);
+            if (prev >= 0) {
+                rc = call->emit(call->ctx, tflags, w + prev, pos + len - prev, oprev, onext);
+                tflags = 0;
+            }
+            prev = pos;
+            oprev = opos;
+            pos += len;
+            opos = onext;
+            count++;
+        }
+        if (rc == SQLITE_OK && count == 1) {
+            rc = call->emit(call->ctx, tflags, w + prev, pos - prev, oprev, opos);
+            tflags = 0;
+        }
+    }
+    return rc;
+}
+
+static int tok_create(void *ud, const char **argv, int argc, Fts5Tokenizer **out)
+{
+    static const char *dflt[] = {"remove_diacritics", "2"};
+    fts5_api *api = ud;
+    void *base_ud = NULL;
+    tok *t = calloc(1, sizeof *t);
+    int rc;
+    *out = NULL;
+    if (!t) return SQLITE_NOMEM;
+    rc = api->xFindTokenizer(api, "unicode61", &base_ud, &t->base);
+    /* Options given in the table's declaration go to unicode61 as they are. */
+    if (rc == SQLITE_OK) rc = t->base.xCreate(base_ud, argc ? argv : dflt, argc ? argc : 2, &t->inner);
+    if (rc != SQLITE_OK) {
+        free(t);
+        return rc;
+    }
+    *out = (Fts5Tokenizer *)t;
+    return SQLITE_OK;
+}
+
+static void tok_delete(Fts5Tokenizer *p)
+{
+    tok *t = (tok *)p;
+    if (!t) return;
+    if (t->inner) t->base.xDelete(t->inner);
+    free(t);
+}
+
+/* Whether text[0..n) may hold a CJK character (a byte of 0xE1 or more), eight bytes at a
+ * time while they are ASCII: most texts are, and then unicode61's words go on as they
+ * are, without a call per word through tok_word. */
+static int tok_may_cjk(const char *text, int n)
+{
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, text + i, 8);
+        if (!(w & 0x8080808080808080ull)) continue;
+        for (int k = 0; k < 8; k++)
+            if ((unsigned char)text[i + k] >= 0xE1) return 1;
+    }
+    for (; i < n; i++)
+        if ((unsigned char)text[i] >= 0xE1) return 1;
+    return 0;
+}
+
+static int tok_tokenize(Fts5Tokenizer *p, void *ctx, int flags, const char *text, int n,
+                        int (*emit)(void *, int, const char *, int, int, int))
+{
+    tok *t = (tok *)p;
+    if (!tok_may_cjk(text, n)) return t->base.xTokenize(t->inner, ctx, flags, text, n, emit);
+    tok_call call = {ctx, emit, text};
+    return t->base.xTokenize(t->inner, &call, flags, text, n, tok_word);
+}
+
+/* lcm_cols(table): the columns holding this row's matched phrases, as a bit mask. */
+static void tok_cols(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, int argc,
+                     sqlite3_value **argv)
+{
+    int n = 0, mask = 0;
+    (void)argc;
+    (void)argv;
+    if (api->xInstCount(fts, &n) != SQLITE_OK) {
+        sqlite3_result_error(ctx, "lcm_cols: the index holds no positions", -1);
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        int phrase, col, off;
+        if (api->xInst(fts, i, &phrase, &col, &off) == SQLITE_OK && col >= 0 && col < 31) mask |= 1 << col;
+    }
+    sqlite3_result_int(ctx, mask);
+}
+
+/* The connection's FTS5 API (NULL: the library has no FTS5). */
+static fts5_api *tok_api(sqlite3 *db)
+{
+    fts5_api *api = NULL;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &st, NULL) != SQLITE_OK) return NULL;
+    sqlite3_bind_pointer(st, 1, (void *)&api, "fts5_api_ptr", NULL);
+    sqlite3_step(st);
+    sqlite3_finalize(st);
+    return api;
+}
+
+int store_sqlite_tok_register(sqlite3 *db, char **err)
+{
+    static fts5_tokenizer lcm = {tok_create, tok_delete, tok_tokenize};
+    fts5_api *api = tok_api(db);
+    if (!api || api->iVersion < 2)
+        return lc_errf(err, LC_ERR, "store: this SQLite library has no usable FTS5 (full-text search)");
+    if (api->xCreateTokenizer(api, "lcm", api, &lcm, NULL) != SQLITE_OK ||
+        api->xCreateFunction(api, "lcm_cols", NULL, tok_cols, NULL) != SQLITE_OK)
+        return lc_errf(err, LC_ERR, "store: cannot register the full-text tokenizer: %s", sqlite3_errmsg(db));
+    return LC_OK;
+}
