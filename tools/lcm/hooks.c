@@ -242,7 +242,7 @@ static int hooks_blank(const char *s)
 
 /* What the file's new bytes need before they may be written: a writable file, and for an
  * uninstall that leaves nothing in a file no .bak says the user had, its removal. */
-static int hooks_file_settle(const hooks_opts *o, hooks_file *f, int add, int empty, int ours_before, char **err)
+static int hooks_file_settle(hooks_file *f, int add, int empty, int ours_before, char **err)
 {
     size_t len = f->text ? strlen(f->text) : 0;
     if (!f->text || (f->existed && len == f->old_len && memcmp(f->text, f->old, len) == 0)) return LC_OK;
@@ -257,7 +257,6 @@ static int hooks_file_settle(const hooks_opts *o, hooks_file *f, int add, int em
         f->remove = lstat(bak, &sb) != 0;
         free(bak);
     }
-    (void)o;
     return LC_OK;
 }
 
@@ -631,7 +630,7 @@ static int hooks_json_prepare(const hooks_opts *o, FILE *out, hooks_file *f, con
     jt_free(root);
     f->text = text;
     text = NULL;
-    rc = hooks_file_settle(o, f, add, empty, removed > 0, err);
+    rc = hooks_file_settle(f, add, empty, removed > 0, err);
 done:
     free(base);
     free(text);
@@ -670,8 +669,7 @@ static void hooks_toml_look(const char *text, const toml_doc *d, hooks_toml_view
 {
     static const char *const features[] = {"features"}, *const mcp_servers[] = {"mcp_servers"},
                              *const mcp_lcm[] = {"mcp_servers", "lcm"}, *const codex_hooks[] = {"codex_hooks"};
-    memset(v, 0xff, sizeof *v); /* every index -1 */
-    v->key_root = 0;
+    *v = (hooks_toml_view){-1, -1, 0, -1, -1, -1, -1, -1, -1, -1};
     for (size_t i = 0; i < d->n; i++) {
         const toml_stmt *st = &d->v[i];
         if (st->kind == TOML_TABLE) {
@@ -937,10 +935,13 @@ static int hooks_toml_prepare(const hooks_opts *o, FILE *out, hooks_file *f, con
     if (strlen(f->old) != f->old_len) return lc_errf(err, LC_INVALID, "%s holds a NUL byte: left as it is", path);
     if ((rc = hooks_toml_strip(path, f->old, &text, &removed, err)) != LC_OK) goto done;
     if (add && (rc = hooks_toml_add(o, out, path, &text, err)) != LC_OK) goto done;
-    /* what we write must read back: ours in (or out), the user's statements all there */
+    /* What we write must split into statements again (a guard: the edits are made so). */
+    toml_doc check;
+    if ((rc = hooks_toml_scan(path, text, &check, err)) != LC_OK) goto done;
+    toml_doc_free(&check);
     f->text = text;
     text = NULL;
-    rc = hooks_file_settle(o, f, add, hooks_blank(f->text), removed > 0, err);
+    rc = hooks_file_settle(f, add, hooks_blank(f->text), removed > 0, err);
 done:
     free(text);
     return rc;

@@ -290,6 +290,44 @@ static int ts_push(toml_doc *d, size_t *cap, const toml_stmt *st)
     return LC_OK;
 }
 
+/* One statement from p->i: its kind, key and spans into *st (its key freed by the caller,
+ * also on failure); *table follows the headers. */
+static int ts_statement(ts *p, toml_stmt *st, long *table, size_t index)
+{
+    int rc = LC_OK;
+    ts_ws(p);
+    char c = p->i < p->len ? p->s[p->i] : '\n';
+    if (c == '#' || c == '\n' || ts_nl(p) || p->i >= p->len) {
+        st->kind = TOML_BLANK;
+    } else if (c == '[') {
+        int arr = p->i + 1 < p->len && p->s[p->i + 1] == '[';
+        st->kind = arr ? TOML_ARRAY_TABLE : TOML_TABLE;
+        p->i += arr ? 2 : 1;
+        if ((rc = ts_key(p, &st->key, &st->nkey)) != LC_OK) return rc;
+        if (!ts_at(p, arr ? "]]" : "]")) return ts_fail(p, "a table header that does not close");
+        p->i += arr ? 2 : 1;
+        *table = (long)index;
+    } else {
+        st->kind = TOML_KEYVAL;
+        if ((rc = ts_key(p, &st->key, &st->nkey)) != LC_OK) return rc;
+        if (p->i >= p->len || p->s[p->i] != '=') return ts_fail(p, "'=' expected after a key");
+        p->i++;
+        ts_ws(p);
+        st->val_start = p->i;
+        if ((rc = ts_value(p, 0)) != LC_OK) return rc;
+        st->val_end = p->i;
+    }
+    ts_ws(p);
+    st->com_start = p->i;
+    if (p->i < p->len && p->s[p->i] == '#') ts_comment(p);
+    st->line_end = p->i;
+    size_t nl = ts_nl(p);
+    if (!nl && p->i < p->len) return ts_fail(p, "unexpected text after a statement");
+    p->i += nl;
+    st->end = p->i;
+    return LC_OK;
+}
+
 int toml_scan(const char *text, size_t len, toml_doc *d, char **err)
 {
     ts p = {text, len, 0, err};
@@ -302,61 +340,18 @@ int toml_scan(const char *text, size_t len, toml_doc *d, char **err)
         toml_stmt st = {0};
         for (; counted < p.i; counted++)
             if (text[counted] == '\n') line++;
-        st.start = p.i == 3 && d->n == 0 ? 0 : p.i;
+        st.start = p.i == 3 && d->n == 0 ? 0 : p.i; /* the BOM goes with the first statement */
         st.line = line;
         st.table = table;
-        ts_ws(&p);
-        char c = p.i < len ? text[p.i] : '\n';
-        if (c == '#' || c == '\n' || ts_nl(&p) || p.i >= len) {
-            st.kind = TOML_BLANK;
-        } else if (c == '[') {
-            int arr = p.i + 1 < len && text[p.i + 1] == '[';
-            st.kind = arr ? TOML_ARRAY_TABLE : TOML_TABLE;
-            p.i += arr ? 2 : 1;
-            if ((rc = ts_key(&p, &st.key, &st.nkey)) != LC_OK) goto fail;
-            if (!ts_at(&p, arr ? "]]" : "]")) {
-                rc = ts_fail(&p, "a table header that does not close");
-                goto fail;
-            }
-            p.i += arr ? 2 : 1;
-            table = (long)d->n;
-        } else {
-            st.kind = TOML_KEYVAL;
-            if ((rc = ts_key(&p, &st.key, &st.nkey)) != LC_OK) goto fail;
-            if (p.i >= len || text[p.i] != '=') {
-                rc = ts_fail(&p, "'=' expected after a key");
-                goto fail;
-            }
-            p.i++;
-            ts_ws(&p);
-            st.val_start = p.i;
-            if ((rc = ts_value(&p, 0)) != LC_OK) goto fail;
-            st.val_end = p.i;
-        }
-        ts_ws(&p);
-        st.com_start = p.i;
-        if (p.i < len && text[p.i] == '#') ts_comment(&p);
-        st.line_end = p.i;
-        size_t nl = ts_nl(&p);
-        if (!nl && p.i < len) {
-            rc = ts_fail(&p, "unexpected text after a statement");
-            goto fail;
-        }
-        p.i += nl;
-        st.end = p.i;
-        if ((rc = ts_push(d, &cap, &st)) != LC_OK) {
-            ts_key_free(st.key, st.nkey);
+        if ((rc = ts_statement(&p, &st, &table, d->n)) == LC_OK && (rc = ts_push(d, &cap, &st)) == LC_NOMEM)
             rc = lc_errf(err, LC_NOMEM, "out of memory");
-            goto fail_done;
+        if (rc != LC_OK) {
+            ts_key_free(st.key, st.nkey);
+            goto done;
         }
-        continue;
-    fail:
-        ts_key_free(st.key, st.nkey);
-        goto fail_done;
     }
-    return LC_OK;
-fail_done:
-    toml_doc_free(d);
+done:
+    if (rc != LC_OK) toml_doc_free(d);
     return rc;
 }
 
