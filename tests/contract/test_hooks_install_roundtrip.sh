@@ -82,6 +82,12 @@ assert_grep "$T/bad.out" "not a JSON object" "the refusal names the file"
 cmp -s "$U/.claude/settings.json" "$T/s3.orig" || fail "settings.json is not written when ~/.claude.json is invalid"; ok
 [ ! -e "$U/.claude/settings.json.bak" ] || fail "no .bak either"; ok
 rm -f "$U/.claude.json"
+# a NUL byte inside: refused, not cut there
+printf '{"model": "opus"}\000{"more": 1}\n' >"$U/.claude/settings.json"
+cp "$U/.claude/settings.json" "$T/nul.orig"
+inst "$U" >"$T/nul.out" 2>&1
+assert_eq "$?" "1" "a settings.json holding a NUL byte is refused"
+cmp -s "$U/.claude/settings.json" "$T/nul.orig" || fail "the file with a NUL byte is left as it is"; ok
 # a FIFO and /dev/zero: refused at once
 rm -f "$U/.claude/settings.json"
 mkfifo "$U/.claude/settings.json"

@@ -616,6 +616,7 @@ static int hooks_json_prepare(const hooks_opts *o, FILE *out, hooks_file *f, con
         f->absent = 1;
         return LC_OK;
     }
+    if (strlen(f->old) != f->old_len) return lc_errf(err, LC_INVALID, "%s holds a NUL byte: left as it is", path);
     /* An absent or blank file is an empty object, written in the usual two-space layout. */
     if (!(base = hooks_blank(f->old) ? lc_strdup("{}\n") : lc_strdup(f->old))) return lc_errf(err, LC_NOMEM, "out of memory");
     rc = what == HOOKS_ENTRIES ? hooks_entries_strip(path, base, &text, &removed, err)
