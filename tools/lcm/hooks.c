@@ -621,7 +621,7 @@ static int hooks_json_prepare(const hooks_opts *o, FILE *out, hooks_file *f, con
     if (!(base = hooks_blank(f->old) ? lc_strdup("{}\n") : lc_strdup(f->old))) return lc_errf(err, LC_NOMEM, "out of memory");
     rc = what == HOOKS_ENTRIES ? hooks_entries_strip(path, base, &text, &removed, err)
                                : hooks_mcp_strip(out, path, base, &text, &removed, &leave, err);
-    if (rc != LC_OK || leave) goto done;
+    if (rc != LC_OK || leave || (!add && !removed)) goto done; /* nothing of ours: not touched */
     if (add)
         rc = what == HOOKS_ENTRIES ? hooks_entries_add(o, path, set, &text, err) : hooks_mcp_add(o, path, &text, err);
     if (rc != LC_OK) goto done;
@@ -934,7 +934,8 @@ static int hooks_toml_prepare(const hooks_opts *o, FILE *out, hooks_file *f, con
         return LC_OK;
     }
     if (strlen(f->old) != f->old_len) return lc_errf(err, LC_INVALID, "%s holds a NUL byte: left as it is", path);
-    if ((rc = hooks_toml_strip(path, f->old, &text, &removed, err)) != LC_OK) goto done;
+    if (!add && !strstr(f->old, HOOKS_TOML_MARK)) return LC_OK; /* nothing of ours: not even read */
+    if ((rc = hooks_toml_strip(path, f->old, &text, &removed, err)) != LC_OK || (!add && !removed)) goto done;
     if (add && (rc = hooks_toml_add(o, out, path, &text, err)) != LC_OK) goto done;
     /* What we write must split into statements again (a guard: the edits are made so). */
     toml_doc check;
