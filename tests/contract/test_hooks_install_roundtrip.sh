@@ -101,6 +101,17 @@ assert_eq "$?" "1" "/dev/zero as settings.json is refused"
 assert_grep "$T/zero.out" "not a regular file" "the /dev/zero refusal says why"
 [ ! -e "$U/.claude.json" ] || fail "nothing else is written"; ok
 
+# ---- empty files: read as empty (a settings.json of 0 bytes, a config.toml of 0 bytes) -------
+U="$T/u5"
+mkdir -p "$U/.claude" "$U/.codex"
+: >"$U/.claude/settings.json"
+: >"$U/.codex/config.toml"
+inst "$U" >"$T/e1.out" 2>&1 || { cat "$T/e1.out"; fail "install over an empty settings.json"; }
+inst "$U" "$S" codex >"$T/e2.out" 2>&1 || { cat "$T/e2.out"; fail "install over an empty config.toml"; }
+python3 -c "import json,sys; assert 'Stop' in json.load(open(sys.argv[1]))['hooks']" "$U/.claude/settings.json" || fail "empty settings.json: hooks in"
+python3 -c "import tomllib,sys; assert tomllib.load(open(sys.argv[1],'rb'))['features']['codex_hooks'] is True" "$U/.codex/config.toml" || fail "empty config.toml: codex_hooks in"
+ok
+
 # ---- a user with no config: nothing left after install + uninstall -------------------------
 U="$T/u4"
 mkdir -p "$U"

@@ -213,6 +213,7 @@ static int hooks_file_read(hooks_file *f, const char *path, char **err)
             rc = lc_errf(err, LC_NOMEM, "out of memory");
             goto done;
         }
+        b.p[b.len] = 0; /* an empty file too is a C string */
         ssize_t n = read(fd, b.p + b.len, b.cap - b.len - 1);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) {
