@@ -61,6 +61,25 @@ cmp -s "$U/.claude.json" "$T/c2.orig" || { cat "$U/.claude.json"; fail "uninstal
 ok
 assert_grep "$U/.claude/settings.json" "my-script.sh" "the chained command is never deleted"
 
+# ---- the user's own empty containers ("hooks": {}, "Stop": [], "mcpServers": {}) stay -------
+U="$T/u6"
+mkdir -p "$U/.claude"
+printf '{\n  "hooks": {\n    "Stop": []\n  },\n  "model": "opus"\n}\n' >"$U/.claude/settings.json"
+printf '{"mcpServers": {}, "numStartups": 1}\n' >"$U/.claude.json"
+cp "$U/.claude/settings.json" "$T/s6.orig"
+cp "$U/.claude.json" "$T/c6.orig"
+inst "$U" >/dev/null 2>&1 || fail "install over empty containers"
+cp "$U/.claude/settings.json" "$T/s6.once"
+cp "$U/.claude.json" "$T/c6.once"
+inst "$U" >"$T/i6.out" 2>&1 || fail "install twice over empty containers"
+cmp -s "$U/.claude/settings.json" "$T/s6.once" && cmp -s "$U/.claude.json" "$T/c6.once" ||
+    { cat "$U/.claude/settings.json"; fail "a second install changes nothing (the user's empty containers stay in place)"; }
+ok
+uninst "$U" >/dev/null 2>&1 || fail "uninstall from empty containers"
+cmp -s "$U/.claude/settings.json" "$T/s6.orig" || { cat "$U/.claude/settings.json"; fail "uninstall keeps the user's empty hooks and Stop"; }
+cmp -s "$U/.claude.json" "$T/c6.orig" || { cat "$U/.claude.json"; fail "uninstall keeps the user's empty mcpServers"; }
+ok
+
 # ---- refusals: nothing written ---------------------------------------------------------------
 U="$T/u3"
 mkdir -p "$U/.claude"

@@ -447,17 +447,36 @@ typedef struct hooks_event_set {
     size_t n;
 } hooks_event_set;
 
-/* Our hook entries out of hooks.<event>[].hooks[]: a group, an event and the hooks object
- * left empty by that go too (and only then), each as the exact bytes install added. */
-static int hooks_entries_strip(const char *path, const char *text, char **out, int *removed, char **err)
+/* Whether the user's own version (`keep`, the .bak: NULL when none) has the container at
+ * keys[0..n): one that ours left empty then stays, empty, where the user had it. */
+static int hooks_kept(const char *keep, jt_node *keep_root, const char *const *keys, size_t n)
 {
-    jt_node *root = NULL;
+    return keep && keep_root && hooks_json_at(keep, keep_root, keys, n) != NULL;
+}
+
+/* Whether install is about to fill hooks.<name> (fill: the events, NULL when uninstalling). */
+static int hooks_fills(const hooks_opts *o, const hooks_event_set *fill, const char *name)
+{
+    for (size_t i = 0; fill && i < fill->n; i++)
+        if (!strcmp(fill->evs[i].name, name) && (!fill->evs[i].prompt || o->prompt_hook)) return 1;
+    return 0;
+}
+
+/* Our hook entries out of hooks.<event>[].hooks[]: a group, an event and the hooks object
+ * left empty by that go too, each as the exact bytes install added, unless the user's own
+ * version has it (`keep`) or install is about to fill it again (`fill`), so that a second
+ * install finds the same places. */
+static int hooks_entries_strip(const hooks_opts *o, const hooks_event_set *fill, const char *path, const char *text,
+                               const char *keep, char **out, int *removed, char **err)
+{
+    jt_node *root = NULL, *keep_root = NULL;
     jt_edits e = {0};
     unsigned char *dev = NULL, *dg = NULL, *dh = NULL;
     int rc = hooks_json_root(path, text, &root, err);
     *removed = 0;
     *out = NULL;
     if (rc != LC_OK) return rc;
+    if (keep && jt_parse(keep, strlen(keep), &keep_root, NULL) != LC_OK) keep_root = NULL;
     jt_node *hooks = jt_get(text, root, "hooks");
     if (hooks && hooks->type == JT_OBJ && hooks->n) {
         size_t ndev = 0, i = 0;
@@ -482,10 +501,15 @@ static int hooks_entries_strip(const char *path, const char *text, char **out, i
                 if (ndh == hs->n) dg[j] = 1, ndg++;
                 else if (ndh) jt_remove(&e, text, hs, dh);
             }
-            if (ndg == ev->n) dev[i] = 1, ndev++;
+            char *name = ndg == ev->n ? jt_key(text, ev) : NULL;
+            const char *const ev_path[] = {"hooks", name ? name : ""};
+            if (ndg == ev->n && !hooks_kept(keep, keep_root, ev_path, 2) && !(name && hooks_fills(o, fill, name)))
+                dev[i] = 1, ndev++;
             else if (ndg) jt_remove(&e, text, ev, dg);
+            free(name);
         }
-        if (ndev == hooks->n) hooks_json_drop(&e, text, hooks);
+        static const char *const hooks_path[] = {"hooks"};
+        if (ndev == hooks->n && !hooks_kept(keep, keep_root, hooks_path, 1) && !fill) hooks_json_drop(&e, text, hooks);
         else if (ndev) jt_remove(&e, text, hooks, dev);
     }
     if (!(*out = jt_apply(text, strlen(text), &e))) rc = lc_errf(err, LC_NOMEM, "out of memory");
@@ -498,6 +522,7 @@ done:
     free(dg);
     free(dh);
     jt_free(root);
+    jt_free(keep_root);
     return rc;
 }
 
@@ -546,12 +571,14 @@ static int hooks_mcp_ours(const cJSON *srv)
            strcmp(a0->valuestring, "mcp") == 0;
 }
 
-/* mcpServers.lcm out (and mcpServers when that leaves it empty); *leave when the lcm there
- * is someone else's, which stays. */
-static int hooks_mcp_strip(FILE *out, const char *path, const char *text, char **new_text, int *removed, int *leave,
-                           char **err)
+/* mcpServers.lcm out (and mcpServers when that leaves it empty, unless the user's own
+ * version has it or install refills it: `fill`); *leave when the lcm there is someone
+ * else's, which stays. */
+static int hooks_mcp_strip(FILE *out, int fill, const char *path, const char *text, const char *keep, char **new_text,
+                           int *removed, int *leave, char **err)
 {
-    jt_node *root = NULL;
+    static const char *const servers_path[] = {"mcpServers"};
+    jt_node *root = NULL, *keep_root = NULL;
     jt_edits e = {0};
     int rc = hooks_json_root(path, text, &root, err);
     *new_text = NULL;
@@ -569,12 +596,14 @@ static int hooks_mcp_strip(FILE *out, const char *path, const char *text, char *
             goto done;
         }
         *removed = 1;
-        hooks_json_drop(&e, text, servers->n == 1 ? servers : lcm);
+        if (keep && jt_parse(keep, strlen(keep), &keep_root, NULL) != LC_OK) keep_root = NULL;
+        hooks_json_drop(&e, text, servers->n == 1 && !fill && !hooks_kept(keep, keep_root, servers_path, 1) ? servers : lcm);
     }
     if (!(*new_text = jt_apply(text, strlen(text), &e))) rc = lc_errf(err, LC_NOMEM, "out of memory");
 done:
     jt_edits_free(&e);
     jt_free(root);
+    jt_free(keep_root);
     return rc;
 }
 
@@ -620,8 +649,16 @@ static int hooks_json_prepare(const hooks_opts *o, FILE *out, hooks_file *f, con
     if (strlen(f->old) != f->old_len) return lc_errf(err, LC_INVALID, "%s holds a NUL byte: left as it is", path);
     /* An absent or blank file is an empty object, written in the usual two-space layout. */
     if (!(base = hooks_blank(f->old) ? lc_strdup("{}\n") : lc_strdup(f->old))) return lc_errf(err, LC_NOMEM, "out of memory");
-    rc = what == HOOKS_ENTRIES ? hooks_entries_strip(path, base, &text, &removed, err)
-                               : hooks_mcp_strip(out, path, base, &text, &removed, &leave, err);
+    /* The .bak is the user's own version: a container it has is theirs, kept even empty. */
+    hooks_file bak = {0};
+    char *bak_path = lc_asprintf("%s.bak", path), *bak_err = NULL;
+    const char *keep = bak_path && hooks_file_read(&bak, bak_path, &bak_err) == LC_OK && bak.existed &&
+                               strlen(bak.old) == bak.old_len ? bak.old : NULL;
+    rc = what == HOOKS_ENTRIES ? hooks_entries_strip(o, add ? set : NULL, path, base, keep, &text, &removed, err)
+                               : hooks_mcp_strip(out, add, path, base, keep, &text, &removed, &leave, err);
+    hooks_file_free(&bak);
+    free(bak_path);
+    free(bak_err);
     if (rc != LC_OK || leave || (!add && !removed)) goto done; /* nothing of ours: not touched */
     if (add)
         rc = what == HOOKS_ENTRIES ? hooks_entries_add(o, path, set, &text, err) : hooks_mcp_add(o, path, &text, err);
@@ -1021,7 +1058,7 @@ int hooks_present(const hooks_opts *o)
     hooks_file f = {0};
     int n = 0;
     if (path && hooks_file_read(&f, path, &err) == LC_OK && !hooks_blank(f.old))
-        hooks_entries_strip(path, f.old, &text, &n, &err);
+        hooks_entries_strip(o, NULL, path, f.old, NULL, &text, &n, &err);
     hooks_file_free(&f);
     free(dir);
     free(path);

@@ -217,13 +217,18 @@ int jt_parse(const char *text, size_t len, jt_node **root, char **err)
     return rc;
 }
 
+char *jt_key(const char *text, const jt_node *member)
+{
+    jt_node k = {.type = JT_STR, .start = member->key_start, .end = member->key_end};
+    return member->parent && member->parent->type == JT_OBJ ? jt_str(text, &k) : NULL;
+}
+
 jt_node *jt_get(const char *text, const jt_node *obj, const char *key)
 {
     jt_node *found = NULL;
     if (!obj || obj->type != JT_OBJ) return NULL;
     for (jt_node *c = obj->child; c; c = c->next) {
-        jt_node k = {.type = JT_STR, .start = c->key_start, .end = c->key_end};
-        char *name = jt_str(text, &k);
+        char *name = jt_key(text, c);
         if (name && strcmp(name, key) == 0) found = c;
         free(name);
     }

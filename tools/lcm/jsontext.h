@@ -28,6 +28,8 @@ void jt_free(jt_node *root);
 
 /* The member `key` of an object (the last, as JavaScript reads duplicates), or NULL. */
 jt_node *jt_get(const char *text, const jt_node *obj, const char *key);
+/* A member's key decoded (malloc'd), as jt_str. */
+char *jt_key(const char *text, const jt_node *member);
 /* A string value decoded (malloc'd); NULL when not a string, on OOM, or when it holds
  * \u0000 (no C string says it). */
 char *jt_str(const char *text, const jt_node *n);
