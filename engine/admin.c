@@ -4,6 +4,7 @@
  */
 #include "admin.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -887,6 +888,31 @@ static int admin_target_backend(const char *url, const store_backend **b, const 
     return LC_OK;
 }
 
+/* The folder a file:// target's stores go to: absent (the copy creates it 0700) or a real
+ * folder already private. Anything else is refused before a store is opened there, since
+ * opening one makes its folder 0700, and a folder this copy did not create keeps the mode
+ * its owner gave it. */
+static int admin_target_folder(const char *target_home, char **err)
+{
+    char *dir = lc_asprintf("%s/lcm", target_home);
+    struct stat sb;
+    int rc = LC_OK;
+    if (!dir) return lc_errf(err, LC_NOMEM, "out of memory");
+    if (lstat(dir, &sb) != 0) {
+        if (errno != ENOENT) rc = lc_errf(err, LC_ERR, "%s: %s", dir, strerror(errno));
+    } else if (!S_ISDIR(sb.st_mode)) {
+        rc = lc_errf(err, LC_INVALID, "%s is not a folder (a link or a file): nothing copied", dir);
+    } else if ((sb.st_mode & 07777) != 0700) {
+        rc = lc_errf(err, LC_INVALID,
+                     "%s exists with mode %04o; the stores go only into a private folder (0700), and a "
+                     "folder this copy did not create is left as it is: `chmod 700 %s` if it is yours, or "
+                     "name another home; nothing copied",
+                     dir, (unsigned)(sb.st_mode & 07777), dir);
+    }
+    free(dir);
+    return rc;
+}
+
 /* One store: counted, or copied in one transaction of the target. */
 static int admin_copy_store(const store_backend *b, const char *target_home, const char *home,
                             const catalog_entry *e, int apply, admin_copy *c, char **err)
@@ -944,7 +970,8 @@ int admin_migrate_to(const admin_env *env, const char *url, int apply, admin_res
     cJSON_AddStringToObject(j, "to", shown ? shown : "?");
     cJSON_AddBoolToObject(j, "apply", apply);
     if (admin_target_backend(url, &b, &target_home, &e) != LC_OK ||
-        (target_home && apply && lcm_config_home_guard(target_home, &e) != LC_OK)) {
+        (target_home && apply && lcm_config_home_guard(target_home, &e) != LC_OK) ||
+        (target_home && admin_target_folder(target_home, &e) != LC_OK)) {
         rc = admin_line(out, j, 1, lc_asprintf("%s migrate --to: %s", env->cmd, e ? e : "refused"), err);
         goto done;
     }

@@ -198,19 +198,32 @@ static int maint_export_fp(store *s, const char *tag, FILE *fp, int64_t *rows, c
     return rc;
 }
 
-/* Open `path`.tmp for an export; maint_file_commit fsyncs and renames it into place. */
+/* A fresh temp file beside `path` for an export; maint_file_commit fsyncs and renames it
+ * into place. mkstemp makes it O_EXCL with a random name, so a file or symlink planted at a
+ * guessable name is never written through nor its mode kept; mkstemp's 0600 is set again
+ * through the descriptor whatever the umask did. */
 static FILE *maint_file_begin(const char *path, char **tmp, char **err)
 {
-    *tmp = lc_asprintf("%s.tmp", path);
+    const char *slash = strrchr(path, '/');
+    *tmp = slash ? lc_asprintf("%.*s/.%s.tmp.XXXXXX", (int)(slash - path), path, slash + 1)
+                 : lc_asprintf(".%s.tmp.XXXXXX", path);
     if (!*tmp) {
         lc_errf(err, LC_NOMEM, "export: out of memory");
         return NULL;
     }
-    int fd = open(*tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    int fd = mkstemp(*tmp);
+    if (fd >= 0 && fchmod(fd, 0600) != 0) {
+        close(fd);
+        unlink(*tmp);
+        fd = -1;
+    }
     FILE *fp = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!fp) {
         lc_errf(err, LC_ERR, "export: cannot write %s: %s", path, strerror(errno));
-        if (fd >= 0) close(fd);
+        if (fd >= 0) {
+            close(fd);
+            unlink(*tmp);
+        }
         free(*tmp);
         *tmp = NULL;
     }

@@ -883,7 +883,11 @@ int session_open(const char *path, const char *cwd, const char *header_line,
     }
     if (existed)
         *existed = have_header;
-    s->fp = fopen(path, "a+"); /* appends; read only to see whether the last line is whole */
+    /* Appends; read only to see whether the last line is whole. Created 0600 whatever the
+     * umask: it holds the same words as the store, which is 0600. */
+    int afd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    s->fp = afd >= 0 ? fdopen(afd, "a+") : NULL;
+    if (!s->fp && afd >= 0) close(afd);
     if (!s->fp) {
         rc = lc_errf(err, LC_ERR, "cannot open %s for appending: %s", path, strerror(errno));
         goto done;

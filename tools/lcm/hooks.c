@@ -1,17 +1,22 @@
 /*
  * hooks.c -- installing, removing and checking the Claude Code / Codex wiring of lcm.
  *
- * JSON files (settings.json, hooks.json, ~/.claude.json, .mcp.json) are parsed whole,
- * changed in the tree, and printed again (2-space indent) only when the text differs, so a
- * second install writes nothing. A hook entry is ours when its command runs a program named
- * `lcm` with the verb `hook`; install first takes ours out, then appends one matcher group
- * per event, so the user's own groups keep their order and content. config.toml is edited
- * as text: our lines carry HOOKS_TOML_MARK, and uninstall removes exactly those (restoring
- * a codex_hooks value we replaced), everything else byte for byte.
+ * The user's files are edited as text, never re-printed: JSON files (settings.json,
+ * hooks.json, ~/.claude.json, .mcp.json) through jsontext's byte spans, config.toml through
+ * tomlscan's statements, so every byte that is not ours stays (indentation, CRLF, a BOM,
+ * comments, numbers past double precision, escapes). Install first takes ours out, then
+ * adds ours after the user's own; uninstall takes out exactly the bytes install added, so
+ * install then uninstall gives the user's file back byte for byte. A hook entry is ours only
+ * when its whole command is `lcm hook <event> [--home DIR]` (a user's chained command that
+ * runs lcm too is theirs). Every file of a run is read and made before any is written, so a
+ * file that must be refused (not JSON, a TOML shape we cannot edit safely, read-only, a
+ * FIFO or a device) leaves all of them as they were. A symlinked file (dotfiles) is written
+ * at its target; the .bak beside it holds the user's own version, never one with ours in it.
  */
 #include "hooks.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -19,6 +24,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "jsontext.h"
+#include "tomlscan.h"
 #include "util.h"
 
 typedef struct hooks_event {
@@ -53,8 +60,10 @@ char *hooks_shell_quote(const char *s)
     return sb_detach(&b);
 }
 
-/* The next shell word of `*p` (plain, '...' or "..." runs), malloc'd; NULL at the end. */
-static char *hooks_word(const char **p)
+/* The next shell word of `*p` (plain, '...' or "..." runs), malloc'd; NULL at the end.
+ * *meta is set when an unquoted shell operator or comment shows (;&|<>()`$#): the command
+ * is then more than one program's run. */
+static char *hooks_word(const char **p, int *meta)
 {
     const char *s = *p;
     sbuf b = {0};
@@ -64,16 +73,19 @@ static char *hooks_word(const char **p)
         if (*s == '\'' || *s == '"') {
             char q = *s++;
             while (*s && *s != q) {
+                if (q == '"' && (*s == '$' || *s == '`')) *meta = 1;
                 if (q == '"' && *s == '\\' && s[1]) s++;
                 sb_putc(&b, *s++);
             }
             if (*s) s++;
         } else {
+            if (strchr(";&|<>()`$#\n", *s)) *meta = 1;
             if (*s == '\\' && s[1]) s++;
             sb_putc(&b, *s++);
         }
     }
     *p = s;
+    if (!b.p) sb_puts(&b, "");
     return sb_detach(&b);
 }
 
@@ -83,15 +95,18 @@ static const char *hooks_base(const char *path)
     return sl ? sl + 1 : path;
 }
 
-/* Whether `cmd` runs a program named lcm with verb `verb` (whatever its folder and
- * options: an install from another build or for another home is ours too). */
+/* Whether `cmd` is one of ours: exactly `<dir>/lcm <verb> <event> [--home DIR]`, whatever
+ * the folder, event and home (an install from another build or for another home is ours
+ * too); anything more (`&& ./my-script.sh`, a redirection, another option) is the user's. */
 static int hooks_cmd_ours(const char *cmd, const char *verb)
 {
     const char *p = cmd;
-    char *w0 = hooks_word(&p), *w1 = w0 ? hooks_word(&p) : NULL;
-    int ours = w0 && w1 && strcmp(hooks_base(w0), "lcm") == 0 && strcmp(w1, verb) == 0;
-    free(w0);
-    free(w1);
+    char *w[6] = {0};
+    int n = 0, meta = 0;
+    while (n < 6 && (w[n] = hooks_word(&p, &meta)) != NULL) n++;
+    int ours = !meta && (n == 3 || (n == 5 && strcmp(w[3], "--home") == 0)) && strcmp(hooks_base(w[0]), "lcm") == 0 &&
+               strcmp(w[1], verb) == 0;
+    for (int k = 0; k < n; k++) free(w[k]);
     return ours;
 }
 
@@ -127,69 +142,180 @@ static char *hooks_codex_dir(const hooks_opts *o)
 
 /* ---- files ------------------------------------------------------------------------------ */
 
-/* Read a file; absent = "" with *exists 0. */
-static int hooks_read(const char *path, char **text, size_t *len, int *exists, char **err)
+/* A settings file larger than this is not one we edit (and /dev/zero is not read forever). */
+#define HOOKS_FILE_MAX ((size_t)16 << 20)
+
+/* One file an install or uninstall may rewrite: read whole first, its new bytes made, and
+ * written only once every file of the run has been made (a broken second file leaves the
+ * first untouched). */
+typedef struct hooks_file {
+    const char *path; /* as named */
+    char *real;       /* where its bytes are: a symlink's target (dotfiles), else path */
+    char *old;        /* its bytes ("" when absent) */
+    size_t old_len;
+    int existed, link, absent;
+    mode_t mode;
+    char *text;  /* the new bytes; NULL: left as it is */
+    int bak;     /* keep a .bak of old first: it is the user's own, none of ours in it */
+    int remove;  /* uninstall emptied a file install had created: it goes */
+} hooks_file;
+
+static void hooks_file_free(hooks_file *f)
 {
-    int rc = lc_read_file(path, text, len, err);
-    *exists = rc == LC_OK;
-    if (rc == LC_NOTFOUND) {
-        if (err) {
-            free(*err);
-            *err = NULL;
-        }
-        *text = lc_strdup("");
-        *len = 0;
-        return *text ? LC_OK : LC_NOMEM;
+    free(f->real);
+    free(f->old);
+    free(f->text);
+    memset(f, 0, sizeof *f);
+}
+
+/* Read `path` through a symlink, but only a regular file of a sane size: a FIFO would
+ * block the open (O_NONBLOCK) and /dev/zero never end. */
+static int hooks_file_read(hooks_file *f, const char *path, char **err)
+{
+    struct stat sb;
+    sbuf b = {0};
+    int fd = -1, rc = LC_OK;
+    f->path = path;
+    if (lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode)) {
+        f->link = 1;
+        if (!(f->real = realpath(path, NULL)))
+            return lc_errf(err, LC_INVALID, "%s is a symlink to a missing file: left as it is (fix the link, then run again)",
+                           path);
+    } else if (!(f->real = lc_strdup(path))) {
+        return lc_errf(err, LC_NOMEM, "out of memory");
     }
+    fd = open(f->real, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT) {
+            f->old = lc_strdup("");
+            return f->old ? LC_OK : lc_errf(err, LC_NOMEM, "out of memory");
+        }
+        return lc_errf(err, LC_ERR, "cannot open %s: %s", path, strerror(errno));
+    }
+    if (fstat(fd, &sb) != 0) {
+        rc = lc_errf(err, LC_ERR, "cannot stat %s: %s", path, strerror(errno));
+        goto done;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        rc = lc_errf(err, LC_INVALID, "%s is not a regular file (a FIFO, a device or a folder): left as it is", path);
+        goto done;
+    }
+    if ((size_t)sb.st_size > HOOKS_FILE_MAX) {
+        rc = lc_errf(err, LC_INVALID, "%s is larger than 16 MiB, not a settings file: left as it is", path);
+        goto done;
+    }
+    for (;;) {
+        if (b.len > HOOKS_FILE_MAX) {
+            rc = lc_errf(err, LC_INVALID, "%s grew past 16 MiB while read: left as it is", path);
+            goto done;
+        }
+        if (sb_reserve(&b, 65536) != LC_OK) {
+            rc = lc_errf(err, LC_NOMEM, "out of memory");
+            goto done;
+        }
+        b.p[b.len] = 0; /* an empty file too is a C string */
+        ssize_t n = read(fd, b.p + b.len, b.cap - b.len - 1);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            rc = lc_errf(err, LC_ERR, "cannot read %s: %s", path, strerror(errno));
+            goto done;
+        }
+        if (n == 0) break;
+        b.len += (size_t)n;
+        b.p[b.len] = 0;
+    }
+    f->old_len = b.len;
+    f->old = sb_detach(&b);
+    f->existed = 1;
+    f->mode = sb.st_mode & 07777;
+done:
+    if (fd >= 0) close(fd);
+    sb_free(&b);
     return rc;
 }
 
-/* Write `text` to `path` when it differs from `old`: a .bak of the old bytes first, then an
- * atomic replace keeping the file's mode. With dry_run, print it instead. A NULL `text` is
- * an edit that could not be printed for want of memory. */
-static int hooks_commit(const hooks_opts *o, FILE *out, const char *path, const char *old, size_t old_len,
-                        int existed, const char *text, char **err)
+static int hooks_blank(const char *s)
 {
-    if (!text) return lc_errf(err, LC_NOMEM, "out of memory");
-    size_t len = strlen(text);
-    struct stat sb;
-    mode_t mode = 0600;
-    int rc = LC_OK;
+    for (; *s; s++)
+        if (!strchr(" \t\r\n", *s)) return 0;
+    return 1;
+}
+
+/* What the file's new bytes need before they may be written: a writable file, and for an
+ * uninstall that leaves nothing in a file no .bak says the user had, its removal. */
+static int hooks_file_settle(hooks_file *f, int add, int empty, int ours_before, char **err)
+{
+    size_t len = f->text ? strlen(f->text) : 0;
+    if (!f->text || (f->existed && len == f->old_len && memcmp(f->text, f->old, len) == 0)) return LC_OK;
+    if (f->existed && !(f->mode & S_IWUSR))
+        return lc_errf(err, LC_INVALID, "%s is read-only (mode %04o): left as it is (make it writable, then run again)",
+                       f->path, (unsigned)f->mode);
+    f->bak = add && f->existed && !ours_before;
+    if (!add && empty && !f->link) {
+        char *bak = lc_asprintf("%s.bak", f->path);
+        struct stat sb;
+        if (!bak) return lc_errf(err, LC_NOMEM, "out of memory");
+        f->remove = lstat(bak, &sb) != 0;
+        free(bak);
+    }
+    return LC_OK;
+}
+
+/* Write one prepared file (or with dry_run say what would be): a .bak of the user's own
+ * bytes first, then an atomic replace of the file, through a symlink to its target, keeping
+ * the file's mode. */
+static int hooks_file_commit(const hooks_opts *o, FILE *out, const hooks_file *f, char **err)
+{
+    size_t len = f->text ? strlen(f->text) : 0;
     char *bak = NULL, *dir = NULL;
-    if (existed && len == old_len && memcmp(old, text, len) == 0) {
-        fprintf(out, "unchanged %s\n", path);
+    int rc = LC_OK;
+    if (f->absent) {
+        fprintf(out, "unchanged %s (absent)\n", f->path);
+        return LC_OK;
+    }
+    if (!f->text || (f->existed && len == f->old_len && memcmp(f->text, f->old, len) == 0)) {
+        fprintf(out, "unchanged %s\n", f->path);
         return LC_OK;
     }
     if (o->dry_run) {
-        fprintf(out, "would write %s (%zu bytes)%s:\n%s%s", path, len, existed ? ", keeping a .bak" : "", text,
-                len && text[len - 1] == '\n' ? "" : "\n");
+        if (f->remove) fprintf(out, "would remove %s (install made it; nothing else is in it)\n", f->path);
+        else
+            fprintf(out, "would write %s (%zu bytes)%s:\n%s%s", f->path, len, f->bak ? ", keeping a .bak" : "", f->text,
+                    len && f->text[len - 1] == '\n' ? "" : "\n");
         return LC_OK;
     }
-    if (!(dir = lc_strdup(path))) return lc_errf(err, LC_NOMEM, "out of memory");
+    if (f->remove) {
+        if (unlink(f->real) != 0) return lc_errf(err, LC_ERR, "cannot remove %s: %s", f->path, strerror(errno));
+        fprintf(out, "removed %s (install made it; nothing else was in it)\n", f->path);
+        return LC_OK;
+    }
+    if (!(dir = lc_strdup(f->real))) return lc_errf(err, LC_NOMEM, "out of memory");
     char *sl = strrchr(dir, '/');
     if (sl && sl != dir) {
         *sl = 0;
         if ((rc = lc_mkdir_p(dir, 0700, err)) != LC_OK) goto done;
     }
-    if (existed) {
-        if (stat(path, &sb) == 0) mode = sb.st_mode & 07777;
-        if (!(bak = lc_asprintf("%s.bak", path))) {
+    if (f->bak) {
+        if (!(bak = lc_asprintf("%s.bak", f->path))) {
             rc = lc_errf(err, LC_NOMEM, "out of memory");
             goto done;
         }
-        if ((rc = lc_write_atomic(bak, old, old_len, mode, err)) != LC_OK) goto done;
+        if ((rc = lc_write_atomic(bak, f->old, f->old_len, f->mode, err)) != LC_OK) goto done;
     }
-    if ((rc = lc_write_atomic(path, text, len, mode, err)) != LC_OK) goto done;
-    fprintf(out, "wrote %s%s\n", path, existed ? " (the previous version in .bak)" : "");
+    if ((rc = lc_write_atomic(f->real, f->text, len, f->existed ? f->mode : 0600, err)) != LC_OK) goto done;
+    fprintf(out, "wrote %s%s%s\n", f->path, f->link ? " (through its symlink)" : "",
+            f->bak ? " (the previous version in .bak)" : "");
 done:
     free(bak);
     free(dir);
     return rc;
 }
 
-/* The layout JSON.stringify(v, null, 2) gives, which is how Claude Code writes its own
- * files: a rewrite changes only what changed. Scalars print as cJSON prints them. */
-static void hooks_json_put(sbuf *b, const cJSON *v, int depth)
+/* ---- JSON files, edited as text ------------------------------------------------------------ */
+
+/* v printed as JSON.stringify(v, null, unit) would, its lines after the first starting with
+ * `indent` (nl "" prints it on one line). */
+static void hooks_json_put(sbuf *b, const cJSON *v, const char *indent, const char *unit, const char *nl, int depth)
 {
     if (cJSON_IsObject(v) || cJSON_IsArray(v)) {
         int obj = cJSON_IsObject(v);
@@ -199,32 +325,38 @@ static void hooks_json_put(sbuf *b, const cJSON *v, int depth)
         }
         sb_putc(b, obj ? '{' : '[');
         for (const cJSON *c = v->child; c; c = c->next) {
-            sb_printf(b, "\n%*s", (depth + 1) * 2, "");
+            sb_puts(b, nl);
+            if (*nl) {
+                sb_puts(b, indent);
+                for (int k = 0; k <= depth; k++) sb_puts(b, unit);
+            }
             if (obj) {
-                cJSON *k = cJSON_CreateString(c->string ? c->string : "");
-                char *ks = k ? cJSON_PrintUnformatted(k) : NULL;
+                char *ks = jt_quote(c->string ? c->string : "");
                 if (ks) sb_printf(b, "%s: ", ks);
                 else b->oom = 1;
                 free(ks);
-                cJSON_Delete(k);
             }
-            hooks_json_put(b, c, depth + 1);
-            if (c->next) sb_putc(b, ',');
+            hooks_json_put(b, c, indent, unit, nl, depth + 1);
+            if (c->next) sb_puts(b, *nl ? "," : ", ");
         }
-        sb_printf(b, "\n%*s%c", depth * 2, "", obj ? '}' : ']');
+        sb_puts(b, nl);
+        if (*nl) {
+            sb_puts(b, indent);
+            for (int k = 0; k < depth; k++) sb_puts(b, unit);
+        }
+        sb_putc(b, obj ? '}' : ']');
         return;
     }
-    char *s = cJSON_PrintUnformatted(v);
+    char *s = cJSON_IsString(v) ? jt_quote(v->valuestring) : cJSON_PrintUnformatted(v);
     if (s) sb_puts(b, s);
     else b->oom = 1;
     free(s);
 }
 
-static char *hooks_json_print(const cJSON *root)
+static char *hooks_json_value(const void *ctx, const char *indent, const char *unit, const char *nl)
 {
     sbuf b = {0};
-    hooks_json_put(&b, root, 0);
-    sb_putc(&b, '\n');
+    hooks_json_put(&b, ctx, indent, unit, nl, 0);
     if (b.oom) {
         sb_free(&b);
         return NULL;
@@ -232,114 +364,81 @@ static char *hooks_json_print(const cJSON *root)
     return sb_detach(&b);
 }
 
-/* A JSON file as an object: absent or empty = {}; anything else not an object is refused
- * (it is the user's file: never overwritten with our guess). */
-static int hooks_json_load(const char *path, cJSON **root, char **text, size_t *len, int *existed, char **err)
+/* The text parsed as an object (an absent or blank file reads as "{}"). */
+static int hooks_json_root(const char *path, const char *text, jt_node **root, char **err)
 {
-    int rc = hooks_read(path, text, len, existed, err);
-    *root = NULL;
-    if (rc != LC_OK) return rc;
-    const char *p = *text;
-    while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t') p++;
-    *root = *p ? cJSON_ParseWithLength(*text, *len) : cJSON_CreateObject();
-    if (!cJSON_IsObject(*root)) {
-        cJSON_Delete(*root);
+    char *why = NULL;
+    int rc = jt_parse(text, strlen(text), root, &why);
+    if (rc == LC_NOMEM) {
+        free(why);
+        return lc_errf(err, rc, "out of memory");
+    }
+    if (rc != LC_OK || (*root)->type != JT_OBJ) {
+        jt_free(*root);
         *root = NULL;
-        return lc_errf(err, LC_INVALID, "%s is not a JSON object: left as it is (fix it, then run again)", path);
+        rc = lc_errf(err, LC_INVALID, "%s is not a JSON object (%s): left as it is (fix it, then run again)", path,
+                     why ? why : "another kind of value");
     }
-    return LC_OK;
-}
-
-/* ---- hook entries in JSON ------------------------------------------------------------- */
-
-/* Take our hook entries out of hooks.<event>[].hooks[]; a group, an event and the hooks
- * object that only held ours go too. Returns how many entries were removed. */
-static int hooks_strip(cJSON *root)
-{
-    cJSON *hooks = cJSON_GetObjectItemCaseSensitive(root, "hooks");
-    int removed = 0;
-    if (!cJSON_IsObject(hooks)) return 0;
-    for (cJSON *ev = hooks->child, *next_ev; ev; ev = next_ev) {
-        next_ev = ev->next;
-        if (!cJSON_IsArray(ev)) continue;
-        int ev_removed = 0;
-        for (cJSON *g = ev->child, *next_g; g; g = next_g) {
-            next_g = g->next;
-            cJSON *hs = cJSON_GetObjectItemCaseSensitive(g, "hooks");
-            if (!cJSON_IsArray(hs)) continue;
-            int g_removed = 0;
-            for (cJSON *h = hs->child, *next_h; h; h = next_h) {
-                next_h = h->next;
-                const cJSON *c = cJSON_GetObjectItemCaseSensitive(h, "command");
-                if (cJSON_IsString(c) && hooks_cmd_ours(c->valuestring, "hook")) {
-                    cJSON_Delete(cJSON_DetachItemViaPointer(hs, h));
-                    g_removed++;
-                }
-            }
-            if (g_removed && !hs->child) cJSON_Delete(cJSON_DetachItemViaPointer(ev, g));
-            ev_removed += g_removed;
-        }
-        if (ev_removed && !ev->child) cJSON_Delete(cJSON_DetachItemViaPointer(hooks, ev));
-        removed += ev_removed;
-    }
-    if (removed && !hooks->child) cJSON_Delete(cJSON_DetachItemViaPointer(root, hooks));
-    return removed;
-}
-
-static int hooks_add(cJSON *root, const hooks_opts *o, const hooks_event *evs, size_t n)
-{
-    cJSON *hooks = cJSON_GetObjectItemCaseSensitive(root, "hooks");
-    if (!hooks) hooks = cJSON_AddObjectToObject(root, "hooks");
-    if (!cJSON_IsObject(hooks)) return LC_INVALID;
-    for (size_t i = 0; i < n; i++) {
-        if (evs[i].prompt && !o->prompt_hook) continue;
-        cJSON *arr = cJSON_GetObjectItemCaseSensitive(hooks, evs[i].name);
-        if (!arr) arr = cJSON_AddArrayToObject(hooks, evs[i].name);
-        if (!cJSON_IsArray(arr)) return LC_INVALID;
-        char *cmd = hooks_command(o, evs[i].verb);
-        cJSON *g = cJSON_CreateObject(), *hs = cJSON_AddArrayToObject(g, "hooks"), *h = cJSON_CreateObject();
-        cJSON_AddStringToObject(h, "type", "command");
-        cJSON_AddStringToObject(h, "command", cmd ? cmd : "");
-        cJSON_AddItemToArray(hs, h);
-        cJSON_AddItemToArray(arr, g);
-        free(cmd);
-        if (!cmd) return LC_NOMEM;
-    }
-    return LC_OK;
-}
-
-/* What an edit of one JSON file does to its parsed root: LC_OK when root now holds what to
- * write, HOOKS_JSON_LEAVE when the file stays as it is, any other status an error. */
-enum { HOOKS_JSON_LEAVE = -1 };
-typedef int (*hooks_json_edit_fn)(cJSON *root, const hooks_opts *o, FILE *out, const char *path, const void *ctx,
-                                  int add, char **err);
-
-/* Load one JSON file, let `edit` install (add = 1) or uninstall our part of it, and write
- * the result back the way hooks_commit does. An absent file has nothing to uninstall. */
-static int hooks_json_file(const hooks_opts *o, FILE *out, const char *path, hooks_json_edit_fn edit,
-                           const void *ctx, int add, char **err)
-{
-    cJSON *root = NULL;
-    char *old = NULL, *text = NULL;
-    size_t len = 0;
-    int existed = 0, rc;
-    if ((rc = hooks_json_load(path, &root, &old, &len, &existed, err)) != LC_OK) goto done;
-    if (!add && !existed) {
-        fprintf(out, "unchanged %s (absent)\n", path);
-        goto done;
-    }
-    if ((rc = edit(root, o, out, path, ctx, add, err)) == HOOKS_JSON_LEAVE) {
-        rc = hooks_commit(o, out, path, old, len, existed, old, err);
-        goto done;
-    }
-    if (rc != LC_OK) goto done;
-    text = hooks_json_print(root);
-    rc = hooks_commit(o, out, path, old, len, existed, text, err);
-done:
-    cJSON_Delete(root);
-    free(old);
-    free(text);
+    free(why);
     return rc;
+}
+
+/* The node at keys[0..n) from the root, or NULL. */
+static jt_node *hooks_json_at(const char *text, jt_node *root, const char *const *keys, size_t n)
+{
+    jt_node *c = root;
+    for (size_t k = 0; c && k < n; k++) c = jt_get(text, c, keys[k]);
+    return c;
+}
+
+/* Append member `key` (an element when NULL) holding v to the container at keys[0..n) of
+ * *text, creating nothing else; *text is replaced. A container of another type is the
+ * user's shape, which we do not guess at. */
+static int hooks_json_append(const char *path, char **text, const char *const *keys, size_t n, const char *key,
+                             const cJSON *v, char **err)
+{
+    jt_node *root = NULL;
+    jt_edits e = {0};
+    int rc = hooks_json_root(path, *text, &root, err);
+    if (rc != LC_OK) return rc;
+    jt_node *c = hooks_json_at(*text, root, keys, n);
+    if (!c || (c->type != JT_OBJ && c->type != JT_ARR) || (key != NULL) != (c->type == JT_OBJ)) {
+        rc = lc_errf(err, LC_INVALID, "%s: \"%s\" is not of the documented shape: left as it is", path,
+                     n ? keys[n - 1] : "the top level");
+        goto done;
+    }
+    jt_append(&e, *text, strlen(*text), c, key, hooks_json_value, v);
+    char *next = jt_apply(*text, strlen(*text), &e);
+    if (!next) {
+        rc = lc_errf(err, LC_NOMEM, "out of memory");
+        goto done;
+    }
+    free(*text);
+    *text = next;
+done:
+    jt_free(root);
+    return rc;
+}
+
+/* The index of child `c` in its container, for a drop array. */
+static size_t hooks_json_index(const jt_node *c)
+{
+    size_t i = 0;
+    for (const jt_node *k = c->parent->child; k != c; k = k->next) i++;
+    return i;
+}
+
+/* Take one child out of its container. */
+static void hooks_json_drop(jt_edits *e, const char *text, const jt_node *c)
+{
+    unsigned char *drop = calloc(c->parent->n, 1);
+    if (!drop) {
+        e->oom = 1;
+        return;
+    }
+    drop[hooks_json_index(c)] = 1;
+    jt_remove(e, text, c->parent, drop);
+    free(drop);
 }
 
 /* The events one agent's hooks file takes. */
@@ -348,22 +447,121 @@ typedef struct hooks_event_set {
     size_t n;
 } hooks_event_set;
 
-/* Our hook entries out, and with add the current ones in (a hooks_json_edit_fn). */
-static int hooks_entries_edit(cJSON *root, const hooks_opts *o, FILE *out, const char *path, const void *ctx,
-                              int add, char **err)
+/* Whether the user's own version (`keep`, the .bak: NULL when none) has the container at
+ * keys[0..n): one that ours left empty then stays, empty, where the user had it. */
+static int hooks_kept(const char *keep, jt_node *keep_root, const char *const *keys, size_t n)
 {
-    const hooks_event_set *set = ctx;
-    int rc;
-    (void)out;
-    hooks_strip(root);
-    if (add && (rc = hooks_add(root, o, set->evs, set->n)) != LC_OK)
-        return lc_errf(err, rc, "%s: \"hooks\" or one of its events is not of the documented shape: left as it is",
-                       path);
-    return LC_OK;
+    return keep && keep_root && hooks_json_at(keep, keep_root, keys, n) != NULL;
 }
 
-/* ---- the MCP entry in JSON (Claude Code) ------------------------------------------------ */
+/* Whether install is about to fill hooks.<name> (fill: the events, NULL when uninstalling). */
+static int hooks_fills(const hooks_opts *o, const hooks_event_set *fill, const char *name)
+{
+    for (size_t i = 0; fill && i < fill->n; i++)
+        if (!strcmp(fill->evs[i].name, name) && (!fill->evs[i].prompt || o->prompt_hook)) return 1;
+    return 0;
+}
 
+/* Our hook entries out of hooks.<event>[].hooks[]: a group, an event and the hooks object
+ * left empty by that go too, each as the exact bytes install added, unless the user's own
+ * version has it (`keep`) or install is about to fill it again (`fill`), so that a second
+ * install finds the same places. */
+static int hooks_entries_strip(const hooks_opts *o, const hooks_event_set *fill, const char *path, const char *text,
+                               const char *keep, char **out, int *removed, char **err)
+{
+    jt_node *root = NULL, *keep_root = NULL;
+    jt_edits e = {0};
+    unsigned char *dev = NULL, *dg = NULL, *dh = NULL;
+    int rc = hooks_json_root(path, text, &root, err);
+    *removed = 0;
+    *out = NULL;
+    if (rc != LC_OK) return rc;
+    if (keep && jt_parse(keep, strlen(keep), &keep_root, NULL) != LC_OK) keep_root = NULL;
+    jt_node *hooks = jt_get(text, root, "hooks");
+    if (hooks && hooks->type == JT_OBJ && hooks->n) {
+        size_t ndev = 0, i = 0;
+        if (!(dev = calloc(hooks->n, 1))) goto oom;
+        for (jt_node *ev = hooks->child; ev; ev = ev->next, i++) {
+            if (ev->type != JT_ARR || !ev->n) continue;
+            size_t ndg = 0, j = 0;
+            free(dg);
+            if (!(dg = calloc(ev->n, 1))) goto oom;
+            for (jt_node *g = ev->child; g; g = g->next, j++) {
+                jt_node *hs = jt_get(text, g, "hooks");
+                if (!hs || hs->type != JT_ARR || !hs->n) continue;
+                size_t ndh = 0, k = 0;
+                free(dh);
+                if (!(dh = calloc(hs->n, 1))) goto oom;
+                for (jt_node *h = hs->child; h; h = h->next, k++) {
+                    char *cmd = jt_str(text, jt_get(text, h, "command"));
+                    if (cmd && hooks_cmd_ours(cmd, "hook")) dh[k] = 1, ndh++;
+                    free(cmd);
+                }
+                *removed += (int)ndh;
+                if (ndh == hs->n) dg[j] = 1, ndg++;
+                else if (ndh) jt_remove(&e, text, hs, dh);
+            }
+            char *name = ndg == ev->n ? jt_key(text, ev) : NULL;
+            const char *const ev_path[] = {"hooks", name ? name : ""};
+            if (ndg == ev->n && !hooks_kept(keep, keep_root, ev_path, 2) && !(name && hooks_fills(o, fill, name)))
+                dev[i] = 1, ndev++;
+            else if (ndg) jt_remove(&e, text, ev, dg);
+            free(name);
+        }
+        static const char *const hooks_path[] = {"hooks"};
+        if (ndev == hooks->n && !hooks_kept(keep, keep_root, hooks_path, 1) && !fill) hooks_json_drop(&e, text, hooks);
+        else if (ndev) jt_remove(&e, text, hooks, dev);
+    }
+    if (!(*out = jt_apply(text, strlen(text), &e))) rc = lc_errf(err, LC_NOMEM, "out of memory");
+    goto done;
+oom:
+    jt_edits_free(&e);
+    rc = lc_errf(err, LC_NOMEM, "out of memory");
+done:
+    free(dev);
+    free(dg);
+    free(dh);
+    jt_free(root);
+    jt_free(keep_root);
+    return rc;
+}
+
+/* One matcher group per event, appended after the user's own groups. */
+static int hooks_entries_add(const hooks_opts *o, const char *path, const hooks_event_set *set, char **text,
+                             char **err)
+{
+    static const char *const hooks_key[] = {"hooks"};
+    jt_node *root = NULL;
+    int rc = hooks_json_root(path, *text, &root, err);
+    int have = rc == LC_OK && jt_get(*text, root, "hooks") != NULL;
+    jt_free(root);
+    if (rc != LC_OK) return rc;
+    cJSON *empty_obj = cJSON_CreateObject(), *empty_arr = cJSON_CreateArray();
+    if (!empty_obj || !empty_arr) rc = lc_errf(err, LC_NOMEM, "out of memory");
+    if (rc == LC_OK && !have) rc = hooks_json_append(path, text, NULL, 0, "hooks", empty_obj, err);
+    for (size_t i = 0; rc == LC_OK && i < set->n; i++) {
+        const hooks_event *ev = &set->evs[i];
+        if (ev->prompt && !o->prompt_hook) continue;
+        const char *const ev_path[] = {"hooks", ev->name};
+        if ((rc = hooks_json_root(path, *text, &root, err)) != LC_OK) break;
+        have = hooks_json_at(*text, root, ev_path, 2) != NULL;
+        jt_free(root);
+        if (!have && (rc = hooks_json_append(path, text, hooks_key, 1, ev->name, empty_arr, err)) != LC_OK) break;
+        char *cmd = hooks_command(o, ev->verb);
+        cJSON *g = cJSON_CreateObject(), *hs = cJSON_AddArrayToObject(g, "hooks"), *h = cJSON_CreateObject();
+        cJSON_AddStringToObject(h, "type", "command");
+        cJSON_AddStringToObject(h, "command", cmd ? cmd : "");
+        cJSON_AddItemToArray(hs, h);
+        rc = cmd && hs ? hooks_json_append(path, text, ev_path, 2, NULL, g, err) : lc_errf(err, LC_NOMEM, "out of memory");
+        cJSON_Delete(g);
+        free(cmd);
+    }
+    cJSON_Delete(empty_obj);
+    cJSON_Delete(empty_arr);
+    return rc;
+}
+
+/* An MCP entry is ours when it runs a program named lcm with the verb mcp. */
 static int hooks_mcp_ours(const cJSON *srv)
 {
     const cJSON *c = cJSON_GetObjectItemCaseSensitive(srv, "command");
@@ -373,28 +571,52 @@ static int hooks_mcp_ours(const cJSON *srv)
            strcmp(a0->valuestring, "mcp") == 0;
 }
 
-/* mcpServers.lcm out, and with add ours in; someone else's server of that name stays (a
- * hooks_json_edit_fn). */
-static int hooks_mcp_edit(cJSON *root, const hooks_opts *o, FILE *out, const char *path, const void *ctx, int add,
-                          char **err)
+/* mcpServers.lcm out (and mcpServers when that leaves it empty, unless the user's own
+ * version has it or install refills it: `fill`); *leave when the lcm there is someone
+ * else's, which stays. */
+static int hooks_mcp_strip(FILE *out, int fill, const char *path, const char *text, const char *keep, char **new_text,
+                           int *removed, int *leave, char **err)
 {
-    (void)ctx;
-    cJSON *servers = cJSON_GetObjectItemCaseSensitive(root, "mcpServers");
-    cJSON *lcm = cJSON_IsObject(servers) ? cJSON_GetObjectItemCaseSensitive(servers, "lcm") : NULL;
-    if (lcm && !hooks_mcp_ours(lcm)) {
-        fprintf(out, "note: %s has an MCP server named lcm that is not this lcm's: left as it is\n", path);
-        return HOOKS_JSON_LEAVE;
+    static const char *const servers_path[] = {"mcpServers"};
+    jt_node *root = NULL, *keep_root = NULL;
+    jt_edits e = {0};
+    int rc = hooks_json_root(path, text, &root, err);
+    *new_text = NULL;
+    *removed = *leave = 0;
+    if (rc != LC_OK) return rc;
+    jt_node *servers = jt_get(text, root, "mcpServers");
+    jt_node *lcm = servers && servers->type == JT_OBJ ? jt_get(text, servers, "lcm") : NULL;
+    if (lcm) {
+        cJSON *srv = cJSON_ParseWithLength(text + lcm->start, lcm->end - lcm->start);
+        int ours = srv && hooks_mcp_ours(srv);
+        cJSON_Delete(srv);
+        if (!ours) {
+            fprintf(out, "note: %s has an MCP server named lcm that is not this lcm's: left as it is\n", path);
+            *leave = 1;
+            goto done;
+        }
+        *removed = 1;
+        if (keep && jt_parse(keep, strlen(keep), &keep_root, NULL) != LC_OK) keep_root = NULL;
+        hooks_json_drop(&e, text, servers->n == 1 && !fill && !hooks_kept(keep, keep_root, servers_path, 1) ? servers : lcm);
     }
-    if (!add) {
-        if (lcm) cJSON_Delete(cJSON_DetachItemViaPointer(servers, lcm));
-        if (lcm && !servers->child) cJSON_Delete(cJSON_DetachItemViaPointer(root, servers));
-        return LC_OK;
-    }
-    if (servers && !cJSON_IsObject(servers))
-        return lc_errf(err, LC_INVALID, "%s: mcpServers is not an object: left as it is", path);
-    if (!servers) servers = cJSON_AddObjectToObject(root, "mcpServers");
+    if (!(*new_text = jt_apply(text, strlen(text), &e))) rc = lc_errf(err, LC_NOMEM, "out of memory");
+done:
+    jt_edits_free(&e);
+    jt_free(root);
+    jt_free(keep_root);
+    return rc;
+}
+
+static int hooks_mcp_add(const hooks_opts *o, const char *path, char **text, char **err)
+{
+    static const char *const servers_key[] = {"mcpServers"};
+    jt_node *root = NULL;
+    int rc = hooks_json_root(path, *text, &root, err);
+    int have = rc == LC_OK && jt_get(*text, root, "mcpServers") != NULL;
+    jt_free(root);
+    if (rc != LC_OK) return rc;
     /* The shape `claude mcp add lcm -- <lcm> mcp --home DIR` records. */
-    cJSON *srv = cJSON_CreateObject(), *args = cJSON_CreateArray();
+    cJSON *empty = cJSON_CreateObject(), *srv = cJSON_CreateObject(), *args = cJSON_CreateArray();
     cJSON_AddStringToObject(srv, "type", "stdio");
     cJSON_AddStringToObject(srv, "command", o->lcm);
     cJSON_AddItemToArray(args, cJSON_CreateString("mcp"));
@@ -402,12 +624,59 @@ static int hooks_mcp_edit(cJSON *root, const hooks_opts *o, FILE *out, const cha
     cJSON_AddItemToArray(args, cJSON_CreateString(o->home));
     cJSON_AddItemToObject(srv, "args", args);
     cJSON_AddObjectToObject(srv, "env");
-    if (lcm) cJSON_ReplaceItemInObjectCaseSensitive(servers, "lcm", srv);
-    else cJSON_AddItemToObject(servers, "lcm", srv);
-    return LC_OK;
+    if (!empty || !srv || !args) rc = lc_errf(err, LC_NOMEM, "out of memory");
+    if (rc == LC_OK && !have) rc = hooks_json_append(path, text, NULL, 0, "mcpServers", empty, err);
+    if (rc == LC_OK) rc = hooks_json_append(path, text, servers_key, 1, "lcm", srv, err);
+    cJSON_Delete(empty);
+    cJSON_Delete(srv);
+    return rc;
 }
 
-/* ---- config.toml, textually ------------------------------------------------------------- */
+enum { HOOKS_ENTRIES, HOOKS_MCP };
+
+/* Read one JSON file and make its new bytes: ours out, and with add the current ours in
+ * (after the user's own), every other byte as it was. */
+static int hooks_json_prepare(const hooks_opts *o, FILE *out, hooks_file *f, const char *path, int what,
+                              const hooks_event_set *set, int add, char **err)
+{
+    char *base = NULL, *text = NULL;
+    int removed = 0, leave = 0, rc;
+    if ((rc = hooks_file_read(f, path, err)) != LC_OK) return rc;
+    if (!add && !f->existed) {
+        f->absent = 1;
+        return LC_OK;
+    }
+    if (strlen(f->old) != f->old_len) return lc_errf(err, LC_INVALID, "%s holds a NUL byte: left as it is", path);
+    /* An absent or blank file is an empty object, written in the usual two-space layout. */
+    if (!(base = hooks_blank(f->old) ? lc_strdup("{}\n") : lc_strdup(f->old))) return lc_errf(err, LC_NOMEM, "out of memory");
+    /* The .bak is the user's own version: a container it has is theirs, kept even empty. */
+    hooks_file bak = {0};
+    char *bak_path = lc_asprintf("%s.bak", path), *bak_err = NULL;
+    const char *keep = bak_path && hooks_file_read(&bak, bak_path, &bak_err) == LC_OK && bak.existed &&
+                               strlen(bak.old) == bak.old_len ? bak.old : NULL;
+    rc = what == HOOKS_ENTRIES ? hooks_entries_strip(o, add ? set : NULL, path, base, keep, &text, &removed, err)
+                               : hooks_mcp_strip(out, add, path, base, keep, &text, &removed, &leave, err);
+    hooks_file_free(&bak);
+    free(bak_path);
+    free(bak_err);
+    if (rc != LC_OK || leave || (!add && !removed)) goto done; /* nothing of ours: not touched */
+    if (add)
+        rc = what == HOOKS_ENTRIES ? hooks_entries_add(o, path, set, &text, err) : hooks_mcp_add(o, path, &text, err);
+    if (rc != LC_OK) goto done;
+    jt_node *root = NULL;
+    int empty = 0;
+    if (!add && jt_parse(text, strlen(text), &root, NULL) == LC_OK) empty = root->type == JT_OBJ && root->n == 0;
+    jt_free(root);
+    f->text = text;
+    text = NULL;
+    rc = hooks_file_settle(f, add, empty, removed > 0, err);
+done:
+    free(base);
+    free(text);
+    return rc;
+}
+
+/* ---- config.toml, edited as statements ---------------------------------------------------- */
 
 /* A TOML basic string. */
 static void hooks_toml_str(sbuf *b, const char *s)
@@ -421,280 +690,332 @@ static void hooks_toml_str(sbuf *b, const char *s)
     sb_putc(b, '"');
 }
 
-typedef struct hooks_lines {
-    const char **s; /* line starts (into the text) */
-    size_t *len;    /* with the line's newline */
-    size_t n;
-} hooks_lines;
+/* Where the parts we touch are in one config.toml (statement indices, -1 when absent). */
+typedef struct hooks_toml_view {
+    long feat_hdr;    /* [features] */
+    long key;         /* codex_hooks in [features], or the root's features.codex_hooks */
+    int key_root;     /* the latter */
+    long feat_dotted; /* the last root statement `features.<x> = ...` */
+    long feat_inline; /* the root's features = { ... } */
+    long feat_other;  /* features as something we cannot add a key to ([[features]], features = 1) */
+    long mcp_hdr;     /* [mcp_servers.lcm] */
+    long mcp_user;    /* an lcm server given another way (dotted keys, a key of [mcp_servers]) */
+    long mcp_inline;  /* the root's mcp_servers = { ... } */
+    long mcp_other;   /* [[mcp_servers]], mcp_servers = 1 */
+} hooks_toml_view;
 
-static int hooks_split(const char *text, hooks_lines *l)
+static void hooks_toml_look(const char *text, const toml_doc *d, hooks_toml_view *v)
 {
-    size_t cap = 16;
-    memset(l, 0, sizeof *l);
-    l->s = malloc(cap * sizeof *l->s);
-    l->len = malloc(cap * sizeof *l->len);
-    if (!l->s || !l->len) return LC_NOMEM;
-    for (const char *p = text; *p;) {
-        const char *nl = strchr(p, '\n');
-        size_t n = nl ? (size_t)(nl - p) + 1 : strlen(p);
-        if (l->n == cap) {
-            cap *= 2;
-            const char **ns = realloc(l->s, cap * sizeof *ns);
-            if (ns) l->s = ns;
-            size_t *nn = realloc(l->len, cap * sizeof *nn);
-            if (nn) l->len = nn;
-            if (!ns || !nn) return LC_NOMEM;
+    static const char *const features[] = {"features"}, *const mcp_servers[] = {"mcp_servers"},
+                             *const mcp_lcm[] = {"mcp_servers", "lcm"}, *const codex_hooks[] = {"codex_hooks"};
+    *v = (hooks_toml_view){-1, -1, 0, -1, -1, -1, -1, -1, -1, -1};
+    for (size_t i = 0; i < d->n; i++) {
+        const toml_stmt *st = &d->v[i];
+        if (st->kind == TOML_TABLE) {
+            if (toml_key_is(st, features, 1)) v->feat_hdr = (long)i;
+            if (toml_key_is(st, mcp_lcm, 2)) v->mcp_hdr = (long)i;
+        } else if (st->kind == TOML_ARRAY_TABLE) {
+            if (!strcmp(st->key[0], "features")) v->feat_other = (long)i;
+            if (toml_key_is(st, mcp_servers, 1)) v->mcp_other = (long)i;
+            if (st->nkey >= 2 && !strcmp(st->key[0], "mcp_servers") && !strcmp(st->key[1], "lcm")) v->mcp_user = (long)i;
+        } else if (st->kind == TOML_KEYVAL && st->table < 0) {
+            int inl = text[st->val_start] == '{';
+            if (!strcmp(st->key[0], "features")) {
+                if (st->nkey == 1) *(inl ? &v->feat_inline : &v->feat_other) = (long)i;
+                else v->feat_dotted = (long)i;
+                if (st->nkey == 2 && !strcmp(st->key[1], "codex_hooks")) v->key = (long)i, v->key_root = 1;
+            }
+            if (!strcmp(st->key[0], "mcp_servers")) {
+                if (st->nkey == 1) *(inl ? &v->mcp_inline : &v->mcp_other) = (long)i;
+                else if (!strcmp(st->key[1], "lcm")) v->mcp_user = (long)i;
+            }
+        } else if (st->kind == TOML_KEYVAL && d->v[st->table].kind == TOML_TABLE) {
+            const toml_stmt *t = &d->v[st->table];
+            if (toml_key_is(t, features, 1) && toml_key_is(st, codex_hooks, 1)) v->key = (long)i, v->key_root = 0;
+            if (toml_key_is(t, mcp_servers, 1) && !strcmp(st->key[0], "lcm")) v->mcp_user = (long)i;
         }
-        l->s[l->n] = p;
-        l->len[l->n++] = n;
-        p += n;
     }
-    return LC_OK;
 }
 
-static void hooks_lines_free(hooks_lines *l)
-{
-    free(l->s);
-    free(l->len);
-}
-
-/* The line without leading blanks. */
-static const char *hooks_lstrip(const char *s)
-{
-    while (*s == ' ' || *s == '\t') s++;
-    return s;
-}
-
-static int hooks_line_marked(const hooks_lines *l, size_t i)
+/* The comment of statement i holds our mark. */
+static const char *hooks_toml_mark(const char *text, const toml_stmt *st)
 {
     size_t ml = strlen(HOOKS_TOML_MARK);
-    for (size_t k = 0; k + ml <= l->len[i]; k++)
-        if (memcmp(l->s[i] + k, HOOKS_TOML_MARK, ml) == 0) return 1;
+    for (size_t k = st->com_start; k + ml <= st->line_end; k++)
+        if (memcmp(text + k, HOOKS_TOML_MARK, ml) == 0) return text + k + ml;
+    return NULL;
+}
+
+/* The newlines install put before a statement of ours ("sep=N" after the mark). */
+static int hooks_toml_sep(const char *text, const toml_stmt *st)
+{
+    const char *m = hooks_toml_mark(text, st);
+    for (; m && m + 4 <= text + st->line_end; m++)
+        if (memcmp(m, "sep=", 4) == 0) return atoi(m + 4);
     return 0;
 }
 
-/* Whether line i is the header [name] (blanks and a trailing comment allowed). */
-static int hooks_is_header(const hooks_lines *l, size_t i, const char *name)
+/* `at` moved back over up to n newlines ("\n" or "\r\n") just before it. */
+static size_t hooks_toml_back(const char *text, size_t at, int n)
 {
-    const char *p = hooks_lstrip(l->s[i]);
-    size_t nl = strlen(name);
-    if (*p != '[' || p[1] == '[') return 0;
-    p = hooks_lstrip(p + 1);
-    if (strncmp(p, name, nl) != 0) return 0;
-    p = hooks_lstrip(p + nl);
-    return *p == ']';
+    for (int k = 0; k < n && at > 0 && text[at - 1] == '\n'; k++) at -= at > 1 && text[at - 2] == '\r' ? 2 : 1;
+    return at;
 }
 
-static int hooks_is_any_header(const hooks_lines *l, size_t i)
+/* config.toml's statements, or a refusal that names the line it could not read. */
+static int hooks_toml_scan(const char *path, const char *text, toml_doc *d, char **err)
 {
-    return *hooks_lstrip(l->s[i]) == '[';
-}
-
-/* Whether line i sets `key` (key = ...). */
-static int hooks_is_key(const hooks_lines *l, size_t i, const char *key)
-{
-    const char *p = hooks_lstrip(l->s[i]);
-    size_t kl = strlen(key);
-    if (strncmp(p, key, kl) != 0) return 0;
-    p = hooks_lstrip(p + kl);
-    return *p == '=';
-}
-
-/* The value text of a `key = value # comment` line (malloc'd, trimmed). */
-static char *hooks_key_value(const char *line, size_t len)
-{
-    const char *eq = memchr(line, '=', len), *end = line + len;
-    if (!eq) return lc_strdup("");
-    const char *v = hooks_lstrip(eq + 1);
-    const char *hash = memchr(v, '#', (size_t)(end - v));
-    const char *e = hash ? hash : end;
-    while (e > v && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r')) e--;
-    return lc_strndup(v, (size_t)(e - v));
-}
-
-/* The newlines install put before one of our headers ("sep=N" in its mark), so that
- * uninstall takes exactly those back. */
-static int hooks_sep_of(const hooks_lines *l, size_t i)
-{
-    for (size_t k = 0; k + 4 <= l->len[i]; k++)
-        if (memcmp(l->s[i] + k, "sep=", 4) == 0) return atoi(l->s[i] + k + 4);
-    return 0;
-}
-
-static void hooks_unsep(sbuf *b, int sep)
-{
-    for (int k = 0; k < sep && b->len && b->p[b->len - 1] == '\n'; k++) b->p[--b->len] = 0;
-}
-
-/* Install or uninstall our lines in config.toml's text; *out_text (malloc'd) is the new
- * text. Notes for the user go to `out`. */
-static int hooks_toml_edit(const hooks_opts *o, FILE *out, const char *path, const char *text, int add,
-                           char **out_text)
-{
-    hooks_lines l;
-    sbuf b = {0};
-    int rc = hooks_split(text, &l);
-    size_t mcp = (size_t)-1, feat = (size_t)-1, key = (size_t)-1;
-    *out_text = NULL;
-    if (rc != LC_OK) goto done;
-    for (size_t i = 0; i < l.n; i++) {
-        if (hooks_is_header(&l, i, "mcp_servers.lcm")) mcp = i;
-        if (hooks_is_header(&l, i, "features")) {
-            feat = i;
-            for (size_t j = i + 1; j < l.n && !hooks_is_any_header(&l, j); j++)
-                if (hooks_is_key(&l, j, "codex_hooks")) key = j;
-        }
-    }
-    int mcp_ours = mcp != (size_t)-1 && hooks_line_marked(&l, mcp);
-    if (mcp != (size_t)-1 && !mcp_ours) {
-        fprintf(out, "note: %s has its own [mcp_servers.lcm] table: left as it is\n", path);
-    }
-    /* Our table's extent: the header up to the next header, and the newlines we put
-     * before it (the "sep=N" of the mark). */
-    size_t mcp_end = mcp;
-    int sep = 0;
-    if (mcp_ours) {
-        for (mcp_end = mcp + 1; mcp_end < l.n && !hooks_is_any_header(&l, mcp_end); mcp_end++) {}
-        sep = hooks_sep_of(&l, mcp);
-    }
-    int key_ours = key != (size_t)-1 && hooks_line_marked(&l, key);
-    int feat_ours = feat != (size_t)-1 && hooks_line_marked(&l, feat);
-    for (size_t i = 0; i < l.n; i++) {
-        if (mcp_ours && i >= mcp && i < mcp_end) {
-            if (i == mcp && !add) hooks_unsep(&b, sep);
-            if (i == mcp && add) {
-                /* In place, so a second install leaves the file as the first did. */
-                sb_printf(&b, "[mcp_servers.lcm] %s sep=%d\ncommand = ", HOOKS_TOML_MARK, sep);
-                hooks_toml_str(&b, o->lcm);
-                sb_puts(&b, "\nargs = [\"mcp\", \"--home\", ");
-                hooks_toml_str(&b, o->home);
-                sb_puts(&b, "]\n");
-                /* keys the user added to our table stay */
-                for (size_t j = mcp + 1; j < mcp_end; j++)
-                    if (!hooks_is_key(&l, j, "command") && !hooks_is_key(&l, j, "args")) sb_append(&b, l.s[j], l.len[j]);
-            }
-            continue;
-        }
-        if (i == key && key_ours) {
-            if (add) {
-                sb_append(&b, l.s[i], l.len[i]);
-            } else {
-                /* Restore what we replaced, or drop the line we added. */
-                const char *was = strstr(l.s[i], "(was: ");
-                if (was && was < l.s[i] + l.len[i]) {
-                    const char *close = strchr(was, ')');
-                    sb_puts(&b, "codex_hooks = ");
-                    if (close) sb_append(&b, was + 6, (size_t)(close - was - 6));
-                    sb_putc(&b, '\n');
-                }
-            }
-            continue;
-        }
-        if (i == key && !key_ours && add) {
-            char *v = hooks_key_value(l.s[i], l.len[i]);
-            if (v && strcmp(v, "true") != 0) sb_printf(&b, "codex_hooks = true %s (was: %s)\n", HOOKS_TOML_MARK, v);
-            else sb_append(&b, l.s[i], l.len[i]);
-            free(v);
-            continue;
-        }
-        if (i == feat && feat_ours && !add) {
-            /* Our [features] header goes when nothing but our key was in it. */
-            int other = 0;
-            for (size_t j = i + 1; j < l.n && !hooks_is_any_header(&l, j); j++)
-                if (j != key && *hooks_lstrip(l.s[j]) != '\n' && *hooks_lstrip(l.s[j]) != 0) other = 1;
-            if (!other) {
-                hooks_unsep(&b, hooks_sep_of(&l, i));
-                continue;
-            }
-        }
-        sb_append(&b, l.s[i], l.len[i]);
-        if (i == feat && add && key == (size_t)-1) sb_printf(&b, "codex_hooks = true %s\n", HOOKS_TOML_MARK);
-    }
-    if (add && feat == (size_t)-1) {
-        int n = 0;
-        if (b.len && b.p[b.len - 1] != '\n') sb_putc(&b, '\n'), n++;
-        if (b.len) sb_putc(&b, '\n'), n++;
-        sb_printf(&b, "[features] %s sep=%d\ncodex_hooks = true %s\n", HOOKS_TOML_MARK, n, HOOKS_TOML_MARK);
-    }
-    if (add && mcp == (size_t)-1) {
-        int n = 0;
-        if (b.len && b.p[b.len - 1] != '\n') sb_putc(&b, '\n'), n++;
-        if (b.len) sb_putc(&b, '\n'), n++;
-        sb_printf(&b, "[mcp_servers.lcm] %s sep=%d\ncommand = ", HOOKS_TOML_MARK, n);
-        hooks_toml_str(&b, o->lcm);
-        sb_puts(&b, "\nargs = [\"mcp\", \"--home\", ");
-        hooks_toml_str(&b, o->home);
-        sb_puts(&b, "]\n");
-    }
-    if (b.oom) {
-        rc = LC_NOMEM;
-        goto done;
-    }
-    if (!b.p) sb_puts(&b, "");
-    *out_text = sb_detach(&b);
-done:
-    sb_free(&b);
-    hooks_lines_free(&l);
+    char *why = NULL;
+    int rc = toml_scan(text, strlen(text), d, &why);
+    if (rc != LC_OK)
+        rc = lc_errf(err, rc, rc == LC_NOMEM ? "out of memory" : "%s, %s: cannot be edited safely; nothing was changed",
+                     path, why ? why : "unreadable");
+    free(why);
     return rc;
 }
 
-static int hooks_toml_file(const hooks_opts *o, FILE *out, const char *path, int add, char **err)
+/* Where statement st's own bytes start (the first one's after a BOM). */
+static size_t hooks_toml_from(const char *text, const toml_stmt *st)
 {
-    char *old = NULL, *text = NULL;
-    size_t len = 0;
-    int existed = 0, rc;
-    if ((rc = hooks_read(path, &old, &len, &existed, err)) != LC_OK) goto done;
-    if (!add && !existed) {
-        fprintf(out, "unchanged %s (absent)\n", path);
+    return st->start == 0 && !strncmp(text, "\xEF\xBB\xBF", 3) ? 3 : st->start;
+}
+
+/* The text of statement st's value. */
+static char *hooks_toml_value(const char *text, const toml_stmt *st)
+{
+    return lc_strndup(text + st->val_start, st->val_end - st->val_start);
+}
+
+/* Take out exactly what install put in: our [mcp_servers.lcm] table, our codex_hooks line
+ * (or give back whole the user's line it replaced), our [features] header when nothing else
+ * is in its table; *removed counts what was ours. */
+static int hooks_toml_strip(const char *path, const char *text, char **out, int *removed, char **err)
+{
+    toml_doc d;
+    hooks_toml_view v;
+    jt_edits e = {0};
+    int rc = hooks_toml_scan(path, text, &d, err);
+    *out = NULL;
+    *removed = 0;
+    if (rc != LC_OK) return rc;
+    hooks_toml_look(text, &d, &v);
+    if (v.mcp_hdr >= 0 && hooks_toml_mark(text, &d.v[v.mcp_hdr])) {
+        const toml_stmt *h = &d.v[v.mcp_hdr];
+        size_t last = (size_t)v.mcp_hdr;
+        for (size_t j = last + 1; j < d.n && d.v[j].kind != TOML_TABLE && d.v[j].kind != TOML_ARRAY_TABLE; j++)
+            if (d.v[j].kind == TOML_KEYVAL) last = j;
+        jt_replace(&e, hooks_toml_back(text, h->start, hooks_toml_sep(text, h)), d.v[last].end, "");
+        (*removed)++;
+    }
+    if (v.key >= 0 && hooks_toml_mark(text, &d.v[v.key])) {
+        const toml_stmt *k = &d.v[v.key];
+        const char *m = hooks_toml_mark(text, k), *end = text + k->line_end, *was = NULL;
+        for (const char *q = m; q + 6 <= end; q++)
+            if (memcmp(q, "(was: ", 6) == 0) {
+                was = q + 6;
+                break;
+            }
+        const char *close = end;
+        while (was && close > was && close[-1] != ')') close--;
+        if (was && close > was) {
+            /* the user's own line, kept whole in our comment (an older install kept only its value) */
+            char *line = lc_strndup(was, (size_t)(close - 1 - was));
+            char *put = line && memchr(line, '=', strlen(line)) ? lc_strdup(line) : lc_asprintf("codex_hooks = %s", line ? line : "");
+            if (put) jt_replace(&e, hooks_toml_from(text, k), k->line_end, put);
+            else e.oom = 1;
+            free(line);
+            free(put);
+        } else {
+            jt_replace(&e, hooks_toml_back(text, k->start, hooks_toml_sep(text, k)), k->end, "");
+        }
+        (*removed)++;
+    }
+    if (v.feat_hdr >= 0 && hooks_toml_mark(text, &d.v[v.feat_hdr])) {
+        int other = 0;
+        for (size_t j = (size_t)v.feat_hdr + 1; j < d.n && d.v[j].kind != TOML_TABLE && d.v[j].kind != TOML_ARRAY_TABLE; j++)
+            if (d.v[j].kind == TOML_KEYVAL && (long)j != v.key) other = 1;
+        if (!other) {
+            const toml_stmt *h = &d.v[v.feat_hdr];
+            jt_replace(&e, hooks_toml_back(text, h->start, hooks_toml_sep(text, h)), h->end, "");
+            (*removed)++;
+        }
+    }
+    toml_doc_free(&d);
+    if (!(*out = jt_apply(text, strlen(text), &e))) rc = lc_errf(err, LC_NOMEM, "%s: could not be edited: nothing was changed", path);
+    return rc;
+}
+
+/* `[mcp_servers.lcm]` (ours: marked, with the newlines put before it) appended to b. */
+static void hooks_toml_sep_put(sbuf *b, const char *nl, int *n)
+{
+    *n = 0;
+    if (b->len && b->p[b->len - 1] != '\n') sb_puts(b, nl), (*n)++;
+    if (b->len) sb_puts(b, nl), (*n)++;
+}
+
+/* Put ours into a text that holds none of ours: codex_hooks = true where Codex reads it
+ * ([features], or beside the root's features.* keys), the MCP table at the end. A shape we
+ * cannot add to without guessing (an inline table, [[features]]) is refused, saying what to
+ * do by hand. */
+static int hooks_toml_add(const hooks_opts *o, FILE *out, const char *path, char **text, char **err)
+{
+    toml_doc d;
+    hooks_toml_view v;
+    jt_edits e = {0};
+    const char *nl;
+    char unit[17], *val = NULL;
+    sbuf b = {0};
+    size_t vs = 0, ve = 0, len = strlen(*text);
+    int rc = hooks_toml_scan(path, *text, &d, err), n = 0;
+    if (rc != LC_OK) return rc;
+    const char *t = *text;
+    jt_style(t, len, &nl, unit);
+    hooks_toml_look(t, &d, &v);
+    if (v.key >= 0) {
+        const toml_stmt *k = &d.v[v.key];
+        val = hooks_toml_value(t, k);
+        if (val && strcmp(val, "true") != 0) {
+            size_t from = hooks_toml_from(t, k);
+            if (memchr(t + from, '\n', k->line_end - from)) {
+                rc = lc_errf(err, LC_INVALID, "%s, line %zu: codex_hooks's value runs over lines: set codex_hooks = true "
+                             "yourself, then run again; nothing was changed", path, k->line);
+                goto done;
+            }
+            /* the user's line stays whole in our comment, so uninstall gives it back as it was */
+            size_t ind = from;
+            while (ind < k->line_end && (t[ind] == ' ' || t[ind] == '\t')) ind++;
+            char *line = lc_asprintf("%.*s%s = true %s (was: %.*s)", (int)(ind - from), t + from,
+                                     v.key_root ? "features.codex_hooks" : "codex_hooks", HOOKS_TOML_MARK,
+                                     (int)(k->line_end - from), t + from);
+            if (line) jt_replace(&e, from, k->line_end, line);
+            else e.oom = 1;
+            free(line);
+        }
+    } else if (v.feat_inline >= 0) {
+        const toml_stmt *s = &d.v[v.feat_inline];
+        int set = toml_inline_get(t, s->val_start, s->val_end, "codex_hooks", &vs, &ve) && ve - vs == 4 &&
+                  !memcmp(t + vs, "true", 4);
+        if (!set) {
+            rc = lc_errf(err, LC_INVALID, "%s, line %zu: features is an inline table (features = { ... }): add "
+                         "codex_hooks = true inside it yourself, then run again; nothing was changed", path, s->line);
+            goto done;
+        }
+    } else if (v.feat_other >= 0) {
+        rc = lc_errf(err, LC_INVALID, "%s, line %zu: features is not a table lcm can add codex_hooks to: set "
+                     "features.codex_hooks = true yourself, then run again; nothing was changed", path,
+                     d.v[v.feat_other].line);
+        goto done;
+    } else if (v.feat_hdr >= 0 || v.feat_dotted >= 0) {
+        /* right after the header (or the root's last features.* key); a last line without a
+         * newline gets one, which uninstall takes back (sep=1) */
+        const toml_stmt *s = &d.v[v.feat_hdr >= 0 ? v.feat_hdr : v.feat_dotted];
+        int bare = s->end == s->line_end;
+        char *line = lc_asprintf("%s%s = true %s%s%s", bare ? nl : "", v.feat_hdr >= 0 ? "codex_hooks" : "features.codex_hooks",
+                                 HOOKS_TOML_MARK, bare ? " sep=1" : "", nl);
+        if (line) jt_replace(&e, s->end, s->end, line);
+        else e.oom = 1;
+        free(line);
+    }
+    if (v.mcp_inline >= 0 && !toml_inline_get(t, d.v[v.mcp_inline].val_start, d.v[v.mcp_inline].val_end, "lcm", &vs, &ve)) {
+        rc = lc_errf(err, LC_INVALID, "%s, line %zu: mcp_servers is an inline table (mcp_servers = { ... }): add the "
+                     "lcm server inside it yourself, then run again; nothing was changed", path, d.v[v.mcp_inline].line);
         goto done;
     }
-    if (strlen(old) != len) {
-        rc = lc_errf(err, LC_INVALID, "%s holds a NUL byte: left as it is", path);
+    if (v.mcp_other >= 0) {
+        rc = lc_errf(err, LC_INVALID, "%s, line %zu: mcp_servers is not a table lcm can add to; nothing was changed", path,
+                     d.v[v.mcp_other].line);
         goto done;
     }
-    if ((rc = hooks_toml_edit(o, out, path, old, add, &text)) != LC_OK) {
-        rc = lc_errf(err, rc, "out of memory");
+    char *next = jt_apply(t, len, &e);
+    if (!next) {
+        rc = lc_errf(err, LC_NOMEM, "out of memory");
         goto done;
     }
-    rc = hooks_commit(o, out, path, old, len, existed, text, err);
+    sb_puts(&b, next);
+    free(next);
+    if (v.key < 0 && v.feat_inline < 0 && v.feat_hdr < 0 && v.feat_dotted < 0) {
+        hooks_toml_sep_put(&b, nl, &n);
+        sb_printf(&b, "[features] %s sep=%d%scodex_hooks = true %s%s", HOOKS_TOML_MARK, n, nl, HOOKS_TOML_MARK, nl);
+    }
+    if (v.mcp_hdr >= 0 || v.mcp_user >= 0 || v.mcp_inline >= 0) {
+        fprintf(out, "note: %s has its own lcm MCP server: left as it is\n", path);
+    } else {
+        hooks_toml_sep_put(&b, nl, &n);
+        sb_printf(&b, "[mcp_servers.lcm] %s sep=%d%scommand = ", HOOKS_TOML_MARK, n, nl);
+        hooks_toml_str(&b, o->lcm);
+        sb_printf(&b, "%sargs = [\"mcp\", \"--home\", ", nl);
+        hooks_toml_str(&b, o->home);
+        sb_printf(&b, "]%s", nl);
+    }
+    if (!b.p) sb_puts(&b, "");
+    if (b.oom) {
+        rc = lc_errf(err, LC_NOMEM, "out of memory");
+        goto done;
+    }
+    free(*text);
+    *text = sb_detach(&b);
 done:
-    free(old);
+    jt_edits_free(&e);
+    sb_free(&b);
+    free(val);
+    toml_doc_free(&d);
+    return rc;
+}
+
+static int hooks_toml_prepare(const hooks_opts *o, FILE *out, hooks_file *f, const char *path, int add, char **err)
+{
+    char *text = NULL;
+    int removed = 0, rc;
+    if ((rc = hooks_file_read(f, path, err)) != LC_OK) return rc;
+    if (!add && !f->existed) {
+        f->absent = 1;
+        return LC_OK;
+    }
+    if (strlen(f->old) != f->old_len) return lc_errf(err, LC_INVALID, "%s holds a NUL byte: left as it is", path);
+    if (!add && !strstr(f->old, HOOKS_TOML_MARK)) return LC_OK; /* nothing of ours: not even read */
+    if ((rc = hooks_toml_strip(path, f->old, &text, &removed, err)) != LC_OK || (!add && !removed)) goto done;
+    if (add && (rc = hooks_toml_add(o, out, path, &text, err)) != LC_OK) goto done;
+    /* What we write must split into statements again (a guard: the edits are made so). */
+    toml_doc check;
+    if ((rc = hooks_toml_scan(path, text, &check, err)) != LC_OK) goto done;
+    toml_doc_free(&check);
+    f->text = text;
+    text = NULL;
+    rc = hooks_file_settle(f, add, hooks_blank(f->text), removed > 0, err);
+done:
     free(text);
     return rc;
 }
 
 /* ---- install / uninstall ---------------------------------------------------------------- */
 
+/* Every file of the agent made first, then written: a file we must refuse (not JSON, not a
+ * TOML we can edit, read-only, a FIFO) leaves all of them as they were. */
 static int hooks_apply(const hooks_opts *o, FILE *out, int add, char **err)
 {
     char *dir = NULL, *a = NULL, *b = NULL;
+    hooks_file fa = {0}, fb = {0};
     int rc;
-    if (o->agent == HOOKS_CLAUDE) {
-        dir = hooks_claude_dir(o);
-        a = dir ? lc_asprintf("%s/settings.json", dir) : NULL;
-        b = hooks_claude_mcp_file(o);
-        if (!a || !b) {
-            rc = lc_errf(err, LC_NOMEM, "out of memory");
-            goto done;
-        }
-        const hooks_event_set set = {claude_events, sizeof claude_events / sizeof *claude_events};
-        if ((rc = hooks_json_file(o, out, a, hooks_entries_edit, &set, add, err)) != LC_OK) goto done;
-        rc = hooks_json_file(o, out, b, hooks_mcp_edit, NULL, add, err);
-    } else {
-        dir = hooks_codex_dir(o);
-        a = dir ? lc_asprintf("%s/hooks.json", dir) : NULL;
-        b = dir ? lc_asprintf("%s/config.toml", dir) : NULL;
-        if (!a || !b) {
-            rc = lc_errf(err, LC_NOMEM, "out of memory");
-            goto done;
-        }
-        const hooks_event_set set = {codex_events, sizeof codex_events / sizeof *codex_events};
-        if ((rc = hooks_json_file(o, out, a, hooks_entries_edit, &set, add, err)) != LC_OK) goto done;
-        rc = hooks_toml_file(o, out, b, add, err);
-        if (rc == LC_OK && add)
-            fprintf(out, "note: Codex runs hooks it has not seen before only once you trust them (its /hooks view)\n");
+    int claude = o->agent == HOOKS_CLAUDE;
+    dir = claude ? hooks_claude_dir(o) : hooks_codex_dir(o);
+    a = dir ? lc_asprintf("%s/%s", dir, claude ? "settings.json" : "hooks.json") : NULL;
+    b = claude ? hooks_claude_mcp_file(o) : dir ? lc_asprintf("%s/config.toml", dir) : NULL;
+    if (!a || !b) {
+        rc = lc_errf(err, LC_NOMEM, "out of memory");
+        goto done;
     }
+    const hooks_event_set set = claude ? (hooks_event_set){claude_events, sizeof claude_events / sizeof *claude_events}
+                                       : (hooks_event_set){codex_events, sizeof codex_events / sizeof *codex_events};
+    if ((rc = hooks_json_prepare(o, out, &fa, a, HOOKS_ENTRIES, &set, add, err)) != LC_OK) goto done;
+    rc = claude ? hooks_json_prepare(o, out, &fb, b, HOOKS_MCP, NULL, add, err) : hooks_toml_prepare(o, out, &fb, b, add, err);
+    if (rc != LC_OK) goto done;
+    if ((rc = hooks_file_commit(o, out, &fa, err)) != LC_OK) goto done;
+    if ((rc = hooks_file_commit(o, out, &fb, err)) != LC_OK) goto done;
+    if (!claude && add)
+        fprintf(out, "note: Codex runs hooks it has not seen before only once you trust them (its /hooks view)\n");
 done:
+    hooks_file_free(&fa);
+    hooks_file_free(&fb);
     free(dir);
     free(a);
     free(b);
@@ -713,16 +1034,32 @@ int hooks_uninstall(const hooks_opts *o, FILE *out, char **err)
 
 /* ---- doctor ----------------------------------------------------------------------------- */
 
+/* A JSON file read for a look (the doctor's): absent or blank = {}. */
+static int hooks_json_load(const char *path, cJSON **root, char **err)
+{
+    hooks_file f = {0};
+    jt_node *jr = NULL;
+    int rc = hooks_file_read(&f, path, err);
+    *root = NULL;
+    if (rc == LC_OK && hooks_blank(f.old)) *root = cJSON_CreateObject();
+    else if (rc == LC_OK && (rc = hooks_json_root(path, f.old, &jr, err)) == LC_OK)
+        *root = cJSON_ParseWithLength(f.old, f.old_len);
+    if (rc == LC_OK && !*root) rc = lc_errf(err, LC_NOMEM, "out of memory");
+    jt_free(jr);
+    hooks_file_free(&f);
+    return rc;
+}
+
 int hooks_present(const hooks_opts *o)
 {
     char *dir = o->agent == HOOKS_CLAUDE ? hooks_claude_dir(o) : hooks_codex_dir(o);
     char *path = dir ? lc_asprintf("%s/%s", dir, o->agent == HOOKS_CLAUDE ? "settings.json" : "hooks.json") : NULL;
     char *text = NULL, *err = NULL;
-    size_t len = 0;
-    int existed = 0, n = 0;
-    cJSON *root = NULL;
-    if (path && hooks_json_load(path, &root, &text, &len, &existed, &err) == LC_OK) n = hooks_strip(root);
-    cJSON_Delete(root);
+    hooks_file f = {0};
+    int n = 0;
+    if (path && hooks_file_read(&f, path, &err) == LC_OK && !hooks_blank(f.old))
+        hooks_entries_strip(o, NULL, path, f.old, NULL, &text, &n, &err);
+    hooks_file_free(&f);
     free(dir);
     free(path);
     free(text);
@@ -761,9 +1098,8 @@ static int hooks_doctor_hooks(const hooks_opts *o, FILE *out, const char *path, 
 {
     cJSON *root = NULL;
     char *text = NULL, *err = NULL;
-    size_t len = 0;
-    int existed = 0, bad = 0;
-    if (hooks_json_load(path, &root, &text, &len, &existed, &err) != LC_OK) {
+    int bad = 0;
+    if (hooks_json_load(path, &root, &err) != LC_OK) {
         bad += hooks_check(out, 0, path, err);
         goto done;
     }
@@ -800,9 +1136,7 @@ done:
 int hooks_doctor(const hooks_opts *o, FILE *out)
 {
     int bad = 0;
-    char *where = NULL, *dir = NULL, *a = NULL, *b = NULL, *text = NULL, *err = NULL;
-    size_t len = 0;
-    int existed = 0;
+    char *where = NULL, *dir = NULL, *a = NULL, *b = NULL, *err = NULL;
     cJSON *root = NULL;
     /* the binary */
     if (hooks_on_path("lcm", &where)) {
@@ -828,7 +1162,7 @@ int hooks_doctor(const hooks_opts *o, FILE *out)
         b = hooks_claude_mcp_file(o);
         if (!a || !b) goto done;
         bad += hooks_doctor_hooks(o, out, a, claude_events, sizeof claude_events / sizeof *claude_events);
-        if (hooks_json_load(b, &root, &text, &len, &existed, &err) != LC_OK) {
+        if (hooks_json_load(b, &root, &err) != LC_OK) {
             bad += hooks_check(out, 0, b, err);
             goto done;
         }
@@ -847,38 +1181,39 @@ int hooks_doctor(const hooks_opts *o, FILE *out)
         b = dir ? lc_asprintf("%s/config.toml", dir) : NULL;
         if (!a || !b) goto done;
         bad += hooks_doctor_hooks(o, out, a, codex_events, sizeof codex_events / sizeof *codex_events);
-        if (hooks_read(b, &text, &len, &existed, &err) != LC_OK) {
+        hooks_file f = {0};
+        toml_doc d = {0};
+        int mcp = 0, right = 0, feat = 0;
+        if (hooks_file_read(&f, b, &err) != LC_OK || hooks_toml_scan(b, f.old, &d, &err) != LC_OK) {
+            hooks_file_free(&f);
             bad += hooks_check(out, 0, b, err);
             goto done;
         }
-        hooks_lines l;
-        int mcp = 0, right = 0, feat = 0;
-        if (hooks_split(text, &l) == LC_OK) {
-            char *want_cmd = NULL;
-            sbuf w = {0};
-            hooks_toml_str(&w, o->lcm);
-            want_cmd = sb_detach(&w);
-            for (size_t i = 0; i < l.n; i++) {
-                if (hooks_is_header(&l, i, "mcp_servers.lcm")) {
-                    mcp = 1;
-                    for (size_t j = i + 1; j < l.n && !hooks_is_any_header(&l, j); j++)
-                        if (hooks_is_key(&l, j, "command")) {
-                            char *v = hooks_key_value(l.s[j], l.len[j]);
-                            right = v && want_cmd && strcmp(v, want_cmd) == 0;
-                            free(v);
-                        }
-                }
-                if (hooks_is_header(&l, i, "features"))
-                    for (size_t j = i + 1; j < l.n && !hooks_is_any_header(&l, j); j++)
-                        if (hooks_is_key(&l, j, "codex_hooks")) {
-                            char *v = hooks_key_value(l.s[j], l.len[j]);
-                            feat = v && strcmp(v, "true") == 0;
-                            free(v);
-                        }
+        hooks_toml_view v;
+        sbuf w = {0};
+        hooks_toml_str(&w, o->lcm);
+        hooks_toml_look(f.old, &d, &v);
+        if ((mcp = v.mcp_hdr >= 0))
+            for (size_t j = (size_t)v.mcp_hdr + 1; j < d.n && d.v[j].kind != TOML_TABLE && d.v[j].kind != TOML_ARRAY_TABLE; j++) {
+                static const char *const command[] = {"command"};
+                if (d.v[j].kind != TOML_KEYVAL || !toml_key_is(&d.v[j], command, 1)) continue;
+                char *val = hooks_toml_value(f.old, &d.v[j]);
+                right = val && w.p && strcmp(val, w.p) == 0;
+                free(val);
             }
-            free(want_cmd);
+        if (v.key >= 0) {
+            char *val = hooks_toml_value(f.old, &d.v[v.key]);
+            feat = val && strcmp(val, "true") == 0;
+            free(val);
+        } else if (v.feat_inline >= 0) {
+            size_t vs = 0, ve = 0;
+            const toml_stmt *s = &d.v[v.feat_inline];
+            feat = toml_inline_get(f.old, s->val_start, s->val_end, "codex_hooks", &vs, &ve) && ve - vs == 4 &&
+                   !memcmp(f.old + vs, "true", 4);
         }
-        hooks_lines_free(&l);
+        sb_free(&w);
+        toml_doc_free(&d);
+        hooks_file_free(&f);
         char *what = lc_asprintf("[mcp_servers.lcm] %s in %s", mcp ? "present" : "missing", b);
         bad += hooks_check(out, mcp && right, what, mcp && !right ? "it runs another lcm" : NULL);
         free(what);
@@ -892,7 +1227,6 @@ done:
     free(dir);
     free(a);
     free(b);
-    free(text);
     free(err);
     return bad;
 }
