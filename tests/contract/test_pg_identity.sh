@@ -9,9 +9,7 @@
 # holds its session file, and not by the other.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/pg/pg.sh"
-trap 'pg_stop; cleanup' EXIT
-pg_available || fail "no PostgreSQL server binaries (tests/deps.sh installs the postgresql package)"
-pg_start >"$T/pg_start.txt" 2>&1 || { cat "$T/pg_start.txt"; fail "the PostgreSQL server did not start"; }
+pg_begin
 LCM="$BUILD/lcm"
 H="$T/home"
 mkdir -p "$T/a" "$T/b" "$T/work"

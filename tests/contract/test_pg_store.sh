@@ -12,9 +12,7 @@
 #   4. the password of the URI never appears in any output or error.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/pg/pg.sh"
-trap 'pg_stop; cleanup' EXIT
-pg_available || fail "no PostgreSQL server binaries (tests/deps.sh installs the postgresql package)"
-pg_start >"$T/pg_start.txt" 2>&1 || { cat "$T/pg_start.txt"; fail "the PostgreSQL server did not start"; }
+pg_begin
 LCM="$BUILD/lcm"
 
 # 1. the unit suites against the server (PG_UNIT_SUITES names others; empty skips them)

@@ -7,9 +7,7 @@
 # part when it holds a '?' (libpq reads the user part up to '@', not up to '?').
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/pg/pg.sh"
-trap 'pg_stop; cleanup' EXIT
-pg_available || fail "no PostgreSQL server binaries (tests/deps.sh installs the postgresql package)"
-pg_start >"$T/pg_start.txt" 2>&1 || { cat "$T/pg_start.txt"; fail "the PostgreSQL server did not start"; }
+pg_begin
 LCM="$BUILD/lcm"
 hello_session "$T/in.jsonl" "pw-session" "$T/work" "hello over a shared store"
 "$HOST" --home "$HOME_DIR" --plugin-dir "$PLUGINS" --session "$T/out.jsonl" replay "$T/in.jsonl" \

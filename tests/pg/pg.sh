@@ -17,6 +17,13 @@ pg_find_bin() {
     return 1
 }
 pg_available() { pg_find_bin; }
+# pg_begin: a contract test's server, from its first line to its exit (lib.sh sourced first):
+# the EXIT trap stops it, a missing server or a failed start fails the test with the reason.
+pg_begin() {
+    trap 'pg_stop; cleanup' EXIT
+    pg_available || fail "no PostgreSQL server binaries (tests/deps.sh installs the postgresql package)"
+    pg_start >"$T/pg_start.txt" 2>&1 || { cat "$T/pg_start.txt"; fail "the PostgreSQL server did not start"; }
+}
 # Run a server binary: as the postgres user when we are root (initdb refuses root).
 pg_as() {
     if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi

@@ -1096,6 +1096,37 @@ static char *codex_reasoning(const cJSON *p)
     return b.len ? sb_detach(&b) : (sb_free(&b), NULL);
 }
 
+/* The assistant's call of NAME with ARGS (taken), remembered by its id for its result. */
+static cJSON *codex_call(imp *m, const char *cid, const char *name, cJSON *args)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON *arr = cJSON_AddArrayToObject(o, "content"), *blk = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "role", "assistant");
+    cJSON_AddStringToObject(blk, "type", "toolCall");
+    cJSON_AddStringToObject(blk, "id", cid ? cid : "");
+    cJSON_AddStringToObject(blk, "name", name);
+    cJSON_AddItemToObject(blk, "arguments", args);
+    cJSON_AddItemToArray(arr, blk);
+    cJSON_AddStringToObject(o, "stopReason", "toolUse");
+    if (cid) imp_tool_put(m, cid, name);
+    return o;
+}
+
+/* The result of call CID (of tool NAME): its TEXT as one text block. */
+static cJSON *codex_result(const char *cid, const char *name, const char *text)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "role", "toolResult");
+    cJSON_AddStringToObject(o, "toolCallId", cid ? cid : "");
+    cJSON_AddStringToObject(o, "toolName", name ? name : "");
+    cJSON *arr = cJSON_AddArrayToObject(o, "content"), *blk = cJSON_CreateObject();
+    cJSON_AddStringToObject(blk, "type", "text");
+    cJSON_AddStringToObject(blk, "text", text ? text : "");
+    cJSON_AddItemToArray(arr, blk);
+    cJSON_AddBoolToObject(o, "isError", 0);
+    return o;
+}
+
 static int codex_item(imp *m, const cJSON *p, long long ts, size_t lineno, char **err)
 {
     const char *t = jstr(p, "type");
@@ -1136,16 +1167,7 @@ static int codex_item(imp *m, const cJSON *p, long long ts, size_t lineno, char 
             parsed = cJSON_CreateObject();
             if (args) cJSON_AddStringToObject(parsed, "input", args);
         }
-        o = cJSON_CreateObject();
-        cJSON *arr = cJSON_AddArrayToObject(o, "content"), *blk = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "role", "assistant");
-        cJSON_AddStringToObject(blk, "type", "toolCall");
-        cJSON_AddStringToObject(blk, "id", cid ? cid : "");
-        cJSON_AddStringToObject(blk, "name", name);
-        cJSON_AddItemToObject(blk, "arguments", parsed);
-        cJSON_AddItemToArray(arr, blk);
-        cJSON_AddStringToObject(o, "stopReason", "toolUse");
-        if (cid) imp_tool_put(m, cid, name);
+        o = codex_call(m, cid, name, parsed);
     } else if (!strcmp(t, "function_call_output") || !strcmp(t, "custom_tool_call_output")) {
         const char *cid = jstr(p, "call_id");
         const char *name = imp_tool_name(m, cid);
@@ -1161,15 +1183,7 @@ static int codex_item(imp *m, const cJSON *p, long long ts, size_t lineno, char 
         } else if (out) {
             text = cJSON_PrintUnformatted(out);
         }
-        o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "role", "toolResult");
-        cJSON_AddStringToObject(o, "toolCallId", cid ? cid : "");
-        cJSON_AddStringToObject(o, "toolName", name ? name : "");
-        cJSON *arr = cJSON_AddArrayToObject(o, "content"), *blk = cJSON_CreateObject();
-        cJSON_AddStringToObject(blk, "type", "text");
-        cJSON_AddStringToObject(blk, "text", text ? text : "");
-        cJSON_AddItemToArray(arr, blk);
-        cJSON_AddBoolToObject(o, "isError", 0);
+        o = codex_result(cid, name, text);
         free(text);
     } else if (!strcmp(t, "reasoning")) {
         /* Its summary is what a person reads of the model's reasoning: a thinking block. */
@@ -1203,31 +1217,14 @@ static int codex_item(imp *m, const cJSON *p, long long ts, size_t lineno, char 
                 cJSON_AddStringToObject(a, "input", args->valuestring);
             }
         }
-        o = cJSON_CreateObject();
-        cJSON *arr = cJSON_AddArrayToObject(o, "content"), *blk = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "role", "assistant");
-        cJSON_AddStringToObject(blk, "type", "toolCall");
-        cJSON_AddStringToObject(blk, "id", cid ? cid : "");
-        cJSON_AddStringToObject(blk, "name", name);
-        cJSON_AddItemToObject(blk, "arguments", a);
-        cJSON_AddItemToArray(arr, blk);
-        cJSON_AddStringToObject(o, "stopReason", "toolUse");
-        if (cid) imp_tool_put(m, cid, name);
+        o = codex_call(m, cid, name, a);
         m->cur.kind = t;
     } else if (!strcmp(t, "tool_search_output")) {
         /* The tools the search found, as the model got them: a tool result. */
         const char *cid = jstr(p, "call_id");
         const cJSON *tools = cJSON_GetObjectItemCaseSensitive(p, "tools");
         char *text = tools ? cJSON_PrintUnformatted(tools) : NULL;
-        o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "role", "toolResult");
-        cJSON_AddStringToObject(o, "toolCallId", cid ? cid : "");
-        cJSON_AddStringToObject(o, "toolName", "tool_search");
-        cJSON *arr = cJSON_AddArrayToObject(o, "content"), *blk = cJSON_CreateObject();
-        cJSON_AddStringToObject(blk, "type", "text");
-        cJSON_AddStringToObject(blk, "text", text ? text : "");
-        cJSON_AddItemToArray(arr, blk);
-        cJSON_AddBoolToObject(o, "isError", 0);
+        o = codex_result(cid, "tool_search", text);
         free(text);
         m->cur.kind = t;
     } else {
