@@ -62,8 +62,8 @@ typedef struct recall_grep_opts {
                                * stopped (the output names it); query across sessions:
                                * "sessions:N", the first N sessions skipped; NULL = from the start */
     int64_t since_ms, until_ms; /* query: the message's time in [since, until); 0 = open */
-    const char *roles;        /* query: stored roles, comma-separated (recall_args_roles); NULL = all */
-    const char *role_words;   /* the roles as the caller wrote them (for the header) */
+    const char *role_words;   /* query: user, assistant, tool, thinking, comma-separated
+                               * (recall_args_grep_filters checks them); NULL = all */
     recall_sort sort;         /* query: relevance (default), newest or oldest first */
 } recall_grep_opts;
 

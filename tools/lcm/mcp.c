@@ -21,6 +21,7 @@
 #include "embed.h"
 #include "hybrid.h"
 #include "recall.h"
+#include "recall_args.h"
 #include "store.h"
 #include "util.h"
 
@@ -233,6 +234,7 @@ static int mcp_tool_grep(const mcp_ctx *c, const cJSON *a, char **text, int *is_
     o.resume = mcp_str(a, "resume");
     o.summary_id = mcp_summary_id(a);
     o.redact = 1;
+    if (recall_args_grep_filters(a, (double)lc_epoch_ms(), &o, &e) != LC_OK) return mcp_fail(e, text, is_error);
     /* scope: "all_sessions" (default), "sessions" (one project, by cwd), "fleet" (every
      * session of the store, when lcm.json allows it), "session" with a `session` argument,
      * or a session id given directly as the scope. */
@@ -509,10 +511,13 @@ static const struct mcp_tool {
 } mcp_tools[] = {
     {"lcm_grep",
      "Search the lossless history of agent sessions (every message verbatim, also what compaction removed): "
-     "query (FTS5 full-text: words, \"phrases\", AND/OR, prefix*) or pattern (PCRE2 regex). 20 hits a page; "
-     "each hit names its session and entry id for lcm_expand.",
+     "query (plain words or a question; punctuation is fine; one list ranked across every session of the scope, "
+     "more of the query's words first) or pattern (PCRE2 regex). Narrow with \"a phrase\", -word, AND, role "
+     "(user/assistant/tool/thinking), since/until (2h, 3d, yesterday, last week, 2026-03-01) and sort "
+     "(newest/oldest). 40 hits a page across sessions, 20 in one; each hit shows its date and time and names its "
+     "session and entry id for lcm_expand.",
      "{\"type\":\"object\",\"properties\":{"
-     "\"query\":{\"type\":\"string\",\"description\":\"full-text query\"},"
+     "\"query\":{\"type\":\"string\",\"description\":\"" RECALL_ARGS_QUERY_HELP "\"},"
      "\"pattern\":{\"type\":\"string\",\"description\":\"regular expression (PCRE2) over the full text\"},"
      "\"scope\":{\"type\":\"string\",\"description\":\"all_sessions (default: every session of this agent home), "
      "sessions (one project: cwd), fleet (every session in the shared store, whoever wrote it; only when the agent "
@@ -525,7 +530,8 @@ static const struct mcp_tool {
      "\"summary_id\":{\"type\":\"integer\",\"description\":\"with a session: search one summary's originals\"},"
      "\"offset\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"hits to skip (paging)\"},"
      "\"mode\":{\"type\":\"string\",\"enum\":[\"fts\",\"hybrid\"],\"description\":\"hybrid: the query's words and "
-     "its meaning (embeddings configured in lcm.json) fused by reciprocal rank; finds paraphrases words miss\"}}}",
+     "its meaning (embeddings configured in lcm.json) fused by reciprocal rank; finds paraphrases words miss\"},"
+     RECALL_ARGS_FILTER_SCHEMA "}}",
      mcp_tool_grep},
     {"lcm_describe",
      "Describe a summary of a session (text, tiers, span, cost of reading its originals) or a stored file handle.",
