@@ -786,7 +786,7 @@ char *recall_grep_format(const recall_grep_opts *o, recall_scope scope, const re
                   " matches, more than the %d that are ranked; add words or a \"phrase\" for a ranked page\n",
                   (long long)r->rank_skipped_total, RECALL_RANK_MAX);
     if (query && !r->raw && r->n && o->sort == RECALL_SORT_RELEVANCE && o->offset == 0)
-        sb_puts(&b, "order: by relevance (any word may match; more of the query's words, rarer ones, first)"
+        sb_puts(&b, "ranked: by relevance (any word may match; more of the query's words, rarer ones, first)"
                     "; narrow with \"a phrase\", AND, -word, role, since/until, or sort newest\n");
     if (query && r->words_dropped)
         sb_printf(&b, "bound: a query searches its first %d words; %zu more were left out\n", RECALL_QUERY_TERMS,
