@@ -59,6 +59,7 @@ static int recall_query_joiner(char c)
 typedef struct recall_qitem {
     char *text;      /* the phrase's text (malloc'd), as written */
     int prefix, neg, stop, and_prev, quoted;
+    int kept;        /* written into the expression */
 } recall_qitem;
 
 typedef struct recall_qparse {
@@ -218,8 +219,10 @@ int recall_query_parse(const char *q, recall_query *out, char **err)
         if (!p.v[i].stop) content++;
     }
     if (!pos) goto done;
-    /* Groups: items joined by a written AND; every group may match on its own. */
+    /* Groups: items joined by a written AND; every group may match on its own. When the
+     * content words all fall away (duplicates of stopwords), the stopwords are searched. */
     int first_group = 1, wrote_neg = 0;
+again:
     sb_putc(&b, '(');
     for (size_t i = 0; i < p.n;) {
         if (p.v[i].neg) {
@@ -235,7 +238,7 @@ int recall_query_parse(const char *q, recall_query *out, char **err)
             out->stop_dropped++;
         }
         for (size_t k = 0; single && !skip && k < i; k++)
-            if (!p.v[k].neg && !p.v[k].and_prev && (k + 1 >= p.n || !p.v[k + 1].and_prev) &&
+            if (p.v[k].kept && !p.v[k].and_prev && (k + 1 >= p.n || !p.v[k + 1].and_prev) &&
                 recall_qsame(&p.v[k], &p.v[i]))
                 skip = 1;
         if (!skip) {
@@ -245,10 +248,19 @@ int recall_query_parse(const char *q, recall_query *out, char **err)
             for (size_t k = i; k < j; k++) {
                 if (k > i) sb_puts(&b, " AND ");
                 if ((rc = recall_qadd_phrase(out, &b, &p.v[k], p.v[k].stop ? 0 : 1)) != LC_OK) goto done;
+                p.v[k].kept = 1;
             }
             if (!single) sb_putc(&b, ')');
         }
         i = j;
+    }
+    if (first_group) {
+        if (!content) goto done; /* nothing searchable: match stays NULL */
+        content = 0;
+        b.len = 0;
+        recall_query_free(out);
+        for (size_t i = 0; i < p.n; i++) p.v[i].kept = 0;
+        goto again;
     }
     sb_putc(&b, ')');
     for (size_t i = 0; i < p.n; i++) {
