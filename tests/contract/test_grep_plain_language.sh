@@ -129,4 +129,15 @@ done
 "$LCM" grep --help >"$T/ghelp.txt" 2>&1 || fail "lcm grep --help"
 assert_grep "$T/ghelp.txt" "plain words or a question" "grep --help shows the query language"
 assert_grep "$T/ghelp.txt" "since T" "and the time filters"
+# The recall benchmark (make eval-recall), small: questions in other words than their answers
+# find them at least as often as a naive grep does, with no error.
+python3 "$ROOT/tests/eval/recall_eval.py" --lcm "$LCM" --sessions 12 --messages 20 --per-kind 4 >"$T/eval.txt" 2>&1 ||
+    { cat "$T/eval.txt"; fail "recall_eval.py"; }
+python3 - "$T/eval.txt" <<'PY' || { cat "$T/eval.txt"; fail "lcm grep recalls less than a naive grep"; }
+import re, sys
+m = re.search(r"lcm R@10 ([\d.]+) MRR ([\d.]+), naive grep R@10 ([\d.]+) MRR ([\d.]+), errors (\d+)", open(sys.argv[1]).read())
+lr, lm, gr, gm, e = float(m[1]), float(m[2]), float(m[3]), float(m[4]), int(m[5])
+sys.exit(0 if e == 0 and lr >= gr and lm >= gm else 1)
+PY
+ok
 done_ok
