@@ -79,6 +79,12 @@ assert_grep "$T/rank.txt" "sessions: 25 searched" "every session of the scope is
 assert_nogrep "$T/rank.txt" "stopped at 20 stores" "no store cap"
 assert_grep "$T/rank.txt" "(past session pi-plain-00, 2026-01-01 09:01, cwd" "a hit shows its date and time"
 
+# Where a search stopped by its time bound continues: resume "sessions:N" skips the N newest.
+g --resume sessions:24 "terminal" >"$T/resume.txt" 2>&1 || fail "resume grep"
+assert_grep "$T/resume.txt" "sessions: 1 searched" "resume searches the sessions after the first N"
+assert_grep "$T/resume.txt" "resumed: the 24 newest session(s) not searched" "and says which it skipped"
+assert_nogrep "$T/resume.txt" "pi-plain-24" "the skipped sessions give no hit"
+
 # A hyphenated name is a phrase: the message with opk-gui, not those with opk ... gui apart.
 g "opk-gui" >"$T/phrase.txt" 2>&1 || fail "phrase grep"
 assert_grep "$T/phrase.txt" "1 hit(s)" "opk-gui matches as a phrase only"
