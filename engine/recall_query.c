@@ -58,7 +58,7 @@ static int recall_query_joiner(char c)
 
 typedef struct recall_qitem {
     char *text;      /* the phrase's text (malloc'd), as written */
-    int prefix, neg, stop, and_prev, quoted;
+    int prefix, neg, stop, and_prev, quoted, joined;
     int kept;        /* written into the expression */
 } recall_qitem;
 
@@ -91,6 +91,7 @@ static int recall_qpush(recall_qparse *p, const char *s, size_t n, int prefix, i
     it->prefix = prefix;
     it->neg = neg;
     it->quoted = quoted;
+    it->joined = joined;
     it->stop = !quoted && !joined && !prefix && recall_query_stopword(s, n);
     it->and_prev = p->pending_and && !neg && p->n > 0 && !p->v[p->n - 1].neg;
     p->pending_and = 0;
@@ -156,6 +157,24 @@ static int recall_qscan(const char *q, recall_qparse *p)
         if (recall_qpush(p, (const char *)s + st, len, prefix, neg, 0, joined) != LC_OK) return LC_NOMEM;
     }
     return LC_OK;
+}
+
+/* A plain word's stem, as the length of its prefix (0: none): one English inflection or
+ * derivation suffix off (configured -> configur, failing -> fail, grays -> gray), the stem
+ * at least 4 letters. ASCII words only; names, phrases and prefixes are taken as written. */
+static size_t recall_qstem(const recall_qitem *it)
+{
+    static const char *const suffixes[] = {"ingly", "edly", "ings", "ing", "ied", "ies", "ed", "es",
+                                           "er", "ly", "s", "e"};
+    size_t n = strlen(it->text);
+    if (it->stop || it->quoted || it->joined || it->prefix || it->neg || n < 5) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!((it->text[i] >= 'a' && it->text[i] <= 'z') || (it->text[i] >= 'A' && it->text[i] <= 'Z'))) return 0;
+    for (size_t k = 0; k < sizeof suffixes / sizeof *suffixes; k++) {
+        size_t sl = strlen(suffixes[k]);
+        if (n >= sl + 4 && !strcasecmp(it->text + n - sl, suffixes[k])) return n - sl;
+    }
+    return 0;
 }
 
 static void recall_qphrase(sbuf *b, const recall_qitem *it)
@@ -244,6 +263,7 @@ again:
         if (!skip) {
             if (!first_group) sb_puts(&b, " OR ");
             first_group = 0;
+            size_t stem = single ? recall_qstem(&p.v[i]) : 0;
             if (!single) sb_putc(&b, '(');
             for (size_t k = i; k < j; k++) {
                 if (k > i) sb_puts(&b, " AND ");
@@ -251,6 +271,18 @@ again:
                 p.v[k].kept = 1;
             }
             if (!single) sb_putc(&b, ')');
+            if (stem) {
+                /* Other forms of the word: its stem as a prefix, weighing less than the
+                 * form written, so the exact form ranks first. */
+                recall_qitem st = p.v[i];
+                char save = st.text[stem];
+                st.text[stem] = '\0';
+                st.prefix = 1;
+                sb_puts(&b, " OR ");
+                rc = recall_qadd_phrase(out, &b, &st, RECALL_QUERY_STEM_WEIGHT);
+                p.v[i].text[stem] = save;
+                if (rc != LC_OK) goto done;
+            }
         }
         i = j;
     }

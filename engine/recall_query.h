@@ -2,7 +2,8 @@
  * recall_query.h -- lcm_grep's query language, translated to what the full-text index
  * answers. Owns the one parse of a query (no state between calls):
  *
- *   plain words       any word may match; more of them ranks higher (recall ranks)
+ *   plain words       any word may match; more of them ranks higher (recall ranks); a
+ *                     word's other forms (its stem as a prefix) match too, weighing less
  *   punctuation       separates words: a question is a query
  *   opk-gui config.toml src/a.c   a hyphenated, dotted or slashed name is a phrase
  *   "quoted phrase"   the words in that order
@@ -25,6 +26,7 @@
 #define RECALL_QUERY_TERMS 32        /* phrases searched; the rest are named as dropped */
 #define RECALL_QUERY_TERM_BYTES 200  /* a longer word is cut (the index's tokens are short) */
 #define RECALL_QUERY_RAW_PREFIX "fts5:"
+#define RECALL_QUERY_STEM_WEIGHT 0.5 /* another form of a word, beside the form written */
 
 typedef struct recall_query {
     char *match;          /* the FTS5 expression; NULL when the query has no word to search */

@@ -38,13 +38,27 @@ static void expect_match(const char *q, const char *want)
 static void test_plain_words_are_any_word_with_stopwords_left_out(void **state)
 {
     (void)state;
-    expect_match("why did all the grays look identical?", "(\"grays\" OR \"look\" OR \"identical\")");
+    expect_match("why did all the grays look identical?", "(\"grays\" OR \"gray\"* OR \"look\" OR \"identical\")");
     /* A question of stopwords alone still searches them. */
     expect_match("what is it", "(\"what\" OR \"is\" OR \"it\")");
     /* Repeated words count once; a quoted stopword is searched although its bare twin is
      * not (the fuzzer's find: both were once dropped, leaving "()"). */
     expect_match("kiwi Kiwi kiwi", "(\"kiwi\")");
     expect_match("x \"x\"", "(\"x\")");
+}
+
+/* Other forms of a plain word match through its stem as a prefix, weighing less than the
+ * form written; names, quoted words and short words are taken as written. */
+static void test_other_forms_of_a_word_match_weighing_less(void **state)
+{
+    (void)state;
+    expect_match("configured failing", "(\"configured\" OR \"configur\"* OR \"failing\" OR \"fail\"*)");
+    expect_match("\"configured\" opk-gui cat", "(\"configured\" OR \"opk-gui\" OR \"cat\")");
+    recall_query r;
+    parse("failing", &r);
+    assert_int_equal(r.nphrases, 2);
+    assert_true(r.weights[0] == 1 && r.weights[1] == RECALL_QUERY_STEM_WEIGHT);
+    recall_query_free(&r);
 }
 
 static void test_punctuation_separates_and_names_are_phrases(void **state)
@@ -54,21 +68,21 @@ static void test_punctuation_separates_and_names_are_phrases(void **state)
     expect_match("config.toml, src/a.c; foo", "(\"config.toml\" OR \"src/a.c\" OR \"foo\")");
     /* A trailing dot or hyphen is punctuation, not part of the name. */
     expect_match("vault. end-", "(\"vault\" OR \"end\")");
-    expect_match("couldn't bridge", "(\"bridge\")");
+    expect_match("couldn't bridge", "(\"bridge\" OR \"bridg\"*)");
 }
 
 static void test_quotes_prefix_exclude_and_capital_operators(void **state)
 {
     (void)state;
-    expect_match("\"exact phrase here\" beside", "(\"exact phrase here\" OR \"beside\")");
+    expect_match("\"exact phrase here\" beside", "(\"exact phrase here\" OR \"beside\" OR \"besid\"*)");
     expect_match("\"unterminated phrase", "(\"unterminated phrase\")");
     expect_match("a \"b\"\"c\"", "(\"b\" OR \"c\")");
     expect_match("compact* wait", "(\"compact\"* OR \"wait\")");
     expect_match("terminal -grays -\"the palette\"", "(\"terminal\") NOT (\"grays\" OR \"the palette\")");
     expect_match("grays AND palette OR terminal", "((\"grays\" AND \"palette\") OR \"terminal\")");
     /* Lower-case and/or are words (stopwords here); AND with nothing after is dropped. */
-    expect_match("grays and palette", "(\"grays\" OR \"palette\")");
-    expect_match("grays AND", "(\"grays\")");
+    expect_match("grays and palette", "(\"grays\" OR \"gray\"* OR \"palette\" OR \"palett\"*)");
+    expect_match("grays AND", "(\"grays\" OR \"gray\"*)");
     /* Only excluded words, or none at all: nothing to search. */
     expect_match("-grays", NULL);
     expect_match("?!., ()", NULL);
@@ -155,6 +169,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plain_words_are_any_word_with_stopwords_left_out),
         cmocka_unit_test(test_punctuation_separates_and_names_are_phrases),
+        cmocka_unit_test(test_other_forms_of_a_word_match_weighing_less),
         cmocka_unit_test(test_quotes_prefix_exclude_and_capital_operators),
         cmocka_unit_test(test_fts5_switch_passes_the_raw_syntax),
         cmocka_unit_test(test_weights_follow_the_phrases),
