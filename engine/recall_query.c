@@ -67,6 +67,7 @@ typedef struct recall_qparse {
     size_t n, cap;
     size_t dropped;
     int pending_and;
+    int ops;         /* an AND or OR was written: the query's own structure, no pairs added */
 } recall_qparse;
 
 static int recall_qpush(recall_qparse *p, const char *s, size_t n, int prefix, int neg, int quoted, int joined)
@@ -152,6 +153,7 @@ static int recall_qscan(const char *q, recall_qparse *p)
         if (!neg && !prefix && !joined && ((len == 2 && !memcmp(s + st, "OR", 2)) ||
                                            (len == 3 && !memcmp(s + st, "AND", 3)))) {
             p->pending_and = len == 3;
+            p->ops = 1;
             continue;
         }
         if (recall_qpush(p, (const char *)s + st, len, prefix, neg, 0, joined) != LC_OK) return LC_NOMEM;
@@ -285,6 +287,28 @@ again:
             }
         }
         i = j;
+    }
+    /* Neighbouring words of the query as a phrase too: a message holding them side by side
+     * ("lock screen", "git bash") ranks above one holding them apart. Measured on the shared
+     * real questions: recall@10 0.60 -> 0.63 at weight 0.5 (1: 0.63 with a lower MRR, 2: MRR
+     * 0.33 -> 0.26). */
+    for (size_t i = 0; !first_group && !p.ops && i + 1 < p.n; i++) {
+        const recall_qitem *a = &p.v[i], *c = &p.v[i + 1];
+        if (a->neg || c->neg || a->stop || c->stop || a->quoted || c->quoted || a->prefix || c->prefix ||
+            c->and_prev || !strcasecmp(a->text, c->text))
+            continue;
+        recall_qitem bi = *a;
+        char *t = lc_asprintf("%s %s", a->text, c->text);
+        if (!t) {
+            rc = LC_NOMEM;
+            goto done;
+        }
+        bi.text = t;
+        bi.prefix = 0;
+        sb_puts(&b, " OR ");
+        rc = recall_qadd_phrase(out, &b, &bi, RECALL_QUERY_PAIR_WEIGHT);
+        free(t);
+        if (rc != LC_OK) goto done;
     }
     if (first_group) {
         if (!content) goto done; /* nothing searchable: match stays NULL */

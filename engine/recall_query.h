@@ -3,7 +3,8 @@
  * answers. Owns the one parse of a query (no state between calls):
  *
  *   plain words       any word may match; more of them ranks higher (recall ranks); a
- *                     word's other forms (its stem as a prefix) match too, weighing less
+ *                     word's other forms (its stem as a prefix) match too, weighing less,
+ *                     and two neighbouring words side by side weigh more
  *   punctuation       separates words: a question is a query
  *   opk-gui config.toml src/a.c   a hyphenated, dotted or slashed name is a phrase
  *   "quoted phrase"   the words in that order
@@ -27,6 +28,7 @@
 #define RECALL_QUERY_TERM_BYTES 200  /* a longer word is cut (the index's tokens are short) */
 #define RECALL_QUERY_RAW_PREFIX "fts5:"
 #define RECALL_QUERY_STEM_WEIGHT 0.5 /* another form of a word, beside the form written */
+#define RECALL_QUERY_PAIR_WEIGHT 0.5 /* two neighbouring words of the query side by side */
 
 typedef struct recall_query {
     char *match;          /* the FTS5 expression; NULL when the query has no word to search */

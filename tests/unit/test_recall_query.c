@@ -38,7 +38,7 @@ static void expect_match(const char *q, const char *want)
 static void test_plain_words_are_any_word_with_stopwords_left_out(void **state)
 {
     (void)state;
-    expect_match("why did all the grays look identical?", "(\"grays\" OR \"gray\"* OR \"look\" OR \"identical\")");
+    expect_match("why did all the grays look identical?", "(\"grays\" OR \"gray\"* OR \"look\" OR \"identical\" OR \"grays look\" OR \"look identical\")");
     /* A question of stopwords alone still searches them. */
     expect_match("what is it", "(\"what\" OR \"is\" OR \"it\")");
     /* Repeated words count once; a quoted stopword is searched although its bare twin is
@@ -52,8 +52,8 @@ static void test_plain_words_are_any_word_with_stopwords_left_out(void **state)
 static void test_other_forms_of_a_word_match_weighing_less(void **state)
 {
     (void)state;
-    expect_match("configured failing", "(\"configured\" OR \"configur\"* OR \"failing\" OR \"fail\"*)");
-    expect_match("\"configured\" opk-gui cat", "(\"configured\" OR \"opk-gui\" OR \"cat\")");
+    expect_match("configured failing", "(\"configured\" OR \"configur\"* OR \"failing\" OR \"fail\"* OR \"configured failing\")");
+    expect_match("\"configured\" opk-gui cat", "(\"configured\" OR \"opk-gui\" OR \"cat\" OR \"opk-gui cat\")");
     recall_query r;
     parse("failing", &r);
     assert_int_equal(r.nphrases, 2);
@@ -61,13 +61,22 @@ static void test_other_forms_of_a_word_match_weighing_less(void **state)
     recall_query_free(&r);
 }
 
+/* Two neighbouring words also count side by side; not across a written AND / OR. */
+static void test_neighbouring_words_count_as_a_pair(void **state)
+{
+    (void)state;
+    expect_match("lock screen", "(\"lock\" OR \"screen\" OR \"lock screen\")");
+    expect_match("lock the screen", "(\"lock\" OR \"screen\")");
+    expect_match("lock OR screen", "(\"lock\" OR \"screen\")");
+}
+
 static void test_punctuation_separates_and_names_are_phrases(void **state)
 {
     (void)state;
-    expect_match("what's the opk-gui entry point?", "(\"opk-gui\" OR \"entry\" OR \"point\")");
-    expect_match("config.toml, src/a.c; foo", "(\"config.toml\" OR \"src/a.c\" OR \"foo\")");
+    expect_match("what's the opk-gui entry point?", "(\"opk-gui\" OR \"entry\" OR \"point\" OR \"opk-gui entry\" OR \"entry point\")");
+    expect_match("config.toml, src/a.c; foo", "(\"config.toml\" OR \"src/a.c\" OR \"foo\" OR \"config.toml src/a.c\" OR \"src/a.c foo\")");
     /* A trailing dot or hyphen is punctuation, not part of the name. */
-    expect_match("vault. end-", "(\"vault\" OR \"end\")");
+    expect_match("vault. end-", "(\"vault\" OR \"end\" OR \"vault end\")");
     expect_match("couldn't bridge", "(\"bridge\" OR \"bridg\"*)");
 }
 
@@ -121,7 +130,8 @@ static void test_a_long_query_is_bounded_and_counts_what_it_left_out(void **stat
     char *q = sb_detach(&b);
     recall_query r;
     parse(q, &r);
-    assert_int_equal(r.nphrases, RECALL_QUERY_TERMS);
+    /* 32 words, and their neighbouring pairs (no stems: the words hold digits). */
+    assert_int_equal(r.nphrases, 2 * RECALL_QUERY_TERMS - 1);
     assert_int_equal(r.dropped, 4000 - RECALL_QUERY_TERMS);
     recall_query_free(&r);
     free(q);
@@ -170,6 +180,7 @@ int main(void)
         cmocka_unit_test(test_plain_words_are_any_word_with_stopwords_left_out),
         cmocka_unit_test(test_punctuation_separates_and_names_are_phrases),
         cmocka_unit_test(test_other_forms_of_a_word_match_weighing_less),
+        cmocka_unit_test(test_neighbouring_words_count_as_a_pair),
         cmocka_unit_test(test_quotes_prefix_exclude_and_capital_operators),
         cmocka_unit_test(test_fts5_switch_passes_the_raw_syntax),
         cmocka_unit_test(test_weights_follow_the_phrases),
