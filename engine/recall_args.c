@@ -29,6 +29,11 @@ const char recall_args_grep_schema[] =
     "\"mode\":{\"type\":\"string\",\"enum\":[\"fts\",\"hybrid\"],\"description\":\"hybrid: the query's words and its "
     "meaning (embeddings configured in lcm.json) fused by reciprocal rank; finds paraphrases words miss\"},"
     RECALL_ARGS_FILTER_SCHEMA "}}";
+const char recall_args_grep_description[] =
+    "Search all stored history (also compacted-out and, with scope, past sessions): query (plain words or a "
+    "whole question; punctuation is fine; more of its words rank first) or pattern (regex). Narrow with "
+    "\"a phrase\", -word, AND, role (user/assistant/tool/thinking), since/until (2h, 3d, yesterday, last week, "
+    "2026-03-01) and sort (newest/oldest); every hit shows its date and time. 20 hits a page.";
 const char recall_args_describe_schema[] =
     "{\"type\":\"object\",\"properties\":{"
     "\"id\":{\"type\":\"string\",\"description\":\"a summary id (#12) or a file handle's entry id, path or content id\"},"

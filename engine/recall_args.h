@@ -33,6 +33,8 @@
     "(several: user,assistant)\"}"
 
 extern const char recall_args_grep_schema[];
+/* lcm_grep's description as a host registers it: plain words work, and how to narrow. */
+extern const char recall_args_grep_description[];
 extern const char recall_args_describe_schema[];
 extern const char recall_args_expand_schema[];
 

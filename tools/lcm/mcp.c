@@ -680,7 +680,8 @@ static cJSON *mcp_initialize(const cJSON *id, const cJSON *params)
     cJSON_AddItemToObject(res, "serverInfo", info);
     cJSON_AddStringToObject(res, "instructions",
                             "Read-only access to lossless-context stores: every message of past agent sessions, "
-                            "verbatim. Start with lcm_grep (scope all_sessions by default) or lcm_sessions; read "
+                            "verbatim. Start with lcm_grep (plain words or a question; scope all_sessions by default; since/until, role "
+                            "and sort narrow it) or lcm_sessions; read "
                             "originals with lcm_expand (session + entry_id or summary_id).");
     return mcp_result(id, res);
 }
