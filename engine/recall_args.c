@@ -206,6 +206,9 @@ int recall_args_hybrid(const recall_grep_opts *g, const lcm_embeddings *cfg, hyb
     if (!cfg || !cfg->enabled) return lc_errf(err, LC_INVALID, "lcm_grep: %s", embed_not_configured);
     if (!g->query || g->pattern)
         return lc_errf(err, LC_INVALID, "lcm_grep: mode hybrid takes a query (words or a question), not a pattern");
+    if (g->since_ms || g->until_ms || g->role_words || g->sort != RECALL_SORT_RELEVANCE)
+        return lc_errf(err, LC_INVALID, "lcm_grep: mode hybrid does not take since, until, role or sort yet; "
+                                        "mode fts (the default) does");
     *out = (hybrid_opts){.query = g->query, .cfg = cfg, .offset = g->offset, .include_removed = g->include_removed,
                          .redact = g->redact};
     return LC_OK;

@@ -157,6 +157,10 @@ static void mcp_config(const mcp_ctx *c, lcm_config *cfg)
 /* lcm_grep mode "hybrid": words and meaning fused (hybrid.h). */
 static int mcp_tool_grep_hybrid(const mcp_ctx *c, const cJSON *a, char **text, int *is_error)
 {
+    if (mcp_str(a, "since") || mcp_str(a, "until") || mcp_str(a, "role") || mcp_str(a, "sort"))
+        return mcp_fail(lc_strdup("lcm_grep: mode hybrid does not take since, until, role or sort yet; mode fts "
+                                  "(the default) does"),
+                        text, is_error);
     lcm_config cfg;
     char *e = NULL;
     store *s = NULL;
