@@ -484,6 +484,7 @@ static void recall_joint_add(recall_joint *j, const recall_hit *h)
 }
 
 #define RECALL_TOOL_WEIGHT 0.5
+#define RECALL_ECHO_BYTES 300 /* the query echoed in a result's first line */
 
 /* The same score as the store's rank (store_sqlite_search.c, lc_rank), on the joint
  * counts: a word common in one session and rare across all of them weighs as rare. */
@@ -724,7 +725,10 @@ char *recall_grep_format(const recall_grep_opts *o, recall_scope scope, const re
     sbuf b = {0};
     int query = o->query && *o->query;
     const char *what = query ? o->query : o->pattern;
-    sb_printf(&b, "lcm_grep %s \"%s\"", query ? "query" : "pattern", what ? what : "");
+    /* The query as given, clipped (a 4,000-word query is not echoed whole), on a character. */
+    size_t wl = what ? strlen(what) : 0, shown = wl > RECALL_ECHO_BYTES ? lc_utf8_back(what, RECALL_ECHO_BYTES) : wl;
+    sb_printf(&b, "lcm_grep %s \"%.*s%s\"", query ? "query" : "pattern", (int)shown, what ? what : "",
+              shown < wl ? "..." : "");
     if (scope != RECALL_SCOPE_SESSION)
         sb_printf(&b, " across %s", scope == RECALL_SCOPE_SESSIONS       ? "this project's past sessions"
                                     : scope == RECALL_SCOPE_ALL_SESSIONS ? "all past sessions of this agent home"

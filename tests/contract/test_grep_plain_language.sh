@@ -116,6 +116,8 @@ assert_grep "$T/rel.txt" "no hits" "2h ago: nothing from 2026-01 (relative times
 python3 -c 'print(" ".join("w%d" % i for i in range(4000)))' >"$T/long.q"
 g "$(cat "$T/long.q") grays" >"$T/long.txt" 2>&1 || fail "long query"
 assert_grep "$T/long.txt" "bound: a query searches its first 32 words; 3969 more were left out" "the term bound is said"
+[ "$(head -n 1 "$T/long.txt" | wc -c)" -lt 500 ] || fail "the first line echoes the whole 4,000-word query"
+ok
 
 # Stored escape sequences are printed inert.
 g "ESCTEST" >"$T/esc.txt" 2>&1 || fail "escape grep"
