@@ -217,3 +217,12 @@ eval:
 	@$(MAKE) --no-print-directory $(PLUGIN_SO) $(HOST_BIN) $(PLUGIN_DIR)/plugin.json
 	@python3 tests/eval/eval.py --build $(BUILD) --sizes "$(EVAL_SIZES)" --window $(EVAL_WINDOW) \
 		--seed $(EVAL_SEED) --jobs $(EVAL_JOBS)
+
+# ---- recall over generated sessions (tests/eval/recall_eval.py) -------------------------
+#   make eval-recall                  questions in other words than their answers (inflections,
+#   make eval-recall RECALL_SEED=3    punctuation, paraphrase, time): lcm grep's recall@10 and
+#                                     MRR beside a naive grep's, in the same run
+RECALL_SEED ?= 7
+.PHONY: eval-recall
+eval-recall: $(LCM_BIN)
+	@python3 tests/eval/recall_eval.py --lcm $(LCM_BIN) --seed $(RECALL_SEED)

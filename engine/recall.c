@@ -8,6 +8,7 @@
 #include "recall.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #include "config.h"
 #include "files.h"
 #include "message.h"
+#include "recall_query.h"
 #include "redact.h"
 #include "rx.h"
 #include "util.h"
@@ -29,7 +31,7 @@ void recall_result_free(recall_result *r)
 {
     for (size_t i = 0; i < r->n; i++) {
         recall_hit *h = &r->hits[i];
-        LC_FREE(h->entry_id, h->role, h->snippet, h->session_id, h->session_date, h->session_cwd);
+        LC_FREE(h->entry_id, h->role, h->snippet, h->session_id, h->session_date, h->session_cwd, h->rank_in);
     }
     LC_FREE(r->hits, r->limit_entry, r->limit_session, r->stop_entry);
     memset(r, 0, sizeof *r);
@@ -110,7 +112,7 @@ static char *recall_snippet(const char *text, size_t len, size_t ms, int redact,
     return masked;
 }
 
-/* Words of an FTS5 query (operators and syntax dropped), to place the snippet. */
+/* Words of a query (operators and syntax dropped), to place the snippet. */
 static size_t recall_query_terms(const char *q, char terms[][64], size_t max)
 {
     size_t n = 0, l;
@@ -154,6 +156,14 @@ static int recall_add_hit(store *s, recall_result *r, const store_search_row *ro
     h->removed = row->removed;
     h->thinking = row->thinking;
     h->snippet = recall_snippet(row->text, row->text_len, ms, redact, &h->clipped);
+    h->created = row->created;
+    h->score = row->score;
+    if (row->rank_in && row->rank_n) {
+        /* Copied byte-wise: the blob a backend hands out need not be aligned for doubles. */
+        if (!(h->rank_in = malloc(row->rank_n * sizeof *h->rank_in))) return LC_NOMEM;
+        memcpy(h->rank_in, row->rank_in, row->rank_n * sizeof *h->rank_in);
+        h->rank_n = row->rank_n;
+    }
     if (!h->entry_id || !h->role || !h->snippet) return LC_NOMEM;
     store_search_cover(s, h->entry_id, &h->summary_id, &h->leaf_id);
     return LC_OK;
@@ -178,24 +188,81 @@ static int recall_query_visit(void *ud, const store_search_row *row, char **err)
     return LC_OK;
 }
 
-/* Query mode. bm25 ranks every match before the first row comes out, so a query matching
- * more than RECALL_RANK_MAX messages is paged newest stored first (the doclist walked in
- * rowid order) and the output says why. The order depends on the count alone, so the same
- * query and offset page the same order. */
+/* Query mode: the query's language (recall_query.h) translated, then counted and paged by
+ * the rank (bm25 with a coverage term) or by time. Ranking scores every match before the
+ * first row comes out, so a query matching more than RECALL_RANK_MAX messages is paged newest
+ * stored first and the output says why; the order depends on the count alone, so the same
+ * query and offset page the same order. Both steps stop at the store's time bound
+ * (RECALL_QUERY_MS, or what the caller has left), said in the output. */
+/* The stored roles of lcm_grep's role words (recall_args_grep_filters), comma-separated in
+ * buf: tool is a tool's result or a shell run's output; thinking is stored by an index
+ * that keeps thinking apart (an assistant message's thinking is otherwise its text). */
+static const char *recall_roles_stored(const char *words, char *buf, size_t n)
+{
+    sbuf b = {0};
+    const char *p = words;
+    if (!words || !*words) return NULL;
+    while (*p) {
+        size_t w = strcspn(p, ", ");
+        const char *stored = w == 4 && !strncmp(p, "tool", 4) ? "toolResult,bashExecution" : NULL;
+        if (w) {
+            if (b.len) sb_putc(&b, ',');
+            if (stored) sb_puts(&b, stored);
+            else sb_append(&b, p, w);
+        }
+        p += w;
+        while (*p == ',' || *p == ' ') p++;
+    }
+    snprintf(buf, n, "%s", b.p ? b.p : "");
+    sb_free(&b);
+    return buf;
+}
+
 static int recall_grep_query(store *s, const recall_grep_opts *o, recall_result *r, char **err)
 {
-    store_search_scope scope = {.summary_id = o->summary_id, .include_removed = o->include_removed};
+    char rolebuf[256];
+    recall_query q = {0};
+    store_search_scope scope = {.summary_id = o->summary_id, .include_removed = o->include_removed,
+                                .since_ms = o->since_ms, .until_ms = o->until_ms,
+                                .roles = recall_roles_stored(o->role_words, rolebuf, sizeof rolebuf),
+                                .order = o->sort == RECALL_SORT_NEWEST   ? STORE_ORDER_NEWEST
+                                         : o->sort == RECALL_SORT_OLDEST ? STORE_ORDER_OLDEST
+                                                                         : STORE_ORDER_RANK};
     int rc = LC_OK;
     size_t limit = o->limit ? o->limit : RECALL_PAGE;
-    char terms[16][64];
-    size_t nterms = recall_query_terms(o->query, terms, 16);
+    char terms[RECALL_QUERY_TERMS][64];
+    size_t nterms = 0;
     char *why = NULL;
-    rc = store_search_count(s, o->query, &scope, &r->total, &why);
+    double budget = o->time_budget_ms > 0 ? o->time_budget_ms : RECALL_QUERY_MS;
+    scope.deadline_ms = lc_now_ms() + budget;
+    if ((rc = recall_query_parse(o->query, &q, err)) != LC_OK) goto done;
+    r->raw = q.raw;
+    r->words_dropped = q.dropped;
+    r->stopwords = q.stop_dropped;
+    if (!q.match) {
+        r->no_words = 1;
+        goto done;
+    }
+    if (q.raw) {
+        nterms = recall_query_terms(q.match, terms, RECALL_QUERY_TERMS);
+    } else {
+        for (size_t i = 0; i < q.nphrases && nterms < RECALL_QUERY_TERMS; i++)
+            if (q.weights[i] > 0 && q.words[i][0]) snprintf(terms[nterms++], 64, "%s", q.words[i]);
+        scope.weights = q.weights;
+        scope.nweights = q.nphrases;
+    }
+    rc = store_search_count(s, q.match, &scope, &r->total, &why);
     if (rc == LC_INVALID) {
         rc = lc_errf(err, LC_INVALID,
-                     "lcm_grep: query is not valid FTS5 syntax (%s); quote phrases with \"...\","
-                     " or use pattern for punctuation",
+                     "lcm_grep: the query after \"fts5:\" is not valid FTS5 syntax (%s); without the \"fts5:\""
+                     " prefix any text is a query",
                      why ? why : "?");
+        goto done;
+    }
+    if (rc == LC_CANCELLED) {
+        r->timed_out = 1;
+        r->total = -1;
+        rc = LC_OK;
         goto done;
     }
     if (rc != LC_OK) {
@@ -205,17 +272,25 @@ static int recall_grep_query(store *s, const recall_grep_opts *o, recall_result 
         }
         goto done;
     }
-    r->newest_first = r->total > RECALL_RANK_MAX;
+    r->newest_first = r->total > RECALL_RANK_MAX && scope.order == STORE_ORDER_RANK;
     if (r->total > 0 && o->offset < (size_t)r->total) {
-        recall_query_ctx q = {.s = s, .r = r, .terms = terms, .nterms = nterms, .redact = o->redact};
-        if ((rc = store_search_page(s, o->query, &scope, r->newest_first, limit, o->offset, recall_query_visit, &q,
-                                    err)) != LC_OK)
-            goto done;
+        recall_query_ctx qc = {.s = s, .r = r, .terms = terms, .nterms = nterms, .redact = o->redact};
+        rc = store_search_page(s, q.match, &scope, r->newest_first, limit, o->offset, recall_query_visit, &qc, err);
+        if (rc == LC_CANCELLED) {
+            if (err) {
+                free(*err);
+                *err = NULL;
+            }
+            r->timed_out = 1;
+            rc = LC_OK;
+        }
+        if (rc != LC_OK) goto done;
     }
     r->more = (int64_t)(o->offset + r->n) < r->total;
     /* Messages the index holds only in part: named so a miss there is not a surprise. */
     r->long_unindexed = (size_t)store_search_unindexed(s);
 done:
+    recall_query_free(&q);
     free(why);
     return rc;
 }
@@ -377,6 +452,98 @@ done:
     return rc;
 }
 
+/* Cross-session query hits in one list: by the key in `score` (the rank's score, or the
+ * time for a time order), higher first; ties by session order then rank within the store
+ * (the hits' order before the sort, kept in `ordinal`'s stead by the index), so the order is
+ * the same call after call. */
+typedef struct recall_merge_item {
+    double key;
+    size_t at;
+} recall_merge_item;
+
+static int recall_merge_cmp(const void *a, const void *b)
+{
+    const recall_merge_item *x = a, *y = b;
+    if (x->key != y->key) return x->key < y->key ? 1 : -1;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* The joint counts of the stores a cross-session query ranked: rows and, per phrase of
+ * the query, the rows holding it, summed over the stores (each store once). */
+typedef struct recall_joint {
+    size_t n;            /* phrases */
+    double rows;
+    double *df;
+    const double *w;     /* the query's weights (recall_query) */
+} recall_joint;
+
+static void recall_joint_add(recall_joint *j, const recall_hit *h)
+{
+    if (!h->rank_in || h->rank_n != 3 + 2 * j->n) return;
+    j->rows += h->rank_in[0];
+    for (size_t i = 0; i < j->n; i++) j->df[i] += h->rank_in[3 + 2 * i];
+}
+
+#define RECALL_TOOL_WEIGHT 0.5
+#define RECALL_ECHO_BYTES 300 /* the query echoed in a result's first line */
+
+/* The same score as the store's rank (store_sqlite_search.c, lc_rank), on the joint
+ * counts: a word common in one session and rare across all of them weighs as rare. */
+static double recall_joint_score(const recall_joint *j, const recall_hit *h)
+{
+    if (!h->rank_in || h->rank_n != 3 + 2 * j->n) return h->score;
+    double avgdl = h->rank_in[1] > 0 ? h->rank_in[1] : 1, dl = h->rank_in[2], score = 0;
+    double norm = 1.2 * (0.25 + 0.75 * dl / avgdl);
+    for (size_t i = 0; i < j->n; i++) {
+        double tf = h->rank_in[4 + 2 * i];
+        if (tf <= 0) continue;
+        double idf = log(1.0 + (j->rows - j->df[i] + 0.5) / (j->df[i] + 0.5));
+        if (idf < 0.01) idf = 0.01;
+        score += (j->w ? j->w[i] : 1.0) * idf * (1.0 + tf * 2.2 / (tf + norm));
+    }
+    /* What people and agents said ranks above what tools printed: a tool's output repeats
+     * the words of a question (file listings, logs) far more often than it answers one.
+     * Measured on the shared real questions: recall@10 0.53 -> 0.58, MRR 0.27 -> 0.33. */
+    int talk = h->role && (!strcmp(h->role, "user") || !strcmp(h->role, "assistant"));
+    if (!talk) score *= RECALL_TOOL_WEIGHT;
+    return score;
+}
+
+static int recall_merge(recall_result *out, const recall_grep_opts *o, size_t want, const recall_joint *j)
+{
+    recall_merge_item *m = out->n ? malloc(out->n * sizeof *m) : NULL;
+    recall_hit *sorted = out->n ? malloc(out->n * sizeof *sorted) : NULL;
+    if (out->n && (!m || !sorted)) {
+        free(m);
+        free(sorted);
+        return LC_NOMEM;
+    }
+    for (size_t k = 0; k < out->n; k++) {
+        const recall_hit *h = &out->hits[k];
+        m[k].at = k;
+        m[k].key = o->sort == RECALL_SORT_NEWEST   ? (double)h->created
+                   : o->sort == RECALL_SORT_OLDEST ? -(double)h->created
+                   : j                             ? recall_joint_score(j, h)
+                                                   : h->score;
+    }
+    if (out->n > 1) qsort(m, out->n, sizeof *m, recall_merge_cmp);
+    size_t from = o->offset < out->n ? o->offset : out->n;
+    size_t to = from + want < out->n ? from + want : out->n;
+    for (size_t k = 0; k < out->n; k++) {
+        recall_hit *h = &out->hits[m[k].at];
+        if (k >= from && k < to) {
+            sorted[k - from] = *h;
+            continue;
+        }
+        LC_FREE(h->entry_id, h->role, h->snippet, h->session_id, h->session_date, h->session_cwd, h->rank_in);
+    }
+    free(out->hits);
+    free(m);
+    out->hits = sorted;
+    out->n = to - from;
+    return LC_OK;
+}
+
 int recall_grep_sessions(const char *agent_home, const char *current_session_id,
                          const char *cwd, recall_scope scope, const recall_grep_opts *o,
                          recall_result *out, char **err)
@@ -386,6 +553,8 @@ int recall_grep_sessions(const char *agent_home, const char *current_session_id,
     catalog_filter f = {.except_session = current_session_id, .order = CATALOG_NEWEST_FIRST,
                         .all_homes = scope == RECALL_SCOPE_FLEET};
     catalog_list stores = {0};
+    recall_query jq = {0};
+    recall_joint joint = {0};
     int rc = LC_OK;
     double t0 = lc_now_ms();
     memset(out, 0, sizeof *out);
@@ -393,25 +562,34 @@ int recall_grep_sessions(const char *agent_home, const char *current_session_id,
     if ((rc = catalog_list_stores(agent_home, &f, &stores, err)) != LC_OK) goto done;
     out->shared = stores.shared;
     size_t nfiles = stores.n;
-    /* The page: `skip` hits of the sequence are passed over, then up to `want` are kept.
-     * Once the page is full, query mode only counts (for the total); pattern mode looks
-     * for one more match to say whether another page exists, and stops. */
+    out->stores_total = nfiles;
+    /* Query mode: every store's best offset+page hits, merged into one ranked list, then the
+     * page cut from it. Pattern mode: the stores' matches in store order, `skip` passed
+     * over, then up to `want` kept, one more looked for to say whether another page exists. */
     size_t skip = o->offset, want = o->limit ? o->limit : RECALL_SESSIONS_HITS;
     int counted = o->query && *o->query, probing = 0;
     int64_t total = 0;
-    size_t walked = 0;
-    for (size_t i = 0; i < nfiles; i++) {
-        if (walked >= RECALL_SESSIONS_MAX) {
-            out->stop_stores = 1;
-            break;
-        }
-        if (out->n >= want && !counted && !probing) probing = 1;
+    size_t first = 0;
+    if (counted && o->resume && !strncmp(o->resume, "sessions:", 9)) {
+        first = (size_t)strtoull(o->resume + 9, NULL, 10);
+        if (first > nfiles) first = nfiles;
+    }
+    out->stores_from = first;
+    /* The joint counts need the query's phrases and weights: the same parse the stores do. */
+    if (counted && o->sort == RECALL_SORT_RELEVANCE && recall_query_parse(o->query, &jq, NULL) == LC_OK &&
+        !jq.raw && jq.nphrases) {
+        joint.n = jq.nphrases;
+        joint.w = jq.weights;
+        joint.df = calloc(jq.nphrases, sizeof *joint.df);
+    }
+    size_t i;
+    for (i = first; i < nfiles; i++) {
+        if (!counted && out->n >= want && !probing) probing = 1;
         double left = RECALL_SESSIONS_MS - (lc_now_ms() - t0);
         if (left <= 0) {
             out->stop_time = 1;
             break;
         }
-        walked++;
         store *ps = NULL;
         int version = -1;
         char *perr = NULL;
@@ -440,11 +618,12 @@ int recall_grep_sessions(const char *agent_home, const char *current_session_id,
         recall_grep_opts po = *o;
         po.summary_id = 0;
         po.time_budget_ms = left;
-        if (probing) { /* pattern, page full: is there one more? */
+        po.resume = counted ? NULL : o->resume;
+        if (counted) {
             po.offset = 0;
-            po.limit = 1;
-        } else if (out->n >= want) { /* query, page full: count only */
-            po.offset = SIZE_MAX / 2;
+            po.limit = o->offset + want;
+        } else if (probing) { /* pattern, page full: is there one more? */
+            po.offset = 0;
             po.limit = 1;
         } else {
             po.offset = skip;
@@ -452,7 +631,7 @@ int recall_grep_sessions(const char *agent_home, const char *current_session_id,
         }
         recall_result pr;
         if (recall_grep(ps, &po, &pr, &perr) != LC_OK) {
-            if (o->query) { /* a syntax error is the caller's, the same in every store */
+            if (o->query) { /* a syntax error (fts5: only) is the caller's, the same in every store */
                 rc = lc_errf(err, LC_INVALID, "%s", perr ? perr : "lcm_grep: bad query");
                 free(perr);
                 free(pcwd);
@@ -467,6 +646,10 @@ int recall_grep_sessions(const char *agent_home, const char *current_session_id,
             out->stores_skipped++;
         } else {
             out->stores_searched++;
+            out->words_dropped = pr.words_dropped;
+            out->stopwords = pr.stopwords;
+            out->no_words = pr.no_words;
+            out->raw = pr.raw;
             if (pr.timed_out) out->stop_time = 1;
             if (pr.limit_hits) {
                 if (!out->limit_hits) {
@@ -482,8 +665,7 @@ int recall_grep_sessions(const char *agent_home, const char *current_session_id,
                 if (pr.total > out->rank_skipped_total) out->rank_skipped_total = pr.total;
             }
             if (counted) {
-                total += pr.total;
-                skip = skip > (size_t)pr.total ? skip - (size_t)pr.total : 0;
+                if (pr.total > 0) total += pr.total;
             } else if (!probing) {
                 skip = skip > pr.matched ? skip - pr.matched : 0;
             }
@@ -491,6 +673,7 @@ int recall_grep_sessions(const char *agent_home, const char *current_session_id,
                 out->more = 1;
                 recall_result_free(&pr);
             }
+            if (joint.df && pr.n) recall_joint_add(&joint, &pr.hits[0]);
             for (size_t k = 0; k < pr.n; k++) {
                 recall_hit *h = recall_push(out);
                 if (!h) break;
@@ -508,14 +691,31 @@ int recall_grep_sessions(const char *agent_home, const char *current_session_id,
         free(created);
         free(date);
         store_close(ps);
-        if (out->stop_time || (probing && out->more) || (!counted && out->more)) break;
+        if (out->stop_time) {
+            i++;
+            break;
+        }
+        if (!counted && ((probing && out->more) || out->more)) {
+            i++;
+            break;
+        }
     }
-    if (!out->stop_stores && walked == RECALL_SESSIONS_MAX && nfiles > walked) out->stop_stores = 1;
-    if (counted && !out->stop_time) {
+    if (out->stop_time && i < nfiles) {
+        out->stop_stores = 1;
+        out->unreached_before = stores.v[i].created;
+    }
+    if (counted) {
+        /* One list: sorted, then the page [offset, offset + want) kept. */
+        if (recall_merge(out, o, want, joint.df ? &joint : NULL) != LC_OK) {
+            rc = lc_errf(err, LC_NOMEM, "recall: out of memory");
+            goto done;
+        }
         out->total = total;
         out->more = (int64_t)(o->offset + out->n) < total;
     }
 done:
+    free(joint.df);
+    recall_query_free(&jq);
     catalog_list_free(&stores);
     if (rc) recall_result_free(out);
     return rc;
@@ -526,16 +726,31 @@ char *recall_grep_format(const recall_grep_opts *o, recall_scope scope, const re
     sbuf b = {0};
     int query = o->query && *o->query;
     const char *what = query ? o->query : o->pattern;
-    sb_printf(&b, "lcm_grep %s \"%s\"", query ? "query" : "pattern", what ? what : "");
+    /* The query as given, clipped (a 4,000-word query is not echoed whole), on a character. */
+    size_t wl = what ? strlen(what) : 0, shown = wl > RECALL_ECHO_BYTES ? lc_utf8_back(what, RECALL_ECHO_BYTES) : wl;
+    sb_printf(&b, "lcm_grep %s \"%.*s%s\"", query ? "query" : "pattern", (int)shown, what ? what : "",
+              shown < wl ? "..." : "");
     if (scope != RECALL_SCOPE_SESSION)
         sb_printf(&b, " across %s", scope == RECALL_SCOPE_SESSIONS       ? "this project's past sessions"
                                     : scope == RECALL_SCOPE_ALL_SESSIONS ? "all past sessions of this agent home"
                                                                          : "every session in the store (fleet)");
     if (o->summary_id > 0) sb_printf(&b, " inside summary #%lld", (long long)o->summary_id);
+    if (query && o->role_words) sb_printf(&b, " role %s", o->role_words);
+    if (query && (o->since_ms > 0 || o->until_ms > 0)) {
+        char *a = o->since_ms > 0 ? lc_utc_format(o->since_ms, "%Y-%m-%d %H:%M", "?") : NULL;
+        char *z = o->until_ms > 0 ? lc_utc_format(o->until_ms, "%Y-%m-%d %H:%M", "?") : NULL;
+        sb_printf(&b, " from %s until %s UTC", a ? a : "the start", z ? z : "now");
+        free(a);
+        free(z);
+    }
+    if (query && o->sort != RECALL_SORT_RELEVANCE)
+        sb_printf(&b, ", %s first", o->sort == RECALL_SORT_NEWEST ? "newest" : "oldest");
     sb_puts(&b, ": ");
     /* A message a limit or the time bound left undecided may match: never "no more". */
     int undecided = r->limit_hits || r->timed_out || r->stop_time;
-    if (r->n == 0)
+    if (query && r->no_words)
+        sb_puts(&b, "no hits: the query holds no word to search (write words, a \"phrase\" or a name)");
+    else if (r->n == 0)
         sb_puts(&b, undecided ? "no hits found before a bound (below); matches may exist" : "no hits");
     else if (r->total >= 0)
         sb_printf(&b, "%lld hit(s); showing %zu-%zu", (long long)r->total, o->offset + 1, o->offset + r->n);
@@ -547,10 +762,15 @@ char *recall_grep_format(const recall_grep_opts *o, recall_scope scope, const re
     int any_clipped = 0;
     for (size_t i = 0; i < r->n; i++) {
         const recall_hit *h = &r->hits[i];
+        char *when = h->created > 0 ? lc_utc_format(h->created, "%Y-%m-%d %H:%M", NULL) : NULL;
         sb_printf(&b, "- %s%s [%s]%s", h->removed ? "[removed] " : "", h->entry_id, h->role,
                   h->thinking ? " [thinking]" : "");
         if (h->session_id)
-            sb_printf(&b, " (past session %s, %s, cwd %s)", h->session_id, h->session_date, h->session_cwd);
+            sb_printf(&b, " (past session %s, %s, cwd %s)", h->session_id,
+                      when ? when : h->session_date ? h->session_date : "?", h->session_cwd);
+        else if (when)
+            sb_printf(&b, " %s", when);
+        free(when);
         if (h->summary_id) {
             sb_printf(&b, " covered by summary #%lld", (long long)h->summary_id);
             if (h->leaf_id != h->summary_id) sb_printf(&b, " (leaf #%lld)", (long long)h->leaf_id);
@@ -571,6 +791,16 @@ char *recall_grep_format(const recall_grep_opts *o, recall_scope scope, const re
         sb_printf(&b, "order: newest stored first within a session, not by relevance: a store holds %lld"
                   " matches, more than the %d that are ranked; add words or a \"phrase\" for a ranked page\n",
                   (long long)r->rank_skipped_total, RECALL_RANK_MAX);
+    if (query && !r->raw && r->n && o->sort == RECALL_SORT_RELEVANCE && o->offset == 0)
+        sb_puts(&b, "ranked: by relevance (any word may match; more of the query's words, rarer ones, first)"
+                    "; narrow with \"a phrase\", AND, -word, role, since/until, or sort newest\n");
+    if (query && r->words_dropped)
+        sb_printf(&b, "bound: a query searches its first %d words; %zu more were left out\n", RECALL_QUERY_TERMS,
+                  r->words_dropped);
+    if (query && r->timed_out && scope == RECALL_SCOPE_SESSION)
+        sb_printf(&b, "bound: the query stopped at its %.0f-second time limit; matches may exist: use fewer or rarer"
+                      " words, a \"phrase\", or since/until\n",
+                  RECALL_QUERY_MS / 1000);
     if (query && r->long_unindexed)
         sb_printf(&b, "bound: the index holds the first %d characters of a message; %zu message(s) are longer (use pattern to read up to %d)\n",
                   STORE_INDEX_CHARS, r->long_unindexed, RECALL_PATTERN_CHARS);
@@ -603,9 +833,23 @@ char *recall_grep_format(const recall_grep_opts *o, recall_scope scope, const re
         if (r->stores_older) sb_printf(&b, ", %zu older-generation (not searched; /lcm migrate)", r->stores_older);
         if (r->stores_skipped) sb_printf(&b, ", %zu skipped", r->stores_skipped);
         sb_putc(&b, '\n');
-        if (r->stop_stores) sb_printf(&b, "bound: stopped at %d stores\n", RECALL_SESSIONS_MAX);
+        if (r->stores_from) sb_printf(&b, "resumed: the %zu newest session(s) not searched\n", r->stores_from);
         if (r->stop_hits) sb_printf(&b, "bound: stopped at %d hits\n", RECALL_SESSIONS_HITS);
-        if (r->stop_time) sb_puts(&b, "bound: stopped at the 1.5-second limit\n");
+        if (r->stop_time && query) {
+            size_t reached = r->stores_from + r->stores_searched + r->stores_older + r->stores_skipped;
+            sb_printf(&b, "bound: stopped at the %.0f-second limit; %zu of %zu session(s) reached",
+                      RECALL_SESSIONS_MS / 1000, reached, r->stores_total);
+            if (r->stop_stores) {
+                char *d = lc_utc_format(r->unreached_before, "%Y-%m-%d %H:%M", "?");
+                sb_printf(&b, "; %zu older one(s) (created %s or before) not searched: continue with resume "
+                              "\"sessions:%zu\"",
+                          r->stores_total - reached, d ? d : "?", reached);
+                free(d);
+            }
+            sb_putc(&b, '\n');
+        } else if (r->stop_time) {
+            sb_printf(&b, "bound: stopped at the %.0f-second limit\n", RECALL_SESSIONS_MS / 1000);
+        }
         if (r->n) sb_puts(&b, "read one with lcm_expand_query({session, entry_id}); past history, not this session\n");
     }
     return sb_detach(&b);

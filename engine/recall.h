@@ -21,10 +21,11 @@
 #define RECALL_WINDOW_CHARS 20000        /* one reader window */
 #define RECALL_DEFAULT_MAX_TOKENS 10000  /* expand budget per call */
 #define RECALL_MAX_TURNS 6               /* reader turns per call */
-#define RECALL_SESSIONS_MAX 20           /* past stores walked */
+#define RECALL_SESSIONS_MAX 20           /* hybrid: past stores walked */
 #define RECALL_SESSIONS_HITS 40          /* hits across past sessions */
-#define RECALL_SESSIONS_MS 1500.0        /* cross-session wall-clock bound */
-#define RECALL_RANK_MAX 5000             /* query: more matches than this are not ranked */
+#define RECALL_SESSIONS_MS 3000.0        /* cross-session wall-clock bound */
+#define RECALL_QUERY_MS 3000.0           /* one store's query: its time bound */
+#define RECALL_RANK_MAX 50000            /* query: more matches than this are not ranked */
 
 typedef enum recall_scope {
     RECALL_SCOPE_SESSION = 0,   /* this session's store */
@@ -45,8 +46,10 @@ const char *recall_scope_name(recall_scope scope);
  * naming the setting; LC_ERR when lcm.json cannot be read (refused too). */
 int recall_scope_check(const char *agent_home, recall_scope scope, char **err);
 
+typedef enum recall_sort { RECALL_SORT_RELEVANCE = 0, RECALL_SORT_NEWEST, RECALL_SORT_OLDEST } recall_sort;
+
 typedef struct recall_grep_opts {
-    const char *query;        /* FTS5 syntax; exactly one of query / pattern */
+    const char *query;        /* recall_query.h's language; exactly one of query / pattern */
     const char *pattern;      /* PCRE2 regular expression */
     int case_sensitive;       /* pattern only; default insensitive */
     size_t offset;            /* hits to skip (paging) */
@@ -56,7 +59,12 @@ typedef struct recall_grep_opts {
     size_t limit;             /* 0 = RECALL_PAGE */
     double time_budget_ms;    /* pattern bound; 0 = RECALL_PATTERN_MS */
     const char *resume;       /* pattern, one session: "ORDINAL:ID" where a bounded scan
-                               * stopped (the output names it); NULL = from the start */
+                               * stopped (the output names it); query across sessions:
+                               * "sessions:N", the first N sessions skipped; NULL = from the start */
+    int64_t since_ms, until_ms; /* query: the message's time in [since, until); 0 = open */
+    const char *role_words;   /* query: user, assistant, tool, thinking, comma-separated
+                               * (recall_args_grep_filters checks them); NULL = all */
+    recall_sort sort;         /* query: relevance (default), newest or oldest first */
 } recall_grep_opts;
 
 typedef struct recall_hit {
@@ -72,6 +80,10 @@ typedef struct recall_hit {
     char *session_id;         /* cross-session hits: where it came from */
     char *session_date;       /* YYYY-MM-DD */
     char *session_cwd;
+    int64_t created;          /* the message's time, ms (0 unknown) */
+    double score;             /* query, relevance: the rank's score (merging stores) */
+    double *rank_in;          /* query, relevance: the score's inputs (store_search_row) */
+    size_t rank_n;
 } recall_hit;
 
 typedef struct recall_result {
@@ -101,6 +113,15 @@ typedef struct recall_result {
     size_t stores_skipped;    /* other project / unreadable */
     int stop_stores, stop_hits, stop_time;
     int shared;               /* the stores searched are a shared store's (catalog_list) */
+    size_t stores_total;      /* cross-session: stores in the scope's list */
+    size_t stores_from;       /* cross-session: the first store searched (resume "sessions:N") */
+    int64_t unreached_before; /* cross-session, stopped: the newest store not searched was created
+                               * at or before this (ms) */
+    /* query: what the language did with the words */
+    size_t words_dropped;     /* past RECALL_QUERY_TERMS */
+    size_t stopwords;         /* left out as stopwords */
+    int no_words;             /* the query holds no word to search */
+    int raw;                  /* fts5: syntax */
 } recall_result;
 
 int recall_grep(store *s, const recall_grep_opts *o, recall_result *out, char **err);

@@ -15,7 +15,26 @@
 #include "hybrid.h"
 #include "recall.h"
 
+/* What lcm_grep's query is, for every surface's description (JSON-safe: no quotes). */
+#define RECALL_ARGS_QUERY_HELP                                                                              \
+    "plain words or a whole question: any word may match, messages with more of them (rarer ones) rank "   \
+    "first; punctuation never fails. Narrow with \\\"an exact phrase\\\", a-hyphenated or dotted.name "       \
+    "(a phrase), prefix*, -word (exclude), AND / OR in capitals; fts5: before the query passes FTS5 syntax " \
+    "as it is"
+/* since, until, sort and role: the same on the plugin's tool and MCP (JSON schema members). */
+#define RECALL_ARGS_FILTER_SCHEMA                                                                                \
+    "\"since\":{\"type\":\"string\",\"description\":\"query: only messages from then on (UTC): 2026-03-01, "        \
+    "2026-03-01T14:30, 90m, 2h, 3d, 2w, today, yesterday, this week, last week\"},"                              \
+    "\"until\":{\"type\":\"string\",\"description\":\"query: only messages before then (same forms; a day counts "  \
+    "whole)\"},"                                                                                                 \
+    "\"sort\":{\"type\":\"string\",\"enum\":[\"relevance\",\"newest\",\"oldest\"],\"description\":\"query: order of "  \
+    "the hits (default relevance); every hit shows its date and time\"},"                                      \
+    "\"role\":{\"type\":\"string\",\"description\":\"query: only messages of user, assistant, tool or thinking "     \
+    "(several: user,assistant)\"}"
+
 extern const char recall_args_grep_schema[];
+/* lcm_grep's description as a host registers it: plain words work, and how to narrow. */
+extern const char recall_args_grep_description[];
 extern const char recall_args_describe_schema[];
 extern const char recall_args_expand_schema[];
 
@@ -26,6 +45,16 @@ const cJSON *recall_args_of(const cJSON *call);
  * the session) and whether mode is "hybrid". LC_INVALID with the tool's message for an
  * offset that is no count. */
 int recall_args_grep(const cJSON *args, recall_grep_opts *o, const char **scope, int *hybrid, char **err);
+
+/* since / until / sort / role of lcm_grep (the plugin's tool, MCP and the CLI read them the
+ * same): into o->since_ms, until_ms, sort, roles. LC_INVALID with the tool's sentence for a
+ * time, order or role it cannot read. `now_ms` is the clock relative times count from. */
+int recall_args_grep_filters(const cJSON *args, double now_ms, recall_grep_opts *o, char **err);
+/* One time as since (`until` 0) or until (1): "2026-03-01", "2026-03-01T14:30[:00][Z]",
+ * "2026-03-01 14:30", "90m", "2h", "3d", "2w", "today", "yesterday", "this week",
+ * "last week", or epoch milliseconds. A day named as `until` counts whole (its end).
+ * LC_INVALID when it is none of these. UTC. */
+int recall_args_time(const char *s, int until, double now_ms, int64_t *out_ms);
 
 /* mode "hybrid" over the same options: the query's words and meaning with the embeddings
  * of cfg. LC_INVALID with the tool's message when embeddings are not configured or the

@@ -331,6 +331,12 @@ typedef struct store_search_row {
     /* full-text page only: the query matched the message's thinking and none of its text,
      * and `text` is its thinking (a hit shows the words it matched, labelled) */
     int thinking;
+    int64_t created;       /* the message's own time, ms since the epoch (0 unknown) */
+    double score;          /* a ranked page's score, higher first (0 elsewhere) */
+    /* a ranked page: the score's inputs, so scores of several stores can be made one list
+     * ({rows, avgdl, dl, then per phrase df, tf}); NULL elsewhere */
+    const double *rank_in;
+    size_t rank_n;
 } store_search_row;
 typedef int (*store_search_visit)(void *ud, const store_search_row *r, char **err);
 
@@ -340,15 +346,26 @@ typedef struct store_search_scope {
     /* scan only: start after the row (after_ordinal, after_id) in the scan's order -- where
      * a bounded scan stopped; both 0 = from the start */
     int64_t after_ordinal, after_id;
+    /* count / page only: */
+    const double *weights;  /* per phrase of the query, its weight in the rank (recall_query.h);
+                             * NULL: every phrase 1 */
+    size_t nweights;
+    int64_t since_ms, until_ms; /* the message's time in [since, until); 0 = open */
+    const char *roles;      /* "user,assistant": only these stored roles; NULL = all */
+    int order;              /* STORE_ORDER_*: the page's order */
+    double deadline_ms;     /* lc_now_ms() clock: past it, LC_CANCELLED; 0 = none */
 } store_search_scope;
+enum { STORE_ORDER_RANK = 0, STORE_ORDER_NEWEST, STORE_ORDER_OLDEST };
 
 /* How many messages in `scope` the full-text `query` (FTS5 syntax) matches. LC_INVALID
  * when the query is not valid syntax, with *err the engine's reason alone (the caller
  * words the sentence). */
 int store_search_count(store *s, const char *query, const store_search_scope *scope, int64_t *count,
                        char **err);
-/* One page of the matches: ranked (bm25, ties by row id) or, with `newest_first`, newest
- * stored first; `limit` rows after `offset`. */
+/* One page of the matches: ranked (bm25 with a coverage term: more of the query's distinct
+ * phrases first, weighted by rarity and scope->weights; ties by row id), by time
+ * (scope->order) or, with `newest_first`, newest stored first; `limit` rows after `offset`.
+ * LC_CANCELLED when scope->deadline_ms passed first. */
 int store_search_page(store *s, const char *query, const store_search_scope *scope, int newest_first,
                       size_t limit, size_t offset, store_search_visit visit, void *ud, char **err);
 /* The best `limit` matches on the active branch (bm25, or newest stored with

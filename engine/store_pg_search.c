@@ -188,7 +188,14 @@ done:
     " FROM messages m, q WHERE m.tsv @@ q.q AND ($3 = '1' OR m.removed = 0)"    \
     " AND ($1::bigint <= 0 OR m.entry_id IN (SELECT entry_id FROM scope))"
 
-/* The row columns every visit reads: id, entry_id, role, ordinal, removed, text. */
+/* The time and role filters of a count or a page (store_search_scope): since ($S), until ($U)
+ * in ms (0 open), stored roles comma-separated ($R, '' all). */
+#define STORE_PG_FILTERED(S, U, R)                                                                   \
+    " AND ($" S "::bigint = 0 OR m.created >= $" S "::bigint) AND ($" U "::bigint = 0 OR m.created < $" U \
+    "::bigint) AND ($" R "::text = '' OR m.role = ANY(string_to_array($" R "::text, ',')))"
+
+/* The row columns every visit reads: id, entry_id, role, ordinal, removed, text, and created
+ * when the query selects it. */
 static int store_pg_visit_rows(const PGresult *r, store_search_visit visit, void *ud, int64_t *last_ord,
                                int64_t *last_id, int *stop, char **err)
 {
@@ -202,6 +209,7 @@ static int store_pg_visit_rows(const PGresult *r, store_search_visit visit, void
         row.removed = (int)store_pg_col_int(r, i, 4);
         row.text = PQgetvalue(r, i, 5);
         row.text_len = (size_t)PQgetlength(r, i, 5);
+        if (PQnfields(r) > 6) row.created = store_pg_col_int(r, i, 6);
         if (last_ord) *last_ord = row.ordinal;
         if (last_id) *last_id = row.id;
         if (!store_common_visit_next(visit(ud, &row, err), &rc, stop)) return rc;
@@ -225,9 +233,12 @@ int store_pg_search_count(store *s, const char *query, const store_search_scope 
     *count = 0;
     int rc = store_pg_tsquery(query, &tq, err);
     if (rc != LC_OK) return rc;
-    const char *v[] = {store_pg_i64(sb, scope->summary_id), tq, scope->include_removed ? "1" : "0"};
-    PGresult *r = store_pg_run(s, STORE_PG_SCOPE_CTE "SELECT count(*)" STORE_PG_SCOPED, 3, v, STORE_PG_IDEM, "search",
-                               err);
+    char fs[24], fu[24];
+    const char *v[] = {store_pg_i64(sb, scope->summary_id), tq, scope->include_removed ? "1" : "0",
+                       store_pg_i64(fs, scope->since_ms), store_pg_i64(fu, scope->until_ms),
+                       scope->roles ? scope->roles : ""};
+    PGresult *r = store_pg_run(s, STORE_PG_SCOPE_CTE "SELECT count(*)" STORE_PG_SCOPED STORE_PG_FILTERED("4", "5", "6"),
+                               6, v, STORE_PG_IDEM, "search", err);
     if (!r) rc = LC_ERR;
     else *count = store_pg_col_int(r, 0, 0);
     PQclear(r);
@@ -241,17 +252,21 @@ int store_pg_search_page(store *s, const char *query, const store_search_scope *
     char *tq = NULL, sb[24], lb[24], ob[24];
     int rc = store_pg_tsquery(query, &tq, err);
     if (rc != LC_OK) return rc;
+    char fs[24], fu[24];
     const char *v[] = {store_pg_i64(sb, scope->summary_id), tq, scope->include_removed ? "1" : "0",
-                       store_pg_i64(lb, (int64_t)limit), store_pg_i64(ob, (int64_t)offset)};
-    rc = store_pg_search_rows(s,
-                              newest_first ? STORE_PG_SCOPE_CTE "SELECT m.id, m.entry_id, m.role, m.ordinal, m.removed,"
-                                                                " m.text" STORE_PG_SCOPED
-                                                                " ORDER BY m.id DESC LIMIT $4::bigint OFFSET $5::bigint"
-                                           : STORE_PG_SCOPE_CTE "SELECT m.id, m.entry_id, m.role, m.ordinal, m.removed,"
-                                                                " m.text" STORE_PG_SCOPED
-                                                                " ORDER BY ts_rank_cd(m.tsv, q.q) DESC, m.id"
-                                                                " LIMIT $4::bigint OFFSET $5::bigint",
-                              5, v, visit, ud, err);
+                       store_pg_i64(lb, (int64_t)limit), store_pg_i64(ob, (int64_t)offset),
+                       store_pg_i64(fs, scope->since_ms), store_pg_i64(fu, scope->until_ms),
+                       scope->roles ? scope->roles : ""};
+#define STORE_PG_PAGE(order)                                                                                  \
+    STORE_PG_SCOPE_CTE "SELECT m.id, m.entry_id, m.role, m.ordinal, m.removed, m.text, m.created" STORE_PG_SCOPED \
+        STORE_PG_FILTERED("6", "7", "8") " ORDER BY " order " LIMIT $4::bigint OFFSET $5::bigint"
+    /* Ranked by ts_rank_cd (cover density: more of the query's words, closer, rank higher). */
+    const char *sql = newest_first                         ? STORE_PG_PAGE("m.id DESC")
+                      : scope->order == STORE_ORDER_NEWEST ? STORE_PG_PAGE("m.created DESC, m.id DESC")
+                      : scope->order == STORE_ORDER_OLDEST ? STORE_PG_PAGE("m.created, m.id")
+                                                           : STORE_PG_PAGE("ts_rank_cd(m.tsv, q.q) DESC, m.id");
+#undef STORE_PG_PAGE
+    rc = store_pg_search_rows(s, sql, 8, v, visit, ud, err);
     free(tq);
     return rc;
 }

@@ -49,6 +49,7 @@ struct store {
     int bulk_journal;   /* a bulk into an empty store left WAL for a rollback journal: WAL at close */
     store_fts_row *fts_rows; /* the bulk's held-back full-text rows */
     size_t fts_n, fts_cap, fts_bytes;
+    int rank_fn;      /* recall's rank function is registered on this connection */
 };
 
 /* The DAG-progress SQL fragments (store.h): the watermark as stored, an eligible row,

@@ -9,6 +9,7 @@
 #include "store.h"
 #include "store_sqlite_int.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,7 +23,7 @@
     " scope(entry_id) AS (SELECT entry_id FROM summary_messages WHERE summary_id IN"      \
     " (SELECT id FROM sub)) "
 
-/* The row columns every visit reads: id, entry_id, role, ordinal, removed, text. */
+/* The row columns every visit reads: id, entry_id, role, ordinal, removed, text, created. */
 static int store_search_row_visit(sqlite3_stmt *st, store_search_visit visit, void *ud, char **err)
 {
     store_search_row r = {0};
@@ -33,21 +34,22 @@ static int store_search_row_visit(sqlite3_stmt *st, store_search_visit visit, vo
     r.removed = sqlite3_column_int(st, 4);
     r.text = (const char *)sqlite3_column_text(st, 5);
     r.text_len = (size_t)sqlite3_column_bytes(st, 5);
+    r.created = sqlite3_column_int64(st, 6);
     if (!r.text) r.text = "";
     return visit(ud, &r, err);
 }
 
 /* A page row whose match is in its thinking alone (lcm_cols: the `thinking` column, not
  * `text`): visited with its thinking as the text, derived from the verbatim JSON (columns
- * 6-7 of the row statement: raw_json, payload; 5 is the text). A row whose thinking cannot
- * be read is visited as it is. */
+ * 7-8 of the row statement: raw_json, payload; 5 is the text, 6 the time). A row whose
+ * thinking cannot be read is visited as it is. */
 static int store_search_thinking_visit(sqlite3_stmt *st, store_search_visit visit, void *ud, char **err)
 {
     char *json = NULL, *body = NULL, *thinking = NULL, *why = NULL;
     size_t len = 0;
     cJSON *m = NULL;
     int rc;
-    if (store_sqlite_raw_column(st, 6, 5, 7, &json, &len, &why) == LC_OK && (m = store_derive_parse(json, len)) &&
+    if (store_sqlite_raw_column(st, 7, 5, 8, &json, &len, &why) == LC_OK && (m = store_derive_parse(json, len)) &&
         msg_index_text(m, &body, &thinking) == LC_OK && thinking) {
         store_search_row r = {0};
         r.id = sqlite3_column_int64(st, 0);
@@ -57,6 +59,7 @@ static int store_search_thinking_visit(sqlite3_stmt *st, store_search_visit visi
         r.removed = sqlite3_column_int(st, 4);
         r.text = thinking;
         r.text_len = strlen(thinking);
+        r.created = sqlite3_column_int64(st, 6);
         r.thinking = 1;
         rc = visit(ud, &r, err);
     } else {
@@ -70,14 +73,199 @@ static int store_search_thinking_visit(sqlite3_stmt *st, store_search_visit visi
     return rc;
 }
 
-/* The FROM/WHERE of a scoped match (?2 = the query). malloc'd. */
+/* ---- the rank: bm25 with a coverage term ---------------------------------------------------
+ * lc_rank(messages_fts, 'w0,w1,...') scores a row, higher first:
+ *   sum over the query's phrases present in the row of  w * idf * (1 + tf')
+ * where tf' is bm25's saturated term frequency (k1 1.2, b 0.75, the row's length against the
+ * average). The 1 is the coverage term: a phrase counts once for being there at all, so a
+ * message holding more of the query's distinct words ranks above one repeating a single
+ * word; idf makes a rare word count more than a common one; w is recall's weight (0 for
+ * stopwords and excluded phrases). Computed from the index alone (the table is contentless). */
+
+typedef struct store_rank_aux {
+    int n;
+    sqlite3_int64 rows;
+    sqlite3_int64 *df; /* per phrase: rows holding it */
+    double *idf;   /* per phrase */
+    double *w;     /* per phrase */
+    double avgdl;
+} store_rank_aux;
+
+static void store_rank_aux_free(void *p)
+{
+    store_rank_aux *a = p;
+    if (!a) return;
+    free(a->idf);
+    free(a->w);
+    free(a->df);
+    free(a);
+}
+
+static int store_rank_count_row(const Fts5ExtensionApi *api, Fts5Context *fts, void *ud)
+{
+    (void)api;
+    (void)fts;
+    (*(sqlite3_int64 *)ud)++;
+    return SQLITE_OK;
+}
+
+static store_rank_aux *store_rank_prepare(const Fts5ExtensionApi *api, Fts5Context *fts, const char *weights)
+{
+    store_rank_aux *a = calloc(1, sizeof *a);
+    sqlite3_int64 rows = 0, tokens = 0;
+    if (!a) return NULL;
+    a->n = api->xPhraseCount(fts);
+    a->idf = calloc((size_t)a->n + 1, sizeof *a->idf);
+    a->w = calloc((size_t)a->n + 1, sizeof *a->w);
+    a->df = calloc((size_t)a->n + 1, sizeof *a->df);
+    if (!a->idf || !a->w || !a->df) {
+        store_rank_aux_free(a);
+        return NULL;
+    }
+    api->xRowCount(fts, &rows);
+    api->xColumnTotalSize(fts, -1, &tokens);
+    a->rows = rows;
+    a->avgdl = rows > 0 ? (double)tokens / (double)rows : 1.0;
+    if (a->avgdl <= 0) a->avgdl = 1.0;
+    const char *p = weights ? weights : "";
+    for (int i = 0; i < a->n; i++) {
+        char *end = NULL;
+        double w = strtod(p, &end);
+        a->w[i] = end && end != p ? w : 1.0;
+        p = end && *end == ',' ? end + 1 : end && end != p ? end : p;
+        sqlite3_int64 df = 0;
+        if ((a->w[i] > 0 || !weights) && api->xQueryPhrase(fts, i, &df, store_rank_count_row) != SQLITE_OK) df = 0;
+        a->df[i] = df;
+        double idf = log(1.0 + ((double)rows - (double)df + 0.5) / ((double)df + 0.5));
+        a->idf[i] = idf > 0.01 ? idf : 0.01;
+    }
+    return a;
+}
+
+static void store_rank_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, int nval,
+                          sqlite3_value **val)
+{
+    store_rank_aux *a = api->xGetAuxdata(fts, 0);
+    if (!a) {
+        a = store_rank_prepare(api, fts, nval > 0 ? (const char *)sqlite3_value_text(val[0]) : NULL);
+        if (!a || api->xSetAuxdata(fts, a, store_rank_aux_free) != SQLITE_OK) {
+            sqlite3_result_error_nomem(ctx);
+            return;
+        }
+    }
+    int inst = 0, dl = 0;
+    double tf_stack[64], *tf = a->n <= 64 ? tf_stack : calloc((size_t)a->n, sizeof *tf);
+    if (!tf) {
+        sqlite3_result_error_nomem(ctx);
+        return;
+    }
+    memset(tf, 0, (size_t)a->n * sizeof *tf);
+    api->xColumnSize(fts, -1, &dl);
+    if (api->xInstCount(fts, &inst) == SQLITE_OK)
+        for (int k = 0; k < inst; k++) {
+            int ph = 0, col = 0, off = 0;
+            if (api->xInst(fts, k, &ph, &col, &off) == SQLITE_OK && ph >= 0 && ph < a->n) tf[ph] += 1;
+        }
+    double score = 0, norm = 1.2 * (0.25 + 0.75 * (double)dl / a->avgdl);
+    for (int i = 0; i < a->n; i++)
+        if (tf[i] > 0) score += a->w[i] * a->idf[i] * (1.0 + tf[i] * 2.2 / (tf[i] + norm));
+    if (tf != tf_stack) free(tf);
+    sqlite3_result_double(ctx, score);
+}
+
+/* lc_rank_in(messages_fts): the score's inputs as a blob of doubles {rows, avgdl, dl, then
+ * per phrase df, tf}, so recall can score the rows of several stores on their joint counts. */
+static void store_rank_in_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, int nval,
+                             sqlite3_value **val)
+{
+    (void)nval;
+    (void)val;
+    store_rank_aux *a = api->xGetAuxdata(fts, 0);
+    if (!a) {
+        a = store_rank_prepare(api, fts, NULL);
+        if (!a || api->xSetAuxdata(fts, a, store_rank_aux_free) != SQLITE_OK) {
+            sqlite3_result_error_nomem(ctx);
+            return;
+        }
+    }
+    size_t n = 3 + 2 * (size_t)a->n;
+    double *v = calloc(n, sizeof *v);
+    int inst = 0, dl = 0;
+    if (!v) {
+        sqlite3_result_error_nomem(ctx);
+        return;
+    }
+    api->xColumnSize(fts, -1, &dl);
+    v[0] = (double)a->rows;
+    v[1] = a->avgdl;
+    v[2] = dl;
+    for (int i = 0; i < a->n; i++) v[3 + 2 * i] = (double)a->df[i];
+    if (api->xInstCount(fts, &inst) == SQLITE_OK)
+        for (int k = 0; k < inst; k++) {
+            int ph = 0, col = 0, off = 0;
+            if (api->xInst(fts, k, &ph, &col, &off) == SQLITE_OK && ph >= 0 && ph < a->n) v[4 + 2 * ph] += 1;
+        }
+    sqlite3_result_blob(ctx, v, (int)(n * sizeof *v), free);
+}
+
+/* Register lc_rank on this connection once (FTS5 functions belong to a connection). */
+static int store_rank_register(store *s, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    fts5_api *api = NULL;
+    if (s->rank_fn) return LC_OK;
+    if (sqlite3_prepare_v2(s->db, "SELECT fts5(?1)", -1, &st, NULL) != SQLITE_OK)
+        return store_sqlite_failed(s, err, "search");
+    sqlite3_bind_pointer(st, 1, (void *)&api, "fts5_api_ptr", NULL);
+    sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (!api || api->xCreateFunction(api, "lc_rank", NULL, store_rank_fn, NULL) != SQLITE_OK ||
+        api->xCreateFunction(api, "lc_rank_in", NULL, store_rank_in_fn, NULL) != SQLITE_OK)
+        return lc_errf(err, LC_ERR, "store: search: the rank function cannot be registered");
+    s->rank_fn = 1;
+    return LC_OK;
+}
+
+/* ---- the time bound ---------------------------------------------------------------------- */
+
+static int store_search_progress(void *ud)
+{
+    return lc_now_ms() > *(const double *)ud;
+}
+
+static void store_search_deadline(store *s, const store_search_scope *sc)
+{
+    if (sc->deadline_ms > 0) sqlite3_progress_handler(s->db, 2000, store_search_progress, (void *)&sc->deadline_ms);
+}
+
+static int store_search_stepped(store *s, int step, char **err)
+{
+    sqlite3_progress_handler(s->db, 0, NULL, NULL);
+    if (step == SQLITE_INTERRUPT) return lc_errf(err, LC_CANCELLED, "search: stopped at its time bound");
+    return LC_OK;
+}
+
+/* The FROM/WHERE of a scoped match (?2 = the query; ?5 since, ?6 until, ?7 roles). malloc'd. */
 static char *store_search_where(const store_search_scope *sc)
 {
-    return lc_asprintf(" FROM messages_fts f WHERE messages_fts MATCH ?2%s%s",
+    int filtered = sc->since_ms > 0 || sc->until_ms > 0 || (sc->roles && *sc->roles);
+    return lc_asprintf(" FROM messages_fts f WHERE messages_fts MATCH ?2%s%s%s",
                        sc->include_removed ? "" : " AND f.rowid NOT IN (SELECT id FROM messages WHERE removed = 1)",
                        sc->summary_id > 0 ? " AND f.rowid IN (SELECT m.id FROM messages m"
                                             " WHERE m.entry_id IN (SELECT entry_id FROM scope))"
-                                          : "");
+                                          : "",
+                       filtered ? " AND f.rowid IN (SELECT id FROM messages WHERE (?5 = 0 OR created >= ?5)"
+                                  " AND (?6 = 0 OR created < ?6)"
+                                  " AND (?7 IS NULL OR instr(',' || ?7 || ',', ',' || role || ',') > 0))"
+                                : "");
+}
+
+static void store_search_bind_filters(sqlite3_stmt *st, const store_search_scope *sc)
+{
+    sqlite3_bind_int64(st, 5, sc->since_ms);
+    sqlite3_bind_int64(st, 6, sc->until_ms);
+    if (sc->roles && *sc->roles) sqlite3_bind_text(st, 7, sc->roles, -1, SQLITE_STATIC);
+    else sqlite3_bind_null(st, 7);
 }
 
 int store_sqlite_search_count(store *s, const char *query, const store_search_scope *scope, int64_t *count,
@@ -86,7 +274,7 @@ int store_sqlite_search_count(store *s, const char *query, const store_search_sc
     sqlite3_stmt *st = NULL;
     char *where = store_search_where(scope);
     char *sql = where ? lc_asprintf(STORE_SCOPE_CTE "SELECT count(*)%s", where) : NULL;
-    int rc = LC_OK;
+    int rc = LC_OK, step;
     *count = 0;
     if (!sql) {
         rc = lc_errf(err, LC_NOMEM, "store: out of memory");
@@ -95,8 +283,12 @@ int store_sqlite_search_count(store *s, const char *query, const store_search_sc
     if ((rc = store_sqlite_prepare(s, &st, sql, "search", err)) != LC_OK) goto done;
     sqlite3_bind_int64(st, 1, scope->summary_id);
     sqlite3_bind_text(st, 2, query, -1, SQLITE_STATIC);
+    store_search_bind_filters(st, scope);
+    store_search_deadline(s, scope);
+    step = sqlite3_step(st);
+    if ((rc = store_search_stepped(s, step, err)) != LC_OK) goto done;
     /* FTS5 parses the query when the statement runs: a syntax error shows up here. */
-    if (sqlite3_step(st) != SQLITE_ROW) {
+    if (step != SQLITE_ROW) {
         rc = lc_errf(err, LC_INVALID, "%s", sqlite3_errmsg(s->db));
         goto done;
     }
@@ -108,23 +300,51 @@ done:
     return rc;
 }
 
+/* A ranked row's score rides to the visitor with the row. */
+typedef struct store_search_row_ctx {
+    store_search_visit visit;
+    void *ud;
+    double score;
+    const double *rank_in;
+    size_t rank_n;
+} store_search_row_ctx;
+
+static int store_search_scored(void *ud, const store_search_row *r, char **err)
+{
+    store_search_row_ctx *c = ud;
+    store_search_row sr = *r;
+    sr.score = c->score;
+    sr.rank_in = c->rank_in;
+    sr.rank_n = c->rank_n;
+    return c->visit(c->ud, &sr, err);
+}
+
 int store_sqlite_search_page(store *s, const char *query, const store_search_scope *scope, int newest_first,
                       size_t limit, size_t offset, store_search_visit visit, void *ud, char **err)
 {
     sqlite3_stmt *pg = NULL, *row = NULL, *cols = NULL;
-    char *where = store_search_where(scope);
-    /* rowid breaks bm25 ties so that pages do not overlap. */
-    char *sql = where ? lc_asprintf(STORE_SCOPE_CTE "SELECT f.rowid%s ORDER BY %s LIMIT ?3 OFFSET ?4", where,
-                                    newest_first ? "f.rowid DESC" : "f.rank, f.rowid")
+    char *where = store_search_where(scope), *weights = NULL;
+    const char *order = newest_first                         ? "f.rowid DESC"
+                        : scope->order == STORE_ORDER_NEWEST ? "(SELECT created FROM messages WHERE id = f.rowid) DESC, f.rowid DESC"
+                        : scope->order == STORE_ORDER_OLDEST ? "(SELECT created FROM messages WHERE id = f.rowid), f.rowid"
+                                                             : "sc DESC, f.rowid";
+    /* rowid breaks ties so that pages do not overlap. */
+    char *sql = where ? lc_asprintf(STORE_SCOPE_CTE "SELECT f.rowid, %s AS sc, %s%s ORDER BY %s LIMIT ?3 OFFSET ?4",
+                                    newest_first ? "0.0" : "lc_rank(messages_fts, ?8)",
+                                    newest_first ? "NULL" : "lc_rank_in(messages_fts)", where, order)
                       : NULL;
     int rc = LC_OK, step;
+    sbuf wb = {0};
+    for (size_t i = 0; i < scope->nweights; i++) sb_printf(&wb, "%s%g", i ? "," : "", scope->weights[i]);
+    weights = sb_detach(&wb);
     if (!sql) {
         rc = lc_errf(err, LC_NOMEM, "store: out of memory");
         goto done;
     }
+    if ((rc = store_rank_register(s, err)) != LC_OK) goto done;
     if ((rc = store_sqlite_prepare(s, &pg, sql, "search", err)) != LC_OK ||
         (rc = store_sqlite_prepare(s, &row,
-                                   "SELECT id, entry_id, role, ordinal, removed, text, raw_json, payload"
+                                   "SELECT id, entry_id, role, ordinal, removed, text, created, raw_json, payload"
                                    " FROM messages WHERE id = ?",
                                    "search", err)) != LC_OK ||
         /* Which columns a shown row matched in: asked for the page's rows only, so the
@@ -139,30 +359,49 @@ int store_sqlite_search_page(store *s, const char *query, const store_search_sco
     sqlite3_bind_text(pg, 2, query, -1, SQLITE_STATIC);
     sqlite3_bind_int64(pg, 3, (sqlite3_int64)limit);
     sqlite3_bind_int64(pg, 4, (sqlite3_int64)offset);
+    store_search_bind_filters(pg, scope);
+    if (!newest_first) sqlite3_bind_text(pg, 8, weights ? weights : "", -1, SQLITE_STATIC);
+    store_search_deadline(s, scope);
+    /* The handler is off while a row is visited: the deadline bounds the ranking, and a page
+     * once ranked is shown whole. */
     while ((step = sqlite3_step(pg)) == SQLITE_ROW) {
+        sqlite3_progress_handler(s->db, 0, NULL, NULL);
         sqlite3_bind_int64(row, 1, sqlite3_column_int64(pg, 0));
+        double score = sqlite3_column_double(pg, 1);
         sqlite3_bind_int64(cols, 2, sqlite3_column_int64(pg, 0));
         /* Bit 0: the text column matched; bit 1 alone: only the thinking did. */
         int mask = sqlite3_step(cols) == SQLITE_ROW ? sqlite3_column_int(cols, 0) : 1;
         sqlite3_reset(cols);
         int rstep = sqlite3_step(row);
-        if (rstep == SQLITE_ROW)
-            rc = mask == 2 ? store_search_thinking_visit(row, visit, ud, err) : store_search_row_visit(row, visit, ud, err);
-        else if (rstep != SQLITE_DONE) rc = store_sqlite_failed(s, err, "search");
+        if (rstep == SQLITE_ROW) {
+            store_search_row_ctx rc2 = {.visit = visit, .ud = ud, .score = score,
+                                        .rank_in = sqlite3_column_blob(pg, 2),
+                                        .rank_n = (size_t)sqlite3_column_bytes(pg, 2) / sizeof(double)};
+            rc = mask == 2 ? store_search_thinking_visit(row, store_search_scored, &rc2, err)
+                           : store_search_row_visit(row, store_search_scored, &rc2, err);
+        } else if (rstep != SQLITE_DONE) {
+            rc = store_sqlite_failed(s, err, "search");
+        }
         sqlite3_reset(row);
         if (rc == STORE_VISIT_STOP) {
             rc = LC_OK;
             goto done;
         }
         if (rc != LC_OK) goto done;
+        store_search_deadline(s, scope);
     }
-    if (step != SQLITE_DONE) rc = store_sqlite_failed(s, err, "search");
+    if ((rc = store_search_stepped(s, step, err)) != LC_OK) goto done;
+    if (step != SQLITE_DONE) rc = step == SQLITE_ERROR && !strncmp(sqlite3_errmsg(s->db), "fts5:", 5)
+                                      ? lc_errf(err, LC_INVALID, "%s", sqlite3_errmsg(s->db))
+                                      : store_sqlite_failed(s, err, "search");
 done:
+    sqlite3_progress_handler(s->db, 0, NULL, NULL);
     sqlite3_finalize(pg);
     sqlite3_finalize(row);
     sqlite3_finalize(cols);
     free(where);
     free(sql);
+    free(weights);
     return rc;
 }
 
@@ -182,8 +421,8 @@ int store_sqlite_search_top(store *s, const char *query, int newest_first, size_
 {
     sqlite3_stmt *st = NULL;
     int rc;
-    char *sql = lc_asprintf("SELECT id, entry_id, role, ordinal, removed, text FROM (SELECT m.id, m.entry_id,"
-                            " m.role, m.ordinal, m.removed, m.text FROM messages_fts f JOIN messages m"
+    char *sql = lc_asprintf("SELECT id, entry_id, role, ordinal, removed, text, created FROM (SELECT m.id, m.entry_id,"
+                            " m.role, m.ordinal, m.removed, m.text, m.created FROM messages_fts f JOIN messages m"
                             " ON m.id = f.rowid WHERE messages_fts MATCH ?1 AND m.removed = 0 ORDER BY %s"
                             " LIMIT ?2) ORDER BY ordinal, id",
                             newest_first ? "f.rowid DESC" : "f.rank");
@@ -216,7 +455,7 @@ int store_sqlite_search_scan(store *s, const store_search_scope *scope, store_se
     if (stopped) *stopped = 0;
     if (sqlite3_prepare_v2(s->db,
                            STORE_SCOPE_CTE "SELECT m.id, m.entry_id, m.role, m.ordinal, m.removed,"
-                           " m.text FROM messages m WHERE (m.removed = 0 OR ?2)"
+                           " m.text, m.created FROM messages m WHERE (m.removed = 0 OR ?2)"
                            " AND (?1 = 0 OR m.entry_id IN (SELECT entry_id FROM scope))"
                            " AND (m.ordinal, m.id) > (?3, ?4)"
                            " ORDER BY m.ordinal, m.id",

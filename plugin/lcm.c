@@ -260,10 +260,8 @@ int lcm_glue_init(lc_plugin *p, char **err)
                                       lcm_command, err)) != AP_OK)
         return rc;
     /* A host without tools still gets passive logging; the tools are simply absent. */
-    if (plugin_register_tool(p, "lcm_grep",
-                             "Search all stored history (also compacted-out and, with scope, past sessions): "
-                             "query (full-text) or pattern (regex). 20 hits a page.",
-                             recall_args_grep_schema, lcm_tool_grep, err) != AP_OK ||
+    if (plugin_register_tool(p, "lcm_grep", recall_args_grep_description, recall_args_grep_schema, lcm_tool_grep,
+                             err) != AP_OK ||
         plugin_register_tool(p, "lcm_describe",
                              "Describe a summary (text, tiers, cost of reading its originals, files) or a file handle.",
                              recall_args_describe_schema, lcm_tool_describe, err) != AP_OK ||

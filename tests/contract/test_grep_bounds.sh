@@ -60,7 +60,7 @@ text = r["result"]["content"][0]["text"]
 ping = rpc({"jsonrpc": "2.0", "id": 3, "method": "ping"})
 p.stdin.close(); p.wait()
 print("mcp bomb: %.2f s" % took, file=sys.stderr)
-assert "bound: stopped at the 1.5-second limit" in text, text
+assert "bound: stopped at the 3-second limit" in text, text
 assert "no more matches" not in text, text
 assert ping.get("id") == 3 and "result" in ping, ping
 r2 = text

@@ -55,8 +55,18 @@ assert_grep "$T/grep.txt" "$KEY=$VAL" "lcm grep finds the needle in the database
 "$LCM" grep --home "$HOME_DIR" --regex "$KEY=$VAL" > "$T/grep_re.txt" 2>&1 || { cat "$T/grep_re.txt"; fail "lcm grep --regex ran"; }
 assert_grep "$T/grep_re.txt" "$KEY=$VAL" "pattern mode streams the session's rows and finds the needle"
 "$HOST" --home "$HOME_DIR" --plugin-dir "$PLUGINS" --session "$OUT" --window 16000 \
-    --tool lcm_grep "{\"query\":\"$KEY NEAR($VAL)\"}" > "$T/near.txt" 2>&1
+    --tool lcm_grep "{\"query\":\"fts5:$KEY NEAR($VAL)\"}" > "$T/near.txt" 2>&1
 assert_grep "$T/near.txt" "NEAR() has no PostgreSQL full-text form" "an FTS5 form with no tsquery is refused with a sentence"
+# The same query language on PostgreSQL: a question with punctuation and a hyphenated name is
+# a query (never a syntax error), and the time, role and order filters apply.
+"$LCM" grep --home "$HOME_DIR" "what's $KEY's value, the one-time needle?" > "$T/pg_plain.txt" 2>&1 ||
+    { cat "$T/pg_plain.txt"; fail "a plain question on PostgreSQL"; }
+assert_grep "$T/pg_plain.txt" "$KEY=$VAL" "a plain question finds the needle in the database"
+"$LCM" grep --home "$HOME_DIR" --role user --sort oldest --since 2000-01-01 "$KEY" > "$T/pg_filt.txt" 2>&1 ||
+    { cat "$T/pg_filt.txt"; fail "filters on PostgreSQL"; }
+assert_grep "$T/pg_filt.txt" "$KEY=$VAL" "role, sort and since on PostgreSQL"
+"$LCM" grep --home "$HOME_DIR" --role tool "$KEY" > "$T/pg_role.txt" 2>&1 || fail "role tool on PostgreSQL"
+assert_nogrep "$T/pg_role.txt" "\[user\]" "role tool leaves the user's message out"
 "$LCM" sessions --home "$HOME_DIR" > "$T/sessions.txt" 2>&1 || { cat "$T/sessions.txt"; fail "lcm sessions ran"; }
 assert_grep "$T/sessions.txt" "$SID" "lcm sessions lists the session from the database"
 # importing the same session file again adds nothing (idempotent writes)

@@ -125,7 +125,7 @@ past() {
         --tool lcm_grep "$(cat "$T/$2.json")" >"$T/$1$2.out" 2>"$T/$1$2.err" || { cat "$T/$1$2.err"; fail "lcm_grep $1 $2"; }
 }
 past b s
-assert_grep "$T/bs.out" "^- $(cat "$T/q.id") \[user\] (past session $SID, [0-9-]*, cwd /work/generated)" \
+assert_grep "$T/bs.out" "^- $(cat "$T/q.id") \[user\] (past session $SID, [0-9: -]*, cwd /work/generated)" \
     "scope sessions finds the needle in the past session with the same header cwd, labelled"
 past b as
 assert_grep "$T/bas.out" "^- $(cat "$T/q.id") \[user\] (past session $SID," "scope all_sessions finds it too"

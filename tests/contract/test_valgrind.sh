@@ -61,8 +61,9 @@ assert_grep "$T/commands.out" "LCM: [0-9]* messages" "/lcm status answered"
 vg grep_query --tool lcm_grep '{"query":"N07"}'
 assert_grep "$T/grep_query.out" "N07" "lcm_grep query found the fixture's N07"
 vg grep_pattern --tool lcm_grep '{"pattern":"N0[0-9]=\\d+","case_sensitive":true}'
-# A malformed FTS5 query is the model's error: the tool says so and the host exits 1.
-want=1 vg grep_bad_query --tool lcm_grep '{"query":"\"unterminated AND ("}'
+# A malformed FTS5 query (only after the fts5: switch) is the model's error: the tool says so
+# and the host exits 1.
+want=1 vg grep_bad_query --tool lcm_grep '{"query":"fts5:\"unterminated AND ("}'
 assert_grep "$T/grep_bad_query.err" "FTS5" "a bad query is explained, not crashed on"
 vg grep_sessions --tool lcm_grep '{"query":"handlers","scope":"all_sessions"}'
 # What exists to describe or expand depends on what compaction stored; either answer will do.

@@ -46,6 +46,7 @@ fi
 max_len() {
     case $1 in
         fuzz_grep) echo 512 ;;
+        fuzz_query) echo 4096 ;;
         fuzz_pattern_long) echo 512 ;;
         fuzz_config) echo 4096 ;;
         *) echo 16384 ;;

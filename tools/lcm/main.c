@@ -27,6 +27,7 @@
 #include "progress.h"
 #include "recall.h"
 #include "store.h"
+#include "termsafe.h"
 #include "tui.h"
 #include "util.h"
 
@@ -37,9 +38,10 @@ static const char usage[] =
     "usage: lcm <verb> [--home DIR] ...\n"
     "  mcp                         serve the stores over MCP (JSON-RPC on stdin/stdout)\n"
     "  import FILE...              read Pi session files, Claude Code or Codex JSONL transcripts\n"
-    "  grep [opts] QUERY           full-text search (--regex: QUERY is a PCRE2 pattern;\n"
-    "                              --hybrid: words and meaning, with lcm.json embeddings)\n"
+    "  grep [opts] QUERY           search: plain words or a question, ranked (lcm grep --help;\n"
+    "                              --regex: QUERY is a PCRE2 pattern; --hybrid: words and meaning)\n"
     "       --scope all_sessions|sessions|fleet|ID  --session ID  --cwd DIR  --offset N  --include-removed\n"
+    "       --since T  --until T  --sort relevance|newest|oldest  --role user|assistant|tool|thinking\n"
     "       (fleet: every session of a shared store; refused unless lcm.json sets fleetRecall)\n"
     "  sessions [--cwd DIR]        list stored sessions, newest first\n"
     "  status                      where the stores are and what they hold\n"
@@ -67,6 +69,74 @@ static void lcm_print_usage(FILE *f)
     fputs(cli_usage, f);
     fputs(dreamcli_usage, f);
     fputs(usage_notes, f);
+}
+
+static const char grep_help[] =
+    "usage: lcm grep [opts] QUERY\n"
+    "Search every stored message (verbatim, also what compaction removed). One list, ranked across\n"
+    "every session of the scope; each hit shows its date and time (UTC), session and entry id.\n"
+    "\n"
+    "QUERY (any text is a query; punctuation never fails):\n"
+    "  plain words or a question   any word may match; more of them, rarer ones, rank first;\n"
+    "                              words like what/the/did weigh nothing\n"
+    "  opk-gui config.toml a/b.c   a hyphenated, dotted or slashed name is a phrase\n"
+    "  \"an exact phrase\"           the words in this order\n"
+    "  prefix*                     words that start so\n"
+    "  -word  -\"a phrase\"          exclude\n"
+    "  a AND b   a OR b            in capitals only (OR is what plain words do anyway)\n"
+    "  fts5:QUERY                  FTS5's own syntax, passed as it is (may be refused)\n"
+    "  the first 32 words are searched; a longer query says what it left out\n"
+    "\n"
+    "options:\n"
+    "  --scope all_sessions|sessions|fleet|ID   where (default: the sessions of --session, else all)\n"
+    "  --session ID  --cwd DIR     one session; the project folder for --scope sessions\n"
+    "  --since T  --until T        only messages in [since, until): 2026-03-01, 2026-03-01T14:30,\n"
+    "                              90m, 2h, 3d, 2w, today, yesterday, this week, last week (UTC;\n"
+    "                              a day given as --until counts whole)\n"
+    "  --sort relevance|newest|oldest   the order (default relevance)\n"
+    "  --role user|assistant|tool|thinking   only those messages (several: user,assistant)\n"
+    "  --offset N                  the next page (the output says where it continues)\n"
+    "  --resume sessions:N         continue a search that stopped at its time bound\n"
+    "  --include-removed           also abandoned branches, labelled [removed]\n"
+    "  --regex                     QUERY is a PCRE2 pattern (case-insensitive; --case-sensitive)\n"
+    "  --hybrid                    words and meaning fused (lcm.json embeddings)\n"
+    "  --json                      {\"tool\",\"text\",\"isError\"}\n"
+    "  --home DIR                  the agent home (default ~/.agent)\n"
+    "examples:\n"
+    "  lcm grep \"why did the grays look identical in the terminal?\"\n"
+    "  lcm grep --since yesterday --role user \"opk-gui entry point\"\n"
+    "  lcm grep --sort oldest --scope sessions --cwd ~/proj \"vibelife\"\n";
+
+/* `lcm VERB --help`: the verb's lines of the usage (a verb line and the lines indented under
+ * it), then what holds for every verb; the whole usage for a verb it does not list. */
+static void lcm_verb_help(const char *verb)
+{
+    const char *texts[] = {usage, cli_usage, dreamcli_usage};
+    size_t vl = strlen(verb);
+    int found = 0;
+    if (!strcmp(verb, "grep")) {
+        fputs(grep_help, stdout);
+        return;
+    }
+    for (size_t t = 0; t < sizeof texts / sizeof *texts; t++) {
+        int in = 0;
+        for (const char *line = texts[t]; *line;) {
+            const char *nl = strchr(line, '\n');
+            size_t len = nl ? (size_t)(nl - line + 1) : strlen(line);
+            int verb_line = line[0] == ' ' && line[1] == ' ' && line[2] != ' ';
+            if (verb_line) in = !strncmp(line + 2, verb, vl) && (line[2 + vl] == ' ' || line[2 + vl] == '\n');
+            if (in) {
+                if (!found++) printf("usage: lcm <verb> [--home DIR] ...\n");
+                fwrite(line, 1, len, stdout);
+            }
+            line += len;
+        }
+    }
+    if (!found) {
+        lcm_print_usage(stdout);
+        return;
+    }
+    fputs(usage_notes, stdout);
 }
 
 static int lcm_import(const char *home, char **files, int n)
@@ -130,8 +200,12 @@ static int lcm_run_tool(const mcp_ctx *c, const char *name, cJSON *args, int jso
         doc = cJSON_PrintUnformatted(o);
         cJSON_Delete(o);
     }
+    /* Stored text is shown, never obeyed: escape sequences a tool once printed are inert
+     * (JSON escapes them itself). */
+    char *shown = doc ? NULL : termsafe_text(text);
     if (doc) printf("%s\n", doc);
-    else fprintf(is_error ? stderr : stdout, "%s\n", text);
+    else fprintf(is_error ? stderr : stdout, "%s\n", shown ? shown : "lcm: out of memory");
+    free(shown);
     cJSON_free(doc);
     free(text);
     return is_error;
@@ -308,14 +382,31 @@ done:
     return rc;
 }
 
+/* `lcm VERB --help` (or -h as the verb's first argument) for every verb. */
+static int lcm_wants_help(int argc, char **argv)
+{
+    if (argc >= 3 && !strcmp(argv[2], "-h")) return 1;
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--")) return 0;
+        if (!strcmp(argv[i], "--help")) return 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && argv[1][0] != '-' && lcm_wants_help(argc, argv)) {
+        lcm_verb_help(argv[1]);
+        return 0;
+    }
     if (argc >= 2 && !strcmp(argv[1], "hook")) return lcm_hook(argc, argv);
     if (argc >= 2 && !strcmp(argv[1], "hooks")) return lcm_hooks(argc, argv);
     if (argc >= 2 && cli_owns(argv[1], argc, argv)) return cli_run(argc, argv);
     /* dream and contracts (dreamcli.c over engine/dream.h, engine/contracts.h) */
     if (argc >= 2 && dreamcli_owns(argv[1])) return dreamcli_run(argc, argv);
     const char *home_opt = NULL, *scope = NULL, *session = NULL, *cwd_opt = NULL;
+    const char *since = NULL, *until = NULL, *sort = NULL, *role = NULL, *resume = NULL;
+    int case_sensitive = 0, dashdash = 0;
     long offset = 0;
     int regex = 0, include_removed = 0, json = 0, generate = 0, rc = 2, npos = 0, hybrid = 0;
     char **pos = calloc((size_t)argc + 1, sizeof *pos);
@@ -330,7 +421,15 @@ int main(int argc, char **argv)
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         int more = i + 1 < argc;
-        if (!strcmp(a, "--home") && more) home_opt = argv[++i];
+        if (dashdash) pos[npos++] = argv[i];
+        else if (!strcmp(a, "--")) dashdash = 1;
+        else if (!strcmp(a, "--home") && more) home_opt = argv[++i];
+        else if (!strcmp(a, "--since") && more) since = argv[++i];
+        else if (!strcmp(a, "--until") && more) until = argv[++i];
+        else if (!strcmp(a, "--sort") && more) sort = argv[++i];
+        else if (!strcmp(a, "--role") && more) role = argv[++i];
+        else if (!strcmp(a, "--resume") && more) resume = argv[++i];
+        else if (!strcmp(a, "--case-sensitive")) case_sensitive = 1;
         else if (!strcmp(a, "--scope") && more) scope = argv[++i];
         else if (!strcmp(a, "--session") && more) session = argv[++i];
         else if (!strcmp(a, "--cwd") && more) cwd_opt = argv[++i];
@@ -379,6 +478,12 @@ int main(int argc, char **argv)
         if (offset > 0) cJSON_AddNumberToObject(a, "offset", (double)offset);
         if (include_removed) cJSON_AddBoolToObject(a, "include_removed", 1);
         if (hybrid) cJSON_AddStringToObject(a, "mode", "hybrid");
+        if (since) cJSON_AddStringToObject(a, "since", since);
+        if (until) cJSON_AddStringToObject(a, "until", until);
+        if (sort) cJSON_AddStringToObject(a, "sort", sort);
+        if (role) cJSON_AddStringToObject(a, "role", role);
+        if (resume) cJSON_AddStringToObject(a, "resume", resume);
+        if (case_sensitive) cJSON_AddBoolToObject(a, "case_sensitive", 1);
         rc = lcm_run_tool(&c, "lcm_grep", a, json);
     } else if (!strcmp(verb, "sessions")) {
         if (lcm_scope_refused(home, scope)) goto done;

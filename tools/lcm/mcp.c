@@ -21,6 +21,7 @@
 #include "embed.h"
 #include "hybrid.h"
 #include "recall.h"
+#include "recall_args.h"
 #include "store.h"
 #include "util.h"
 
@@ -146,6 +147,10 @@ static void mcp_config(const mcp_ctx *c, lcm_config *cfg)
 /* lcm_grep mode "hybrid": words and meaning fused (hybrid.h). */
 static int mcp_tool_grep_hybrid(const mcp_ctx *c, const cJSON *a, char **text, int *is_error)
 {
+    if (mcp_str(a, "since") || mcp_str(a, "until") || mcp_str(a, "role") || mcp_str(a, "sort"))
+        return mcp_fail(lc_strdup("lcm_grep: mode hybrid does not take since, until, role or sort yet; mode fts "
+                                  "(the default) does"),
+                        text, is_error);
     lcm_config cfg;
     char *e = NULL;
     store *s = NULL;
@@ -224,6 +229,7 @@ static int mcp_tool_grep(const mcp_ctx *c, const cJSON *a, char **text, int *is_
     o.summary_id = mcp_summary_id(a);
     if (o.summary_id < 0) return mcp_fail(lc_asprintf("lcm_grep: %s", mcp_bad_summary_id), text, is_error);
     o.redact = 1;
+    if (recall_args_grep_filters(a, (double)lc_epoch_ms(), &o, &e) != LC_OK) return mcp_fail(e, text, is_error);
     /* scope: "all_sessions" (default), "sessions" (one project, by cwd), "fleet" (every
      * session of the store, when lcm.json allows it), "session" with a `session` argument,
      * or a session id given directly as the scope. */
@@ -567,10 +573,13 @@ static const struct mcp_tool {
 } mcp_tools[] = {
     {"lcm_grep",
      "Search the lossless history of agent sessions (every message verbatim, also what compaction removed): "
-     "query (FTS5 full-text: words, \"phrases\", AND/OR, prefix*) or pattern (PCRE2 regex). 20 hits a page; "
-     "each hit names its session and entry id for lcm_expand.",
+     "query (plain words or a question; punctuation is fine; one list ranked across every session of the scope, "
+     "more of the query's words first) or pattern (PCRE2 regex). Narrow with \"a phrase\", -word, AND, role "
+     "(user/assistant/tool/thinking), since/until (2h, 3d, yesterday, last week, 2026-03-01) and sort "
+     "(newest/oldest). 40 hits a page across sessions, 20 in one; each hit shows its date and time and names its "
+     "session and entry id for lcm_expand.",
      "{\"type\":\"object\",\"properties\":{"
-     "\"query\":{\"type\":\"string\",\"description\":\"full-text query\"},"
+     "\"query\":{\"type\":\"string\",\"description\":\"" RECALL_ARGS_QUERY_HELP "\"},"
      "\"pattern\":{\"type\":\"string\",\"description\":\"regular expression (PCRE2) over the full text\"},"
      "\"scope\":{\"type\":\"string\",\"description\":\"all_sessions (default: every session of this agent home), "
      "sessions (one project: cwd), fleet (every session in the shared store, whoever wrote it; only when the agent "
@@ -583,7 +592,8 @@ static const struct mcp_tool {
      "\"summary_id\":{\"type\":\"integer\",\"description\":\"with a session: search one summary's originals\"},"
      "\"offset\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"hits to skip (paging)\"},"
      "\"mode\":{\"type\":\"string\",\"enum\":[\"fts\",\"hybrid\"],\"description\":\"hybrid: the query's words and "
-     "its meaning (embeddings configured in lcm.json) fused by reciprocal rank; finds paraphrases words miss\"}}}",
+     "its meaning (embeddings configured in lcm.json) fused by reciprocal rank; finds paraphrases words miss\"},"
+     RECALL_ARGS_FILTER_SCHEMA "}}",
      mcp_tool_grep, MCP_READS},
     {"lcm_describe",
      "Describe a summary of a session (text, tiers, span, cost of reading its originals) or a stored file handle.",
@@ -740,7 +750,9 @@ static cJSON *mcp_initialize(const cJSON *id, const cJSON *params)
     cJSON_AddItemToObject(res, "serverInfo", info);
     cJSON_AddStringToObject(res, "instructions",
                             "Access to lossless-context stores: every message of past agent sessions, "
-                            "verbatim (read-only; lcm_contracts alone can reject or retract a contract). Start with lcm_grep (scope all_sessions by default) or lcm_sessions; read "
+                            "verbatim (read-only; lcm_contracts alone can reject or retract a contract). Start with lcm_grep (plain "
+                            "words or a question; scope all_sessions by default; since/until, role and sort narrow it) or "
+                            "lcm_sessions; read "
                             "originals with lcm_expand (session + entry_id or summary_id).");
     return mcp_result(id, res);
 }

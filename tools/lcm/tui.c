@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <wchar.h>
 
+#include "termsafe.h"
 #include "tui_views.h"
 #include "util.h"
 
@@ -63,10 +64,11 @@ static size_t tui_decode(const char *s, size_t len, wchar_t *wc)
     return k ? k : 1;
 }
 
-/* The columns a character takes on screen: control characters are drawn as one blank. */
+/* The columns a character takes on screen: control characters (termsafe.h) are drawn as
+ * one blank. */
 static int tui_cols_of(wchar_t *wc)
 {
-    if (*wc < 0x20 || *wc == 0x7f) {
+    if (*wc < 0x20 || termsafe_control((uint32_t)*wc)) {
         *wc = L' ';
         return 1;
     }
