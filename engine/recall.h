@@ -75,6 +75,7 @@ typedef struct recall_hit {
     char *snippet;            /* whitespace collapsed, <= RECALL_LINE_CHARS code points */
     int clipped;              /* the line was cut at RECALL_LINE_CHARS */
     int thinking;             /* matched only the message's thinking: the snippet is from it */
+    int tool_words;           /* what a tool printed, or a call with no prose (its arguments) */
     int64_t summary_id;       /* covering node the model sees (top of the DAG), 0 none */
     int64_t leaf_id;          /* the leaf that covers the entry, 0 none */
     char *session_id;         /* cross-session hits: where it came from */
