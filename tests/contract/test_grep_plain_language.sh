@@ -37,7 +37,8 @@ for k in range(25):
                  ("assistant", "ANSWER_GRAYS: all the grays look identical in the terminal because the "
                                "palette mapped them to one color index"),
                  ("user", "set the opk-gui entry point in config.toml please"),
-                 ("assistant", "ESCTEST \x1b]0;pwned-title\x07 \x1b[2J screen cleared")]
+                 ("assistant", "ESCTEST \x1b]0;pwned-title\x07 \x1b[2J screen cleared"),
+                 ("user", "CRLFTEST line one\r\nline two\rcovered")]
     else:
         # Newer sessions: one of the question's words, repeated (weaker hits).
         texts = [("user", "terminal terminal terminal session %d" % k),
@@ -126,6 +127,12 @@ ok
 if LC_ALL=C grep -q "$(printf '\007')" "$T/esc.txt"; then fail "a raw BEL reached the terminal"; fi
 ok
 assert_grep "$T/esc.txt" '\^\[\]0;pwned-title\^G' "the sequence is shown in caret form"
+# A line end written CRLF (a Windows tool's output) is text and reads back verbatim; a lone CR,
+# which would draw over the line, is shown.
+"$LCM" expand --home "$H" pi-plain-00 pi-plain-00-m4 >"$T/crlf.txt" 2>&1 || { cat "$T/crlf.txt"; fail "expand CRLF"; }
+python3 -c "import sys; t=open(sys.argv[1],'rb').read(); sys.exit(0 if b'line one\r\nline two^Mcovered' in t else 1)" "$T/crlf.txt" \
+    || { cat -A "$T/crlf.txt" | head; fail "CRLF kept and a lone CR shown by lcm expand"; }
+ok
 
 # Every verb answers --help (exit 0, its usage).
 for v in mcp import grep sessions status describe expand tui handoff hooks hook compact doctor export backup gc \

@@ -47,6 +47,13 @@ char *termsafe_text(const char *s)
             p++;
             continue;
         }
+        /* A line end written CRLF (Windows tools' output) is text, kept verbatim; a lone CR
+         * could draw over what came before it on the line, and is shown. */
+        if (cp == '\r' && p[1] == '\n') {
+            sb_puts(&b, "\r\n");
+            p += 2;
+            continue;
+        }
         if (termsafe_control(cp)) {
             if (cp < 0x20) sb_printf(&b, "^%c", (char)(cp + 0x40));
             else if (cp == 0x7f) sb_puts(&b, "^?");
