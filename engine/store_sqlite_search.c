@@ -24,7 +24,7 @@
     " (SELECT id FROM sub)) "
 
 /* The row columns every visit reads: id, entry_id, role, ordinal, removed, text, created. */
-static int store_search_row_visit(sqlite3_stmt *st, store_search_visit visit, void *ud, char **err)
+static store_search_row store_search_row_read(sqlite3_stmt *st)
 {
     store_search_row r = {0};
     r.id = sqlite3_column_int64(st, 0);
@@ -36,6 +36,12 @@ static int store_search_row_visit(sqlite3_stmt *st, store_search_visit visit, vo
     r.text_len = (size_t)sqlite3_column_bytes(st, 5);
     r.created = sqlite3_column_int64(st, 6);
     if (!r.text) r.text = "";
+    return r;
+}
+
+static int store_search_row_visit(sqlite3_stmt *st, store_search_visit visit, void *ud, char **err)
+{
+    store_search_row r = store_search_row_read(st);
     return visit(ud, &r, err);
 }
 
@@ -51,15 +57,9 @@ static int store_search_thinking_visit(sqlite3_stmt *st, store_search_visit visi
     int rc;
     if (store_sqlite_raw_column(st, 7, 5, 8, &json, &len, &why) == LC_OK && (m = store_derive_parse(json, len)) &&
         msg_index_text(m, &body, &thinking) == LC_OK && thinking) {
-        store_search_row r = {0};
-        r.id = sqlite3_column_int64(st, 0);
-        r.entry_id = (const char *)sqlite3_column_text(st, 1);
-        r.role = (const char *)sqlite3_column_text(st, 2);
-        r.ordinal = sqlite3_column_int64(st, 3);
-        r.removed = sqlite3_column_int(st, 4);
+        store_search_row r = store_search_row_read(st);
         r.text = thinking;
         r.text_len = strlen(thinking);
-        r.created = sqlite3_column_int64(st, 6);
         r.thinking = 1;
         rc = visit(ud, &r, err);
     } else {
