@@ -164,3 +164,15 @@ shows_re() { screen | grep -q -- "$1"; }
 # no longer shows it.
 wait_for() { poll "$2" shows "$1"; }
 wait_gone() { poll "$2" hides "$1"; }
+# dreamed_contract: dream's generated history (dream_history.py) for the project $T/work2,
+# imported and dreamed in HOME_DIR; sets W2 (the project) and CID (the first Pending contract).
+dreamed_contract() {
+    W2="$T/work2"
+    mkdir -p "$W2" "$T/gen"
+    python3 "$ROOT/tests/contract/dream_history.py" "$T/gen" "$W2" || fail "generate the history"
+    "$BUILD/lcm" import --home "$HOME_DIR" "$T/gen"/dream-s*.jsonl >/dev/null 2>&1 || fail "import the history"
+    "$BUILD/lcm" dream --home "$HOME_DIR" --project "$W2" >/dev/null 2>&1 || fail "dream the history"
+    "$BUILD/lcm" contracts --home "$HOME_DIR" list --state Pending >"$T/p.txt" 2>&1
+    CID=$(sed -n 's/^#\([0-9]*\) \[Pending\].*/\1/p' "$T/p.txt" | head -1)
+    [ -n "$CID" ] || { cat "$T/p.txt"; fail "a Pending contract to work with"; }
+}

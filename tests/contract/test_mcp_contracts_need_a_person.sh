@@ -4,14 +4,7 @@
 # its trail has no client step, and it does not ride in the next session-start bundle.
 . "$(dirname "$0")/lib.sh"
 LCM="$BUILD/lcm"
-W2="$T/work2"
-mkdir -p "$W2" "$T/gen"
-python3 "$ROOT/tests/contract/dream_history.py" "$T/gen" "$W2" || fail "generate the history"
-"$LCM" import --home "$HOME_DIR" "$T/gen"/dream-s*.jsonl >/dev/null 2>&1 || fail "import the history"
-"$LCM" dream --home "$HOME_DIR" --project "$W2" >/dev/null 2>&1 || fail "dream the history"
-"$LCM" contracts --home "$HOME_DIR" list --state Pending >"$T/p.txt" 2>&1
-CID=$(sed -n 's/^#\([0-9]*\) \[Pending\].*/\1/p' "$T/p.txt" | head -1)
-[ -n "$CID" ] || { cat "$T/p.txt"; fail "a Pending contract to work with"; }
+dreamed_contract
 mcp() { # JSON lines of tools/call arguments for lcm_contracts -> one result per line
     python3 - "$LCM" "$HOME_DIR" "$@" <<'PY'
 import json, subprocess, sys

@@ -45,6 +45,20 @@ static inline store *home_store(const char *sid, const char *cwd)
     return s;
 }
 
+/* How many messages of `s` the full-text `query` matches (no scope); a refusal fails the
+ * test and prints the reason. */
+static inline int64_t home_search_count(store *s, const char *query)
+{
+    store_search_scope scope = {0};
+    int64_t n = -1;
+    char *err = NULL;
+    int rc = store_search_count(s, query, &scope, &n, &err);
+    if (rc) print_error("search %s: %s\n", query, err ? err : "?");
+    assert_int_equal(rc, LC_OK);
+    free(err);
+    return n;
+}
+
 /* Messages for one store_ingest; the batch owns each id and JSON text. */
 typedef struct msg_batch {
     store_msg *m;

@@ -22,18 +22,6 @@
 #include "store_fx.h"
 #include "test_main.h"
 
-static int64_t count(store *s, const char *query)
-{
-    store_search_scope scope = {0};
-    int64_t n = -1;
-    char *err = NULL;
-    int rc = store_search_count(s, query, &scope, &n, &err);
-    if (rc) print_error("search %s: %s\n", query, err ? err : "?");
-    assert_int_equal(rc, LC_OK);
-    free(err);
-    return n;
-}
-
 static void test_inflected_words_are_found_by_their_stem(void **state)
 {
     store *s = *state;
@@ -44,14 +32,14 @@ static void test_inflected_words_are_found_by_their_stem(void **state)
     msg_batch_add(&b, lc_strdup("e2"),
                   lc_strdup("{\"role\":\"user\",\"content\":\"the parser was running slowly\",\"timestamp\":2}"));
     msg_batch_ingest(s, &b, NULL);
-    assert_int_equal(count(s, "identical"), 1);
-    assert_int_equal(count(s, "identically"), 1);
-    assert_int_equal(count(s, "gray"), 1);
-    assert_int_equal(count(s, "runs"), 1);
-    assert_int_equal(count(s, "parsers"), 1);
-    assert_int_equal(count(s, "terminal"), 1);
-    assert_int_equal(count(s, "terminals"), 1);
-    assert_int_equal(count(s, "termite"), 0);
+    assert_int_equal(home_search_count(s, "identical"), 1);
+    assert_int_equal(home_search_count(s, "identically"), 1);
+    assert_int_equal(home_search_count(s, "gray"), 1);
+    assert_int_equal(home_search_count(s, "runs"), 1);
+    assert_int_equal(home_search_count(s, "parsers"), 1);
+    assert_int_equal(home_search_count(s, "terminal"), 1);
+    assert_int_equal(home_search_count(s, "terminals"), 1);
+    assert_int_equal(home_search_count(s, "termite"), 0);
 }
 
 TEST_MAIN(STORE_TEST(test_inflected_words_are_found_by_their_stem))

@@ -49,18 +49,6 @@ static store *fx_store(void)
     return s;
 }
 
-static int64_t fx_count(store *s, const char *query)
-{
-    store_search_scope scope = {0};
-    int64_t n = -1;
-    char *err = NULL;
-    int rc = store_search_count(s, query, &scope, &n, &err);
-    if (rc) print_error("search %s: %s\n", query, err ? err : "?");
-    assert_int_equal(rc, LC_OK);
-    free(err);
-    return n;
-}
-
 /* The first hit of a page: its entry, whether it is labelled thinking, its text. */
 typedef struct fx_hit {
     char entry[16];
@@ -89,13 +77,13 @@ static fx_hit fx_page(store *s, const char *query)
 /* Every word the fixture's messages are searched by. */
 static void assert_fx_words(store *s)
 {
-    assert_int_equal(fx_count(s, "pangolin"), 1);
-    assert_int_equal(fx_count(s, "Marmalade"), 1);
-    assert_int_equal(fx_count(s, "Tabby"), 1);
-    assert_int_equal(fx_count(s, "Wombatcheck"), 1);
-    assert_int_equal(fx_count(s, "NotificationBell"), 1);
-    assert_int_equal(fx_count(s, "删除"), 1);
-    assert_int_equal(fx_count(s, "identical"), 1);
+    assert_int_equal(home_search_count(s, "pangolin"), 1);
+    assert_int_equal(home_search_count(s, "Marmalade"), 1);
+    assert_int_equal(home_search_count(s, "Tabby"), 1);
+    assert_int_equal(home_search_count(s, "Wombatcheck"), 1);
+    assert_int_equal(home_search_count(s, "NotificationBell"), 1);
+    assert_int_equal(home_search_count(s, "删除"), 1);
+    assert_int_equal(home_search_count(s, "identical"), 1);
 }
 
 static void test_index_holds_thinking_tool_values_cjk_and_stems(void **state)
@@ -104,8 +92,8 @@ static void test_index_holds_thinking_tool_values_cjk_and_stems(void **state)
     store *s = fx_store();
     assert_fx_words(s);
     /* A key is read with its value ("path: notes.md"), and the JSON's escapes are gone. */
-    assert_int_equal(fx_count(s, "\"path notes md\""), 1);
-    assert_int_equal(fx_count(s, "nmarmalade"), 0);
+    assert_int_equal(home_search_count(s, "\"path notes md\""), 1);
+    assert_int_equal(home_search_count(s, "nmarmalade"), 0);
     store_close(s);
 }
 
@@ -134,9 +122,9 @@ static void test_text_column_filter_leaves_thinking_out(void **state)
 {
     (void)state;
     store *s = fx_store();
-    assert_int_equal(fx_count(s, "{text} : (pangolin)"), 0);
-    assert_int_equal(fx_count(s, "{text} : (pangolin OR Marmalade)"), 1);
-    assert_int_equal(fx_count(s, "{thinking} : (pangolin)"), 1);
+    assert_int_equal(home_search_count(s, "{text} : (pangolin)"), 0);
+    assert_int_equal(home_search_count(s, "{text} : (pangolin OR Marmalade)"), 1);
+    assert_int_equal(home_search_count(s, "{thinking} : (pangolin)"), 1);
     store_close(s);
 }
 
@@ -167,9 +155,9 @@ static void test_schema4_store_gets_the_new_index_at_open(void **state)
     store *s = fx_store();
     fx_make_schema4(s);
     /* What the old index could not find. */
-    assert_int_equal(fx_count(s, "pangolin"), 0);
-    assert_int_equal(fx_count(s, "Marmalade"), 0);
-    assert_int_equal(fx_count(s, "删除"), 0);
+    assert_int_equal(home_search_count(s, "pangolin"), 0);
+    assert_int_equal(home_search_count(s, "Marmalade"), 0);
+    assert_int_equal(home_search_count(s, "删除"), 0);
     store_close(s);
 
     s = home_store("idx", "/w");
@@ -195,8 +183,8 @@ static void test_older_store_is_read_as_it_is_without_migrating(void **state)
     assert_int_equal(v, 4);
     assert_true(STORE_SCHEMA_ANSWERS(v));
     /* Its old words answer, and the column filter a caller may add is valid there too. */
-    assert_int_equal(fx_count(ro, "Removing"), 1);
-    assert_int_equal(fx_count(ro, "{text} : (Removing)"), 1);
+    assert_int_equal(home_search_count(ro, "Removing"), 1);
+    assert_int_equal(home_search_count(ro, "{text} : (Removing)"), 1);
     fx_hit h = fx_page(ro, "Removing");
     assert_int_equal(h.thinking, 0);
     free(h.text);
@@ -210,7 +198,7 @@ static void test_rebuild_gives_the_same_index(void **state)
     char *err = NULL;
     assert_int_equal(store_rebuild_index(s, &err), LC_OK);
     assert_fx_words(s);
-    assert_int_equal(fx_count(s, "{text} : (pangolin)"), 0);
+    assert_int_equal(home_search_count(s, "{text} : (pangolin)"), 0);
     store_close(s);
 }
 
