@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "store.h"
 #include "util.h"
 
 /* Words that say how a question is asked, not what it is about: they match nearly every
@@ -179,6 +180,21 @@ static size_t recall_qstem(const recall_qitem *it)
     return 0;
 }
 
+/* Whether a plain word also gets its form-as-written phrase (STORE_EXACT_MARK): an ASCII
+ * word of three characters or more ending in a letter, the stemmer's reach (it changes
+ * only a suffix of letters). */
+static int recall_qexact(const recall_qitem *it)
+{
+    size_t n = strlen(it->text);
+    if (it->stop || it->quoted || it->joined || it->prefix || it->neg || n < 3 || n > STORE_EXACT_MAX) return 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)it->text[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))) return 0;
+    }
+    unsigned char last = (unsigned char)it->text[n - 1];
+    return (last >= 'a' && last <= 'z') || (last >= 'A' && last <= 'Z');
+}
+
 static void recall_qphrase(sbuf *b, const recall_qitem *it)
 {
     sb_putc(b, '"');
@@ -273,6 +289,24 @@ again:
                 p.v[k].kept = 1;
             }
             if (!single) sb_putc(&b, ')');
+            if (single && recall_qexact(&p.v[i])) {
+                /* The form written, beside the stems that match every form, weighs as the
+                 * word is rare, so "importing" ranks the messages that say "importing" above
+                 * the many that say "import" -- shared among the query's content words: a
+                 * word searched alone is the form the user meant, in a question its form
+                 * is the sentence's grammar (recall_query.h has the measurements). */
+                recall_qitem ex = p.v[i];
+                char *t = lc_asprintf("%c%s", STORE_EXACT_MARK, p.v[i].text);
+                if (!t) {
+                    rc = LC_NOMEM;
+                    goto done;
+                }
+                ex.text = t;
+                sb_puts(&b, " OR ");
+                rc = recall_qadd_phrase(out, &b, &ex, RECALL_QUERY_EXACT_WEIGHT / (double)(content ? content : 1));
+                free(t);
+                if (rc != LC_OK) goto done;
+            }
             if (stem) {
                 /* Other forms of the word: its stem as a prefix, weighing less than the
                  * form written, so the exact form ranks first. */

@@ -4,7 +4,8 @@
  *
  *   plain words       any word may match; more of them ranks higher (recall ranks); a
  *                     word's other forms (its stem as a prefix) match too, weighing less,
- *                     and two neighbouring words side by side weigh more
+ *                     the form written weighs more (its STORE_EXACT_MARK phrase), and two
+ *                     neighbouring words side by side weigh more
  *   punctuation       separates words: a question is a query
  *   opk-gui config.toml src/a.c   a hyphenated, dotted or slashed name is a phrase
  *   "quoted phrase"   the words in that order
@@ -29,6 +30,12 @@
 #define RECALL_QUERY_RAW_PREFIX "fts5:"
 #define RECALL_QUERY_STEM_WEIGHT 0.5 /* another form of a word, beside the form written */
 #define RECALL_QUERY_PAIR_WEIGHT 0.5 /* two neighbouring words of the query side by side */
+/* A word as written (not its stem), beside the word: this divided by the query's content
+ * words. Measured on the shared real questions: recall@10 0.84 / MRR 0.44 as without it, and
+ * "importing" alone ranks the one message saying it first among 141 "import" hits (a flat
+ * 0.1 ranks it second; a flat 0.25 or more loses a question, 0.81 / 0.42: a question rarely
+ * uses the answer's own form of a word). */
+#define RECALL_QUERY_EXACT_WEIGHT 0.5
 
 typedef struct recall_query {
     char *match;          /* the FTS5 expression; NULL when the query has no word to search */

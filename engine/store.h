@@ -17,12 +17,14 @@
 
 /* The schema this build writes and reads. A store below it is `older-generation` for
  * read-only openers; a read-write open migrates it forward. */
-#define STORE_SCHEMA_VERSION 5
+#define STORE_SCHEMA_VERSION 6
 /* The oldest schema a read-only opener can answer from as it is: 3 only adds the vector
  * tables, which a reader of a schema-2 store finds absent (no vectors); 4 lets a
  * message's verbatim JSON be stored packed, and a reader takes either form; 5 changes
  * only the full-text index (its words and a `thinking` column): a reader of an older one
- * finds what its `text` column holds, as that build indexed it. */
+ * finds what its `text` column holds, as that build indexed it; 6 adds the words as written
+ * beside their stems, and a reader of an older index matches a word-as-written phrase
+ * (STORE_EXACT_MARK) by its stem. */
 #define STORE_SCHEMA_READABLE 2
 #define STORE_SCHEMA_ANSWERS(v) ((v) >= STORE_SCHEMA_READABLE && (v) <= STORE_SCHEMA_VERSION)
 
@@ -356,6 +358,13 @@ typedef struct store_search_scope {
     double deadline_ms;     /* lc_now_ms() clock: past it, LC_CANCELLED; 0 = none */
 } store_search_scope;
 enum { STORE_ORDER_RANK = 0, STORE_ORDER_NEWEST, STORE_ORDER_OLDEST };
+
+/* A query phrase starting with this byte asks for its words as written (case folded), not
+ * their stems: "\001importing" matches "importing" and "Importing", not "imports". A
+ * backend that indexes stems alone takes it as the word (a match of every form). */
+#define STORE_EXACT_MARK '\001'
+/* The longest word (bytes) held as written beside its stem: FTS5's porter stems none longer. */
+#define STORE_EXACT_MAX 64
 
 /* How many messages in `scope` the full-text `query` (FTS5 syntax) matches. LC_INVALID
  * when the query is not valid syntax, with *err the engine's reason alone (the caller

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store.h"
 #include "util.h"
 
 /* One tokenizer instance: unicode61's, with the options it was made with. */
@@ -163,6 +164,123 @@ static int tok_tokenize(Fts5Tokenizer *p, void *ctx, int flags, const char *text
     return t->base.xTokenize(t->inner, &call, flags, text, n, tok_word);
 }
 
+/* ---- lcm_forms: each word's stem, and the word as written beside it ----------------------
+ * A stemmed index alone cannot rank "importing" above the many "import"s: both are the one
+ * token "import". lcm_forms runs the stemming chain it is declared over ('lcm_forms porter
+ * lcm') and, where a word's stem is not the word itself, adds the word as written (case
+ * folded) at the same position, marked with STORE_EXACT_MARK: "importing" is indexed as "import"
+ * and "\001importing". A query phrase starting with the mark is looked up that way (the
+ * words after it folded but not stemmed), so recall can weigh the form written above its
+ * other forms. Only ASCII words get the second token (the stemmer changes no other); a row's
+ * length is its stems alone (FTS5 counts no colocated token), so bm25 is unchanged. */
+
+typedef struct tok_forms {
+    fts5_tokenizer stem_api, base_api;
+    Fts5Tokenizer *stem; /* the declared chain: stems */
+    Fts5Tokenizer *base; /* the chain under the stemmer: words as written, folded */
+} tok_forms;
+
+typedef struct tok_forms_call {
+    void *ctx;
+    int (*emit)(void *ctx, int tflags, const char *token, int n, int start, int end);
+    const char *text;
+    int n;
+} tok_forms_call;
+
+static void tok_forms_delete(Fts5Tokenizer *p)
+{
+    tok_forms *f = (tok_forms *)p;
+    if (!f) return;
+    if (f->stem) f->stem_api.xDelete(f->stem);
+    if (f->base) f->base_api.xDelete(f->base);
+    free(f);
+}
+
+/* argv: the stemming tokenizer and its arguments ("porter", "lcm", ...); the base is the
+ * stemmer's own first argument with the rest. */
+static int tok_forms_create(void *ud, const char **argv, int argc, Fts5Tokenizer **out)
+{
+    static const char *dflt[] = {"porter", "lcm"};
+    fts5_api *api = ud;
+    void *sud = NULL, *bud = NULL;
+    tok_forms *f = calloc(1, sizeof *f);
+    int rc;
+    *out = NULL;
+    if (!f) return SQLITE_NOMEM;
+    if (argc < 2) {
+        argv = dflt;
+        argc = 2;
+    }
+    rc = api->xFindTokenizer(api, argv[0], &sud, &f->stem_api);
+    if (rc == SQLITE_OK) rc = f->stem_api.xCreate(sud, argv + 1, argc - 1, &f->stem);
+    if (rc == SQLITE_OK) rc = api->xFindTokenizer(api, argv[1], &bud, &f->base_api);
+    if (rc == SQLITE_OK) rc = f->base_api.xCreate(bud, argv + 2, argc - 2, &f->base);
+    if (rc != SQLITE_OK) {
+        tok_forms_delete((Fts5Tokenizer *)f);
+        return rc;
+    }
+    *out = (Fts5Tokenizer *)f;
+    return SQLITE_OK;
+}
+
+/* The word at src[0..len) folded and marked, at the stem's position; nothing when it is not
+ * ASCII (apart from the hot path: it needs a buffer). */
+static __attribute__((noinline)) int tok_forms_exact(tok_forms_call *call, const unsigned char *src, int len,
+                                                     int start, int end)
+{
+    char word[STORE_EXACT_MAX + 2];
+    word[0] = STORE_EXACT_MARK;
+    for (int i = 0; i < len; i++) {
+        if (src[i] >= 0x80) return SQLITE_OK;
+        word[1 + i] = (char)(src[i] >= 'A' && src[i] <= 'Z' ? src[i] + 32 : src[i]);
+    }
+    return call->emit(call->ctx, FTS5_TOKEN_COLOCATED, word, len + 1, start, end);
+}
+
+/* A stem from the chain, then, when the ASCII word it came from folds to something else,
+ * that word marked, at the same position. */
+static int tok_forms_doc(void *ud, int tflags, const char *token, int n, int start, int end)
+{
+    tok_forms_call *call = ud;
+    int rc = call->emit(call->ctx, tflags, token, n, start, end);
+    int len = end - start;
+    /* The stemmer leaves a word under three letters alone. */
+    if (rc != SQLITE_OK || (tflags & FTS5_TOKEN_COLOCATED) || len < 3 || len > STORE_EXACT_MAX || start < 0 ||
+        end > call->n)
+        return rc;
+    const unsigned char *src = (const unsigned char *)call->text + start;
+    if (len == n) {
+        /* Most words are their own stem: compared in place. The word's bytes are letters and
+         * digits, so an ASCII one folds with the 0x20 bit (a digit has it already). */
+        int i = 0;
+        while (i < len && src[i] < 0x80 && (src[i] | 0x20) == (unsigned char)token[i]) i++;
+        if (i == len) return rc;
+    }
+    return tok_forms_exact(call, src, len, start, end);
+}
+
+/* A query phrase's folded words, each marked (the phrase started with STORE_EXACT_MARK). */
+static int tok_forms_query_exact(void *ud, int tflags, const char *token, int n, int start, int end)
+{
+    tok_forms_call *call = ud;
+    char word[STORE_EXACT_MAX + 2];
+    if (n > STORE_EXACT_MAX) return call->emit(call->ctx, tflags, token, n, start, end);
+    word[0] = STORE_EXACT_MARK;
+    memcpy(word + 1, token, (size_t)n);
+    return call->emit(call->ctx, tflags, word, n + 1, start, end);
+}
+
+static int tok_forms_tokenize(Fts5Tokenizer *p, void *ctx, int flags, const char *text, int n,
+                              int (*emit)(void *, int, const char *, int, int, int))
+{
+    tok_forms *f = (tok_forms *)p;
+    tok_forms_call call = {ctx, emit, text, n};
+    if ((flags & FTS5_TOKENIZE_QUERY) && n > 0 && text[0] == STORE_EXACT_MARK)
+        return f->base_api.xTokenize(f->base, &call, flags, text + 1, n - 1, tok_forms_query_exact);
+    if (!(flags & FTS5_TOKENIZE_DOCUMENT)) return f->stem_api.xTokenize(f->stem, ctx, flags, text, n, emit);
+    return f->stem_api.xTokenize(f->stem, &call, flags, text, n, tok_forms_doc);
+}
+
 /* lcm_cols(table): the columns holding this row's matched phrases, as a bit mask. */
 static void tok_cols(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, int argc,
                      sqlite3_value **argv)
@@ -196,10 +314,12 @@ static fts5_api *tok_api(sqlite3 *db)
 int store_sqlite_tok_register(sqlite3 *db, char **err)
 {
     static fts5_tokenizer lcm = {tok_create, tok_delete, tok_tokenize};
+    static fts5_tokenizer forms = {tok_forms_create, tok_forms_delete, tok_forms_tokenize};
     fts5_api *api = tok_api(db);
     if (!api || api->iVersion < 2)
         return lc_errf(err, LC_ERR, "store: this SQLite library has no usable FTS5 (full-text search)");
     if (api->xCreateTokenizer(api, "lcm", api, &lcm, NULL) != SQLITE_OK ||
+        api->xCreateTokenizer(api, "lcm_forms", api, &forms, NULL) != SQLITE_OK ||
         api->xCreateFunction(api, "lcm_cols", NULL, tok_cols, NULL) != SQLITE_OK)
         return lc_errf(err, LC_ERR, "store: cannot register the full-text tokenizer: %s", sqlite3_errmsg(db));
     return LC_OK;

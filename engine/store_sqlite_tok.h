@@ -1,6 +1,7 @@
 /*
  * store_sqlite_tok.h -- what a word is in the SQLite full-text index: the FTS5 tokenizer
- * "lcm" (messages_fts and summaries_fts are declared tokenize='porter lcm') and the index's
+ * "lcm" and its wrapper "lcm_forms" (messages_fts and summaries_fts are declared
+ * tokenize='lcm_forms porter lcm') and the index's
  * auxiliary function lcm_cols(). A connection that reads or writes those tables must have
  * them registered first (store_sqlite_tok_register; every store open does it).
  *
@@ -11,7 +12,11 @@
  * 删除), one character a unigram. So `现在删除NotificationBell的导入` holds the word
  * "notificationbell", and a CJK word of two characters or more found in a query (a phrase
  * of its bigrams) matches wherever it is written. FTS5's porter, wrapped around it, stems
- * the ASCII words ("identically" and "identical" share one stem).
+ * the ASCII words ("identically" and "identical" share one stem). The tables are declared
+ * 'lcm_forms porter lcm': "lcm_forms" adds, beside a stem that is not its word, the word as
+ * written (folded), marked with STORE_EXACT_MARK (store.h), at the same position; a query
+ * phrase starting with the mark is looked up that way, so recall can rank the form a query
+ * wrote above the word's other forms.
  *
  * lcm_cols(<fts table>) is, for a row of a MATCH, the bit mask of the columns that hold a
  * matched phrase (bit 0 the first column), read from the index's position lists (it works
@@ -22,7 +27,7 @@
 
 #include <sqlite3.h>
 
-/* Register the tokenizer "lcm" and the function lcm_cols() on `db`. LC_OK, or LC_ERR
+/* Register the tokenizers "lcm" and "lcm_forms" and the function lcm_cols() on `db`. LC_OK, or LC_ERR
  * with *err set (FTS5 missing from the library). */
 int store_sqlite_tok_register(sqlite3 *db, char **err);
 

@@ -126,7 +126,7 @@ before=$(sqlq "$T/old.sqlite" "select group_concat(id || ':' || entry_id || ':' 
 assert_nogrep "$T/h7.txt" "older-generation" "a schema-2 store is searched as it is (its words; no vectors) by read-only recall"
 assert_eq "$(sqlq "$H/lcm/hyb-old.sqlite" 'pragma user_version')" "2" "read-only recall never migrates it"
 "$LCM" reindex --home "$H" --embeddings --session hyb-old >"$T/r4.txt" 2>&1 || { cat "$T/r4.txt"; fail "reindex the old store"; }
-assert_eq "$(sqlq "$H/lcm/hyb-old.sqlite" 'pragma user_version')" "5" "a read-write open migrates it to the current schema (5)"
+assert_eq "$(sqlq "$H/lcm/hyb-old.sqlite" 'pragma user_version')" "6" "a read-write open migrates it to the current schema (6)"
 after=$(sqlq "$H/lcm/hyb-old.sqlite" "select group_concat(id || ':' || entry_id || ':' || length(raw_json), ',') from messages")
 assert_eq "$after" "$before" "the migration keeps every message row as it was"
 assert_eq "$(sqlq "$H/lcm/hyb-old.sqlite" 'select count(*) from message_vectors')" "30" "the migrated store takes vectors"

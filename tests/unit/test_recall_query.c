@@ -38,26 +38,28 @@ static void expect_match(const char *q, const char *want)
 static void test_plain_words_are_any_word_with_stopwords_left_out(void **state)
 {
     (void)state;
-    expect_match("why did all the grays look identical?", "(\"grays\" OR \"gray\"* OR \"look\" OR \"identical\" OR \"grays look\" OR \"look identical\")");
+    expect_match("why did all the grays look identical?", "(\"grays\" OR \"\001grays\" OR \"gray\"* OR \"look\" OR \"\001look\" OR \"identical\" OR \"\001identical\" OR \"grays look\" OR \"look identical\")");
     /* A question of stopwords alone still searches them. */
     expect_match("what is it", "(\"what\" OR \"is\" OR \"it\")");
     /* Repeated words count once; a quoted stopword is searched although its bare twin is
      * not (the fuzzer's find: both were once dropped, leaving "()"). */
-    expect_match("kiwi Kiwi kiwi", "(\"kiwi\")");
+    expect_match("kiwi Kiwi kiwi", "(\"kiwi\" OR \"\001kiwi\")");
     expect_match("x \"x\"", "(\"x\")");
 }
 
 /* Other forms of a plain word match through its stem as a prefix, weighing less than the
- * form written; names, quoted words and short words are taken as written. */
+ * form written, and the form written also as itself (STORE_EXACT_MARK: the index's word as
+ * written, not its stem); names, quoted words and short words are taken as written. */
 static void test_other_forms_of_a_word_match_weighing_less(void **state)
 {
     (void)state;
-    expect_match("configured failing", "(\"configured\" OR \"configur\"* OR \"failing\" OR \"fail\"* OR \"configured failing\")");
-    expect_match("\"configured\" opk-gui cat", "(\"configured\" OR \"opk-gui\" OR \"cat\" OR \"opk-gui cat\")");
+    expect_match("configured failing", "(\"configured\" OR \"\001configured\" OR \"configur\"* OR \"failing\" OR \"\001failing\" OR \"fail\"* OR \"configured failing\")");
+    expect_match("\"configured\" opk-gui cat", "(\"configured\" OR \"opk-gui\" OR \"cat\" OR \"\001cat\" OR \"opk-gui cat\")");
     recall_query r;
     parse("failing", &r);
-    assert_int_equal(r.nphrases, 2);
-    assert_true(r.weights[0] == 1 && r.weights[1] == RECALL_QUERY_STEM_WEIGHT);
+    assert_int_equal(r.nphrases, 3);
+    assert_true(r.weights[0] == 1 && r.weights[1] == RECALL_QUERY_EXACT_WEIGHT &&
+                r.weights[2] == RECALL_QUERY_STEM_WEIGHT);
     recall_query_free(&r);
 }
 
@@ -65,33 +67,33 @@ static void test_other_forms_of_a_word_match_weighing_less(void **state)
 static void test_neighbouring_words_count_as_a_pair(void **state)
 {
     (void)state;
-    expect_match("lock screen", "(\"lock\" OR \"screen\" OR \"lock screen\")");
-    expect_match("lock the screen", "(\"lock\" OR \"screen\")");
-    expect_match("lock OR screen", "(\"lock\" OR \"screen\")");
+    expect_match("lock screen", "(\"lock\" OR \"\001lock\" OR \"screen\" OR \"\001screen\" OR \"lock screen\")");
+    expect_match("lock the screen", "(\"lock\" OR \"\001lock\" OR \"screen\" OR \"\001screen\")");
+    expect_match("lock OR screen", "(\"lock\" OR \"\001lock\" OR \"screen\" OR \"\001screen\")");
 }
 
 static void test_punctuation_separates_and_names_are_phrases(void **state)
 {
     (void)state;
-    expect_match("what's the opk-gui entry point?", "(\"opk-gui\" OR \"entry\" OR \"point\" OR \"opk-gui entry\" OR \"entry point\")");
-    expect_match("config.toml, src/a.c; foo", "(\"config.toml\" OR \"src/a.c\" OR \"foo\" OR \"config.toml src/a.c\" OR \"src/a.c foo\")");
+    expect_match("what's the opk-gui entry point?", "(\"opk-gui\" OR \"entry\" OR \"\001entry\" OR \"point\" OR \"\001point\" OR \"opk-gui entry\" OR \"entry point\")");
+    expect_match("config.toml, src/a.c; foo", "(\"config.toml\" OR \"src/a.c\" OR \"foo\" OR \"\001foo\" OR \"config.toml src/a.c\" OR \"src/a.c foo\")");
     /* A trailing dot or hyphen is punctuation, not part of the name. */
-    expect_match("vault. end-", "(\"vault\" OR \"end\" OR \"vault end\")");
-    expect_match("couldn't bridge", "(\"bridge\" OR \"bridg\"*)");
+    expect_match("vault. end-", "(\"vault\" OR \"\001vault\" OR \"end\" OR \"\001end\" OR \"vault end\")");
+    expect_match("couldn't bridge", "(\"bridge\" OR \"\001bridge\" OR \"bridg\"*)");
 }
 
 static void test_quotes_prefix_exclude_and_capital_operators(void **state)
 {
     (void)state;
-    expect_match("\"exact phrase here\" beside", "(\"exact phrase here\" OR \"beside\" OR \"besid\"*)");
+    expect_match("\"exact phrase here\" beside", "(\"exact phrase here\" OR \"beside\" OR \"\001beside\" OR \"besid\"*)");
     expect_match("\"unterminated phrase", "(\"unterminated phrase\")");
     expect_match("a \"b\"\"c\"", "(\"b\" OR \"c\")");
-    expect_match("compact* wait", "(\"compact\"* OR \"wait\")");
-    expect_match("terminal -grays -\"the palette\"", "(\"terminal\") NOT (\"grays\" OR \"the palette\")");
-    expect_match("grays AND palette OR terminal", "((\"grays\" AND \"palette\") OR \"terminal\")");
+    expect_match("compact* wait", "(\"compact\"* OR \"wait\" OR \"\001wait\")");
+    expect_match("terminal -grays -\"the palette\"", "(\"terminal\" OR \"\001terminal\") NOT (\"grays\" OR \"the palette\")");
+    expect_match("grays AND palette OR terminal", "((\"grays\" AND \"palette\") OR \"terminal\" OR \"\001terminal\")");
     /* Lower-case and/or are words (stopwords here); AND with nothing after is dropped. */
-    expect_match("grays and palette", "(\"grays\" OR \"gray\"* OR \"palette\" OR \"palett\"*)");
-    expect_match("grays AND", "(\"grays\" OR \"gray\"*)");
+    expect_match("grays and palette", "(\"grays\" OR \"\001grays\" OR \"gray\"* OR \"palette\" OR \"\001palette\" OR \"palett\"*)");
+    expect_match("grays AND", "(\"grays\" OR \"\001grays\" OR \"gray\"*)");
     /* Only excluded words, or none at all: nothing to search. */
     expect_match("-grays", NULL);
     expect_match("?!., ()", NULL);

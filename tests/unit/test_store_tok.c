@@ -3,7 +3,8 @@
  * "lcm" makes of a text, read back through fts5vocab, and what a MATCH finds through
  * 'porter lcm', the tokenizer the store's tables are declared with: CJK bigrams, a Latin
  * word inside CJK text, diacritics folded, stems matched, and lcm_cols() naming the
- * columns that matched.
+ * columns that matched; 'lcm_forms porter lcm' (the store's declaration) adds the word as
+ * written beside its stem, found by a phrase that starts with STORE_EXACT_MARK.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -165,6 +166,34 @@ static void test_tok_match_finds_stems_cjk_words_and_identifiers(void **state)
     sqlite3_close(db);
 }
 
+static void test_tok_forms_index_the_word_as_written_beside_its_stem(void **state)
+{
+    (void)state;
+    /* A word its stem changes gets a second, marked token (listed first: it sorts first at
+     * the same offset); one it leaves alone does not,
+     * nor does a word outside ASCII (the stemmer changes none). */
+    assert_words("lcm_forms porter lcm", "Importing import café", "\001importing|import|import|cafe");
+}
+
+static void test_tok_forms_exact_phrase_finds_only_the_form_written(void **state)
+{
+    (void)state;
+    sqlite3 *db = tok_db("lcm_forms porter lcm");
+    tok_put(db, 1, "what they are importing locally", "");
+    tok_put(db, 2, "fix the imports", "");
+    tok_put(db, 3, "import x from y", "");
+    tok_put(db, 4, "nothing", "IMPORTING again");
+    /* The stem still finds every form; the marked phrase only the form written, any case. */
+    assert_match(db, "importing", "1,2,3,4");
+    assert_match(db, "\"\001importing\"", "1,4");
+    assert_match(db, "\"\001Importing\"", "1,4");
+    assert_match(db, "\"\001imports\"", "2");
+    /* A form that is its own stem has no marked token: the phrase matches nothing. */
+    assert_match(db, "\"\001import\"", "");
+    assert_match(db, "{a} : \"\001importing\"", "1");
+    sqlite3_close(db);
+}
+
 static void test_tok_cols_names_the_matching_columns(void **state)
 {
     (void)state;
@@ -216,5 +245,7 @@ TEST_MAIN(cmocka_unit_test(test_tok_latin_words_split_like_unicode61),
           cmocka_unit_test(test_tok_latin_inside_cjk_is_its_own_word),
           cmocka_unit_test(test_tok_porter_stems_ascii_words),
           cmocka_unit_test(test_tok_match_finds_stems_cjk_words_and_identifiers),
+          cmocka_unit_test(test_tok_forms_index_the_word_as_written_beside_its_stem),
+          cmocka_unit_test(test_tok_forms_exact_phrase_finds_only_the_form_written),
           cmocka_unit_test(test_tok_cols_names_the_matching_columns),
           cmocka_unit_test(test_tok_works_on_a_contentless_table))
