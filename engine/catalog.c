@@ -7,6 +7,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -39,20 +40,151 @@ char *catalog_path(const char *agent_home, const char *session_id)
     return lc_asprintf("%s/lcm/%s" CATALOG_SUFFIX, agent_home, session_id);
 }
 
+/* ---- what was seen of each store file ----------------------------------------------------
+ * A listing opens every store for its meta, and a long-lived process (the MCP server, a host
+ * with the plugin) lists the same stores at every cross-session search: with a thousand
+ * sessions the opens were most of a search's time. A file whose main file and -wal are as
+ * they were (device, inode, size, modification time) has the facts read last time: meta is
+ * written through the WAL, a checkpoint rewrites the main file, a replaced file is another
+ * inode. One table per process, under a mutex (the plugin's worker lists too); cleared
+ * rather than grown past CATALOG_SEEN_MAX files. */
+#define CATALOG_SEEN_MAX 65536
+
+typedef struct catalog_seen {
+    char *path;                 /* NULL: a free slot */
+    struct stat main, wal;
+    int has_wal;
+    catalog_entry e;
+} catalog_seen;
+
+static pthread_mutex_t catalog_seen_mu = PTHREAD_MUTEX_INITIALIZER;
+static catalog_seen *catalog_seen_v;
+static size_t catalog_seen_cap, catalog_seen_n;
+
+static int catalog_same_stat(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+           a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+static int catalog_entry_copy(catalog_entry *to, const catalog_entry *from)
+{
+    *to = *from;
+    to->path = to->name = to->session_id = to->cwd = to->session_file = NULL;
+    to->parent_session = to->subagent = to->subagents = to->damaged = NULL;
+    const char *const src[] = {from->path, from->name, from->session_id, from->cwd, from->session_file,
+                               from->parent_session, from->subagent, from->subagents, from->damaged};
+    char **const dst[] = {&to->path, &to->name, &to->session_id, &to->cwd, &to->session_file,
+                          &to->parent_session, &to->subagent, &to->subagents, &to->damaged};
+    for (size_t i = 0; i < sizeof src / sizeof *src; i++)
+        if (src[i] && !(*dst[i] = lc_strdup(src[i]))) {
+            catalog_entry_free(to);
+            return LC_NOMEM;
+        }
+    return LC_OK;
+}
+
+/* The slot of `path` (its own, or the free one where it would go); the table must have
+ * room. Caller holds the mutex. */
+static catalog_seen *catalog_seen_slot(const char *path)
+{
+    size_t mask = catalog_seen_cap - 1, i = (size_t)lc_fnv1a_str(path) & mask;
+    while (catalog_seen_v[i].path && strcmp(catalog_seen_v[i].path, path) != 0) i = (i + 1) & mask;
+    return &catalog_seen_v[i];
+}
+
+static void catalog_seen_clear(void)
+{
+    for (size_t i = 0; i < catalog_seen_cap; i++)
+        if (catalog_seen_v[i].path) {
+            free(catalog_seen_v[i].path);
+            catalog_entry_free(&catalog_seen_v[i].e);
+        }
+    free(catalog_seen_v);
+    catalog_seen_v = NULL;
+    catalog_seen_cap = catalog_seen_n = 0;
+}
+
+/* A copy of what was seen of `path` when its files are as `main`/`wal` say; LC_NOTFOUND
+ * when not seen so (or out of memory: then it is read again). */
+static int catalog_seen_get(const char *path, const struct stat *main, const struct stat *wal, int has_wal,
+                            catalog_entry *e)
+{
+    int rc = LC_NOTFOUND;
+    pthread_mutex_lock(&catalog_seen_mu);
+    if (catalog_seen_cap) {
+        catalog_seen *x = catalog_seen_slot(path);
+        if (x->path && x->has_wal == has_wal && catalog_same_stat(&x->main, main) &&
+            (!has_wal || catalog_same_stat(&x->wal, wal)))
+            rc = catalog_entry_copy(e, &x->e) == LC_OK ? LC_OK : LC_NOTFOUND;
+    }
+    pthread_mutex_unlock(&catalog_seen_mu);
+    return rc;
+}
+
+/* Remember `e` as what `path` holds while its files are as `main`/`wal` say (best effort). */
+static void catalog_seen_put(const char *path, const struct stat *main, const struct stat *wal, int has_wal,
+                             const catalog_entry *e)
+{
+    pthread_mutex_lock(&catalog_seen_mu);
+    if (catalog_seen_n + 1 > catalog_seen_cap / 2) {
+        size_t ncap = catalog_seen_cap ? catalog_seen_cap * 2 : 256;
+        catalog_seen *old = catalog_seen_v, *nv = NULL;
+        size_t oldcap = catalog_seen_cap;
+        if (ncap > 2 * CATALOG_SEEN_MAX || !(nv = calloc(ncap, sizeof *nv))) {
+            catalog_seen_clear();
+            ncap = 256;
+            old = NULL;
+            oldcap = 0;
+            nv = calloc(ncap, sizeof *nv);
+        }
+        catalog_seen_v = nv;
+        catalog_seen_cap = nv ? ncap : 0;
+        catalog_seen_n = 0;
+        for (size_t i = 0; nv && i < oldcap; i++)
+            if (old[i].path) {
+                *catalog_seen_slot(old[i].path) = old[i];
+                catalog_seen_n++;
+            }
+        free(old);
+    }
+    if (catalog_seen_cap) {
+        catalog_seen *x = catalog_seen_slot(path);
+        catalog_entry copy;
+        if (catalog_entry_copy(&copy, e) == LC_OK) {
+            if (x->path) {
+                catalog_entry_free(&x->e);
+            } else if ((x->path = lc_strdup(path))) {
+                catalog_seen_n++;
+            }
+            if (x->path) {
+                x->main = *main;
+                x->has_wal = has_wal;
+                if (has_wal) x->wal = *wal;
+                x->e = copy;
+            } else {
+                catalog_entry_free(&copy);
+            }
+        }
+    }
+    pthread_mutex_unlock(&catalog_seen_mu);
+}
+
 /* The facts of one store file: its size, whether it looks damaged and, when it does not,
- * its schema and meta from one read-only open (never migrated). LC_NOTFOUND when `path` is
- * not a regular file; LC_NOMEM. */
+ * its schema and meta from one read-only open (never migrated), or from what was seen of
+ * the same files before. LC_NOTFOUND when `path` is not a regular file; LC_NOMEM. */
 static int catalog_peek(const char *path, const char *name, int counts, catalog_entry *e)
 {
-    struct stat sb;
+    struct stat sb, wb = {0};
     memset(e, 0, sizeof *e);
     e->schema_version = -1;
     e->messages = -1;
     if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) return LC_NOTFOUND;
-    e->bytes = (int64_t)sb.st_size;
     char *wal = lc_asprintf("%s-wal", path);
-    if (wal && stat(wal, &sb) == 0) e->bytes += (int64_t)sb.st_size;
+    int has_wal = wal && stat(wal, &wb) == 0;
     free(wal);
+    if (!counts && catalog_seen_get(path, &sb, &wb, has_wal, e) == LC_OK) return LC_OK;
+    e->bytes = (int64_t)sb.st_size + (has_wal ? (int64_t)wb.st_size : 0);
     if (!(e->path = lc_strdup(path)) || !(e->name = lc_strdup(name))) goto oom;
     if (store_file_damaged(path, &e->damaged)) {
         if (!e->damaged && !(e->damaged = lc_strdup("damaged"))) goto oom;
@@ -79,6 +211,7 @@ static int catalog_peek(const char *path, const char *name, int counts, catalog_
         store_close(s);
     }
     if (!e->session_id && !(e->session_id = lc_strdup(name))) goto oom;
+    if (!counts) catalog_seen_put(path, &sb, &wb, has_wal, e);
     return LC_OK;
 oom:
     catalog_entry_free(e);

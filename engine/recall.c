@@ -608,16 +608,14 @@ int recall_grep_sessions(const char *agent_home, const char *current_session_id,
             store_close(ps);
             continue;
         }
-        char *pcwd = store_meta_get(ps, "cwd");
+        /* The listing read each store's meta (catalog.h): not read again here. */
+        const char *pcwd = stores.v[i].cwd, *sid = stores.v[i].session_id;
         if (scope == RECALL_SCOPE_SESSIONS && (!cwd || !pcwd || strcmp(cwd, pcwd) != 0)) {
             out->stores_skipped++;
-            free(pcwd);
             store_close(ps);
             continue;
         }
-        char *sid = store_meta_get(ps, "session_id");
-        char *created = store_meta_get(ps, "created");
-        char *date = lc_utc_format(created ? atoll(created) : 0, "%Y-%m-%d", "?");
+        char *date = lc_utc_format(stores.v[i].created, "%Y-%m-%d", "?");
         recall_grep_opts po = *o;
         po.summary_id = 0;
         po.time_budget_ms = left;
@@ -637,9 +635,6 @@ int recall_grep_sessions(const char *agent_home, const char *current_session_id,
             if (o->query) { /* a syntax error (fts5: only) is the caller's, the same in every store */
                 rc = lc_errf(err, LC_INVALID, "%s", perr ? perr : "lcm_grep: bad query");
                 free(perr);
-                free(pcwd);
-                free(sid);
-                free(created);
                 free(date);
                 store_close(ps);
                 goto done;
@@ -689,9 +684,6 @@ int recall_grep_sessions(const char *agent_home, const char *current_session_id,
             if (pr.more) out->more = 1;
             recall_result_free(&pr);
         }
-        free(pcwd);
-        free(sid);
-        free(created);
         free(date);
         store_close(ps);
         if (out->stop_time) {

@@ -322,14 +322,17 @@ static int store_search_scored(void *ud, const store_search_row *r, char **err)
 int store_sqlite_search_page(store *s, const char *query, const store_search_scope *scope, int newest_first,
                       size_t limit, size_t offset, store_search_visit visit, void *ud, char **err)
 {
-    sqlite3_stmt *pg = NULL, *row = NULL, *cols = NULL;
+    sqlite3_stmt *pg = NULL, *row = NULL;
     char *where = store_search_where(scope), *weights = NULL;
     const char *order = newest_first                         ? "f.rowid DESC"
                         : scope->order == STORE_ORDER_NEWEST ? "(SELECT created FROM messages WHERE id = f.rowid) DESC, f.rowid DESC"
                         : scope->order == STORE_ORDER_OLDEST ? "(SELECT created FROM messages WHERE id = f.rowid), f.rowid"
                                                              : "sc DESC, f.rowid";
     /* rowid breaks ties so that pages do not overlap. */
-    char *sql = where ? lc_asprintf(STORE_SCOPE_CTE "SELECT f.rowid, %s AS sc, %s%s ORDER BY %s LIMIT ?3 OFFSET ?4",
+    /* Which columns a row matched in (lcm_cols) rides with the row: asked again per shown
+     * row, the whole MATCH ran once more each time (20 runs of the query for a page). */
+    char *sql = where ? lc_asprintf(STORE_SCOPE_CTE "SELECT f.rowid, %s AS sc, %s, lcm_cols(messages_fts)%s"
+                                                    " ORDER BY %s LIMIT ?3 OFFSET ?4",
                                     newest_first ? "0.0" : "lc_rank(messages_fts, ?8)",
                                     newest_first ? "NULL" : "lc_rank_in(messages_fts)", where, order)
                       : NULL;
@@ -346,15 +349,8 @@ int store_sqlite_search_page(store *s, const char *query, const store_search_sco
         (rc = store_sqlite_prepare(s, &row,
                                    "SELECT id, entry_id, role, ordinal, removed, text, created, raw_json, payload"
                                    " FROM messages WHERE id = ?",
-                                   "search", err)) != LC_OK ||
-        /* Which columns a shown row matched in: asked for the page's rows only, so the
-         * ranked query itself reads nothing more. */
-        (rc = store_sqlite_prepare(s, &cols,
-                                   "SELECT lcm_cols(messages_fts) FROM messages_fts WHERE messages_fts MATCH ?1"
-                                   " AND rowid = ?2",
                                    "search", err)) != LC_OK)
         goto done;
-    sqlite3_bind_text(cols, 1, query, -1, SQLITE_STATIC);
     sqlite3_bind_int64(pg, 1, scope->summary_id);
     sqlite3_bind_text(pg, 2, query, -1, SQLITE_STATIC);
     sqlite3_bind_int64(pg, 3, (sqlite3_int64)limit);
@@ -368,10 +364,8 @@ int store_sqlite_search_page(store *s, const char *query, const store_search_sco
         sqlite3_progress_handler(s->db, 0, NULL, NULL);
         sqlite3_bind_int64(row, 1, sqlite3_column_int64(pg, 0));
         double score = sqlite3_column_double(pg, 1);
-        sqlite3_bind_int64(cols, 2, sqlite3_column_int64(pg, 0));
         /* Bit 0: the text column matched; bit 1 alone: only the thinking did. */
-        int mask = sqlite3_step(cols) == SQLITE_ROW ? sqlite3_column_int(cols, 0) : 1;
-        sqlite3_reset(cols);
+        int mask = sqlite3_column_int(pg, 3);
         int rstep = sqlite3_step(row);
         if (rstep == SQLITE_ROW) {
             store_search_row_ctx rc2 = {.visit = visit, .ud = ud, .score = score,
@@ -398,7 +392,6 @@ done:
     sqlite3_progress_handler(s->db, 0, NULL, NULL);
     sqlite3_finalize(pg);
     sqlite3_finalize(row);
-    sqlite3_finalize(cols);
     free(where);
     free(sql);
     free(weights);

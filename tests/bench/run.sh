@@ -54,6 +54,9 @@ echo "## the shared store: the same figures on PostgreSQL beside SQLite"
 run sh tests/bench/bench_pg.sh "$BUILD"
 echo "## lcm_grep ranked queries beside raw FTS5 (count, bm25 order, rowid order) on the same index"
 run "$BUILD/bench/bench_recall" 100000
+# lcm_grep across every session of a home of 1,000 stores of 1,000 messages each, beside the
+# raw per-file FTS5 search of the same stores (building the home takes a few minutes).
+run "$BUILD/bench/bench_sessions" "${BENCH_SESSIONS:-1000}" "${BENCH_SESSION_MESSAGES:-1000}" 3
 echo "## hybrid recall: the exact similarity scan and the fused query at 100k vectors, beside FTS5-only lcm_grep"
 run "$BUILD/bench/bench_hybrid" 100000 384
 echo "## context hook: cost per call at growing history, JSON parse and serialization apart"

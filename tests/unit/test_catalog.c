@@ -97,6 +97,41 @@ static void test_lists_every_store_by_name_with_its_meta(void **state)
     catalog_list_free(&l);
 }
 
+/* A listing remembers what it read of each file (catalog.c): a meta value written since, by
+ * a connection still open (the value is in the WAL) or closed, and a store made again are
+ * seen by the next listing. */
+static void test_a_listing_sees_what_changed_since_the_last(void **state)
+{
+    (void)state;
+    char *err = NULL;
+    make_store("a", "/p/one", 1, "1000");
+    catalog_list l = listed(NULL, 1);
+    assert_null(l.v[0].session_file);
+    catalog_list_free(&l);
+    store *s = NULL;
+    assert_int_equal(store_open(home, "a", "/p/one", &s, &err), LC_OK);
+    assert_int_equal(store_meta_put(s, "session_file", "/x/one.jsonl", &err), LC_OK);
+    l = listed(NULL, 1);
+    assert_string_equal(l.v[0].session_file, "/x/one.jsonl");
+    catalog_list_free(&l);
+    assert_int_equal(store_meta_put(s, "session_file", "/x/two.jsonl", &err), LC_OK);
+    store_close(s);
+    l = listed(NULL, 1);
+    assert_string_equal(l.v[0].session_file, "/x/two.jsonl");
+    catalog_list_free(&l);
+    if (!store_q_pg()) {
+        char p[400];
+        snprintf(p, sizeof p, "%s/lcm/a.sqlite", home);
+        assert_int_equal(unlink(p), 0);
+        make_store("a", "/p/three", 1, "2000");
+        l = listed(NULL, 1);
+        assert_string_equal(l.v[0].cwd, "/p/three");
+        assert_int_equal(l.v[0].created, 2000);
+        assert_null(l.v[0].session_file);
+        catalog_list_free(&l);
+    }
+}
+
 static void test_filters_order_and_counts(void **state)
 {
     (void)state;
@@ -195,6 +230,7 @@ static void test_retire_deletes_the_store_and_its_logs(void **state)
 
 TEST_MAIN(
     HOME_TEST(test_lists_every_store_by_name_with_its_meta),
+    HOME_TEST(test_a_listing_sees_what_changed_since_the_last),
     HOME_TEST(test_filters_order_and_counts),
     HOME_TEST(test_older_and_damaged_stores),
     HOME_TEST(test_open_by_session_id),
