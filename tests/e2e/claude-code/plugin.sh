@@ -7,12 +7,13 @@
 #
 # HOME is a temp folder (kept on failure); the store is the plugin's default, ~/.agent in it.
 # lcm is found as a user's would be: BUILD on PATH. Checks, in order:
-#   - `claude plugin marketplace add ROOT` then `claude plugin install
+#   - `claude plugin validate ROOT` passes; `claude plugin marketplace add ROOT` then `claude plugin install
 #     lossless-context@lossless-context` succeed; `lcm hooks doctor` names the plugin as the
 #     active install and passes;
 #   - session 1 runs a Bash tool printing a value made for this run: the store holds the
 #     printed value (a toolResult), put there by the plugin's hooks (no import);
-#   - session 2 (new): its model calls the plugin's MCP lcm_grep and the tool result it
+#   - session 2 (new): its first model request carries the bundle of session 1 (the plugin's
+#     SessionStart hook); its model calls the plugin's MCP lcm_grep and the tool result it
 #     receives holds the value and names session 1;
 #   - with `lcm hooks install` as well, doctor warns that both are active.
 set -eu
@@ -42,6 +43,7 @@ export HOME="$U" ANTHROPIC_BASE_URL="http://127.0.0.1:$PORT" ANTHROPIC_API_KEY=s
 export CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_TELEMETRY=1 DISABLE_AUTOUPDATER=1 DISABLE_ERROR_REPORTING=1
 unset CLAUDE_CONFIG_DIR ANTHROPIC_AUTH_TOKEN LCM_HOME 2>/dev/null || true
 
+"$CLAUDE" plugin validate "$ROOT" </dev/null >"$T/validate.txt" 2>&1 || fail "claude plugin validate: $(cat "$T/validate.txt")"
 (cd "$W" && "$CLAUDE" plugin marketplace add "$ROOT" </dev/null) >"$T/add.txt" 2>&1 ||
     fail "claude plugin marketplace add: $(cat "$T/add.txt")"
 (cd "$W" && "$CLAUDE" plugin install lossless-context@lossless-context </dev/null) >"$T/inst.txt" 2>&1 ||
@@ -88,10 +90,12 @@ for r in reqs:
             if b.get("type") == "tool_result":
                 c = b.get("content")
                 res.append(c if isinstance(c, str) else json.dumps(c))
+first = json.dumps([r["body"] for r in reqs if r["body"] and r["body"].get("tools")][0])
+assert "Previous session in this folder: claude-" + sid1 in first, "no SessionStart bundle from the plugin's hook"
 assert res, "no tool_result reached the model"
 assert any(value in t and sid1 in t for t in res), res[:2]
 PY
-echo "ok: session 2's model called the plugin's lcm_grep over MCP and received session 1's value"
+echo "ok: session 2 began with session 1's bundle (SessionStart) and its model received session 1's value from the plugin's MCP lcm_grep"
 
 lcm hooks install --agent claude-code >"$T/hooks-install.txt" 2>&1 || fail "lcm hooks install: $(cat "$T/hooks-install.txt")"
 lcm hooks doctor --agent claude-code >"$T/doctor2.txt" 2>&1 && fail "doctor passes with both installs active: $(cat "$T/doctor2.txt")"
