@@ -78,4 +78,9 @@ assert_grep "$T/doc.txt" "enabled (scope project)" "a project install enabled in
 sed -i 's/hook stop"/hook stopp"/' "$C/hooks/hooks.json"
 doctor && fail "doctor passes with the plugin's Stop hook changed: $(cat "$T/doc.txt")"
 assert_grep "$T/doc.txt" "missing Stop (reinstall the plugin)" "doctor names the plugin's missing hook"
+
+echo 'not json' >"$U/.claude/plugins/installed_plugins.json"
+doctor && fail "doctor passes with Claude Code's plugin record unreadable: $(cat "$T/doc.txt")"
+assert_grep "$T/doc.txt" "FAIL Claude Code's plugin records: .*installed_plugins.json is not a JSON object" \
+    "doctor says the plugin record cannot be read"
 done_ok

@@ -12,6 +12,8 @@
  * file that must be refused (not JSON, a TOML shape we cannot edit safely, read-only, a
  * FIFO or a device) leaves all of them as they were. A symlinked file (dotfiles) is written
  * at its target; the .bak beside it holds the user's own version, never one with ours in it.
+ * The doctor also knows the other way in, the Claude Code plugin (ccplugin.c reads its
+ * records), and says which is active.
  */
 #include "hooks.h"
 
@@ -1076,20 +1078,20 @@ static int hooks_entries_present(const hooks_opts *o)
     return n > 0;
 }
 
-/* The plugin installed through `claude plugin install` and enabled (Claude Code only). */
-static int hooks_plugin_on(const hooks_opts *o, ccplugin_state *st)
+/* The plugin installed through `claude plugin install` and enabled (Claude Code only); a
+ * record that cannot be read is said in *err (when err is given) and counts as no plugin. */
+static int hooks_plugin_on(const hooks_opts *o, ccplugin_state *st, char **err)
 {
-    char *dir = hooks_claude_user_dir(o), *err = NULL;
-    int on = dir && ccplugin_find(dir, o->project_dir, st, &err) == LC_OK && st->id && st->enabled;
+    char *dir = hooks_claude_user_dir(o);
+    int on = dir && ccplugin_find(dir, o->project_dir, st, err) == LC_OK && st->id && st->enabled;
     free(dir);
-    free(err);
     return on;
 }
 
 int hooks_present(const hooks_opts *o)
 {
     ccplugin_state st = {0};
-    int on = hooks_entries_present(o) || (o->agent == HOOKS_CLAUDE && hooks_plugin_on(o, &st));
+    int on = hooks_entries_present(o) || (o->agent == HOOKS_CLAUDE && hooks_plugin_on(o, &st, NULL));
     ccplugin_state_free(&st);
     return on;
 }
@@ -1282,7 +1284,12 @@ int hooks_doctor(const hooks_opts *o, FILE *out)
         /* Two ways in: `claude plugin install` and `lcm hooks install`; each is checked as
          * itself, and both at once would capture every event twice. */
         ccplugin_state st = {0};
-        int plugin = hooks_plugin_on(o, &st), entries = hooks_entries_present(o);
+        int plugin = hooks_plugin_on(o, &st, &err), entries = hooks_entries_present(o);
+        if (err) {
+            bad += hooks_check(out, 0, "Claude Code's plugin records", err);
+            free(err);
+            err = NULL;
+        }
         if (plugin) {
             fprintf(out, "active: the Claude Code plugin %s (claude plugin install)\n", st.id);
             bad += hooks_doctor_plugin(out, &st);
