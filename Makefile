@@ -171,6 +171,16 @@ TUILIBS := $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw -lt
 $(LCM_BIN): $(LCM_OBJ) $(ENGINE_LIB)
 	$(CC) $(SAN) -o $@ $(LCM_OBJ) $(ENGINE_LIB) $(LIBS) $(TUILIBS)
 
+# The Claude Code plugin's launcher (host/claude-code/scripts/lcm-run) starts this build when
+# no lcm is on PATH: the default build records its absolute path there (untracked; Claude
+# Code copies it with the plugin).
+CCP_RECORD := host/claude-code/scripts/lcm-path
+ifeq ($(BUILD),build)
+all: $(CCP_RECORD)
+endif
+$(CCP_RECORD): $(LCM_BIN)
+	@echo "$(abspath $(LCM_BIN))" >$@
+
 # ---- crash consistency and ThreadSanitizer (tests/crash/, tests/contract/test_crash_small.sh)
 #   make crash       SIGKILL the host at random points of ingest, a compaction pass, a revision
 #                    persist and a backup; restart and check (CRASH_TRIALS, default 200)

@@ -12,6 +12,8 @@
  * file that must be refused (not JSON, a TOML shape we cannot edit safely, read-only, a
  * FIFO or a device) leaves all of them as they were. A symlinked file (dotfiles) is written
  * at its target; the .bak beside it holds the user's own version, never one with ours in it.
+ * The doctor also knows the other way in, the Claude Code plugin (ccplugin.c reads its
+ * records), and says which is active.
  */
 #include "hooks.h"
 
@@ -24,6 +26,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "ccplugin.h"
 #include "jsontext.h"
 #include "tomlscan.h"
 #include "util.h"
@@ -123,6 +126,13 @@ static char *hooks_claude_dir(const hooks_opts *o)
 {
     const char *cd = getenv("CLAUDE_CONFIG_DIR");
     if (o->project) return lc_asprintf("%s/.claude", o->project_dir);
+    return cd && *cd ? lc_strdup(cd) : lc_asprintf("%s/.claude", o->user_home);
+}
+
+/* Claude Code's own folder (its plugins, the user's settings), whatever the scope. */
+static char *hooks_claude_user_dir(const hooks_opts *o)
+{
+    const char *cd = getenv("CLAUDE_CONFIG_DIR");
     return cd && *cd ? lc_strdup(cd) : lc_asprintf("%s/.claude", o->user_home);
 }
 
@@ -1050,7 +1060,8 @@ static int hooks_json_load(const char *path, cJSON **root, char **err)
     return rc;
 }
 
-int hooks_present(const hooks_opts *o)
+/* Whether an entry of ours is in the agent's hooks file (`lcm hooks install` ran). */
+static int hooks_entries_present(const hooks_opts *o)
 {
     char *dir = o->agent == HOOKS_CLAUDE ? hooks_claude_dir(o) : hooks_codex_dir(o);
     char *path = dir ? lc_asprintf("%s/%s", dir, o->agent == HOOKS_CLAUDE ? "settings.json" : "hooks.json") : NULL;
@@ -1065,6 +1076,24 @@ int hooks_present(const hooks_opts *o)
     free(text);
     free(err);
     return n > 0;
+}
+
+/* The plugin installed through `claude plugin install` and enabled (Claude Code only); a
+ * record that cannot be read is said in *err (when err is given) and counts as no plugin. */
+static int hooks_plugin_on(const hooks_opts *o, ccplugin_state *st, char **err)
+{
+    char *dir = hooks_claude_user_dir(o);
+    int on = dir && ccplugin_find(dir, o->project_dir, st, err) == LC_OK && st->id && st->enabled;
+    free(dir);
+    return on;
+}
+
+int hooks_present(const hooks_opts *o)
+{
+    ccplugin_state st = {0};
+    int on = hooks_entries_present(o) || (o->agent == HOOKS_CLAUDE && hooks_plugin_on(o, &st, NULL));
+    ccplugin_state_free(&st);
+    return on;
 }
 
 static int hooks_check(FILE *out, int ok, const char *what, const char *detail)
@@ -1133,6 +1162,97 @@ done:
     return bad;
 }
 
+/* Whether `cmd` is the plugin's hook command for `verb`: its launcher (scripts/lcm-run, under
+ * whatever root Claude Code substitutes) then `hook VERB`. */
+static int hooks_plugin_cmd(const char *cmd, const char *verb)
+{
+    char *tail = lc_asprintf(" hook %s", verb);
+    size_t n = tail ? strlen(tail) : 0, len = strlen(cmd);
+    int ours = tail && strstr(cmd, "/scripts/lcm-run") && len > n && strcmp(cmd + len - n, tail) == 0;
+    free(tail);
+    return ours;
+}
+
+/* The doctor's look at the installed plugin: enabled, its copy holding our hook for every
+ * event and the lcm MCP server, and an lcm for its launcher to start (the launcher's order:
+ * PATH, then the build `make` recorded beside it). */
+static int hooks_doctor_plugin(FILE *out, const ccplugin_state *st)
+{
+    int bad = 0;
+    cJSON *root = NULL;
+    char *err = NULL, *where = NULL, *rec = NULL, *recorded = NULL;
+    sbuf miss = {0};
+    char *what = lc_asprintf("Claude Code plugin %s enabled (scope %s)", st->id, st->scope);
+    bad += hooks_check(out, st->enabled, what ? what : st->id,
+                       st->enabled ? st->install_path : "it is disabled: claude plugin enable " CCPLUGIN_NAME);
+    free(what);
+    char *hp = lc_asprintf("%s/hooks/hooks.json", st->install_path);
+    char *mp = lc_asprintf("%s/.mcp.json", st->install_path);
+    if (!hp || !mp) goto done;
+    if (hooks_json_load(hp, &root, &err) != LC_OK) {
+        bad += hooks_check(out, 0, hp, err);
+    } else {
+        const cJSON *hooks = cJSON_GetObjectItemCaseSensitive(root, "hooks");
+        for (size_t i = 0; i < sizeof claude_events / sizeof *claude_events; i++) {
+            const cJSON *g, *h;
+            int found = 0;
+            if (claude_events[i].prompt) continue;
+            cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(hooks, claude_events[i].name))
+            {
+                cJSON_ArrayForEach(h, cJSON_GetObjectItemCaseSensitive(g, "hooks"))
+                {
+                    const cJSON *c = cJSON_GetObjectItemCaseSensitive(h, "command");
+                    if (cJSON_IsString(c) && hooks_plugin_cmd(c->valuestring, claude_events[i].verb)) found = 1;
+                }
+            }
+            if (!found) sb_printf(&miss, "%s%s", miss.len ? ", " : "", claude_events[i].name);
+        }
+        what = lc_asprintf("the plugin's hooks in %s", hp);
+        char *d = miss.len ? lc_asprintf("missing %s (reinstall the plugin)", miss.p) : NULL;
+        bad += hooks_check(out, !miss.len, what ? what : hp, d);
+        free(d);
+        free(what);
+    }
+    cJSON_Delete(root);
+    root = NULL;
+    free(err);
+    err = NULL;
+    if (hooks_json_load(mp, &root, &err) != LC_OK) {
+        bad += hooks_check(out, 0, mp, err);
+    } else {
+        const cJSON *srv = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "mcpServers"), "lcm");
+        const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(srv, "command");
+        const cJSON *arg = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(srv, "args"), 0);
+        int ok = cJSON_IsString(cmd) && strstr(cmd->valuestring, "/scripts/lcm-run") && cJSON_IsString(arg) &&
+                 strcmp(arg->valuestring, "mcp") == 0;
+        what = lc_asprintf("the plugin's MCP server lcm in %s", mp);
+        bad += hooks_check(out, ok, what ? what : mp, ok ? NULL : "missing or changed (reinstall the plugin)");
+        free(what);
+    }
+    /* what the launcher will start */
+    rec = lc_asprintf("%s/scripts/lcm-path", st->install_path);
+    size_t rl = 0;
+    if (rec && lc_read_file(rec, &recorded, &rl, NULL) == LC_OK) recorded[strcspn(recorded, "\r\n")] = 0;
+    if (hooks_on_path("lcm", &where)) {
+        bad += hooks_check(out, 1, "the plugin's launcher starts lcm from PATH", where);
+    } else if (recorded && *recorded && access(recorded, X_OK) == 0) {
+        bad += hooks_check(out, 1, "the plugin's launcher starts the build make recorded", recorded);
+    } else {
+        bad += hooks_check(out, 0, "the plugin's launcher finds an lcm",
+                           "none on PATH and no build recorded: run make in the repository and put build/lcm on PATH");
+    }
+done:
+    cJSON_Delete(root);
+    sb_free(&miss);
+    free(hp);
+    free(mp);
+    free(err);
+    free(where);
+    free(rec);
+    free(recorded);
+    return bad;
+}
+
 int hooks_doctor(const hooks_opts *o, FILE *out)
 {
     int bad = 0;
@@ -1161,6 +1281,33 @@ int hooks_doctor(const hooks_opts *o, FILE *out)
         a = dir ? lc_asprintf("%s/settings.json", dir) : NULL;
         b = hooks_claude_mcp_file(o);
         if (!a || !b) goto done;
+        /* Two ways in: `claude plugin install` and `lcm hooks install`; each is checked as
+         * itself, and both at once would capture every event twice. */
+        ccplugin_state st = {0};
+        int plugin = hooks_plugin_on(o, &st, &err), entries = hooks_entries_present(o);
+        if (err) {
+            bad += hooks_check(out, 0, "Claude Code's plugin records", err);
+            free(err);
+            err = NULL;
+        }
+        if (plugin) {
+            fprintf(out, "active: the Claude Code plugin %s (claude plugin install)\n", st.id);
+            bad += hooks_doctor_plugin(out, &st);
+        } else if (st.id) {
+            fprintf(out, "note the Claude Code plugin %s is installed but not enabled\n", st.id);
+        }
+        if (plugin && entries) {
+            char *d = lc_asprintf("every event would be captured twice: keep one (lcm hooks uninstall --agent "
+                                  "claude-code, or claude plugin uninstall %s)", st.id);
+            bad += hooks_check(out, 0, "the plugin and lcm hooks install are both active", d);
+            free(d);
+        }
+        ccplugin_state_free(&st);
+        if (plugin && !entries) goto done;
+        if (entries) fprintf(out, "active: lcm hooks install (%s)\n", a);
+        else
+            fprintf(out, "note neither is set up: lcm hooks install --agent claude-code, or claude plugin install "
+                         "%s@%s (see the README)\n", CCPLUGIN_NAME, CCPLUGIN_NAME);
         bad += hooks_doctor_hooks(o, out, a, claude_events, sizeof claude_events / sizeof *claude_events);
         if (hooks_json_load(b, &root, &err) != LC_OK) {
             bad += hooks_check(out, 0, b, err);

@@ -36,7 +36,8 @@ typedef struct hooks_opts {
 int hooks_install(const hooks_opts *o, FILE *out, char **err);
 /* Remove exactly our entries (any home, any lcm path). */
 int hooks_uninstall(const hooks_opts *o, FILE *out, char **err);
-/* Whether any hook entry of ours is in o->agent's hooks file. */
+/* Whether any hook entry of ours is in o->agent's hooks file, or (Claude Code) the
+ * lossless-context plugin is installed and enabled. */
 int hooks_present(const hooks_opts *o);
 /* One line per check on `out`; returns the number of failed checks. */
 int hooks_doctor(const hooks_opts *o, FILE *out);
