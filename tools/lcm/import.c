@@ -1284,8 +1284,11 @@ static int codex_line(imp *m, const cJSON *root, size_t lineno, char **err)
         cJSON_AddNumberToObject(o, "timestamp", (double)ts);
         return imp_add_built(m, id, m->prev_linear >= 0 ? previd : NULL, o, err);
     }
-    if (type && (!strcmp(type, "event_msg") || !strcmp(type, "turn_context"))) {
-        /* the CLI's events (they repeat the items' text) and its per-turn settings */
+    if (type && (!strcmp(type, "event_msg") || !strcmp(type, "turn_context") || !strcmp(type, "world_state") ||
+                 !strcmp(type, "token_usage_record"))) {
+        /* the CLI's events (they repeat the items' text), its per-turn settings and (0.171 on)
+         * its state snapshots and token counts: read as messages they would be the session's
+         * "last conclusion" in the next bundle and hits of every grep for an id or a date */
         imp_count(m, IMPORT_SKIPPED, type);
         return LC_OK;
     }
