@@ -8,8 +8,9 @@
 # Installs the pinned @openai/codex of package-lock.json into BUILD/e2e-codex once. Nothing
 # touches the real home: HOME is a temp folder (kept on failure) whose ~/.codex/config.toml
 # names the scripted model as a `wire_api = "responses"` provider. Checks, in order:
-#   - `lcm hooks install --agent codex --home DIR`; Codex lists lcm's hooks as untrusted,
-#     and after trusting them as /hooks does (trust_hooks.py), as trusted;
+#   - `lcm hooks install --agent codex --home DIR`; Codex lists lcm's hooks as untrusted
+#     (and `lcm hooks doctor` fails), and after trusting them as /hooks does
+#     (trust_hooks.py), as trusted (and doctor passes, naming Codex's keys);
 #   - session 1 runs a shell command that prints a value and answers: its messages (the
 #     prompt, the call, the printed value, the answer) are in the store under DIR with no
 #     manual import (Codex's Stop hook), and nothing else;
@@ -63,6 +64,13 @@ enabled = false
 C
 
 "$LCM" hooks install --agent codex --home "$S" >"$T/install.txt" || fail "lcm hooks install: $(cat "$T/install.txt")"
+doctor() {
+    rc=0
+    PATH="$BUILD:$PATH" "$LCM" hooks doctor --agent codex --home "$S" >"$T/doctor$1.txt" 2>&1 || rc=$?
+    echo $rc
+}
+[ "$(doctor 1)" = 1 ] && grep -q "^FAIL Codex trusts the Stop hook" "$T/doctor1.txt" ||
+    fail "lcm hooks doctor does not say the hooks are untrusted: $(cat "$T/doctor1.txt")"
 python3 "$E2E/trust_hooks.py" "$CODEX" "$W" "$LCM" >"$T/trust.json" ||
     fail "Codex does not list lcm's hooks untrusted, then trusted: $(cat "$T/trust.json")"
 python3 - "$T/trust.json" <<'PY' || fail "not every lcm hook is trusted: $(cat "$T/trust.json")"
@@ -71,7 +79,15 @@ t = json.load(open(sys.argv[1]))
 events = sorted(k.split(":")[-3] for k in t["after"])
 assert events == ["session_start", "stop"], events
 PY
-echo "ok: install; Codex lists lcm's SessionStart and Stop hooks untrusted, then trusted"
+# doctor reads the trust where Codex recorded it, under Codex's own keys
+[ "$(doctor 2)" = 0 ] || fail "lcm hooks doctor fails after Codex trusted the hooks: $(cat "$T/doctor2.txt")"
+python3 - "$T/trust.json" "$T/doctor2.txt" <<'PY' || fail "doctor's keys are not Codex's: $(cat "$T/doctor2.txt")"
+import json, sys
+keys, doc = json.load(open(sys.argv[1]))["after"], open(sys.argv[2]).read()
+for k in keys:
+    assert "(%s in " % k in doc, k
+PY
+echo "ok: install; Codex lists lcm's SessionStart and Stop hooks untrusted, then trusted; lcm hooks doctor agrees"
 
 # codex exec: --json prints its events (the first names the thread, the session's id).
 codex_exec() {
