@@ -89,9 +89,12 @@ for k in keys:
 PY
 echo "ok: install; Codex lists lcm's SessionStart and Stop hooks untrusted, then trusted; lcm hooks doctor agrees"
 
-# codex exec: --json prints its events (the first names the thread, the session's id).
+# codex exec: --json prints its events (the first names the thread, the session's id). The
+# command runs outside Codex's sandbox, which needs user namespaces a CI box may not give
+# (what is tested here is lcm's hooks and MCP server, not the sandbox).
 codex_exec() {
-    (cd "$W" && timeout 120 "$CODEX" exec --skip-git-repo-check --json "$1") >"$T/out$2.jsonl" 2>"$T/err$2.txt" ||
+    (cd "$W" && timeout 120 "$CODEX" exec --skip-git-repo-check --sandbox danger-full-access --json "$1") \
+        >"$T/out$2.jsonl" 2>"$T/err$2.txt" ||
         fail "session $2 (codex exec) failed: $(tail -c 1500 "$T/out$2.jsonl")"
 }
 thread_of() {
