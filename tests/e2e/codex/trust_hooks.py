@@ -37,22 +37,20 @@ def call(rid, method, params):
     sys.exit("codex app-server closed before answering %s" % method)
 
 
-def ours():
-    res = call(ours.n, "hooks/list", {"cwds": [cwd]})
-    ours.n += 1
+def ours(rid):
+    res = call(rid, "hooks/list", {"cwds": [cwd]})
     return [h for entry in res["data"] for h in entry["hooks"] if word in (h.get("command") or "")]
 
 
-ours.n = 10
 try:
     call(1, "initialize", {"clientInfo": {"name": "lcm-e2e", "title": "lcm e2e", "version": "0"}})
     send({"method": "initialized"})
-    hooks = ours()
+    hooks = ours(2)
     before = {h["key"]: h["trustStatus"] for h in hooks}
     state = {h["key"]: {"trusted_hash": h["currentHash"]} for h in hooks}
     if state:
-        call(2, "config/batchWrite", {"edits": [{"keyPath": "hooks.state", "mergeStrategy": "upsert", "value": state}]})
-    hooks = ours()
+        call(3, "config/batchWrite", {"edits": [{"keyPath": "hooks.state", "mergeStrategy": "upsert", "value": state}]})
+    hooks = ours(4)
     after = {h["key"]: h["trustStatus"] for h in hooks}
 finally:
     proc.stdin.close()
