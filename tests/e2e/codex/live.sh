@@ -17,6 +17,7 @@
 #   - session 2 (new, same folder): the model's first request carries the bundle
 #     (SessionStart) naming session 1 and its value; its model calls the MCP tool lcm_grep
 #     and the next request carries the tool's output: session 1's value, from session 1;
+#     session 2's store holds that call and its result as text;
 #   - `lcm hooks uninstall` after the trust leaves Codex without lcm's hooks and server.
 set -eu
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -166,6 +167,17 @@ assert res, "no output of lcm_grep reached the model"
 assert any("CODEX-E2E-42" in r and "past session " + sid1 in r for r in res), res[:1]
 PY
 echo "ok: session 2's model called lcm_grep over MCP and got session 1's value back"
+"$LCM" export --home "$S" --session "$SID2" --out "$T/export2.jsonl" >"$T/export2.txt" 2>&1 ||
+    fail "session 2 is not in the store: $(cat "$T/export2.txt")"
+python3 - "$T/export2.jsonl" "$SID1" <<'PY' || fail "session 2's MCP call in the store"
+import json, sys
+said = [(m["role"], m["text"]) for m in sorted((json.loads(l)["row"] for l in open(sys.argv[1])
+        if json.loads(l).get("table") == "messages"), key=lambda m: m["ordinal"]) if not m["removed"]]
+assert any(r == "assistant" and t.startswith("[toolCall lcm_grep]") for r, t in said), said
+res = [t for r, t in said if r == "toolResult"]
+assert res and "past session " + sys.argv[2] in res[0] and "input_text" not in res[0], res
+PY
+echo "ok: session 2's store holds the MCP call and its result as text"
 
 "$LCM" hooks uninstall --agent codex --home "$S" >"$T/uninstall.txt" || fail "uninstall: $(cat "$T/uninstall.txt")"
 timeout 60 "$CODEX" mcp list >"$T/mcp.txt" 2>&1 || true
