@@ -163,12 +163,16 @@ ok
 cmp -s "$U/.codex/config.toml.bak" "$T/toml.orig" || fail "config.toml .bak"
 HOME="$U" "$LCM" hooks install --agent codex --home "$S" >/dev/null || fail "codex install twice"
 cmp -s "$U/.codex/config.toml" "$T/toml.once" || fail "codex install twice changed config.toml"
+# the trust Codex's /hooks records (test_hooks_codex_doctor_trust.sh has the doctor's side)
+printf '\n[hooks.state."%s:session_start:0:0"]\ntrusted_hash = "sha256:aa"\n\n[hooks.state."%s:stop:1:0"]\ntrusted_hash = "sha256:bb"\n' \
+    "$U/.codex/hooks.json" "$U/.codex/hooks.json" >>"$U/.codex/config.toml"
 HOME="$U" "$LCM" hooks doctor --agent codex --home "$S" >"$T/cdoc.txt"; rc=$?
 assert_eq "$rc" "0" "codex doctor passes ($(cat "$T/cdoc.txt"))"
 HOME="$U" "$LCM" hooks doctor --home "$S" >"$T/adoc.txt"; rc=$?
 assert_eq "$rc" "0" "doctor without --agent checks the agent that has our hooks ($(cat "$T/adoc.txt"))"
 assert_grep "$T/adoc.txt" "^codex:" "doctor without --agent: codex"
 assert_nogrep "$T/adoc.txt" "^claude-code:" "doctor without --agent: not Claude Code, which has none of ours"
+cp "$T/toml.once" "$U/.codex/config.toml"
 HOME="$U" "$LCM" hooks uninstall --agent codex --home "$S" >/dev/null || fail "codex uninstall"
 cmp -s "$U/.codex/config.toml" "$T/toml.orig" || { diff "$T/toml.orig" "$U/.codex/config.toml"; fail "codex uninstall restores config.toml byte for byte"; }
 python3 -c "import json,sys; assert json.load(open(sys.argv[1])) == json.load(open(sys.argv[2]))" "$U/.codex/hooks.json" "$T/chooks.orig" ||

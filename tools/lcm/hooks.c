@@ -1253,6 +1253,96 @@ done:
     return bad;
 }
 
+/* Codex's name for the hook at (group, handler) of `event` in the hooks.json at `path`, the
+ * key its /hooks view records trust under: "<path>:<event in snake case>:<group>:<handler>"
+ * (the path as Codex spells it: repeated slashes are one). */
+static char *hooks_codex_key(const char *path, const char *event, int group, int handler)
+{
+    sbuf b = {0};
+    for (const char *p = path; *p; p++)
+        if (*p != '/' || p[1] != '/') sb_putc(&b, *p);
+    sb_putc(&b, ':');
+    for (const char *p = event; *p; p++) {
+        if (*p >= 'A' && *p <= 'Z') {
+            if (p != event) sb_putc(&b, '_');
+            sb_putc(&b, (char)(*p - 'A' + 'a'));
+        } else {
+            sb_putc(&b, *p);
+        }
+    }
+    sb_printf(&b, ":%d:%d", group, handler);
+    return b.oom ? (sb_free(&b), NULL) : sb_detach(&b);
+}
+
+/* Whether config.toml (text, scanned as d) records a trusted hash for Codex's hook `key`:
+ * hooks.state."<key>".trusted_hash, in a table of its own (as /hooks writes it), as a dotted
+ * key, or inside an inline table. */
+static int hooks_codex_trusted(const char *text, const toml_doc *d, const char *key)
+{
+    for (size_t i = 0; i < d->n; i++) {
+        const toml_stmt *st = &d->v[i];
+        const char *path[8];
+        size_t n = 0, vs = 0, ve = 0;
+        if (st->kind != TOML_KEYVAL) continue;
+        if (st->table >= 0) {
+            const toml_stmt *t = &d->v[st->table];
+            if (t->kind != TOML_TABLE) continue;
+            for (size_t k = 0; k < t->nkey && n < 8; k++) path[n++] = t->key[k];
+        }
+        for (size_t k = 0; k < st->nkey && n < 8; k++) path[n++] = st->key[k];
+        if (n < 3 || strcmp(path[0], "hooks") != 0 || strcmp(path[1], "state") != 0 || strcmp(path[2], key) != 0) continue;
+        if (n == 4 && !strcmp(path[3], "trusted_hash")) return 1;
+        if (n == 3 && text[st->val_start] == '{' &&
+            toml_inline_get(text, st->val_start, st->val_end, "trusted_hash", &vs, &ve))
+            return 1;
+    }
+    return 0;
+}
+
+/* Codex runs a hook of hooks.json only once the user trusted it (/hooks), so each of ours
+ * needs its trust recorded in config.toml; a FAIL names the way to give it. A trust recorded
+ * for an older text of the hook (Codex asks again after a change) is not told apart here:
+ * that needs Codex's own hash. */
+static int hooks_doctor_trust(FILE *out, const char *hooks_path, const char *config_path, const char *text,
+                              const toml_doc *d)
+{
+    cJSON *root = NULL;
+    char *err = NULL;
+    int bad = 0;
+    if (hooks_json_load(hooks_path, &root, &err) != LC_OK) goto done; /* told by the hooks' own check */
+    const cJSON *hooks = cJSON_GetObjectItemCaseSensitive(root, "hooks");
+    for (size_t i = 0; i < sizeof codex_events / sizeof *codex_events; i++) {
+        const cJSON *g, *h;
+        int gi = 0;
+        cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(hooks, codex_events[i].name))
+        {
+            int hi = 0;
+            cJSON_ArrayForEach(h, cJSON_GetObjectItemCaseSensitive(g, "hooks"))
+            {
+                const cJSON *c = cJSON_GetObjectItemCaseSensitive(h, "command");
+                if (cJSON_IsString(c) && hooks_cmd_ours(c->valuestring, "hook")) {
+                    char *key = hooks_codex_key(hooks_path, codex_events[i].name, gi, hi);
+                    int ok = key && hooks_codex_trusted(text, d, key);
+                    char *what = lc_asprintf("Codex trusts the %s hook (%s in %s)", codex_events[i].name,
+                                             key ? key : "?", config_path);
+                    bad += hooks_check(out, ok, what ? what : codex_events[i].name,
+                                       ok ? NULL
+                                          : "no trust recorded, so Codex never runs it: open codex, type /hooks and "
+                                            "trust lcm's hooks");
+                    free(what);
+                    free(key);
+                }
+                hi++;
+            }
+            gi++;
+        }
+    }
+done:
+    cJSON_Delete(root);
+    free(err);
+    return bad;
+}
+
 int hooks_doctor(const hooks_opts *o, FILE *out)
 {
     int bad = 0;
@@ -1358,6 +1448,7 @@ int hooks_doctor(const hooks_opts *o, FILE *out)
             feat = toml_inline_get(f.old, s->val_start, s->val_end, "codex_hooks", &vs, &ve) && ve - vs == 4 &&
                    !memcmp(f.old + vs, "true", 4);
         }
+        bad += hooks_doctor_trust(out, a, b, f.old, &d);
         sb_free(&w);
         toml_doc_free(&d);
         hooks_file_free(&f);

@@ -1070,6 +1070,18 @@ static char *codex_text(const cJSON *content)
     return sb_detach(&b);
 }
 
+/* Whether `items` is a non-empty array of content items that each hold a text. */
+static int codex_all_text(const cJSON *items)
+{
+    const cJSON *c;
+    if (!cJSON_IsArray(items) || !cJSON_GetArraySize(items)) return 0;
+    cJSON_ArrayForEach(c, items)
+    {
+        if (!jstr(c, "text")) return 0;
+    }
+    return 1;
+}
+
 /* A Codex entry's id: its line ("codex-line-12"), and its place when a line holds more. */
 static void codex_id(const imp *m, char *id, size_t size, size_t lineno)
 {
@@ -1180,6 +1192,9 @@ static int codex_item(imp *m, const cJSON *p, long long ts, size_t lineno, char 
             cJSON_Delete(inner);
         } else if (cJSON_IsObject(out) && jstr(out, "content")) {
             text = lc_strdup(jstr(out, "content"));
+        } else if (codex_all_text(out)) {
+            /* an MCP tool's result (0.171 on): its content items, text only, as the model read it */
+            text = codex_text(out);
         } else if (out) {
             text = cJSON_PrintUnformatted(out);
         }
@@ -1284,8 +1299,11 @@ static int codex_line(imp *m, const cJSON *root, size_t lineno, char **err)
         cJSON_AddNumberToObject(o, "timestamp", (double)ts);
         return imp_add_built(m, id, m->prev_linear >= 0 ? previd : NULL, o, err);
     }
-    if (type && (!strcmp(type, "event_msg") || !strcmp(type, "turn_context"))) {
-        /* the CLI's events (they repeat the items' text) and its per-turn settings */
+    if (type && (!strcmp(type, "event_msg") || !strcmp(type, "turn_context") || !strcmp(type, "world_state") ||
+                 !strcmp(type, "token_usage_record"))) {
+        /* the CLI's events (they repeat the items' text), its per-turn settings and (0.171 on)
+         * its state snapshots and token counts: read as messages they would be the session's
+         * "last conclusion" in the next bundle and hits of every grep for an id or a date */
         imp_count(m, IMPORT_SKIPPED, type);
         return LC_OK;
     }

@@ -7,9 +7,8 @@
 # a temp folder with a user's own config.toml. After the install, Codex loads the config
 # (`codex doctor`: config loaded), lists the lcm MCP server with our command and home
 # (`codex mcp list`) and has hooks on (`codex features list`); after the uninstall the
-# config is the user's again, byte for byte, and Codex lists no lcm. (A Codex session
-# itself is not run: that needs a Responses API fake and Codex's hook trust; the hook
-# runtime is the one the Claude Code test drives, on Codex rollouts in test_hooks_stop.)
+# config is the user's again, byte for byte, and Codex lists no lcm. (Live Codex sessions
+# through the hooks and the MCP server: live.sh.)
 set -eu
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 . "$ROOT/tests/e2e/lib.sh"
