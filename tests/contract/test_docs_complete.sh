@@ -118,8 +118,10 @@ pages = ["README.md"] + ["docs/" + f for f in sorted(os.listdir(os.path.join(roo
                          if f.endswith(".md") and f != "DESIGN.md"]
 history = re.compile(r"\b(session \d+('s)? (build|code|change)|[Ss]ession \d+'s\b|before this session|"
                      r"this session's|in the previous session|[Ss]ession \d+:)")
-for page in ["README.md", "docs/install.md", "docs/config.md", "docs/cli.md", "docs/recall.md",
+for page in ["docs/install.md", "docs/config.md", "docs/cli.md", "docs/recall.md",
              "docs/reliability.md", "docs/benchmarks.md", "docs/limits.md"]:
+    read_doc(page)  # the pages the README promises
+for page in pages:
     text = read_doc(page)
     for i, line in enumerate(text.splitlines(), 1):
         m = history.search(line)
