@@ -10,9 +10,11 @@
 
 LCM="$BUILD/lcm"
 [ -x "$LCM" ] || fail "build/lcm is not built"
-# The usage `lcm` prints with no verb (stderr, exit 2): the one list of verbs a user sees.
+# The usage `lcm` prints with no verb (stderr, exit 2), and what `lcm help` prints (a build
+# with a help verb lists its command table there; one without prints the same usage).
 "$LCM" > "$T/usage.txt" 2>&1
 [ -s "$T/usage.txt" ] || fail "lcm with no verb printed no usage"
+"$LCM" help >> "$T/usage.txt" 2>&1
 
 python3 - "$ROOT" "$T/usage.txt" <<'PY' || fail "the documentation is incomplete (see above)"
 import os, re, sys
