@@ -118,8 +118,10 @@ if n > 250:
     problems.append("README.md has %d lines (at most 250)" % n)
 pages = ["README.md"] + ["docs/" + f for f in sorted(os.listdir(os.path.join(root, "docs")))
                          if f.endswith(".md") and f != "DESIGN.md"]
-history = re.compile(r"\b(session \d+('s)? (build|code|change)|[Ss]ession \d+'s\b|before this session|"
-                     r"this session's|in the previous session|[Ss]ession \d+:)")
+# "this session's store" is a fact; "this session's code", "session 7's build" are history.
+history = re.compile(r"\b([Ss]ession \d+('s)? (build|code|change|work)|[Ss]ession \d+'s\b|"
+                     r"(before|after) this session\b|"
+                     r"this session's (build|code|change|work|run)|in the previous session|[Ss]ession \d+:)")
 for page in ["docs/install.md", "docs/config.md", "docs/cli.md", "docs/recall.md",
              "docs/reliability.md", "docs/benchmarks.md", "docs/limits.md"]:
     read_doc(page)  # the pages the README promises
