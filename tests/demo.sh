@@ -61,6 +61,7 @@ except (subprocess.CalledProcessError, ValueError, LookupError, TypeError):
     print("%s requests were sent; every message is in the store, verbatim." % f(len(reqs)))
 print("The last request carried the whole history (%s tokens as written) in %s tokens;"
       % (f(last["raw"]), f(last["tokens"])))
+assert all(r["tokens"] <= r["window"] for r in reqs), "a request went over the window"
 print("the largest request was %s tokens, %d%% of the window: none went over."
       % (f(peak["tokens"]), 100 * peak["tokens"] // peak["window"]))
 PY
