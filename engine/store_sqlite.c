@@ -572,6 +572,8 @@ void store_sqlite_close(store *s)
     sqlite3_finalize(s->st_insert);
     sqlite3_finalize(s->st_fts);
     sqlite3_finalize(s->st_handle);
+    sqlite3_finalize(s->st_cover_leaf);
+    sqlite3_finalize(s->st_cover_up);
     sqlite3_close(s->db);
     store_derive_calls_free(s->calls);
     store_sqlite_raw_free(s->raw);

@@ -33,6 +33,7 @@ struct store {
     sqlite3_stmt *st_insert;
     sqlite3_stmt *st_fts;
     sqlite3_stmt *st_handle;
+    sqlite3_stmt *st_cover_leaf, *st_cover_up; /* search: a hit's covering summaries (prepared at first use) */
     store_sqlite_raw *raw; /* packs raw_json on ingest (read-write opens) */
     char *mode_note;  /* a wrong mode fixed at open, for the caller to report */
     int busy;         /* a statement failed because another connection held the lock */

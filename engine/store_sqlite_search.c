@@ -469,22 +469,25 @@ int store_sqlite_search_scan(store *s, const store_search_scope *scope, store_se
 
 void store_sqlite_search_cover(store *s, const char *entry_id, int64_t *top, int64_t *leaf)
 {
-    sqlite3_stmt *st = NULL;
+    /* Asked once per hit shown: the two statements are kept for the connection's life
+     * (preparing them per hit was a third of a cross-session search's instructions). */
+    sqlite3_stmt *st;
     *top = *leaf = 0;
-    if (sqlite3_prepare_v2(s->db,
-                           "SELECT summary_id FROM summary_messages WHERE entry_id = ?"
-                           " ORDER BY summary_id LIMIT 1",
-                           -1, &st, NULL) != SQLITE_OK)
-        goto done;
+    if (!s->st_cover_leaf &&
+        sqlite3_prepare_v3(s->db, "SELECT summary_id FROM summary_messages WHERE entry_id = ? ORDER BY summary_id LIMIT 1",
+                           -1, SQLITE_PREPARE_PERSISTENT, &s->st_cover_leaf, NULL) != SQLITE_OK)
+        return;
+    if (!s->st_cover_up &&
+        sqlite3_prepare_v3(s->db, "SELECT parent_id FROM summary_children WHERE child_id = ?", -1,
+                           SQLITE_PREPARE_PERSISTENT, &s->st_cover_up, NULL) != SQLITE_OK)
+        return;
+    st = s->st_cover_leaf;
     sqlite3_bind_text(st, 1, entry_id, -1, SQLITE_STATIC);
-    if (sqlite3_step(st) != SQLITE_ROW) goto done;
-    *leaf = *top = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    st = NULL;
-    if (sqlite3_prepare_v2(s->db, "SELECT parent_id FROM summary_children WHERE child_id = ?", -1, &st, NULL) !=
-        SQLITE_OK)
-        goto done;
-    for (int depth = 0; depth < 16; depth++) { /* the DAG's depth cap is 8 */
+    if (sqlite3_step(st) == SQLITE_ROW) *leaf = *top = sqlite3_column_int64(st, 0);
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    st = s->st_cover_up;
+    for (int depth = 0; *top && depth < 16; depth++) { /* the DAG's depth cap is 8 */
         sqlite3_bind_int64(st, 1, *top);
         int step = sqlite3_step(st);
         int64_t parent = step == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
@@ -492,8 +495,6 @@ void store_sqlite_search_cover(store *s, const char *entry_id, int64_t *top, int
         if (!parent) break;
         *top = parent;
     }
-done:
-    sqlite3_finalize(st);
 }
 
 int store_sqlite_summary_exists(store *s, int64_t id)
