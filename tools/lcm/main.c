@@ -312,13 +312,16 @@ static int lcm_home_missing(const char *verb, const char *home)
     return 1;
 }
 
-/* The --home of argv (a value the option check has seen), else NULL. */
-static const char *lcm_home_opt(int argc, char **argv)
+/* The --home of argv, else NULL; *bare = 1 when a --home has no value after it. */
+static const char *lcm_home_opt(int argc, char **argv, int *bare)
 {
     const char *h = NULL;
-    for (int i = 2; i + 1 < argc; i++) {
+    *bare = 0;
+    for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--")) break;
-        if (!strcmp(argv[i], "--home")) h = argv[++i];
+        if (strcmp(argv[i], "--home") != 0) continue;
+        if (i + 1 >= argc || !argv[i + 1][0]) *bare = 1;
+        else h = argv[++i];
     }
     return h;
 }
@@ -791,7 +794,13 @@ int main(int argc, char **argv)
     }
     if (cmd->opts && clihelp_check(cmd->name, cmd->opts, argc, argv, 2)) return 2;
     if (cmd->home) {
-        char *home = cliview_home(lcm_home_opt(argc, argv));
+        int bare = 0;
+        const char *opt = lcm_home_opt(argc, argv, &bare);
+        if (bare) {
+            fprintf(stderr, "lcm %s: --home needs a value (lcm %s --help)\n", cmd->name, cmd->name);
+            return 2;
+        }
+        char *home = cliview_home(opt);
         int missing = !home || lcm_home_missing(cmd->name, home);
         free(home);
         if (missing) return 1;
