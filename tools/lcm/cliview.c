@@ -230,24 +230,47 @@ static const char *const cliview_calls[][2] = {
     {"lcm_handoff", "lcm handoff"},
 };
 
-/* One line (line[0..len), no newline) onto b, cut at `width` characters when wider. */
+/* Columns a code point takes on a terminal: 2 for the East Asian wide and fullwidth blocks
+ * and emoji, 0 for combining marks, else 1. */
+static int cliview_cp_cols(uint32_t cp)
+{
+    if ((cp >= 0x0300 && cp <= 0x036F) || (cp >= 0x200B && cp <= 0x200F) || (cp >= 0xFE00 && cp <= 0xFE0F)) return 0;
+    if ((cp >= 0x1100 && cp <= 0x115F) || (cp >= 0x2E80 && cp <= 0x303E) || (cp >= 0x3041 && cp <= 0x33FF) ||
+        (cp >= 0x3400 && cp <= 0x4DBF) || (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0xA000 && cp <= 0xA4CF) ||
+        (cp >= 0xAC00 && cp <= 0xD7A3) || (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0xFE30 && cp <= 0xFE4F) ||
+        (cp >= 0xFF00 && cp <= 0xFF60) || (cp >= 0xFFE0 && cp <= 0xFFE6) || (cp >= 0x1F300 && cp <= 0x1F64F) ||
+        (cp >= 0x1F900 && cp <= 0x1F9FF) || (cp >= 0x20000 && cp <= 0x3FFFD))
+        return 2;
+    return 1;
+}
+
+size_t cliview_fit(const char *s, size_t len, size_t cols, size_t *used)
+{
+    size_t i = 0, w = 0;
+    while (i < len) {
+        unsigned char c = (unsigned char)s[i];
+        size_t n = c < 0x80 ? 1 : c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+        uint32_t cp = c < 0x80 ? c : c >= 0xF0 ? c & 0x07u : c >= 0xE0 ? c & 0x0Fu : c & 0x1Fu;
+        if (i + n > len) n = len - i;
+        for (size_t k = 1; k < n; k++) cp = (cp << 6) | ((unsigned char)s[i + k] & 0x3Fu);
+        int cw = cliview_cp_cols(cp);
+        if (w + (size_t)cw > cols) break;
+        w += (size_t)cw;
+        i += n;
+    }
+    if (used) *used = w;
+    return i;
+}
+
+/* One line (line[0..len), no newline) onto b, cut to `width` columns ("…" in the last) when
+ * wider. */
 static void cliview_line(sbuf *b, const char *line, size_t len, int width)
 {
-    size_t chars = 0, i = 0;
-    if (width <= 0) {
+    if (width <= 0 || cliview_fit(line, len, (size_t)width, NULL) == len) {
         sb_append(b, line, len);
         return;
     }
-    for (; i < len; i++) {
-        if (((unsigned char)line[i] & 0xC0) == 0x80) continue;
-        if (++chars == (size_t)width) break;
-    }
-    if (i >= len) {
-        sb_append(b, line, len);
-        return;
-    }
-    /* the width-th character is where "…" goes */
-    sb_append(b, line, i);
+    sb_append(b, line, cliview_fit(line, len, (size_t)width - 1, NULL));
     sb_puts(b, "\xE2\x80\xA6");
 }
 

@@ -44,6 +44,10 @@ void cliview_size(int64_t bytes, char buf[24]);
  * set; 0 (no cut) otherwise. */
 int cliview_columns(void);
 
+/* How many bytes of s[0..len) fit in `cols` terminal columns (a wide character takes two);
+ * *used (may be NULL) the columns they take. Never splits a character. */
+size_t cliview_fit(const char *s, size_t len, size_t cols, size_t *used);
+
 /* A tool's text reworded for the command line: the MCP calls named as `lcm` verbs. With
  * width > 0 (a screen): a grep hit's line "- ENTRY [role] (past session ID, ...): text"
  * becomes two, its session by the short id (of `l`, may be NULL), its text indented below;

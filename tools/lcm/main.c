@@ -110,7 +110,7 @@ static const lcm_cmd lcm_cmds[] = {
      LCM_READ_OPTS "--scope= --session= --cwd= --offset= --limit= --full --include-removed --since= --until= "
                    "--sort= --role= --resume= --case-sensitive --regex --hybrid ",
      1},
-    {"sessions", lcm_read, "the stored sessions, newest first: short id, date, size, folder, first request",
+    {"sessions", lcm_read, "the stored sessions, newest first: short id, date, messages, folder, first request",
      "sessions [--cwd DIR] [--offset N] [--limit N]\n"
      "One line a session: its short id (any unique prefix of an id is taken wherever one is asked),\n"
      "date, messages, folder and title (its first request); sub-agents under their session.\n"
@@ -262,7 +262,11 @@ static void lcm_usage(FILE *f)
 static void lcm_verb_usage(const lcm_cmd *c, FILE *f)
 {
     fprintf(f, "usage: lcm %s", c->usage);
-    if (c->opts && strstr(c->opts, "--home="))
+    if (c->run == lcm_maint)
+        fprintf(f, "  --json                      one JSON document; over several stores {\"stores\":[...],\"next\":KEY}:\n"
+                   "                              page with --after KEY --limit N\n"
+                   "  exit codes: 0 ok, 1 a check failed or there is something to do, 2 usage\n");
+    if (c->run != lcm_help && c->run != lcm_version)
         fprintf(f, "  --home DIR                  the agent home (default ~/.agent)\n");
 }
 

@@ -368,17 +368,16 @@ static void mcp_session_line(const mcp_ctx *c, const catalog_list *l, size_t i, 
               sums, folder ? folder : cwd);
     size_t line_start = b->len;
     while (line_start > 0 && b->p[line_start - 1] != '\n') line_start--;
-    size_t used = b->len - line_start, width = c->width > 0 ? (size_t)c->width : SIZE_MAX;
+    size_t used = 0, width = c->width > 0 ? (size_t)c->width : SIZE_MAX;
+    cliview_fit(b->p + line_start, b->len - line_start, SIZE_MAX, &used);
     if (mcp_damaged(v)) title = lc_strdup("[damaged store: `lcm doctor --repair` rebuilds it]");
     else if (!STORE_SCHEMA_ANSWERS(v->schema_version)) title = lc_strdup("[older-generation store: lcm migrate --apply]");
     else if (used + 8 < width) title = cliview_title(v, 200);
     if (title) {
         /* cut by characters to what is left of the line */
-        size_t room = width > used + 1 ? width - used - 1 : 0, chars = 0, cut = 0;
-        for (size_t j = 0; title[j]; j++)
-            if (((unsigned char)title[j] & 0xC0) != 0x80 && ++chars == room) cut = j;
-        if (chars <= room) sb_puts(b, title);
-        else if (room > 0) sb_printf(b, "%.*s\xE2\x80\xA6", (int)cut, title);
+        size_t room = width > used ? width - used : 0, tl = strlen(title);
+        if (cliview_fit(title, tl, room, NULL) == tl) sb_puts(b, title);
+        else if (room > 1) sb_printf(b, "%.*s\xE2\x80\xA6", (int)cliview_fit(title, tl, room - 1, NULL), title);
     }
     sb_putc(b, '\n');
     free(title);
