@@ -274,15 +274,24 @@ static void cliview_line(sbuf *b, const char *line, size_t len, int width)
     sb_puts(b, "\xE2\x80\xA6");
 }
 
-/* A hit's line on a screen: "- ENTRY [role] (SHORT, date, cwd DIR):" then its text
- * indented on the next line, each cut to the width. */
+/* A hit's line on a screen: "- ENTRY [role] (SHORT, date, cwd DIR):" (or, one session's,
+ * "- ENTRY [role] date:") then its text indented on the next line, each cut to the width. */
 static void cliview_hit(sbuf *b, const char *line, size_t len, int width, const catalog_list *l)
 {
     static const char past[] = "(past session ";
     const char *open = memmem(line, len, past, sizeof past - 1);
     const char *close = open ? memmem(open, len - (size_t)(open - line), "): ", 3) : NULL;
     if (!close) {
-        cliview_line(b, line, len, width);
+        /* one session's hit, "- ENTRY [role] date: text": the text below its head too */
+        const char *role = memmem(line, len, "] ", 2);
+        const char *colon = role ? memmem(role, len - (size_t)(role - line), ": ", 2) : NULL;
+        if (!colon) {
+            cliview_line(b, line, len, width);
+            return;
+        }
+        cliview_line(b, line, (size_t)(colon - line) + 1, width);
+        sb_puts(b, "\n    ");
+        cliview_line(b, colon + 2, len - (size_t)(colon + 2 - line), width > 4 ? width - 4 : width);
         return;
     }
     sbuf h = {0};
