@@ -37,4 +37,7 @@ assert_nogrep "$T/e" "unknown option" "--home is not called unknown"
 assert_grep "$T/e" "\-\-cwd needs a value" "sessions --cwd with no value is named as such"
 "$LCM" export --home "$HOME_DIR" --session >"$T/o" 2>"$T/e"
 assert_grep "$T/e" "\-\-session needs a value" "export --session with no value is named as such"
+"$LCM" grep --home="$HOME_DIR" rust >"$T/o" 2>"$T/e"; rc=$?
+assert_eq "$rc" "2" "--home=DIR exits 2"
+assert_grep "$T/e" "takes its value after a space" "--home=DIR says how to write it"
 done_ok

@@ -93,6 +93,13 @@ int clihelp_check(const char *verb, const char *opts, int argc, char **argv, int
         if (!strcmp(a, "--")) return 0;
         if (strncmp(a, "--", 2) != 0) continue;
         if (!clihelp_takes(opts, a, &value)) {
+            const char *eq = strchr(a, '=');
+            char name[64];
+            snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - a) : 0, a);
+            if (eq && clihelp_takes(opts, name, &value) && value) {
+                fprintf(stderr, "lcm %s: %s takes its value after a space: %s %s\n", verb, name, name, eq + 1);
+                return 2;
+            }
             const char *s = clihelp_nearest_opt(opts, a, near, sizeof near);
             fprintf(stderr, "lcm %s: unknown option %s%s%s%s (lcm %s --help lists them)\n", verb, a,
                     s ? " (did you mean " : "", s ? s : "", s ? "?)" : "", verb);
