@@ -363,6 +363,14 @@ static void mcp_session_line(const mcp_ctx *c, const catalog_list *l, size_t i, 
         free(folder);
         folder = cut;
     }
+    if (mcp_damaged(v)) {
+        /* nothing of it could be counted or read: what it is, and what rebuilds it */
+        sb_printf(b, "%s  %s  [damaged store: not a readable SQLite database; `lcm doctor --repair` rebuilds it]\n",
+                  id ? id : v->session_id, date ? date : "?");
+        free(folder);
+        free(id);
+        return;
+    }
     if (v->summaries > 0) snprintf(sums, sizeof sums, "  %lld summaries", (long long)v->summaries);
     sb_printf(b, "%s  %s  %lld msgs%s  %s  ", id ? id : v->session_id, date ? date : "?", (long long)v->messages,
               sums, folder ? folder : cwd);
@@ -370,8 +378,7 @@ static void mcp_session_line(const mcp_ctx *c, const catalog_list *l, size_t i, 
     while (line_start > 0 && b->p[line_start - 1] != '\n') line_start--;
     size_t used = 0, width = c->width > 0 ? (size_t)c->width : SIZE_MAX;
     cliview_fit(b->p + line_start, b->len - line_start, SIZE_MAX, &used);
-    if (mcp_damaged(v)) title = lc_strdup("[damaged store: `lcm doctor --repair` rebuilds it]");
-    else if (!STORE_SCHEMA_ANSWERS(v->schema_version)) title = lc_strdup("[older-generation store: lcm migrate --apply]");
+    if (!STORE_SCHEMA_ANSWERS(v->schema_version)) title = lc_strdup("[older-generation store: lcm migrate --apply]");
     else if (used + 8 < width) title = cliview_title(v, 200);
     if (title) {
         /* cut by characters to what is left of the line */
