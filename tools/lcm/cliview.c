@@ -42,6 +42,11 @@ int cliview_session(const char *home, const char *arg, char **full, char **err)
     size_t hits = 0, first = 0;
     sbuf names = {0};
     *full = NULL;
+    /* A whole id with its store file: no need to list every store */
+    char *path = store_valid_id(arg) ? catalog_path(home, arg) : NULL;
+    int exists = path && access(path, F_OK) == 0;
+    free(path);
+    if (exists) return (*full = lc_strdup(arg)) ? LC_OK : lc_errf(err, LC_NOMEM, "out of memory");
     int rc = catalog_list_stores(home, &f, &l, err);
     if (rc != LC_OK) return rc;
     for (size_t i = 0; i < l.n; i++)
