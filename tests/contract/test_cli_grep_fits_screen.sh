@@ -28,6 +28,24 @@ assert_grep "$T/gx" "int counter = 0; /\* xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
     "--full prints a hit's line whole, even at a terminal"
 ok
 
+# at a real 80x24 terminal (tmux): the whole answer, header to footer, is on the one screen
+if command -v tmux >/dev/null 2>&1; then
+    SOCK="$T/tmux.sock"
+    trap 'tmux -S "$SOCK" kill-server 2>/dev/null; cleanup' EXIT
+    tmux -S "$SOCK" new-session -d -s g -x 80 -y 24 \
+        "env -u COLUMNS -u LINES '$LCM' grep rust --home '$HOME_DIR'; echo DONE-\$?; sleep 60" || fail "tmux starts lcm grep"
+    i=0
+    while [ $i -lt 200 ]; do
+        tmux -S "$SOCK" capture-pane -p -t g >"$T/pane" 2>/dev/null
+        grep -q "DONE-" "$T/pane" && break
+        sleep 0.05; i=$((i + 1))
+    done
+    assert_grep "$T/pane" "DONE-0" "lcm grep at a terminal exits 0"
+    assert_grep "$T/pane" "^lcm grep query" "the header is still on the 24-line screen"
+    assert_grep "$T/pane" "lcm expand SESSION ENTRY" "the footer is on the same screen"
+    assert_grep "$T/pane" "^    request [0-9] rust" "a hit's words are on the screen"
+fi
+
 # the MCP tool keeps naming its own call
 printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
     '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"lcm_grep","arguments":{"query":"rust"}}}' \

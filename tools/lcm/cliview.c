@@ -222,6 +222,13 @@ int cliview_columns(void)
     return n > 0 ? n : 0;
 }
 
+int cliview_rows(void)
+{
+    struct winsize ws;
+    if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0) return ws.ws_row;
+    return 0;
+}
+
 /* The MCP calls the tools' texts name, and what a person types instead. Longest first. */
 static const char *const cliview_calls[][2] = {
     {"lcm_expand({session, entry_id})", "lcm expand SESSION ENTRY"},

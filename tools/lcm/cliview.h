@@ -44,6 +44,9 @@ void cliview_size(int64_t bytes, char buf[24]);
  * set; 0 (no cut) otherwise. */
 int cliview_columns(void);
 
+/* The terminal's rows when stdout is one; 0 otherwise (a pipe has no screen to fill). */
+int cliview_rows(void);
+
 /* How many bytes of s[0..len) fit in `cols` terminal columns (a wide character takes two);
  * *used (may be NULL) the columns they take. Never splits a character. */
 size_t cliview_fit(const char *s, size_t len, size_t cols, size_t *used);

@@ -35,7 +35,7 @@
 /* A file below this imports too fast to need a bar. */
 #define LCM_BAR_MIN_BYTES (1024 * 1024)
 /* `lcm grep`'s hits without --limit or --full: a screen's worth (two lines a hit at a
- * terminal), and a page's when the output is not a terminal. */
+ * terminal of unknown height), and a page's when the output is not a terminal. */
 #define LCM_GREP_SCREEN 8
 #define LCM_GREP_PAGE 10
 
@@ -602,6 +602,15 @@ done:
     return rc;
 }
 
+/* How many grep hits fill the screen: two lines each, below the header and above the
+ * footer (8 at 24 rows, LCM_GREP_SCREEN when the rows are not known). */
+static long lcm_screen_hits(void)
+{
+    int rows = cliview_rows();
+    if (rows <= 0) return LCM_GREP_SCREEN;
+    return rows > 13 ? (rows - 7) / 2 : 3;
+}
+
 /* A session id a person typed (a unique prefix) as the whole id; NULL after saying why. */
 static char *lcm_session_arg(const char *verb, const char *home, const char *arg)
 {
@@ -709,7 +718,7 @@ static int lcm_read(const lcm_cmd *cmd, int argc, char **argv)
         if (offset > 0) cJSON_AddNumberToObject(a, "offset", (double)offset);
         /* A person at a terminal gets a screen; --full and --json their page. */
         c.width = full ? 0 : cliview_columns();
-        if (!limit && !full && !json) limit = c.width > 0 ? LCM_GREP_SCREEN : LCM_GREP_PAGE;
+        if (!limit && !full && !json) limit = c.width > 0 ? lcm_screen_hits() : LCM_GREP_PAGE;
         if (limit > 0) cJSON_AddNumberToObject(a, "limit", (double)limit);
         if (include_removed) cJSON_AddBoolToObject(a, "include_removed", 1);
         if (hybrid) cJSON_AddStringToObject(a, "mode", "hybrid");
@@ -726,8 +735,10 @@ static int lcm_read(const lcm_cmd *cmd, int argc, char **argv)
         if (cwd_opt) cJSON_AddStringToObject(a, "cwd", cwd_opt);
         if (scope) cJSON_AddStringToObject(a, "scope", scope);
         if (offset > 0) cJSON_AddNumberToObject(a, "offset", (double)offset);
-        if (limit > 0) cJSON_AddNumberToObject(a, "limit", (double)limit);
         c.width = cliview_columns();
+        /* a terminal's rows, less the header and the prompt */
+        if (!limit && cliview_rows() > 0) limit = cliview_rows() > 8 ? cliview_rows() - 3 : 5;
+        if (limit > 0) cJSON_AddNumberToObject(a, "limit", (double)limit);
         rc = lcm_run_tool(&c, "lcm_sessions", a, json);
     } else if (!strcmp(verb, "status")) {
         rc = lcm_run_tool(&c, "lcm_status", NULL, json);
