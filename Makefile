@@ -181,6 +181,17 @@ endif
 $(CCP_RECORD): $(LCM_BIN)
 	@echo "$(abspath $(LCM_BIN))" >$@
 
+# `make install [PREFIX=/usr/local] [DESTDIR=]`: lcm at PREFIX/bin/lcm, a path that outlives
+# the clone; `PREFIX/bin/lcm hooks install` then points the hooks and the MCP entry at it.
+PREFIX ?= /usr/local
+.PHONY: install uninstall
+install: $(LCM_BIN)
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(LCM_BIN) $(DESTDIR)$(PREFIX)/bin/lcm
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/lcm
+
 # ---- crash consistency and ThreadSanitizer (tests/crash/, tests/contract/test_crash_small.sh)
 #   make crash       SIGKILL the host at random points of ingest, a compaction pass, a revision
 #                    persist and a backup; restart and check (CRASH_TRIALS, default 200)

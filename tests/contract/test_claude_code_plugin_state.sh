@@ -24,6 +24,8 @@ fi
     fail "the launcher succeeded with no lcm anywhere"
 assert_grep "$T/none.err" "lcm was not found; run make" "with no lcm the launcher says what to run"
 echo "$LCM" >"$C/scripts/lcm-path"
+# status reads an existing home (a missing one is an error of its own)
+mkdir -p "$U/.agent/lcm" "$T/other/lcm"
 (cd "$P" && env HOME="$U" PATH=$NOLCM "$C/scripts/lcm-run" status) >"$T/rec.out" 2>&1 ||
     fail "the launcher did not start the recorded build: $(cat "$T/rec.out")"
 assert_grep "$T/rec.out" "stores: $U/.agent/lcm" "the recorded build runs, on lcm's default home"
@@ -32,7 +34,8 @@ assert_grep "$T/rec.out" "stores: $U/.agent/lcm" "the recorded build runs, on lc
 assert_grep "$T/home.out" "stores: $T/other/lcm" "LCM_HOME is the home the launcher passes"
 echo '{}' | (cd "$P" && env HOME="$U" PATH=$NOLCM LCM_HOME="$T/other" "$C/scripts/lcm-run" hook stop) >/dev/null 2>&1 ||
     fail "the launcher's hook call failed"
-[ -d "$T/other/lcm" ] || fail "lcm hook through the launcher did not use LCM_HOME"
+[ -f "$T/other/lcm/hooks.log" ] || [ -n "$(ls -A "$T/other/lcm" 2>/dev/null)" ] ||
+    fail "lcm hook through the launcher did not use LCM_HOME"
 ok
 
 # --- the doctor, from the records ---

@@ -82,7 +82,8 @@ found "$T/h3" KESTRELINSIDE x4 "a word only the sub-agent wrote is found"
 python3 - "$T/s3.txt" "claude-${S}3" "$SUB3" <<'PY' || { cat "$T/s3.txt"; fail "lcm sessions lists the sub-agent under its session"; }
 import sys
 lines = open(sys.argv[1]).read().splitlines()
-at = [i for i, l in enumerate(lines) if l.startswith(sys.argv[2] + "  ")]
+# a session's line starts with its short id: 8 characters of the id past "claude-"
+at = [i for i, l in enumerate(lines) if l.startswith(sys.argv[2][len("claude-"):][:8] + "  ")]
 sub = [i for i, l in enumerate(lines) if l.startswith("  sub-agent general-purpose") and sys.argv[3] in l]
 # right under its session: only sub-agent lines between the two
 sys.exit(0 if at and sub and sub[0] > at[0] and all(l.startswith("  sub-agent ") for l in lines[at[0] + 1:sub[0]]) else 1)

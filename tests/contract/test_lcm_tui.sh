@@ -33,6 +33,7 @@ PY
 "$LCM" import --home "$H" "$T/a.jsonl" >"$T/imp.txt" 2>&1 || { cat "$T/imp.txt"; fail "import"; }
 SID=$(sed -n 's/.*: session \([^,]*\),.*/\1/p' "$T/imp.txt")
 [ -n "$SID" ] || fail "the import names its session"
+SHORT=$(printf %.8s "$SID")   # tab 1 lists a session by its short id (lcm takes it back)
 # A needle on the active branch in a user prompt: its key is in one message only.
 set -- $(python3 -c "
 import json, sys
@@ -81,7 +82,7 @@ tm set-option -t tui remain-on-exit on >/dev/null
 assert_eq "$(tm display -p -t tui '#{pane_width}x#{pane_height}')" "80x24" "the pane is 80x24"
 
 # 1: the stores, newest first
-wait_for "$SID" "tab 1 lists the imported session"
+wait_for "$SHORT " "tab 1 lists the imported session"
 wait_for "1 session under $H/lcm" "tab 1's title counts the stores"
 wait_for "q quit" "the key help is on the last line at 80x24" 24
 
@@ -152,11 +153,11 @@ wait_for "depth 1 " "the histogram has the depth-1 row"
 
 # a resize redraws at the new size
 keys 1
-wait_for "$SID" "back on tab 1"
+wait_for "$SHORT " "back on tab 1"
 tm resize-window -t tui -x 100 -y 30
 assert_eq "$(tm display -p -t tui '#{pane_width}x#{pane_height}')" "100x30" "the pane is 100x30"
 wait_for "q quit" "after the resize the key help is on line 30" 30
-wait_for "$SID" "after the resize tab 1 still lists the session"
+wait_for "$SHORT " "after the resize tab 1 still lists the session"
 
 # q: the process ends with exit status 0 and the pane is dead
 keys q

@@ -68,7 +68,7 @@ assert_grep "$T/pg_filt.txt" "$KEY=$VAL" "role, sort and since on PostgreSQL"
 "$LCM" grep --home "$HOME_DIR" --role tool "$KEY" > "$T/pg_role.txt" 2>&1 || fail "role tool on PostgreSQL"
 assert_nogrep "$T/pg_role.txt" "\[user\]" "role tool leaves the user's message out"
 "$LCM" sessions --home "$HOME_DIR" > "$T/sessions.txt" 2>&1 || { cat "$T/sessions.txt"; fail "lcm sessions ran"; }
-assert_grep "$T/sessions.txt" "$SID" "lcm sessions lists the session from the database"
+assert_grep "$T/sessions.txt" "^$(printf %.8s "${SID#claude-}") " "lcm sessions lists the session from the database (by its short id)"
 # importing the same session file again adds nothing (idempotent writes)
 STORED=$(pg_sql "SELECT count(*) FROM lcm.messages m JOIN lcm.sessions s ON s.sid = m.sid WHERE s.session_id = '$SID'")
 "$LCM" import --home "$HOME_DIR" "$OUT" > "$T/reimport.txt" 2>&1 || { cat "$T/reimport.txt"; fail "lcm import of the stored session"; }

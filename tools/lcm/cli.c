@@ -13,6 +13,8 @@
 
 #include "admin.h"
 #include "catalog.h"
+#include "clihelp.h"
+#include "cliview.h"
 #include "config.h"
 #include "contracts.h"
 #include "embed.h"
@@ -21,26 +23,6 @@
 #include "progress.h"
 #include "store.h"
 #include "util.h"
-
-const char cli_usage[] =
-    "  compact --session ID|--all  build the summary DAG over stored sessions (extractive, or the\n"
-    "                              lcm.json summarizer chain's provider/id models)\n"
-    "  doctor [--repair]           store checks (every store, or --session ID); --repair fixes\n"
-    "  export --session ID [--out FILE]  the whole store as JSONL, verbatim (secrets included)\n"
-    "  backup [--session ID]       timestamped online copies beside the stores\n"
-    "  gc [--apply]                retired stores; --apply exports then DELETES them\n"
-    "  migrate [--apply]           older-schema stores; --apply upgrades them in place\n"
-    "  migrate --to URL [--apply]  copy this home's stores into the store URL names (postgresql://...,\n"
-    "                              or file:///path/to/home: another agent home); a dry run counts the\n"
-    "                              rows per store; --apply copies what the target lacks (idempotent)\n"
-    "  heal [--apply] [--max-nodes N]  truncated summaries; --apply re-derives them with a model\n"
-    "  report [--session ID]       the metrics summary (every session without --session)\n"
-    "  reindex --embeddings [--force] [--session ID]  embed the rows without a vector of the\n"
-    "                              lcm.json embeddings model; --force also re-embeds rows of another\n"    "                              model\n"
-    "  --json on status, sessions and the verbs above: one JSON document on stdout;\n"
-    "  over several stores {\"stores\":[...],\"next\":KEY|null}: page with --after KEY --limit N\n"
-    "  exit codes: 0 ok, 1 a check failed or there is something to do (a dry run that would\n"
-    "  change something, faults found, an error), 2 usage\n";
 
 typedef struct cli_opts {
     const char *verb, *home_opt, *session, *out, *after, *to;
@@ -88,7 +70,7 @@ static int cli_usage_error(const char *verb, const char *fmt, const char *arg)
 {
     fprintf(stderr, "lcm %s: ", verb);
     fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\nsee lcm --help\n");
+    fprintf(stderr, " (lcm %s --help)\n", verb);
     return CLI_EXIT_USAGE;
 }
 
@@ -101,13 +83,21 @@ static int cli_parse(int argc, char **argv, cli_opts *o)
         char probe[40];
         snprintf(probe, sizeof probe, " %s ", a);
         int common = !strcmp(a, "--home") || !strcmp(a, "--json");
-        if (!common && (a[0] != '-' || !strstr(v->opts, probe)))
+        if (!common && (a[0] != '-' || !strstr(v->opts, probe))) {
+            char near[72];
+            const char *s = a[0] == '-' ? clihelp_nearest_opt(v->opts, a, near, sizeof near) : NULL;
+            if (s) {
+                fprintf(stderr, "lcm %s: unknown option %s (did you mean %s?) (lcm %s --help)\n", o->verb, a, s,
+                        o->verb);
+                return CLI_EXIT_USAGE;
+            }
             return cli_usage_error(o->verb, a[0] == '-' ? "unknown option %s" : "unexpected argument %s", a);
+        }
         int value = !strcmp(a, "--home") || !strcmp(a, "--session") || !strcmp(a, "--out") ||
                     !strcmp(a, "--after") || !strcmp(a, "--limit") || !strcmp(a, "--max-nodes") ||
                     !strcmp(a, "--to");
         if (value && (i + 1 >= argc || !argv[i + 1][0]))
-            return cli_usage_error(o->verb, "%s takes a value", a);
+            return cli_usage_error(o->verb, "%s needs a value", a);
         const char *val = value ? argv[++i] : NULL;
         char *end = NULL;
         if (!strcmp(a, "--home")) o->home_opt = val;
@@ -151,12 +141,6 @@ typedef struct cli_run_ctx {
     sbuf text;
     int status;     /* the worst admin_result status */
 } cli_run_ctx;
-
-static char *cli_home(const char *opt)
-{
-    const char *env_home = getenv("HOME");
-    return opt ? lc_strdup(opt) : lc_asprintf("%s/.agent", env_home ? env_home : ".");
-}
 
 static void cli_load_config(cli_run_ctx *c)
 {
@@ -404,8 +388,17 @@ int cli_run(int argc, char **argv)
     char *err = NULL;
     int rc = cli_parse(argc, argv, &c.o), code;
     if (rc != CLI_EXIT_OK) return rc;
-    c.home = cli_home(c.o.home_opt);
+    c.home = cliview_home(c.o.home_opt);
     if (!c.home) return CLI_EXIT_FOUND;
+    /* --session as a person types it: a unique prefix of the id */
+    char *session = NULL;
+    if (c.o.session && cliview_session(c.home, c.o.session, &session, &err) != LC_OK) {
+        fprintf(stderr, "lcm %s: %s\n", c.o.verb, err ? err : "out of memory");
+        free(err);
+        free(c.home);
+        return CLI_EXIT_FOUND;
+    }
+    if (session) c.o.session = session;
     cli_load_config(&c);
     const char *v = c.o.verb;
     if (!strcmp(v, "reindex") && !c.cfg.embeddings.enabled) rc = lc_errf(&err, LC_INVALID, "%s", embed_not_configured);
@@ -434,6 +427,7 @@ int cli_run(int argc, char **argv)
     summ_free(c.sc);
     lcm_config_free(&c.cfg);
     free(c.home);
+    free(session);
     free(err);
     return code;
 }

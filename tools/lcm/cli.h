@@ -13,9 +13,6 @@
 #define CLI_EXIT_FOUND 1
 #define CLI_EXIT_USAGE 2
 
-/* The usage lines of these verbs (main.c prints them within its own). */
-extern const char cli_usage[];
-
 /* 1 when `lcm VERB ARGS` is this module's: the maintenance verbs, and status / sessions
  * with --json. */
 int cli_owns(const char *verb, int argc, char **argv);

@@ -11,27 +11,14 @@
 #include <unistd.h>
 
 #include "admin.h"
+#include "cliview.h"
 #include "config.h"
 #include "contracts.h"
 #include "dream.h"
 #include "llm_http.h"
 #include "util.h"
 
-const char dreamcli_usage[] =
-    "  dream [--project DIR | --global] [--json]\n"
-    "                              patterns (corrections, preferences, anti-patterns, conventions,\n"
-    "                              decisions) since the last dream, with lineage; a report under\n"
-    "                              HOME/lcm-home/reports/; proposes Pending contracts\n"
-    "  contracts list|show ID|approve ID|reject ID|retract ID --reason R|supersede ID --body B\n"
-    "                              behavior contracts (Active ones ride in the session-start bundle)\n";
-
 int dreamcli_owns(const char *verb) { return !strcmp(verb, "dream") || !strcmp(verb, "contracts"); }
-
-static char *dreamcli_home(const char *opt)
-{
-    const char *env_home = getenv("HOME");
-    return opt ? lc_strdup(opt) : lc_asprintf("%s/.agent", env_home ? env_home : ".");
-}
 
 int dreamcli_run(int argc, char **argv)
 {
@@ -53,7 +40,7 @@ int dreamcli_run(int argc, char **argv)
             rest[n++] = abs_project ? abs_project : argv[i];
         } else rest[n++] = argv[i];
     }
-    home = dreamcli_home(home_opt);
+    home = cliview_home(home_opt);
     cwd = getcwd(NULL, 0);
     cfg_path = home ? admin_config_path(home) : NULL;
     const char *user = getenv("USER");

@@ -9,8 +9,6 @@
 #ifndef LC_LCM_DREAMCLI_H
 #define LC_LCM_DREAMCLI_H
 
-extern const char dreamcli_usage[];
-
 /* 1 for the verbs this module runs ("dream", "contracts"). */
 int dreamcli_owns(const char *verb);
 

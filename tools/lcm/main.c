@@ -1,11 +1,10 @@
 /*
- * main.c -- the `lcm` command: `lcm mcp` (the MCP stdio server), `lcm import` (other
- * agents' transcripts into stores) and plain `grep`, `status`, `sessions`, `describe`,
- * `expand` verbs over the same read-only tool functions the server runs, the maintenance
- * verbs (cli.c over engine/admin.h: compact, doctor, export, backup, gc, migrate, heal,
- * report), `hooks` / `hook` (hooks.c, hook.c: Claude Code and Codex wiring and
- * runtime) and `tui` (tui.c: the terminal browser). Owns the dispatch and the parsing of
- * the read verbs; everything else is cli.c / mcp.c / import.c / progress.c / the engine.
+ * main.c -- the `lcm` command. Owns the command table (lcm_cmds: each verb's handler,
+ * one-line summary, usage and the options it takes), which dispatch, `lcm help`, `lcm VERB
+ * --help`, the usage and "did you mean" all read; and the handlers of the read verbs (grep,
+ * sessions, status, describe, expand, handoff, tui), import, mcp, hooks and hook. The
+ * maintenance verbs are cli.c's (over engine/admin.h), dream and contracts dreamcli.c's;
+ * the CLI's own words (ids by prefix, titles, sizes) cliview.c's; did-you-mean clihelp.c's.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +15,8 @@
 #include <cjson/cJSON.h>
 
 #include "cli.h"
+#include "clihelp.h"
+#include "cliview.h"
 #include "dreamcli.h"
 #include "bundle.h"
 #include "catalog.h"
@@ -33,110 +34,312 @@
 
 /* A file below this imports too fast to need a bar. */
 #define LCM_BAR_MIN_BYTES (1024 * 1024)
+/* `lcm grep`'s hits without --limit or --full: a screen's worth (two lines a hit at a
+ * terminal of unknown height), and a page's when the output is not a terminal. */
+#define LCM_GREP_SCREEN 8
+#define LCM_GREP_PAGE 10
 
-static const char usage[] =
-    "usage: lcm <verb> [--home DIR] ...\n"
-    "  mcp                         serve the stores over MCP (JSON-RPC on stdin/stdout)\n"
-    "  import FILE...              read Pi session files, Claude Code or Codex JSONL transcripts\n"
-    "  grep [opts] QUERY           search: plain words or a question, ranked (lcm grep --help;\n"
-    "                              --regex: QUERY is a PCRE2 pattern; --hybrid: words and meaning)\n"
-    "       --scope all_sessions|sessions|fleet|ID  --session ID  --cwd DIR  --offset N  --include-removed\n"
-    "       --since T  --until T  --sort relevance|newest|oldest  --role user|assistant|tool|thinking\n"
-    "       (fleet: every session of a shared store; refused unless lcm.json sets fleetRecall)\n"
-    "  sessions [--cwd DIR]        list stored sessions, newest first\n"
-    "  status                      where the stores are and what they hold\n"
-    "  describe SESSION ID         a summary (#12) or a file handle\n"
-    "  expand SESSION ID|#N        verbatim windows of a message or a summary's originals\n"
-    "  hooks install|uninstall|doctor --agent claude-code|codex [--scope user|project]\n"
-    "       [--dry-run] [--prompt-hook]  wire lcm hook + lcm mcp into Claude Code / Codex\n"
-    "  handoff [--generate] [--session ID] [--cwd DIR]\n"
-    "                              a session's handoff (default: the folder's newest session);\n"
-    "                              --generate builds and stores it for the next session's bundle\n"
-    "  tui                         browse the stores in the terminal: sessions, search, summaries\n"
-    "                              by depth, stats (read-only; ? lists the keys)\n"
-    "  hook EVENT [--budget N]     run by those hooks: session-start, stop, subagent-stop,\n"
-    "                              session-end, user-prompt-submit, precompact (JSON on stdin)\n";
+typedef struct lcm_cmd lcm_cmd;
+typedef int (*lcm_handler)(const lcm_cmd *cmd, int argc, char **argv);
 
-static const char usage_notes[] =
-    "  --home DIR: the agent home (stores in DIR/lcm/); default ~/.agent, Pi users: ~/.pi/agent\n"
-    "  --json on grep, describe, expand: {\"tool\",\"text\",\"isError\"}\n"
-    "  import, compact, export, gc, migrate: a progress bar on stderr when it is a terminal\n";
+/* One verb. `usage` is its synopsis line (after "lcm ") and the lines that explain it;
+ * `opts` the options it takes (clihelp.h's list), NULL when its handler reads its own
+ * (hook: a hook never fails its agent over an argument). `home`: it reads an agent home
+ * that must exist. */
+struct lcm_cmd {
+    const char *name;
+    lcm_handler run;
+    const char *summary;
+    const char *usage;
+    const char *opts;
+    int home;
+};
 
-/* The read verbs, the maintenance verbs (cli.c), then what holds for all of them. */
-static void lcm_print_usage(FILE *f)
+static int lcm_read(const lcm_cmd *cmd, int argc, char **argv);
+static int lcm_hook(const lcm_cmd *cmd, int argc, char **argv);
+static int lcm_hooks(const lcm_cmd *cmd, int argc, char **argv);
+static int lcm_maint(const lcm_cmd *cmd, int argc, char **argv);
+static int lcm_dream(const lcm_cmd *cmd, int argc, char **argv);
+static int lcm_help(const lcm_cmd *cmd, int argc, char **argv);
+static int lcm_version(const lcm_cmd *cmd, int argc, char **argv);
+
+#define LCM_READ_OPTS " --home= --json "
+#define LCM_MAINT_OPTS NULL /* cli.c checks them, with the same did-you-mean */
+
+static const lcm_cmd lcm_cmds[] = {
+    {"grep", lcm_read, "search every stored message: plain words, a question, or --regex",
+     "grep [options] QUERY\n"
+     "Search every stored message (verbatim, also what compaction removed). One list, ranked across\n"
+     "every session of the scope; each hit shows its date and time (UTC), session and entry id.\n"
+     "At a terminal the answer fits the screen (two lines a hit, cut to its width; --full: all of it).\n"
+     "\n"
+     "QUERY (any text is a query; punctuation never fails):\n"
+     "  plain words or a question   any word may match; more of them, rarer ones, rank first;\n"
+     "                              words like what/the/did weigh nothing\n"
+     "  opk-gui config.toml a/b.c   a hyphenated, dotted or slashed name is a phrase\n"
+     "  \"an exact phrase\"           the words in this order\n"
+     "  prefix*                     words that start so\n"
+     "  -word  -\"a phrase\"          exclude\n"
+     "  a AND b   a OR b            in capitals only (OR is what plain words do anyway)\n"
+     "  fts5:QUERY                  FTS5's own syntax, passed as it is (may be refused)\n"
+     "  the first 32 words are searched; a longer query says what it left out\n"
+     "\n"
+     "options:\n"
+     "  --limit N                   at most N hits (default: a screen at a terminal, 10 piped, 20 --json)\n"
+     "  --full                      whole hit lines, 20 hits a page (with --limit: N)\n"
+     "  --offset N                  the next page (the output says where it continues)\n"
+     "  --scope all_sessions|sessions|fleet|ID   where (default: the sessions of --session, else all;\n"
+     "                              fleet: every session of a shared store, when lcm.json sets fleetRecall)\n"
+     "  --session ID  --cwd DIR     one session (a unique prefix of its id will do); the project\n"
+     "                              folder for --scope sessions\n"
+     "  --since T  --until T        only messages in [since, until): 2026-03-01, 2026-03-01T14:30,\n"
+     "                              90m, 2h, 3d, 2w, today, yesterday, this week, last week (UTC;\n"
+     "                              a day given as --until counts whole)\n"
+     "  --sort relevance|newest|oldest   the order (default relevance)\n"
+     "  --role user|assistant|tool|thinking   only those messages (several: user,assistant)\n"
+     "  --resume sessions:N         continue a search that stopped at its time bound\n"
+     "  --include-removed           also abandoned branches, labelled [removed]\n"
+     "  --regex                     QUERY is a PCRE2 pattern (case-insensitive; --case-sensitive)\n"
+     "  --hybrid                    words and meaning fused (lcm.json embeddings)\n"
+     "  --json                      {\"tool\",\"text\",\"isError\"}\n"
+     "examples:\n"
+     "  lcm grep \"why did the grays look identical in the terminal?\"\n"
+     "  lcm grep --since yesterday --role user \"opk-gui entry point\"\n"
+     "  lcm grep --sort oldest --scope sessions --cwd ~/proj \"vibelife\"\n"
+     "  lcm expand 1fb5e404 c0ffee    read a hit: the session and entry ids (unique prefixes)\n",
+     LCM_READ_OPTS "--scope= --session= --cwd= --offset= --limit= --full --include-removed --since= --until= "
+                   "--sort= --role= --resume= --case-sensitive --regex --hybrid ",
+     1},
+    {"sessions", lcm_read, "the stored sessions, newest first: short id, date, messages, folder, first request",
+     "sessions [--cwd DIR] [--offset N] [--limit N]\n"
+     "One line a session: its short id (any unique prefix of an id is taken wherever one is asked),\n"
+     "date, messages, folder and title (its first request); sub-agents under their session.\n"
+     "  --cwd DIR                   only the sessions of that project folder (with --scope sessions)\n"
+     "  --scope sessions|all_sessions|fleet   which (default all_sessions)\n"
+     "  --json                      one document: every store's session, key, path, counts;\n"
+     "                              page with --after KEY --limit N\n",
+     LCM_READ_OPTS "--cwd= --scope= --offset= --limit= --after= ", 1},
+    {"status", lcm_read, "where the stores are and what they hold",
+     "status [--session ID] [--json]\n"
+     "The agent home, its store, how many sessions, messages and summaries, their size, the newest.\n"
+     "  --session ID --json         one store's status (a unique prefix of its id will do)\n",
+     LCM_READ_OPTS "--session= ", 1},
+    {"expand", lcm_read, "read a message verbatim (or a summary's originals)",
+     "expand SESSION ENTRY|#N\n"
+     "The stored message ENTRY of SESSION, verbatim, in windows; #N: the originals summary N covers.\n"
+     "SESSION and ENTRY may be unique prefixes (lcm grep and lcm sessions print them).\n"
+     "  --json                      {\"tool\",\"text\",\"isError\"}\n",
+     LCM_READ_OPTS, 1},
+    {"describe", lcm_read, "what a summary (#12) or a file handle is",
+     "describe SESSION ID\n"
+     "A summary (#12: its depth, span, what it covers) or a file handle; SESSION by a unique prefix.\n"
+     "  --json                      {\"tool\",\"text\",\"isError\"}\n",
+     LCM_READ_OPTS, 1},
+    {"import", lcm_read, "read Pi, Claude Code or Codex transcripts into the stores",
+     "import FILE...\n"
+     "Read Pi session files, Claude Code or Codex JSONL transcripts into stores under HOME/lcm/\n"
+     "(again: only what is new). A progress bar on stderr when it is a terminal.\n"
+     "examples:\n"
+     "  lcm import ~/.claude/projects/*/*.jsonl\n"
+     "  lcm import ~/.codex/sessions/*/*/*/rollout-*.jsonl\n"
+     "  lcm import ~/.pi/agent/sessions/*/*.jsonl\n",
+     " --home= ", 0},
+    {"handoff", lcm_read, "a session's handoff note (--generate builds it)",
+     "handoff [--generate] [--session ID] [--cwd DIR]\n"
+     "A session's handoff (default: the folder's newest session); --generate builds and stores it\n"
+     "for the next session's bundle.\n",
+     " --home= --generate --session= --cwd= ", 1},
+    {"tui", lcm_read, "browse the stores in the terminal",
+     "tui\n"
+     "Browse the stores in the terminal: sessions, search, summaries by depth, stats (read-only;\n"
+     "? lists the keys).\n",
+     " --home= ", 1},
+    {"mcp", lcm_read, "serve the stores to an agent over MCP (stdin/stdout)",
+     "mcp\n"
+     "Serve the stores over MCP (JSON-RPC on stdin/stdout), read-only: lcm_grep, lcm_expand,\n"
+     "lcm_describe, lcm_sessions, lcm_status, lcm_handoff, lcm_contracts. `lcm hooks install`\n"
+     "registers it with Claude Code or Codex.\n",
+     " --home= --cwd= ", 0},
+    {"hooks", lcm_hooks, "wire lcm into Claude Code or Codex (install, uninstall, doctor)",
+     "hooks install|uninstall|doctor --agent claude-code|codex [--scope user|project] [--dry-run]\n"
+     "                  [--prompt-hook]\n"
+     "Wire `lcm hook` and `lcm mcp` into Claude Code / Codex: they run this lcm by its absolute path,\n"
+     "so run the installed one (make install PREFIX=~/.local: ~/.local/bin/lcm hooks install).\n",
+     " --home= --agent= --scope= --dry-run --prompt-hook ", 0},
+    {"hook", lcm_hook, "what those hooks run (JSON on stdin)",
+     "hook EVENT [--budget N]\n"
+     "Run by the hooks: session-start, stop, subagent-stop, session-end, user-prompt-submit,\n"
+     "precompact (the agent's JSON on stdin). Always exit 0: a hook never fails its agent.\n",
+     NULL, 0},
+    {"compact", lcm_maint, "build the summary DAG over stored sessions",
+     "compact --session ID|--all\n"
+     "Build the summary DAG over stored sessions (extractive, or the lcm.json summarizer chain's\n"
+     "provider/id models).\n",
+     LCM_MAINT_OPTS, 1},
+    {"doctor", lcm_maint, "check the stores (--repair fixes)",
+     "doctor [--repair] [--session ID]\n"
+     "Store checks (every store, or --session ID); --repair fixes.\n",
+     LCM_MAINT_OPTS, 1},
+    {"export", lcm_maint, "a whole store as JSONL, verbatim",
+     "export --session ID [--out FILE]\n"
+     "The whole store as JSONL, verbatim (secrets included).\n",
+     LCM_MAINT_OPTS, 1},
+    {"backup", lcm_maint, "timestamped online copies beside the stores",
+     "backup [--session ID]\n"
+     "Timestamped online copies beside the stores.\n",
+     LCM_MAINT_OPTS, 1},
+    {"gc", lcm_maint, "retired stores (--apply exports then deletes them)",
+     "gc [--apply]\n"
+     "Retired stores; --apply exports then DELETES them.\n",
+     LCM_MAINT_OPTS, 1},
+    {"migrate", lcm_maint, "upgrade older-schema stores, or copy them to another store",
+     "migrate [--apply]\n"
+     "       migrate --to URL [--apply]\n"
+     "Older-schema stores; --apply upgrades them in place. With --to: copy this home's stores into\n"
+     "the store URL names (postgresql://..., or file:///path/to/home: another agent home); a dry run\n"
+     "counts the rows per store; --apply copies what the target lacks (idempotent).\n",
+     LCM_MAINT_OPTS, 1},
+    {"heal", lcm_maint, "re-derive truncated summaries with a model",
+     "heal [--apply] [--max-nodes N] [--session ID]\n"
+     "Truncated summaries; --apply re-derives them with a model.\n",
+     LCM_MAINT_OPTS, 1},
+    {"report", lcm_maint, "the metrics summary",
+     "report [--session ID]\n"
+     "The metrics summary (every session without --session).\n",
+     LCM_MAINT_OPTS, 1},
+    {"reindex", lcm_maint, "embed the rows for --hybrid search",
+     "reindex --embeddings [--force] [--session ID]\n"
+     "Embed the rows without a vector of the lcm.json embeddings model; --force also re-embeds\n"
+     "rows of another model.\n",
+     LCM_MAINT_OPTS, 1},
+    {"dream", lcm_dream, "find patterns since the last dream; propose contracts",
+     "dream [--project DIR | --global] [--json]\n"
+     "Patterns (corrections, preferences, anti-patterns, conventions, decisions) since the last\n"
+     "dream, with lineage; a report under HOME/lcm-home/reports/; proposes Pending contracts.\n",
+     " --home= --cwd= --project= --global --json ", 0},
+    {"contracts", lcm_dream, "behavior contracts: list, show, approve, reject, retract, supersede",
+     "contracts list|show ID|approve ID|reject ID|retract ID --reason R|supersede ID --body B\n"
+     "Behavior contracts (Active ones ride in the session-start bundle).\n",
+     " --home= --cwd= --reason= --body= --state= ", 0},
+    {"help", lcm_help, "this list, or one verb's usage (lcm help VERB)",
+     "help [VERB]\n"
+     "Every verb with one line, or one verb's usage (the same as lcm VERB --help).\n",
+     "", 0},
+    {"version", lcm_version, "lcm's version (also --version)",
+     "version\n"
+     "The version of lcm (the same as lcm --version).\n",
+     "", 0},
+};
+#define LCM_NCMDS (sizeof lcm_cmds / sizeof *lcm_cmds)
+
+static const char lcm_notes[] =
+    "every verb:\n"
+    "  --home DIR   the agent home: stores in DIR/lcm/ (default ~/.agent, for import, hooks and mcp alike)\n"
+    "  --help, -h   the verb's usage\n"
+    "  every id     a session or an entry is taken by any unique prefix (lcm sessions shows short ids)\n"
+    "  --json on grep, describe, expand: {\"tool\",\"text\",\"isError\"}; on status, sessions and the\n"
+    "  maintenance verbs one JSON document; over several stores {\"stores\":[...],\"next\":KEY|null}:\n"
+    "  page with --after KEY --limit N\n"
+    "  exit codes: 0 ok, 1 a check failed or there is something to do (a dry run that would\n"
+    "  change something, faults found, an error), 2 usage\n";
+
+static const lcm_cmd *lcm_find(const char *name)
 {
-    fputs(usage, f);
-    fputs(cli_usage, f);
-    fputs(dreamcli_usage, f);
-    fputs(usage_notes, f);
+    for (size_t i = 0; i < LCM_NCMDS; i++)
+        if (!strcmp(lcm_cmds[i].name, name)) return &lcm_cmds[i];
+    return NULL;
 }
 
-static const char grep_help[] =
-    "usage: lcm grep [opts] QUERY\n"
-    "Search every stored message (verbatim, also what compaction removed). One list, ranked across\n"
-    "every session of the scope; each hit shows its date and time (UTC), session and entry id.\n"
-    "\n"
-    "QUERY (any text is a query; punctuation never fails):\n"
-    "  plain words or a question   any word may match; more of them, rarer ones, rank first;\n"
-    "                              words like what/the/did weigh nothing\n"
-    "  opk-gui config.toml a/b.c   a hyphenated, dotted or slashed name is a phrase\n"
-    "  \"an exact phrase\"           the words in this order\n"
-    "  prefix*                     words that start so\n"
-    "  -word  -\"a phrase\"          exclude\n"
-    "  a AND b   a OR b            in capitals only (OR is what plain words do anyway)\n"
-    "  fts5:QUERY                  FTS5's own syntax, passed as it is (may be refused)\n"
-    "  the first 32 words are searched; a longer query says what it left out\n"
-    "\n"
-    "options:\n"
-    "  --scope all_sessions|sessions|fleet|ID   where (default: the sessions of --session, else all)\n"
-    "  --session ID  --cwd DIR     one session; the project folder for --scope sessions\n"
-    "  --since T  --until T        only messages in [since, until): 2026-03-01, 2026-03-01T14:30,\n"
-    "                              90m, 2h, 3d, 2w, today, yesterday, this week, last week (UTC;\n"
-    "                              a day given as --until counts whole)\n"
-    "  --sort relevance|newest|oldest   the order (default relevance)\n"
-    "  --role user|assistant|tool|thinking   only those messages (several: user,assistant)\n"
-    "  --offset N                  the next page (the output says where it continues)\n"
-    "  --resume sessions:N         continue a search that stopped at its time bound\n"
-    "  --include-removed           also abandoned branches, labelled [removed]\n"
-    "  --regex                     QUERY is a PCRE2 pattern (case-insensitive; --case-sensitive)\n"
-    "  --hybrid                    words and meaning fused (lcm.json embeddings)\n"
-    "  --json                      {\"tool\",\"text\",\"isError\"}\n"
-    "  --home DIR                  the agent home (default ~/.agent)\n"
-    "examples:\n"
-    "  lcm grep \"why did the grays look identical in the terminal?\"\n"
-    "  lcm grep --since yesterday --role user \"opk-gui entry point\"\n"
-    "  lcm grep --sort oldest --scope sessions --cwd ~/proj \"vibelife\"\n";
-
-/* `lcm VERB --help`: the verb's lines of the usage (a verb line and the lines indented under
- * it), then what holds for every verb; the whole usage for a verb it does not list. */
-static void lcm_verb_help(const char *verb)
+/* `lcm help`: every verb with its one line, then what holds for all of them. */
+static void lcm_usage(FILE *f)
 {
-    const char *texts[] = {usage, cli_usage, dreamcli_usage};
-    size_t vl = strlen(verb);
-    int found = 0;
-    if (!strcmp(verb, "grep")) {
-        fputs(grep_help, stdout);
-        return;
+    fprintf(f, "usage: lcm VERB [options]   (lcm help VERB, or lcm VERB --help: one verb's usage)\n\nverbs:\n");
+    for (size_t i = 0; i < LCM_NCMDS; i++) fprintf(f, "  %-10s %s\n", lcm_cmds[i].name, lcm_cmds[i].summary);
+    fprintf(f, "\n%s", lcm_notes);
+}
+
+/* One verb's usage: its synopsis and explanation, then --home and --help. */
+static void lcm_verb_usage(const lcm_cmd *c, FILE *f)
+{
+    fprintf(f, "usage: lcm %s", c->usage);
+    if (c->run == lcm_maint)
+        fprintf(f, "  --json                      one JSON document; over several stores {\"stores\":[...],\"next\":KEY}:\n"
+                   "                              page with --after KEY --limit N\n"
+                   "  exit codes: 0 ok, 1 a check failed or there is something to do, 2 usage\n");
+    if (c->run != lcm_help && c->run != lcm_version)
+        fprintf(f, "  --home DIR                  the agent home (default ~/.agent)\n");
+}
+
+/* `lcm gerp`: the verb nearest to it, and where the list is. */
+static int lcm_unknown_verb(const char *verb)
+{
+    const char *names[LCM_NCMDS];
+    for (size_t i = 0; i < LCM_NCMDS; i++) names[i] = lcm_cmds[i].name;
+    const char *near = clihelp_nearest(verb, names, LCM_NCMDS);
+    fprintf(stderr, "lcm: unknown verb %s", verb);
+    if (near) fprintf(stderr, " (did you mean lcm %s?)", near);
+    fprintf(stderr, "\nlcm help lists the verbs\n");
+    return 2;
+}
+
+static int lcm_help(const lcm_cmd *cmd, int argc, char **argv)
+{
+    (void)cmd;
+    if (argc < 3) {
+        lcm_usage(stdout);
+        return 0;
     }
-    for (size_t t = 0; t < sizeof texts / sizeof *texts; t++) {
-        int in = 0;
-        for (const char *line = texts[t]; *line;) {
-            const char *nl = strchr(line, '\n');
-            size_t len = nl ? (size_t)(nl - line + 1) : strlen(line);
-            int verb_line = line[0] == ' ' && line[1] == ' ' && line[2] != ' ';
-            if (verb_line) in = !strncmp(line + 2, verb, vl) && (line[2 + vl] == ' ' || line[2 + vl] == '\n');
-            if (in) {
-                if (!found++) printf("usage: lcm <verb> [--home DIR] ...\n");
-                fwrite(line, 1, len, stdout);
-            }
-            line += len;
-        }
+    const lcm_cmd *c = lcm_find(argv[2]);
+    if (!c) return lcm_unknown_verb(argv[2]);
+    lcm_verb_usage(c, stdout);
+    return 0;
+}
+
+static int lcm_version(const lcm_cmd *cmd, int argc, char **argv)
+{
+    (void)cmd, (void)argc, (void)argv;
+    printf("lcm %s\n", LCM_VERSION);
+    return 0;
+}
+
+/* A home that does not exist is said so, never listed as empty: a mistyped --home would
+ * otherwise read as "no history". A store URL (LCM_STORE_URL) needs no folder. */
+static int lcm_home_missing(const char *verb, const char *home)
+{
+    struct stat st;
+    const char *url = getenv("LCM_STORE_URL");
+    if ((url && *url) || stat(home, &st) == 0) return 0;
+    fprintf(stderr,
+            "lcm %s: no agent home at %s (nothing was stored there: `lcm import` or the hooks create one;\n"
+            "the default is ~/.agent, --home DIR names another)\n",
+            verb, home);
+    return 1;
+}
+
+/* The --home of argv, else NULL; *bare = 1 when a --home has no value after it. */
+static const char *lcm_home_opt(int argc, char **argv, int *bare)
+{
+    const char *h = NULL;
+    *bare = 0;
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--")) break;
+        if (strcmp(argv[i], "--home") != 0) continue;
+        if (i + 1 >= argc || !argv[i + 1][0]) *bare = 1;
+        else h = argv[++i];
     }
-    if (!found) {
-        lcm_print_usage(stdout);
-        return;
-    }
-    fputs(usage_notes, stdout);
+    return h;
+}
+
+static int lcm_maint(const lcm_cmd *cmd, int argc, char **argv)
+{
+    (void)cmd;
+    return cli_run(argc, argv);
+}
+
+static int lcm_dream(const lcm_cmd *cmd, int argc, char **argv)
+{
+    (void)cmd;
+    return dreamcli_run(argc, argv);
 }
 
 static int lcm_import(const char *home, char **files, int n)
@@ -202,7 +405,15 @@ static int lcm_run_tool(const mcp_ctx *c, const char *name, cJSON *args, int jso
     }
     /* Stored text is shown, never obeyed: escape sequences a tool once printed are inert
      * (JSON escapes them itself). */
-    char *shown = doc ? NULL : termsafe_text(text);
+    if (!doc && c->cli) {
+        /* the short ids of the sessions a screen's hits name */
+        catalog_list l = {0};
+        catalog_filter f = {0};
+        int listed = c->width > 0 && !strcmp(name, "lcm_grep") && catalog_list_stores(c->home, &f, &l, NULL) == LC_OK;
+        text = cliview_words(text, c->width, listed ? &l : NULL);
+        catalog_list_free(&l);
+    }
+    char *shown = doc || !text ? NULL : termsafe_text(text);
     if (doc) printf("%s\n", doc);
     else fprintf(is_error ? stderr : stdout, "%s\n", shown ? shown : "lcm: out of memory");
     free(shown);
@@ -224,28 +435,17 @@ static int lcm_scope_refused(const char *home, const char *scope)
     return 1;
 }
 
-/* The home as an absolute path (the hooks run from any folder). */
-static char *lcm_abs_home(const char *opt)
-{
-    const char *env_home = getenv("HOME");
-    char *h = opt ? lc_strdup(opt) : lc_asprintf("%s/.agent", env_home ? env_home : ".");
-    if (!h || h[0] == '/') return h;
-    char *cwd = getcwd(NULL, 0), *abs = cwd ? lc_asprintf("%s/%s", cwd, h) : NULL;
-    free(cwd);
-    free(h);
-    return abs;
-}
-
 /* `lcm hook EVENT [--home DIR] [--budget N]`: always exit 0 (a hook never fails its agent). */
-static int lcm_hook(int argc, char **argv)
+static int lcm_hook(const lcm_cmd *cmd, int argc, char **argv)
 {
+    (void)cmd;
     const char *home_opt = NULL;
     long budget = 0;
     for (int i = 3; i < argc; i++) {
         if (!strcmp(argv[i], "--home") && i + 1 < argc) home_opt = argv[++i];
         else if (!strcmp(argv[i], "--budget") && i + 1 < argc) budget = atol(argv[++i]);
     }
-    char *home = lcm_abs_home(home_opt);
+    char *home = cliview_home(home_opt);
     if (!home) return 0;
     hook_opts o = {home, budget};
     if (argc < 3 || !hook_known(argv[2])) {
@@ -258,8 +458,26 @@ static int lcm_hook(int argc, char **argv)
     return 0;
 }
 
+/* The hooks and the MCP entry run this binary by its path: one inside a source tree's build
+ * folder breaks when the clone moves or is rebuilt elsewhere. Say so, and how to get a stable one. */
+static void lcm_build_tree_note(const char *self)
+{
+    char *dir = lc_strdup(self), *slash = dir ? strrchr(dir, '/') : NULL;
+    if (slash) *slash = 0;
+    slash = dir ? strrchr(dir, '/') : NULL;
+    if (slash) *slash = 0;
+    char *mk = dir ? lc_asprintf("%s/Makefile", dir) : NULL, *src = dir ? lc_asprintf("%s/tools/lcm/main.c", dir) : NULL;
+    if (mk && src && access(mk, F_OK) == 0 && access(src, F_OK) == 0)
+        printf("note: %s is in the source tree's build folder; the hooks will run it from there.\n"
+               "  For a copy that outlives the clone: make install PREFIX=~/.local, then\n"
+               "  ~/.local/bin/lcm hooks install (the same arguments).\n", self);
+    free(mk);
+    free(src);
+    free(dir);
+}
+
 /* `lcm hooks install|uninstall|doctor ...` */
-static int lcm_hooks(int argc, char **argv)
+static int lcm_hooks(const lcm_cmd *cmd, int argc, char **argv)
 {
     const char *home_opt = NULL, *agent = NULL, *scope = "user";
     int dry = 0, prompt = 0, rc = 2;
@@ -273,13 +491,14 @@ static int lcm_hooks(int argc, char **argv)
         else if (!strcmp(argv[i], "--dry-run")) dry = 1;
         else if (!strcmp(argv[i], "--prompt-hook")) prompt = 1;
         else {
-            fprintf(stderr, "lcm hooks: unknown option %s\n%s", argv[i], usage);
+            fprintf(stderr, "lcm hooks: unexpected %s (lcm hooks --help)\n", argv[i]);
             return 2;
         }
     }
     int doctor = !strcmp(sub, "doctor");
     if (!doctor && strcmp(sub, "install") != 0 && strcmp(sub, "uninstall") != 0) {
-        fprintf(stderr, "lcm hooks: install, uninstall or doctor\n%s", usage);
+        fprintf(stderr, "lcm hooks: install, uninstall or doctor\n");
+        lcm_verb_usage(cmd, stderr);
         return 2;
     }
     if ((!agent && !doctor) || (agent && strcmp(agent, "claude-code") != 0 && strcmp(agent, "codex") != 0)) {
@@ -290,7 +509,7 @@ static int lcm_hooks(int argc, char **argv)
         fprintf(stderr, "lcm hooks: --scope user or --scope project\n");
         return 2;
     }
-    home = lcm_abs_home(home_opt);
+    home = cliview_home(home_opt);
     self = realpath("/proc/self/exe", NULL);
     cwd = getcwd(NULL, 0);
     const char *user_home = getenv("HOME");
@@ -328,6 +547,7 @@ static int lcm_hooks(int argc, char **argv)
         goto done;
     }
     o.agent = !strcmp(agent, "codex") ? HOOKS_CODEX : HOOKS_CLAUDE;
+    if (sub[0] == 'i') lcm_build_tree_note(self);
     int r = sub[0] == 'i' ? hooks_install(&o, stdout, &err) : hooks_uninstall(&o, stdout, &err);
     if (r != LC_OK) fprintf(stderr, "lcm hooks %s: %s\n", sub, err ? err : "failed");
     rc = r == LC_OK ? 0 : 1;
@@ -382,45 +602,43 @@ done:
     return rc;
 }
 
-/* `lcm VERB --help` (or -h as the verb's first argument) for every verb. */
-static int lcm_wants_help(int argc, char **argv)
+/* How many grep hits fill the screen: two lines each, below the header and above the
+ * footer (8 at 24 rows, LCM_GREP_SCREEN when the rows are not known). */
+static long lcm_screen_hits(void)
 {
-    if (argc >= 3 && !strcmp(argv[2], "-h")) return 1;
-    for (int i = 2; i < argc; i++) {
-        if (!strcmp(argv[i], "--")) return 0;
-        if (!strcmp(argv[i], "--help")) return 1;
-    }
-    return 0;
+    int rows = cliview_rows();
+    if (rows <= 0) return LCM_GREP_SCREEN;
+    return rows > 13 ? (rows - 7) / 2 : 3;
 }
 
-int main(int argc, char **argv)
+/* A session id a person typed (a unique prefix) as the whole id; NULL after saying why. */
+static char *lcm_session_arg(const char *verb, const char *home, const char *arg)
 {
-    if (argc >= 2 && argv[1][0] != '-' && lcm_wants_help(argc, argv)) {
-        lcm_verb_help(argv[1]);
-        return 0;
+    char *full = NULL, *err = NULL;
+    if (cliview_session(home, arg, &full, &err) != LC_OK) {
+        fprintf(stderr, "lcm %s: %s\n", verb, err ? err : "out of memory");
+        free(err);
+        return NULL;
     }
-    if (argc >= 2 && !strcmp(argv[1], "hook")) return lcm_hook(argc, argv);
-    if (argc >= 2 && !strcmp(argv[1], "hooks")) return lcm_hooks(argc, argv);
-    if (argc >= 2 && cli_owns(argv[1], argc, argv)) return cli_run(argc, argv);
-    /* dream and contracts (dreamcli.c over engine/dream.h, engine/contracts.h) */
-    if (argc >= 2 && dreamcli_owns(argv[1])) return dreamcli_run(argc, argv);
-    const char *home_opt = NULL, *scope = NULL, *session = NULL, *cwd_opt = NULL;
+    return full;
+}
+
+/* The read verbs (their options are checked before): parse, then one tool or one view. */
+static int lcm_read(const lcm_cmd *cmd, int argc, char **argv)
+{
+    const char *verb = cmd->name;
+    const char *home_opt = NULL, *scope = NULL, *session_arg = NULL, *cwd_opt = NULL;
     const char *since = NULL, *until = NULL, *sort = NULL, *role = NULL, *resume = NULL;
-    int case_sensitive = 0, dashdash = 0;
-    long offset = 0;
+    int case_sensitive = 0, dashdash = 0, full = 0;
+    long offset = 0, limit = 0;
     int regex = 0, include_removed = 0, json = 0, generate = 0, rc = 2, npos = 0, hybrid = 0;
     char **pos = calloc((size_t)argc + 1, sizeof *pos);
-    char *home = NULL, *cwd = NULL;
+    char *home = NULL, *cwd = NULL, *session = NULL, *entry = NULL;
     if (!pos) return 1;
-    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-        lcm_print_usage(argc < 2 ? stderr : stdout);
-        free(pos);
-        return argc < 2 ? 2 : 0;
-    }
-    const char *verb = argv[1];
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         int more = i + 1 < argc;
+        char *end = NULL;
         if (dashdash) pos[npos++] = argv[i];
         else if (!strcmp(a, "--")) dashdash = 1;
         else if (!strcmp(a, "--home") && more) home_opt = argv[++i];
@@ -431,51 +649,77 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--resume") && more) resume = argv[++i];
         else if (!strcmp(a, "--case-sensitive")) case_sensitive = 1;
         else if (!strcmp(a, "--scope") && more) scope = argv[++i];
-        else if (!strcmp(a, "--session") && more) session = argv[++i];
+        else if (!strcmp(a, "--session") && more) session_arg = argv[++i];
         else if (!strcmp(a, "--cwd") && more) cwd_opt = argv[++i];
-        else if (!strcmp(a, "--offset") && more) offset = atol(argv[++i]);
+        else if ((!strcmp(a, "--offset") || !strcmp(a, "--limit")) && more) {
+            long n = strtol(argv[++i], &end, 10);
+            if (*end || n < 0 || (n == 0 && a[2] == 'l')) {
+                fprintf(stderr, "lcm %s: %s takes a %s number, not %s\n", verb, a, a[2] == 'l' ? "positive" : "whole",
+                        argv[i]);
+                goto done;
+            }
+            if (a[2] == 'l') limit = n;
+            else offset = n;
+        } else if (!strcmp(a, "--full")) full = 1;
         else if (!strcmp(a, "--regex")) regex = 1;
         else if (!strcmp(a, "--hybrid")) hybrid = 1;
         else if (!strcmp(a, "--include-removed")) include_removed = 1;
         else if (!strcmp(a, "--json")) json = 1;
         else if (!strcmp(a, "--generate")) generate = 1;
-        else if (a[0] == '-' && a[1] == '-') {
-            fprintf(stderr, "lcm: unknown option %s (see lcm --help)\n", a);
-            goto done;
-        } else pos[npos++] = argv[i];
+        else pos[npos++] = argv[i];
     }
-    const char *env_home = getenv("HOME");
-    home = home_opt ? lc_strdup(home_opt) : lc_asprintf("%s/.agent", env_home ? env_home : ".");
+    home = cliview_home(home_opt);
     cwd = getcwd(NULL, 0);
-    mcp_ctx c = {home, cwd_opt ? cwd_opt : cwd};
+    mcp_ctx c = {home, cwd_opt ? cwd_opt : cwd, 1, 0};
     if (!home) {
+        rc = 1;
+        goto done;
+    }
+    if (session_arg && !(session = lcm_session_arg(verb, home, session_arg))) {
         rc = 1;
         goto done;
     }
     if (!strcmp(verb, "mcp")) {
         char *err = NULL;
+        c.cli = 0; /* the tools speak to an agent here */
         /* The protocol owns stdout: nothing else may be written there. */
         rc = mcp_serve(&c, stdin, stdout, &err) == LC_OK ? 0 : 1;
         if (err) fprintf(stderr, "%s\n", err);
         free(err);
     } else if (!strcmp(verb, "import")) {
         if (npos == 0) {
-            fprintf(stderr, "lcm import: name at least one transcript file\n");
+            fprintf(stderr, "lcm import: name at least one transcript file (lcm import --help)\n");
             goto done;
         }
         rc = lcm_import(home, pos, npos);
     } else if (!strcmp(verb, "grep")) {
         if (npos != 1) {
-            fprintf(stderr, "lcm grep: one QUERY\n%s", usage);
+            fprintf(stderr, "lcm grep: one QUERY%s (quote a question: lcm grep \"why did ...\"; lcm grep --help)\n",
+                    npos ? ", in quotes when it has spaces" : "");
             goto done;
         }
-        if (lcm_scope_refused(home, scope)) goto done;
+        char *scope_full = NULL;
+        /* a session id given as the scope is one a person typed too */
+        if (scope && strcmp(scope, "all_sessions") && strcmp(scope, "sessions") && strcmp(scope, "fleet") &&
+            strcmp(scope, "session") && !(scope_full = lcm_session_arg(verb, home, scope))) {
+            rc = 1;
+            goto done;
+        }
+        if (lcm_scope_refused(home, scope)) {
+            free(scope_full);
+            goto done;
+        }
         cJSON *a = cJSON_CreateObject();
         cJSON_AddStringToObject(a, regex ? "pattern" : "query", pos[0]);
-        if (scope) cJSON_AddStringToObject(a, "scope", scope);
+        if (scope) cJSON_AddStringToObject(a, "scope", scope_full ? scope_full : scope);
+        free(scope_full);
         if (session) cJSON_AddStringToObject(a, "session", session);
         if (cwd_opt) cJSON_AddStringToObject(a, "cwd", cwd_opt);
         if (offset > 0) cJSON_AddNumberToObject(a, "offset", (double)offset);
+        /* A person at a terminal gets a screen; --full and --json their page. */
+        c.width = full ? 0 : cliview_columns();
+        if (!limit && !full && !json) limit = c.width > 0 ? lcm_screen_hits() : LCM_GREP_PAGE;
+        if (limit > 0) cJSON_AddNumberToObject(a, "limit", (double)limit);
         if (include_removed) cJSON_AddBoolToObject(a, "include_removed", 1);
         if (hybrid) cJSON_AddStringToObject(a, "mode", "hybrid");
         if (since) cJSON_AddStringToObject(a, "since", since);
@@ -491,6 +735,10 @@ int main(int argc, char **argv)
         if (cwd_opt) cJSON_AddStringToObject(a, "cwd", cwd_opt);
         if (scope) cJSON_AddStringToObject(a, "scope", scope);
         if (offset > 0) cJSON_AddNumberToObject(a, "offset", (double)offset);
+        c.width = cliview_columns();
+        /* a terminal's rows, less the header and the prompt */
+        if (!limit && cliview_rows() > 0) limit = cliview_rows() > 8 ? cliview_rows() - 3 : 5;
+        if (limit > 0) cJSON_AddNumberToObject(a, "limit", (double)limit);
         rc = lcm_run_tool(&c, "lcm_sessions", a, json);
     } else if (!strcmp(verb, "status")) {
         rc = lcm_run_tool(&c, "lcm_status", NULL, json);
@@ -500,22 +748,79 @@ int main(int argc, char **argv)
         rc = lcm_handoff(home, session, cwd_opt ? cwd_opt : cwd, generate);
     } else if (!strcmp(verb, "describe") || !strcmp(verb, "expand")) {
         if (npos != 2) {
-            fprintf(stderr, "lcm %s: SESSION ID\n%s", verb, usage);
+            fprintf(stderr, "lcm %s: give SESSION and %s (lcm %s --help)\n", verb, verb[0] == 'd' ? "ID" : "ENTRY",
+                    verb);
             goto done;
         }
+        char *err = NULL;
+        if (!(session = lcm_session_arg(verb, home, pos[0]))) {
+            rc = 1;
+            goto done;
+        }
+        /* #N is a summary; describe's ID may be a path or a content id too, which go on as given */
+        if (pos[1][0] != '#' && !strchr(pos[1], '/') && cliview_entry(home, session, pos[1], &entry, &err) != LC_OK) {
+            fprintf(stderr, "lcm %s: %s\n", verb, err ? err : "out of memory");
+            free(err);
+            rc = 1;
+            goto done;
+        }
+        const char *id = entry ? entry : pos[1];
         cJSON *a = cJSON_CreateObject();
-        cJSON_AddStringToObject(a, "session", pos[0]);
-        if (verb[0] == 'd') cJSON_AddStringToObject(a, "id", pos[1]);
-        else if (pos[1][0] == '#') cJSON_AddStringToObject(a, "summary_id", pos[1]);
-        else cJSON_AddStringToObject(a, "entry_id", pos[1]);
+        cJSON_AddStringToObject(a, "session", session);
+        if (verb[0] == 'd') cJSON_AddStringToObject(a, "id", id);
+        else if (id[0] == '#') cJSON_AddStringToObject(a, "summary_id", id);
+        else cJSON_AddStringToObject(a, "entry_id", id);
         rc = lcm_run_tool(&c, verb[0] == 'd' ? "lcm_describe" : "lcm_expand", a, json);
-    } else {
-        fprintf(stderr, "lcm: unknown verb %s\n", verb);
-        lcm_print_usage(stderr);
     }
 done:
     free(home);
     free(cwd);
     free(pos);
+    free(session);
+    free(entry);
     return rc;
+}
+
+/* `lcm VERB --help` (or -h as the verb's first argument). */
+static int lcm_wants_help(int argc, char **argv)
+{
+    if (argc >= 3 && !strcmp(argv[2], "-h")) return 1;
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--")) return 0;
+        if (!strcmp(argv[i], "--help")) return 1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        lcm_usage(stderr);
+        return 2;
+    }
+    const char *verb = argv[1];
+    if (!strcmp(verb, "-h") || !strcmp(verb, "--help")) verb = "help";
+    else if (!strcmp(verb, "--version") || !strcmp(verb, "-V")) verb = "version";
+    const lcm_cmd *cmd = lcm_find(verb);
+    if (!cmd) return lcm_unknown_verb(verb);
+    if (lcm_wants_help(argc, argv)) {
+        lcm_verb_usage(cmd, stdout);
+        return 0;
+    }
+    if (cmd->opts && clihelp_check(cmd->name, cmd->opts, argc, argv, 2)) return 2;
+    if (cmd->home) {
+        int bare = 0;
+        const char *opt = lcm_home_opt(argc, argv, &bare);
+        if (bare) {
+            fprintf(stderr, "lcm %s: --home needs a value (lcm %s --help)\n", cmd->name, cmd->name);
+            return 2;
+        }
+        char *home = cliview_home(opt);
+        int missing = !home || lcm_home_missing(cmd->name, home);
+        free(home);
+        if (missing) return 1;
+    }
+    /* status and sessions as one JSON document are cli.c's (keyset paging over the stores) */
+    if (cmd->run == lcm_read && cli_owns(cmd->name, argc, argv)) return cli_run(argc, argv);
+    return cmd->run(cmd, argc, argv);
 }

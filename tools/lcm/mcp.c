@@ -16,6 +16,7 @@
 #include "admin.h"
 #include "bundle.h"
 #include "catalog.h"
+#include "cliview.h"
 #include "contracts.h"
 #include "config.h"
 #include "embed.h"
@@ -26,7 +27,7 @@
 #include "util.h"
 
 #define MCP_SERVER_NAME "lcm"
-#define MCP_SERVER_VERSION "0.1.0"
+#define MCP_SERVER_VERSION LCM_VERSION
 #define MCP_SESSIONS_PAGE 50
 /* A request line longer than this is refused unread (a parse error, never echoed): no
  * tool argument needs more, and reading it whole cost 4x its size in memory. */
@@ -221,8 +222,11 @@ static int mcp_tool_grep(const mcp_ctx *c, const cJSON *a, char **text, int *is_
         return mcp_fail(lc_strdup("lcm_grep: give exactly one of query (full-text) or pattern (regex)"), text,
                         is_error);
     long long off = mcp_uint(a, "offset", 0);
-    if (off < 0) return mcp_fail(lc_strdup("lcm_grep: offset is an integer from 0 to 1000000000"), text, is_error);
+    long long lim = mcp_uint(a, "limit", 0);
+    if (off < 0 || lim < 0)
+        return mcp_fail(lc_strdup("lcm_grep: offset and limit are integers from 0 to 1000000000"), text, is_error);
     o.offset = (size_t)off;
+    o.limit = (size_t)lim; /* 0: recall's page */
     o.case_sensitive = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "case_sensitive"));
     o.include_removed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "include_removed"));
     o.resume = mcp_str(a, "resume");
@@ -343,6 +347,51 @@ static void mcp_sessions_order(const catalog_list *l, size_t *order)
     }
 }
 
+/* `lcm sessions`' line for a person: short id, date, size, folder, then the title (its first
+ * request) in what is left of a terminal's width (whole, up to 200 bytes, elsewhere). */
+static void mcp_session_line(const mcp_ctx *c, const catalog_list *l, size_t i, const char *date, sbuf *b)
+{
+    const catalog_entry *v = &l->v[i];
+    char *id = cliview_short_id(l, i), *folder = NULL, *title = NULL, sums[48] = "";
+    const char *home = getenv("HOME"), *cwd = v->cwd && *v->cwd ? v->cwd : "?";
+    size_t hl = home ? strlen(home) : 0;
+    if (hl > 1 && !strncmp(cwd, home, hl) && (cwd[hl] == '/' || !cwd[hl])) folder = lc_asprintf("~%s", cwd + hl);
+    else folder = lc_strdup(cwd);
+    /* a long folder keeps its end, the part that names the project */
+    if (folder && strlen(folder) > 24) {
+        char *cut = lc_asprintf("\xE2\x80\xA6%s", folder + lc_utf8_back(folder, strlen(folder) - 22));
+        free(folder);
+        folder = cut;
+    }
+    if (mcp_damaged(v)) {
+        /* nothing of it could be counted or read: what it is, and what rebuilds it */
+        sb_printf(b, "%s  %s  [damaged store: not a readable SQLite database; `lcm doctor --repair` rebuilds it]\n",
+                  id ? id : v->session_id, date ? date : "?");
+        free(folder);
+        free(id);
+        return;
+    }
+    if (v->summaries > 0) snprintf(sums, sizeof sums, "  %lld summaries", (long long)v->summaries);
+    sb_printf(b, "%s  %s  %lld msgs%s  %s  ", id ? id : v->session_id, date ? date : "?", (long long)v->messages,
+              sums, folder ? folder : cwd);
+    size_t line_start = b->len;
+    while (line_start > 0 && b->p[line_start - 1] != '\n') line_start--;
+    size_t used = 0, width = c->width > 0 ? (size_t)c->width : SIZE_MAX;
+    cliview_fit(b->p + line_start, b->len - line_start, SIZE_MAX, &used);
+    if (!STORE_SCHEMA_ANSWERS(v->schema_version)) title = lc_strdup("[older-generation store: lcm migrate --apply]");
+    else if (used + 8 < width) title = cliview_title(v, 200);
+    if (title) {
+        /* cut by characters to what is left of the line */
+        size_t room = width > used ? width - used : 0, tl = strlen(title);
+        if (cliview_fit(title, tl, room, NULL) == tl) sb_puts(b, title);
+        else if (room > 1) sb_printf(b, "%.*s\xE2\x80\xA6", (int)cliview_fit(title, tl, room - 1, NULL), title);
+    }
+    sb_putc(b, '\n');
+    free(title);
+    free(folder);
+    free(id);
+}
+
 static int mcp_tool_sessions(const mcp_ctx *c, const cJSON *a, char **text, int *is_error)
 {
     catalog_list l = {0};
@@ -378,6 +427,11 @@ static int mcp_tool_sessions(const mcp_ctx *c, const cJSON *a, char **text, int 
             sb_printf(&b, "  sub-agent%s%s of %s: ", type ? " " : "", type ? type : "", v->parent_session);
             free(type);
         }
+        if (c->cli && !v->parent_session) {
+            mcp_session_line(c, &l, order[k], date, &b);
+            free(date);
+            continue;
+        }
         sb_printf(&b, "%s  %s  %lld messages  %lld summaries  cwd %s%s\n", v->session_id, date ? date : "?",
                   (long long)v->messages, (long long)v->summaries, v->cwd && *v->cwd ? v->cwd : "?",
                   mcp_damaged(v) ? "  [damaged store: not a readable SQLite database; `/lcm doctor --repair` in its session rebuilds it]"
@@ -389,6 +443,17 @@ static int mcp_tool_sessions(const mcp_ctx *c, const cJSON *a, char **text, int 
     const char *fleet = scope != RECALL_SCOPE_FLEET ? ""
                         : l.shared ? "; fleet: every session of the shared store"
                                    : "; fleet: the embedded SQLite store is not shared, so every session of this agent home";
+    if (c->cli && body) {
+        /* a person's header: the paging only when there is more than this page */
+        char *page = (size_t)off + shown < l.n || off
+                         ? lc_asprintf("; showing %lld-%lld%s", off + 1, off + (long long)shown,
+                                       (size_t)off + shown < l.n ? "; more: --offset N" : "")
+                         : lc_strdup("");
+        *text = page ? lc_asprintf("%zu stores under %s/lcm%s%s%s%s\n%s", l.n, c->home, cwd ? " with cwd " : "",
+                                   cwd ? cwd : "", fleet, page, body)
+                     : NULL;
+        free(page);
+    } else
     *text = body ? lc_asprintf("%zu stores under %s/lcm%s%s%s; showing %zu from offset %lld%s\n%s", l.n, c->home,
                                cwd ? " with cwd " : "", cwd ? cwd : "", fleet, shown, off,
                                (size_t)off + shown < l.n ? " (more: raise offset)" : "", body)
@@ -430,6 +495,15 @@ static int mcp_tool_status(const mcp_ctx *c, const cJSON *a, char **text, int *i
     if (damaged)
         snprintf(dmg, sizeof dmg, ", %zu damaged (`/lcm doctor --repair` in its session rebuilds it)", damaged);
     if (l.n) newest = lc_utc_format(l.v[0].created, "%Y-%m-%d %H:%M", "?");
+    char size[24];
+    cliview_size(bytes, size);
+    if (c->cli)
+        *text = lc_asprintf("lcm %s, agent home %s\n%s\nstores: %s/lcm\nsessions: %zu (%zu older-generation%s)\n"
+                            "messages: %lld\nsummaries: %lld\nsize: %s\nnewest: %s%s%s\nschema: %d",
+                            LCM_VERSION, c->home, store_line ? store_line : "store: ?", c->home, l.n, older, dmg,
+                            (long long)msgs, (long long)sums, size, l.n ? l.v[0].session_id : "none", l.n ? " " : "",
+                            l.n ? (newest ? newest : "?") : "", STORE_SCHEMA_VERSION);
+    else
     *text = lc_asprintf("lcm (read-only MCP server %s)\n%s\nstores: %s/lcm\nsessions: %zu (%zu older-generation%s)\n"
                         "messages: %lld\nsummaries: %lld\nbytes: %lld\nnewest: %s%s%s\nschema: %d",
                         MCP_SERVER_VERSION, store_line ? store_line : "store: ?", c->home, l.n, older, dmg,
@@ -591,6 +665,7 @@ static const struct mcp_tool {
      "\"resume\":{\"type\":\"string\",\"description\":\"pattern in one session: continue a scan that stopped at its time bound, from the point its output names\"},"
      "\"summary_id\":{\"type\":\"integer\",\"description\":\"with a session: search one summary's originals\"},"
      "\"offset\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"hits to skip (paging)\"},"
+     "\"limit\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"hits per page (default 20)\"},"
      "\"mode\":{\"type\":\"string\",\"enum\":[\"fts\",\"hybrid\"],\"description\":\"hybrid: the query's words and "
      "its meaning (embeddings configured in lcm.json) fused by reciprocal rank; finds paraphrases words miss\"},"
      RECALL_ARGS_FILTER_SCHEMA "}}",

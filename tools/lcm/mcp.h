@@ -25,9 +25,16 @@
  * it does not know). */
 #define MCP_PROTOCOL_LATEST "2025-06-18"
 
+/* lcm's version: `lcm --version`, the MCP server's serverInfo. */
+#define LCM_VERSION "0.1.0"
+
 typedef struct mcp_ctx {
     const char *home;   /* the agent home: stores live in <home>/lcm/ */
     const char *cwd;    /* the project for scope "sessions" when a call names none */
+    /* The `lcm` command runs the tool for a person (cliview.h): status in its words and
+     * sizes, sessions by short id and title, cut to `width` columns (0: no cut). */
+    int cli;
+    int width;
 } mcp_ctx;
 
 /* Run one tool by name with its arguments (an object or NULL). *text (malloc'd) is what

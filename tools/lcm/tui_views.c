@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "catalog.h"
+#include "cliview.h"
 #include "files.h"
 #include "recall.h"
 #include "redact.h"
@@ -119,18 +120,30 @@ int tui_views_sessions(const char *home, tui_view *out, char **err)
     if (rc != LC_OK) return rc;
     out->kind = TUI_VIEW_LIST;
     out->title = lc_asprintf("%zu session%s under %s/lcm, newest first", l.n, l.n == 1 ? "" : "s", home);
-    out->head = lc_asprintf("%-36s %-16s %6s %5s %7s  %s", "session", "created (UTC)", "msgs", "sums", "size", "cwd");
+    /* Fits 80 columns: the short id (lcm takes it back), sizes whole, the folder by its end
+     * (20 columns at most), then the title (the first request) in what is left of the screen. */
+    out->head = lc_asprintf("%-9s %-16s %5s %4s %6s  %s", "session", "created (UTC)", "msgs", "sums", "size",
+                            "cwd  first request");
     if (!out->title || !out->head) rc = LC_NOMEM;
     for (size_t i = 0; i < l.n && rc == LC_OK; i++) {
         const catalog_entry *e = &l.v[i];
-        char size[16], *line;
+        char size[16], *line, *id = cliview_short_id(&l, i), *title = NULL, *cwd = NULL;
         tui_views_bytes(size, sizeof size, (double)e->bytes);
         char *date = lc_utc_format(e->created, "%Y-%m-%d %H:%M", "?");
-        if (e->damaged) line = lc_asprintf("%-36s damaged: %s", e->name, e->damaged);
-        else
-            line = lc_asprintf("%-36s %-16s %6lld %5lld %7s  %s", e->name, date ? date : "?", (long long)e->messages,
-                               (long long)e->summaries, size, e->cwd ? e->cwd : "?");
+        const char *c = e->cwd ? e->cwd : "?";
+        size_t cl = strlen(c);
+        cwd = cl > 20 ? lc_asprintf("\xE2\x80\xA6%s", c + lc_utf8_back(c, cl - 19)) : lc_strdup(c);
+        if (e->damaged) line = lc_asprintf("%-9s damaged: %s", id ? id : e->name, e->damaged);
+        else {
+            title = cliview_title(e, 200);
+            line = lc_asprintf("%-9s %-16s %5lld %4lld %6s  %s  %s", id ? id : e->name, date ? date : "?",
+                               (long long)e->messages, (long long)e->summaries, size, cwd ? cwd : c,
+                               title ? title : "");
+        }
         free(date);
+        free(id);
+        free(title);
+        free(cwd);
         rc = tui_views_add(out, e->damaged ? TUI_ROW_INFO : TUI_ROW_SESSION, line, e->name, NULL, 0);
     }
     if (rc == LC_OK && l.n == 0)
