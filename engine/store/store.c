@@ -343,6 +343,21 @@ int store_list_sessions(const char *agent_home, int all_homes, int counts, store
 const char *store_backend_name(void) { return store_backend_default()->name; }
 const char *store_backend_version(void) { return store_backend_default()->x_version(); }
 
+const store_backend *store_backend_embedded(void) { return &store_sqlite_backend; }
+const char *store_backend_label(const store_backend *b) { return b->name; }
+
+int store_open_in(const store_backend *b, const char *agent_home, const char *session_id,
+                  const char *session_cwd, long wait_ms, store **out, char **err)
+{
+    return b->x_open(agent_home, session_id, session_cwd, wait_ms, out, err);
+}
+
+int store_open_readonly_in(const store_backend *b, const char *path, store **out, int *schema_version,
+                           char **err)
+{
+    return b->x_open_readonly(path, out, schema_version, err);
+}
+
 int store_open_wait(const char *agent_home, const char *session_id, const char *session_cwd,
                     long wait_ms, store **out, char **err)
 {

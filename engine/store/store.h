@@ -756,6 +756,17 @@ extern const store_backend store_pg_backend;
  * home, through store_url). */
 const store_backend *store_backend_default(void);
 
+/* A backend named by a caller that opens a store in one other than an agent home's own:
+ * `lcm migrate --to` copies the embedded stores into the default (shared) backend, or into
+ * another home's embedded one. */
+const store_backend *store_backend_embedded(void);            /* the SQLite files */
+const char *store_backend_label(const store_backend *b);      /* "sqlite", "postgresql" */
+/* store_open_wait and store_open_readonly in backend `b`, whatever the home's choice. */
+int store_open_in(const store_backend *b, const char *agent_home, const char *session_id,
+                  const char *session_cwd, long wait_ms, store **out, char **err);
+int store_open_readonly_in(const store_backend *b, const char *path, store **out, int *schema_version,
+                           char **err);
+
 /* ---- the shared store ----------------------------------------------------------------------
  * Where an agent home's stores live when they are not files under it: the environment's
  * LCM_STORE_URL, else the `store` key of <agent home>/lcm.json (a postgresql:// or
