@@ -5,16 +5,21 @@ through tests/contract/test_engine_includes.sh).
 Each folder under engine/ says in its README.md, on one line, which folders its files may
 include:
     May include: `core/`, `util/`
-(`nothing` for none; a folder's own headers are always allowed). This script reads those
-lines, checks that they order the folders (no folder reachable from itself), maps every
-header to its folder, and fails on:
+(`nothing` for none; a folder's own headers are always allowed), and may name headers no
+file outside it (and its subfolders) includes, tests aside:
+    Private: `store_backend.h`
+(`every header` for all of them). This script reads those lines, checks that they order
+the folders (no folder reachable from itself), maps every header to its folder, and fails
+on:
   - an engine source or header outside a subsystem folder (engine/x.c);
   - a folder without a README.md that has the line;
   - two headers of the same name (a file names a header by its bare name, found through
     one -I per folder, so a second one would be a matter of -I order);
   - an `#include "x.h"` that names no engine header;
   - an `#include "x.h"` of a header in a folder the including folder may not include
-    (one that climbs, or goes sideways).
+    (one that climbs, or goes sideways);
+  - an `#include` of a private header from outside its folder, in engine/ or in the
+    engine's users (plugin/, host/, tools/).
 Usage: engine_includes.py [ROOT]   (ROOT: the checkout, default the one this file is in)
 Exit 0 with one summary line when the tree holds, 1 with one line per violation.
 """
@@ -24,6 +29,8 @@ import sys
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 MAY = re.compile(r'^May include:\s*(.*)$')
+PRIVATE = re.compile(r'^Private:\s*(.*)$')
+USERS = ('plugin', 'host', 'tools')
 
 
 def folders_of(engine):
@@ -51,6 +58,28 @@ def may_include(engine, folder):
                 return set()
             return {n.strip().strip('`').strip().rstrip('/') for n in text.split(',') if n.strip()}
     return None
+
+
+def private_of(engine, folder, headers):
+    """The headers of a folder its README keeps private (a set, maybe empty)."""
+    path = os.path.join(engine, folder, 'README.md')
+    if not os.path.isfile(path):
+        return set()
+    with open(path, encoding='utf-8') as f:
+        for line in f:
+            m = PRIVATE.match(line.strip())
+            if not m:
+                continue
+            text = m.group(1).strip().rstrip('.')
+            if text.lower().startswith('every header'):
+                return set(headers)
+            return {n.strip().strip('`').strip() for n in text.split(',') if n.strip()}
+    return set()
+
+
+def inside(folder, owner):
+    """A file of `folder` is inside `owner` (the folder itself or one under it)."""
+    return folder == owner or folder.startswith(owner + '/')
 
 
 def cycle(allowed):
@@ -115,6 +144,15 @@ def main():
                 else:
                     home[name] = rel
 
+    private = {}   # header name -> the folder it is private to
+    for folder in sorted(folders):
+        own = [h for h, f in home.items() if f == folder]
+        for h in sorted(private_of(engine, folder, own)):
+            if home.get(h) != folder:
+                bad.append(f'engine/{folder}/README.md: private `{h}` is no header of the folder')
+            else:
+                private[h] = folder
+
     n_includes = 0
     for folder, path in sorted(files):
         with open(os.path.join(root, path), encoding='utf-8', errors='replace') as f:
@@ -131,6 +169,29 @@ def main():
                     bad.append(f'{path}:{lineno}: #include "{name}" climbs: engine/{folder}/ may not include '
                                f'engine/{to}/ (engine/{folder}/README.md: May include: '
                                f'{", ".join(sorted(allowed.get(folder, set()))) or "nothing"})')
+                elif name in private and not inside(folder, private[name]):
+                    bad.append(f'{path}:{lineno}: #include "{name}" is private to engine/{private[name]}/ '
+                               f'(engine/{private[name]}/README.md)')
+
+    # The engine's users name its public headers only (their own headers come first).
+    for user in USERS:
+        for d, _, names in os.walk(os.path.join(root, user)):
+            for name in sorted(names):
+                if not name.endswith(('.c', '.h')):
+                    continue
+                full = os.path.join(d, name)
+                path = os.path.relpath(full, root).replace(os.sep, '/')
+                with open(full, encoding='utf-8', errors='replace') as f:
+                    for lineno, line in enumerate(f, 1):
+                        m = INCLUDE.match(line)
+                        if not m:
+                            continue
+                        inc = os.path.basename(m.group(1))
+                        if os.path.exists(os.path.join(d, m.group(1))):
+                            continue
+                        if inc in private:
+                            bad.append(f'{path}:{lineno}: #include "{inc}" is private to engine/{private[inc]}/ '
+                                       f'(engine/{private[inc]}/README.md)')
 
     if bad:
         for b in bad:

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "store_backend.h"
 #include "util.h"
 
 /* A backend's struct store begins with its method table (store.h). */

@@ -2,7 +2,8 @@
 # The engine's folders include only downward (engine/README.md): the tree holds, and the
 # check (tests/engine_includes.py) refuses each way of breaking the layout -- an include
 # that climbs or goes sideways, a file outside a folder, a header name twice, folders that
-# allow each other, an include of no engine header -- each planted in a copy of engine/.
+# allow each other, an include of no engine header, a private header included from
+# outside its folder -- each planted in a copy of engine/ (and plugin/).
 . "$(dirname "$0")/lib.sh"
 CHECK="$ROOT/tests/engine_includes.py"
 
@@ -10,7 +11,7 @@ python3 "$CHECK" "$ROOT" >"$T/tree.txt" 2>&1 || { cat "$T/tree.txt"; fail "the t
 assert_grep "$T/tree.txt" "all downward" "the tree holds"
 
 # plant NAME: a fresh copy of engine/ in $T/NAME (the checkout's own files untouched).
-plant() { rm -rf "$T/$1"; mkdir -p "$T/$1"; cp -r "$ROOT/engine" "$T/$1/engine"; }
+plant() { rm -rf "$T/$1"; mkdir -p "$T/$1"; cp -RL "$ROOT/engine" "$ROOT/plugin" "$T/$1/"; }
 # refused NAME NEEDLE DESCRIPTION: the check fails on the copy and says NEEDLE.
 refused() {
     if python3 "$CHECK" "$T/$1" >"$T/$1.txt" 2>&1; then cat "$T/$1.txt"; fail "$3: accepted"; fi; ok
@@ -41,5 +42,13 @@ refused norule 'engine/memory/README.md: no "May include:" line' "a folder witho
 # an include of a header no folder has.
 plant nohdr; printf '#include "agent_plugin.h"\n' >>"$T/nohdr/engine/lcm/dag.c"
 refused nohdr '#include "agent_plugin.h" names no engine header' "an include of the ABI"
+# the backends' method table from outside the store: from lcm, and from the plugin.
+plant table; printf '#include "store_backend.h"\n' >>"$T/table/engine/lcm/admin.c"
+refused table 'engine/lcm/admin.c:.*#include "store_backend.h" is private to engine/store/' "lcm reading the backend table"
+plant ptable; printf '#include "store_backend.h"\n' >>"$T/ptable/plugin/lcm.c"
+refused ptable 'plugin/lcm.c:.*#include "store_backend.h" is private to engine/store/' "the plugin reading the backend table"
+# a backend's own header from the plugin.
+plant pint; printf '#include "store_sqlite_int.h"\n' >>"$T/pint/plugin/lcm.c"
+refused pint 'plugin/lcm.c:.*is private to engine/store/sqlite/' "the plugin reaching into SQLite"
 
 done_ok
