@@ -10,15 +10,19 @@ CC      ?= cc
 BUILD   ?= build
 OPT     ?= -O2
 SAN     ?=
-CFLAGS_BASE = -std=c11 -Wall -Wextra -Werror -g $(OPT) $(SAN) -D_GNU_SOURCE -fPIC -Iabi -Iengine
+# The engine lives in one folder per subsystem (engine/README.md); an engine file names a
+# header by its bare name ("store.h"), found through one -I per folder.
+ENGINE_DIRS := $(patsubst %/,%,$(sort $(dir $(wildcard engine/*/*.[ch] engine/*/*/*.[ch]))))
+ENGINE_INC  := -Iengine $(ENGINE_DIRS:%=-I%)
+CFLAGS_BASE = -std=c11 -Wall -Wextra -Werror -g $(OPT) $(SAN) -D_GNU_SOURCE -fPIC -Iabi $(ENGINE_INC)
 LIBS    = -lsqlite3 -lz -lcjson -lcurl -lpcre2-8 -lpthread -lm
-# The shared store's client (engine/store_pg*.c): libpq's header folder and library.
+# The shared store's client (engine/store/postgres/store_pg*.c): libpq's header folder and library.
 PQ_CFLAGS := $(shell pkg-config --cflags libpq 2>/dev/null || echo -I$$(pg_config --includedir 2>/dev/null))
 CFLAGS_BASE += $(PQ_CFLAGS)
 LIBS    += -lpq
 HOSTLIBS = -lcjson -lcurl -lpcre2-8 -ldl -lpthread -lm
 
-ENGINE_SRC := $(wildcard engine/*.c)
+ENGINE_SRC := $(wildcard engine/*.c engine/*/*.c engine/*/*/*.c)
 PLUGIN_SRC := $(wildcard plugin/*.c)
 HOST_SRC   := $(wildcard host/*.c)
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
@@ -37,7 +41,7 @@ PLUGIN_DIR := $(BUILD)/plugins/lossless-context
 EXAMPLE_SO := $(BUILD)/tests/example-plugin.so
 ABI2_SO    := $(BUILD)/tests/abi2-plugin.so
 
-.PHONY: all deps demo test asan bench eval clean check-exports print-libs
+.PHONY: all deps demo test asan bench eval clean check-exports print-libs print-engine-inc
 
 # The package check (tests/deps.sh) before anything compiles, so a fresh machine gets the
 # packages installed (root) or named (otherwise) instead of a missing-header error. It runs
@@ -117,6 +121,10 @@ $(ABI2_SO): tests/example_plugin.c abi/agent_plugin.h | $(DEPS_STAMP)
 # The link libraries of the engine, for scripts that link it outside these rules (make fuzz).
 print-libs:
 	@echo $(LIBS)
+
+# The engine's header folders as -I flags, for the same scripts.
+print-engine-inc:
+	@echo $(ENGINE_INC)
 
 check-exports: $(PLUGIN_SO)
 	@exports=$$(nm -D --defined-only $(PLUGIN_SO) | awk '$$2 ~ /^[TDBVWR]$$/ {print $$3}'); \

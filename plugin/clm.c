@@ -1,7 +1,7 @@
 /*
  * clm.c -- the live-context glue (docs/DESIGN.md §1.1, §3, §4, §5): each ABI event parsed
- * once, handed to the engine's live context (engine/clm_live.h, the rules and the state;
- * engine/clm_pages.h, the /clm pages), and its answer turned back into ABI types once.
+ * once, handed to the engine's live context (engine/clm/clm_live.h, the rules and the state;
+ * engine/clm/clm_pages.h, the /clm pages), and its answer turned back into ABI types once.
  * Here are only the host's side of clm_live_hooks, the conversions, and /clm-compact,
  * which needs the host to start a turn.
  */

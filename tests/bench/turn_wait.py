@@ -8,7 +8,7 @@ One line per figure, "LABEL name: value unit (...)", the shape tests/bench/repor
   - the wait from each agent answer to the next agent request (tools + host + plugin):
     median, p95, max, and how many waits were over 1 s;
   - the largest agent request and how many were over the window, in tokens estimated as the
-    project does (engine/message.c msg_estimate_tokens: characters / 4 of the text the model
+    project does (engine/core/message.c msg_estimate_tokens: characters / 4 of the text the model
     reads -- system prompt, message contents, tool-call names and arguments), and how many
     were over it by the cruder body-characters / 4 (JSON and tool schemas included; an
     upper bound);

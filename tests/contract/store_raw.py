@@ -1,5 +1,5 @@
 """A message's verbatim JSON from a SQLite store's row, read the way the store's own
-reader does (engine/store_sqlite_raw.c), written again here from the format so a test
+reader does (engine/store/sqlite/store_sqlite_raw.c), written again here from the format so a test
 that reads the file with Python checks the packed form independently of the C code.
 
 raw_json is TEXT (the JSON as it is: rows of a schema-3 store, rows loaded from a dump)

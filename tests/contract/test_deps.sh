@@ -29,15 +29,15 @@ assert_nogrep "$T/make1.txt" " -c " "nothing was compiled"
 assert_nogrep "$T/make1.txt" "cJSON.h" "no missing-header error"
 [ ! -e "$B/.deps-ok" ] || fail "a failed check left a stamp"; ok
 # As root it would install them, then compile (dry run: the line, then the build goes on).
-DEPS_MISSING="libcjson-dev" DEPS_UID=0 DEPS_DRY_RUN=1 make --no-print-directory BUILD="$B" "$B/obj/engine/util.o" >"$T/make2.txt" 2>&1 ||
+DEPS_MISSING="libcjson-dev" DEPS_UID=0 DEPS_DRY_RUN=1 make --no-print-directory BUILD="$B" "$B/obj/engine/util/util.o" >"$T/make2.txt" 2>&1 ||
     { cat "$T/make2.txt"; fail "make as root (dry run)"; }
 assert_grep "$T/make2.txt" "apt-get install -y -qq libcjson-dev" "plain make as root installs"
 [ "$(grep -n 'apt-get' "$T/make2.txt" | head -1 | cut -d: -f1)" -lt "$(grep -n ' -c ' "$T/make2.txt" | head -1 | cut -d: -f1)" ] ||
     fail "the install comes before the first compile"; ok
 [ -e "$B/.deps-ok" ] || fail "the check's stamp"; ok
 # Incremental: the stamp stands, the check is not run again (even with a "missing" list).
-rm -f "$B/obj/engine/util.o"
-DEPS_MISSING="libcjson-dev" DEPS_UID=1000 make --no-print-directory BUILD="$B" "$B/obj/engine/util.o" >"$T/make3.txt" 2>&1 ||
+rm -f "$B/obj/engine/util/util.o"
+DEPS_MISSING="libcjson-dev" DEPS_UID=1000 make --no-print-directory BUILD="$B" "$B/obj/engine/util/util.o" >"$T/make3.txt" 2>&1 ||
     { cat "$T/make3.txt"; fail "an incremental make re-ran the check"; }
 assert_nogrep "$T/make3.txt" "apt-get" "no check on an incremental build"
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# `lcm compact` over a stored session (the same engine code as /lcm, engine/admin.c):
+# `lcm compact` over a stored session (the same engine code as /lcm, engine/lcm/admin.c):
 # summaries appear in status --json and sessions --json, `lcm grep` hits name the covering
 # summary; --json documents parse and carry their fields; keyset paging over the stores;
 # bad arguments exit 2 with a message; the progress bar is drawn on a terminal (script)

@@ -1,5 +1,5 @@
 #!/bin/sh
-# `lcm doctor [--repair]` (engine/admin.c, the /lcm doctor body): clean and exit 0 on a
+# `lcm doctor [--repair]` (engine/lcm/admin.c, the /lcm doctor body): clean and exit 0 on a
 # sound store; a broken DAG (a summary's span names a message the store lacks) is a fault,
 # exit 1, that --repair fixes; a store file that is not a database is named (exit 1,
 # "damaged" in --json) and --repair moves it aside, kept.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# `lcm export | backup | gc | migrate | heal | report` (engine/admin.c, the /lcm bodies):
+# `lcm export | backup | gc | migrate | heal | report` (engine/lcm/admin.c, the /lcm bodies):
 # export writes every message (counted against the store); backup is a readable copy; the
 # dry runs of gc, migrate and heal change no store byte (hashes) and exit 1 when there is
 # something to do, --apply does it; --json documents carry their fields.

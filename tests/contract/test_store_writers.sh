@@ -8,7 +8,7 @@
 # Then: the host never went offline and exits 0, no writer met a malformed store, every
 # store passes integrity_check, and the live store holds every message a lone replay stores,
 # each one byte for byte. (A lossless store must never lose a byte: before the rule in
-# engine/store_sqlite_file.h, this test's first round already left the store malformed.)
+# engine/store/sqlite/store_sqlite_file.h, this test's first round already left the store malformed.)
 . "$(dirname "$0")/lib.sh"
 LCM="$BUILD/lcm"
 mkdir -p "$T/tmp"

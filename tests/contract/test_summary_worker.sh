@@ -5,7 +5,7 @@
 # loopback model's record (tests/contract/fake_openai.py --record-answers: each request's
 # kind, arrival and answer) and the store, never from wall-clock durations:
 #   (a) no agent request exceeded the window (characters / 4 of what the model reads, the
-#       rule of engine/message.c msg_estimate_tokens);
+#       rule of engine/core/message.c msg_estimate_tokens);
 #   (b) summarizer calls reached the model and every one answered was answered 200;
 #   (c) a summary was committed by the end (/lcm status counts summaries > 0);
 #   (d) summaries do not run on the agent's path: no summarizer call lies wholly inside the

@@ -42,7 +42,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import svg  # noqa: E402
 
-WINDOW_CHARS = 20000  # one reader window (engine/recall.h RECALL_WINDOW_CHARS)
+WINDOW_CHARS = 20000  # one reader window (engine/lcm/recall.h RECALL_WINDOW_CHARS)
 ONE_WINDOW_TOKENS = 5000  # max_tokens for exactly one window (4 chars a token)
 PAGE_LIMIT = 12  # address reads per needle before giving up
 

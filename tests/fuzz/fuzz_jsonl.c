@@ -1,6 +1,6 @@
 /*
  * fuzz_jsonl.c -- libFuzzer target for the session-file path: the input is a whole
- * session file, read by the JSON Lines reader (engine/jsonl.h), and every line that
+ * session file, read by the JSON Lines reader (engine/util/jsonl.h), and every line that
  * parses as JSON goes through message derivation (role, derived text, token estimate,
  * tool ids, usage) both as the entry's `message` and as a bare AgentMessage. The file
  * is read a second time from a resume offset taken after the first line, the way an

@@ -6,8 +6,8 @@
  *
  * Build and run (not part of `make all`):
  *   clang -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
- *     -Iabi -Iengine tests/fuzz/fuzz_mirror.c engine/util.c engine/message.c \
- *     engine/sha256.c engine/clm_*.c -lcjson -lm -o build/fuzz_mirror
+ *     -Iabi $(make -s print-engine-inc) tests/fuzz/fuzz_mirror.c engine/util/util.c \
+ *     engine/core/message.c engine/util/sha256.c engine/clm/clm_*.c -lcjson -lm -o build/fuzz_mirror
  *   build/fuzz_mirror -max_total_time=60 tests/fuzz/corpus/mirror
  */
 #include <stddef.h>

@@ -21,7 +21,8 @@ SANS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-poi
 SAN="-fsanitize=fuzzer-no-link $SANS"
 # The engine's own link line (the Makefile knows which backends it links).
 LIBS=$(make --no-print-directory -s print-libs)
-FLAGS="-std=c11 -Wall -Wextra -Werror -g -O1 -D_GNU_SOURCE -Iabi -Iengine -Iplugin"
+# and its header folders (one per subsystem, engine/README.md).
+FLAGS="-std=c11 -Wall -Wextra -Werror -g -O1 -D_GNU_SOURCE -Iabi $(make --no-print-directory -s print-engine-inc) -Iplugin"
 
 if ! command -v "$CLANG" >/dev/null 2>&1; then
     echo "SKIP fuzz: $CLANG not found (libFuzzer needs clang)"; exit 0

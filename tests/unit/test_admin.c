@@ -1,5 +1,5 @@
 /*
- * test_admin.c -- engine/admin.c over a real store: status, compact (extractive: every
+ * test_admin.c -- engine/lcm/admin.c over a real store: status, compact (extractive: every
  * message covered, progress reported up to the total), doctor, export and heal return
  * their texts and --json fields; a settings value is required; a missing store is a
  * status-1 result, not an error.

@@ -1,5 +1,5 @@
 /* test_config.c -- lcm.json: strict JSON, per-key type and range (table-driven), problem
- * reporting, per-model zones, writes with .bak, the test-run home guard (engine/config.c). */
+ * reporting, per-model zones, writes with .bak, the test-run home guard (engine/core/config.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

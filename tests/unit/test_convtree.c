@@ -1,4 +1,4 @@
-/* test_convtree.c -- the conversations a transcript ends on (engine/convtree.c): a parallel
+/* test_convtree.c -- the conversations a transcript ends on (engine/lcm/convtree.c): a parallel
  * tool batch written one call per line stays whole, a rewind's abandoned turn does not, each
  * sub-agent conversation ends on its own last entry, an orphan never ends one. */
 #include <setjmp.h>

@@ -1,4 +1,4 @@
-/* test_dag.c -- the summary DAG (engine/dag.c): coverage of the aged messages, nothing
+/* test_dag.c -- the summary DAG (engine/lcm/dag.c): coverage of the aged messages, nothing
  * summarized twice, condensation shape and depth, headers, the stalled record, tool
  * groups kept in one leaf, a pass killed mid-way resuming, caps, and heal. */
 #include <setjmp.h>

@@ -21,6 +21,7 @@
 #include "embed.h"
 #include "hybrid.h"
 #include "store.h"
+#include "store_backend.h"
 #include "util.h"
 #include "expect_text.h"
 #include "test_main.h"

@@ -1,4 +1,4 @@
-/* test_ingest.c -- the ingest policy (engine/ingest.c): a message entry stored byte for byte,
+/* test_ingest.c -- the ingest policy (engine/lcm/ingest.c): a message entry stored byte for byte,
  * the messages the host builds for other entries, the id set, batches, a tree move walked
  * only as far as it moved (left side stored and marked, joined side cleared), the unstored
  * tail of a branch, messages on no branch, and the O(new) request ingest. */

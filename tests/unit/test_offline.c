@@ -1,5 +1,5 @@
 /*
- * test_offline.c -- the offline state's bounded reconnect policy (engine/offline.h), which
+ * test_offline.c -- the offline state's bounded reconnect policy (engine/lcm/offline.h), which
  * failures count as offline, and the status line's masking of a store URL's password
  * (store_url_redact / store_url_scrub / admin_store_line).
  */

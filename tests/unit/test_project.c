@@ -1,4 +1,4 @@
-/* test_project.c -- the projection (engine/project.c): rendering within budget (tiers,
+/* test_project.c -- the projection (engine/lcm/project.c): rendering within budget (tiers,
  * stubs, no node dropped), requests between cuts extending the previous one byte for
  * byte, the swap and re-cut decisions (monotonic, smaller), a lost anchor, the live-context
  * prefix left alone, and cuts and the pin in the store. */

@@ -1,4 +1,4 @@
-/* test_projstate.c -- the projection's state (engine/projstate.c): the block budget and
+/* test_projstate.c -- the projection's state (engine/lcm/projstate.c): the block budget and
  * zones, a request without a store only measured, a request below the lines sent as it
  * came (and stored), a pass between turns preparing the cut the next request swaps to,
  * the pin stored between turns and dropped when its anchor leaves, a request over the fit

@@ -18,6 +18,7 @@
 
 #include "sha256.h"
 #include "store.h"
+#include "store_backend.h"
 #include "store_sqlite.h"
 #include "util.h"
 

@@ -1,6 +1,6 @@
 /* test_summarize.c -- the extractive summarizer, truncation, the chain's failure rules,
  * demotion, reporting, budgets, the breaker and the three-level escalation
- * (engine/summarize.c), against scripted in-process models. */
+ * (engine/lcm/summarize.c), against scripted in-process models. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* test_summarize_http.c -- the summarizer chain over real HTTP: libcurl (engine/llm_http.c)
+/* test_summarize_http.c -- the summarizer chain over real HTTP: libcurl (engine/lcm/llm_http.c)
  * against the scripted loopback server tests/contract/fake_openai.py, for success, error,
  * empty answer, length stop, demotion, budget caps and the window-correcting error. */
 #include <setjmp.h>

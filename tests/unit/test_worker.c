@@ -1,4 +1,4 @@
-/* test_worker.c -- the background summarizer (engine/worker.c) on a real store: a pass runs
+/* test_worker.c -- the background summarizer (engine/lcm/worker.c) on a real store: a pass runs
  * off the calling thread and its nodes and cut are picked up later; a slow model never
  * holds the caller; an invalidation stops a pass and drops its result; the pass deadline
  * is named; two passes over the same messages never cover them twice; stop returns while

@@ -1,5 +1,5 @@
 /* test_zones.c -- swap / re-cut resolution, the clamp, classification and window
- * corrections (engine/zones.c). */
+ * corrections (engine/core/zones.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,7 +1,7 @@
 /*
  * tui_views.h -- what each screen of `lcm tui` shows, read from the engine: the home's
- * stores (engine/catalog.h), a session's messages and a summary's originals (the store's
- * scan, paged by position), search hits (engine/recall.h), the DAG by depth and a
+ * stores (engine/store/catalog.h), a session's messages and a summary's originals (the store's
+ * scan, paged by position), search hits (engine/lcm/recall.h), the DAG by depth and a
  * summary's children (store DAG walks), one message or summary whole, and the stats
  * (store facts). Every store is opened read-only (CATALOG_READ) for one load and closed.
  * Owns the rows and texts of a view and how the next page of one is fetched; drawing and

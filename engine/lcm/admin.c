@@ -155,7 +155,8 @@ char *admin_store_line(const char *home, store *st, const char *offline_why)
     const char *url = getenv("LCM_STORE_URL");
     char *where = NULL, *shown = NULL, *line = NULL;
     if (st && store_path(st)) where = lc_strdup(store_path(st));
-    else if (url && *url && strcmp(store_backend_name(), store_sqlite_backend.name) != 0) where = lc_strdup(url);
+    else if (url && *url && strcmp(store_backend_name(), store_backend_label(store_backend_embedded())) != 0)
+        where = lc_strdup(url);
     else where = lc_asprintf("%s/lcm", home ? home : ".");
     shown = where ? store_url_redact(where) : NULL;
     if (shown)
@@ -874,11 +875,12 @@ static int admin_target_backend(const char *url, const store_backend **b, const 
     if (!strncmp(url, "file://", 7)) {
         if (url[7] != '/') return lc_errf(err, LC_INVALID, "a file URL names an absolute path: file:///path/to/home");
         *target_home = url + 7;
-        *b = &store_sqlite_backend;
+        *b = store_backend_embedded();
         return LC_OK;
     }
     *b = store_backend_default();
-    if (!strstr(url, "://") || !*b || !strcmp((*b)->name, store_sqlite_backend.name)) {
+    if (!strstr(url, "://") || !*b ||
+        !strcmp(store_backend_label(*b), store_backend_label(store_backend_embedded()))) {
         char *shown = store_url_redact(url);
         int rc = lc_errf(err, LC_INVALID, "no store backend of this build takes %s (file:///path/to/home names "
                          "another agent home's embedded store)", shown ? shown : "that URL");
@@ -921,7 +923,7 @@ static int admin_copy_store(const store_backend *b, const char *target_home, con
     int version = -1, rc, in_tx = 0;
     char *cwd = NULL, *created = NULL;
     memset(c, 0, sizeof *c);
-    if ((rc = store_sqlite_backend.x_open_readonly(e->path, &src, &version, err)) != LC_OK) goto done;
+    if ((rc = store_open_readonly_in(store_backend_embedded(), e->path, &src, &version, err)) != LC_OK) goto done;
     if (version != STORE_SCHEMA_VERSION) {
         rc = lc_errf(err, LC_INVALID, "schema %d, not %d: `migrate --apply` upgrades it first", version,
                      STORE_SCHEMA_VERSION);
@@ -930,7 +932,8 @@ static int admin_copy_store(const store_backend *b, const char *target_home, con
     cwd = store_meta_get(src, "cwd");
     created = store_meta_get(src, "created");
     if (apply) {
-        if ((rc = b->x_open(target_home ? target_home : home, e->session_id, cwd, STORE_BUSY_MS, &dst, err)) != LC_OK)
+        if ((rc = store_open_in(b, target_home ? target_home : home, e->session_id, cwd, STORE_BUSY_MS, &dst,
+                                err)) != LC_OK)
             goto done;
         c->dst = dst;
         int fresh = store_message_count(dst) == 0;
@@ -983,13 +986,13 @@ int admin_migrate_to(const admin_env *env, const char *url, int apply, admin_res
         rc = admin_line(out, j, 1, lc_asprintf("%s migrate --to: %s is this agent home", env->cmd, shown), err);
         goto done;
     }
-    cJSON_AddStringToObject(j, "backend", b->name);
+    cJSON_AddStringToObject(j, "backend", store_backend_label(b));
     if (catalog_list_stores(env->home, &f, &l, &e) != LC_OK) {
         rc = admin_line(out, j, 1, lc_asprintf("%s migrate --to failed: %s", env->cmd, e ? e : "?"), err);
         goto done;
     }
-    sb_printf(&b_text, "migrate --to %s (%s)%s: %zu store(s) of %s/lcm\n", shown, b->name, apply ? "" : " (dry run)",
-              l.n, env->home);
+    sb_printf(&b_text, "migrate --to %s (%s)%s: %zu store(s) of %s/lcm\n", shown, store_backend_label(b),
+              apply ? "" : " (dry run)", l.n, env->home);
     admin_progress(env, 0, (long long)l.n);
     for (size_t i = 0; i < l.n; i++) {
         const catalog_entry *ce = &l.v[i];

@@ -9,6 +9,7 @@
 #include <sqlite3.h>
 
 #include "store.h"
+#include "store_backend.h"
 #include "store_common.h"
 #include "store_derive.h"
 #include "store_sqlite_raw.h"
@@ -24,7 +25,7 @@ typedef struct store_fts_row {
 } store_fts_row;
 
 struct store {
-    const store_methods *methods; /* first: all store.c reads (store.h, backends) */
+    const store_methods *methods; /* first: all store.c reads (store_backend.h) */
     sqlite3 *db;
     char *path;
     int read_only;

@@ -8,6 +8,7 @@
  * lcm.json `store` key) selects PostgreSQL, its absence the SQLite files.
  */
 #include "store.h"
+#include "store_backend.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -359,6 +360,21 @@ int store_open_readonly(const char *db_path, store **out, int *schema_version, c
 {
     const store_backend *b = store_path_is_url(db_path) ? &store_pg_backend : &store_sqlite_backend;
     return b->x_open_readonly(db_path, out, schema_version, err);
+}
+
+const store_backend *store_backend_embedded(void) { return &store_sqlite_backend; }
+const char *store_backend_label(const store_backend *b) { return b->name; }
+
+int store_open_in(const store_backend *b, const char *agent_home, const char *session_id,
+                  const char *session_cwd, long wait_ms, store **out, char **err)
+{
+    return b->x_open(agent_home, session_id, session_cwd, wait_ms, out, err);
+}
+
+int store_open_readonly_in(const store_backend *b, const char *path, store **out, int *schema_version,
+                           char **err)
+{
+    return b->x_open_readonly(path, out, schema_version, err);
 }
 
 int store_valid_id(const char *id)

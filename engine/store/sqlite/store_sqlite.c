@@ -3,7 +3,7 @@
  * private folder and file and its damage check; busy waits), read-only open, close, the schema and its
  * forward migrations, the DAG-progress triggers, meta, the store's counts, and the one
  * way a failed statement becomes an engine error (busy and not-a-database noted on the
- * way), and the backend's two tables (store.h: store_backend, store_methods). Ingest and
+ * way), and the backend's two tables (store_backend.h: store_backend, store_methods). Ingest and
  * reads live in store_sqlite_msgs.c, the DAG's rows in store_sqlite_dag.c, recall's
  * primitives in store_sqlite_search.c, maint's in store_sqlite_admin.c, hybrid recall's
  * vectors in store_sqlite_vec.c; all share the

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "store.h"
+#include "store_backend.h"
 #include "store_common.h"
 #include "store_derive.h"
 #include "store_pg.h"
@@ -33,7 +34,7 @@
     " ELSE 'simple' END)::regconfig"
 
 struct store {
-    const store_methods *methods; /* first: all store.c reads (store.h, backends) */
+    const store_methods *methods; /* first: all store.c reads (store_backend.h) */
     PGconn *conn;
     char *url;        /* the connection URI as configured (may hold a password: never shown) */
     char *url_safe;   /* the same with any password replaced by "***" */
