@@ -1,9 +1,9 @@
 /*
  * lcm.c -- glue from ABI events to the lossless store, the DAG and the projection: open
  * the session's store at session_start, hand every `context` to the projection
- * (engine/projstate.h: ingest what is new, project from memory), ask for the DAG pass
+ * (engine/lcm/projstate.h: ingest what is new, project from memory), ask for the DAG pass
  * between turns (turn_end), supply the host's compaction from the DAG
- * (session_before_compact), mark removed branches on tree moves (engine/ingest.h), and
+ * (session_before_compact), mark removed branches on tree moves (engine/lcm/ingest.h), and
  * serve the recall tools lcm_grep / lcm_describe / lcm_expand_query. Each callback parses
  * the host's data once, calls the engine, and finishes once; no SQL and no policy here.
  *
@@ -87,7 +87,7 @@ static char *lcm_header_cwd(const lc_plugin *p)
     return p->cwd ? lc_strdup(p->cwd) : NULL;
 }
 
-/* mode "hybrid": the query's words and meaning fused (engine/hybrid.h), in this session
+/* mode "hybrid": the query's words and meaning fused (engine/lcm/hybrid.h), in this session
  * or, with scope, past ones. */
 static int lcm_tool_grep_hybrid(lc_plugin *p, const recall_grep_opts *g, recall_scope scope, char **out, char **err)
 {
@@ -582,7 +582,7 @@ int lcm_glue_attach(lc_plugin *p)
 }
 
 /* The bundle every system prompt of the run carries, built once here at session start
- * (engine/bundle.h decides what a new session of a folder carries). */
+ * (engine/memory/bundle.h decides what a new session of a folder carries). */
 static void lcm_bundle_load(lc_plugin *p)
 {
     const lcm_config *cfg = lcm_cmd_config(p);

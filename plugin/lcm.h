@@ -36,14 +36,14 @@ struct lcm_glue {
     long long summ_unreachable_at; /* wall-clock ms */
     /* --- owned by lcm.c (DAG, projection, pin; helper I) --- */
     struct projstate *proj;   /* the applied and the prepared cut, the pin, the last request
-                                 (engine/projstate.h); made at init */
+                                 (engine/lcm/projstate.h); made at init */
     store_msg *in;            /* a request's messages as engine structs, kept across requests */
     size_t in_cap;
     /* --- the store was busy at session start (lcm.c lcm_reopen) --- */
     int reopen;               /* retry the open on later context calls / commands */
     double reopen_at;         /* lc_now_ms of the last attempt */
     double off_since;         /* lc_now_ms when LCM went inactive */
-    /* --- the store is offline (engine/offline.h): unreachable at start or since a write
+    /* --- the store is offline (engine/lcm/offline.h): unreachable at start or since a write
      *     failed; `reopen` is set and lcm_reopen reconnects on the engine's cadence --- */
     offline_state off;
 };
@@ -94,7 +94,7 @@ void lcm_summ_invalidate(lc_plugin *p);
  * model calls do not need this thread to answer. */
 int lcm_summ_can_wait(lc_plugin *p);
 
-/* What the worker committed: the projection's pick (engine/projstate.h). */
+/* What the worker committed: the projection's pick (engine/lcm/projstate.h). */
 typedef projstate_pick lcm_summ_pick;
 /* What the worker committed since the last call, waiting up to wait_ms (0: no wait);
  * its events and pass figures are written as metrics here. 1 when a result came. */

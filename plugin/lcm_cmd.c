@@ -2,10 +2,10 @@
  * lcm_cmd.c -- the /lcm command suite: status (the default), settings (the cockpit as
  * text, and live edits written to lcm.json), backup, export, import, report, doctor
  * [--repair], gc [--apply], migrate [--apply], heal [--apply] and diagnose [--save FILE];
- * dream and contracts dispatch into engine/dream.h and engine/contracts.h.
+ * dream and contracts dispatch into engine/memory/dream.h and engine/memory/contracts.h.
  * Owns the parsing of the command line, the session's effective config and its telemetry
  * handle (the lcm_cmd_* fields of struct lcm_glue), and the finish (metrics, a rebuild
- * after a repair). The command bodies are engine/admin.h, shared with the `lcm` CLI;
+ * after a repair). The command bodies are engine/lcm/admin.h, shared with the `lcm` CLI;
  * never writes the session.
  */
 #include <stdlib.h>

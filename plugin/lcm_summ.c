@@ -2,7 +2,7 @@
  * lcm_summ.c -- the summarizer glue: the chain's model calls through the host, the
  * host thread's two chains (the configured one, for the blocking regime and /lcm heal,
  * and the truncation-only cover for a request that cannot wait), and the session's
- * background worker (engine/worker.h): its start and bounded stop, the model calls it
+ * background worker (engine/lcm/worker.h): its start and bounded stop, the model calls it
  * makes from its own thread, what the host thread picks up from it, and the lines
  * /lcm status shows of it.
  *
@@ -11,7 +11,7 @@
  * through the blocking `complete` otherwise (any thread); either way it carries
  * summaryTimeoutMs and is abandoned at that bound or when the worker is stopped. A host
  * whose `done` may need its own thread is never waited for on that thread. The request and
- * answer texts, the call queue and the status lines are the engine's (engine/summ_host.h).
+ * answer texts, the call queue and the status lines are the engine's (engine/lcm/summ_host.h).
  */
 #include <stdlib.h>
 #include <string.h>

@@ -22,7 +22,7 @@ line when it arrives. A request with "stream": true is answered as server-sent e
 Each recorded line also carries "_fake": {"seq", "kind", "arrivedAt"} (seq counts requests
 from 1 in arrival order; arrivedAt is epoch seconds, time.time(), the clock of
 tests/e2e/pi_session.py's poll record; kind is "summary" for the plugin's summarizer -- its
-system prompt (the first message, role system or developer; engine/summarize.c) asks to
+system prompt (the first message, role system or developer; engine/lcm/summarize.c) asks to
 summarize or compress part of a conversation "for a lossless context store" -- "agent" for
 a request that offers tools, else "other"). With --record-answers, an answer also appends
 {"_answer": {"seq", "kind", "answeredAt", "status", "text"?}} to --record just before the
@@ -66,7 +66,7 @@ STATE = {"script": [], "next": 0, "record": None, "calls": 0, "seq": 0, "agent_r
 OPTS = argparse.Namespace(context_limit=0, agent_delay=0.0, summary_delay=0.0, tool_rounds=0, tool_bytes=8000,
                           plant="", summary_marker=None, record_answers=False,
                           summary_ratio=0.125, summary_tag=None)
-# The summarizer's system prompts (engine/summarize.c summ_system_prompt): "You summarize part
+# The summarizer's system prompts (engine/lcm/summarize.c summ_system_prompt): "You summarize part
 # of a coding-agent conversation for a lossless context store" and "You compress part of ...".
 SUMMARY_MARKER = r"(?is)\b(summari[sz]e|compress)\b.*\blossless context store\b"
 

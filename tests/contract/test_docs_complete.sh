@@ -48,7 +48,7 @@ def row_of(doc, key):
             return line
     return None
 
-# ---- lcm.json: the parser's tables (engine/config.c) -----------------------------------
+# ---- lcm.json: the parser's tables (engine/core/config.c) -----------------------------------
 config_c = find_source("config.c")
 numeric = re.findall(r'\{"([A-Za-z][A-Za-z0-9]*)",\s*offsetof\([^)]*\),\s*(-?\d+|LONG_MAX / 2),\s*'
                      r'(-?\d+|LONG_MAX / 2),\s*(-?\d+)\}', config_c)
@@ -80,7 +80,7 @@ for key, dflt in boolean:
     elif not re.search(r"\|\s*`?%s`?\s*\|" % want, row):
         problems.append("docs/config.md's row for `%s` does not give its default %s" % (key, want))
 
-# ---- live-context settings: the /clm config table (engine/clm_settings.c) --------------
+# ---- live-context settings: the /clm config table (engine/clm/clm_settings.c) --------------
 clm_c = find_source("clm_settings.c")
 clm = re.findall(r'\{"([A-Za-z]+)",\s*"[^"]*",\s*"(LC_CLM_[A-Z_]+)",\s*"([^"]*)"', clm_c)
 if len(clm) < 5:

@@ -132,7 +132,7 @@ static const char *long_source(void)
     for (int i = 0; i < 60; i++) {
         sb_printf(&b, "The assistant looked at the output again and it seemed fine overall "
                       "for this step number %d of the long walk. ", i);
-        if (i == 30) sb_puts(&b, "We decided to keep N07=4821 as the seed for src/engine/dag.c "
+        if (i == 30) sb_puts(&b, "We decided to keep N07=4821 as the seed for src/engine/lcm/dag.c "
                                  "runs.\n");
     }
     src = sb_detach(&b);
@@ -173,7 +173,7 @@ static void test_extractive_keeps_needles_and_paths_verbatim_within_target(void 
     char *out = summ_extractive(src, 100, SUMM_DETAILS);
     assert_non_null(out);
     assert_true(summ_estimate_tokens(out) <= 100);
-    expect_has(out, "N07=4821", "src/engine/dag.c");
+    expect_has(out, "N07=4821", "src/engine/lcm/dag.c");
     free(out);
 }
 

@@ -1,7 +1,7 @@
 /*
  * cli.c -- `lcm compact|doctor|export|backup|gc|migrate|heal|report` and `lcm status|
  * sessions --json` (see cli.h). Parses once, opens the stores through the catalog, runs
- * engine/admin.h per store and prints its text, or one JSON document with --json.
+ * engine/lcm/admin.h per store and prints its text, or one JSON document with --json.
  */
 #include "cli.h"
 

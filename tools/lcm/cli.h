@@ -1,5 +1,5 @@
 /*
- * cli.h -- the maintenance verbs of the `lcm` command over engine/admin.h (the same code
+ * cli.h -- the maintenance verbs of the `lcm` command over engine/lcm/admin.h (the same code
  * as /lcm inside the agent): compact, doctor, export, backup, gc, migrate, heal, report,
  * and the --json forms of status and sessions. Owns their options, which stores a verb
  * runs over (--session ID, or every store by name with keyset paging --after KEY

@@ -3,7 +3,7 @@
  * one-line summary, usage and the options it takes), which dispatch, `lcm help`, `lcm VERB
  * --help`, the usage and "did you mean" all read; and the handlers of the read verbs (grep,
  * sessions, status, describe, expand, handoff, tui), import, mcp, hooks and hook. The
- * maintenance verbs are cli.c's (over engine/admin.h), dream and contracts dreamcli.c's;
+ * maintenance verbs are cli.c's (over engine/lcm/admin.h), dream and contracts dreamcli.c's;
  * the CLI's own words (ids by prefix, titles, sizes) cliview.c's; did-you-mean clihelp.c's.
  */
 #include <stdio.h>
