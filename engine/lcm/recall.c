@@ -27,14 +27,24 @@
 #include "rx.h"
 #include "util.h"
 
+static void recall_result_clear_hits(recall_result *r);
+
 void recall_result_free(recall_result *r)
+{
+    recall_result_clear_hits(r);
+    LC_FREE(r->limit_entry, r->limit_session, r->stop_entry);
+    memset(r, 0, sizeof *r);
+}
+
+/* The hits alone freed; the rest of the result stays. */
+static void recall_result_clear_hits(recall_result *r)
 {
     for (size_t i = 0; i < r->n; i++) {
         recall_hit *h = &r->hits[i];
         LC_FREE(h->entry_id, h->role, h->snippet, h->session_id, h->session_date, h->session_cwd, h->rank_in);
     }
-    LC_FREE(r->hits, r->limit_entry, r->limit_session, r->stop_entry);
-    memset(r, 0, sizeof *r);
+    LC_FREE(r->hits);
+    r->n = 0;
 }
 
 static recall_hit *recall_push(recall_result *r)
@@ -254,6 +264,26 @@ static int recall_grep_query(store *s, const recall_grep_opts *o, recall_result 
         scope.weights = q.weights;
         scope.nweights = q.nphrases;
     }
+    /* A store of at most RECALL_RANK_MAX messages cannot match more: it is ranked at once and
+     * the page's own pass counts the matches (a backend that cannot leaves the total unknown,
+     * and the count is asked for as for a larger store). */
+    int64_t held = store_message_count(s);
+    r->total = -1;
+    if (held >= 0 && held <= RECALL_RANK_MAX && scope.order == STORE_ORDER_RANK) {
+        recall_query_ctx qc = {.s = s, .r = r, .terms = terms, .nterms = nterms, .redact = o->redact};
+        scope.total_out = &r->total;
+        rc = store_search_page(s, q.match, &scope, 0, limit, o->offset, recall_query_visit, &qc, &why);
+        scope.total_out = NULL;
+        if (rc == LC_OK && r->total >= 0) goto paged;
+        if (rc == LC_NOMEM) goto failed;
+        /* no row (nothing matched, or the offset is past the matches), or a failure (a
+         * refusal, a timeout) that the count below meets and words again: the hits so far
+         * are not kept */
+        recall_result_clear_hits(r);
+        free(why);
+        why = NULL;
+        rc = LC_OK;
+    }
     rc = store_search_count(s, q.match, &scope, &r->total, &why);
     if (rc == LC_INVALID) {
         rc = lc_errf(err, LC_INVALID,
@@ -269,6 +299,7 @@ static int recall_grep_query(store *s, const recall_grep_opts *o, recall_result 
         goto done;
     }
     if (rc != LC_OK) {
+failed:
         if (err) {
             *err = why;
             why = NULL;
@@ -289,6 +320,7 @@ static int recall_grep_query(store *s, const recall_grep_opts *o, recall_result 
         }
         if (rc != LC_OK) goto done;
     }
+paged:
     r->more = (int64_t)(o->offset + r->n) < r->total;
     /* Messages the index holds only in part: named so a miss there is not a surprise. */
     r->long_unindexed = (size_t)store_search_unindexed(s);

@@ -356,6 +356,10 @@ typedef struct store_search_scope {
     const char *roles;      /* "user,assistant": only these stored roles; NULL = all */
     int order;              /* STORE_ORDER_*: the page's order */
     double deadline_ms;     /* lc_now_ms() clock: past it, LC_CANCELLED; 0 = none */
+    /* page only, may be NULL: where a backend that counts the matches in the page's own pass
+     * writes their number (a second run of the query saved); left untouched otherwise and
+     * when the page has no row */
+    int64_t *total_out;
 } store_search_scope;
 enum { STORE_ORDER_RANK = 0, STORE_ORDER_NEWEST, STORE_ORDER_OLDEST };
 

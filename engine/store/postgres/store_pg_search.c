@@ -266,7 +266,19 @@ int store_pg_search_page(store *s, const char *query, const store_search_scope *
                       : scope->order == STORE_ORDER_OLDEST ? STORE_PG_PAGE("m.created, m.id")
                                                            : STORE_PG_PAGE("ts_rank_cd(m.tsv, q.q) DESC, m.id");
 #undef STORE_PG_PAGE
-    rc = store_pg_search_rows(s, sql, 8, v, visit, ud, err);
+    if (scope->total_out && !newest_first && scope->order == STORE_ORDER_RANK) {
+        /* The matches counted in the page's own pass (store.h, total_out): column 7. */
+        PGresult *r = store_pg_run(s,
+                                   STORE_PG_SCOPE_CTE "SELECT m.id, m.entry_id, m.role, m.ordinal, m.removed, m.text,"
+                                   " m.created, count(*) OVER ()" STORE_PG_SCOPED STORE_PG_FILTERED("6", "7", "8")
+                                   " ORDER BY ts_rank_cd(m.tsv, q.q) DESC, m.id LIMIT $4::bigint OFFSET $5::bigint",
+                                   8, v, STORE_PG_IDEM, "search", err);
+        rc = r ? store_pg_visit_rows(r, visit, ud, NULL, NULL, NULL, err) : LC_ERR;
+        if (r && PQntuples(r) > 0) *scope->total_out = store_pg_col_int(r, 0, 7);
+        PQclear(r);
+    } else {
+        rc = store_pg_search_rows(s, sql, 8, v, visit, ud, err);
+    }
     free(tq);
     return rc;
 }

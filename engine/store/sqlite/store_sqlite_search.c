@@ -331,11 +331,20 @@ int store_sqlite_search_page(store *s, const char *query, const store_search_sco
     /* rowid breaks ties so that pages do not overlap. */
     /* Which columns a row matched in (lcm_cols) rides with the row: asked again per shown
      * row, the whole MATCH ran once more each time (20 runs of the query for a page). */
-    char *sql = where ? lc_asprintf(STORE_SCOPE_CTE "SELECT f.rowid, %s AS sc, %s, lcm_cols(messages_fts)%s"
-                                                    " ORDER BY %s LIMIT ?3 OFFSET ?4",
-                                    newest_first ? "0.0" : "lc_rank(messages_fts, ?8)",
-                                    newest_first ? "NULL" : "lc_rank_in(messages_fts)", where, order)
-                      : NULL;
+    /* With total_out (a ranked page): the matches counted in the same pass, by a window over
+     * the ranked rows (FTS5's functions cannot run inside the window's own query). */
+    int counted = scope->total_out && !newest_first && scope->order == STORE_ORDER_RANK;
+    char *sql = !where ? NULL
+                : counted
+                    ? lc_asprintf(STORE_SCOPE_CTE "SELECT rid, sc, rin, cols, count(*) OVER () FROM (SELECT f.rowid AS rid,"
+                                                  " lc_rank(messages_fts, ?8) AS sc, lc_rank_in(messages_fts) AS rin,"
+                                                  " lcm_cols(messages_fts) AS cols%s)"
+                                                  " ORDER BY sc DESC, rid LIMIT ?3 OFFSET ?4",
+                                  where)
+                    : lc_asprintf(STORE_SCOPE_CTE "SELECT f.rowid, %s AS sc, %s, lcm_cols(messages_fts), -1%s"
+                                                  " ORDER BY %s LIMIT ?3 OFFSET ?4",
+                                  newest_first ? "0.0" : "lc_rank(messages_fts, ?8)",
+                                  newest_first ? "NULL" : "lc_rank_in(messages_fts)", where, order);
     int rc = LC_OK, step;
     sbuf wb = {0};
     for (size_t i = 0; i < scope->nweights; i++) sb_printf(&wb, "%s%g", i ? "," : "", scope->weights[i]);
@@ -366,6 +375,7 @@ int store_sqlite_search_page(store *s, const char *query, const store_search_sco
         double score = sqlite3_column_double(pg, 1);
         /* Bit 0: the text column matched; bit 1 alone: only the thinking did. */
         int mask = sqlite3_column_int(pg, 3);
+        if (counted) *scope->total_out = sqlite3_column_int64(pg, 4);
         int rstep = sqlite3_step(row);
         if (rstep == SQLITE_ROW) {
             store_search_row_ctx rc2 = {.visit = visit, .ud = ud, .score = score,
