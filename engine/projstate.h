@@ -102,10 +102,12 @@ char *projstate_store_error(projstate *ps, int *rc);
 
 /* Whether the request just planned waits for its log line (projstate_log_sent). */
 int projstate_logging(const projstate *ps);
-/* The log line of the request just planned, as sent: items (n_items; NULL: the input as
- * it came) refer to msgs by index or carry their own json. */
-void projstate_log_sent(projstate *ps, const store_msg *msgs, size_t n, const project_item *items,
-                        size_t n_items);
+/* The request as sent: items (n_items; NULL: the input as it came) refer to msgs by index
+ * or carry their own json. Returns 1 when its first bytes are the previous request's, byte
+ * for byte (the provider's cached prefix survives), 0 when not, -1 with no previous request
+ * to compare. Writes the log line when one waits (projstate_logging). */
+int projstate_log_sent(projstate *ps, const store_msg *msgs, size_t n, const project_item *items,
+                       size_t n_items);
 
 /* Between turns: store the pin decided in `context`, then ask for the pass the next
  * requests need -- on the worker, or here without one -- once the request nears the line
