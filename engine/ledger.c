@@ -159,6 +159,26 @@ done:
     return rc;
 }
 
+int ledger_model_fn(void *ud, const char *provider, const char *model, const char *system_prompt,
+                    const char *prompt, long max_tokens, summ_completion *out, char **err)
+{
+    const ledger_model *m = ud;
+    char *why = NULL, *name = NULL;
+    int first = 0;
+    if (m->l && ledger_allow(m->l, m->kind, &why, &first) != LC_OK) {
+        int rc = lc_errf(err, LC_BUSY, "spend limit reached: %s", why ? why : "?");
+        free(why);
+        return rc;
+    }
+    int rc = m->fn(m->fn_ud, provider, model, system_prompt, prompt, max_tokens, out, err);
+    if (m->l && rc != LC_NOTFOUND && rc != LC_CANCELLED && (name = lc_asprintf("%s/%s", provider, model))) {
+        ledger_usage u = {out->input_tokens, out->output_tokens, out->cached_tokens, out->has_cost, out->cost};
+        ledger_record(m->l, m->kind, provider, name, &u, rc == LC_OK, rc == LC_OK ? NULL : (err ? *err : NULL), NULL);
+    }
+    free(name);
+    return rc;
+}
+
 /* ---- the texts --------------------------------------------------------------------------- */
 
 static void ledger_total_text(sbuf *b, const homestore_spend_total *t)

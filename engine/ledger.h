@@ -21,6 +21,7 @@
 
 #include "config.h"
 #include "homestore.h"
+#include "summarize.h"
 
 /* The kinds of call (lcm.json's `limits` keys, with "all"). */
 #define LEDGER_SUMMARY "summary"
@@ -71,6 +72,19 @@ int ledger_record(const ledger *l, const char *kind, const char *provider, const
  * written, and the caller says so once. A ledger that cannot be read allows the call (the
  * limit is a guard, not a reason to stop summarizing). */
 int ledger_allow(const ledger *l, const char *kind, char **why, int *first);
+
+/* A summ_model_fn that records its calls: `ud` is a ledger_model. A limit reached refuses
+ * the call (LC_BUSY with the limit's sentence: the caller runs without a model, as for any
+ * failed call, and the ledger holds the refusal); else fn(fn_ud, ...) runs and its usage is
+ * recorded under `kind`. For the callers outside the summarizer chain: dream, expand. */
+typedef struct ledger_model {
+    const ledger *l;              /* NULL: fn runs unrecorded */
+    const char *kind;
+    summ_model_fn fn;
+    void *fn_ud;
+} ledger_model;
+int ledger_model_fn(void *ud, const char *provider, const char *model, const char *system_prompt,
+                    const char *prompt, long max_tokens, summ_completion *out, char **err);
 
 /* One line for `status`: the last 24 hours' calls, tokens and cost per kind, and the newest
  * refusal in that window; NULL when the ledger is empty or absent (malloc'd). */

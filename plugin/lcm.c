@@ -22,6 +22,7 @@
 #include "embed.h"
 #include "hybrid.h"
 #include "ingest.h"
+#include "ledger.h"
 #include "maint.h"
 #include "metrics.h"
 #include "offline.h"
@@ -30,6 +31,7 @@
 #include "recall.h"
 #include "recall_args.h"
 #include "store.h"
+#include "summ_host.h"
 #include "util.h"
 #include "lcm.h"
 
@@ -177,9 +179,31 @@ done:
     return rc;
 }
 
+/* expand_query's reader: the session model through the host, in the cost ledger as
+ * `expand` and held to its limits (a refused read answers with the limit's sentence). */
 static int lcm_complete(void *ud, const char *request_json, char **out_json, char **err)
 {
-    return plugin_complete(ud, request_json, out_json, err);
+    lc_plugin *p = ud;
+    const ledger *led = p->lcm ? p->lcm->ledger : NULL;
+    char *why = NULL;
+    int first = 0;
+    if (ledger_allow(led, LEDGER_EXPAND, &why, &first) != LC_OK) {
+        if (first) plugin_notify(p, AP_LEVEL_WARNING, "lcm: spend limit reached (%s); expand_query reads no more "
+                                 "with the model until the window moves on", why ? why : "?");
+        int rc = lc_errf(err, LC_BUSY, "spend limit reached: %s", why ? why : "?");
+        free(why);
+        return rc;
+    }
+    int rc = plugin_complete(ud, request_json, out_json, err);
+    if (led && rc != AP_UNSUPPORTED) {
+        summ_completion c = {0};
+        if (rc == AP_OK && *out_json) summ_host_answer(*out_json, &c, NULL);
+        ledger_usage u = {c.input_tokens, c.output_tokens, c.cached_tokens, c.has_cost, c.cost};
+        ledger_record(led, LEDGER_EXPAND, "auto", c.model ? c.model : "auto", &u, rc == AP_OK,
+                      rc == AP_OK ? NULL : (err ? *err : NULL), NULL);
+        summ_completion_free(&c);
+    }
+    return rc;
 }
 
 static int lcm_tool_expand(void *ud, const char *call_json, char **out, char **err)
