@@ -657,7 +657,7 @@ static int summ_limited(summ_ctx *s, const char *stage)
     }
     s->pass.limited = 1;
     cJSON *d = cJSON_CreateObject();
-    cJSON_AddStringToObject(d, "kind", summ_ledger_kind(s));
+    cJSON_AddStringToObject(d, "spendKind", summ_ledger_kind(s));
     cJSON_AddStringToObject(d, "reason", why ? why : "a limit is reached");
     cJSON_AddStringToObject(d, "stage", stage);
     cJSON_AddBoolToObject(d, "first", first);

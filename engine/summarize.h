@@ -66,7 +66,7 @@ typedef int (*summ_model_fn)(void *ud, const char *provider, const char *model,
                              summ_completion *out, char **err);
 /* An event: kind is "summarizer-fallback", "summarizer-model", "summarizer-capped",
  * "summarizer-call", "summarizer-breaker" or "summarizer-limited" (a ledger limit made the
- * call extractive: data has kind, reason and first, 1 for the first refusal of its window,
+ * call extractive: data has spendKind, reason and first, 1 for the first refusal of its window,
  * which the user is told of); data is borrowed for the call. */
 typedef void (*summ_event_fn)(void *ud, const char *kind, const cJSON *data);
 

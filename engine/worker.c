@@ -260,7 +260,7 @@ static void worker_embed(worker *w)
         /* Refused by a limit: nothing is sent; the next nudge asks again. */
         if (first) {
             cJSON *d = cJSON_CreateObject();
-            cJSON_AddStringToObject(d, "kind", LEDGER_EMBED);
+            cJSON_AddStringToObject(d, "spendKind", LEDGER_EMBED);
             cJSON_AddStringToObject(d, "reason", why ? why : "a limit is reached");
             cJSON_AddBoolToObject(d, "first", 1);
             worker_on_event(w, "embeddings-limited", d);

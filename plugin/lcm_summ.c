@@ -169,7 +169,7 @@ static void lcm_summ_note_model(lc_plugin *p, const cJSON *d)
 static void lcm_summ_note_limited(lc_plugin *p, const cJSON *d)
 {
     const char *why = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d, "reason"));
-    const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d, "kind"));
+    const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d, "spendKind"));
     if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(d, "first"))) return;
     plugin_notify(p, AP_LEVEL_WARNING, "lcm: spend limit reached (%s); %s until the window moves on "
                   "(lcm.json `limits`; `/lcm report` shows the ledger)", why ? why : "?",
