@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "redact.h"
 #include "util.h"
 
 struct ledger {
@@ -115,14 +116,19 @@ int ledger_record(const ledger *l, const char *kind, const char *provider, const
     const char *source = "none";
     ledger_usage none = {0};
     if (!u) u = &none;
+    /* A provider's error can quote the request or the key it refused: a note is a log line,
+     * never a place for a secret. */
+    char *masked = note ? redact_text(note, strlen(note), 1, NULL) : NULL;
     homestore_spend row = {
         .at = lc_epoch_ms(), .session = l->session, .kind = kind, .provider = provider, .model = model,
         .input = u->input, .output = u->output, .cached = u->cached,
         .cost = ledger_cost(l->prices, l->n_prices, model, u, &source), .status = ok ? "ok" : "failed",
-        .note = note,
+        .note = note ? (masked ? masked : "(withheld)") : NULL,
     };
     row.cost_source = source;
-    return ledger_add(l, &row, err);
+    int rc = ledger_add(l, &row, err);
+    free(masked);
+    return rc;
 }
 
 int ledger_allow(const ledger *l, const char *kind, char **why, int *first)
