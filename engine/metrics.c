@@ -187,7 +187,7 @@ char *metrics_report(const cJSON *rows, const char *session)
     size_t nt = 0, total = 0;
     size_t n_ctx = 0, n_calls = 0, n_fallback = 0, n_capped = 0, n_breaker = 0, n_model = 0;
     size_t n_recall = 0, n_heal_start = 0, n_heal_done = 0, n_heal_node = 0, n_files = 0;
-    size_t n_branch = 0, n_config = 0, n_usage = 0, n_req = 0, n_compared = 0, n_extends = 0;
+    size_t n_branch = 0, n_config = 0, n_usage = 0, n_req = 0, n_compared = 0, n_extends = 0, n_raw = 0, n_raw_ext = 0;
     double billed_in = 0, billed_out = 0, usage_in = 0, usage_cached = 0, usage_cost = 0, usage_written = 0;
     const cJSON *last_ctx = NULL, *row;
     int cap_rows = cJSON_GetArraySize(rows);
@@ -230,6 +230,9 @@ char *metrics_report(const cJSON *rows, const char *session)
             n_req++;
             n_compared += cJSON_IsBool(x);
             n_extends += cJSON_IsTrue(x);
+            const cJSON *rx = cJSON_GetObjectItemCaseSensitive(row, "rawExtends");
+            n_raw += cJSON_IsBool(rx);
+            n_raw_ext += cJSON_IsTrue(rx);
         }
     }
     sb_printf(&b, "LCM report for session %s: %zu metric rows\n", session ? session : "?", total);
@@ -244,6 +247,9 @@ char *metrics_report(const cJSON *rows, const char *session)
     sb_printf(&b, "prompt cache: %zu of %zu requests extended the previous request byte for byte", n_extends,
               n_compared);
     if (n_compared) sb_printf(&b, " (%.1f%%)", 100.0 * (double)n_extends / (double)n_compared);
+    /* The same session without LCM: the host's input as it came, whose only changes are
+     * appends unless the host compacts or moves in its tree. */
+    if (n_raw) sb_printf(&b, "; without LCM %zu of %zu (%.1f%%)", n_raw_ext, n_raw, 100.0 * (double)n_raw_ext / (double)n_raw);
     if (usage_in + usage_cached + usage_written > 0)
         sb_printf(&b, "; the provider served %.1f%% of input tokens from its cache",
                   100.0 * usage_cached / (usage_in + usage_cached + usage_written));

@@ -556,8 +556,9 @@ static void projstate_hex(const sha256_ctx *c, char out[65])
  * request and of its prefix the size of the previous request) so a test can prove the
  * byte-for-byte extension property from outside. */
 int projstate_log_sent(projstate *ps, const store_msg *msgs, size_t n, const project_item *items,
-                       size_t n_items)
+                       size_t n_items, int *raw_extends)
 {
+    if (raw_extends) *raw_extends = -1;
     if (!ps || n == 0) return -1;
     int logging = projstate_logging(ps);
     ps->logged_plan = 0;
@@ -600,6 +601,7 @@ int projstate_log_sent(projstate *ps, const store_msg *msgs, size_t n, const pro
     int appended = ps->prev_last && ps->prev_n <= n && ps->prev_n > 0 && msgs[ps->prev_n - 1].entry_id &&
                    strcmp(msgs[ps->prev_n - 1].entry_id, ps->prev_last) == 0;
     int extends = ps->prev_sha[0] ? strcmp(psha, ps->prev_sha) == 0 : -1;
+    if (raw_extends && ps->prev_sha[0]) *raw_extends = appended;
     if (logging) {
         fprintf(ps->log,
                 "{\"request\":%lu,\"ts\":%lld,\"action\":\"%s\",\"cut\":%lld,\"zone\":\"%s\",\"tokens\":%ld,"

@@ -740,9 +740,11 @@ void lcm_glue_context_sent(lc_plugin *p, const ap_context_event *ev, const ap_co
         for (size_t i = 0; i < sent->n_items; i++)
             items[i] = (project_item){sent->items[i].input_index, sent->items[i].json};
     if (msgs && (items || !sent || !sent->items)) {
-        int ext = projstate_log_sent(ps, msgs, ev->n_messages, items, sent && items ? sent->n_items : 0);
+        int raw = -1;
+        int ext = projstate_log_sent(ps, msgs, ev->n_messages, items, sent && items ? sent->n_items : 0, &raw);
         cJSON *row = cJSON_CreateObject();
         if (row && ext >= 0) cJSON_AddBoolToObject(row, "extends", ext);
+        if (row && raw >= 0) cJSON_AddBoolToObject(row, "rawExtends", raw);
         if (row) cJSON_AddBoolToObject(row, "projected", sent && sent->items);
         if (row) lcm_cmd_metric(p, METRIC_REQUEST, row);
         cJSON_Delete(row);

@@ -10,7 +10,8 @@
 #   2. a tiny daily limit (summaries on the host thread, summaryWorker false): one summarizer
 #      call reaches the model, then the passes are extractive; the notice is given once, the
 #      ledger says when and why, and a second run of the same home says nothing again;
-#   3. a replay: the report's prefix-extension share counts every request after the first.
+#   3. a replay: the report's prefix-extension share counts every request after the first,
+#      beside the same share of the host's input as it came (the session without LCM).
 . "$(dirname "$0")/lib.sh"
 LCM="$BUILD/lcm"
 EMBED_PID=""
@@ -127,6 +128,10 @@ assert compared == len(req) - 1 > 10, (compared, len(req))
 # the projection swaps at the window's lines: not every request keeps the previous bytes,
 # and most do
 assert 0 < ext < compared and ext * 2 > compared, (ext, compared)
+# the same session without LCM: the host's input as it came (it changes only at the host's
+# compactions, which LCM supplies here), at least as stable as what LCM sent
+w = re.search(r"without LCM (\d+) of (\d+)", open(sys.argv[1]).read())
+assert w and int(w.group(2)) == compared and ext <= int(w.group(1)) <= compared, w and w.groups()
 PY
 ok
 done_ok
