@@ -746,7 +746,9 @@ void lcm_glue_context_sent(lc_plugin *p, const ap_context_event *ev, const ap_co
         if (row && ext >= 0) cJSON_AddBoolToObject(row, "extends", ext);
         if (row && raw >= 0) cJSON_AddBoolToObject(row, "rawExtends", raw);
         if (row) cJSON_AddBoolToObject(row, "projected", sent && sent->items);
-        if (row) lcm_cmd_metric(p, METRIC_REQUEST, row);
+        /* With no store LCM is not active (a refused path among them: the metrics file
+         * beside it must not be made either). */
+        if (row && p->lcm->st) lcm_cmd_metric(p, METRIC_REQUEST, row);
         cJSON_Delete(row);
     }
     free(items);
@@ -814,7 +816,7 @@ static void lcm_note_usage(lc_plugin *p, const cJSON *msg)
 {
     const cJSON *u = cJSON_GetObjectItemCaseSensitive(msg, "usage");
     const char *role = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(msg, "role"));
-    if (!cJSON_IsObject(u) || !role || strcmp(role, "assistant") != 0) return;
+    if (!p->lcm->st || !cJSON_IsObject(u) || !role || strcmp(role, "assistant") != 0) return;
     static const char *const keys[] = {"input", "output", "cacheRead", "cacheWrite"};
     cJSON *row = cJSON_CreateObject();
     if (!row) return;
