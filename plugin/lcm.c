@@ -22,13 +22,16 @@
 #include "embed.h"
 #include "hybrid.h"
 #include "ingest.h"
+#include "ledger.h"
 #include "maint.h"
+#include "metrics.h"
 #include "offline.h"
 #include "plugin.h"
 #include "projstate.h"
 #include "recall.h"
 #include "recall_args.h"
 #include "store.h"
+#include "summ_host.h"
 #include "util.h"
 #include "lcm.h"
 
@@ -176,9 +179,31 @@ done:
     return rc;
 }
 
+/* expand_query's reader: the session model through the host, in the cost ledger as
+ * `expand` and held to its limits (a refused read answers with the limit's sentence). */
 static int lcm_complete(void *ud, const char *request_json, char **out_json, char **err)
 {
-    return plugin_complete(ud, request_json, out_json, err);
+    lc_plugin *p = ud;
+    const ledger *led = p->lcm ? p->lcm->ledger : NULL;
+    char *why = NULL;
+    int first = 0;
+    if (ledger_allow(led, LEDGER_EXPAND, &why, &first) != LC_OK) {
+        if (first) plugin_notify(p, AP_LEVEL_WARNING, "lcm: spend limit reached (%s); expand_query reads no more "
+                                 "with the model until the window moves on", why ? why : "?");
+        int rc = lc_errf(err, LC_BUSY, "spend limit reached: %s", why ? why : "?");
+        free(why);
+        return rc;
+    }
+    int rc = plugin_complete(ud, request_json, out_json, err);
+    if (led && rc != AP_UNSUPPORTED) {
+        summ_completion c = {0};
+        if (rc == AP_OK && *out_json) summ_host_answer(*out_json, &c, NULL);
+        ledger_usage u = {c.input_tokens, c.output_tokens, c.cached_tokens, c.has_cost, c.cost};
+        ledger_record(led, LEDGER_EXPAND, "auto", c.model ? c.model : "auto", &u, rc == AP_OK,
+                      rc == AP_OK ? NULL : (err ? *err : NULL), NULL);
+        summ_completion_free(&c);
+    }
+    return rc;
 }
 
 static int lcm_tool_expand(void *ud, const char *call_json, char **out, char **err)
@@ -702,18 +727,30 @@ static const store_msg *lcm_messages(lc_plugin *p, const ap_context_event *ev)
     return g->in;
 }
 
-/* One JSON line per request for LCM_REQUEST_LOG, from the request as it is sent. */
+/* Each request as sent: whether it extends the previous one byte for byte (the provider
+ * can serve that prefix from its cache) becomes a `request` metrics row, and the line of
+ * LCM_REQUEST_LOG when one waits. */
 void lcm_glue_context_sent(lc_plugin *p, const ap_context_event *ev, const ap_context_result *sent)
 {
     projstate *ps = p->lcm ? p->lcm->proj : NULL;
     project_item *items = NULL;
-    if (!projstate_logging(ps)) return;
+    if (!ps || !ev->n_messages) return;
     const store_msg *msgs = lcm_messages(p, ev);
     if (sent && sent->items && (items = malloc((sent->n_items ? sent->n_items : 1) * sizeof *items)))
         for (size_t i = 0; i < sent->n_items; i++)
             items[i] = (project_item){sent->items[i].input_index, sent->items[i].json};
-    if (msgs && (items || !sent || !sent->items))
-        projstate_log_sent(ps, msgs, ev->n_messages, items, sent && items ? sent->n_items : 0);
+    if (msgs && (items || !sent || !sent->items)) {
+        int raw = -1;
+        int ext = projstate_log_sent(ps, msgs, ev->n_messages, items, sent && items ? sent->n_items : 0, &raw);
+        cJSON *row = cJSON_CreateObject();
+        if (row && ext >= 0) cJSON_AddBoolToObject(row, "extends", ext);
+        if (row && raw >= 0) cJSON_AddBoolToObject(row, "rawExtends", raw);
+        if (row) cJSON_AddBoolToObject(row, "projected", sent && sent->items);
+        /* With no store LCM is not active (a refused path among them: the metrics file
+         * beside it must not be made either). */
+        if (row && p->lcm->st) lcm_cmd_metric(p, METRIC_REQUEST, row);
+        cJSON_Delete(row);
+    }
     free(items);
 }
 
@@ -773,13 +810,35 @@ done:
     return rc;
 }
 
+/* The provider's usage of the answer just appended: how much of the request it served
+ * from its prompt cache (`/lcm report` sets it beside the requests that kept the prefix). */
+static void lcm_note_usage(lc_plugin *p, const cJSON *msg)
+{
+    const cJSON *u = cJSON_GetObjectItemCaseSensitive(msg, "usage");
+    const char *role = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(msg, "role"));
+    if (!p->lcm->st || !cJSON_IsObject(u) || !role || strcmp(role, "assistant") != 0) return;
+    static const char *const keys[] = {"input", "output", "cacheRead", "cacheWrite"};
+    cJSON *row = cJSON_CreateObject();
+    if (!row) return;
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(u, keys[i]);
+        cJSON_AddNumberToObject(row, keys[i], cJSON_IsNumber(v) ? v->valuedouble : 0);
+    }
+    const cJSON *cost = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(u, "cost"), "total");
+    cJSON_AddNumberToObject(row, "cost", cJSON_IsNumber(cost) ? cost->valuedouble : 0);
+    const char *model = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(msg, "model"));
+    if (model) cJSON_AddStringToObject(row, "model", model);
+    lcm_cmd_metric(p, METRIC_USAGE, row);
+    cJSON_Delete(row);
+}
+
 int lcm_glue_turn_end(lc_plugin *p, const cJSON *ev, char **err)
 {
-    (void)ev;
     (void)err;
     /* turn_end's messages get their entry ids when the host appends them; the next
      * `context` ingests them with those ids, so only the DAG work happens here. */
     if (!p->lcm) return AP_OK;
+    lcm_note_usage(p, cJSON_GetObjectItemCaseSensitive(ev, "message"));
     projstate_env env = lcm_env(p, 1);
     projstate_between_turns(p->lcm->proj, &env, 0);
     /* After the DAG's job: the rows the last `context` stored get their vectors. */

@@ -34,6 +34,7 @@ struct lcm_glue {
     long long summ_fallback_at; /* wall-clock ms */
     char *summ_unreachable;   /* why `auto` could not reach the session's model (kept: it is skipped after) */
     long long summ_unreachable_at; /* wall-clock ms */
+    struct ledger *ledger;    /* the host thread's chain's cost ledger (engine/ledger.h) */
     /* --- owned by lcm.c (DAG, projection, pin; helper I) --- */
     struct projstate *proj;   /* the applied and the prepared cut, the pin, the last request
                                  (engine/lcm/projstate.h); made at init */

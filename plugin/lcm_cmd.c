@@ -16,6 +16,7 @@
 #include "contracts.h"
 #include "dream.h"
 #include "lcm.h"
+#include "ledger.h"
 #include "llm_http.h"
 #include "metrics.h"
 #include "util.h"
@@ -314,8 +315,12 @@ static char *lcm_cmd_learned(lc_plugin *p, const lcm_config *cfg, const char *su
     if (!strcmp(sub, "dream")) {
         llm_http_routes routes = {cfg->base_urls, cfg->n_base_urls, (cfg->summary_timeout_ms + 999) / 1000};
         dream_opts o = {.home = p->agent_home, .actor = "/lcm dream"};
-        dream_opts_from_config(cfg, llm_http_summarizer, &routes, &o);
+        ledger *led = NULL;
+        ledger_new(p->agent_home, p->session_id, cfg, &led, NULL);
+        ledger_model lm = {led, LEDGER_DREAM, llm_http_summarizer, &routes};
+        dream_opts_from_config(cfg, ledger_model_fn, &lm, &o);
         rc = dream_command_line(&o, p->cwd, rest, &out, &e);
+        ledger_free(led);
     } else {
         rc = contracts_command_line(p->agent_home, rest, "/lcm contracts (agent host)", NULL, &out, &e);
     }

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "config.h"
+#include "ledger.h"
 #include "llm_http.h"
 #include "metrics.h"
 #include "plugin.h"
@@ -36,6 +37,7 @@ struct lcm_summ_ud {
     llm_http_routes routes;
     lcm_base_url *urls;
     summ_host_calls *calls;    /* what the worker asked the host thread to start */
+    struct ledger *ledger;     /* the worker's own copy: its calls' rows and limits */
     struct lcm_summ_ud *next_retired;
 };
 
@@ -162,11 +164,24 @@ static void lcm_summ_note_model(lc_plugin *p, const cJSON *d)
                   "extractive for this session: %s", p->lcm->summ_unreachable ? p->lcm->summ_unreachable : "?");
 }
 
+/* A ledger limit made a pass extractive: said once a window (the ledger's `limited` row
+ * is the memory of that, shared by every process of the home); /lcm status keeps it. */
+static void lcm_summ_note_limited(lc_plugin *p, const cJSON *d)
+{
+    const char *why = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d, "reason"));
+    const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d, "spendKind"));
+    if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(d, "first"))) return;
+    plugin_notify(p, AP_LEVEL_WARNING, "lcm: spend limit reached (%s); %s until the window moves on "
+                  "(lcm.json `limits`; `/lcm report` shows the ledger)", why ? why : "?",
+                  kind && !strcmp(kind, "embed") ? "no new embeddings are made" : "summaries are extractive");
+}
+
 /* The chain's events that /lcm status keeps, from either thread's chain (on the host thread). */
 static void lcm_summ_note_event(lc_plugin *p, const char *kind, const cJSON *d)
 {
     if (!strcmp(kind, "summarizer-fallback")) lcm_summ_note_fallback(p, d);
     else if (!strcmp(kind, "summarizer-model")) lcm_summ_note_model(p, d);
+    else if (!strcmp(kind, "summarizer-limited") || !strcmp(kind, "embeddings-limited")) lcm_summ_note_limited(p, d);
 }
 
 static void lcm_summ_event_host(void *ud, const char *kind, const cJSON *data)
@@ -206,6 +221,7 @@ static void lcm_summ_ud_free(struct lcm_summ_ud *u)
     if (!u) return;
     /* Only at unload: the host calls no `done` after it, so what it dropped is ours. */
     summ_host_calls_free(u->calls);
+    ledger_free(u->ledger);
     for (size_t i = 0; i < u->routes.n_base_urls; i++) {
         free(u->urls[i].provider);
         free(u->urls[i].url);
@@ -222,6 +238,7 @@ static struct lcm_summ_ud *lcm_summ_ud_new(lc_plugin *p, const lcm_config *cfg)
     u->timeout_ms = cfg->summary_timeout_ms;
     u->routes.timeout_seconds = (cfg->summary_timeout_ms + 999) / 1000;
     if (summ_host_calls_new(&u->calls) != LC_OK) goto fail;
+    if (ledger_new(p->agent_home, p->session_id, cfg, &u->ledger, NULL) != LC_OK) goto fail;
     if (cfg->n_base_urls && !(u->urls = calloc(cfg->n_base_urls, sizeof *u->urls))) goto fail;
     for (size_t i = 0; i < cfg->n_base_urls; i++, u->routes.n_base_urls++)
         if (!(u->urls[i].provider = lc_strdup(cfg->base_urls[i].provider)) ||
@@ -274,6 +291,8 @@ void lcm_summ_close(lc_plugin *p)
     summ_free(p->lcm->summ);
     summ_free(p->lcm->cover);
     p->lcm->summ = p->lcm->cover = NULL;
+    ledger_free(p->lcm->ledger);
+    p->lcm->ledger = NULL;
 }
 
 void lcm_summ_free(lc_plugin *p)
@@ -302,6 +321,8 @@ void lcm_summ_open(lc_plugin *p)
     sc.model_fn = lcm_summ_model_host;
     sc.event_fn = lcm_summ_event_host;
     sc.ud = p;
+    if (p->agent_home && ledger_new(p->agent_home, p->session_id, cfg, &p->lcm->ledger, NULL) == LC_OK)
+        sc.ledger = p->lcm->ledger;
     if (summ_create(&sc, &p->lcm->summ, &e) != LC_OK) {
         plugin_log(p, AP_LEVEL_WARNING, "lcm: summarizer chain unavailable: %s", e ? e : "?");
         free(e);
@@ -328,6 +349,8 @@ void lcm_summ_open(lc_plugin *p)
     wc.summ.auto_fn = lcm_summ_auto_worker;
     wc.summ.model_fn = lcm_summ_model_worker;
     wc.summ.ud = u;
+    wc.summ.ledger = u->ledger;
+    wc.ledger = u->ledger;
     int rc = worker_start(&wc, &p->lcm->worker, &e);
     free(cwd);
     if (rc != LC_OK) {

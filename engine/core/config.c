@@ -389,6 +389,10 @@ void lcm_config_free(lcm_config *cfg)
     free(cfg->problems);
     free(cfg->store_url);
     cfg_embeddings_free(&cfg->embeddings);
+    for (size_t i = 0; i < cfg->n_prices; i++) free(cfg->prices[i].model);
+    free(cfg->prices);
+    for (size_t i = 0; i < cfg->n_limits; i++) free(cfg->limits[i].kind);
+    free(cfg->limits);
     memset(cfg, 0, sizeof *cfg);
 }
 
@@ -617,6 +621,95 @@ static int cfg_embeddings(lcm_config *cfg, const cJSON *v)
     return rc;
 }
 
+/* A non-negative finite number for `where`.`name`; else a problem and 0. */
+static int cfg_take_amount(lcm_config *cfg, const char *where, const cJSON *v, double max, double *out, int *rc)
+{
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0 || v->valuedouble > max) {
+        *rc = cfg_problem(cfg, "%s.%s: expected a number in [0, %g], got %s; ignored", where, v->string, max,
+                          cJSON_IsNumber(v) ? "one out of range" : cfg_type_name(v));
+        return 0;
+    }
+    *out = v->valuedouble;
+    return 1;
+}
+
+/* `prices`: {"model": {"input", "output", "cached"}} in USD per million tokens. */
+static int cfg_prices(lcm_config *cfg, const cJSON *v)
+{
+    if (!cJSON_IsObject(v))
+        return cfg_problem(cfg, "prices: expected an object {\"model\": {\"input\", \"output\", \"cached\"}}, got %s;"
+                                " ignored", cfg_type_name(v));
+    const cJSON *m;
+    cJSON_ArrayForEach(m, v) {
+        int rc = LC_OK;
+        lcm_price pr = {.cached = -1};
+        char where[300];
+        snprintf(where, sizeof where, "prices.%s", m->string);
+        if (!cJSON_IsObject(m)) {
+            if ((rc = cfg_problem(cfg, "%s: expected an object {\"input\", \"output\", \"cached\"}; ignored", where)))
+                return rc;
+            continue;
+        }
+        const cJSON *k;
+        cJSON_ArrayForEach(k, m) {
+            double *slot = !strcmp(k->string, "input") ? &pr.input : !strcmp(k->string, "output") ? &pr.output
+                         : !strcmp(k->string, "cached") ? &pr.cached : NULL;
+            if (!slot) rc = cfg_problem(cfg, "%s.%s: unknown key (input, output, cached); ignored", where, k->string);
+            else cfg_take_amount(cfg, where, k, 1e6, slot, &rc);
+            if (rc != LC_OK) return rc;
+        }
+        if (pr.cached < 0) pr.cached = pr.input;
+        lcm_price *np = realloc(cfg->prices, (cfg->n_prices + 1) * sizeof *np);
+        if (!np) return LC_NOMEM;
+        cfg->prices = np;
+        if (!(pr.model = lc_strdup(m->string))) return LC_NOMEM;
+        cfg->prices[cfg->n_prices++] = pr;
+    }
+    return LC_OK;
+}
+
+/* `limits`: {"kind": {"tokensPerHour", "tokensPerDay", "costPerHour", "costPerDay"}}. */
+static int cfg_limits(lcm_config *cfg, const cJSON *v)
+{
+    static const char *const kinds[] = {"summary", "heal", "dream", "expand", "embed", "all"};
+    if (!cJSON_IsObject(v))
+        return cfg_problem(cfg, "limits: expected an object {\"summary\": {\"tokensPerDay\", ...}, ...}, got %s;"
+                                " ignored", cfg_type_name(v));
+    const cJSON *m;
+    cJSON_ArrayForEach(m, v) {
+        int rc = LC_OK, known = 0;
+        lcm_limit lim = {0};
+        char where[300];
+        snprintf(where, sizeof where, "limits.%s", m->string);
+        for (size_t i = 0; i < CFG_N(kinds); i++) known |= !strcmp(m->string, kinds[i]);
+        if (!known || !cJSON_IsObject(m)) {
+            rc = known ? cfg_problem(cfg, "%s: expected an object {\"tokensPerDay\", ...}; ignored", where)
+                       : cfg_problem(cfg, "%s: unknown kind (summary, heal, dream, expand, embed, all); ignored",
+                                     where);
+            if (rc != LC_OK) return rc;
+            continue;
+        }
+        const cJSON *k;
+        cJSON_ArrayForEach(k, m) {
+            double *slot = !strcmp(k->string, "tokensPerHour") ? &lim.tokens_per_hour
+                         : !strcmp(k->string, "tokensPerDay")  ? &lim.tokens_per_day
+                         : !strcmp(k->string, "costPerHour")   ? &lim.cost_per_hour
+                         : !strcmp(k->string, "costPerDay")    ? &lim.cost_per_day : NULL;
+            if (!slot)
+                rc = cfg_problem(cfg, "%s.%s: unknown key (tokensPerHour, tokensPerDay, costPerHour, costPerDay);"
+                                      " ignored", where, k->string);
+            else cfg_take_amount(cfg, where, k, 1e12, slot, &rc);
+            if (rc != LC_OK) return rc;
+        }
+        lcm_limit *nl = realloc(cfg->limits, (cfg->n_limits + 1) * sizeof *nl);
+        if (!nl) return LC_NOMEM;
+        cfg->limits = nl;
+        if (!(lim.kind = lc_strdup(m->string))) return LC_NOMEM;
+        cfg->limits[cfg->n_limits++] = lim;
+    }
+    return LC_OK;
+}
+
 /* Apply one top-level key. */
 static int cfg_apply_key(lcm_config *cfg, const cJSON *k)
 {
@@ -652,6 +745,8 @@ static int cfg_apply_key(lcm_config *cfg, const cJSON *k)
         return (cfg->store_url = lc_strdup(k->valuestring)) ? LC_OK : LC_NOMEM;
     }
     if (strcmp(name, "embeddings") == 0) return cfg_embeddings(cfg, k);
+    if (strcmp(name, "prices") == 0) return cfg_prices(cfg, k);
+    if (strcmp(name, "limits") == 0) return cfg_limits(cfg, k);
     return cfg_problem(cfg, "%s: unknown key; ignored", name);
 }
 
@@ -803,6 +898,26 @@ cJSON *lcm_config_to_json(const lcm_config *cfg)
         if (!(w = cJSON_AddObjectToObject(eo, "hybridWeights")) || !cJSON_AddNumberToObject(w, "fts", e->w_fts) ||
             !cJSON_AddNumberToObject(w, "vector", e->w_vector))
             goto fail;
+    }
+    if (cfg->n_prices || cfg->n_limits) {
+        cJSON *po = cJSON_AddObjectToObject(o, "prices"), *lo = cJSON_AddObjectToObject(o, "limits");
+        if (!po || !lo) goto fail;
+        for (size_t i = 0; i < cfg->n_prices; i++) {
+            const lcm_price *p = &cfg->prices[i];
+            cJSON *e = cJSON_AddObjectToObject(po, p->model);
+            if (!e || !cJSON_AddNumberToObject(e, "input", p->input) || !cJSON_AddNumberToObject(e, "output", p->output) ||
+                !cJSON_AddNumberToObject(e, "cached", p->cached))
+                goto fail;
+        }
+        for (size_t i = 0; i < cfg->n_limits; i++) {
+            const lcm_limit *l = &cfg->limits[i];
+            cJSON *e = cJSON_AddObjectToObject(lo, l->kind);
+            if (!e || !cJSON_AddNumberToObject(e, "tokensPerHour", l->tokens_per_hour) ||
+                !cJSON_AddNumberToObject(e, "tokensPerDay", l->tokens_per_day) ||
+                !cJSON_AddNumberToObject(e, "costPerHour", l->cost_per_hour) ||
+                !cJSON_AddNumberToObject(e, "costPerDay", l->cost_per_day))
+                goto fail;
+        }
     }
     return o;
 fail:

@@ -47,6 +47,22 @@ typedef struct lcm_embeddings {
                                      * masked before they are sent) */
 } lcm_embeddings;
 
+/* One `prices` entry: what a model's tokens cost, in USD per million tokens, for the calls
+ * whose provider reports no cost itself (ledger.h). */
+typedef struct lcm_price {
+    char *model;                    /* as the ledger names it: "provider/id" of a summarizer
+                                     * entry, the host's model for `auto`, embeddings.model */
+    double input, output, cached;   /* cached: input tokens the provider served from its
+                                     * cache (unset: the input price) */
+} lcm_price;
+
+/* One `limits` entry: the most one kind of model call may spend in the last hour / day
+ * (0 = no limit). kind: summary, heal, dream, expand, embed, or all (every kind summed). */
+typedef struct lcm_limit {
+    char *kind;
+    double tokens_per_hour, tokens_per_day, cost_per_hour, cost_per_day;
+} lcm_limit;
+
 typedef struct lcm_config {
     zones_cfg zones;                /* global thresholds (unset fields: see zones.h) */
     lcm_zone_entry *model_zones;    /* per-model overrides, `zones` key */
@@ -99,6 +115,10 @@ typedef struct lcm_config {
                                      * store, whoever wrote it) is refused; agents do not
                                      * read each other's history unless this home says so */
     lcm_embeddings embeddings;      /* `embeddings`: off by default */
+    lcm_price *prices;              /* `prices`: none by default (cost then as reported) */
+    size_t n_prices;
+    lcm_limit *limits;              /* `limits`: none by default */
+    size_t n_limits;
 } lcm_config;
 
 enum { LCM_CONFIG_ABSENT = 0, LCM_CONFIG_LOADED = 1, LCM_CONFIG_CORRUPT = 2 };

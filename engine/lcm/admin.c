@@ -18,6 +18,7 @@
 #include "offline.h"
 #include "project.h"
 #include "store.h"
+#include "ledger.h"
 #include "util.h"
 #include "zones.h"
 
@@ -220,6 +221,13 @@ int admin_status(const admin_env *env, admin_result *out, char **err)
         cJSON_AddNumberToObject(j, "swapTokens", (double)z.swap_tokens);
         cJSON_AddNumberToObject(j, "recutTokens", (double)z.recut_tokens);
         free(t);
+    }
+    /* What LCM's own model calls spent (every session of the home: the limits are the home's). */
+    char *spend = ledger_status_line(env->home);
+    if (spend) {
+        sb_printf(&b, "%s\n", spend);
+        cJSON_AddStringToObject(j, "spend", spend);
+        free(spend);
     }
     return admin_finish(&b, j, 0, out, err);
 }
@@ -484,7 +492,13 @@ int admin_report(const admin_env *env, admin_result *out, char **err)
         else cJSON_AddNumberToObject(kinds, k, 1);
     }
     cJSON_AddItemToObject(j, "kinds", kinds);
-    rc = admin_line(out, j, 0, metrics_report(rows, env->session_id), err);
+    {
+        char *m = metrics_report(rows, env->session_id);
+        char *l = ledger_report(env->home, env->session_id, 0, j);
+        rc = admin_line(out, j, 0, m && l ? lc_asprintf("%s\n%s", m, l) : NULL, err);
+        free(m);
+        free(l);
+    }
 done:
     cJSON_Delete(rows);
     free(path);

@@ -57,7 +57,7 @@ double embed_dot(const float *a, const float *b, int dim)
 /* One request: texts[0..n) -> rows of *vecs (grown to hold them), checking the shape. */
 static int embed_batch(const lcm_embeddings *cfg, const llm_http_endpoint *ep, const char *url,
                        const char *const *texts, size_t n, float **vecs, size_t first, size_t total, int *dim,
-                       char **err)
+                       long *tokens, char **err)
 {
     int rc = LC_OK;
     cJSON *req = cJSON_CreateObject(), *in = NULL, *resp = NULL;
@@ -95,6 +95,10 @@ static int embed_batch(const lcm_embeddings *cfg, const llm_http_endpoint *ep, c
         rc = lc_errf(err, LC_ERR, "embeddings (%s): the answer is not JSON", url);
         goto done;
     }
+    const cJSON *usage = cJSON_GetObjectItemCaseSensitive(resp, "usage");
+    const cJSON *ut = cJSON_GetObjectItemCaseSensitive(usage, "prompt_tokens");
+    if (!cJSON_IsNumber(ut)) ut = cJSON_GetObjectItemCaseSensitive(usage, "total_tokens");
+    if (tokens && cJSON_IsNumber(ut) && ut->valuedouble > 0) *tokens += (long)ut->valuedouble;
     const cJSON *data = cJSON_GetObjectItemCaseSensitive(resp, "data");
     if (!cJSON_IsArray(data) || (size_t)cJSON_GetArraySize(data) != n) {
         rc = lc_errf(err, LC_ERR, "embeddings (%s): expected %zu vectors in \"data\", got %d", url, n,
@@ -170,6 +174,12 @@ done:
 int embed_texts(const lcm_embeddings *cfg, const char *const *texts, size_t n, float **out, int *dim,
                 char **err)
 {
+    return embed_texts_metered(cfg, texts, n, out, dim, NULL, NULL, err);
+}
+
+int embed_texts_metered(const lcm_embeddings *cfg, const char *const *texts, size_t n, float **out, int *dim,
+                        long *tokens, long *requests, char **err)
+{
     int want = *dim > 0 ? *dim : 0;
     *out = NULL;
     *dim = want;
@@ -185,8 +195,10 @@ int embed_texts(const lcm_embeddings *cfg, const char *const *texts, size_t n, f
     if (!url) return lc_errf(err, LC_NOMEM, "embeddings: out of memory");
     size_t batch = cfg->batch > 0 ? (size_t)cfg->batch : 16;
     int rc = LC_OK;
-    for (size_t i = 0; i < n && rc == LC_OK; i += batch)
-        rc = embed_batch(cfg, &ep, url, texts + i, n - i < batch ? n - i : batch, out, i, n, dim, err);
+    for (size_t i = 0; i < n && rc == LC_OK; i += batch) {
+        if (requests) ++*requests;
+        rc = embed_batch(cfg, &ep, url, texts + i, n - i < batch ? n - i : batch, out, i, n, dim, tokens, err);
+    }
     free(url);
     if (rc != LC_OK) {
         free(*out);

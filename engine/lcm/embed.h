@@ -29,6 +29,12 @@ char *embed_url(const char *url);
 int embed_texts(const lcm_embeddings *cfg, const char *const *texts, size_t n, float **out, int *dim,
                 char **err);
 
+/* embed_texts, adding to *tokens (when non-NULL) the input tokens the server's answers
+ * report (`usage.prompt_tokens`, else `usage.total_tokens`) and to *requests the requests
+ * made: what the cost ledger (ledger.h) records. */
+int embed_texts_metered(const lcm_embeddings *cfg, const char *const *texts, size_t n, float **out, int *dim,
+                        long *tokens, long *requests, char **err);
+
 /* Scale `v` to unit length (a zero vector stays zero). */
 void embed_normalize(float *v, int dim);
 /* The dot product, in double for the sum. */

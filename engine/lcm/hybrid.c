@@ -488,7 +488,9 @@ int hybrid_embed_pass(store *s, const lcm_embeddings *cfg, size_t max_rows, int 
      * models' rows, never these): an answer of another length would leave rows no query can
      * be compared with. A store without vectors has none to keep. */
     if (store_vec_walk(s, cfg->model, 1, hybrid_dim_visit, &dim, NULL) != LC_OK) dim = 0;
-    if ((rc = embed_texts(cfg, (const char *const *)d.text, d.n, &vecs, &dim, err)) != LC_OK) goto done;
+    if ((rc = embed_texts_metered(cfg, (const char *const *)d.text, d.n, &vecs, &dim, &st->tokens, &st->requests,
+                                  err)) != LC_OK)
+        goto done;
     if (!(rows = calloc(d.n, sizeof *rows))) {
         rc = lc_errf(err, LC_NOMEM, "hybrid: out of memory");
         goto done;

@@ -81,6 +81,7 @@ int hybrid_grep_sessions(const char *agent_home, const char *current_session_id,
 typedef struct hybrid_embed_stats {
     size_t embedded;
     int more;                    /* rows remain for another pass */
+    long tokens, requests;       /* what the embeddings server reported it used (ledger.h) */
 } hybrid_embed_stats;
 int hybrid_embed_pass(store *s, const lcm_embeddings *cfg, size_t max_rows, int force, hybrid_embed_stats *st,
                       char **err);

@@ -202,7 +202,11 @@ static int llm_http_parse(const llm_http_endpoint *ep, const char *body, summ_co
         }
         const cJSON *sr = cJSON_GetObjectItemCaseSensitive(j, "stop_reason");
         stop = cJSON_IsString(sr) ? sr->valuestring : NULL;
-        out->input_tokens = llm_http_num(usage, "input_tokens");
+        /* Anthropic counts cache reads and writes apart from input_tokens; the ledger's
+         * input includes what was cached. */
+        out->cached_tokens = llm_http_num(usage, "cache_read_input_tokens");
+        out->input_tokens = llm_http_num(usage, "input_tokens") + out->cached_tokens +
+                            llm_http_num(usage, "cache_creation_input_tokens");
         out->output_tokens = llm_http_num(usage, "output_tokens");
     } else {
         const cJSON *ch = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "choices"), 0);
@@ -214,6 +218,19 @@ static int llm_http_parse(const llm_http_endpoint *ep, const char *body, summ_co
         if (!ch) stop = "error";
         out->input_tokens = llm_http_num(usage, "prompt_tokens");
         out->output_tokens = llm_http_num(usage, "completion_tokens");
+        out->cached_tokens = llm_http_num(cJSON_GetObjectItemCaseSensitive(usage, "prompt_tokens_details"),
+                                          "cached_tokens");
+        /* OpenRouter's usage carries what the call cost. */
+        const cJSON *cost = cJSON_GetObjectItemCaseSensitive(usage, "cost");
+        if (cJSON_IsNumber(cost) && cost->valuedouble >= 0) {
+            out->has_cost = 1;
+            out->cost = cost->valuedouble;
+        }
+    }
+    const cJSON *mo = cJSON_GetObjectItemCaseSensitive(j, "model");
+    if (cJSON_IsString(mo) && !(out->model = lc_strdup(mo->valuestring))) {
+        rc = lc_errf(err, LC_NOMEM, "out of memory");
+        goto done;
     }
     out->stop_reason = llm_http_stop(stop, ep->kind);
     out->text = sb_detach(&text);

@@ -187,8 +187,8 @@ char *metrics_report(const cJSON *rows, const char *session)
     size_t nt = 0, total = 0;
     size_t n_ctx = 0, n_calls = 0, n_fallback = 0, n_capped = 0, n_breaker = 0, n_model = 0;
     size_t n_recall = 0, n_heal_start = 0, n_heal_done = 0, n_heal_node = 0, n_files = 0;
-    size_t n_branch = 0, n_config = 0, n_usage = 0;
-    double billed_in = 0, billed_out = 0, usage_in = 0, usage_cached = 0, usage_cost = 0;
+    size_t n_branch = 0, n_config = 0, n_usage = 0, n_req = 0, n_compared = 0, n_extends = 0, n_raw = 0, n_raw_ext = 0;
+    double billed_in = 0, billed_out = 0, usage_in = 0, usage_cached = 0, usage_cost = 0, usage_written = 0;
     const cJSON *last_ctx = NULL, *row;
     int cap_rows = cJSON_GetArraySize(rows);
     if (cap_rows > 0 && !(t = calloc((size_t)cap_rows, sizeof *t))) return NULL;
@@ -223,7 +223,16 @@ char *metrics_report(const cJSON *rows, const char *session)
             n_usage++;
             usage_in += metrics_num(row, "input");
             usage_cached += metrics_num(row, "cacheRead");
+            usage_written += metrics_num(row, "cacheWrite");
             usage_cost += metrics_num(row, "cost");
+        } else if (!strcmp(k, METRIC_REQUEST)) {
+            const cJSON *x = cJSON_GetObjectItemCaseSensitive(row, "extends");
+            n_req++;
+            n_compared += cJSON_IsBool(x);
+            n_extends += cJSON_IsTrue(x);
+            const cJSON *rx = cJSON_GetObjectItemCaseSensitive(row, "rawExtends");
+            n_raw += cJSON_IsBool(rx);
+            n_raw_ext += cJSON_IsTrue(rx);
         }
     }
     sb_printf(&b, "LCM report for session %s: %zu metric rows\n", session ? session : "?", total);
@@ -232,8 +241,21 @@ char *metrics_report(const cJSON *rows, const char *session)
         const char *zone = metrics_str(last_ctx, "zone"), *dec = metrics_str(last_ctx, "decision");
         sb_printf(&b, " (last: %s%s%s)", dec ? dec : "?", zone ? " in zone " : "", zone ? zone : "");
     }
+    /* The usage rows' input leaves the cached tokens out (the ABI's shape). */
     sb_printf(&b, "\nprovider usage: %zu messages, %.0f input tokens (%.0f cached), cost %.4f\n",
-              n_usage, usage_in, usage_cached, usage_cost);
+              n_usage, usage_in + usage_cached + usage_written, usage_cached, usage_cost);
+    sb_printf(&b, "prompt cache: %zu of %zu requests extended the previous request byte for byte", n_extends,
+              n_compared);
+    if (n_compared) sb_printf(&b, " (%.1f%%)", 100.0 * (double)n_extends / (double)n_compared);
+    /* The same session without LCM: the host's input as it came, whose only changes are
+     * appends unless the host compacts or moves in its tree. */
+    if (n_raw) sb_printf(&b, "; without LCM %zu of %zu (%.1f%%)", n_raw_ext, n_raw, 100.0 * (double)n_raw_ext / (double)n_raw);
+    if (usage_in + usage_cached + usage_written > 0)
+        sb_printf(&b, "; the provider served %.1f%% of input tokens from its cache",
+                  100.0 * usage_cached / (usage_in + usage_cached + usage_written));
+    else
+        sb_puts(&b, "; the provider reported no cached tokens");
+    sb_putc(&b, '\n');
     sb_printf(&b, "summarizer calls: %zu, billed %.0f in / %.0f out tokens\n", n_calls, billed_in,
               billed_out);
     sb_printf(&b, "model-fallback: %zu\n", n_fallback);

@@ -23,6 +23,8 @@
 /* The row kinds (the vocabulary /lcm report and diagnose tally). */
 #define METRIC_CONTEXT "context"                 /* one per context decision */
 #define METRIC_USAGE "usage"                     /* provider usage per message */
+#define METRIC_REQUEST "request"                 /* one per request sent: extends the
+                                                  * previous one's bytes or not */
 #define METRIC_SUMM_CALL "summarizer-call"
 #define METRIC_SUMM_FALLBACK "summarizer-fallback"
 #define METRIC_SUMM_MODEL "summarizer-model"

@@ -555,17 +555,19 @@ static void projstate_hex(const sha256_ctx *c, char out[65])
 /* One JSON line per request (action, cut, tokens sent, window, and SHA-256 digests of the
  * request and of its prefix the size of the previous request) so a test can prove the
  * byte-for-byte extension property from outside. */
-void projstate_log_sent(projstate *ps, const store_msg *msgs, size_t n, const project_item *items,
-                        size_t n_items)
+int projstate_log_sent(projstate *ps, const store_msg *msgs, size_t n, const project_item *items,
+                       size_t n_items, int *raw_extends)
 {
-    if (!projstate_logging(ps) || n == 0) return;
+    if (raw_extends) *raw_extends = -1;
+    if (!ps || n == 0) return -1;
+    int logging = projstate_logging(ps);
     ps->logged_plan = 0;
     const project_plan *plan = &ps->plan;
     long sent_tokens = 0;
     sha256_ctx full;
     char sha[65], psha[65] = "";
     size_t count = items ? n_items : n;
-    FILE *dump = ps->dump_path ? fopen(ps->dump_path, "w") : NULL;
+    FILE *dump = logging && ps->dump_path ? fopen(ps->dump_path, "w") : NULL;
     /* Live context's one-call notice rides at the very end of one request only; the
      * provider's cached prefix is everything before it, so that is what must survive. */
     if (count > 0 && items && items[count - 1].index < 0 &&
@@ -598,19 +600,24 @@ void projstate_log_sent(projstate *ps, const store_msg *msgs, size_t n, const pr
     /* The raw input only grew when the previous last message is still where it was. */
     int appended = ps->prev_last && ps->prev_n <= n && ps->prev_n > 0 && msgs[ps->prev_n - 1].entry_id &&
                    strcmp(msgs[ps->prev_n - 1].entry_id, ps->prev_last) == 0;
-    fprintf(ps->log,
-            "{\"request\":%lu,\"ts\":%lld,\"action\":\"%s\",\"cut\":%lld,\"zone\":\"%s\",\"tokens\":%ld,"
-            "\"raw\":%ld,\"window\":%ld,\"swap\":%ld,\"recut\":%ld,\"messages\":%zu,\"items\":%zu,"
-            "\"rawAppended\":%s,\"prevItems\":%zu,\"prefixSha\":\"%s\",\"prevSha\":\"%s\",\"sha\":\"%s\"}\n",
-            ps->requests, lc_epoch_ms(), project_action_name(plan->action),
-            (long long)ps->plan_cut, zones_zone_name(plan->zone), sent_tokens, plan->raw_tokens,
-            ps->z.window, ps->z.swap_tokens, ps->z.recut_tokens, n, count,
-            appended ? "true" : "false", ps->prev_items, psha, ps->prev_sha, sha);
-    fflush(ps->log);
+    int extends = ps->prev_sha[0] ? strcmp(psha, ps->prev_sha) == 0 : -1;
+    if (raw_extends && ps->prev_sha[0]) *raw_extends = appended;
+    if (logging) {
+        fprintf(ps->log,
+                "{\"request\":%lu,\"ts\":%lld,\"action\":\"%s\",\"cut\":%lld,\"zone\":\"%s\",\"tokens\":%ld,"
+                "\"raw\":%ld,\"window\":%ld,\"swap\":%ld,\"recut\":%ld,\"messages\":%zu,\"items\":%zu,"
+                "\"rawAppended\":%s,\"prevItems\":%zu,\"prefixSha\":\"%s\",\"prevSha\":\"%s\",\"sha\":\"%s\"}\n",
+                ps->requests, lc_epoch_ms(), project_action_name(plan->action),
+                (long long)ps->plan_cut, zones_zone_name(plan->zone), sent_tokens, plan->raw_tokens,
+                ps->z.window, ps->z.swap_tokens, ps->z.recut_tokens, n, count,
+                appended ? "true" : "false", ps->prev_items, psha, ps->prev_sha, sha);
+        fflush(ps->log);
+    }
     ps->prev_items = count;
     memcpy(ps->prev_sha, sha, sizeof sha);
     free(ps->prev_last);
     const char *last = msgs[n - 1].entry_id;
     ps->prev_last = last ? lc_strdup(last) : NULL;
     ps->prev_n = n;
+    return extends;
 }

@@ -102,10 +102,14 @@ char *projstate_store_error(projstate *ps, int *rc);
 
 /* Whether the request just planned waits for its log line (projstate_log_sent). */
 int projstate_logging(const projstate *ps);
-/* The log line of the request just planned, as sent: items (n_items; NULL: the input as
- * it came) refer to msgs by index or carry their own json. */
-void projstate_log_sent(projstate *ps, const store_msg *msgs, size_t n, const project_item *items,
-                        size_t n_items);
+/* The request as sent: items (n_items; NULL: the input as it came) refer to msgs by index
+ * or carry their own json. Returns 1 when its first bytes are the previous request's, byte
+ * for byte (the provider's cached prefix survives), 0 when not, -1 with no previous request
+ * to compare; *raw_extends (may be NULL) the same of the host's input as it came (what the
+ * request would have done without LCM: its last message is still where it was). Writes
+ * the log line when one waits (projstate_logging). */
+int projstate_log_sent(projstate *ps, const store_msg *msgs, size_t n, const project_item *items,
+                       size_t n_items, int *raw_extends);
 
 /* Between turns: store the pin decided in `context`, then ask for the pass the next
  * requests need -- on the worker, or here without one -- once the request nears the line

@@ -44,8 +44,21 @@ int summ_host_answer(const char *resp, summ_completion *out, char **err)
     const cJSON *u = cJSON_GetObjectItemCaseSensitive(a, "usage");
     const cJSON *in = cJSON_GetObjectItemCaseSensitive(u, "input");
     const cJSON *o = cJSON_GetObjectItemCaseSensitive(u, "output");
-    out->input_tokens = cJSON_IsNumber(in) ? (long)in->valuedouble : 0;
+    const cJSON *cr = cJSON_GetObjectItemCaseSensitive(u, "cacheRead");
+    const cJSON *cw = cJSON_GetObjectItemCaseSensitive(u, "cacheWrite");
+    const cJSON *cost = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(u, "cost"), "total");
+    /* The ABI's input leaves out the cached tokens; the ledger's input holds them. */
+    out->cached_tokens = cJSON_IsNumber(cr) ? (long)cr->valuedouble : 0;
+    out->input_tokens = (cJSON_IsNumber(in) ? (long)in->valuedouble : 0) + out->cached_tokens +
+                        (cJSON_IsNumber(cw) ? (long)cw->valuedouble : 0);
     out->output_tokens = cJSON_IsNumber(o) ? (long)o->valuedouble : 0;
+    if (cJSON_IsNumber(cost) && cost->valuedouble > 0) {
+        out->has_cost = 1;
+        out->cost = cost->valuedouble;
+    }
+    const char *prov = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "provider"));
+    const char *model = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "model"));
+    if (model && *model) out->model = prov && *prov ? lc_asprintf("%s/%s", prov, model) : lc_strdup(model);
     cJSON_Delete(a);
     return LC_OK;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "redact.h"
+#include "ledger.h"
 #include "util.h"
 
 size_t summ_estimate_tokens(const char *text) { return text ? (strlen(text) + 3) / 4 : 0; }
@@ -428,6 +429,7 @@ void summ_completion_free(summ_completion *c)
     if (!c) return;
     free(c->text);
     free(c->stop_reason);
+    free(c->model);
     memset(c, 0, sizeof *c);
 }
 
@@ -635,6 +637,35 @@ static void summ_mask(const summ_ctx *s, char **text)
     (*text)[n] = '\0';
 }
 
+static const char *summ_ledger_kind(const summ_ctx *s)
+{
+    return s->cfg.ledger_kind ? s->cfg.ledger_kind : LEDGER_SUMMARY;
+}
+
+/* Whether a ledger limit keeps this pass off the models. Asked once a pass until it says
+ * yes (then the pass stays extractive); the first refusal of a window is an event the
+ * user is told of, the ledger holding its row. */
+static int summ_limited(summ_ctx *s, const char *stage)
+{
+    if (!s->cfg.ledger) return 0;
+    if (s->pass.limited) return 1;
+    char *why = NULL;
+    int first = 0;
+    if (ledger_allow(s->cfg.ledger, summ_ledger_kind(s), &why, &first) == LC_OK) {
+        free(why);
+        return 0;
+    }
+    s->pass.limited = 1;
+    cJSON *d = cJSON_CreateObject();
+    cJSON_AddStringToObject(d, "spendKind", summ_ledger_kind(s));
+    cJSON_AddStringToObject(d, "reason", why ? why : "a limit is reached");
+    cJSON_AddStringToObject(d, "stage", stage);
+    cJSON_AddBoolToObject(d, "first", first);
+    summ_emit(s, "summarizer-limited", d);
+    free(why);
+    return 1;
+}
+
 /* One model attempt. Returns LC_OK with *text on success; LC_NOTFOUND for a missing
  * entry; LC_ERR with *why (malloc'd, masked) on a failure. */
 static int summ_call(summ_ctx *s, summ_entry *e, const char *system, const char *prompt,
@@ -687,7 +718,16 @@ static int summ_call(summ_ctx *s, summ_entry *e, const char *system, const char 
     cJSON_AddNumberToObject(d, "outputTokens", (double)c.output_tokens);
     cJSON_AddBoolToObject(d, "ok", *why == NULL);
     cJSON_AddStringToObject(d, "stopReason", rc == LC_OK ? stop : "throw");
+    if (c.cached_tokens) cJSON_AddNumberToObject(d, "cachedTokens", (double)c.cached_tokens);
     summ_emit(s, "summarizer-call", d);
+    if (s->cfg.ledger) {
+        ledger_usage u = {c.input_tokens, c.output_tokens, c.cached_tokens, c.has_cost, c.cost};
+        /* `auto` is named by the model that answered, which the price table knows. */
+        const char *model = e->kind == SUMM_KIND_AUTO && c.model ? c.model : e->name;
+        char *lerr = NULL;
+        ledger_record(s->cfg.ledger, summ_ledger_kind(s), e->provider, model, &u, *why == NULL, *why, &lerr);
+        free(lerr);
+    }
     free(err);
     if (*why) {
         summ_completion_free(&c);
@@ -760,6 +800,7 @@ int summ_run_chain(summ_ctx *s, const char *source, size_t target_tokens, summ_s
         } else {
             summ_provider *p = summ_provider_of(s, e->provider);
             if (p && p->open_passes_left > 0) continue;
+            if (summ_limited(s, stage)) continue;
             if (s->cfg.tokens_per_call > 0 && estimate > s->cfg.tokens_per_call) {
                 summ_cap(s, "perCall", estimate, s->cfg.tokens_per_call, stage);
                 rc = lc_errf(err, LC_BUSY, "summarizer request of ~%ld tokens refused: "

@@ -46,6 +46,10 @@ typedef struct summ_completion {
     char *stop_reason;   /* "stop", "length", "error", ... (may be NULL = "stop") */
     long input_tokens;   /* what the provider billed (0 when unknown) */
     long output_tokens;
+    long cached_tokens;  /* of input_tokens, served from the provider's prompt cache */
+    int has_cost;        /* the provider reported the call's cost (USD) in `cost` */
+    double cost;
+    char *model;         /* the model that answered as the provider names it (may be NULL) */
 } summ_completion;
 void summ_completion_free(summ_completion *c);
 
@@ -61,7 +65,9 @@ typedef int (*summ_model_fn)(void *ud, const char *provider, const char *model,
                              const char *system_prompt, const char *prompt, long max_tokens,
                              summ_completion *out, char **err);
 /* An event: kind is "summarizer-fallback", "summarizer-model", "summarizer-capped",
- * "summarizer-call" or "summarizer-breaker"; data is borrowed for the call. */
+ * "summarizer-call", "summarizer-breaker" or "summarizer-limited" (a ledger limit made the
+ * call extractive: data has spendKind, reason and first, 1 for the first refusal of its window,
+ * which the user is told of); data is borrowed for the call. */
 typedef void (*summ_event_fn)(void *ud, const char *kind, const cJSON *data);
 
 typedef struct summ_config {
@@ -80,6 +86,9 @@ typedef struct summ_config {
                                  * carries, pass redact_text first */
     int truncate_only;          /* every summary is level 3, made at once without a call:
                                  * the cover the host thread lays when summaries are late */
+    const struct ledger *ledger;/* every model call is recorded there and its limits are
+                                 * checked before one (ledger.h); NULL: neither */
+    const char *ledger_kind;    /* the ledger's kind of these calls; NULL = "summary" */
 } summ_config;
 
 typedef struct summ_ctx summ_ctx;
@@ -104,6 +113,7 @@ typedef struct summ_pass_stats {
     int failures;
     int fallbacks;        /* summaries that needed more than one entry */
     int capped;           /* 1 once a budget refused a call this pass */
+    int limited;          /* 1 once a ledger limit made this pass extractive */
 } summ_pass_stats;
 void summ_pass_stats_get(const summ_ctx *s, summ_pass_stats *out);
 

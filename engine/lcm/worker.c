@@ -15,6 +15,7 @@
 #include "hybrid.h"
 #include "project.h"
 #include "store.h"
+#include "ledger.h"
 #include "util.h"
 
 struct worker {
@@ -47,6 +48,7 @@ struct worker {
     long long last_error_at;
     /* hybrid recall's embedding (owned copies of the config's strings) */
     lcm_embeddings embed;
+    const struct ledger *ledger;
     int embed_due;
     unsigned long embedded, embed_passes, embed_failures;
     char *embed_error;
@@ -252,8 +254,31 @@ static void worker_embed(worker *w)
     w->embed_due = 0;
     pthread_mutex_unlock(&w->mu);
     hybrid_embed_stats es;
-    char *e = NULL;
-    int rc = hybrid_embed_pass(w->st, &w->embed, 0, 0, &es, &e);
+    char *e = NULL, *why = NULL;
+    int first = 0, rc;
+    if (ledger_allow(w->ledger, LEDGER_EMBED, &why, &first) != LC_OK) {
+        /* Refused by a limit: nothing is sent; the next nudge asks again. */
+        if (first) {
+            cJSON *d = cJSON_CreateObject();
+            cJSON_AddStringToObject(d, "spendKind", LEDGER_EMBED);
+            cJSON_AddStringToObject(d, "reason", why ? why : "a limit is reached");
+            cJSON_AddBoolToObject(d, "first", 1);
+            worker_on_event(w, "embeddings-limited", d);
+            cJSON_Delete(d);
+        }
+        pthread_mutex_lock(&w->mu);
+        free(w->embed_error);
+        w->embed_error = why ? why : lc_strdup("a spend limit is reached");
+        pthread_cond_broadcast(&w->changed);
+        return;
+    }
+    memset(&es, 0, sizeof es);
+    rc = hybrid_embed_pass(w->st, &w->embed, 0, 0, &es, &e);
+    if (w->ledger && es.requests) {
+        ledger_usage u = {.input = es.tokens};
+        ledger_record(w->ledger, LEDGER_EMBED, "embeddings", w->embed.model, &u, rc == LC_OK, rc == LC_OK ? NULL : e,
+                      NULL);
+    }
     pthread_mutex_lock(&w->mu);
     w->embed_passes++;
     if (rc == LC_OK) {
@@ -336,6 +361,7 @@ int worker_start(const worker_config *cfg, worker **out, char **err)
     pthread_cond_init(&w->wake, NULL);
     pthread_cond_init(&w->changed, NULL);
     w->pass_deadline_ms = cfg->pass_deadline_ms;
+    w->ledger = cfg->ledger;
     if (cfg->embed && cfg->embed->enabled) {
         w->embed = *cfg->embed;
         w->embed.url = lc_strdup(cfg->embed->url);

@@ -38,6 +38,8 @@ typedef struct worker_config {
     long pass_deadline_ms;     /* a pass starts no node after running this long; 0 = none */
     const lcm_embeddings *embed; /* hybrid recall's embeddings (copied); NULL or disabled:
                                 * the worker embeds nothing */
+    const struct ledger *ledger; /* the embedding passes' cost ledger (borrowed: outlives the
+                                * worker; ledger.h is thread-safe); NULL: unrecorded */
 } worker_config;
 
 typedef struct worker_job {

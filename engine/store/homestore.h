@@ -5,7 +5,8 @@
  * sessions: dream's patterns with their lineage (session + entry id / summary id), the
  * dream log and the per-store watermarks that make a rerun idempotent, the consolidation
  * records (summaries recorded as merged; originals untouched in their session stores),
- * and the behavior contracts with their append-only trail.
+ * the behavior contracts with their append-only trail, and the cost ledger (every model
+ * call LCM makes, ledger.h).
  * Owns the schema and its rows; the policy (what a pattern is, the contract state
  * machine) is dream.c's and contracts.c's. The SQL lives in store_sqlite_home.c; nothing
  * here names a SQLite type. Every function returns an LC_* status with *err a sentence.
@@ -18,7 +19,7 @@
 
 #define HOMESTORE_DIR "lcm-home"
 #define HOMESTORE_FILE "home.sqlite"
-#define HOMESTORE_SCHEMA_VERSION 1
+#define HOMESTORE_SCHEMA_VERSION 2
 
 typedef struct homestore homestore;
 
@@ -153,5 +154,50 @@ int homestore_trail_add(homestore *h, int64_t contract_id, long long at, const c
                         const char *from_state, const char *to_state, const char *reason, const char *body,
                         char **err);
 int homestore_trail_list(homestore *h, int64_t contract_id, homestore_trail **out, size_t *n, char **err);
+
+/* ---- the cost ledger (policy: ledger.h) ----------------------------------------------------- */
+typedef struct homestore_spend {
+    long long at;                 /* epoch ms */
+    const char *session;          /* the session that spent ("-" outside one) */
+    const char *kind;             /* summary, heal, dream, expand, embed */
+    const char *provider, *model;
+    int64_t input, output, cached;   /* tokens; input includes cached */
+    double cost;                  /* USD */
+    const char *cost_source;      /* "provider", "prices" or "none" */
+    const char *status;           /* "ok", "failed", "limited" (a refusal: no call made) */
+    const char *note;             /* why (a limit's sentence, a failure) or NULL */
+} homestore_spend;
+int homestore_spend_add(homestore *h, const homestore_spend *r, int64_t *id, char **err);
+
+typedef struct homestore_spend_total {
+    int64_t calls, input, output, cached;
+    double cost;
+} homestore_spend_total;
+/* Calls made (limited rows excluded) of `kind` (NULL: every kind) since `since` (epoch ms). */
+int homestore_spend_sum(homestore *h, const char *kind, long long since, homestore_spend_total *out, char **err);
+/* The newest `limited` row of `kind` at or after `since`, 0 when none. */
+long long homestore_spend_limited_since(homestore *h, const char *kind, long long since);
+
+typedef struct homestore_spend_group {
+    char *key;                    /* the day (YYYY-MM-DD, UTC), the session, the kind, or "kind model" */
+    homestore_spend_total total;
+    int64_t limited;              /* refusals in the group */
+} homestore_spend_group;
+void homestore_spend_groups_free(homestore_spend_group *v, size_t n);
+/* Totals since `since` (of `session` when non-NULL) grouped `by` "day", "session", "kind" or
+ * "model", in key order. */
+int homestore_spend_groups(homestore *h, const char *by, const char *session, long long since,
+                           homestore_spend_group **out, size_t *n, char **err);
+
+typedef struct homestore_spend_row {
+    long long at;
+    char *session, *kind, *model, *status, *note;
+    int64_t input, output, cached;
+    double cost;
+} homestore_spend_row;
+void homestore_spend_rows_free(homestore_spend_row *v, size_t n);
+/* The newest `limited` rows (at most `limit`), newest first. */
+int homestore_spend_limited(homestore *h, const char *session, long long since, size_t limit,
+                            homestore_spend_row **out, size_t *n, char **err);
 
 #endif

@@ -31,6 +31,12 @@ gives both ends of every request; readers of the plain request lines skip rows w
 "_answer" (the option is off by default, so the one-line-per-request format that existing
 tests read is unchanged).
 
+A provider's prompt cache (test_ledger_spend.sh):
+  --prefix-cache      an agent request's usage reports prompt_tokens_details.cached_tokens:
+                      the estimated tokens (characters/4) of the longest common prefix of its
+                      messages (as JSON) with the previous agent request's, as a provider that
+                      caches prefixes would serve them
+
 A provider's window (test_clm_overflow.sh):
   --context-limit T   a request whose messages are over T estimated tokens (characters/4)
                       is answered 400 with OpenAI's context_length_exceeded error ("This
@@ -55,6 +61,7 @@ KEY=VALUE line first), within the "at most about N tokens" the request asks for.
 """
 import argparse
 import json
+import os
 import re
 import sys
 import threading
@@ -65,7 +72,7 @@ LOCK = threading.Lock()
 STATE = {"script": [], "next": 0, "record": None, "calls": 0, "seq": 0, "agent_rounds": 0}
 OPTS = argparse.Namespace(context_limit=0, agent_delay=0.0, summary_delay=0.0, tool_rounds=0, tool_bytes=8000,
                           plant="", summary_marker=None, record_answers=False,
-                          summary_ratio=0.125, summary_tag=None)
+                          summary_ratio=0.125, summary_tag=None, prefix_cache=False)
 # The summarizer's system prompts (engine/lcm/summarize.c summ_system_prompt): "You summarize part
 # of a coding-agent conversation for a lossless context store" and "You compress part of ...".
 SUMMARY_MARKER = r"(?is)\b(summari[sz]e|compress)\b.*\blossless context store\b"
@@ -240,6 +247,15 @@ def build_parts(resp, call_no):
     return content, calls, finish
 
 
+def prefix_cached(request):
+    """Tokens of this agent request's messages that repeat the previous one's from the start."""
+    text = json.dumps(request.get("messages") or [], sort_keys=True)
+    with LOCK:
+        prev = STATE.get("last_agent") or ""
+        STATE["last_agent"] = text
+    return len(os.path.commonprefix([prev, text])) // 4
+
+
 def build_usage(resp, request_text, content, calls):
     usage = dict(resp.get("usage") or {})
     out_text = (content or "") + "".join(c["function"]["arguments"] for c in calls)
@@ -314,6 +330,8 @@ class Handler(JsonHandler):
             return
         content, calls, finish = build_parts(resp, call_no)
         usage = build_usage(resp, body_text, content, calls)
+        if OPTS.prefix_cache and kind == "agent" and "prompt_tokens_details" not in usage:
+            usage["prompt_tokens_details"] = {"cached_tokens": min(prefix_cached(request), usage["prompt_tokens"])}
         model = request.get("model") or "fake"
         rid = "chatcmpl-fake-%d" % call_no
         if request.get("stream"):
@@ -384,6 +402,7 @@ def main():
     ap.add_argument("--summary-ratio", type=float, default=0.125)
     ap.add_argument("--summary-tag")
     ap.add_argument("--context-limit", type=int, default=0)
+    ap.add_argument("--prefix-cache", action="store_true")
     a = ap.parse_args()
     for k in vars(OPTS):
         setattr(OPTS, k, getattr(a, k))

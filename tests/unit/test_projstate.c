@@ -319,10 +319,10 @@ static void test_request_log_has_one_line_per_request_sent(void **state)
     projstate_env env = fx_env(f, 128000);
     request(f, &env, 0, 5);
     assert_true(projstate_logging(f->ps));
-    projstate_log_sent(f->ps, f->m, 5, NULL, 0);
+    projstate_log_sent(f->ps, f->m, 5, NULL, 0, NULL);
     assert_false(projstate_logging(f->ps)); /* once per plan */
     request(f, &env, 0, 7);
-    projstate_log_sent(f->ps, f->m, 7, NULL, 0);
+    projstate_log_sent(f->ps, f->m, 7, NULL, 0, NULL);
     FILE *fp = fopen(path, "r");
     char line[2048];
     int lines = 0;

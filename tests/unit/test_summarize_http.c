@@ -303,7 +303,7 @@ static const char anthropic_fake_py[] =
     "    st=r.get('status',200)\n"
     "    out={'type':'error','error':{'type':'x','message':r.get('error','')}} if st>=400 else "
     "{'content':[{'type':'text','text':r['text']}],'stop_reason':r['stop_reason'],"
-    "'usage':{'input_tokens':40,'output_tokens':7}}\n"
+    "'usage':{'input_tokens':40,'output_tokens':7,'cache_read_input_tokens':100}}\n"
     "    d=json.dumps(out).encode();self.send_response(st)\n"
     "    self.send_header('Content-Type','application/json');self.send_header('Content-Length',str(len(d)))\n"
     "    self.end_headers();self.wfile.write(d)\n"
@@ -339,7 +339,9 @@ static void test_http_anthropic_messages_api_maps_text_usage_and_stops(void **st
                      LC_OK);
     assert_string_equal(c.text, "claude summary");
     assert_string_equal(c.stop_reason, "stop");
-    assert_int_equal(c.input_tokens, 40);
+    /* Anthropic counts cache reads apart from input_tokens; the ledger's input holds them */
+    assert_int_equal(c.input_tokens, 140);
+    assert_int_equal(c.cached_tokens, 100);
     assert_int_equal(c.output_tokens, 7);
     summ_completion_free(&c);
     assert_int_equal(llm_http_complete(&ep, "claude-haiku", "be brief", "hello", 64, &c, &err),
@@ -368,6 +370,27 @@ static void test_http_anthropic_messages_api_maps_text_usage_and_stops(void **st
     rmdir(s.dir);
 }
 
+static void test_http_openai_usage_maps_cached_tokens_cost_and_model(void **state)
+{
+    (void)state;
+    server s;
+    server_start(&s, "[{\"content\": \"sum\", \"usage\": {\"prompt_tokens\": 900, \"completion_tokens\": 30,"
+                     " \"prompt_tokens_details\": {\"cached_tokens\": 640}, \"cost\": 0.0021}}]");
+    llm_http_endpoint ep;
+    assert_int_equal(llm_http_resolve("local", s.fs.url, &ep, NULL), LC_OK);
+    summ_completion c;
+    int rc = llm_http_complete(&ep, "m-1", "be brief", "hello", 64, &c, NULL);
+    server_stop(&s); /* first: a failed check leaves no server running */
+    assert_int_equal(rc, LC_OK);
+    assert_int_equal(c.input_tokens, 900);
+    assert_int_equal(c.cached_tokens, 640);
+    assert_int_equal(c.output_tokens, 30);
+    assert_true(c.has_cost);
+    assert_float_equal(c.cost, 0.0021, 1e-12);
+    assert_string_equal(c.model, "m-1");
+    summ_completion_free(&c);
+}
+
 int main(void)
 {
 #define RIG_TEST(fn) cmocka_unit_test_setup_teardown(fn, rig_alloc, rig_release)
@@ -380,6 +403,7 @@ int main(void)
         cmocka_unit_test(test_http_context_error_carries_the_real_window),
         cmocka_unit_test(test_http_routing_needs_a_key_or_a_base_url),
         cmocka_unit_test(test_http_anthropic_messages_api_maps_text_usage_and_stops),
+        cmocka_unit_test(test_http_openai_usage_maps_cached_tokens_cost_and_model),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,6 +19,7 @@
 #include "contracts.h"
 #include "embed.h"
 #include "hybrid.h"
+#include "ledger.h"
 #include "llm_http.h"
 #include "progress.h"
 #include "store.h"
@@ -137,6 +138,7 @@ typedef struct cli_run_ctx {
     lcm_config cfg;
     llm_http_routes routes;
     summ_ctx *sc;
+    ledger *led;    /* the chain's cost ledger (ledger.h) */
     cJSON *doc;     /* --json: the document (one store's object, or {"stores":[...]}) */
     sbuf text;
     int status;     /* the worst admin_result status */
@@ -158,15 +160,16 @@ static void cli_load_config(cli_run_ctx *c)
 /* The chain lcm.json names: provider/id entries through the summarizer's own HTTP clients
  * (baseUrls routes them); `auto` has no session model here and falls through to
  * extractive, the default. */
-static int cli_summarizer(cli_run_ctx *c, char **err)
+static int cli_summarizer(cli_run_ctx *c, const char *kind, char **err)
 {
     if (c->sc) return LC_OK;
+    if (!c->led && ledger_new(c->home, NULL, &c->cfg, &c->led, err) != LC_OK) return LC_NOMEM;
     c->routes = (llm_http_routes){c->cfg.base_urls, c->cfg.n_base_urls, (c->cfg.summary_timeout_ms + 999) / 1000};
     summ_config sc = {.chain = (const char *const *)c->cfg.summarizer, .n_chain = c->cfg.n_summarizer,
                       .tokens_per_call = c->cfg.summarizer_tokens_per_call,
                       .tokens_per_pass = c->cfg.summarizer_tokens_per_pass,
                       .model_fn = llm_http_summarizer, .ud = &c->routes,
-                      .send_unmasked = !c->cfg.redact_secrets};
+                      .send_unmasked = !c->cfg.redact_secrets, .ledger = c->led, .ledger_kind = kind};
     return summ_create(&sc, &c->sc, err);
 }
 
@@ -269,11 +272,11 @@ static int cli_one(cli_run_ctx *c, const char *session, int many, char **err)
             if (t) free(r.text), r.text = t;
         }
     } else if (!strcmp(v, "compact")) {
-        rc = cli_summarizer(c, err);
+        rc = cli_summarizer(c, LEDGER_SUMMARY, err);
         if (rc == LC_OK) rc = admin_compact(&env, c->sc, 0, &r, err);
     } else if (!strcmp(v, "heal")) {
         /* A dry run makes no model call (dag_heal): the chain is only looked at. */
-        rc = cli_summarizer(c, err);
+        rc = cli_summarizer(c, LEDGER_HEAL, err);
         if (rc == LC_OK) rc = admin_heal(&env, c->sc, c->o.apply, (int)c->o.max_nodes, &r, err);
     } else if (!strcmp(v, "export")) {
         rc = admin_export(&env, c->o.out, &r, err);
@@ -425,6 +428,7 @@ int cli_run(int argc, char **argv)
     cJSON_Delete(c.doc);
     sb_free(&c.text);
     summ_free(c.sc);
+    ledger_free(c.led);
     lcm_config_free(&c.cfg);
     free(c.home);
     free(session);

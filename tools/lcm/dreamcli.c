@@ -15,6 +15,7 @@
 #include "config.h"
 #include "contracts.h"
 #include "dream.h"
+#include "ledger.h"
 #include "llm_http.h"
 #include "util.h"
 
@@ -60,8 +61,12 @@ int dreamcli_run(int argc, char **argv)
     if (!strcmp(verb, "dream")) {
         llm_http_routes routes = {cfg.base_urls, cfg.n_base_urls, (cfg.summary_timeout_ms + 999) / 1000};
         dream_opts o = {.home = home, .actor = actor};
-        dream_opts_from_config(&cfg, llm_http_summarizer, &routes, &o);
+        ledger *led = NULL;
+        ledger_new(home, NULL, &cfg, &led, NULL);
+        ledger_model lm = {led, LEDGER_DREAM, llm_http_summarizer, &routes};
+        dream_opts_from_config(&cfg, ledger_model_fn, &lm, &o);
         rc = dream_command(&o, project ? project : cwd, n, rest, &out, &err);
+        ledger_free(led);
     } else {
         rc = contracts_command(home, n, rest, actor, project, &out, &err);
     }

@@ -30,6 +30,7 @@
 #include "config.h"
 #include "dag.h"
 #include "dream.h"
+#include "ledger.h"
 #include "llm_http.h"
 #include "import.h"
 #include "jsonl.h"
@@ -461,7 +462,10 @@ static void hook_dream_maybe(const char *home, const cJSON *in)
     hook_arm(home, "session-end (dream)", cfg.dream_time_ms + hook_env_ms("LCM_HOOK_TIMEOUT_MS", HOOK_TIMEOUT_MS));
     llm_http_routes routes = {cfg.base_urls, cfg.n_base_urls, (cfg.summary_timeout_ms + 999) / 1000};
     dream_opts o = {.home = home, .project = cwd, .global = !cwd, .actor = "autoDream (lcm hook session-end)"};
-    dream_opts_from_config(&cfg, llm_http_summarizer, &routes, &o);
+    ledger *led = NULL;
+    ledger_new(home, NULL, &cfg, &led, NULL);
+    ledger_model lm = {led, LEDGER_DREAM, llm_http_summarizer, &routes};
+    dream_opts_from_config(&cfg, ledger_model_fn, &lm, &o);
     dream_result r;
     if (dream_run(&o, &r, &err) == LC_OK) {
         hook_log(home, "session-end", "autoDream: %lld new patterns, %lld contracts proposed%s%s", (long long)r.patterns_new,
@@ -471,6 +475,7 @@ static void hook_dream_maybe(const char *home, const cJSON *in)
         hook_log(home, "session-end", "autoDream: %s", err ? err : "failed");
     }
     free(err);
+    ledger_free(led);
     lcm_config_free(&cfg);
     _exit(0);
 }

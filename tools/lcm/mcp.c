@@ -21,6 +21,7 @@
 #include "config.h"
 #include "embed.h"
 #include "hybrid.h"
+#include "ledger.h"
 #include "recall.h"
 #include "recall_args.h"
 #include "store.h"
@@ -545,6 +546,15 @@ static int mcp_tool_status(const mcp_ctx *c, const cJSON *a, char **text, int *i
     if (cl) {
         char *t = lc_asprintf("%s\ncontracts: %s", *text, cl);
         free(cl);
+        if (!t) return LC_NOMEM;
+        free(*text);
+        *text = t;
+    }
+    /* What LCM's own model calls spent (ledger.h), only when the ledger holds some. */
+    char *spend = *text ? ledger_status_line(c->home) : NULL;
+    if (spend) {
+        char *t = lc_asprintf("%s\n%s", *text, spend);
+        free(spend);
         if (!t) return LC_NOMEM;
         free(*text);
         *text = t;

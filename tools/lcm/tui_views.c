@@ -11,6 +11,7 @@
 
 #include "catalog.h"
 #include "cliview.h"
+#include "ledger.h"
 #include "files.h"
 #include "recall.h"
 #include "redact.h"
@@ -601,6 +602,10 @@ int tui_views_stats(const char *home, const char *session, tui_view *out, char *
               "  store bytes  %s (%lld)\n  backend      %s %s\n",
               home, l.n, damaged, msgs, sums, sz, bytes, store_backend_name(), store_backend_version());
     if (session) tui_views_session_stats(home, session, &l, &b);
+    /* What LCM's own model calls spent (ledger.h): the home's, per day / session / kind. */
+    char *spend = ledger_report(home, session, 0, NULL);
+    if (spend) sb_printf(&b, "\n%s", spend);
+    free(spend);
     catalog_list_free(&l);
     out->kind = TUI_VIEW_TEXT;
     out->title = lc_strdup(session ? "stats: the home and the selected session" : "stats: the home");

@@ -58,7 +58,12 @@ static const char hs_schema[] =
     " BEGIN SELECT RAISE(ABORT, 'the contract trail is append-only'); END;"
     "CREATE TRIGGER IF NOT EXISTS contract_trail_no_delete BEFORE DELETE ON contract_trail"
     " BEGIN SELECT RAISE(ABORT, 'the contract trail is append-only'); END;"
-    "PRAGMA user_version=1;";
+    "CREATE TABLE IF NOT EXISTS ledger(id INTEGER PRIMARY KEY, at INTEGER NOT NULL, session TEXT NOT NULL,"
+    " kind TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL, input INTEGER NOT NULL DEFAULT 0,"
+    " output INTEGER NOT NULL DEFAULT 0, cached INTEGER NOT NULL DEFAULT 0, cost REAL NOT NULL DEFAULT 0,"
+    " cost_source TEXT NOT NULL, status TEXT NOT NULL, note TEXT);"
+    "CREATE INDEX IF NOT EXISTS ledger_kind_at ON ledger(kind, at);"
+    "PRAGMA user_version=2;";
 
 static int hs_fail(homestore *h, char **err, const char *what)
 {
@@ -621,4 +626,126 @@ int homestore_trail_list(homestore *h, int64_t contract_id, homestore_trail **ou
     int rc = hs_rows(h, st, sizeof **out, hs_trail_row, hs_trail_drop, "contract trail", &rows, n, err);
     *out = rows;
     return rc;
+}
+
+/* ---- the cost ledger ---------------------------------------------------------------------- */
+
+int homestore_spend_add(homestore *h, const homestore_spend *r, int64_t *id, char **err)
+{
+    int rc = hs_run(h, err, "ledger",
+                    "INSERT INTO ledger(at, session, kind, provider, model, input, output, cached, cost, cost_source,"
+                    " status, note) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "lttttiiirttt", r->at, r->session ? r->session : "-", r->kind, r->provider ? r->provider : "",
+                    r->model ? r->model : "", r->input, r->output, r->cached, r->cost,
+                    r->cost_source ? r->cost_source : "none", r->status ? r->status : "ok", r->note);
+    if (rc == LC_OK && id) *id = sqlite3_last_insert_rowid(h->db);
+    return rc;
+}
+
+int homestore_spend_sum(homestore *h, const char *kind, long long since, homestore_spend_total *out, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    memset(out, 0, sizeof *out);
+    if (hs_query(h, &st, err,
+                 "SELECT COUNT(*), COALESCE(SUM(input), 0), COALESCE(SUM(output), 0), COALESCE(SUM(cached), 0),"
+                 " COALESCE(SUM(cost), 0) FROM ledger WHERE at >= ?1 AND status != 'limited'"
+                 " AND (?2 IS NULL OR kind = ?2)",
+                 "lt", since, kind) != LC_OK)
+        return LC_ERR;
+    int s = sqlite3_step(st);
+    if (s == SQLITE_ROW) {
+        out->calls = sqlite3_column_int64(st, 0);
+        out->input = sqlite3_column_int64(st, 1);
+        out->output = sqlite3_column_int64(st, 2);
+        out->cached = sqlite3_column_int64(st, 3);
+        out->cost = sqlite3_column_double(st, 4);
+    }
+    sqlite3_finalize(st);
+    return s == SQLITE_ROW ? LC_OK : hs_fail(h, err, "ledger sum");
+}
+
+long long homestore_spend_limited_since(homestore *h, const char *kind, long long since)
+{
+    sqlite3_stmt *st = NULL;
+    long long at = 0;
+    if (hs_query(h, &st, NULL, "SELECT COALESCE(MAX(at), 0) FROM ledger WHERE status = 'limited' AND kind = ?1"
+                 " AND at >= ?2", "tl", kind, since) != LC_OK)
+        return 0;
+    if (sqlite3_step(st) == SQLITE_ROW) at = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return at;
+}
+
+void homestore_spend_groups_free(homestore_spend_group *v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++) free(v[i].key);
+    free(v);
+}
+
+static void hs_group_row(sqlite3_stmt *st, void *row)
+{
+    homestore_spend_group *g = row;
+    hs_cols(st, "tiiiii", &g->key, &g->total.calls, &g->total.input, &g->total.output, &g->total.cached,
+            &g->limited);
+    g->total.cost = sqlite3_column_double(st, 6);
+}
+
+static void hs_groups_drop(void *rows, size_t n) { homestore_spend_groups_free(rows, n); }
+
+int homestore_spend_groups(homestore *h, const char *by, const char *session, long long since,
+                           homestore_spend_group **out, size_t *n, char **err)
+{
+    static const struct { const char *by, *sql; } keys[] = {
+        {"day", "strftime('%Y-%m-%d', at / 1000, 'unixepoch')"},
+        {"session", "session"},
+        {"kind", "kind"},
+        {"model", "kind || ' ' || CASE WHEN model = '' THEN provider ELSE model END"},
+    };
+    const char *key = NULL;
+    sqlite3_stmt *st = NULL;
+    *out = NULL;
+    *n = 0;
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (!strcmp(by, keys[i].by)) key = keys[i].sql;
+    if (!key) return lc_errf(err, LC_INVALID, "ledger: no grouping %s", by);
+    char *sql = lc_asprintf("SELECT %s AS g, SUM(status != 'limited'), SUM(input), SUM(output), SUM(cached),"
+                            " SUM(status = 'limited'), SUM(cost) FROM ledger WHERE at >= ?1"
+                            " AND (?2 IS NULL OR session = ?2) GROUP BY g ORDER BY g",
+                            key);
+    if (!sql) return lc_errf(err, LC_NOMEM, "out of memory");
+    int rc = hs_query(h, &st, err, sql, "lt", since, session);
+    free(sql);
+    if (rc != LC_OK) return rc;
+    return hs_rows(h, st, sizeof **out, hs_group_row, hs_groups_drop, "ledger groups", (void **)out, n, err);
+}
+
+void homestore_spend_rows_free(homestore_spend_row *v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++) LC_FREE(v[i].session, v[i].kind, v[i].model, v[i].status, v[i].note);
+    free(v);
+}
+
+static void hs_spend_row(sqlite3_stmt *st, void *row)
+{
+    homestore_spend_row *r = row;
+    hs_cols(st, "lttttiiio", &r->at, &r->session, &r->kind, &r->model, &r->status, &r->input, &r->output,
+            &r->cached, &r->note);
+    r->cost = sqlite3_column_double(st, 9);
+}
+
+static void hs_spend_rows_drop(void *rows, size_t n) { homestore_spend_rows_free(rows, n); }
+
+int homestore_spend_limited(homestore *h, const char *session, long long since, size_t limit,
+                            homestore_spend_row **out, size_t *n, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    *out = NULL;
+    *n = 0;
+    if (hs_query(h, &st, err,
+                 "SELECT at, session, kind, CASE WHEN model = '' THEN provider ELSE model END, status, input, output,"
+                 " cached, COALESCE(note, ''), cost FROM ledger WHERE status = 'limited' AND at >= ?1"
+                 " AND (?2 IS NULL OR session = ?2) ORDER BY at DESC LIMIT ?3",
+                 "lti", since, session, (int64_t)limit) != LC_OK)
+        return LC_ERR;
+    return hs_rows(h, st, sizeof **out, hs_spend_row, hs_spend_rows_drop, "ledger rows", (void **)out, n, err);
 }
