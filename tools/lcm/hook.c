@@ -297,6 +297,11 @@ static int hook_import_member(const char *home, const char *event, const cJSON *
     hook_state_load(state, transcript, &rs);
     if (!rs.cwd && cwd) rs.cwd = lc_strdup(cwd);
     rc = import_file_resume(home, transcript, &rs, &st, &err);
+    if (rc == LC_EXCLUDED) {
+        /* The user's choice, not a fault: said once in the log, nothing stored. */
+        hook_log(home, event, "%s", err ? err : "the session's folder is excluded: not stored");
+        goto done;
+    }
     if (rc != LC_OK) {
         hook_log(home, event, "import of %s failed: %s", transcript, err ? err : "?");
         goto done;

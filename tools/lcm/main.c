@@ -149,6 +149,11 @@ static int lcm_import(const char *home, char **files, int n)
         progress_begin(&bar, files[i], PROGRESS_BYTES, NULL, LCM_BAR_MIN_BYTES);
         int rc = import_file(home, files[i], bar.on ? progress_update : NULL, &bar, &st, &err);
         progress_end(&bar);
+        if (rc == LC_EXCLUDED) {
+            printf("skipped %s: %s\n", files[i], err ? err : "its folder is excluded (lcm.json exclude)");
+            free(err);
+            continue;
+        }
         if (rc != LC_OK) {
             fprintf(stderr, "lcm import: %s\n", err ? err : files[i]);
             free(err);
