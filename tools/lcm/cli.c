@@ -29,6 +29,8 @@ const char cli_usage[] =
     "  export --session ID [--out FILE]  the whole store as JSONL, verbatim (secrets included)\n"
     "  backup [--session ID]       timestamped online copies beside the stores\n"
     "  gc [--apply]                retired stores; --apply exports then DELETES them\n"
+    "  gc --retention [--apply]    lcm.json retention: sessions past days / over maxGB, oldest first;\n"
+    "                              --apply archives them (lcm-archive-<ts>.jsonl.gz) then DELETES them\n"
     "  migrate [--apply]           older-schema stores; --apply upgrades them in place\n"
     "  migrate --to URL [--apply]  copy this home's stores into the store URL names (postgresql://...,\n"
     "                              or file:///path/to/home: another agent home); a dry run counts the\n"
@@ -46,7 +48,7 @@ typedef struct cli_opts {
     const char *verb, *home_opt, *session, *out, *after, *to;
     long limit, max_nodes;
     int json, apply, repair, all;
-    int embeddings, force;
+    int embeddings, force, retention;
 } cli_opts;
 
 /* Each verb and the options it takes ("" for none beyond --home and --json). */
@@ -58,7 +60,7 @@ static const struct cli_verb {
     {"doctor", " --session --repair --after --limit "},
     {"export", " --session --out "},
     {"backup", " --session --after --limit "},
-    {"gc", " --apply "},
+    {"gc", " --apply --retention "},
     {"migrate", " --apply --to "},
     {"heal", " --session --apply --max-nodes --after --limit "},
     {"report", " --session "},
@@ -121,6 +123,7 @@ static int cli_parse(int argc, char **argv, cli_opts *o)
         else if (!strcmp(a, "--all")) o->all = 1;
         else if (!strcmp(a, "--embeddings")) o->embeddings = 1;
         else if (!strcmp(a, "--force")) o->force = 1;
+        else if (!strcmp(a, "--retention")) o->retention = 1;
         else if (!strcmp(a, "--limit") || !strcmp(a, "--max-nodes")) {
             long n = strtol(val, &end, 10);
             if (*end || n <= 0) return cli_usage_error(o->verb, "%s takes a positive number", a);
@@ -378,7 +381,10 @@ static int cli_home_verb(cli_run_ctx *c, char **err)
     progress_begin(&bar, c->o.verb, PROGRESS_ITEMS, "stores", 0);
     env.progress = progress_update;
     env.progress_ud = &bar;
-    if (!strcmp(c->o.verb, "gc")) {
+    if (!strcmp(c->o.verb, "gc") && c->o.retention) {
+        env.cfg = &c->cfg;
+        rc = admin_retention(&env, c->o.apply, &r, err);
+    } else if (!strcmp(c->o.verb, "gc")) {
         char *sessions = lc_asprintf("%s/sessions", c->home);
         const char *dirs[1] = {sessions};
         rc = sessions ? admin_gc(&env, dirs, 1, c->o.apply, &r, err) : lc_errf(err, LC_NOMEM, "out of memory");

@@ -21,7 +21,9 @@
 #include "catalog.h"
 #include "hook.h"
 #include "hooks.h"
+#include "admin.h"
 #include "import.h"
+#include "maint.h"
 #include "jsonl.h"
 #include "mcp.h"
 #include "progress.h"
@@ -146,6 +148,20 @@ static int lcm_import(const char *home, char **files, int n)
         import_stats st;
         char *err = NULL;
         progress bar;
+        if (maint_is_export(files[i])) {
+            /* An export or a retention archive: its stores come back row for row. */
+            admin_env env = {.cmd = "lcm", .home = home};
+            admin_result r = {0};
+            if (admin_restore(&env, files[i], &r, &err) != LC_OK || r.status) {
+                fprintf(stderr, "lcm import: %s\n", r.text ? r.text : err ? err : files[i]);
+                failed = 1;
+            } else {
+                printf("%s\n", r.text);
+            }
+            admin_result_free(&r);
+            free(err);
+            continue;
+        }
         progress_begin(&bar, files[i], PROGRESS_BYTES, NULL, LCM_BAR_MIN_BYTES);
         int rc = import_file(home, files[i], bar.on ? progress_update : NULL, &bar, &st, &err);
         progress_end(&bar);
