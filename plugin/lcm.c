@@ -463,7 +463,7 @@ static void lcm_window_correct(lc_plugin *p, const char *error_text)
 static void lcm_store_options(store *st, const lcm_config *cfg)
 {
     if (!cfg) return;
-    store_options o = {(size_t)cfg->large_file_chars, cfg->externalize_files};
+    store_options o = {(size_t)cfg->large_file_chars, cfg->externalize_files, cfg->redact_at_ingest};
     store_set_options(st, &o);
 }
 
@@ -676,6 +676,9 @@ int lcm_glue_session_start(lc_plugin *p, const cJSON *ev, char **err)
                       p->lcm->open_error, LCM_REOPEN_EVERY_MS / 1000);
     } else if (orc == LC_OK) {
         lcm_bundle_load(p);
+    } else if (orc == LC_EXCLUDED) {
+        /* The user's choice (lcm.json exclude), not a fault: no retry, no store. */
+        plugin_notify(p, AP_LEVEL_INFO, "lcm: %s; LCM is not active for this run", p->lcm->open_error);
     } else if (offline_failure(orc)) {
         /* Unreachable (a server down, a folder that cannot be made): the session goes on
          * and the store is tried again on the engine's cadence. */

@@ -72,9 +72,12 @@ PLUGIN_SAME_STATUS(LC_BUSY, AP_BUSY);
 _Static_assert((int)LC_CANCELLED > (int)AP_BUSY && (int)LC_CANCELLED != (int)AP_UNSUPPORTED,
                "LC_CANCELLED must lie outside the ABI's statuses");
 
+_Static_assert((int)LC_EXCLUDED > (int)AP_BUSY && (int)LC_EXCLUDED != (int)AP_UNSUPPORTED,
+               "LC_EXCLUDED must lie outside the ABI's statuses");
+
 int plugin_ap_status(int lc)
 {
-    return lc == LC_CANCELLED ? AP_ERROR : lc;
+    return lc == LC_CANCELLED || lc == LC_EXCLUDED ? AP_ERROR : lc;
 }
 
 int plugin_lc_status(int ap, int unsupported)

@@ -301,6 +301,7 @@ static const cfg_bool_key cfg_bool_keys[] = {
     {"dreamSystemPrompt", offsetof(lcm_config, dream_system_prompt), 0},
     {"dreamUnapprovedPatterns", offsetof(lcm_config, dream_unapproved_patterns), 0},
     {"fleetRecall", offsetof(lcm_config, fleet_recall), 0},
+    {"redactAtIngest", offsetof(lcm_config, redact_at_ingest), 0},
 };
 
 #define CFG_N(a) (sizeof(a) / sizeof((a)[0]))
@@ -363,6 +364,7 @@ int lcm_config_defaults(lcm_config *cfg)
         *(int *)((char *)cfg + cfg_bool_keys[i].offset) = cfg_bool_keys[i].dflt;
     cfg->file_state = LCM_CONFIG_ABSENT;
     cfg_embeddings_defaults(&cfg->embeddings);
+    cfg->retention.archive = 1;
     return LC_OK;
 }
 
@@ -393,6 +395,8 @@ void lcm_config_free(lcm_config *cfg)
     free(cfg->prices);
     for (size_t i = 0; i < cfg->n_limits; i++) free(cfg->limits[i].kind);
     free(cfg->limits);
+    for (size_t i = 0; i < cfg->n_exclude; i++) free(cfg->exclude[i]);
+    free(cfg->exclude);
     memset(cfg, 0, sizeof *cfg);
 }
 
@@ -710,6 +714,68 @@ static int cfg_limits(lcm_config *cfg, const cJSON *v)
     return LC_OK;
 }
 
+/* `exclude`: an array of folder globs. A relative entry would match nothing reliably (a
+ * session's cwd is absolute): it is refused by name rather than silently never matching. */
+static int cfg_exclude(lcm_config *cfg, const cJSON *v)
+{
+    int rc = LC_OK;
+    if (!cJSON_IsArray(v))
+        return cfg_problem(cfg, "exclude: expected an array of folder globs (\"/abs/path/*\", \"~/dir\"), got "
+                                "%s; ignored", cfg_type_name(v));
+    const cJSON *e;
+    cJSON_ArrayForEach(e, v) {
+        if (!cJSON_IsString(e) || !e->valuestring[0])
+            rc = cfg_problem(cfg, "exclude: %s entry dropped", cJSON_IsString(e) ? "an empty" : cfg_type_name(e));
+        else if (e->valuestring[0] != '/' && strncmp(e->valuestring, "~/", 2) != 0 && strcmp(e->valuestring, "~"))
+            rc = cfg_problem(cfg, "exclude: \"%s\" is not an absolute folder (start it with / or ~/); dropped",
+                             e->valuestring);
+        else {
+            char **np = realloc(cfg->exclude, (cfg->n_exclude + 1) * sizeof *np);
+            if (!np) return LC_NOMEM;
+            cfg->exclude = np;
+            if (!(np[cfg->n_exclude] = lc_strdup(e->valuestring))) return LC_NOMEM;
+            cfg->n_exclude++;
+        }
+        if (rc != LC_OK) break;
+    }
+    return rc;
+}
+
+/* `retention`: {"days", "maxGB", "archive", "auto"}. A bad member is dropped with a problem;
+ * without days or maxGB nothing is ever deleted. */
+static int cfg_retention(lcm_config *cfg, const cJSON *v)
+{
+    lcm_retention *r = &cfg->retention;
+    int rc = LC_OK;
+    if (!cJSON_IsObject(v))
+        return cfg_problem(cfg, "retention: expected an object {\"days\", \"maxGB\", \"archive\", \"auto\"}, got %s; "
+                                "ignored", cfg_type_name(v));
+    const cJSON *k;
+    cJSON_ArrayForEach(k, v) {
+        const char *name = k->string;
+        long val;
+        if (strcmp(name, "days") == 0) {
+            if (cfg_take_long(cfg, "retention.", name, k, 1, 365000, &val, &rc)) r->days = val;
+        } else if (strcmp(name, "maxGB") == 0) {
+            if (!cJSON_IsNumber(k) || !isfinite(k->valuedouble) || k->valuedouble <= 0 || k->valuedouble > 1e6)
+                rc = cfg_problem(cfg, "retention.maxGB: expected a number of gigabytes above 0 (0.5 = 500 MB); "
+                                      "ignored");
+            else
+                r->max_gb = k->valuedouble;
+        } else if (strcmp(name, "archive") == 0 || strcmp(name, "auto") == 0) {
+            int *slot = strcmp(name, "archive") == 0 ? &r->archive : &r->auto_apply;
+            if (cJSON_IsBool(k)) *slot = cJSON_IsTrue(k);
+            else rc = cfg_problem(cfg, "retention.%s: expected true or false, got %s; ignored", name, cfg_type_name(k));
+        } else {
+            rc = cfg_problem(cfg, "retention.%s: unknown key; ignored", name);
+        }
+        if (rc != LC_OK) return rc;
+    }
+    r->enabled = r->days > 0 || r->max_gb > 0;
+    if (!r->enabled) rc = cfg_problem(cfg, "retention: needs days or maxGB; nothing is deleted");
+    return rc;
+}
+
 /* Apply one top-level key. */
 static int cfg_apply_key(lcm_config *cfg, const cJSON *k)
 {
@@ -747,6 +813,8 @@ static int cfg_apply_key(lcm_config *cfg, const cJSON *k)
     if (strcmp(name, "embeddings") == 0) return cfg_embeddings(cfg, k);
     if (strcmp(name, "prices") == 0) return cfg_prices(cfg, k);
     if (strcmp(name, "limits") == 0) return cfg_limits(cfg, k);
+    if (strcmp(name, "exclude") == 0) return cfg_exclude(cfg, k);
+    if (strcmp(name, "retention") == 0) return cfg_retention(cfg, k);
     return cfg_problem(cfg, "%s: unknown key; ignored", name);
 }
 
@@ -918,6 +986,20 @@ cJSON *lcm_config_to_json(const lcm_config *cfg)
                 !cJSON_AddNumberToObject(e, "costPerDay", l->cost_per_day))
                 goto fail;
         }
+    }
+    cJSON *ex = cJSON_AddArrayToObject(o, "exclude");
+    if (!ex) goto fail;
+    for (size_t i = 0; i < cfg->n_exclude; i++) {
+        cJSON *s = cJSON_CreateString(cfg->exclude[i]);
+        if (!s || !cJSON_AddItemToArray(ex, s)) goto fail;
+    }
+    if (cfg->retention.enabled) {
+        const lcm_retention *r = &cfg->retention;
+        cJSON *ro = cJSON_AddObjectToObject(o, "retention");
+        if (!ro || (r->days && !cJSON_AddNumberToObject(ro, "days", (double)r->days)) ||
+            (r->max_gb > 0 && !cJSON_AddNumberToObject(ro, "maxGB", r->max_gb)) ||
+            !cJSON_AddBoolToObject(ro, "archive", r->archive) || !cJSON_AddBoolToObject(ro, "auto", r->auto_apply))
+            goto fail;
     }
     return o;
 fail:

@@ -62,6 +62,17 @@ typedef struct lcm_limit {
     char *kind;
     double tokens_per_hour, tokens_per_day, cost_per_hour, cost_per_day;
 } lcm_limit;
+/* The `retention` object: how long and how much of this home's history is kept. Off
+ * (enabled 0) unless `days` or `maxGB` is given. */
+typedef struct lcm_retention {
+    int enabled;                    /* days or maxGB set */
+    long days;                      /* 0: no age limit; else sessions idle longer go */
+    double max_gb;                  /* 0: no size limit; else the home's stores are cut to
+                                     * this many GB, oldest sessions first */
+    int archive;                    /* 1: a session is exported to the home's archive
+                                     * before its store is deleted */
+    int auto_apply;                 /* `auto`, 0: `lcm hook session-end` applies it */
+} lcm_retention;
 
 typedef struct lcm_config {
     zones_cfg zones;                /* global thresholds (unset fields: see zones.h) */
@@ -119,6 +130,12 @@ typedef struct lcm_config {
     size_t n_prices;
     lcm_limit *limits;              /* `limits`: none by default */
     size_t n_limits;
+    int redact_at_ingest;           /* `redactAtIngest`, 0: secret shapes (redact.h) are
+                                     * stored masked instead of verbatim */
+    char **exclude;                 /* `exclude`: folder globs (absolute, ~ expanded) whose
+                                     * sessions are not stored at all */
+    size_t n_exclude;
+    lcm_retention retention;        /* `retention`: off by default */
 } lcm_config;
 
 enum { LCM_CONFIG_ABSENT = 0, LCM_CONFIG_LOADED = 1, LCM_CONFIG_CORRUPT = 2 };

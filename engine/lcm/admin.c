@@ -720,6 +720,119 @@ static void admin_plan_json(cJSON *j, const catalog_list *plan, const char *coun
     cJSON_AddNumberToObject(j, count_key, 0);
 }
 
+static void admin_mb(char *buf, size_t n, int64_t bytes)
+{
+    snprintf(buf, n, "%.1f MB", (double)bytes / 1e6);
+}
+
+int admin_retention(const admin_env *env, int apply, admin_result *out, char **err)
+{
+    const lcm_retention *r = env->cfg ? &env->cfg->retention : NULL;
+    catalog_list plan = {0};
+    char *e = NULL, *dir = NULL, *xpath = NULL;
+    char total_s[32], kept_s[32];
+    int64_t total = 0, kept = 0;
+    sbuf b = {0};
+    int rc;
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddBoolToObject(j, "apply", apply);
+    if (!r || !r->enabled) {
+        rc = admin_line(out, j, 0,
+                        lc_strdup("retention: not configured (lcm.json \"retention\": {\"days\": N, \"maxGB\": X}); "
+                                  "nothing is ever deleted"),
+                        err);
+        goto done;
+    }
+    int64_t cap = r->max_gb > 0 ? (int64_t)(r->max_gb * 1e9) : 0;
+    if (maint_retention_plan(env->home, r->days, cap, env->session_id, lc_epoch_ms(), &plan, &total, &kept,
+                             &e) != LC_OK) {
+        rc = admin_line(out, j, 1, lc_asprintf("%s gc --retention failed: %s", env->cmd, e ? e : "?"), err);
+        goto done;
+    }
+    admin_mb(total_s, sizeof total_s, total);
+    admin_mb(kept_s, sizeof kept_s, kept);
+    admin_plan_json(j, &plan, "deleted");
+    cJSON_AddNumberToObject(j, "homeBytes", (double)total);
+    cJSON_AddNumberToObject(j, "keptBytes", (double)kept);
+    if (plan.n == 0) {
+        rc = admin_line(out, j, 0, lc_asprintf("retention: nothing to delete (the home's stores: %s)", total_s), err);
+        goto done;
+    }
+    if (!apply) {
+        sb_printf(&b, "retention (dry run): %zu stores would go (home %s -> %s; live sessions are never taken):\n",
+                  plan.n, total_s, kept_s);
+        cJSON_Delete(admin_list_stores(&b, &plan));
+        sb_printf(&b, "%s gc --retention --apply %s, then DELETES them", env->cmd,
+                  r->archive ? "archives them to lcm-archive-<ts>.jsonl.gz beside the stores (`lcm import` restores "
+                               "it)"
+                             : "does not archive (retention.archive: false)");
+        rc = admin_finish(&b, j, 1, out, err);
+        goto done;
+    }
+    if (lcm_config_home_guard(env->home, &e) != LC_OK) {
+        rc = admin_line(out, j, 1, lc_asprintf("%s gc --retention: %s", env->cmd, e ? e : "refused"), err);
+        goto done;
+    }
+    char stamp[48];
+    admin_stamp(stamp, sizeof stamp);
+    size_t deleted = 0;
+    int arc = LC_OK;
+    if (r->archive) {
+        dir = admin_lcm_dir(env);
+        if (!dir || !(xpath = lc_asprintf("%s/lcm-archive-%s.jsonl.gz", dir, stamp))) {
+            cJSON_Delete(j);
+            rc = lc_errf(err, LC_NOMEM, "out of memory");
+            goto done;
+        }
+        arc = maint_retention_apply(&plan, xpath, &deleted, &e);
+        cJSON_AddStringToObject(j, "archivePath", xpath);
+    } else {
+        for (size_t i = 0; i < plan.n && arc == LC_OK; i++)
+            if ((arc = catalog_retire(&plan.v[i], &e)) == LC_OK) deleted++;
+    }
+    cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(j, "deleted"), (double)deleted);
+    out->metric = (int64_t)deleted;
+    if (arc != LC_OK) {
+        rc = admin_line(out, j, 1,
+                        lc_asprintf("%s gc --retention --apply: %s (%zu of %zu stores deleted)", env->cmd,
+                                    e ? e : "failed", deleted, plan.n),
+                        err);
+        goto done;
+    }
+    char *tp = xpath ? admin_tilde(xpath) : NULL;
+    sb_printf(&b, "retention: %s%s%s deleted %zu stores (home %s -> %s):\n", tp ? "archived to " : "", tp ? tp : "",
+              tp ? ", then" : "", deleted, total_s, kept_s);
+    free(tp);
+    cJSON_Delete(admin_list_stores(&b, &plan));
+    if (b.len) b.p[--b.len] = '\0';
+    rc = admin_finish(&b, j, 0, out, err);
+done:
+    catalog_list_free(&plan);
+    free(dir);
+    free(xpath);
+    free(e);
+    return rc;
+}
+
+int admin_restore(const admin_env *env, const char *path, admin_result *out, char **err)
+{
+    size_t stores = 0;
+    int64_t rows = 0;
+    char *e = NULL;
+    cJSON *j = cJSON_CreateObject();
+    int rc;
+    if (maint_restore(env->home, path, &stores, &rows, &e) != LC_OK) {
+        rc = admin_line(out, j, 1, lc_asprintf("%s import %s: %s", env->cmd, path, e ? e : "failed"), err);
+    } else {
+        cJSON_AddNumberToObject(j, "stores", (double)stores);
+        cJSON_AddNumberToObject(j, "rows", (double)rows);
+        out->metric = rows;
+        rc = admin_line(out, j, 0, lc_asprintf("restored %s: %zu stores, %lld rows", path, stores, (long long)rows), err);
+    }
+    free(e);
+    return rc;
+}
+
 int admin_gc(const admin_env *env, const char *const *session_dirs, size_t n_dirs, int apply, admin_result *out,
              char **err)
 {

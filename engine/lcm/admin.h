@@ -97,6 +97,12 @@ int admin_gc(const admin_env *env, const char *const *session_dirs, size_t n_dir
              admin_result *out, char **err);
 /* Older-schema stores (dry run) or upgraded in place (apply). */
 int admin_migrate(const admin_env *env, int apply, admin_result *out, char **err);
+/* lcm.json `retention` (env->cfg): the stores it would delete (dry run), or with apply
+ * archives them to <home>/lcm/lcm-archive-<ts>.jsonl.gz (archive: true) and deletes them;
+ * the home's size before and after. Not configured: says so, nothing done. */
+int admin_retention(const admin_env *env, int apply, admin_result *out, char **err);
+/* `lcm import` of an export or retention archive: its stores restored into the home. */
+int admin_restore(const admin_env *env, const char *path, admin_result *out, char **err);
 /* `migrate --to URL`: copy every store file of this home (the embedded SQLite stores under
  * home/lcm/) into the store `url` names: file:///PATH, the agent home at PATH (its embedded
  * store), or a URL the configured backend takes (the caller has pointed LCM_STORE_URL at it,

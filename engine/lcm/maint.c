@@ -18,6 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <zlib.h>
+
 #include "catalog.h"
 #include "metrics.h"
 #include "redact.h"
@@ -230,6 +232,22 @@ static FILE *maint_file_begin(const char *path, char **tmp, char **err)
     return fp;
 }
 
+/* A rename into `path`'s folder is durable only once the folder is. */
+static void maint_fsync_dir(const char *path)
+{
+    char *dir = lc_strdup(path);
+    char *slash = dir ? strrchr(dir, '/') : NULL;
+    if (slash) {
+        *slash = '\0';
+        int dfd = open(*dir ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd >= 0) {
+            fsync(dfd);
+            close(dfd);
+        }
+    }
+    free(dir);
+}
+
 static int maint_file_commit(FILE *fp, const char *tmp, const char *path, int ok, char **err)
 {
     int rc = LC_OK;
@@ -249,18 +267,7 @@ static int maint_file_commit(FILE *fp, const char *tmp, const char *path, int ok
         unlink(tmp);
         return rc ? rc : LC_ERR;
     }
-    /* The rename is durable only once the folder is. */
-    char *dir = lc_strdup(path);
-    char *slash = dir ? strrchr(dir, '/') : NULL;
-    if (slash) {
-        *slash = '\0';
-        int dfd = open(*dir ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd >= 0) {
-            fsync(dfd);
-            close(dfd);
-        }
-    }
-    free(dir);
+    maint_fsync_dir(path);
     return LC_OK;
 }
 
@@ -827,6 +834,267 @@ int maint_gc_apply(const catalog_list *plan, const char *export_path, size_t *de
         free(e);
     }
     if (deleted) *deleted = n;
+    return rc;
+}
+
+/* ---- retention ------------------------------------------------------------------------- */
+
+/* When a store was last written: its file's or its write-ahead log's time, the later. An
+ * empty log is no write: any open (a reader's too) makes one. */
+static long long maint_written_ms(const char *path)
+{
+    struct stat sb;
+    long long t = 0;
+    if (stat(path, &sb) == 0) t = (long long)sb.st_mtim.tv_sec * 1000 + sb.st_mtim.tv_nsec / 1000000;
+    char *wal = lc_asprintf("%s-wal", path);
+    if (wal && stat(wal, &sb) == 0 && sb.st_size > 0) {
+        long long w = (long long)sb.st_mtim.tv_sec * 1000 + sb.st_mtim.tv_nsec / 1000000;
+        if (w > t) t = w;
+    }
+    free(wal);
+    return t;
+}
+
+typedef struct maint_aged {
+    size_t i;
+    long long at;
+} maint_aged;
+
+static int maint_newest_first(const void *a, const void *b)
+{
+    long long x = ((const maint_aged *)a)->at, y = ((const maint_aged *)b)->at;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+int maint_retention_plan(const char *agent_home, long days, int64_t max_bytes, const char *current_session,
+                         long long now_ms, catalog_list *out, int64_t *total_bytes, int64_t *kept_bytes,
+                         char **err)
+{
+    catalog_list all = {0};
+    maint_aged *aged = NULL;
+    char *url = store_url(agent_home);
+    int64_t total = 0, kept = 0;
+    int rc = LC_OK;
+    memset(out, 0, sizeof *out);
+    if (url) {
+        free(url);
+        return lc_errf(err, LC_INVALID, "retention: this home's stores are in a shared PostgreSQL database; "
+                                        "retention deletes an agent home's SQLite files only");
+    }
+    if ((rc = catalog_list_stores(agent_home, NULL, &all, err)) != LC_OK) goto done;
+    if (!(aged = calloc(all.n ? all.n : 1, sizeof *aged)) ||
+        !(out->v = calloc(all.n ? all.n : 1, sizeof *out->v))) {
+        rc = lc_errf(err, LC_NOMEM, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < all.n; i++) {
+        aged[i] = (maint_aged){i, maint_written_ms(all.v[i].path)};
+        total += all.v[i].bytes;
+    }
+    qsort(aged, all.n, sizeof *aged, maint_newest_first);
+    /* Live stores count against the cap first: they stay whatever it says. */
+    char *live = calloc(all.n ? all.n : 1, 1);
+    if (!live) {
+        rc = lc_errf(err, LC_NOMEM, "out of memory");
+        goto done;
+    }
+    for (size_t k = 0; k < all.n; k++) {
+        const catalog_entry *e = &all.v[aged[k].i];
+        live[k] = (current_session && (!strcmp(e->session_id, current_session) || !strcmp(e->name, current_session))) ||
+                  now_ms - aged[k].at < MAINT_RETENTION_LIVE_MS;
+        if (live[k]) kept += e->bytes;
+    }
+    /* Newest first: a store stays while it is young enough and fits; once one does not fit,
+     * every older one goes too, so what is kept is the newest sessions. */
+    int full = 0;
+    for (size_t k = 0; k < all.n; k++) {
+        catalog_entry *e = &all.v[aged[k].i];
+        if (live[k]) continue;
+        int old = days > 0 && now_ms - aged[k].at > (long long)days * 86400000LL;
+        if (!old && !full && max_bytes > 0 && kept + e->bytes > max_bytes) full = 1;
+        if (old || full) {
+            out->v[out->n++] = *e;
+            memset(e, 0, sizeof *e);
+        } else {
+            kept += e->bytes;
+        }
+    }
+    free(live);
+done:
+    if (total_bytes) *total_bytes = total;
+    if (kept_bytes) *kept_bytes = kept;
+    catalog_list_free(&all);
+    free(aged);
+    if (rc != LC_OK) catalog_list_free(out);
+    return rc;
+}
+
+/* The archive is written through stdio into zlib (fopencookie), so an export's writer is
+ * the same for a plain file and a compressed one. */
+static ssize_t maint_gz_write(void *c, const char *buf, size_t n)
+{
+    if (!n) return 0;
+    int w = gzwrite((gzFile)c, buf, (unsigned)n);
+    return w <= 0 ? -1 : (ssize_t)w;
+}
+
+static int maint_gz_close(void *c)
+{
+    return gzclose((gzFile)c) == Z_OK ? 0 : -1;
+}
+
+int maint_retention_apply(const catalog_list *plan, const char *archive_path, size_t *deleted, char **err)
+{
+    const char *slash = strrchr(archive_path, '/');
+    char *tmp = slash ? lc_asprintf("%.*s/.%s.tmp.XXXXXX", (int)(slash - archive_path), archive_path, slash + 1)
+                      : lc_asprintf(".%s.tmp.XXXXXX", archive_path);
+    int rc = LC_OK, fd = -1, ok = 0;
+    size_t n = 0;
+    FILE *fp = NULL;
+    if (deleted) *deleted = 0;
+    if (plan->n == 0) goto done;
+    if (!tmp) {
+        rc = lc_errf(err, LC_NOMEM, "out of memory");
+        goto done;
+    }
+    if ((fd = mkstemp(tmp)) < 0 || fchmod(fd, 0600) != 0) {
+        rc = lc_errf(err, LC_ERR, "retention: cannot write %s: %s", archive_path, strerror(errno));
+        goto done;
+    }
+    int gfd = dup(fd);
+    gzFile gz = gfd >= 0 ? gzdopen(gfd, "wb6") : NULL;
+    cookie_io_functions_t io = {.write = maint_gz_write, .close = maint_gz_close};
+    if (!gz || !(fp = fopencookie(gz, "w", io))) {
+        if (gz) gzclose(gz);
+        else if (gfd >= 0) close(gfd);
+        rc = lc_errf(err, LC_ERR, "retention: cannot compress into %s", archive_path);
+        goto done;
+    }
+    for (size_t i = 0; i < plan->n && rc == LC_OK; i++) {
+        store *s = NULL;
+        char *e = NULL;
+        if (store_open_readonly(plan->v[i].path, &s, NULL, &e) != LC_OK)
+            rc = lc_errf(err, LC_ERR, "retention: cannot open %s: %s", plan->v[i].path, e ? e : "?");
+        else
+            rc = maint_export_fp(s, plan->v[i].name, fp, NULL, err);
+        free(e);
+        store_close(s);
+    }
+    int closed = fclose(fp) == 0;
+    fp = NULL;
+    if (rc == LC_OK && (!closed || fsync(fd) != 0))
+        rc = lc_errf(err, LC_ERR, "retention: cannot write %s: %s", archive_path, strerror(errno));
+    if (rc == LC_OK && rename(tmp, archive_path) != 0)
+        rc = lc_errf(err, LC_ERR, "retention: cannot rename to %s: %s", archive_path, strerror(errno));
+    if (rc != LC_OK) goto done;
+    ok = 1;
+    maint_fsync_dir(archive_path);
+    /* Nothing is deleted unless every store's rows are durably in the archive. */
+    for (size_t i = 0; i < plan->n; i++) {
+        char *e = NULL;
+        if (catalog_retire(&plan->v[i], &e) == LC_OK) n++;
+        else rc = lc_errf(err, LC_ERR, "retention: %s", e ? e : "?");
+        free(e);
+    }
+done:
+    if (fd >= 0) close(fd);
+    if (tmp && fd >= 0 && !ok) unlink(tmp);
+    free(tmp);
+    if (deleted) *deleted = n;
+    return rc;
+}
+
+/* A whole file, gzip-compressed or plain (zlib reads a plain file through). */
+static int maint_read_any(const char *path, sbuf *b, char **err)
+{
+    gzFile g = gzopen(path, "rb");
+    char buf[65536];
+    int n;
+    if (!g) return lc_errf(err, errno == ENOENT ? LC_NOTFOUND : LC_ERR, "cannot read %s: %s", path, strerror(errno));
+    while ((n = gzread(g, buf, sizeof buf)) > 0)
+        if (sb_append(b, buf, (size_t)n) != LC_OK) break;
+    int bad = n < 0 || b->oom;
+    gzclose(g);
+    return bad ? lc_errf(err, b->oom ? LC_NOMEM : LC_ERR, "cannot read %s (a damaged archive?)", path) : LC_OK;
+}
+
+int maint_is_export(const char *path)
+{
+    gzFile g = gzopen(path, "rb");
+    char line[512];
+    int yes = 0;
+    if (!g) return 0;
+    if (gzgets(g, line, sizeof line)) yes = strncmp(line, "{\"lcmExport\":", 13) == 0;
+    gzclose(g);
+    return yes;
+}
+
+/* The store being restored: committed, indexed and closed. */
+static int maint_restore_end(store **s, int rc, size_t *stores, char **err)
+{
+    if (!*s) return rc;
+    if (rc == LC_OK) rc = store_rebuild_index(*s, err);
+    if (rc == LC_OK) rc = store_tx_commit(*s, err);
+    else store_tx_rollback(*s);
+    if (rc == LC_OK) (*stores)++;
+    store_close(*s);
+    *s = NULL;
+    return rc;
+}
+
+int maint_restore(const char *agent_home, const char *path, size_t *stores, int64_t *rows, char **err)
+{
+    sbuf b = {0};
+    store *s = NULL;
+    size_t lineno = 0, n_stores = 0;
+    int64_t inserted = 0;
+    int rc, fresh = 0;
+    if ((rc = maint_read_any(path, &b, err)) != LC_OK) goto done;
+    for (char *p = b.p; p && p < b.p + b.len && rc == LC_OK;) {
+        char *nl = memchr(p, '\n', (size_t)(b.p + b.len - p));
+        char *end = nl ? nl : b.p + b.len;
+        lineno++;
+        cJSON *line = end > p ? cJSON_ParseWithLength(p, (size_t)(end - p)) : NULL;
+        p = end + 1;
+        if (!line) continue;
+        const cJSON *tag = cJSON_GetObjectItemCaseSensitive(line, "store");
+        const cJSON *table = cJSON_GetObjectItemCaseSensitive(line, "table");
+        const cJSON *row = cJSON_GetObjectItemCaseSensitive(line, "row");
+        if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(line, "lcmExport"))) {
+            rc = maint_restore_end(&s, rc, &n_stores, err);
+            if (rc == LC_OK && (!cJSON_IsString(tag) || !store_valid_id(tag->valuestring)))
+                rc = lc_errf(err, LC_INVALID, "restore: %s:%zu: a header that names no store", path, lineno);
+            if (rc == LC_OK) rc = store_open(agent_home, tag->valuestring, "", &s, err);
+            /* A store the restore makes is the archived one: its meta too. */
+            fresh = rc == LC_OK && store_message_count(s) == 0 && store_summary_count(s) == 0;
+            if (rc == LC_OK && (rc = store_tx_begin(s, err)) != LC_OK) {
+                store_close(s);
+                s = NULL;
+            }
+        } else if (!s) {
+            rc = lc_errf(err, LC_INVALID, "restore: %s is not an LCM export or archive (no header line)", path);
+        } else if (!cJSON_IsString(table) || !cJSON_IsObject(row) || !store_table_loadable(s, table->valuestring)) {
+            rc = lc_errf(err, LC_INVALID, "restore: %s:%zu is not a row this store can hold", path, lineno);
+        } else if (fresh && !strcmp(table->valuestring, "meta") &&
+                   cJSON_IsString(cJSON_GetObjectItemCaseSensitive(row, "key")) &&
+                   cJSON_IsString(cJSON_GetObjectItemCaseSensitive(row, "value"))) {
+            rc = store_meta_put(s, cJSON_GetObjectItemCaseSensitive(row, "key")->valuestring,
+                                cJSON_GetObjectItemCaseSensitive(row, "value")->valuestring, err);
+            if (rc == LC_OK) inserted++;
+        } else {
+            char *why = NULL;
+            if (maint_import_row(s, table->valuestring, row, &inserted, &why) != LC_OK)
+                rc = lc_errf(err, LC_ERR, "restore: %s:%zu: %s", path, lineno, why ? why : "?");
+            free(why);
+        }
+        cJSON_Delete(line);
+    }
+    rc = maint_restore_end(&s, rc, &n_stores, err);
+    if (rc == LC_OK && n_stores == 0) rc = lc_errf(err, LC_INVALID, "restore: %s holds no store", path);
+done:
+    sb_free(&b);
+    if (stores) *stores = n_stores;
+    if (rows) *rows = rc == LC_OK ? inserted : 0;
     return rc;
 }
 

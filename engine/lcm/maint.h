@@ -123,6 +123,33 @@ int maint_gc_plan(const char *agent_home, const char *const *session_dirs, size_
 int maint_gc_apply(const catalog_list *plan, const char *export_path, size_t *deleted,
                    char **err);
 
+/* ---- retention (lcm.json `retention`) ------------------------------------------------------- */
+
+/* A store written within this long is a live session's: retention never takes it. */
+#define MAINT_RETENTION_LIVE_MS (60LL * 60 * 1000)
+
+/* The stores `retention` would delete: those idle more than `days` (0: no age limit; idle =
+ * since the store file was last written), then, while the home's stores together exceed
+ * `max_bytes` (0: no cap), the oldest of the rest. Never the current session nor a store
+ * written within MAINT_RETENTION_LIVE_MS of now_ms (a live session): a home whose live
+ * stores alone exceed the cap stays over it. *total_bytes / *kept_bytes (may be NULL): the
+ * home's stores now and after. SQLite homes only (a shared database has no per-home files:
+ * LC_INVALID). */
+int maint_retention_plan(const char *agent_home, long days, int64_t max_bytes, const char *current_session,
+                         long long now_ms, catalog_list *out, int64_t *total_bytes, int64_t *kept_bytes,
+                         char **err);
+/* Archive every planned store into one gzip-compressed JSONL `archive_path` (maint_export's
+ * format, each store's header tagged with its file name), and only once the archive is
+ * durably written, delete the stores. A failed archive deletes nothing. */
+int maint_retention_apply(const catalog_list *plan, const char *archive_path, size_t *deleted, char **err);
+/* 1 when `path` (plain or gzip-compressed) begins with an export's header line. */
+int maint_is_export(const char *path);
+/* Restore an export or archive (plain or gzip) into the home's stores: each header's store
+ * (by its tag) is opened or created and its rows loaded as maint_import does; a store the
+ * restore created gets the archived meta values, so it is the archived store row for row.
+ * *stores / *rows (may be NULL) count them. */
+int maint_restore(const char *agent_home, const char *path, size_t *stores, int64_t *rows, char **err);
+
 /* Stores under <agent_home>/lcm/ whose schema version is below the build's. */
 int maint_migrate_plan(const char *agent_home, catalog_list *out, char **err);
 /* Upgrade each planned store in place (a read-write open runs the forward migrations). */

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "privacy.h"
 #include "util.h"
 
 /* A backend's struct store begins with its method table (store.h). */
@@ -344,10 +345,48 @@ int store_list_sessions(const char *agent_home, int all_homes, int counts, store
 const char *store_backend_name(void) { return store_backend_default()->name; }
 const char *store_backend_version(void) { return store_backend_default()->x_version(); }
 
+int store_session_excluded(const char *agent_home, const char *session_cwd, char **why)
+{
+    char *path = agent_home && *agent_home ? lc_asprintf("%s/lcm.json", agent_home) : NULL;
+    lcm_config cfg;
+    const char *glob = NULL;
+    int hit = 0;
+    if (why) *why = NULL;
+    if (path && session_cwd && *session_cwd && lcm_config_load(path, &cfg, NULL) == LC_OK) {
+        hit = privacy_excluded(cfg.exclude, cfg.n_exclude, session_cwd, &glob);
+        if (hit && why) *why = lc_asprintf("%s matches lcm.json exclude \"%s\": this session is not stored", session_cwd, glob);
+        lcm_config_free(&cfg);
+    }
+    free(path);
+    return hit;
+}
+
+/* The open of every session store, whichever caller (the plugin, `lcm import`, the hooks):
+ * the home's lcm.json decides here what is never stored, so no caller can forget it. An
+ * excluded folder's session is refused before any file or row exists; redactAtIngest is
+ * set on the connection (store_set_options keeps it on). */
 int store_open_wait(const char *agent_home, const char *session_id, const char *session_cwd,
                     long wait_ms, store **out, char **err)
 {
-    return store_backend_for(agent_home)->x_open(agent_home, session_id, session_cwd, wait_ms, out, err);
+    char *path = agent_home && *agent_home ? lc_asprintf("%s/lcm.json", agent_home) : NULL;
+    lcm_config cfg;
+    const char *glob = NULL;
+    int loaded = path && lcm_config_load(path, &cfg, NULL) == LC_OK, rc;
+    *out = NULL;
+    if (loaded && privacy_excluded(cfg.exclude, cfg.n_exclude, session_cwd, &glob)) {
+        rc = lc_errf(err, LC_EXCLUDED, "%s matches lcm.json exclude \"%s\": this session is not stored", session_cwd,
+                     glob);
+        goto done;
+    }
+    rc = store_backend_for(agent_home)->x_open(agent_home, session_id, session_cwd, wait_ms, out, err);
+    if (rc == LC_OK && loaded && cfg.redact_at_ingest) {
+        store_options o = {STORE_LARGE_FILE_CHARS, 1, 1};
+        store_set_options(*out, &o);
+    }
+done:
+    if (loaded) lcm_config_free(&cfg);
+    free(path);
+    return rc;
 }
 
 int store_open(const char *agent_home, const char *session_id, const char *session_cwd,

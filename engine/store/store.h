@@ -52,6 +52,9 @@ typedef struct store_msg {
 typedef struct store_options {
     size_t large_file_chars;   /* 0 = STORE_LARGE_FILE_CHARS */
     int externalize_files;     /* 0 disables file handles */
+    int redact_at_ingest;      /* lcm.json redactAtIngest: secret shapes stored masked
+                                * (privacy.h). store_open sets it from the home's file;
+                                * a later store_set_options can turn it on, never off. */
 } store_options;
 
 typedef struct store_ingest_stats {
@@ -102,6 +105,10 @@ int store_open(const char *agent_home, const char *session_id, const char *sessi
 #define STORE_BUSY_MS 5000
 int store_open_wait(const char *agent_home, const char *session_id, const char *session_cwd,
                     long wait_ms, store **out, char **err);
+/* 1 when the home's lcm.json `exclude` names the folder session_cwd (or one above it): its
+ * session is not stored, and store_open refuses it with LC_EXCLUDED. *why (may be NULL) a
+ * malloc'd sentence naming the glob. */
+int store_session_excluded(const char *agent_home, const char *session_cwd, char **why);
 /* Open a store file read-only with writes forbidden on the connection (query_only). It is
  * never migrated: *schema_version (if not NULL) reports what the file holds, and the
  * caller decides whether it can answer (== STORE_SCHEMA_VERSION). */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "jsonw.h"
+#include "privacy.h"
 #include "sha256.h"
 #include "util.h"
 
@@ -109,11 +110,43 @@ void store_derive_calls_free(store_call *calls)
     }
 }
 
-int store_derive_row(store_derived *row, const store_msg *m, store_call *calls, size_t *next, char **err)
+/* The message with what is never stored masked (privacy.h), in row->json and row->msg.
+ * Every write of a message passes here, whichever backend and whoever calls. */
+static int store_derive_private(store_derived *row, const store_msg *m, int redact, char **err)
 {
-    int complete = 1;
+    size_t n_private = 0, n_secrets = 0;
+    cJSON *t = m->msg ? cJSON_Duplicate(m->msg, 1) : store_derive_parse(m->json, m->json_len);
+    if (!t)
+        return m->msg ? lc_errf(err, LC_NOMEM, "store: out of memory")
+                      : lc_errf(err, LC_INVALID, "store: entry %s: message is not valid JSON", m->entry_id);
+    if (privacy_mask_tree(t, redact, &n_private, &n_secrets) != LC_OK) {
+        cJSON_Delete(t);
+        return lc_errf(err, LC_NOMEM, "store: out of memory masking entry %s", m->entry_id);
+    }
+    if (!n_private && !n_secrets && m->msg) {
+        cJSON_Delete(t);
+        return LC_OK;
+    }
+    row->msg = row->own = t;
+    if (!n_private && !n_secrets) return LC_OK;
+    /* Printed again only when something was masked: every other message keeps its bytes. */
+    if (!(row->json_own = cJSON_PrintUnformatted(t))) return lc_errf(err, LC_NOMEM, "store: out of memory");
+    row->json = row->json_own;
+    row->json_len = strlen(row->json_own);
+    return LC_OK;
+}
+
+int store_derive_row(store_derived *row, const store_msg *m, int redact, store_call *calls, size_t *next,
+                     char **err)
+{
+    int complete = 1, rc;
     memset(row, 0, sizeof *row);
-    if (!(row->msg = m->msg) && !(row->msg = row->own = store_derive_parse(m->json, m->json_len)))
+    row->json = m->json;
+    row->json_len = m->json_len;
+    if ((redact || privacy_may_hold(m->json, m->json_len)) &&
+        (rc = store_derive_private(row, m, redact, err)) != LC_OK)
+        return rc;
+    if (!row->msg && !(row->msg = m->msg) && !(row->msg = row->own = store_derive_parse(m->json, m->json_len)))
         return lc_errf(err, LC_INVALID, "store: entry %s: message is not valid JSON", m->entry_id);
     row->role = msg_role_of(row->msg);
     size_t tokens = 0;
@@ -140,6 +173,7 @@ int store_derive_row(store_derived *row, const store_msg *m, store_call *calls, 
 void store_derive_row_free(store_derived *row)
 {
     cJSON_Delete(row->own);
+    free(row->json_own);
     free(row->text);
     free(row->index_text);
     free(row->thinking);

@@ -43,6 +43,10 @@ char *store_derive_payload(const cJSON *msg);
 /* A message's row as every backend writes it. The strings the row names inside `msg`
  * (tool_name, call_id) live as long as the row. */
 typedef struct store_derived {
+    const char *json;      /* the bytes to store: the message's own, or json_own when
+                            * privacy.h masked some of it */
+    size_t json_len;
+    char *json_own;
     const cJSON *msg;
     cJSON *own;            /* msg when the derivation parsed it (else the caller's) */
     msg_role role;
@@ -61,9 +65,12 @@ typedef struct store_derived {
 } store_derived;
 
 /* Derive the row of one message (m->json, or the caller's parse of it in m->msg) and note
- * an assistant's tool calls in the ring. Returns LC_OK, LC_INVALID (not JSON) or LC_NOMEM; free with
- * store_derive_row_free either way. */
-int store_derive_row(store_derived *row, const store_msg *m, store_call *calls, size_t *next, char **err);
+ * an assistant's tool calls in the ring. What is never stored goes first (privacy.h: the
+ * private spans always, the secret shapes when `redact`): the row's json is then the
+ * masked message, and the text derived from it. Returns LC_OK, LC_INVALID (not JSON) or
+ * LC_NOMEM; free with store_derive_row_free either way. */
+int store_derive_row(store_derived *row, const store_msg *m, int redact, store_call *calls, size_t *next,
+                     char **err);
 void store_derive_row_free(store_derived *row);
 
 /* The file handle of a large tool result: its content id, kind, preview and summary. */

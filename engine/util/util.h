@@ -17,7 +17,10 @@
 enum { LC_OK = 0, LC_ERR = 1, LC_NOMEM = 2, LC_INVALID = 3, LC_NOTFOUND = 4, LC_BUSY = 7,
        /* the caller gave the work up (a stop, results that no longer apply); engine-internal:
         * it never crosses the ABI */
-       LC_CANCELLED = 8 };
+       LC_CANCELLED = 8,
+       /* the home's lcm.json `exclude` names the session's folder: nothing of it is stored
+        * (store_open), which is no failure */
+       LC_EXCLUDED = 9 };
 
 /* The context window (tokens) assumed while the host reports none: every zone, budget and
  * percentage is measured against it until a model with a known window is selected. */

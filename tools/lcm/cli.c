@@ -29,7 +29,7 @@ typedef struct cli_opts {
     const char *verb, *home_opt, *session, *out, *after, *to;
     long limit, max_nodes;
     int json, apply, repair, all;
-    int embeddings, force;
+    int embeddings, force, retention;
 } cli_opts;
 
 /* Each verb and the options it takes ("" for none beyond --home and --json). */
@@ -41,7 +41,7 @@ static const struct cli_verb {
     {"doctor", " --session --repair --after --limit "},
     {"export", " --session --out "},
     {"backup", " --session --after --limit "},
-    {"gc", " --apply "},
+    {"gc", " --apply --retention "},
     {"migrate", " --apply --to "},
     {"heal", " --session --apply --max-nodes --after --limit "},
     {"report", " --session "},
@@ -112,6 +112,7 @@ static int cli_parse(int argc, char **argv, cli_opts *o)
         else if (!strcmp(a, "--all")) o->all = 1;
         else if (!strcmp(a, "--embeddings")) o->embeddings = 1;
         else if (!strcmp(a, "--force")) o->force = 1;
+        else if (!strcmp(a, "--retention")) o->retention = 1;
         else if (!strcmp(a, "--limit") || !strcmp(a, "--max-nodes")) {
             long n = strtol(val, &end, 10);
             if (*end || n <= 0) return cli_usage_error(o->verb, "%s takes a positive number", a);
@@ -365,7 +366,10 @@ static int cli_home_verb(cli_run_ctx *c, char **err)
     progress_begin(&bar, c->o.verb, PROGRESS_ITEMS, "stores", 0);
     env.progress = progress_update;
     env.progress_ud = &bar;
-    if (!strcmp(c->o.verb, "gc")) {
+    if (!strcmp(c->o.verb, "gc") && c->o.retention) {
+        env.cfg = &c->cfg;
+        rc = admin_retention(&env, c->o.apply, &r, err);
+    } else if (!strcmp(c->o.verb, "gc")) {
         char *sessions = lc_asprintf("%s/sessions", c->home);
         const char *dirs[1] = {sessions};
         rc = sessions ? admin_gc(&env, dirs, 1, c->o.apply, &r, err) : lc_errf(err, LC_NOMEM, "out of memory");

@@ -26,6 +26,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "admin.h"
 #include "bundle.h"
 #include "config.h"
 #include "dag.h"
@@ -298,6 +299,11 @@ static int hook_import_member(const char *home, const char *event, const cJSON *
     hook_state_load(state, transcript, &rs);
     if (!rs.cwd && cwd) rs.cwd = lc_strdup(cwd);
     rc = import_file_resume(home, transcript, &rs, &st, &err);
+    if (rc == LC_EXCLUDED) {
+        /* The user's choice, not a fault: said once in the log, nothing stored. */
+        hook_log(home, event, "%s", err ? err : "the session's folder is excluded: not stored");
+        goto done;
+    }
     if (rc != LC_OK) {
         hook_log(home, event, "import of %s failed: %s", transcript, err ? err : "?");
         goto done;
@@ -482,6 +488,39 @@ static void hook_dream_maybe(const char *home, const cJSON *in)
 
 /* ---- the events ------------------------------------------------------------------------- */
 
+/* ---- session-end: retention ---------------------------------------------------------------
+ * lcm.json retention with "auto": true: a detached child applies it (archive, then delete)
+ * as `lcm gc --retention --apply` would; the ending session is written within the hour, so
+ * it is live and never taken. Off by default: without "auto" only the user applies it. */
+static void hook_retention_maybe(const char *home, const cJSON *in)
+{
+    char *cfg_path = lc_asprintf("%s/lcm.json", home), *err = NULL;
+    lcm_config cfg;
+    if (!cfg_path || lcm_config_load(cfg_path, &cfg, NULL) != LC_OK) {
+        free(cfg_path);
+        return;
+    }
+    free(cfg_path);
+    if (!cfg.retention.enabled || !cfg.retention.auto_apply || !hook_detach(home, "session-end")) {
+        lcm_config_free(&cfg);
+        return;
+    }
+    hook_arm(home, "session-end (retention)", 10 * hook_env_ms("LCM_HOOK_TIMEOUT_MS", HOOK_TIMEOUT_MS));
+    admin_env env = {.cmd = "lcm", .home = home, .session_id = hook_str(in, "session_id"), .cfg = &cfg};
+    admin_result r = {0};
+    if (admin_retention(&env, 1, &r, &err) == LC_OK) {
+        char *nl = r.text ? strchr(r.text, '\n') : NULL;
+        if (nl) *nl = '\0';
+        hook_log(home, "session-end", "%s", r.text ? r.text : "retention: done");
+    } else {
+        hook_log(home, "session-end", "retention: %s", err ? err : "failed");
+    }
+    admin_result_free(&r);
+    free(err);
+    lcm_config_free(&cfg);
+    _exit(0);
+}
+
 static const char *const hook_events[] = {"session-start", "stop", "subagent-stop", "session-end",
                                           "user-prompt-submit", "precompact"};
 
@@ -544,7 +583,10 @@ int hook_run(const char *event, const hook_opts *o, FILE *in, FILE *out)
     else if (!strcmp(event, "precompact")) hook_precompact(o->home, root);
     else if (!strcmp(event, "subagent-stop")) hook_subagent_stop(o->home, root);
     else hook_import(o->home, event, root, NULL);
-    if (!strcmp(event, "session-end")) hook_dream_maybe(o->home, root);
+    if (!strcmp(event, "session-end")) {
+        hook_dream_maybe(o->home, root);
+        hook_retention_maybe(o->home, root);
+    }
 done:
     cJSON_Delete(root);
     free(text);

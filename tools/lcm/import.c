@@ -275,7 +275,7 @@ static int imp_open_store(imp *m, char **err)
     char *path = lc_asprintf("%s/lcm.json", m->home);
     lcm_config_defaults(&cfg);
     if (path) lcm_config_load(path, &cfg, NULL);
-    store_options o = {(size_t)cfg.large_file_chars, cfg.externalize_files};
+    store_options o = {(size_t)cfg.large_file_chars, cfg.externalize_files, cfg.redact_at_ingest};
     store_set_options(m->st, &o);
     lcm_config_free(&cfg);
     free(path);

@@ -22,7 +22,9 @@
 #include "catalog.h"
 #include "hook.h"
 #include "hooks.h"
+#include "admin.h"
 #include "import.h"
+#include "maint.h"
 #include "jsonl.h"
 #include "mcp.h"
 #include "progress.h"
@@ -188,9 +190,12 @@ static const lcm_cmd lcm_cmds[] = {
      "backup [--session ID]\n"
      "Timestamped online copies beside the stores.\n",
      LCM_MAINT_OPTS, 1},
-    {"gc", lcm_maint, "retired stores (--apply exports then deletes them)",
+    {"gc", lcm_maint, "retired stores, or what retention lets go (--apply archives / exports, then deletes)",
      "gc [--apply]\n"
-     "Retired stores; --apply exports then DELETES them.\n",
+     "       gc --retention [--apply]\n"
+     "Retired stores; --apply exports then DELETES them. With --retention: lcm.json retention's\n"
+     "sessions past days / over maxGB, oldest first, never a live one; --apply archives them\n"
+     "(lcm-archive-<ts>.jsonl.gz, restorable with lcm import) then DELETES them.\n",
      LCM_MAINT_OPTS, 1},
     {"migrate", lcm_maint, "upgrade older-schema stores, or copy them to another store",
      "migrate [--apply]\n"
@@ -349,9 +354,28 @@ static int lcm_import(const char *home, char **files, int n)
         import_stats st;
         char *err = NULL;
         progress bar;
+        if (maint_is_export(files[i])) {
+            /* An export or a retention archive: its stores come back row for row. */
+            admin_env env = {.cmd = "lcm", .home = home};
+            admin_result r = {0};
+            if (admin_restore(&env, files[i], &r, &err) != LC_OK || r.status) {
+                fprintf(stderr, "lcm import: %s\n", r.text ? r.text : err ? err : files[i]);
+                failed = 1;
+            } else {
+                printf("%s\n", r.text);
+            }
+            admin_result_free(&r);
+            free(err);
+            continue;
+        }
         progress_begin(&bar, files[i], PROGRESS_BYTES, NULL, LCM_BAR_MIN_BYTES);
         int rc = import_file(home, files[i], bar.on ? progress_update : NULL, &bar, &st, &err);
         progress_end(&bar);
+        if (rc == LC_EXCLUDED) {
+            printf("skipped %s: %s\n", files[i], err ? err : "its folder is excluded (lcm.json exclude)");
+            free(err);
+            continue;
+        }
         if (rc != LC_OK) {
             fprintf(stderr, "lcm import: %s\n", err ? err : files[i]);
             free(err);

@@ -464,6 +464,43 @@ static int mcp_tool_sessions(const mcp_ctx *c, const cJSON *a, char **text, int 
     return *text ? LC_OK : LC_NOMEM;
 }
 
+#define MCP_STATUS_SIZES 20
+
+static int mcp_by_bytes(const void *a, const void *b)
+{
+    int64_t x = (*(const catalog_entry *const *)a)->bytes, y = (*(const catalog_entry *const *)b)->bytes;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* What the home's stores take on disk, store by store (the largest first, at most
+ * MCP_STATUS_SIZES of them), their total, and what `retention` says about it. */
+static char *mcp_sizes(const catalog_list *l, const lcm_config *cfg)
+{
+    const catalog_entry **v = calloc(l->n ? l->n : 1, sizeof *v);
+    sbuf b = {0};
+    int64_t total = 0;
+    if (!v) return NULL;
+    for (size_t i = 0; i < l->n; i++) {
+        v[i] = &l->v[i];
+        total += l->v[i].bytes;
+    }
+    qsort(v, l->n, sizeof *v, mcp_by_bytes);
+    sb_printf(&b, "home size: %.1f MB in %zu store files", (double)total / 1e6, l->n);
+    if (cfg->retention.enabled) {
+        sb_puts(&b, "; retention: ");
+        if (cfg->retention.days) sb_printf(&b, "sessions idle over %ld days", cfg->retention.days);
+        else sb_puts(&b, "no age limit");
+        if (cfg->retention.max_gb > 0) sb_printf(&b, ", home cap %.1f MB", cfg->retention.max_gb * 1000.0);
+        sb_puts(&b, " (lcm gc --retention shows what it would delete)");
+    } else
+        sb_puts(&b, "; retention: off (nothing is deleted unless lcm.json \"retention\" says so)");
+    for (size_t i = 0; i < l->n && i < MCP_STATUS_SIZES; i++)
+        sb_printf(&b, "\n  %8.1f MB  %s", (double)v[i]->bytes / 1e6, v[i]->session_id);
+    if (l->n > MCP_STATUS_SIZES) sb_printf(&b, "\n  ... %zu smaller stores", l->n - MCP_STATUS_SIZES);
+    free(v);
+    return sb_detach(&b);
+}
+
 static int mcp_tool_status(const mcp_ctx *c, const cJSON *a, char **text, int *is_error)
 {
     (void)a;
@@ -516,6 +553,13 @@ static int mcp_tool_status(const mcp_ctx *c, const cJSON *a, char **text, int *i
     /* Hybrid recall's coverage, only when it is configured: a home without it reads as before. */
     lcm_config cfg;
     mcp_config(c, &cfg);
+    char *sizes = *text ? mcp_sizes(&l, &cfg) : NULL;
+    if (sizes) {
+        char *t = lc_asprintf("%s\n%s", *text, sizes);
+        free(*text);
+        *text = t;
+    }
+    free(sizes);
     if (*text && cfg.embeddings.enabled) {
         int64_t m = 0, emb = 0, other = 0;
         for (size_t i = 0; i < l.n; i++) {

@@ -945,7 +945,10 @@ void store_pg_close(store *s)
 
 void store_pg_set_options(store *s, const store_options *opt)
 {
+    /* redactAtIngest, once on (store_open reads the home's lcm.json), stays on. */
+    int redact = s->opt.redact_at_ingest;
     s->opt = *opt;
+    s->opt.redact_at_ingest |= redact;
     if (!s->opt.large_file_chars) s->opt.large_file_chars = STORE_LARGE_FILE_CHARS;
 }
 

@@ -76,10 +76,10 @@ static int store_pg_insert_one(store *s, const store_msg *m, int64_t ordinal, st
     store_derived row;
     char *path = NULL, *raw = NULL;
     PGresult *r = NULL;
-    int rc = store_derive_row(&row, m, s->calls, &s->call_next, err);
+    int rc = store_derive_row(&row, m, s->opt.redact_at_ingest, s->calls, &s->call_next, err);
     if (rc != LC_OK) goto done;
     /* Parameters are C strings: the verbatim bytes are copied to end in a NUL. */
-    if (!(raw = lc_strndup(m->json, m->json_len))) {
+    if (!(raw = lc_strndup(row.json, row.json_len))) {
         rc = lc_errf(err, LC_NOMEM, "store: out of memory");
         goto done;
     }

@@ -155,7 +155,7 @@ static int store_insert_one(store *s, const store_msg *m, int64_t ordinal,
 {
     store_derived row;
     char *path = NULL;
-    int rc = store_derive_row(&row, m, s->calls, &s->call_next, err);
+    int rc = store_derive_row(&row, m, s->opt.redact_at_ingest, s->calls, &s->call_next, err);
     if (rc != LC_OK) goto done;
     if (row.call_id) path = store_find_call_path(s, row.call_id);
     sqlite3_stmt *st = s->st_insert;
@@ -167,7 +167,7 @@ static int store_insert_one(store *s, const store_msg *m, int64_t ordinal,
     sqlite3_bind_int64(st, 6, row.tokens);
     const unsigned char *packed = NULL;
     size_t packed_len = 0;
-    if ((rc = store_sqlite_raw_pack(s->raw, m->json, m->json_len, row.text, row.text_len, row.payload,
+    if ((rc = store_sqlite_raw_pack(s->raw, row.json, row.json_len, row.text, row.text_len, row.payload,
                                     row.payload ? strlen(row.payload) : 0, &packed, &packed_len, err)) != LC_OK)
         goto done;
     sqlite3_bind_blob(st, 7, packed, (int)packed_len, SQLITE_STATIC);
