@@ -415,6 +415,14 @@ static int dag_condense(store *s, summ_ctx *sc, const dag_opts *o, dag_stats *st
         stats->block_tokens = (long)known;
         goto done;
     }
+    /* A pass that already made its max_nodes cannot condense: measuring the block here
+     * read the whole frontier once per leaf (`lcm compact` makes one node a pass, so a
+     * 20M-token backfill read its summaries 500 times over). The next pass measures it. */
+    if (o->max_nodes > 0 && *nodes >= o->max_nodes) {
+        stats->block_tokens = -1;
+        stats->capped = 1;
+        goto done;
+    }
     for (;;) {
         dag_nodes_free(v, n);
         v = NULL;
