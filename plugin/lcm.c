@@ -356,18 +356,21 @@ static int lcm_entry_text(void *ud, const char *id, char **text, char **err)
     return plugin_get_entry_text(ud, id, text, err);
 }
 
-static void lcm_mark_from_host(lc_plugin *p)
+/* The helpers below take the active branch the caller read (NULL: read it here): a session
+ * start reads it once for all three, where each read is the host serializing every entry
+ * of a long session and this side parsing it. */
+static void lcm_mark_from_host(lc_plugin *p, const cJSON *given)
 {
     cJSON *branch = NULL;
     char *e = NULL;
     size_t marked = 0, cleared = 0;
     if (!p->lcm || !p->lcm->st) return;
-    if (plugin_get_branch(p, &branch, &e) != AP_OK) {
+    if (!given && plugin_get_branch(p, &branch, &e) != AP_OK) {
         plugin_log(p, AP_LEVEL_WARNING, "lcm: branch unavailable for removed marks: %s", e ? e : "?");
         free(e);
         return;
     }
-    if (ingest_mark_branch(p->lcm->st, branch, &marked, &cleared, &e) != LC_OK)
+    if (ingest_mark_branch(p->lcm->st, given ? given : branch, &marked, &cleared, &e) != LC_OK)
         plugin_log(p, AP_LEVEL_WARNING, "lcm: marking removed entries failed: %s", e ? e : "?");
     else if (marked || cleared)
         plugin_log(p, AP_LEVEL_INFO, "lcm: branch change: %zu entries removed, %zu restored", marked, cleared);
@@ -378,13 +381,13 @@ static void lcm_mark_from_host(lc_plugin *p)
 /* Store what the branch ends with that no `context` carried: the last turn of a session,
  * or what a crash or a failed write left out. One branch read per session start or end,
  * never per request. */
-static int lcm_ingest_branch_tail(lc_plugin *p, char **why)
+static int lcm_ingest_branch_tail(lc_plugin *p, const cJSON *given, char **why)
 {
     cJSON *branch = NULL;
     char *e = NULL;
     int rc = LC_OK;
-    if (!p->lcm->st || plugin_get_branch(p, &branch, NULL) != AP_OK) return LC_OK;
-    if ((rc = ingest_branch_tail(p->lcm->st, branch, lcm_entry_text, p, &e)) != LC_OK)
+    if (!p->lcm->st || (!given && plugin_get_branch(p, &branch, NULL) != AP_OK)) return LC_OK;
+    if ((rc = ingest_branch_tail(p->lcm->st, given ? given : branch, lcm_entry_text, p, &e)) != LC_OK)
         plugin_log(p, AP_LEVEL_WARNING, "lcm: storing a branch's last messages failed: %s", e ? e : "?");
     if (why && rc != LC_OK) {
         *why = e;
@@ -399,7 +402,7 @@ static int lcm_ingest_branch_tail(lc_plugin *p, char **why)
  * abandoned while the store could not be written). Every entry is read once per session
  * start (get_entries, API level 2; a level-1 host lists only the active branch, so this
  * is skipped there). lcm_mark_from_host then marks them removed. */
-static void lcm_ingest_offbranch(lc_plugin *p)
+static void lcm_ingest_offbranch(lc_plugin *p, const cJSON *given)
 {
     cJSON *all = NULL, *branch = NULL;
     char *e = NULL;
@@ -408,8 +411,8 @@ static void lcm_ingest_offbranch(lc_plugin *p)
     if (rc != AP_OK) {
         if (rc != AP_UNSUPPORTED)
             plugin_log(p, AP_LEVEL_WARNING, "lcm: the session's entries are unavailable: %s", e ? e : "?");
-    } else if (plugin_get_branch(p, &branch, NULL) == AP_OK) {
-        if (ingest_offbranch(p->lcm->st, all, branch, lcm_entry_text, p, &inserted, &e) != LC_OK)
+    } else if (given || plugin_get_branch(p, &branch, NULL) == AP_OK) {
+        if (ingest_offbranch(p->lcm->st, all, given ? given : branch, lcm_entry_text, p, &inserted, &e) != LC_OK)
             plugin_log(p, AP_LEVEL_WARNING, "lcm: storing off-branch messages failed: %s", e ? e : "?");
         else if (inserted)
             plugin_log(p, AP_LEVEL_INFO, "lcm: %zu message(s) of abandoned branches were missing from "
@@ -514,16 +517,24 @@ static int lcm_attach(lc_plugin *p, long wait_ms, int64_t *caught)
      * again, so a store that opens but cannot take it is still offline. */
     int64_t before = caught ? store_message_count(p->lcm->st) : 0;
     char *why = NULL;
-    if (lcm_ingest_branch_tail(p, &why) != LC_OK && p->lcm->off.offline) {
+    cJSON *branch = NULL;
+    if (plugin_get_branch(p, &branch, NULL) != AP_OK) branch = NULL;
+    if (branch && lcm_ingest_branch_tail(p, branch, &why) != LC_OK && p->lcm->off.offline) {
         p->lcm->open_error = lc_asprintf("the catch-up from the session file failed: %s", why ? why : "?");
         free(why);
+        cJSON_Delete(branch);
         store_close(p->lcm->st);
         p->lcm->st = NULL;
         return LC_ERR;
     }
     free(why);
-    lcm_ingest_offbranch(p);
-    lcm_mark_from_host(p);
+    if (branch) {
+        lcm_ingest_offbranch(p, branch);
+        lcm_mark_from_host(p, branch);
+        cJSON_Delete(branch);
+    } else {
+        lcm_mark_from_host(p, NULL); /* logs why the branch is unavailable */
+    }
     if (caught) *caught = store_message_count(p->lcm->st) - before;
     lcm_summ_open(p);
     /* What the requests decided while the store was offline is what it holds from now. */
@@ -707,7 +718,7 @@ int lcm_glue_session_shutdown(lc_plugin *p, char **err)
          * the catch-up stores what the store missed while the session file is at hand
          * (a server restarted near the end of a run would otherwise wait for the next). */
         if (p->lcm->off.offline) lcm_reopen_when(p, 1);
-        lcm_ingest_branch_tail(p, NULL);
+        lcm_ingest_branch_tail(p, NULL, NULL);
         projstate_pin_flush(p->lcm->proj, p->lcm->st);
         store_close(p->lcm->st);
         p->lcm->st = NULL;
@@ -919,7 +930,7 @@ int lcm_glue_tree(lc_plugin *p, const cJSON *ev, char **err)
     if (warn) plugin_log(p, AP_LEVEL_WARNING, "lcm: storing a branch's last messages failed: %s", warn);
     if (!moved) {
         if (e) plugin_log(p, AP_LEVEL_INFO, "lcm: tree move walked by whole branch: %s", e);
-        lcm_mark_from_host(p);
+        lcm_mark_from_host(p, NULL);
     }
     free(warn);
     free(e);

@@ -247,7 +247,12 @@ static int dag_chunk_add(dag_chunk *c, const char *id, const char *role, const c
     }
     if (!(c->ids[c->n] = lc_strdup(id))) return LC_NOMEM;
     c->n++;
-    sb_printf(&c->src, "%s: %s\n\n", role, text ? text : "");
+    /* Appended piece by piece: printf's %s copied the history's text a byte at a time
+     * (a tenth of an extractive compaction). */
+    sb_puts(&c->src, role);
+    sb_append(&c->src, ": ", 2);
+    sb_puts(&c->src, text ? text : "");
+    sb_append(&c->src, "\n\n", 2);
     c->tokens += tokens;
     if (c->n == 1) c->first_ordinal = ordinal;
     c->last_ordinal = ordinal;
@@ -413,6 +418,14 @@ static int dag_condense(store *s, summ_ctx *sc, const dag_opts *o, dag_stats *st
     int64_t known = 0;
     if (store_dag_block_get(s, &known) && (o->block_budget <= 0 || known <= o->block_budget)) {
         stats->block_tokens = (long)known;
+        goto done;
+    }
+    /* A pass that already made its max_nodes cannot condense: measuring the block here
+     * read the whole frontier once per leaf (`lcm compact` makes one node a pass, so a
+     * 20M-token backfill read its summaries 500 times over). The next pass measures it. */
+    if (o->max_nodes > 0 && *nodes >= o->max_nodes) {
+        stats->block_tokens = -1;
+        stats->capped = 1;
         goto done;
     }
     for (;;) {

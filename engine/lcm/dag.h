@@ -50,7 +50,8 @@ typedef struct dag_stats {
     int capped;                /* stopped at max_source_tokens or max_nodes with work left */
     int stopped;               /* keep_going said stop with work left */
     int conflicts;             /* a node another pass had made first (not written) */
-    long block_tokens;         /* the pointer block's tokens after the pass */
+    long block_tokens;         /* the pointer block's tokens after the pass (-1: not measured,
+                                  the pass ended at max_nodes before condensing) */
     int64_t boundary_ordinal;  /* messages at or past this ordinal were not eligible */
 } dag_stats;
 

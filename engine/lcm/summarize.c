@@ -765,20 +765,12 @@ int summ_run_chain(summ_ctx *s, const char *source, size_t target_tokens, summ_s
     if (s->pass.capped) return lc_errf(err, LC_BUSY, "summarizer budget reached for this pass");
     const char *system = summ_system_prompt(style);
     long max_tokens = (long)target_tokens * 3 < 256 ? 256 : (long)target_tokens * 3;
-    /* The request is the seam where stored text leaves for a model: every level, every
-     * stage (leaf, condensation over stored summaries, heal) builds it here. */
-    masked = redact_text(source, strlen(source), !s->cfg.send_unmasked, NULL);
-    if (masked)
-        prompt = lc_asprintf("%s the conversation excerpt below in at most about %zu tokens.\n\n"
-                             "<excerpt>\n%s\n</excerpt>",
-                             style == SUMM_BULLETS ? "Rewrite as bullet points" : "Summarize",
-                             target_tokens, masked);
+    long estimate = 0;
     snapshot = malloc(s->n_entries * sizeof *snapshot);
-    if (!prompt || !snapshot) {
+    if (!snapshot) {
         rc = lc_errf(err, LC_NOMEM, "out of memory");
         goto done;
     }
-    long estimate = (long)(summ_estimate_tokens(system) + summ_estimate_tokens(prompt)) + max_tokens;
     /* Demotion reorders s->order while we walk it; walk this call's starting order. */
     memcpy(snapshot, s->order, s->n_entries * sizeof *snapshot);
     for (size_t k = 0; k < s->n_entries; k++) {
@@ -801,6 +793,23 @@ int summ_run_chain(summ_ctx *s, const char *source, size_t target_tokens, summ_s
             summ_provider *p = summ_provider_of(s, e->provider);
             if (p && p->open_passes_left > 0) continue;
             if (summ_limited(s, stage)) continue;
+            /* The request is the seam where stored text leaves for a model: every level,
+             * every stage (leaf, condensation over stored summaries, heal) builds it here,
+             * once, at the first model entry (an extractive entry reads the source as it
+             * is: masking it for nobody was most of an extractive compaction's work). */
+            if (!prompt) {
+                masked = redact_text(source, strlen(source), !s->cfg.send_unmasked, NULL);
+                if (masked)
+                    prompt = lc_asprintf("%s the conversation excerpt below in at most about %zu tokens.\n\n"
+                                         "<excerpt>\n%s\n</excerpt>",
+                                         style == SUMM_BULLETS ? "Rewrite as bullet points" : "Summarize",
+                                         target_tokens, masked);
+                if (!prompt) {
+                    rc = lc_errf(err, LC_NOMEM, "out of memory");
+                    goto done;
+                }
+                estimate = (long)(summ_estimate_tokens(system) + summ_estimate_tokens(prompt)) + max_tokens;
+            }
             if (s->cfg.tokens_per_call > 0 && estimate > s->cfg.tokens_per_call) {
                 summ_cap(s, "perCall", estimate, s->cfg.tokens_per_call, stage);
                 rc = lc_errf(err, LC_BUSY, "summarizer request of ~%ld tokens refused: "

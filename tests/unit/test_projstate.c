@@ -2,8 +2,8 @@
  * zones, a request without a store only measured, a request below the lines sent as it
  * came (and stored), a pass between turns preparing the cut the next request swaps to,
  * the pin stored between turns and dropped when its anchor leaves, a request over the fit
- * line covered by truncation at once, the worker's results taken through the hooks, and
- * the request log. */
+ * line covered by truncation at once, the worker's results taken through the hooks, the
+ * request log, and a resumed session's first request costing what a request costs. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "projstate.h"
+#include "store_sqlite.h"
 #include "store.h"
 #include "summarize.h"
 #include "util.h"
@@ -338,6 +339,77 @@ static void test_request_log_has_one_line_per_request_sent(void **state)
     assert_int_equal(lines, 2);
 }
 
+/* ---- a resumed session ------------------------------------------------------------------- */
+
+#define RESUME_N 600
+
+/* SQLite's progress handler called after every VM instruction: the work a call does in the
+ * store, counted (steadier than time, and the same on any machine). */
+static int count_ops(void *ud)
+{
+    (*(long *)ud)++;
+    return 0;
+}
+
+/* One request of msgs[0..n) on ps, the store's VM instructions it ran in *ops. */
+static void request_counted(projstate *ps, store *st, const store_msg *msgs, size_t n, long *ops)
+{
+    projstate_env env = {.st = st, .window = 1000000000};
+    project_item *items = NULL;
+    size_t n_items = 0, tokens = 0;
+    *ops = 0;
+    sqlite3_progress_handler(store_db(st), 1, count_ops, ops);
+    assert_int_equal(projstate_context(ps, &env, msgs, n, 0, &items, &n_items, &tokens, NULL), LC_OK);
+    sqlite3_progress_handler(store_db(st), 0, NULL, NULL);
+    free(items);
+}
+
+/* A host restarted on a long session sends its whole history at the first request; the
+ * store holds all of it but the newest message. That request checks where the store ends
+ * and stores the one new message: the store work of a request of the running session, not
+ * a walk over (or a re-ingest of) the history it brings. */
+static void test_resumed_sessions_first_request_costs_what_a_running_request_costs(void **state)
+{
+    fx *f = *state;
+    if (getenv("LCM_STORE_URL") && *getenv("LCM_STORE_URL")) {
+        print_message("(SQLite's VM instructions are counted: nothing to check on PostgreSQL)\n");
+        return;
+    }
+    char *json[RESUME_N + 2];
+    char ids[RESUME_N + 2][16];
+    store_msg m[RESUME_N + 2];
+    for (int i = 0; i < RESUME_N + 2; i++) {
+        snprintf(ids[i], sizeof ids[i], "r%04d", i);
+        json[i] = lc_asprintf("{\"role\":\"%s\",\"content\":[{\"type\":\"text\",\"text\":\"turn %d: the "
+                              "build of module_%d passed after the fix to parser_%d\"}]}",
+                              i % 2 ? "assistant" : "user", i, i * 3, i * 7);
+        m[i] = (store_msg){ids[i], json[i], strlen(json[i]), NULL};
+    }
+    long first = 0, running = 0, resumed = 0;
+    /* The running session: its history, then one request that brings one new message. */
+    request_counted(f->ps, f->st, m, RESUME_N, &first);
+    request_counted(f->ps, f->st, m, RESUME_N + 1, &running);
+    /* The process ends; a new one opens the same store and resumes the session. */
+    store_close(f->st);
+    f->st = NULL;
+    projstate_free(f->ps);
+    f->ps = NULL;
+    assert_int_equal(store_open(home, "sess", "/w", &f->st, NULL), LC_OK);
+    projstate_hooks h = {.ud = &f->r, .log = rec_log, .pickup = rec_pickup,
+                         .invalidate = rec_invalidate, .submit = rec_submit};
+    assert_int_equal(projstate_new(&h, &f->ps), LC_OK);
+    projstate_load(f->ps, f->st);
+    request_counted(f->ps, f->st, m, RESUME_N + 2, &resumed);
+    print_message("store VM instructions: first request %ld (%d messages, all new), running %ld, "
+                  "resumed first %ld\n", first, RESUME_N, running, resumed);
+    assert_int_equal(store_message_count(f->st), RESUME_N + 2);
+    /* A check: within a few times a running request's work (a fresh connection compiles
+     * its statements once), far from the history's (first stored them all). */
+    assert_true(resumed <= 4 * running + 2000);
+    assert_true(resumed * 20 < first);
+    for (int i = 0; i < RESUME_N + 2; i++) free(json[i]);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
@@ -351,6 +423,7 @@ int main(void)
         T(test_worker_cut_becomes_the_candidate_through_pickup),
         T(test_request_over_the_fit_line_is_covered_by_truncation_at_once),
         T(test_request_log_has_one_line_per_request_sent),
+        T(test_resumed_sessions_first_request_costs_what_a_running_request_costs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

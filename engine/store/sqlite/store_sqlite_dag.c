@@ -22,7 +22,11 @@
 static int store_dag_recompute(store *s, char **err)
 {
     int rc = LC_OK, in_tx = 0;
-    if ((rc = store_sqlite_exec(s, "BEGIN IMMEDIATE", err)) != LC_OK) goto done;
+    /* Inside a transaction the caller spans (store_tx_begin: a compaction's batch), a
+     * savepoint. */
+    int nested = !sqlite3_get_autocommit(s->db);
+    if ((rc = store_sqlite_exec(s, nested ? "SAVEPOINT store_dag_progress" : "BEGIN IMMEDIATE", err)) != LC_OK)
+        goto done;
     in_tx = 1;
     rc = store_sqlite_exec(
         s,
@@ -30,12 +34,14 @@ static int store_dag_recompute(store *s, char **err)
         " (SELECT min(m.ordinal) FROM messages m WHERE " STORE_ELIGIBLE("m") " AND " STORE_UNCOVERED("m") "),"
         " (SELECT max(ordinal) + 1 FROM messages), 0);"
         "INSERT OR REPLACE INTO meta(key, value) SELECT 'dag_pending', coalesce("
-        " (SELECT sum(m.tokens) FROM messages m WHERE " STORE_ELIGIBLE("m") " AND " STORE_UNCOVERED("m") "), 0);"
-        "COMMIT",
+        " (SELECT sum(m.tokens) FROM messages m WHERE " STORE_ELIGIBLE("m") " AND " STORE_UNCOVERED("m") "), 0)",
         err);
-    if (rc == LC_OK) in_tx = 0;
+    if (rc == LC_OK && (rc = store_sqlite_exec(s, nested ? "RELEASE store_dag_progress" : "COMMIT", err)) == LC_OK)
+        in_tx = 0;
 done:
-    if (in_tx) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    if (in_tx)
+        sqlite3_exec(s->db, nested ? "ROLLBACK TO store_dag_progress; RELEASE store_dag_progress" : "ROLLBACK",
+                     NULL, NULL, NULL);
     return rc;
 }
 
@@ -150,7 +156,11 @@ int store_sqlite_summary_add(store *s, const store_summary *in, int64_t *out_id,
         (leaf && in->n_entries == 0) || (!leaf && in->n_children == 0))
         return lc_errf(err, LC_INVALID,
                        "store: a summary is a leaf over entries or a condensed node over children");
-    if ((rc = store_sqlite_exec(s, "BEGIN IMMEDIATE", err)) != LC_OK) goto done;
+    /* Inside a transaction the caller spans (store_tx_begin: `lcm compact` commits its
+     * nodes in batches), the node is a savepoint, all or nothing. */
+    int nested = !sqlite3_get_autocommit(s->db);
+    if ((rc = store_sqlite_exec(s, nested ? "SAVEPOINT store_summary" : "BEGIN IMMEDIATE", err)) != LC_OK)
+        goto done;
     in_tx = 1;
     if ((rc = store_summary_still_applies(s, in, err)) != LC_OK) goto done;
     if (sqlite3_prepare_v2(s->db,
@@ -215,7 +225,7 @@ int store_sqlite_summary_add(store *s, const store_summary *in, int64_t *out_id,
     sqlite3_bind_int64(fts, 1, id);
     sqlite3_bind_text(fts, 2, in->text, -1, SQLITE_STATIC);
     if ((rc = store_sqlite_step_done(s, fts, "summary index", err)) != LC_OK) goto done;
-    if ((rc = store_sqlite_exec(s, "COMMIT", err)) != LC_OK) goto done;
+    if ((rc = store_sqlite_exec(s, nested ? "RELEASE store_summary" : "COMMIT", err)) != LC_OK) goto done;
     in_tx = 0;
     if (out_id) *out_id = id;
 done:
@@ -224,7 +234,9 @@ done:
     sqlite3_finalize(msg);
     sqlite3_finalize(span);
     sqlite3_finalize(fts);
-    if (in_tx) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    if (in_tx)
+        sqlite3_exec(s->db, nested ? "ROLLBACK TO store_summary; RELEASE store_summary" : "ROLLBACK", NULL, NULL,
+                     NULL);
     return rc;
 }
 
