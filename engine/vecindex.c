@@ -145,13 +145,16 @@ __attribute__((target("avx2"))) static void vecindex_scores_avx2(const int8_t *q
 
 typedef void (*vecindex_scores_fn)(const int8_t *, const int8_t *, const float *, size_t, int, float *);
 
-static vecindex_scores_fn vecindex_scores_pick(void)
+static vecindex_scores_fn vecindex_scores = vecindex_scores_base;
+static pthread_once_t vecindex_scores_once = PTHREAD_ONCE_INIT;
+
+/* LCM_VECINDEX_SCALAR (set) keeps the plain C kernel: the tests run both. */
+static void vecindex_scores_pick(void)
 {
 #ifdef VECINDEX_AVX2
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2") && !getenv("LCM_VECINDEX_SCALAR")) return vecindex_scores_avx2;
+    if (__builtin_cpu_supports("avx2") && !getenv("LCM_VECINDEX_SCALAR")) vecindex_scores = vecindex_scores_avx2;
 #endif
-    return vecindex_scores_base;
 }
 
 /* A bounded min-heap of (score, row): the pool's worst at the top. */
@@ -222,7 +225,6 @@ static int vecindex_rerank(const vecindex_set *s, const float *q, const size_t *
 int vecindex_set_search(const vecindex_set *s, const float *q, int include_removed, size_t k, vecindex_hit **out,
                         size_t *n, char **err)
 {
-    static vecindex_scores_fn scores;
     int rc = LC_OK;
     size_t d = (size_t)s->dim;
     int8_t *qc = NULL;
@@ -231,7 +233,7 @@ int vecindex_set_search(const vecindex_set *s, const float *q, int include_remov
     *out = NULL;
     *n = 0;
     if (!s->n || !k) return LC_OK;
-    if (!scores) scores = vecindex_scores_pick(); /* idempotent: a race stores the same pointer */
+    pthread_once(&vecindex_scores_once, vecindex_scores_pick);
     p.cap = k * VECINDEX_POOL_FACTOR;
     qc = malloc(d);
     p.score = malloc(p.cap * sizeof *p.score);
@@ -244,7 +246,7 @@ int vecindex_set_search(const vecindex_set *s, const float *q, int include_remov
     vecindex_quantize(q, s->dim, qc);
     for (size_t at = 0; at < s->n; at += VECINDEX_BLOCK) {
         size_t m = s->n - at < VECINDEX_BLOCK ? s->n - at : VECINDEX_BLOCK;
-        scores(qc, s->code + at * d, s->scale + at, m, s->dim, block);
+        vecindex_scores(qc, s->code + at * d, s->scale + at, m, s->dim, block);
         for (size_t j = 0; j < m; j++)
             if ((p.n < p.cap || block[j] > p.score[0]) && (include_removed || !s->removed[at + j]))
                 vecindex_pool_push(&p, block[j], at + j);

@@ -2,7 +2,8 @@
  * test_vecindex.c -- hybrid recall's in-memory nearest-vector search (vecindex.h): the int8
  * scan with its exact re-rank agrees with the exact float scan on generated vectors (recall
  * of the top 10), its cosines are the exact ones, removed rows stay out unless asked, and the
- * process cache sees what another connection to the same store writes or marks.
+ * process cache sees what another connection to the same store writes or marks, and threads
+ * searching at once share one entry (run under TSan by make tsan).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +13,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -219,7 +221,72 @@ static void test_the_cache_sees_what_another_connection_writes_and_marks(void **
     store_close(w);
 }
 
+/* Threads that each open their own connection to one store and search it at once (the
+ * plugin's worker beside a tool call): one shared cache entry, the same answer for all. */
+typedef struct searcher {
+    const char *path;
+    int64_t first;
+    int ok;
+} searcher;
+
+static void *searcher_run(void *ud)
+{
+    searcher *t = ud;
+    store *r = NULL;
+    int version = 0;
+    char *err = NULL;
+    if (store_open_readonly(t->path, &r, &version, &err) != LC_OK) {
+        free(err);
+        return NULL;
+    }
+    float q[4] = {0, 1, 0, 0};
+    t->ok = 1;
+    for (int i = 0; i < 20; i++) {
+        got g = {0};
+        vecindex_stats st;
+        if (vecindex_search(r, "m", 0, q, 4, 3, got_visit, &g, &st, &err) != LC_OK || g.n != 2) t->ok = 0;
+        if (i == 0) t->first = g.id[0];
+        else if (g.id[0] != t->first) t->ok = 0;
+    }
+    store_close(r);
+    return NULL;
+}
+
+static void test_threads_searching_at_once_share_one_cached_answer(void **state)
+{
+    (void)state;
+    store *w = home_store("threads", "/work/proj");
+    msg_batch b = {0};
+    for (int i = 0; i < 2; i++)
+        msg_batch_add(&b, lc_asprintf("e%d", i),
+                      lc_asprintf("{\"role\":\"user\",\"content\":\"text %d\",\"timestamp\":%d}", i, 1700000000 + i));
+    msg_batch_ingest(w, &b, NULL);
+    char *err = NULL;
+    float v0[4] = {1, 0, 0, 0}, v1[4] = {0, 1, 0, 0};
+    store_vec put[2] = {{STORE_VEC_MESSAGE, message_id(w, "e0"), "m", 4, v0},
+                        {STORE_VEC_MESSAGE, message_id(w, "e1"), "m", 4, v1}};
+    assert_int_equal(store_vec_put(w, put, 2, &err), LC_OK);
+    vecindex_cache_clear();
+    searcher t[3];
+    pthread_t th[3];
+    for (int i = 0; i < 3; i++) {
+        t[i] = (searcher){.path = store_path(w)};
+        assert_int_equal(pthread_create(&th[i], NULL, searcher_run, &t[i]), 0);
+    }
+    for (int i = 0; i < 3; i++) {
+        pthread_join(th[i], NULL);
+        assert_true(t[i].ok);
+        assert_int_equal(t[i].first, message_id(w, "e1"));
+    }
+    size_t entries = 0, bytes = 0;
+    vecindex_cache_usage(&entries, &bytes);
+    assert_int_equal(entries, 1);
+    vecindex_cache_clear();
+    store_close(w);
+}
+
 TEST_MAIN(cmocka_unit_test(test_int8_search_returns_the_exact_top_10_on_generated_vectors),
           cmocka_unit_test(test_int8_search_holds_at_a_dimension_no_multiple_of_32),
           cmocka_unit_test(test_removed_rows_stay_out_unless_asked),
-          HOME_TEST(test_the_cache_sees_what_another_connection_writes_and_marks))
+          HOME_TEST(test_the_cache_sees_what_another_connection_writes_and_marks),
+          HOME_TEST(test_threads_searching_at_once_share_one_cached_answer))
