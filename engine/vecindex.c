@@ -19,11 +19,13 @@ size_t vecindex_bytes_per_vector(int dim)
     return (size_t)dim * (sizeof(int8_t) + sizeof(float)) + sizeof(float) + sizeof(int64_t) + 2 + sizeof(size_t);
 }
 
-static int vecindex_grow(vecindex_set *s, size_t want)
+/* Room for `want` rows, doubling; with `exact`, exactly `want` (a loaded set's final size). */
+static int vecindex_resize(vecindex_set *s, size_t want, int exact)
 {
-    if (want <= s->cap) return LC_OK;
-    size_t cap = s->cap ? s->cap : 1024;
+    if (!exact && want <= s->cap) return LC_OK;
+    size_t cap = exact ? want : s->cap ? s->cap : 1024;
     while (cap < want) cap *= 2;
+    if (!cap) return LC_OK;
     size_t d = (size_t)s->dim;
     int8_t *code = realloc(s->code, cap * d);
     if (code) s->code = code;
@@ -62,7 +64,7 @@ static float vecindex_quantize(const float *v, int dim, int8_t *code)
 int vecindex_set_add(vecindex_set *s, const store_vec_row *r, char **err)
 {
     if (r->dim != s->dim) return lc_errf(err, LC_INVALID, "vecindex: a vector of dimension %d in a set of %d", r->dim, s->dim);
-    if (vecindex_grow(s, s->n + 1) != LC_OK) return lc_errf(err, LC_NOMEM, "vecindex: out of memory");
+    if (vecindex_resize(s, s->n + 1, 0) != LC_OK) return lc_errf(err, LC_NOMEM, "vecindex: out of memory");
     size_t i = s->n, d = (size_t)s->dim;
     memcpy(s->vec + i * d, r->v, d * sizeof(float));
     s->scale[i] = vecindex_quantize(r->v, s->dim, s->code + i * d);
@@ -409,6 +411,8 @@ int vecindex_search(store *s, const char *model, int include_removed, const floa
             vecindex_entry_free(e);
             goto done;
         }
+        /* The doubling's spare rows are half the memory at worst: give them back. */
+        vecindex_resize(&e->set, e->set.n, 1);
         e->stamp = stamp;
         stamp = NULL;
         e->next = vecindex_head;
