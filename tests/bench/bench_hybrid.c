@@ -100,6 +100,8 @@ int main(int argc, char **argv)
     int dim = argc > 2 ? atoi(argv[2]) : 384;
     char home[] = "/tmp/lc-bench-hybrid-XXXXXX", *err = NULL, cmd[128];
     store *s = NULL;
+    /* Each figure as it is measured: the 1M run takes minutes. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     if (!mkdtemp(home)) return 1;
     if (store_open(home, "hybrid", "/bench", &s, &err)) return die("open", err);
     corpus c = {0};
