@@ -13,6 +13,7 @@
 #include "embed.h"
 #include "files.h"
 #include "util.h"
+#include "vecindex.h"
 
 /* ---- the fusion -------------------------------------------------------------------------- */
 
@@ -100,20 +101,17 @@ static int hybrid_fts_visit(void *ud, const store_search_row *row, char **err)
     return LC_OK;
 }
 
-static int hybrid_vec_visit(void *ud, const store_vec_row *row, char **err)
+/* A store's nearest vectors (vecindex, best first) into the nearest over every store. */
+static int hybrid_vec_visit(void *ud, const vecindex_hit *h, char **err)
 {
     hybrid_gather *g = ud;
-    if (row->dim != g->qdim) {
-        g->res->other_dim++;
-        return LC_OK;
-    }
-    g->res->scanned++;
-    double cos = embed_dot(g->q, row->v, row->dim);
-    /* No positive similarity is no neighbour: orthogonal rows are not ranked by meaning. */
-    if (cos <= 1e-6) return LC_OK;
-    if (g->ntop == HYBRID_VEC_CANDIDATES && cos <= g->top[g->ntop - 1].cosine) return LC_OK;
+    double cos = h->cosine;
+    /* No positive similarity is no neighbour: orthogonal rows are not ranked by meaning.
+     * The hits come best first: the first such one ends this store's list. */
+    if (cos <= 1e-6) return STORE_VISIT_STOP;
+    if (g->ntop == HYBRID_VEC_CANDIDATES && cos <= g->top[g->ntop - 1].cosine) return STORE_VISIT_STOP;
     char *eid = NULL;
-    if (row->entry_id && !(eid = lc_strdup(row->entry_id))) return lc_errf(err, LC_NOMEM, "hybrid: out of memory");
+    if (h->entry_id && !(eid = lc_strdup(h->entry_id))) return lc_errf(err, LC_NOMEM, "hybrid: out of memory");
     size_t at = g->ntop < HYBRID_VEC_CANDIDATES ? g->ntop : g->ntop - 1;
     if (g->ntop == HYBRID_VEC_CANDIDATES) free(g->top[at].entry_id);
     else g->ntop++;
@@ -121,7 +119,7 @@ static int hybrid_vec_visit(void *ud, const store_vec_row *row, char **err)
         g->top[at] = g->top[at - 1];
         at--;
     }
-    g->top[at] = (hybrid_cand){.store = g->store, .kind = row->kind, .id = row->id, .entry_id = eid,
+    g->top[at] = (hybrid_cand){.store = g->store, .kind = h->kind, .id = h->id, .entry_id = eid,
                                .has_vec = 1, .cosine = cos};
     return LC_OK;
 }
@@ -198,7 +196,12 @@ int hybrid_search(store *const *stores, size_t n_stores, const hybrid_opts *o, h
         g->store = i;
         g->rank = 0;
         if (*orq && (rc = hybrid_fts_side(stores[i], o->query, orq, &scope, g, err)) != LC_OK) goto done;
-        rc = store_vec_walk(stores[i], o->cfg->model, o->include_removed, hybrid_vec_visit, g, err);
+        vecindex_stats vs;
+        rc = vecindex_search(stores[i], o->cfg->model, o->include_removed, g->q, g->qdim, HYBRID_VEC_CANDIDATES,
+                             hybrid_vec_visit, g, &vs, err);
+        out->scanned += vs.scanned;
+        out->other_dim += vs.other_dim;
+        int have_vec = rc == LC_OK;
         if (rc == LC_INVALID && n_stores > 1) {
             /* A backend without vectors: its full-text side still counts. */
             free(*err);
@@ -207,12 +210,13 @@ int hybrid_search(store *const *stores, size_t n_stores, const hybrid_opts *o, h
             rc = LC_OK;
         }
         if (rc != LC_OK) goto done;
-        store_vec_coverage cov;
-        if (store_vec_coverage_get(stores[i], o->cfg->model, &cov, NULL) == LC_OK) {
-            out->messages += cov.messages;
-            out->embedded += cov.messages_embedded;
+        /* Coverage from the cache's own count: the store's count per model costs a scan
+         * of its index on every query. */
+        if (have_vec) {
+            int64_t m = store_message_count(stores[i]);
+            out->messages += m > 0 ? m : 0;
+            out->embedded += vs.messages_embedded;
         }
-        store_vec_coverage_free(&cov);
     }
     /* Merge the nearest vectors into the full-text candidates. */
     for (size_t t = 0; t < g->ntop; t++) {

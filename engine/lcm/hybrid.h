@@ -1,13 +1,13 @@
 /*
  * hybrid.h -- hybrid semantic recall: lcm_grep's `mode: "hybrid"`. Full-text ranking
  * (FTS5 bm25 over the query's words, any of them) and meaning (cosine similarity of the
- * query's embedding with every stored vector: an exact scan) fused by reciprocal rank
- * fusion, score = w_fts / (k + fts rank) + w_vector / (k + vector rank), k = 60 and the
+ * query's embedding with every stored vector: vecindex.h's cached int8 scan, its best
+ * candidates re-ranked exactly) fused by reciprocal rank fusion, score = w_fts / (k + fts rank) + w_vector / (k + vector rank), k = 60 and the
  * weights from lcm.json's `embeddings`. Also the bounded embedding pass the background
  * worker and `lcm reindex --embeddings` run (rows without a vector of the configured
  * model, resumable: what is written is not visited again).
  * Owns the candidate lists, the fusion, the [hybrid] hit lines; the vectors live in the
- * store (store.h, "vectors"), the client in embed.h. Owns no state between calls.
+ * store (store.h, "vectors"), the client in embed.h, the cache between calls in vecindex.h.
  */
 #ifndef LC_HYBRID_H
 #define LC_HYBRID_H

@@ -549,7 +549,10 @@ int store_dedupe_spans(store *s, int64_t *removed, char **err);
  * so a dot product is the cosine. A message's vector goes with its row (deleted with it),
  * a summary's with the summary and with any change of its text. Hybrid recall (hybrid.h)
  * owns the similarity and the fusion; these only keep and walk the rows. Optional in a
- * backend: a NULL slot answers LC_INVALID naming the backend ("cannot store vectors"). */
+ * backend: a NULL slot answers LC_INVALID naming the backend ("cannot store vectors").
+ * A backend with vectors keeps meta `vec_version`, a number it bumps whenever what
+ * store_vec_walk would visit changes (a vector written or deleted, a message's removal
+ * mark), whichever connection or process made the change: vecindex.h's cache reloads on it. */
 typedef enum store_vec_kind { STORE_VEC_MESSAGE = 1, STORE_VEC_SUMMARY = 2 } store_vec_kind;
 
 /* A vector to write (borrowed for the call). */

@@ -8,6 +8,7 @@
 # Every figure group reports the peak RSS of the process that produced it.
 # BENCH_TW_* size the turn-wait run (tests/bench/bench_turn_wait.sh; ~4 minutes at the
 # default 120 rounds).
+# BENCH_HYBRID_SIZES sizes the hybrid recall runs (default 100000; 1000000 takes minutes).
 # BENCH_HOOK_MESSAGES sizes the Stop hook's transcript (default 10000).
 # BENCH_IMPORT_TOKENS / BENCH_IMPORT_ROUNDS size the import bench (default 20M tokens, 3).
 # BENCH_SVG=FILE also draws the replay's cost per request against history size there.
@@ -57,8 +58,11 @@ run "$BUILD/bench/bench_recall" 100000
 # lcm_grep across every session of a home of 1,000 stores of 1,000 messages each, beside the
 # raw per-file FTS5 search of the same stores (building the home takes a few minutes).
 run "$BUILD/bench/bench_sessions" "${BENCH_SESSIONS:-1000}" "${BENCH_SESSION_MESSAGES:-1000}" 3
-echo "## hybrid recall: the exact similarity scan and the fused query at 100k vectors, beside FTS5-only lcm_grep"
-run "$BUILD/bench/bench_hybrid" 100000 384
+echo "## hybrid recall: the cached int8 scan and the fused query beside the exact scans and FTS5-only lcm_grep"
+# BENCH_HYBRID_SIZES="100000 1000000" adds the 1M-vector run (about 6 GB in TMPDIR, minutes to build).
+for n in ${BENCH_HYBRID_SIZES:-100000}; do
+    run "$BUILD/bench/bench_hybrid" "$n" 384
+done
 echo "## context hook: cost per call at growing history, JSON parse and serialization apart"
 # shellcheck disable=SC2086
 run "$BUILD/bench/bench_context" "$BUILD/lossless-context.so" $CONTEXT_SIZES

@@ -7,12 +7,14 @@
 # finds the planted paraphrase that `lcm grep` misses (tagged [hybrid]) and the query was
 # embedded by the same server; a switch of model re-embeds only with --force; a schema-2
 # store migrates to 3 keeping every row; the plugin's worker embeds a live session's rows in
-# the background through the real host and the real .so.
+# the background through the real host and the real .so; the same session in a shared
+# PostgreSQL store (tests/pg/pg.sh) is embedded there and found by meaning.
 . "$(dirname "$0")/lib.sh"
+. "$ROOT/tests/pg/pg.sh"
 LCM="$BUILD/lcm"
 H="$T/h"
 EMBED_PID=""
-trap '[ -n "$EMBED_PID" ] && kill "$EMBED_PID" 2>/dev/null; cleanup' EXIT
+trap '[ -n "$EMBED_PID" ] && kill "$EMBED_PID" 2>/dev/null; pg_stop; cleanup' EXIT
 # start_embed RECORD [OPTIONS...]: the loopback embeddings server; sets EPORT.
 start_embed() {
     [ -n "$EMBED_PID" ] && kill "$EMBED_PID" 2>/dev/null && wait "$EMBED_PID" 2>/dev/null
@@ -160,4 +162,30 @@ assert_jsonl "$T/rec0.jsonl" "any('ship to prod' in ' '.join(r['input'] if isins
 assert_grep "$T/live.out" "embeddings: background" "/lcm status reports the background embedding"
 "$LCM" grep --home "$HOME_DIR" --hybrid "deployment schedule" >"$T/h8.txt" 2>&1 || { cat "$T/h8.txt"; fail "hybrid over the live store"; }
 assert_grep "$T/h8.txt" "\[hybrid\] .*ship to prod" "the live session's embedded message is found by meaning"
+
+# ---- 6. a shared PostgreSQL store holds the vectors, and hybrid recall runs on it -----------
+pg_available || fail "no PostgreSQL server binaries (tests/deps.sh installs the postgresql package)"
+pg_start >"$T/pg_start.txt" 2>&1 || { cat "$T/pg_start.txt"; fail "the PostgreSQL server did not start"; }
+HP="$T/hp"
+"$LCM" import --home "$HP" "$T/s.jsonl" >"$T/pimp.txt" 2>&1 || { cat "$T/pimp.txt"; fail "import into PostgreSQL"; }
+[ -z "$(find "$HP" -name '*.sqlite' 2>/dev/null)" ] || fail "the shared store writes no SQLite file"
+ok
+printf '{"embeddings":{"url":"http://127.0.0.1:%s","model":"embed-a","batchSize":4}}\n' "$EPORT" >"$HP/lcm.json"
+"$LCM" grep --home "$HP" --hybrid "deployment schedule" >"$T/p1.txt" 2>&1 || { cat "$T/p1.txt"; fail "hybrid on PostgreSQL before reindex"; }
+assert_grep "$T/p1.txt" "0 of 30 messages embedded by embed-a" "on PostgreSQL, hybrid names the coverage"
+assert_nogrep "$T/p1.txt" "cannot hold vectors" "the PostgreSQL store holds vectors"
+"$LCM" reindex --home "$HP" --embeddings >"$T/pr1.txt" 2>&1 || { cat "$T/pr1.txt"; fail "reindex on PostgreSQL"; }
+assert_grep "$T/pr1.txt" "embedded 30 row(s)" "reindex embeds every message of the shared store"
+assert_eq "$(pg_sql "SELECT count(*) FROM lcm.message_vectors WHERE model = 'embed-a' AND dim = 64 AND length(vec) = 256")" "30" "30 float32 vectors of 64 dimensions in lcm.message_vectors"
+"$LCM" grep --home "$HP" "deployment schedule" >"$T/pg1.txt" 2>&1
+assert_grep "$T/pg1.txt" "no hits" "on PostgreSQL, words alone miss the paraphrase"
+"$LCM" grep --home "$HP" --hybrid "deployment schedule" >"$T/p2.txt" 2>&1 || { cat "$T/p2.txt"; fail "hybrid on PostgreSQL"; }
+first=$(grep -m1 '^- \[hybrid\]' "$T/p2.txt")
+case "$first" in *m17*"ship to prod"*) ok ;; *) cat "$T/p2.txt"; fail "on PostgreSQL the paraphrase is the first hybrid hit" ;; esac
+assert_grep "$T/p2.txt" "30 vector(s) compared; 30 of 30 messages embedded by embed-a" "on PostgreSQL every vector is compared"
+# A vector's row leaving (a branch marked removed in the database) leaves the scan.
+pg_sql "UPDATE lcm.messages SET removed = 1 WHERE entry_id = 'm17'" >/dev/null
+"$LCM" grep --home "$HP" --hybrid "deployment schedule" >"$T/p3.txt" 2>&1 || { cat "$T/p3.txt"; fail "hybrid on PostgreSQL after a removal"; }
+assert_nogrep "$T/p3.txt" "\[hybrid\] m17" "a removed message is no meaning hit on PostgreSQL"
+assert_grep "$T/p3.txt" "29 vector(s) compared" "the removed row's vector is left out of the scan"
 done_ok

@@ -292,6 +292,63 @@ static const char *const store_pg_migrations[] = {
     " WHERE sid = current_setting('lcm.sid')::bigint;"
     "CREATE VIEW lcm_session.summaries AS SELECT id, kind, depth, text, tiers, tokens, created, tsv"
     " FROM lcm.summaries WHERE sid = current_setting('lcm.sid')::bigint;",
+    /* 3 -> 4: hybrid recall's vectors, as the SQLite store's schema 3 keeps them (one per
+     * message and per summary with its model; float32 in the writer's byte order, a bytea),
+     * scanned on the client (vecindex.h). meta `vec_version` moves with every change the
+     * scan would see (store.h "vectors"): store_pg_vec_put bumps it, these triggers bump it
+     * for a vector deleted (with its row, a summary's new text) and a removal mark. A
+     * session being deleted takes its meta with it: the bump then writes nothing. */
+    "CREATE TABLE lcm.message_vectors(" PG_SID ","
+    "  message_id bigint NOT NULL,"
+    "  entry_id text NOT NULL,"
+    "  model text NOT NULL,"
+    "  dim integer NOT NULL,"
+    "  vec bytea NOT NULL,"
+    "  created bigint NOT NULL,"
+    "  PRIMARY KEY(sid, message_id),"
+    "  FOREIGN KEY(sid, message_id) REFERENCES lcm.messages(sid, id) ON DELETE CASCADE);"
+    "CREATE TABLE lcm.summary_vectors(" PG_SID ","
+    "  summary_id bigint NOT NULL,"
+    "  model text NOT NULL,"
+    "  dim integer NOT NULL,"
+    "  vec bytea NOT NULL,"
+    "  created bigint NOT NULL,"
+    "  PRIMARY KEY(sid, summary_id),"
+    "  FOREIGN KEY(sid, summary_id) REFERENCES lcm.summaries(sid, id) ON DELETE CASCADE);"
+    "CREATE INDEX message_vectors_model ON lcm.message_vectors(sid, model);"
+    "CREATE INDEX summary_vectors_model ON lcm.summary_vectors(sid, model);"
+    "CREATE VIEW lcm_session.message_vectors AS SELECT message_id, entry_id, model, dim, vec, created"
+    " FROM lcm.message_vectors WHERE sid = current_setting('lcm.sid')::bigint;"
+    "CREATE VIEW lcm_session.summary_vectors AS SELECT summary_id, model, dim, vec, created"
+    " FROM lcm.summary_vectors WHERE sid = current_setting('lcm.sid')::bigint;"
+    "CREATE FUNCTION lcm.vec_bump(p_sid bigint) RETURNS void LANGUAGE sql AS $f$"
+    " INSERT INTO lcm.meta(sid, key, value) SELECT p_sid, 'vec_version', '1'"
+    " WHERE EXISTS (SELECT 1 FROM lcm.sessions WHERE sid = p_sid)"
+    " ON CONFLICT (sid, key) DO UPDATE SET value = (lcm.meta.value::bigint + 1)::text $f$;"
+    "CREATE FUNCTION lcm.vectors_changed() RETURNS trigger LANGUAGE plpgsql AS $f$"
+    " BEGIN"
+    "  IF TG_TABLE_NAME = 'messages' THEN"
+    "   IF OLD.removed IS DISTINCT FROM NEW.removed AND EXISTS (SELECT 1 FROM lcm.message_vectors v"
+    "      WHERE v.sid = NEW.sid AND v.message_id = NEW.id) THEN"
+    "    PERFORM lcm.vec_bump(NEW.sid);"
+    "   END IF;"
+    "  ELSIF TG_TABLE_NAME = 'summaries' THEN"
+    "   IF OLD.text IS DISTINCT FROM NEW.text THEN"
+    "    DELETE FROM lcm.summary_vectors WHERE sid = NEW.sid AND summary_id = NEW.id;"
+    "   END IF;"
+    "  ELSE"
+    "   PERFORM lcm.vec_bump(OLD.sid);"
+    "  END IF;"
+    "  RETURN NULL;"
+    " END $f$;"
+    "CREATE TRIGGER message_vectors_gone AFTER DELETE ON lcm.message_vectors"
+    " FOR EACH ROW EXECUTE FUNCTION lcm.vectors_changed();"
+    "CREATE TRIGGER summary_vectors_gone AFTER DELETE ON lcm.summary_vectors"
+    " FOR EACH ROW EXECUTE FUNCTION lcm.vectors_changed();"
+    "CREATE TRIGGER messages_vec_removed AFTER UPDATE OF removed ON lcm.messages"
+    " FOR EACH ROW EXECUTE FUNCTION lcm.vectors_changed();"
+    "CREATE TRIGGER summary_vectors_stale AFTER UPDATE OF text ON lcm.summaries"
+    " FOR EACH ROW EXECUTE FUNCTION lcm.vectors_changed();",
 };
 #define STORE_PG_SCHEMA (int)(sizeof store_pg_migrations / sizeof store_pg_migrations[0])
 
@@ -1053,6 +1110,10 @@ const store_methods store_pg_methods = {
     STORE_SLOTS_ADMIN(STORE_PG_SLOT)
     STORE_SLOTS_RUN_LEASE(STORE_PG_SLOT)
     STORE_SLOTS_LEASE(STORE_PG_SLOT)
-    /* No x_backup_to: a shared database is backed up by its server (pg_dump); no
-     * version-2 slots. */
+    /* No x_backup_to: a shared database is backed up by its server (pg_dump). Of the
+     * version-2 slots, the vectors (store_pg_vec.c). */
+    .x_vec_put = store_pg_vec_put,
+    .x_vec_walk = store_pg_vec_walk,
+    .x_vec_walk_missing = store_pg_vec_walk_missing,
+    .x_vec_coverage_get = store_pg_vec_coverage_get,
 };

@@ -102,6 +102,12 @@ STORE_SLOTS_TX(STORE_PG_PROTO)
 STORE_SLOTS_ADMIN(STORE_PG_PROTO)
 STORE_SLOTS_RUN_LEASE(STORE_PG_PROTO)
 STORE_SLOTS_LEASE(STORE_PG_PROTO)
+/* The vectors (store.h, version-2 slots; store_pg_vec.c). */
+int store_pg_vec_put(store *s, const store_vec *v, size_t n, char **err);
+int store_pg_vec_walk(store *s, const char *model, int include_removed, store_vec_visit visit, void *ud, char **err);
+int store_pg_vec_walk_missing(store *s, const char *model, int other_models, store_vec_pending_visit visit, void *ud,
+                              int *stopped, char **err);
+int store_pg_vec_coverage_get(store *s, const char *model, store_vec_coverage *out, char **err);
 /* The FTS5 query recall passes, as to_tsquery('simple', ...) text (store_pg_search.c).
  * LC_INVALID with a sentence for what has no tsquery form. */
 int store_pg_tsquery(const char *fts5, char **out, char **err);

@@ -227,7 +227,8 @@ static const char store_progress_triggers[] =
 
 int store_sqlite_progress_triggers(store *s, char **err)
 {
-    return store_sqlite_exec(s, store_progress_triggers, err);
+    int rc = store_sqlite_exec(s, store_progress_triggers, err);
+    return rc == LC_OK ? store_sqlite_vec_triggers(s, err) : rc;
 }
 
 /* Remember why a statement failed, so store_open can tell "try again later" (busy) and

@@ -92,6 +92,8 @@ STORE_SLOTS_LEASE(STORE_SQLITE_PROTO)
 /* (Re)create the connection's DAG progress triggers (they exist unless a bulk ingest
  * dropped the one on insert). */
 int store_sqlite_progress_triggers(store *s, char **err);
+/* The vector stamp's TEMP triggers (store_sqlite_vec.c), installed with the progress ones. */
+int store_sqlite_vec_triggers(store *s, char **err);
 /* Empty messages_fts and index every stored message again, each derived from its verbatim
  * JSON (msg_index_text): the migration to the index's current form and doctor's repair.
  * All or nothing: a savepoint, inside the caller's transaction when there is one. */

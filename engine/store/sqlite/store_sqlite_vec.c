@@ -4,6 +4,10 @@
  * without a vector, and coverage. The tables are schema 3's message_vectors and
  * summary_vectors; a read-only store of an older generation has neither, and every read
  * here then sees nothing rather than failing.
+ * The vector stamp (store.h: meta `vec_version`) is bumped by every write here in its own
+ * transaction, and by TEMP triggers (per connection, like the DAG's progress triggers) for
+ * what changes the scan's answer without passing here: a vector deleted with its row or its
+ * summary's text, a message's removal mark set or cleared.
  */
 #include "store.h"
 #include "store_sqlite_int.h"
@@ -13,6 +17,27 @@
 #include <time.h>
 
 #include "util.h"
+
+#define VEC_BUMP                                                                               \
+    "INSERT OR REPLACE INTO meta(key, value) VALUES('vec_version',"                       \
+    " coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'vec_version'), 0) + 1);"
+
+int store_sqlite_vec_triggers(store *s, char **err)
+{
+    if (!store_sqlite_int(s, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name IN"
+                             " ('message_vectors','summary_vectors')", 0))
+        return LC_OK;
+    return store_sqlite_exec(s,
+                             "CREATE TEMP TRIGGER IF NOT EXISTS store_vec_gone AFTER DELETE ON main.message_vectors"
+                             " BEGIN " VEC_BUMP " END;"
+                             "CREATE TEMP TRIGGER IF NOT EXISTS store_vec_sum_gone AFTER DELETE ON main.summary_vectors"
+                             " BEGIN " VEC_BUMP " END;"
+                             "CREATE TEMP TRIGGER IF NOT EXISTS store_vec_removed AFTER UPDATE OF removed ON main.messages"
+                             " WHEN old.removed != new.removed"
+                             " AND EXISTS (SELECT 1 FROM main.message_vectors v WHERE v.message_id = new.id)"
+                             " BEGIN " VEC_BUMP " END;",
+                             err);
+}
 
 static int vec_has_tables(store *s)
 {
@@ -56,6 +81,7 @@ int store_sqlite_vec_put(store *s, const store_vec *v, size_t n, char **err)
             goto done;
         }
     }
+    if ((rc = store_sqlite_exec(s, VEC_BUMP, err)) != LC_OK) goto done;
     rc = store_sqlite_exec(s, "COMMIT", err);
     if (rc == LC_OK) in_tx = 0;
 done:
