@@ -19,19 +19,38 @@
 
 /* ---- ingest ----------------------------------------------------------------------- */
 
-#define STORE_PG_INGEST_BATCH 500
+/* Messages per write: one transaction and one round trip each. A long history is committed
+ * in batches: the progress triggers rewrite one meta row per message, and PostgreSQL cannot
+ * prune a row's versions while the transaction that wrote them is open (a 20,000-message
+ * transaction is quadratic). The bound also keeps a pipeline's answers well inside the
+ * socket's buffer, so sending never waits on an unread reply. */
+#define STORE_PG_INGEST_BATCH 128
 
-/* The ordinal of a stored entry, or -1 (-2 when the store could not be read). */
-static int64_t store_pg_lookup_ordinal(store *s, const char *entry_id, char **err)
-{
-    const char *v[] = {entry_id};
-    PGresult *r = store_pg_run(s, "SELECT ordinal FROM messages WHERE entry_id = $1", 1, v, STORE_PG_IDEM,
-                               "read message", err);
-    if (!r) return -2;
-    int64_t ord = PQntuples(r) > 0 ? store_pg_col_int(r, 0, 0) : -1;
-    PQclear(r);
-    return ord;
-}
+/* A message's ordinal is the caller's when it is known, else the next of the session, read
+ * by the statement itself under the session's lock (so a history written by another process
+ * since this one's last write is continued, not overlapped). */
+#define STORE_PG_MSG_INSERT                                                                                      \
+    "INSERT INTO messages(entry_id, ordinal, role, text, chars, tokens, raw_json, payload, tool_name, tool_path," \
+    " created) VALUES($1, coalesce($2::bigint, (SELECT coalesce(max(ordinal) + 1, 0) FROM messages)), $3, $4,"   \
+    " $5::bigint, $6::bigint, $7, $8, $9, $10, $11::bigint) ON CONFLICT DO NOTHING RETURNING ordinal"
+static const char store_pg_sql_msg[] = STORE_PG_MSG_INSERT;
+/* A large tool result: its file handle is written with it, only when the message is new. */
+static const char store_pg_sql_msg_handle[] =
+    "WITH m AS (" STORE_PG_MSG_INSERT "), h AS (INSERT INTO file_handles(entry_id, path, content_id, kind, chars,"
+    " preview, summary) SELECT $1, $10, $12, $13, $5::bigint, $14, $15 FROM m ON CONFLICT DO NOTHING)"
+    " SELECT ordinal FROM m";
+static const char store_pg_sql_activity[] =
+    "UPDATE lcm.sessions SET last_activity = greatest(last_activity, $2::bigint) WHERE sid = $1::bigint";
+
+/* One message of a write: its derived row and the parameters that carry it. */
+typedef struct {
+    store_derived row;
+    store_derived_handle h;
+    int has_handle;
+    char *raw, *path;
+    char ob[24], cb[24], kb[24], tb[24];
+    const char *v[15];
+} store_pg_pending;
 
 static char *store_pg_find_call_path(store *s, const char *call_id)
 {
@@ -51,130 +70,209 @@ static char *store_pg_find_call_path(store *s, const char *call_id)
     return path;
 }
 
-static int store_pg_record_handle(store *s, const char *entry_id, const char *path, const char *text, size_t len,
-                                  size_t chars, char **err)
+/* The ids as one text[] literal ({"a","b"}), quoted for array input. */
+static int store_pg_array_put(sbuf *b, const char *const *ids, size_t n)
 {
-    char nb[24];
-    store_derived_handle h;
-    int rc = store_derive_handle(&h, path, text, len, err);
-    if (rc == LC_OK) {
-        const char *v[] = {entry_id, path, h.cid, files_kind_name(h.kind), store_pg_i64(nb, (int64_t)chars),
-                           h.preview, h.summary};
-        rc = store_pg_cmd(s,
-                          "INSERT INTO file_handles(entry_id, path, content_id, kind, chars, preview, summary)"
-                          " VALUES($1, $2, $3, $4, $5::bigint, $6, $7) ON CONFLICT DO NOTHING",
-                          7, v, 0, "file handle", NULL, err);
+    sb_putc(b, '{');
+    for (size_t i = 0; i < n; i++) {
+        if (i) sb_putc(b, ',');
+        sb_putc(b, '"');
+        for (const char *p = ids[i]; *p; p++) {
+            if (*p == '"' || *p == '\\') sb_putc(b, '\\');
+            sb_putc(b, *p);
+        }
+        sb_putc(b, '"');
     }
-    store_derive_handle_free(&h);
-    return rc;
+    sb_putc(b, '}');
+    return b->oom ? LC_NOMEM : LC_OK;
 }
 
-/* Insert one message (already known to be new). */
-static int store_pg_insert_one(store *s, const store_msg *m, int64_t ordinal, store_ingest_stats *stats,
-                               int64_t *newest_created, char **err)
+/* Where the new part of msgs[0..n) starts (*first_new) and its first ordinal (-1: the
+ * session's next): the newest message already stored, found walking back from the end as
+ * store_common_ingest_from does, but a window of ids per query (16, then 4 times more each
+ * time), so a turn's new messages cost one round trip and a stored history's tail one. */
+static int store_pg_ingest_from(store *s, const store_msg *msgs, size_t n, size_t *first_new, int64_t *ordinal,
+                                store_ingest_stats *stats, char **err)
 {
-    store_derived row;
-    char *path = NULL, *raw = NULL;
+    int rc = LC_OK;
+    size_t hi = n, want = 16, found = (size_t)-1;
+    const char **ids = NULL;
+    size_t *at = NULL;
     PGresult *r = NULL;
-    int rc = store_derive_row(&row, m, s->calls, &s->call_next, err);
-    if (rc != LC_OK) goto done;
-    /* Parameters are C strings: the verbatim bytes are copied to end in a NUL. */
-    if (!(raw = lc_strndup(m->json, m->json_len))) {
+    *first_new = 0;
+    *ordinal = -1;
+    if (n && (!(ids = malloc(n * sizeof *ids)) || !(at = malloc(n * sizeof *at)))) {
         rc = lc_errf(err, LC_NOMEM, "store: out of memory");
         goto done;
     }
-    if (row.call_id) path = store_pg_find_call_path(s, row.call_id);
-    char ob[24], cb[24], tb[24], kb[24];
-    const char *v[] = {m->entry_id,
-                       store_pg_i64(ob, ordinal),
-                       msg_role_name(row.role),
-                       row.text,
-                       store_pg_i64(cb, (int64_t)row.chars),
-                       store_pg_i64(kb, row.tokens),
-                       raw,
-                       row.payload,
-                       row.tool_name,
-                       path,
-                       store_pg_i64(tb, row.created)};
-    r = store_pg_run(s,
-                     "INSERT INTO messages(entry_id, ordinal, role, text, chars, tokens, raw_json, payload,"
-                     " tool_name, tool_path, created) VALUES($1, $2::bigint, $3, $4, $5::bigint, $6::bigint, $7,"
-                     " $8, $9, $10, $11::bigint) ON CONFLICT DO NOTHING RETURNING id",
-                     11, v, 0, "insert message", err);
-    if (!r) {
-        rc = LC_ERR;
-        goto done;
+    while (hi > 0 && found == (size_t)-1) {
+        size_t lo = hi > want ? hi - want : 0, k = 0, mine = (size_t)-1;
+        /* This process's newest write ends the walk where it stands, with no query. */
+        for (size_t i = hi; i-- > lo && mine == (size_t)-1;)
+            if (msgs[i].entry_id && s->last_entry && strcmp(s->last_entry, msgs[i].entry_id) == 0) mine = i;
+        for (size_t i = mine == (size_t)-1 ? lo : mine + 1; i < hi; i++)
+            if (msgs[i].entry_id) {
+                ids[k] = msgs[i].entry_id;
+                at[k++] = i;
+            }
+        if (k) {
+            sbuf b = {0};
+            if (store_pg_array_put(&b, ids, k) != LC_OK) {
+                sb_free(&b);
+                rc = lc_errf(err, LC_NOMEM, "store: out of memory");
+                goto done;
+            }
+            const char *v[] = {b.p};
+            r = store_pg_run(s,
+                             "SELECT u.i, m.ordinal FROM unnest($1::text[]) WITH ORDINALITY AS u(e, i)"
+                             " JOIN messages m ON m.entry_id = u.e ORDER BY u.i DESC LIMIT 1",
+                             1, v, STORE_PG_IDEM, "read message", err);
+            sb_free(&b);
+            if (!r) {
+                rc = LC_ERR;
+                goto done;
+            }
+            if (PQntuples(r) > 0) {
+                int64_t u = store_pg_col_int(r, 0, 0);
+                if (u >= 1 && (size_t)u <= k) {
+                    found = at[u - 1];
+                    *ordinal = store_pg_col_int(r, 0, 1) + 1;
+                }
+            }
+            PQclear(r);
+            r = NULL;
+        }
+        if (found == (size_t)-1 && mine != (size_t)-1) {
+            found = mine;
+            *ordinal = s->last_ordinal + 1;
+        }
+        hi = lo;
+        want *= 4;
     }
-    if (PQntuples(r) == 0) goto done; /* already stored */
-    if (row.created > *newest_created) *newest_created = row.created;
-    if (stats) {
-        stats->inserted++;
-        stats->text_bytes += row.text_len;
-    }
-    if (row.role == MSG_ROLE_TOOL_RESULT && s->opt.externalize_files && row.chars >= s->opt.large_file_chars) {
-        rc = store_pg_record_handle(s, m->entry_id, path, row.text, row.text_len, row.chars, err);
-        if (rc == LC_OK && stats) stats->file_handles++;
-    }
+    if (found != (size_t)-1) *first_new = found + 1;
+    for (size_t i = found == (size_t)-1 ? 0 : found; i < n; i++) stats->examined += msgs[i].entry_id != NULL;
 done:
-    PQclear(r);
-    store_derive_row_free(&row);
-    free(raw);
-    free(path);
+    free(ids);
+    free(at);
+    return rc;
+}
+
+static void store_pg_pending_free(store_pg_pending *p, size_t n)
+{
+    for (size_t i = 0; p && i < n; i++) {
+        store_derive_row_free(&p[i].row);
+        if (p[i].has_handle) store_derive_handle_free(&p[i].h);
+        free(p[i].raw);
+        free(p[i].path);
+    }
+    free(p);
+}
+
+/* Derive msgs[0..n) (those with an entry id) into `p` and its statements into `st`;
+ * *k gets how many. Ordinals from `ordinal` on, or the session's next when it is -1. */
+static int store_pg_prepare_rows(store *s, const store_msg *msgs, size_t n, int64_t ordinal, store_pg_pending *p,
+                                 store_pg_stmt *st, size_t *k, int64_t *newest_created, char **err)
+{
+    int rc = LC_OK;
+    *k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const store_msg *m = &msgs[i];
+        if (!m->entry_id) continue;
+        store_pg_pending *q = &p[*k];
+        if ((rc = store_derive_row(&q->row, m, s->calls, &s->call_next, err)) != LC_OK) return rc;
+        (*k)++;
+        /* Parameters are C strings: the verbatim bytes are copied to end in a NUL. */
+        if (!(q->raw = lc_strndup(m->json, m->json_len))) return lc_errf(err, LC_NOMEM, "store: out of memory");
+        if (q->row.call_id) q->path = store_pg_find_call_path(s, q->row.call_id);
+        const char *v[] = {m->entry_id,
+                           ordinal >= 0 ? store_pg_i64(q->ob, ordinal + (int64_t)(*k - 1)) : NULL,
+                           msg_role_name(q->row.role),
+                           q->row.text,
+                           store_pg_i64(q->cb, (int64_t)q->row.chars),
+                           store_pg_i64(q->kb, q->row.tokens),
+                           q->raw,
+                           q->row.payload,
+                           q->row.tool_name,
+                           q->path,
+                           store_pg_i64(q->tb, q->row.created)};
+        memcpy(q->v, v, sizeof v);
+        st[*k - 1] = (store_pg_stmt){store_pg_sql_msg, 11, q->v, NULL};
+        if (q->row.role == MSG_ROLE_TOOL_RESULT && s->opt.externalize_files && q->row.chars >= s->opt.large_file_chars) {
+            q->has_handle = 1;
+            if ((rc = store_derive_handle(&q->h, q->path, q->row.text, q->row.text_len, err)) != LC_OK) return rc;
+            q->v[11] = q->h.cid;
+            q->v[12] = files_kind_name(q->h.kind);
+            q->v[13] = q->h.preview;
+            q->v[14] = q->h.summary;
+            st[*k - 1] = (store_pg_stmt){store_pg_sql_msg_handle, 15, q->v, NULL};
+        }
+        if (q->row.created > *newest_created) *newest_created = q->row.created;
+    }
     return rc;
 }
 
 int store_pg_ingest(store *s, const store_msg *msgs, size_t n, store_ingest_stats *stats, char **err)
 {
     store_ingest_stats local = {0};
-    int rc = LC_OK, in_tx = 0;
+    int rc = LC_OK;
     size_t first_new;
-    int64_t ordinal, newest_created = 0;
+    int64_t ordinal;
+    store_pg_pending *p = NULL;
+    store_pg_stmt *st = NULL;
+    size_t np = 0, ns = 0;
     if (!stats) stats = &local;
     memset(stats, 0, sizeof *stats);
     if (s->read_only) return lc_errf(err, LC_INVALID, "store: opened read-only");
-
-    if (store_common_ingest_from(s, msgs, n, s->last_entry, s->last_ordinal, store_pg_lookup_ordinal, &first_new,
-                                 &ordinal, stats, err) != LC_OK)
-        return LC_ERR;
-    if (first_new >= n) goto done;
-    if ((rc = store_pg_begin(s, err)) != LC_OK) goto done;
-    in_tx = 1;
-    /* The next ordinal is read under the session's lock. */
-    if (ordinal < 0) ordinal = store_pg_int(s, "SELECT coalesce(max(ordinal) + 1, 0) FROM messages", 0, NULL, 0);
-    const char *newest = NULL;
-    size_t in_batch = 0;
-    for (size_t i = first_new; i < n; i++) {
-        if (!msgs[i].entry_id) continue;
-        if ((rc = store_pg_insert_one(s, &msgs[i], ordinal, stats, &newest_created, err)) != LC_OK) goto done;
-        ordinal++;
-        newest = msgs[i].entry_id;
-        /* A long history is committed in batches: the progress triggers rewrite one meta
-         * row per message, and PostgreSQL cannot prune a row's versions while the
-         * transaction that wrote them is open (a 20,000-message transaction is quadratic).
-         * Each batch is a prefix of the branch, so the walk back above still finds where
-         * a later call resumes. */
-        if (++in_batch == STORE_PG_INGEST_BATCH && i + 1 < n && !s->tx_open) {
-            if ((rc = store_pg_commit(s, err)) != LC_OK) goto done;
-            in_tx = 0;
-            if ((rc = store_pg_begin(s, err)) != LC_OK) goto done;
-            in_tx = 1;
-            in_batch = 0;
-        }
+    if ((rc = store_pg_ingest_from(s, msgs, n, &first_new, &ordinal, stats, err)) != LC_OK) return rc;
+    if (first_new >= n) return LC_OK;
+    if (!(p = calloc(STORE_PG_INGEST_BATCH, sizeof *p)) || !(st = calloc(STORE_PG_INGEST_BATCH + 1, sizeof *st))) {
+        rc = lc_errf(err, LC_NOMEM, "store: out of memory");
+        goto done;
     }
-    if (newest_created > 0) {
+    for (size_t at = first_new; at < n; at += STORE_PG_INGEST_BATCH) {
+        size_t take = n - at < STORE_PG_INGEST_BATCH ? n - at : STORE_PG_INGEST_BATCH;
+        int64_t newest_created = 0;
         char nb[24];
-        const char *v[] = {s->sidtxt, store_pg_i64(nb, newest_created)};
-        if ((rc = store_pg_cmd(s,
-                               "UPDATE lcm.sessions SET last_activity = greatest(last_activity, $2::bigint)"
-                               " WHERE sid = $1::bigint",
-                               2, v, 0, "session", NULL, err)) != LC_OK)
+        store_pg_pending_free(p, np);
+        p = NULL;
+        np = ns = 0;
+        if (!(p = calloc(STORE_PG_INGEST_BATCH, sizeof *p))) {
+            rc = lc_errf(err, LC_NOMEM, "store: out of memory");
             goto done;
+        }
+        rc = store_pg_prepare_rows(s, msgs + at, take, ordinal, p, st, &np, &newest_created, err);
+        if (rc != LC_OK) goto done;
+        if (!np) continue;
+        ns = np;
+        const char *av[] = {s->sidtxt, store_pg_i64(nb, newest_created)};
+        if (newest_created > 0) st[ns++] = (store_pg_stmt){store_pg_sql_activity, 2, av, NULL};
+        /* Every statement is idempotent (ON CONFLICT DO NOTHING, greatest()): a batch whose
+         * connection dropped may be sent again. */
+        if ((rc = store_pg_batch(s, st, ns, STORE_PG_IDEM, "insert message", err)) != LC_OK) goto done;
+        const char *newest = NULL;
+        int64_t newest_ord = -1;
+        for (size_t i = 0; i < np; i++) {
+            if (PQntuples(st[i].res) == 0) continue; /* already stored */
+            stats->inserted++;
+            stats->text_bytes += p[i].row.text_len;
+            if (p[i].has_handle) stats->file_handles++;
+            newest = p[i].v[0];
+            newest_ord = store_pg_col_int(st[i].res, 0, 0);
+        }
+        /* The resume point is the newest message this call stored (one stored already by
+         * another writer has an ordinal this call does not know). */
+        if (newest) store_common_ingest_done(&s->last_entry, &s->last_ordinal, newest, newest_ord);
+        if (ordinal >= 0) ordinal += (int64_t)np;
+        for (size_t i = 0; i < ns; i++) {
+            PQclear(st[i].res);
+            st[i].res = NULL;
+        }
+        ns = 0;
     }
-    if ((rc = store_pg_commit(s, err)) != LC_OK) goto done;
-    in_tx = 0;
-    store_common_ingest_done(&s->last_entry, &s->last_ordinal, newest, ordinal - 1);
 done:
-    if (in_tx) store_pg_rollback(s);
+    for (size_t i = 0; st && i < ns; i++) PQclear(st[i].res);
+    store_pg_pending_free(p, np);
+    free(st);
     return rc;
 }
 
