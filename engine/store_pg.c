@@ -1201,6 +1201,16 @@ int store_pg_exec(store *s, const char *sql, char **err)
     return rc;
 }
 
+void store_pg_trace(store *s, FILE *f)
+{
+    if (!f) {
+        PQuntrace(s->conn);
+        return;
+    }
+    PQtrace(s->conn, f);
+    PQsetTraceFlags(s->conn, PQTRACE_SUPPRESS_TIMESTAMPS);
+}
+
 int store_pg_online(const store *s) { return s && !s->offline && PQstatus(s->conn) == CONNECTION_OK; }
 
 /* ---- the backend's tables -------------------------------------------------------------------- */

@@ -89,13 +89,14 @@ static int store_pg_array_put(sbuf *b, const char *const *ids, size_t n)
 
 /* Where the new part of msgs[0..n) starts (*first_new) and its first ordinal (-1: the
  * session's next): the newest message already stored, found walking back from the end as
- * store_common_ingest_from does, but a window of ids per query (16, then 4 times more each
- * time), so a turn's new messages cost one round trip and a stored history's tail one. */
+ * store_common_ingest_from does, but a window of ids per query (a batch's worth, then 4
+ * times more each time), so a turn's new messages cost one round trip and a stored
+ * history's tail one. */
 static int store_pg_ingest_from(store *s, const store_msg *msgs, size_t n, size_t *first_new, int64_t *ordinal,
                                 store_ingest_stats *stats, char **err)
 {
     int rc = LC_OK;
-    size_t hi = n, want = 16, found = (size_t)-1;
+    size_t hi = n, want = STORE_PG_INGEST_BATCH, found = (size_t)-1;
     const char **ids = NULL;
     size_t *at = NULL;
     PGresult *r = NULL;
