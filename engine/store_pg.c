@@ -466,62 +466,6 @@ static int store_pg_reset(store *s)
     return store_pg_setup(s, NULL);
 }
 
-PGresult *store_pg_run(store *s, const char *sql, int n, const char *const *vals, int flags, const char *what,
-                       char **err)
-{
-    for (int attempt = 0;; attempt++) {
-        /* A connection found lost by the last call is reset before this one, when no
-         * transaction is open on it (the open one died with the connection). */
-        if (PQstatus(s->conn) == CONNECTION_BAD && !s->tx_open && !s->inner && attempt == 0 &&
-            store_pg_reset(s) != LC_OK) {
-            store_pg_offline(s, what, err);
-            return NULL;
-        }
-        /* Without parameters a script of several statements may run (the migrations). */
-        PGresult *r = n ? PQexecParams(s->conn, sql, n, NULL, vals, NULL, NULL, 0) : PQexec(s->conn, sql);
-        ExecStatusType st = PQresultStatus(r);
-        if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK) {
-            s->offline = 0;
-            return r;
-        }
-        PQclear(r);
-        if (PQstatus(s->conn) == CONNECTION_BAD) {
-            int in_tx = s->tx_open || s->inner;
-            if (!in_tx && attempt == 0 && store_pg_reset(s) == LC_OK) {
-                if (flags & STORE_PG_IDEM) continue;
-                lc_errf(err, LC_ERR, "store: %s: the connection to %s was lost; it is back, but the"
-                        " statement was not repeated (it is not idempotent)", what, s->url_safe);
-                return NULL;
-            }
-            store_pg_offline(s, what, err);
-            return NULL;
-        }
-        char *why = store_pg_scrub(s->url, PQerrorMessage(s->conn));
-        lc_errf(err, LC_ERR, "store: %s: %s", what, why ? why : "?");
-        free(why);
-        return NULL;
-    }
-}
-
-int store_pg_cmd(store *s, const char *sql, int n, const char *const *vals, int flags, const char *what,
-                 int64_t *changed, char **err)
-{
-    PGresult *r = store_pg_run(s, sql, n, vals, flags, what, err);
-    if (!r) return LC_ERR;
-    if (changed) *changed = strtoll(PQcmdTuples(r), NULL, 10);
-    PQclear(r);
-    return LC_OK;
-}
-
-int64_t store_pg_int(store *s, const char *sql, int n, const char *const *vals, int64_t dflt)
-{
-    PGresult *r = store_pg_run(s, sql, n, vals, STORE_PG_IDEM, "read", NULL);
-    int64_t v = dflt;
-    if (r && PQntuples(r) > 0 && !PQgetisnull(r, 0, 0)) v = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
-    PQclear(r);
-    return v;
-}
-
 /* The slot of the statement prepared for `sql` on this connection, preparing it first
  * (one round trip, once per connection); -1 with *err when the server refused it. A full
  * table is emptied (DEALLOCATE ALL) before a batch starts, never inside one. */
@@ -563,6 +507,73 @@ static void store_pg_prepare_room(store *s, const store_pg_stmt *st, size_t n)
     if (used + need <= STORE_PG_PREPARED) return;
     PQclear(PQexec(s->conn, "DEALLOCATE ALL"));
     memset(s->prepared, 0, sizeof s->prepared);
+}
+
+PGresult *store_pg_run(store *s, const char *sql, int n, const char *const *vals, int flags, const char *what,
+                       char **err)
+{
+    for (int attempt = 0;; attempt++) {
+        /* A connection found lost by the last call is reset before this one, when no
+         * transaction is open on it (the open one died with the connection). */
+        if (PQstatus(s->conn) == CONNECTION_BAD && !s->tx_open && !s->inner && attempt == 0 &&
+            store_pg_reset(s) != LC_OK) {
+            store_pg_offline(s, what, err);
+            return NULL;
+        }
+        /* Without parameters a script of several statements may run (the migrations). */
+        PGresult *r = NULL;
+        if (n && (flags & STORE_PG_PREP)) {
+            char name[24];
+            int slot;
+            store_pg_prepare_room(s, &(store_pg_stmt){sql, n, vals, NULL}, 1);
+            if ((slot = store_pg_prepare(s, sql, what, NULL)) >= 0) {
+                snprintf(name, sizeof name, "lcm_b%d", slot);
+                r = PQexecPrepared(s->conn, name, n, vals, NULL, NULL, 0);
+            }
+        } else {
+            r = n ? PQexecParams(s->conn, sql, n, NULL, vals, NULL, NULL, 0) : PQexec(s->conn, sql);
+        }
+        ExecStatusType st = PQresultStatus(r);
+        if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK) {
+            s->offline = 0;
+            return r;
+        }
+        PQclear(r);
+        if (PQstatus(s->conn) == CONNECTION_BAD) {
+            int in_tx = s->tx_open || s->inner;
+            if (!in_tx && attempt == 0 && store_pg_reset(s) == LC_OK) {
+                if (flags & STORE_PG_IDEM) continue;
+                lc_errf(err, LC_ERR, "store: %s: the connection to %s was lost; it is back, but the"
+                        " statement was not repeated (it is not idempotent)", what, s->url_safe);
+                return NULL;
+            }
+            store_pg_offline(s, what, err);
+            return NULL;
+        }
+        char *why = store_pg_scrub(s->url, PQerrorMessage(s->conn));
+        lc_errf(err, LC_ERR, "store: %s: %s", what, why ? why : "?");
+        free(why);
+        return NULL;
+    }
+}
+
+int store_pg_cmd(store *s, const char *sql, int n, const char *const *vals, int flags, const char *what,
+                 int64_t *changed, char **err)
+{
+    PGresult *r = store_pg_run(s, sql, n, vals, flags, what, err);
+    if (!r) return LC_ERR;
+    if (changed) *changed = strtoll(PQcmdTuples(r), NULL, 10);
+    PQclear(r);
+    return LC_OK;
+}
+
+int64_t store_pg_int(store *s, const char *sql, int n, const char *const *vals, int64_t dflt)
+{
+    PGresult *r = store_pg_run(s, sql, n, vals, STORE_PG_IDEM, "read", NULL);
+    int64_t v = dflt;
+    if (r && PQntuples(r) > 0 && !PQgetisnull(r, 0, 0)) v = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+    PQclear(r);
+    return v;
 }
 
 /* Send the batch and read every result back: 1 when the connection was lost on the way. */

@@ -59,6 +59,9 @@ struct store {
 /* Statement flags: STORE_PG_IDEM = safe to run again after a reconnect (reads, and writes
  * whose effect is the same when repeated). */
 #define STORE_PG_IDEM 1
+/* STORE_PG_PREP: run as a statement prepared once per connection (a hot read: its plan is
+ * made once, not at every call). */
+#define STORE_PG_PREP 2
 
 /* The DAG-progress fragments (store.h), over the session's views. */
 /* A run's lease end; a row written before runs had leases holds one from its start. */

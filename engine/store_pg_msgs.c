@@ -26,19 +26,27 @@
  * socket's buffer, so sending never waits on an unread reply. */
 #define STORE_PG_INGEST_BATCH 128
 
-/* A message's ordinal is the caller's when it is known, else the next of the session, read
- * by the statement itself under the session's lock (so a history written by another process
- * since this one's last write is continued, not overlapped). */
-#define STORE_PG_MSG_INSERT                                                                                      \
-    "INSERT INTO messages(entry_id, ordinal, role, text, chars, tokens, raw_json, payload, tool_name, tool_path," \
-    " created) VALUES($1, coalesce($2::bigint, (SELECT coalesce(max(ordinal) + 1, 0) FROM messages)), $3, $4,"   \
-    " $5::bigint, $6::bigint, $7, $8, $9, $10, $11::bigint) ON CONFLICT DO NOTHING RETURNING ordinal"
-static const char store_pg_sql_msg[] = STORE_PG_MSG_INSERT;
-/* A large tool result: its file handle is written with it, only when the message is new. */
-static const char store_pg_sql_msg_handle[] =
-    "WITH m AS (" STORE_PG_MSG_INSERT "), h AS (INSERT INTO file_handles(entry_id, path, content_id, kind, chars,"
-    " preview, summary) SELECT $1, $10, $12, $13, $5::bigint, $14, $15 FROM m ON CONFLICT DO NOTHING)"
-    " SELECT ordinal FROM m";
+/* A batch's messages in one statement: each column a text[] or bigint[] parameter, unnested
+ * in the messages' order (the id trigger numbers them in that order; the DAG-progress
+ * trigger runs once for the statement). A message's ordinal is the caller's when it is
+ * known, else the session's next plus its place in the batch, read by the statement under
+ * the session's lock (a history another process wrote since this one's last write is
+ * continued, not overlapped). A large tool result's file handle is written with its
+ * message, only when the message is new. */
+static const char store_pg_sql_msgs[] =
+    "WITH r AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::bigint[],"
+    " $6::bigint[], $7::text[], $8::text[], $9::text[], $10::text[], $11::bigint[]) WITH ORDINALITY"
+    " AS r(entry_id, ordinal, role, text, chars, tokens, raw_json, payload, tool_name, tool_path, created, k)),"
+    " m AS (INSERT INTO messages(entry_id, ordinal, role, text, chars, tokens, raw_json, payload, tool_name,"
+    " tool_path, created) SELECT entry_id, coalesce(ordinal, (SELECT coalesce(max(ordinal) + 1, 0) FROM messages)"
+    " + k - 1), role, text, chars, tokens, raw_json, payload, tool_name, tool_path, created FROM r ORDER BY k"
+    " ON CONFLICT DO NOTHING RETURNING entry_id, ordinal),"
+    " h AS (INSERT INTO file_handles(entry_id, path, content_id, kind, chars, preview, summary)"
+    " SELECT f.entry_id, f.path, f.cid, f.kind, f.chars, f.preview, f.summary FROM unnest($12::text[],"
+    " $13::text[], $14::text[], $15::text[], $16::bigint[], $17::text[], $18::text[]) WITH ORDINALITY"
+    " AS f(entry_id, path, cid, kind, chars, preview, summary, k) JOIN m ON m.entry_id = f.entry_id"
+    " ORDER BY f.k ON CONFLICT DO NOTHING)"
+    " SELECT entry_id, ordinal FROM m";
 static const char store_pg_sql_activity[] =
     "UPDATE lcm.sessions SET last_activity = greatest(last_activity, $2::bigint) WHERE sid = $1::bigint";
 
@@ -48,9 +56,53 @@ typedef struct {
     store_derived_handle h;
     int has_handle;
     char *raw, *path;
-    char ob[24], cb[24], kb[24], tb[24];
-    const char *v[15];
+    const char *entry_id;
 } store_pg_pending;
+
+/* A batch's column parameters: 11 message columns and 7 file-handle columns, each an array
+ * literal ({"a",NULL,"b"} / {1,NULL}). */
+#define STORE_PG_COLS 18
+typedef struct {
+    sbuf col[STORE_PG_COLS];
+} store_pg_cols;
+
+/* Append one element to column c: text quoted for array input, NULL as NULL; numbers bare. */
+static void store_pg_col_add(store_pg_cols *t, int c, const char *v, int quote)
+{
+    sbuf *b = &t->col[c];
+    sb_putc(b, b->len ? ',' : '{');
+    if (!v) {
+        sb_puts(b, "NULL");
+        return;
+    }
+    if (!quote) {
+        sb_puts(b, v);
+        return;
+    }
+    sb_putc(b, '"');
+    for (const char *p = v, *run = v;; p++) {
+        if (*p == '"' || *p == '\\' || !*p) {
+            sb_append(b, run, (size_t)(p - run));
+            if (!*p) break;
+            sb_putc(b, '\\');
+            sb_putc(b, *p);
+            run = p + 1;
+        }
+    }
+    sb_putc(b, '"');
+}
+
+static void store_pg_col_int_add(store_pg_cols *t, int c, int64_t v)
+{
+    char nb[24];
+    store_pg_col_add(t, c, store_pg_i64(nb, v), 0);
+}
+
+static void store_pg_cols_free(store_pg_cols *t)
+{
+    for (int c = 0; c < STORE_PG_COLS; c++) sb_free(&t->col[c]);
+    memset(t, 0, sizeof *t);
+}
 
 static char *store_pg_find_call_path(store *s, const char *call_id)
 {
@@ -125,9 +177,16 @@ static int store_pg_ingest_from(store *s, const store_msg *msgs, size_t n, size_
             }
             const char *v[] = {b.p};
             r = store_pg_run(s,
-                             "SELECT u.i, m.ordinal FROM unnest($1::text[]) WITH ORDINALITY AS u(e, i)"
-                             " JOIN messages m ON m.entry_id = u.e ORDER BY u.i DESC LIMIT 1",
-                             1, v, STORE_PG_IDEM, "read message", err);
+                             /* One probe of the (sid, entry_id) index per id: a subquery
+                              * per row (a join's generic plan may hash the session's every
+                              * message), ordered by the entry id so that index wins even
+                              * where stale statistics make a scan of the session's ordinal
+                              * index look as cheap. */
+                             "SELECT i, ord FROM (SELECT u.i, (SELECT m.ordinal FROM messages m"
+                             " WHERE m.entry_id = u.e ORDER BY m.entry_id LIMIT 1) AS ord"
+                             " FROM unnest($1::text[]) WITH ORDINALITY AS u(e, i)) x"
+                             " WHERE ord IS NOT NULL ORDER BY i DESC LIMIT 1",
+                             1, v, STORE_PG_IDEM | STORE_PG_PREP, "read message", err);
             sb_free(&b);
             if (!r) {
                 rc = LC_ERR;
@@ -169,10 +228,10 @@ static void store_pg_pending_free(store_pg_pending *p, size_t n)
     free(p);
 }
 
-/* Derive msgs[0..n) (those with an entry id) into `p` and its statements into `st`;
+/* Derive msgs[0..n) (those with an entry id) into `p` and the batch's columns into `t`;
  * *k gets how many. Ordinals from `ordinal` on, or the session's next when it is -1. */
 static int store_pg_prepare_rows(store *s, const store_msg *msgs, size_t n, int64_t ordinal, store_pg_pending *p,
-                                 store_pg_stmt *st, size_t *k, int64_t *newest_created, char **err)
+                                 store_pg_cols *t, size_t *k, int64_t *newest_created, char **err)
 {
     int rc = LC_OK;
     *k = 0;
@@ -182,32 +241,39 @@ static int store_pg_prepare_rows(store *s, const store_msg *msgs, size_t n, int6
         store_pg_pending *q = &p[*k];
         if ((rc = store_derive_row(&q->row, m, s->calls, &s->call_next, err)) != LC_OK) return rc;
         (*k)++;
+        q->entry_id = m->entry_id;
         /* Parameters are C strings: the verbatim bytes are copied to end in a NUL. */
         if (!(q->raw = lc_strndup(m->json, m->json_len))) return lc_errf(err, LC_NOMEM, "store: out of memory");
         if (q->row.call_id) q->path = store_pg_find_call_path(s, q->row.call_id);
-        const char *v[] = {m->entry_id,
-                           ordinal >= 0 ? store_pg_i64(q->ob, ordinal + (int64_t)(*k - 1)) : NULL,
-                           msg_role_name(q->row.role),
-                           q->row.text,
-                           store_pg_i64(q->cb, (int64_t)q->row.chars),
-                           store_pg_i64(q->kb, q->row.tokens),
-                           q->raw,
-                           q->row.payload,
-                           q->row.tool_name,
-                           q->path,
-                           store_pg_i64(q->tb, q->row.created)};
-        memcpy(q->v, v, sizeof v);
-        st[*k - 1] = (store_pg_stmt){store_pg_sql_msg, 11, q->v, NULL};
+        store_pg_col_add(t, 0, m->entry_id, 1);
+        if (ordinal >= 0) store_pg_col_int_add(t, 1, ordinal + (int64_t)(*k - 1));
+        else store_pg_col_add(t, 1, NULL, 0);
+        store_pg_col_add(t, 2, msg_role_name(q->row.role), 1);
+        store_pg_col_add(t, 3, q->row.text, 1);
+        store_pg_col_int_add(t, 4, (int64_t)q->row.chars);
+        store_pg_col_int_add(t, 5, q->row.tokens);
+        store_pg_col_add(t, 6, q->raw, 1);
+        store_pg_col_add(t, 7, q->row.payload, 1);
+        store_pg_col_add(t, 8, q->row.tool_name, 1);
+        store_pg_col_add(t, 9, q->path, 1);
+        store_pg_col_int_add(t, 10, q->row.created);
         if (q->row.role == MSG_ROLE_TOOL_RESULT && s->opt.externalize_files && q->row.chars >= s->opt.large_file_chars) {
             q->has_handle = 1;
             if ((rc = store_derive_handle(&q->h, q->path, q->row.text, q->row.text_len, err)) != LC_OK) return rc;
-            q->v[11] = q->h.cid;
-            q->v[12] = files_kind_name(q->h.kind);
-            q->v[13] = q->h.preview;
-            q->v[14] = q->h.summary;
-            st[*k - 1] = (store_pg_stmt){store_pg_sql_msg_handle, 15, q->v, NULL};
+            store_pg_col_add(t, 11, m->entry_id, 1);
+            store_pg_col_add(t, 12, q->path, 1);
+            store_pg_col_add(t, 13, q->h.cid, 1);
+            store_pg_col_add(t, 14, files_kind_name(q->h.kind), 1);
+            store_pg_col_int_add(t, 15, (int64_t)q->row.chars);
+            store_pg_col_add(t, 16, q->h.preview, 1);
+            store_pg_col_add(t, 17, q->h.summary, 1);
         }
         if (q->row.created > *newest_created) *newest_created = q->row.created;
+    }
+    for (int c = 0; c < STORE_PG_COLS; c++) {
+        if (!t->col[c].len) sb_putc(&t->col[c], '{');
+        sb_putc(&t->col[c], '}');
+        if (t->col[c].oom) return lc_errf(err, LC_NOMEM, "store: out of memory");
     }
     return rc;
 }
@@ -216,64 +282,69 @@ int store_pg_ingest(store *s, const store_msg *msgs, size_t n, store_ingest_stat
 {
     store_ingest_stats local = {0};
     int rc = LC_OK;
-    size_t first_new;
+    size_t first_new, np = 0;
     int64_t ordinal;
     store_pg_pending *p = NULL;
-    store_pg_stmt *st = NULL;
-    size_t np = 0, ns = 0;
+    store_pg_cols t = {0};
+    store_pg_stmt st[2] = {{0}};
     if (!stats) stats = &local;
     memset(stats, 0, sizeof *stats);
     if (s->read_only) return lc_errf(err, LC_INVALID, "store: opened read-only");
     if ((rc = store_pg_ingest_from(s, msgs, n, &first_new, &ordinal, stats, err)) != LC_OK) return rc;
-    if (first_new >= n) return LC_OK;
-    if (!(p = calloc(STORE_PG_INGEST_BATCH, sizeof *p)) || !(st = calloc(STORE_PG_INGEST_BATCH + 1, sizeof *st))) {
-        rc = lc_errf(err, LC_NOMEM, "store: out of memory");
-        goto done;
-    }
     for (size_t at = first_new; at < n; at += STORE_PG_INGEST_BATCH) {
         size_t take = n - at < STORE_PG_INGEST_BATCH ? n - at : STORE_PG_INGEST_BATCH;
         int64_t newest_created = 0;
         char nb[24];
         store_pg_pending_free(p, np);
-        p = NULL;
-        np = ns = 0;
-        if (!(p = calloc(STORE_PG_INGEST_BATCH, sizeof *p))) {
+        store_pg_cols_free(&t);
+        np = 0;
+        if (!(p = calloc(take, sizeof *p))) {
             rc = lc_errf(err, LC_NOMEM, "store: out of memory");
             goto done;
         }
-        rc = store_pg_prepare_rows(s, msgs + at, take, ordinal, p, st, &np, &newest_created, err);
-        if (rc != LC_OK) goto done;
+        if ((rc = store_pg_prepare_rows(s, msgs + at, take, ordinal, p, &t, &np, &newest_created, err)) != LC_OK)
+            goto done;
         if (!np) continue;
-        ns = np;
+        const char *cv[STORE_PG_COLS];
+        for (int c = 0; c < STORE_PG_COLS; c++) cv[c] = t.col[c].p;
         const char *av[] = {s->sidtxt, store_pg_i64(nb, newest_created)};
+        size_t ns = 0;
+        st[ns++] = (store_pg_stmt){store_pg_sql_msgs, STORE_PG_COLS, cv, NULL};
         if (newest_created > 0) st[ns++] = (store_pg_stmt){store_pg_sql_activity, 2, av, NULL};
         /* Every statement is idempotent (ON CONFLICT DO NOTHING, greatest()): a batch whose
          * connection dropped may be sent again. */
         if ((rc = store_pg_batch(s, st, ns, STORE_PG_IDEM, "insert message", err)) != LC_OK) goto done;
-        const char *newest = NULL;
+        /* The rows come back unordered: each is found among the batch's by its entry id. */
+        size_t newest = (size_t)-1;
         int64_t newest_ord = -1;
-        for (size_t i = 0; i < np; i++) {
-            if (PQntuples(st[i].res) == 0) continue; /* already stored */
-            stats->inserted++;
-            stats->text_bytes += p[i].row.text_len;
-            if (p[i].has_handle) stats->file_handles++;
-            newest = p[i].v[0];
-            newest_ord = store_pg_col_int(st[i].res, 0, 0);
+        for (int r = 0; r < PQntuples(st[0].res); r++) {
+            const char *id = PQgetvalue(st[0].res, r, 0);
+            for (size_t i = 0; i < np; i++) {
+                if (strcmp(p[i].entry_id, id) != 0) continue;
+                stats->inserted++;
+                stats->text_bytes += p[i].row.text_len;
+                if (p[i].has_handle) stats->file_handles++;
+                if (newest == (size_t)-1 || i > newest) {
+                    newest = i;
+                    newest_ord = store_pg_col_int(st[0].res, r, 1);
+                }
+                break;
+            }
         }
         /* The resume point is the newest message this call stored (one stored already by
          * another writer has an ordinal this call does not know). */
-        if (newest) store_common_ingest_done(&s->last_entry, &s->last_ordinal, newest, newest_ord);
+        if (newest != (size_t)-1)
+            store_common_ingest_done(&s->last_entry, &s->last_ordinal, p[newest].entry_id, newest_ord);
         if (ordinal >= 0) ordinal += (int64_t)np;
         for (size_t i = 0; i < ns; i++) {
             PQclear(st[i].res);
             st[i].res = NULL;
         }
-        ns = 0;
     }
 done:
-    for (size_t i = 0; st && i < ns; i++) PQclear(st[i].res);
+    for (size_t i = 0; i < 2; i++) PQclear(st[i].res);
     store_pg_pending_free(p, np);
-    free(st);
+    store_pg_cols_free(&t);
     return rc;
 }
 

@@ -27,10 +27,10 @@ replay() { # replay K: agent K's own session, its context hooks timed in its tra
         --window 16000 replay "$T/in-$1.jsonl" >"$T/replay-$1.txt" 2>&1
 }
 grep_once() { # one fleet-wide grep; its wall time in ms appended to FILE
-    t0=$(now_ns)
+    g0=$(now_ns)
     "$LCM" grep --home "$T/g" --scope fleet "$QUERY" >"$T/grep-out.txt" 2>&1 || { cat "$T/grep-out.txt"; return 1; }
-    t1=$(now_ns)
-    echo $(( (t1 - t0) / 1000 )) >>"$1"
+    g1=$(now_ns)
+    echo $(( (g1 - g0) / 1000 )) >>"$1"
 }
 for k in $(seq 0 "$N"); do
     mkdir -p "$T/h-$k"
