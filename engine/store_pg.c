@@ -576,7 +576,7 @@ int64_t store_pg_int(store *s, const char *sql, int n, const char *const *vals, 
     return v;
 }
 
-/* Send the batch and read every result back: 1 when the connection was lost on the way. */
+/* Send the batch and read every result back: -1 when the connection was lost on the way. */
 static int store_pg_batch_once(store *s, store_pg_stmt *st, size_t n, const char *what, char **err)
 {
     int rc = LC_OK, lost = 0, sent = 0, failed = 0;
@@ -606,8 +606,16 @@ static int store_pg_batch_once(store *s, store_pg_stmt *st, size_t n, const char
     }
     if (ok) sent += ok = PQsendQueryParams(s->conn, s->tx_open ? "RELEASE SAVEPOINT lcm_inner" : "COMMIT", 0, NULL,
                                            NULL, NULL, NULL, 0);
-    if (ok) ok = PQpipelineSync(s->conn);
-    if (!ok) failed = 1;
+    if (!ok) {
+        /* A statement could not be queued: what was is still ended by the sync (reading
+         * without one could wait forever), unless the connection itself is gone. */
+        failed = 1;
+        if (PQstatus(s->conn) == CONNECTION_BAD) lost = 1;
+        else ok = PQpipelineSync(s->conn);
+        if (!ok) lost = 1;
+    } else if (!PQpipelineSync(s->conn)) {
+        failed = lost = 1;
+    }
     /* Each query's result, then NULL; then the sync point. */
     for (int q = 0; q < sent && !lost; q++) {
         PGresult *r = PQgetResult(s->conn);
@@ -634,7 +642,7 @@ static int store_pg_batch_once(store *s, store_pg_stmt *st, size_t n, const char
         }
         if (PQstatus(s->conn) == CONNECTION_BAD) lost = 1;
     }
-    if (!lost && ok) {
+    if (!lost) {
         PGresult *r = PQgetResult(s->conn);
         if (!r || PQresultStatus(r) != PGRES_PIPELINE_SYNC) failed = 1;
         PQclear(r);
