@@ -67,10 +67,11 @@ static ap_event_fn event_fn(const ap_plugin *d, const char *name)
     return NULL;
 }
 
-/* One trace line: {event, plugin, handled, input, status, output}. Texts that are not
- * JSON (a plugin's broken answer) are recorded as strings. */
-static void trace(agent *a, const char *event, const host_plugin *p, int handled,
-                  const char *input, int status, const char *output)
+/* One trace line: {event, plugin, handled, input, status, output[, us]}. Texts that are
+ * not JSON (a plugin's broken answer) are recorded as strings; us (>= 0) is the time the
+ * plugin took in the callback, in microseconds. */
+static void trace_us(agent *a, const char *event, const host_plugin *p, int handled,
+                     const char *input, int status, const char *output, long us)
 {
     FILE *fp = a->h->trace_fp;
     if (!fp)
@@ -102,12 +103,20 @@ static void trace(agent *a, const char *event, const host_plugin *p, int handled
             cJSON_Delete(parsed);
         }
     }
+    if (us >= 0)
+        sb_printf(&b, ",\"us\":%ld", us);
     sb_puts(&b, "}\n");
     if (!b.oom) {
         fputs(b.p, fp);
         fflush(fp);
     }
     sb_free(&b);
+}
+
+static void trace(agent *a, const char *event, const host_plugin *p, int handled,
+                  const char *input, int status, const char *output)
+{
+    trace_us(a, event, p, handled, input, status, output, -1);
 }
 
 static int is_true(const cJSON *o, const char *key)
@@ -350,7 +359,9 @@ int agent_context_build(agent *a, agent_context *c, char **err)
         ap_context_result *r = NULL;
         char *perr = NULL, *why = NULL, in[64], outbuf[128];
         h->current = p;
+        double t0 = lc_now_ms();
         int st = p->desc.context(p->desc.state, &ev, &r, &perr);
+        long us = (long)((lc_now_ms() - t0) * 1000.0);
         h->current = NULL;
         snprintf(in, sizeof in, "{\"n_messages\":%zu}", c->n);
         if (st == AP_OK && r) {
@@ -360,7 +371,7 @@ int agent_context_build(agent *a, agent_context *c, char **err)
             snprintf(outbuf, sizeof outbuf, "{\"n_items\":%zu,\"reused\":%zu,\"new\":%zu}",
                      r->n_items, reused, r->n_items - reused);
         }
-        trace(a, "context", p, 1, in, st, st == AP_OK && r ? outbuf : NULL);
+        trace_us(a, "context", p, 1, in, st, st == AP_OK && r ? outbuf : NULL, us);
         if (st != AP_OK) {
             host_notify(h, AP_LEVEL_WARNING, "plugin '%s' failed in context (status %d): %s; "
                         "its input is sent unchanged", p->name, st, perr ? perr : "no reason given");

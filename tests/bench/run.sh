@@ -9,6 +9,7 @@
 # BENCH_TW_* size the turn-wait run (tests/bench/bench_turn_wait.sh; ~4 minutes at the
 # default 120 rounds).
 # BENCH_HYBRID_SIZES sizes the hybrid recall runs (default 100000; 1000000 takes minutes).
+# BENCH_FLEET_AGENTS / BENCH_FLEET_MESSAGES size the fleet run (default 32 agents, 400 messages each).
 # BENCH_HOOK_MESSAGES sizes the Stop hook's transcript (default 10000).
 # BENCH_IMPORT_TOKENS / BENCH_IMPORT_ROUNDS size the import bench (default 20M tokens, 3).
 # BENCH_SVG=FILE also draws the replay's cost per request against history size there.
@@ -53,6 +54,8 @@ echo "## store: ingest throughput, one more turn at 1k/10k/100k, query/pattern l
 run "$BUILD/bench/bench_store"
 echo "## the shared store: the same figures on PostgreSQL beside SQLite"
 run sh tests/bench/bench_pg.sh "$BUILD"
+echo "## a fleet on one PostgreSQL server: 32 agents replaying at once, the context hook and lcm grep --scope fleet"
+run sh tests/bench/bench_fleet.sh "$BUILD"
 echo "## lcm_grep ranked queries beside raw FTS5 (count, bm25 order, rowid order) on the same index"
 run "$BUILD/bench/bench_recall" 100000
 # lcm_grep across every session of a home of 1,000 stores of 1,000 messages each, beside the

@@ -2,8 +2,8 @@
 # The shared store on a real PostgreSQL server (tests/pg/pg.sh: a private cluster on a
 # unix socket, started and stopped here). With LCM_STORE_URL set:
 #   1. the backend-neutral unit suites pass against it (the DAG and its progress numbers,
-#      recall, ingest, the projection and its state, the background worker, the catalog,
-#      hybrid recall's vectors and their cache);
+#      recall, ingest and its round trips, the projection and its state, the background
+#      worker, the catalog, hybrid recall's vectors and their cache);
 #      their few cases about SQLite's own files say so and check nothing;
 #   2. the real host replays a generated session through the .so: no .sqlite file is
 #      written, every message is in the database, `/lcm doctor` is clean, `lcm grep` finds
@@ -17,7 +17,7 @@ pg_begin
 LCM="$BUILD/lcm"
 
 # 1. the unit suites against the server (PG_UNIT_SUITES names others; empty skips them)
-for t in ${PG_UNIT_SUITES-test_dag test_dag_progress test_recall test_search_stems test_ingest test_project test_projstate test_worker test_catalog test_lease test_hybrid test_vecindex}; do
+for t in ${PG_UNIT_SUITES-test_dag test_dag_progress test_recall test_search_stems test_ingest test_pg_ingest test_project test_projstate test_worker test_catalog test_lease test_hybrid test_vecindex}; do
     "$BUILD/tests/$t" >"$T/$t.txt" 2>&1 || { tail -30 "$T/$t.txt"; fail "$t on PostgreSQL"; }
     ok
 done

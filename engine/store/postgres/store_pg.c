@@ -349,6 +349,40 @@ static const char *const store_pg_migrations[] = {
     " FOR EACH ROW EXECUTE FUNCTION lcm.vectors_changed();"
     "CREATE TRIGGER summary_vectors_stale AFTER UPDATE OF text ON lcm.summaries"
     " FOR EACH ROW EXECUTE FUNCTION lcm.vectors_changed();",
+    /* 4 -> 5: a message's write costs its own work, not its triggers': a message's id is
+     * read by a plan the function keeps (the dynamic EXECUTE planned it again per row),
+     * and the DAG progress a statement's new messages make is applied once per statement
+     * over its transition table (the least ordinal, the sum of tokens: what the per-row
+     * trigger's sequence of least() and + came to), so a turn's batch of messages moves
+     * each progress number once. Updates and deletes keep the per-row rules. */
+    "CREATE OR REPLACE FUNCTION lcm.next_id() RETURNS trigger LANGUAGE plpgsql AS $f$"
+    " BEGIN"
+    "  PERFORM 1 FROM lcm.sessions WHERE sid = NEW.sid FOR UPDATE;"
+    "  IF NEW.id IS NULL THEN"
+    "   IF TG_TABLE_NAME = 'messages' THEN"
+    "    SELECT coalesce(max(id), 0) + 1 INTO NEW.id FROM lcm.messages WHERE sid = NEW.sid;"
+    "   ELSE"
+    "    EXECUTE format('SELECT coalesce(max(id), 0) + 1 FROM %I.%I WHERE sid = $1', TG_TABLE_SCHEMA, TG_TABLE_NAME)"
+    "     INTO NEW.id USING NEW.sid;"
+    "   END IF;"
+    "  END IF;"
+    "  RETURN NEW;"
+    " END $f$;"
+    "CREATE FUNCTION lcm.messages_arrive() RETURNS trigger LANGUAGE plpgsql AS $f$"
+    " BEGIN"
+    "  WITH a AS (SELECT n.sid, min(n.ordinal) AS ord, sum(n.tokens)::bigint AS tokens FROM arrived n"
+    "    WHERE n.removed = 0 AND n.role NOT IN (" PG_EXCLUDED ") AND lcm.uncovered(n.sid, n.entry_id)"
+    "    GROUP BY n.sid)"
+    "  UPDATE lcm.meta m SET value = CASE m.key WHEN 'dag_watermark' THEN least(m.value::bigint, a.ord)"
+    "    ELSE m.value::bigint + a.tokens END::text"
+    "   FROM a WHERE m.sid = a.sid AND m.key IN ('dag_watermark', 'dag_pending');"
+    "  RETURN NULL;"
+    " END $f$;"
+    "DROP TRIGGER messages_progress ON lcm.messages;"
+    "CREATE TRIGGER messages_progress AFTER UPDATE OF removed OR DELETE ON lcm.messages"
+    " FOR EACH ROW EXECUTE FUNCTION lcm.messages_progress();"
+    "CREATE TRIGGER messages_arrive AFTER INSERT ON lcm.messages REFERENCING NEW TABLE AS arrived"
+    " FOR EACH STATEMENT EXECUTE FUNCTION lcm.messages_arrive();",
 };
 #define STORE_PG_SCHEMA (int)(sizeof store_pg_migrations / sizeof store_pg_migrations[0])
 
@@ -483,9 +517,53 @@ static int store_pg_offline(store *s, const char *what, char **err)
 /* A lost connection outside a transaction: reconnect once and set the session up again. */
 static int store_pg_reset(store *s)
 {
+    memset(s->prepared, 0, sizeof s->prepared); /* they died with the old connection */
     PQreset(s->conn);
     if (PQstatus(s->conn) != CONNECTION_OK) return LC_ERR;
     return store_pg_setup(s, NULL);
+}
+
+/* The slot of the statement prepared for `sql` on this connection, preparing it first
+ * (one round trip, once per connection); -1 with *err when the server refused it. A full
+ * table is emptied (DEALLOCATE ALL) before a batch starts, never inside one. */
+static int store_pg_prepare(store *s, const char *sql, const char *what, char **err)
+{
+    int i = 0;
+    while (i < STORE_PG_PREPARED && s->prepared[i] && s->prepared[i] != sql) i++;
+    if (i == STORE_PG_PREPARED) {
+        lc_errf(err, LC_INVALID, "store: %s: more than %d distinct statements in one batch", what, STORE_PG_PREPARED);
+        return -1;
+    }
+    if (s->prepared[i]) return i;
+    char name[24];
+    snprintf(name, sizeof name, "lcm_b%d", i);
+    PGresult *r = PQprepare(s->conn, name, sql, 0, NULL);
+    int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+    PQclear(r);
+    if (!ok) {
+        char *why = store_pg_scrub(s->url, PQerrorMessage(s->conn));
+        lc_errf(err, LC_ERR, "store: %s: %s", what, why ? why : "?");
+        free(why);
+        return -1;
+    }
+    s->prepared[i] = sql;
+    return i;
+}
+
+/* Room in the prepared table for every statement of the batch. */
+static void store_pg_prepare_room(store *s, const store_pg_stmt *st, size_t n)
+{
+    int need = 0, used = 0;
+    for (int i = 0; i < STORE_PG_PREPARED; i++) used += s->prepared[i] != NULL;
+    for (size_t i = 0; i < n; i++) {
+        int known = 0;
+        for (int k = 0; k < STORE_PG_PREPARED && !known; k++) known = s->prepared[k] == st[i].sql;
+        for (size_t j = 0; j < i && !known; j++) known = st[j].sql == st[i].sql;
+        need += !known;
+    }
+    if (used + need <= STORE_PG_PREPARED) return;
+    PQclear(PQexec(s->conn, "DEALLOCATE ALL"));
+    memset(s->prepared, 0, sizeof s->prepared);
 }
 
 PGresult *store_pg_run(store *s, const char *sql, int n, const char *const *vals, int flags, const char *what,
@@ -500,7 +578,18 @@ PGresult *store_pg_run(store *s, const char *sql, int n, const char *const *vals
             return NULL;
         }
         /* Without parameters a script of several statements may run (the migrations). */
-        PGresult *r = n ? PQexecParams(s->conn, sql, n, NULL, vals, NULL, NULL, 0) : PQexec(s->conn, sql);
+        PGresult *r = NULL;
+        if (n && (flags & STORE_PG_PREP)) {
+            char name[24];
+            int slot;
+            store_pg_prepare_room(s, &(store_pg_stmt){sql, n, vals, NULL}, 1);
+            if ((slot = store_pg_prepare(s, sql, what, NULL)) >= 0) {
+                snprintf(name, sizeof name, "lcm_b%d", slot);
+                r = PQexecPrepared(s->conn, name, n, vals, NULL, NULL, 0);
+            }
+        } else {
+            r = n ? PQexecParams(s->conn, sql, n, NULL, vals, NULL, NULL, 0) : PQexec(s->conn, sql);
+        }
         ExecStatusType st = PQresultStatus(r);
         if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK) {
             s->offline = 0;
@@ -542,6 +631,117 @@ int64_t store_pg_int(store *s, const char *sql, int n, const char *const *vals, 
     if (r && PQntuples(r) > 0 && !PQgetisnull(r, 0, 0)) v = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
     PQclear(r);
     return v;
+}
+
+/* Send the batch and read every result back: -1 when the connection was lost on the way. */
+static int store_pg_batch_once(store *s, store_pg_stmt *st, size_t n, const char *what, char **err)
+{
+    int rc = LC_OK, lost = 0, sent = 0, failed = 0;
+    char *first_err = NULL;
+    store_pg_prepare_room(s, st, n);
+    for (size_t i = 0; i < n; i++) {
+        st[i].res = NULL;
+        if (store_pg_prepare(s, st[i].sql, what, err) < 0) return PQstatus(s->conn) == CONNECTION_BAD ? -1 : LC_ERR;
+    }
+    if (!PQenterPipelineMode(s->conn)) return lc_errf(err, LC_ERR, "store: %s: pipeline mode refused", what);
+    const char *lock[] = {s->sidtxt};
+    int ok = 1;
+    if (s->tx_open) {
+        ok = PQsendQueryParams(s->conn, "SAVEPOINT lcm_inner", 0, NULL, NULL, NULL, NULL, 0);
+        sent += ok;
+    } else {
+        ok = PQsendQueryParams(s->conn, "BEGIN", 0, NULL, NULL, NULL, NULL, 0);
+        sent += ok;
+        if (ok) sent += ok = PQsendQueryParams(s->conn, "SELECT 1 FROM lcm.sessions WHERE sid = $1 FOR UPDATE", 1,
+                                               NULL, lock, NULL, NULL, 0);
+    }
+    int head = sent;
+    for (size_t i = 0; ok && i < n; i++) {
+        char name[24];
+        snprintf(name, sizeof name, "lcm_b%d", store_pg_prepare(s, st[i].sql, what, NULL));
+        sent += ok = PQsendQueryPrepared(s->conn, name, st[i].n, st[i].vals, NULL, NULL, 0);
+    }
+    if (ok) sent += ok = PQsendQueryParams(s->conn, s->tx_open ? "RELEASE SAVEPOINT lcm_inner" : "COMMIT", 0, NULL,
+                                           NULL, NULL, NULL, 0);
+    if (!ok) {
+        /* A statement could not be queued: what was is still ended by the sync (reading
+         * without one could wait forever), unless the connection itself is gone. */
+        failed = 1;
+        if (PQstatus(s->conn) == CONNECTION_BAD) lost = 1;
+        else ok = PQpipelineSync(s->conn);
+        if (!ok) lost = 1;
+    } else if (!PQpipelineSync(s->conn)) {
+        failed = lost = 1;
+    }
+    /* Each query's result, then NULL; then the sync point. */
+    for (int q = 0; q < sent && !lost; q++) {
+        PGresult *r = PQgetResult(s->conn);
+        if (!r) {
+            lost = PQstatus(s->conn) == CONNECTION_BAD;
+            failed = 1;
+            break;
+        }
+        ExecStatusType stt = PQresultStatus(r);
+        if (stt != PGRES_COMMAND_OK && stt != PGRES_TUPLES_OK) {
+            if (!failed && stt != PGRES_PIPELINE_ABORTED && !first_err)
+                first_err = store_pg_scrub(s->url, PQresultErrorMessage(r));
+            failed = 1;
+        }
+        if (q >= head && q < head + (int)n) st[q - head].res = r;
+        else PQclear(r);
+        PGresult *end;
+        while ((end = PQgetResult(s->conn))) {
+            if (PQresultStatus(end) == PGRES_PIPELINE_SYNC) {
+                PQclear(end);
+                goto synced;
+            }
+            PQclear(end);
+        }
+        if (PQstatus(s->conn) == CONNECTION_BAD) lost = 1;
+    }
+    if (!lost) {
+        PGresult *r = PQgetResult(s->conn);
+        if (!r || PQresultStatus(r) != PGRES_PIPELINE_SYNC) failed = 1;
+        PQclear(r);
+    }
+synced:
+    if (PQstatus(s->conn) == CONNECTION_BAD) lost = 1;
+    PQexitPipelineMode(s->conn);
+    if (lost) {
+        rc = -1;
+    } else if (failed) {
+        /* The batch's transaction is aborted (or its savepoint is): undo it. */
+        PQclear(PQexec(s->conn, s->tx_open ? "ROLLBACK TO SAVEPOINT lcm_inner; RELEASE SAVEPOINT lcm_inner"
+                                           : "ROLLBACK"));
+        if (!first_err) first_err = store_pg_scrub(s->url, PQerrorMessage(s->conn));
+        rc = lc_errf(err, LC_ERR, "store: %s: %s", what, first_err && *first_err ? first_err : "the batch failed");
+    }
+    free(first_err);
+    if (rc != LC_OK)
+        for (size_t i = 0; i < n; i++) {
+            PQclear(st[i].res);
+            st[i].res = NULL;
+        }
+    return rc;
+}
+
+int store_pg_batch(store *s, store_pg_stmt *st, size_t n, int flags, const char *what, char **err)
+{
+    if (s->read_only) return lc_errf(err, LC_INVALID, "store: opened read-only");
+    for (int attempt = 0;; attempt++) {
+        int outside = !s->tx_open && !s->inner;
+        if (PQstatus(s->conn) == CONNECTION_BAD && (!outside || attempt > 0 || store_pg_reset(s) != LC_OK))
+            return store_pg_offline(s, what, err);
+        int rc = store_pg_batch_once(s, st, n, what, err);
+        if (rc != -1) {
+            if (rc == LC_OK) s->offline = 0;
+            return rc;
+        }
+        /* The connection died with the batch's transaction: nothing of it was kept, unless
+         * its COMMIT had arrived, which an idempotent batch makes harmless to repeat. */
+        if (outside && attempt == 0 && (flags & STORE_PG_IDEM) && store_pg_reset(s) == LC_OK) continue;
+        return store_pg_offline(s, what, err);
+    }
 }
 
 int store_pg_begin(store *s, char **err)
@@ -1078,6 +1278,16 @@ int store_pg_exec(store *s, const char *sql, char **err)
     }
     PQclear(r);
     return rc;
+}
+
+void store_pg_trace(store *s, FILE *f)
+{
+    if (!f) {
+        PQuntrace(s->conn);
+        return;
+    }
+    PQtrace(s->conn, f);
+    PQsetTraceFlags(s->conn, PQTRACE_SUPPRESS_TIMESTAMPS);
 }
 
 int store_pg_online(const store *s) { return s && !s->offline && PQstatus(s->conn) == CONNECTION_OK; }

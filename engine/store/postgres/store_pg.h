@@ -8,6 +8,7 @@
 #define LC_STORE_PG_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "store.h"
 
@@ -21,5 +22,8 @@ int store_pg_exec(store *s, const char *sql, char **err);
 /* 1 while the server answered the store's last statement; 0 after it found the server
  * unreachable (the next call tries to reconnect). */
 int store_pg_online(const store *s);
+/* Trace the protocol messages of the store's connection to `f` (NULL stops): what a test
+ * counts the round trips of a call by (one ReadyForQuery per trip to the server). */
+void store_pg_trace(store *s, FILE *f);
 
 #endif

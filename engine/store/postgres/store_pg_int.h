@@ -33,6 +33,8 @@
     "(CASE WHEN (SELECT max(version) FROM lcm.schema_version) >= 3 THEN " STORE_PG_TS_CONFIG \
     " ELSE 'simple' END)::regconfig"
 
+#define STORE_PG_PREPARED 8
+
 struct store {
     const store_methods *methods; /* first: all store.c reads (store_backend.h) */
     PGconn *conn;
@@ -50,11 +52,17 @@ struct store {
     int64_t last_ordinal;
     store_call calls[STORE_CALL_RING];
     size_t call_next;
+    /* The statements prepared on this connection (store_pg_batch): slot i is named
+     * lcm_b<i> and holds the SQL's address; a reset connection forgets them. */
+    const char *prepared[STORE_PG_PREPARED];
 };
 
 /* Statement flags: STORE_PG_IDEM = safe to run again after a reconnect (reads, and writes
  * whose effect is the same when repeated). */
 #define STORE_PG_IDEM 1
+/* STORE_PG_PREP: run as a statement prepared once per connection (a hot read: its plan is
+ * made once, not at every call). */
+#define STORE_PG_PREP 2
 
 /* The DAG-progress fragments (store.h), over the session's views. */
 /* A run's lease end; a row written before runs had leases holds one from its start. */
@@ -76,6 +84,24 @@ PGresult *store_pg_run(store *s, const char *sql, int n, const char *const *vals
  * NULL) gets the rows it changed. */
 int store_pg_cmd(store *s, const char *sql, int n, const char *const *vals, int flags, const char *what,
                  int64_t *changed, char **err);
+/* One statement of a batch (store_pg_batch): `sql` is a string constant (its address names
+ * the statement prepared for it on the connection), `vals` its `n` text parameters (NULL =
+ * SQL NULL); after the batch `res` holds its result (the caller PQclear()s it; NULL when
+ * the batch failed before it ran). */
+typedef struct {
+    const char *sql;
+    int n;
+    const char *const *vals;
+    PGresult *res;
+} store_pg_stmt;
+
+/* Run `st[0..n)` as one transaction under the session's write lock (a savepoint inside the
+ * caller's transaction), every statement prepared once per connection and sent in libpq's
+ * pipeline mode: the whole batch, with its BEGIN and COMMIT, is one round trip to the server.
+ * LC_OK when every statement succeeded and the transaction committed; otherwise it is rolled
+ * back and *err says why ("store: <what>: <reason>"). A connection lost outside the
+ * caller's transaction is reset and, with STORE_PG_IDEM, the batch sent again once. */
+int store_pg_batch(store *s, store_pg_stmt *st, size_t n, int flags, const char *what, char **err);
 /* One integer from a query; `dflt` when it fails, returns no row or NULL. */
 int64_t store_pg_int(store *s, const char *sql, int n, const char *const *vals, int64_t dflt);
 /* A transaction with the session's write lock (its sessions row locked FOR UPDATE): the

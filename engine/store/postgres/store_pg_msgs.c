@@ -19,18 +19,89 @@
 
 /* ---- ingest ----------------------------------------------------------------------- */
 
-#define STORE_PG_INGEST_BATCH 500
+/* Messages per write: one transaction and one round trip each. A long history is committed
+ * in batches: the progress triggers rewrite one meta row per message, and PostgreSQL cannot
+ * prune a row's versions while the transaction that wrote them is open (a 20,000-message
+ * transaction is quadratic). The bound also keeps a pipeline's answers well inside the
+ * socket's buffer, so sending never waits on an unread reply. */
+#define STORE_PG_INGEST_BATCH 128
 
-/* The ordinal of a stored entry, or -1 (-2 when the store could not be read). */
-static int64_t store_pg_lookup_ordinal(store *s, const char *entry_id, char **err)
+/* A batch's messages in one statement: each column a text[] or bigint[] parameter, unnested
+ * in the messages' order (the id trigger numbers them in that order; the DAG-progress
+ * trigger runs once for the statement). A message's ordinal is the caller's when it is
+ * known, else the session's next plus its place in the batch, read by the statement under
+ * the session's lock (a history another process wrote since this one's last write is
+ * continued, not overlapped). A large tool result's file handle is written with its
+ * message, only when the message is new. */
+static const char store_pg_sql_msgs[] =
+    "WITH r AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::bigint[],"
+    " $6::bigint[], $7::text[], $8::text[], $9::text[], $10::text[], $11::bigint[]) WITH ORDINALITY"
+    " AS r(entry_id, ordinal, role, text, chars, tokens, raw_json, payload, tool_name, tool_path, created, k)),"
+    " m AS (INSERT INTO messages(entry_id, ordinal, role, text, chars, tokens, raw_json, payload, tool_name,"
+    " tool_path, created) SELECT entry_id, coalesce(ordinal, (SELECT coalesce(max(ordinal) + 1, 0) FROM messages)"
+    " + k - 1), role, text, chars, tokens, raw_json, payload, tool_name, tool_path, created FROM r ORDER BY k"
+    " ON CONFLICT DO NOTHING RETURNING entry_id, ordinal),"
+    " h AS (INSERT INTO file_handles(entry_id, path, content_id, kind, chars, preview, summary)"
+    " SELECT f.entry_id, f.path, f.cid, f.kind, f.chars, f.preview, f.summary FROM unnest($12::text[],"
+    " $13::text[], $14::text[], $15::text[], $16::bigint[], $17::text[], $18::text[]) WITH ORDINALITY"
+    " AS f(entry_id, path, cid, kind, chars, preview, summary, k) JOIN m ON m.entry_id = f.entry_id"
+    " ORDER BY f.k ON CONFLICT DO NOTHING)"
+    " SELECT entry_id, ordinal FROM m";
+static const char store_pg_sql_activity[] =
+    "UPDATE lcm.sessions SET last_activity = greatest(last_activity, $2::bigint) WHERE sid = $1::bigint";
+
+/* One message of a write: its derived row and the parameters that carry it. */
+typedef struct {
+    store_derived row;
+    store_derived_handle h;
+    int has_handle;
+    char *raw, *path;
+    const char *entry_id;
+} store_pg_pending;
+
+/* A batch's column parameters: 11 message columns and 7 file-handle columns, each an array
+ * literal ({"a",NULL,"b"} / {1,NULL}). */
+#define STORE_PG_COLS 18
+typedef struct {
+    sbuf col[STORE_PG_COLS];
+} store_pg_cols;
+
+/* Append one element to column c: text quoted for array input, NULL as NULL; numbers bare. */
+static void store_pg_col_add(store_pg_cols *t, int c, const char *v, int quote)
 {
-    const char *v[] = {entry_id};
-    PGresult *r = store_pg_run(s, "SELECT ordinal FROM messages WHERE entry_id = $1", 1, v, STORE_PG_IDEM,
-                               "read message", err);
-    if (!r) return -2;
-    int64_t ord = PQntuples(r) > 0 ? store_pg_col_int(r, 0, 0) : -1;
-    PQclear(r);
-    return ord;
+    sbuf *b = &t->col[c];
+    sb_putc(b, b->len ? ',' : '{');
+    if (!v) {
+        sb_puts(b, "NULL");
+        return;
+    }
+    if (!quote) {
+        sb_puts(b, v);
+        return;
+    }
+    sb_putc(b, '"');
+    for (const char *p = v, *run = v;; p++) {
+        if (*p == '"' || *p == '\\' || !*p) {
+            sb_append(b, run, (size_t)(p - run));
+            if (!*p) break;
+            sb_putc(b, '\\');
+            sb_putc(b, *p);
+            run = p + 1;
+        }
+    }
+    sb_putc(b, '"');
+}
+
+static void store_pg_col_int_add(store_pg_cols *t, int c, int64_t v)
+{
+    char nb[24];
+    store_pg_col_add(t, c, store_pg_i64(nb, v), 0);
+}
+
+static void store_pg_cols_free(store_pg_cols *t)
+{
+    for (int c = 0; c < STORE_PG_COLS; c++) sb_free(&t->col[c]);
+    memset(t, 0, sizeof *t);
 }
 
 static char *store_pg_find_call_path(store *s, const char *call_id)
@@ -51,130 +122,229 @@ static char *store_pg_find_call_path(store *s, const char *call_id)
     return path;
 }
 
-static int store_pg_record_handle(store *s, const char *entry_id, const char *path, const char *text, size_t len,
-                                  size_t chars, char **err)
+/* The ids as one text[] literal ({"a","b"}), quoted for array input. */
+static int store_pg_array_put(sbuf *b, const char *const *ids, size_t n)
 {
-    char nb[24];
-    store_derived_handle h;
-    int rc = store_derive_handle(&h, path, text, len, err);
-    if (rc == LC_OK) {
-        const char *v[] = {entry_id, path, h.cid, files_kind_name(h.kind), store_pg_i64(nb, (int64_t)chars),
-                           h.preview, h.summary};
-        rc = store_pg_cmd(s,
-                          "INSERT INTO file_handles(entry_id, path, content_id, kind, chars, preview, summary)"
-                          " VALUES($1, $2, $3, $4, $5::bigint, $6, $7) ON CONFLICT DO NOTHING",
-                          7, v, 0, "file handle", NULL, err);
+    sb_putc(b, '{');
+    for (size_t i = 0; i < n; i++) {
+        if (i) sb_putc(b, ',');
+        sb_putc(b, '"');
+        for (const char *p = ids[i]; *p; p++) {
+            if (*p == '"' || *p == '\\') sb_putc(b, '\\');
+            sb_putc(b, *p);
+        }
+        sb_putc(b, '"');
     }
-    store_derive_handle_free(&h);
-    return rc;
+    sb_putc(b, '}');
+    return b->oom ? LC_NOMEM : LC_OK;
 }
 
-/* Insert one message (already known to be new). */
-static int store_pg_insert_one(store *s, const store_msg *m, int64_t ordinal, store_ingest_stats *stats,
-                               int64_t *newest_created, char **err)
+/* Where the new part of msgs[0..n) starts (*first_new) and its first ordinal (-1: the
+ * session's next): the newest message already stored, found walking back from the end as
+ * store_common_ingest_from does, but a window of ids per query (a batch's worth, then 4
+ * times more each time), so a turn's new messages cost one round trip and a stored
+ * history's tail one. */
+static int store_pg_ingest_from(store *s, const store_msg *msgs, size_t n, size_t *first_new, int64_t *ordinal,
+                                store_ingest_stats *stats, char **err)
 {
-    store_derived row;
-    char *path = NULL, *raw = NULL;
+    int rc = LC_OK;
+    size_t hi = n, want = STORE_PG_INGEST_BATCH, found = (size_t)-1;
+    const char **ids = NULL;
+    size_t *at = NULL;
     PGresult *r = NULL;
-    int rc = store_derive_row(&row, m, s->opt.redact_at_ingest, s->calls, &s->call_next, err);
-    if (rc != LC_OK) goto done;
-    /* Parameters are C strings: the verbatim bytes are copied to end in a NUL. */
-    if (!(raw = lc_strndup(row.json, row.json_len))) {
+    *first_new = 0;
+    *ordinal = -1;
+    if (n && (!(ids = malloc(n * sizeof *ids)) || !(at = malloc(n * sizeof *at)))) {
         rc = lc_errf(err, LC_NOMEM, "store: out of memory");
         goto done;
     }
-    if (row.call_id) path = store_pg_find_call_path(s, row.call_id);
-    char ob[24], cb[24], tb[24], kb[24];
-    const char *v[] = {m->entry_id,
-                       store_pg_i64(ob, ordinal),
-                       msg_role_name(row.role),
-                       row.text,
-                       store_pg_i64(cb, (int64_t)row.chars),
-                       store_pg_i64(kb, row.tokens),
-                       raw,
-                       row.payload,
-                       row.tool_name,
-                       path,
-                       store_pg_i64(tb, row.created)};
-    r = store_pg_run(s,
-                     "INSERT INTO messages(entry_id, ordinal, role, text, chars, tokens, raw_json, payload,"
-                     " tool_name, tool_path, created) VALUES($1, $2::bigint, $3, $4, $5::bigint, $6::bigint, $7,"
-                     " $8, $9, $10, $11::bigint) ON CONFLICT DO NOTHING RETURNING id",
-                     11, v, 0, "insert message", err);
-    if (!r) {
-        rc = LC_ERR;
-        goto done;
+    while (hi > 0 && found == (size_t)-1) {
+        size_t lo = hi > want ? hi - want : 0, k = 0, mine = (size_t)-1;
+        /* This process's newest write ends the walk where it stands, with no query. */
+        for (size_t i = hi; i-- > lo && mine == (size_t)-1;)
+            if (msgs[i].entry_id && s->last_entry && strcmp(s->last_entry, msgs[i].entry_id) == 0) mine = i;
+        for (size_t i = mine == (size_t)-1 ? lo : mine + 1; i < hi; i++)
+            if (msgs[i].entry_id) {
+                ids[k] = msgs[i].entry_id;
+                at[k++] = i;
+            }
+        if (k) {
+            sbuf b = {0};
+            if (store_pg_array_put(&b, ids, k) != LC_OK) {
+                sb_free(&b);
+                rc = lc_errf(err, LC_NOMEM, "store: out of memory");
+                goto done;
+            }
+            const char *v[] = {b.p};
+            r = store_pg_run(s,
+                             /* One probe of the (sid, entry_id) index per id: a subquery
+                              * per row (a join's generic plan may hash the session's every
+                              * message), ordered by the entry id so that index wins even
+                              * where stale statistics make a scan of the session's ordinal
+                              * index look as cheap. */
+                             "SELECT i, ord FROM (SELECT u.i, (SELECT m.ordinal FROM messages m"
+                             " WHERE m.entry_id = u.e ORDER BY m.entry_id LIMIT 1) AS ord"
+                             " FROM unnest($1::text[]) WITH ORDINALITY AS u(e, i)) x"
+                             " WHERE ord IS NOT NULL ORDER BY i DESC LIMIT 1",
+                             1, v, STORE_PG_IDEM | STORE_PG_PREP, "read message", err);
+            sb_free(&b);
+            if (!r) {
+                rc = LC_ERR;
+                goto done;
+            }
+            if (PQntuples(r) > 0) {
+                int64_t u = store_pg_col_int(r, 0, 0);
+                if (u >= 1 && (size_t)u <= k) {
+                    found = at[u - 1];
+                    *ordinal = store_pg_col_int(r, 0, 1) + 1;
+                }
+            }
+            PQclear(r);
+            r = NULL;
+        }
+        if (found == (size_t)-1 && mine != (size_t)-1) {
+            found = mine;
+            *ordinal = s->last_ordinal + 1;
+        }
+        hi = lo;
+        want *= 4;
     }
-    if (PQntuples(r) == 0) goto done; /* already stored */
-    if (row.created > *newest_created) *newest_created = row.created;
-    if (stats) {
-        stats->inserted++;
-        stats->text_bytes += row.text_len;
-    }
-    if (row.role == MSG_ROLE_TOOL_RESULT && s->opt.externalize_files && row.chars >= s->opt.large_file_chars) {
-        rc = store_pg_record_handle(s, m->entry_id, path, row.text, row.text_len, row.chars, err);
-        if (rc == LC_OK && stats) stats->file_handles++;
-    }
+    if (found != (size_t)-1) *first_new = found + 1;
+    for (size_t i = found == (size_t)-1 ? 0 : found; i < n; i++) stats->examined += msgs[i].entry_id != NULL;
 done:
-    PQclear(r);
-    store_derive_row_free(&row);
-    free(raw);
-    free(path);
+    free(ids);
+    free(at);
+    return rc;
+}
+
+static void store_pg_pending_free(store_pg_pending *p, size_t n)
+{
+    for (size_t i = 0; p && i < n; i++) {
+        store_derive_row_free(&p[i].row);
+        if (p[i].has_handle) store_derive_handle_free(&p[i].h);
+        free(p[i].raw);
+        free(p[i].path);
+    }
+    free(p);
+}
+
+/* Derive msgs[0..n) (those with an entry id) into `p` and the batch's columns into `t`;
+ * *k gets how many. Ordinals from `ordinal` on, or the session's next when it is -1. */
+static int store_pg_prepare_rows(store *s, const store_msg *msgs, size_t n, int64_t ordinal, store_pg_pending *p,
+                                 store_pg_cols *t, size_t *k, int64_t *newest_created, char **err)
+{
+    int rc = LC_OK;
+    *k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const store_msg *m = &msgs[i];
+        if (!m->entry_id) continue;
+        store_pg_pending *q = &p[*k];
+        if ((rc = store_derive_row(&q->row, m, s->opt.redact_at_ingest, s->calls, &s->call_next, err)) != LC_OK) return rc;
+        (*k)++;
+        q->entry_id = m->entry_id;
+        /* Parameters are C strings: the verbatim bytes are copied to end in a NUL. */
+        if (!(q->raw = lc_strndup(m->json, m->json_len))) return lc_errf(err, LC_NOMEM, "store: out of memory");
+        if (q->row.call_id) q->path = store_pg_find_call_path(s, q->row.call_id);
+        store_pg_col_add(t, 0, m->entry_id, 1);
+        if (ordinal >= 0) store_pg_col_int_add(t, 1, ordinal + (int64_t)(*k - 1));
+        else store_pg_col_add(t, 1, NULL, 0);
+        store_pg_col_add(t, 2, msg_role_name(q->row.role), 1);
+        store_pg_col_add(t, 3, q->row.text, 1);
+        store_pg_col_int_add(t, 4, (int64_t)q->row.chars);
+        store_pg_col_int_add(t, 5, q->row.tokens);
+        store_pg_col_add(t, 6, q->raw, 1);
+        store_pg_col_add(t, 7, q->row.payload, 1);
+        store_pg_col_add(t, 8, q->row.tool_name, 1);
+        store_pg_col_add(t, 9, q->path, 1);
+        store_pg_col_int_add(t, 10, q->row.created);
+        if (q->row.role == MSG_ROLE_TOOL_RESULT && s->opt.externalize_files && q->row.chars >= s->opt.large_file_chars) {
+            q->has_handle = 1;
+            if ((rc = store_derive_handle(&q->h, q->path, q->row.text, q->row.text_len, err)) != LC_OK) return rc;
+            store_pg_col_add(t, 11, m->entry_id, 1);
+            store_pg_col_add(t, 12, q->path, 1);
+            store_pg_col_add(t, 13, q->h.cid, 1);
+            store_pg_col_add(t, 14, files_kind_name(q->h.kind), 1);
+            store_pg_col_int_add(t, 15, (int64_t)q->row.chars);
+            store_pg_col_add(t, 16, q->h.preview, 1);
+            store_pg_col_add(t, 17, q->h.summary, 1);
+        }
+        if (q->row.created > *newest_created) *newest_created = q->row.created;
+    }
+    for (int c = 0; c < STORE_PG_COLS; c++) {
+        if (!t->col[c].len) sb_putc(&t->col[c], '{');
+        sb_putc(&t->col[c], '}');
+        if (t->col[c].oom) return lc_errf(err, LC_NOMEM, "store: out of memory");
+    }
     return rc;
 }
 
 int store_pg_ingest(store *s, const store_msg *msgs, size_t n, store_ingest_stats *stats, char **err)
 {
     store_ingest_stats local = {0};
-    int rc = LC_OK, in_tx = 0;
-    size_t first_new;
-    int64_t ordinal, newest_created = 0;
+    int rc = LC_OK;
+    size_t first_new, np = 0;
+    int64_t ordinal;
+    store_pg_pending *p = NULL;
+    store_pg_cols t = {0};
+    store_pg_stmt st[2] = {{0}};
     if (!stats) stats = &local;
     memset(stats, 0, sizeof *stats);
     if (s->read_only) return lc_errf(err, LC_INVALID, "store: opened read-only");
-
-    if (store_common_ingest_from(s, msgs, n, s->last_entry, s->last_ordinal, store_pg_lookup_ordinal, &first_new,
-                                 &ordinal, stats, err) != LC_OK)
-        return LC_ERR;
-    if (first_new >= n) goto done;
-    if ((rc = store_pg_begin(s, err)) != LC_OK) goto done;
-    in_tx = 1;
-    /* The next ordinal is read under the session's lock. */
-    if (ordinal < 0) ordinal = store_pg_int(s, "SELECT coalesce(max(ordinal) + 1, 0) FROM messages", 0, NULL, 0);
-    const char *newest = NULL;
-    size_t in_batch = 0;
-    for (size_t i = first_new; i < n; i++) {
-        if (!msgs[i].entry_id) continue;
-        if ((rc = store_pg_insert_one(s, &msgs[i], ordinal, stats, &newest_created, err)) != LC_OK) goto done;
-        ordinal++;
-        newest = msgs[i].entry_id;
-        /* A long history is committed in batches: the progress triggers rewrite one meta
-         * row per message, and PostgreSQL cannot prune a row's versions while the
-         * transaction that wrote them is open (a 20,000-message transaction is quadratic).
-         * Each batch is a prefix of the branch, so the walk back above still finds where
-         * a later call resumes. */
-        if (++in_batch == STORE_PG_INGEST_BATCH && i + 1 < n && !s->tx_open) {
-            if ((rc = store_pg_commit(s, err)) != LC_OK) goto done;
-            in_tx = 0;
-            if ((rc = store_pg_begin(s, err)) != LC_OK) goto done;
-            in_tx = 1;
-            in_batch = 0;
+    if ((rc = store_pg_ingest_from(s, msgs, n, &first_new, &ordinal, stats, err)) != LC_OK) return rc;
+    for (size_t at = first_new; at < n; at += STORE_PG_INGEST_BATCH) {
+        size_t take = n - at < STORE_PG_INGEST_BATCH ? n - at : STORE_PG_INGEST_BATCH;
+        int64_t newest_created = 0;
+        char nb[24];
+        store_pg_pending_free(p, np);
+        store_pg_cols_free(&t);
+        np = 0;
+        if (!(p = calloc(take, sizeof *p))) {
+            rc = lc_errf(err, LC_NOMEM, "store: out of memory");
+            goto done;
+        }
+        if ((rc = store_pg_prepare_rows(s, msgs + at, take, ordinal, p, &t, &np, &newest_created, err)) != LC_OK)
+            goto done;
+        if (!np) continue;
+        const char *cv[STORE_PG_COLS];
+        for (int c = 0; c < STORE_PG_COLS; c++) cv[c] = t.col[c].p;
+        const char *av[] = {s->sidtxt, store_pg_i64(nb, newest_created)};
+        size_t ns = 0;
+        st[ns++] = (store_pg_stmt){store_pg_sql_msgs, STORE_PG_COLS, cv, NULL};
+        if (newest_created > 0) st[ns++] = (store_pg_stmt){store_pg_sql_activity, 2, av, NULL};
+        /* Every statement is idempotent (ON CONFLICT DO NOTHING, greatest()): a batch whose
+         * connection dropped may be sent again. */
+        if ((rc = store_pg_batch(s, st, ns, STORE_PG_IDEM, "insert message", err)) != LC_OK) goto done;
+        /* The rows come back unordered: each is found among the batch's by its entry id. */
+        size_t newest = (size_t)-1;
+        int64_t newest_ord = -1;
+        for (int r = 0; r < PQntuples(st[0].res); r++) {
+            const char *id = PQgetvalue(st[0].res, r, 0);
+            for (size_t i = 0; i < np; i++) {
+                if (strcmp(p[i].entry_id, id) != 0) continue;
+                stats->inserted++;
+                stats->text_bytes += p[i].row.text_len;
+                if (p[i].has_handle) stats->file_handles++;
+                if (newest == (size_t)-1 || i > newest) {
+                    newest = i;
+                    newest_ord = store_pg_col_int(st[0].res, r, 1);
+                }
+                break;
+            }
+        }
+        /* The resume point is the newest message this call stored (one stored already by
+         * another writer has an ordinal this call does not know). */
+        if (newest != (size_t)-1)
+            store_common_ingest_done(&s->last_entry, &s->last_ordinal, p[newest].entry_id, newest_ord);
+        if (ordinal >= 0) ordinal += (int64_t)np;
+        for (size_t i = 0; i < ns; i++) {
+            PQclear(st[i].res);
+            st[i].res = NULL;
         }
     }
-    if (newest_created > 0) {
-        char nb[24];
-        const char *v[] = {s->sidtxt, store_pg_i64(nb, newest_created)};
-        if ((rc = store_pg_cmd(s,
-                               "UPDATE lcm.sessions SET last_activity = greatest(last_activity, $2::bigint)"
-                               " WHERE sid = $1::bigint",
-                               2, v, 0, "session", NULL, err)) != LC_OK)
-            goto done;
-    }
-    if ((rc = store_pg_commit(s, err)) != LC_OK) goto done;
-    in_tx = 0;
-    store_common_ingest_done(&s->last_entry, &s->last_ordinal, newest, ordinal - 1);
 done:
-    if (in_tx) store_pg_rollback(s);
+    for (size_t i = 0; i < 2; i++) PQclear(st[i].res);
+    store_pg_pending_free(p, np);
+    store_pg_cols_free(&t);
     return rc;
 }
 

@@ -1,0 +1,175 @@
+/*
+ * test_pg_ingest.c -- the PostgreSQL store's ingest path, on a real server (run by
+ * tests/contract/test_pg_store.sh with LCM_STORE_URL set; skipped without one): a turn's
+ * messages cost the same few round trips to the server whatever their number (the
+ * protocol trace's ReadyForQuery messages are the trips), and a history written in one
+ * call stores exactly the rows -- ids, ordinals, text, tsvector, file handles, DAG
+ * progress -- that the same history written a message per call stores.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store.h"
+#include "store_pg.h"
+#include "util.h"
+#include "test_main.h"
+
+#include "temp_home.h"
+
+static int pg_configured(void)
+{
+    const char *u = getenv("LCM_STORE_URL");
+    return u && *u;
+}
+
+/* Message k of a generated history: user questions, assistant tool calls, their results
+ * (every 10th a large read of a named file: a file handle), with words to index. */
+static char *history_msg(size_t k, char **id)
+{
+    *id = lc_asprintf("h-%zu", k);
+    switch (k % 5) {
+    case 0:
+        return lc_asprintf("{\"role\":\"user\",\"content\":\"question %zu: why does the parser's cache miss"
+                           " keys like K%zu?\",\"timestamp\":%zu}",
+                           k, k * 7, 1700000000000 + k);
+    case 1:
+        return lc_asprintf("{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"reading it\"},"
+                           "{\"type\":\"toolCall\",\"id\":\"call-%zu\",\"name\":\"read\",\"arguments\":"
+                           "{\"path\":\"src/file%zu.c\"}}],\"stopReason\":\"toolUse\",\"timestamp\":%zu}",
+                           k, k, 1700000000000 + k);
+    case 2: {
+        size_t body = k % 10 == 2 ? 40000 : 200;
+        char *text = malloc(body + 1);
+        for (size_t i = 0; i < body; i++) text[i] = i % 61 == 60 ? ' ' : (char)('a' + (i + k) % 26);
+        text[body] = '\0';
+        char *m = lc_asprintf("{\"role\":\"toolResult\",\"toolCallId\":\"call-%zu\",\"toolName\":\"read\","
+                              "\"content\":[{\"type\":\"text\",\"text\":\"%s\"}],\"isError\":false,"
+                              "\"timestamp\":%zu}",
+                              k - 1, text, 1700000000000 + k);
+        free(text);
+        return m;
+    }
+    case 3:
+        return lc_asprintf("{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\",\"thinking\":\"hmm\"},"
+                           "{\"type\":\"text\",\"text\":\"the cache evicts entries %zu running ran runs\"}],"
+                           "\"stopReason\":\"stop\",\"timestamp\":%zu}",
+                           k, 1700000000000 + k);
+    default:
+        return lc_asprintf("{\"role\":\"bashExecution\",\"command\":\"make test-%zu\",\"output\":\"ok \\u00e9\\u4e2d"
+                           "\\n\",\"exitCode\":0,\"cancelled\":false,\"truncated\":false,\"timestamp\":%zu}",
+                           k, 1700000000000 + k);
+    }
+}
+
+static void history_add(msg_batch *b, size_t from, size_t to)
+{
+    for (size_t k = from; k < to; k++) {
+        char *id = NULL, *json = history_msg(k, &id);
+        msg_batch_add(b, id, json);
+    }
+}
+
+static void store_history(store *s, size_t from, size_t to)
+{
+    msg_batch b = {0};
+    history_add(&b, from, to);
+    msg_batch_ingest(s, &b, NULL);
+}
+
+/* Round trips of one ingest of messages [from, to): the trace's ReadyForQuery lines. */
+static int trips_of_ingest(store *s, size_t from, size_t to)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/trace-%zu.txt", home, from);
+    FILE *f = fopen(path, "w+");
+    assert_non_null(f);
+    store_pg_trace(s, f);
+    store_history(s, from, to);
+    store_pg_trace(s, NULL);
+    fflush(f);
+    rewind(f);
+    char line[512];
+    int trips = 0;
+    while (fgets(line, sizeof line, f))
+        if (strstr(line, "ReadyForQuery")) trips++;
+    fclose(f);
+    return trips;
+}
+
+static void test_pg_a_turn_costs_the_same_round_trips_whatever_its_size(void **state)
+{
+    (void)state;
+    if (!pg_configured()) skip();
+    store *s = home_store("pg-trips", "/work/proj");
+    store_history(s, 0, 10); /* the connection's statements are prepared once */
+    int two = trips_of_ingest(s, 10, 12);
+    int hundred = trips_of_ingest(s, 12, 112);
+    print_message("round trips: a turn of 2 messages %d, of 100 messages %d\n", two, hundred);
+    assert_true(two >= 1);
+    assert_int_equal(hundred, two);
+    assert_true(two <= 3);
+    assert_int_equal(store_message_count(s), 112);
+    store_close(s);
+}
+
+/* A fingerprint of a session's stored rows: every column of every message (the tsvector as
+ * text), of every file handle, and the DAG progress numbers, in id order. */
+static int64_t rows_fingerprint(store *s, const char *table_sql)
+{
+    char *sql = lc_asprintf("SELECT ('x' || substr(md5(coalesce(string_agg(r, E'\\n' ORDER BY k), '')), 1, 15))"
+                            "::bit(60)::bigint FROM (%s) q(k, r)",
+                            table_sql);
+    int64_t v = store_pg_query_int(s, sql, -1);
+    free(sql);
+    assert_true(v >= 0);
+    return v;
+}
+
+#define MSG_ROWS                                                                                        \
+    "SELECT id, concat_ws('|', id, entry_id, ordinal, role, text, chars, tokens, md5(raw_json), payload," \
+    " removed, tool_name, tool_path, created, tsv::text) FROM messages"
+#define HANDLE_ROWS                                                                                  \
+    "SELECT id, concat_ws('|', id, entry_id, path, content_id, kind, chars, preview, summary)"        \
+    " FROM file_handles"
+#define PROGRESS_ROWS "SELECT 0, string_agg(key || '=' || value, ',' ORDER BY key) FROM meta WHERE key LIKE 'dag_%'"
+
+static void test_pg_one_call_stores_the_rows_a_message_per_call_stores(void **state)
+{
+    (void)state;
+    if (!pg_configured()) skip();
+    const size_t n = 300; /* more than one write's batch */
+    store *one = home_store("pg-rows-batch", "/work/proj");
+    store *each = home_store("pg-rows-each", "/work/proj");
+    store_history(one, 0, n);
+    for (size_t k = 0; k < n; k++) store_history(each, k, k + 1);
+    assert_int_equal(store_message_count(one), (int64_t)n);
+    assert_int_equal(store_message_count(each), (int64_t)n);
+    assert_true(store_pg_query_int(one, "SELECT count(*) FROM file_handles", 0) > 0);
+    assert_int_equal(store_pg_query_int(one, "SELECT count(DISTINCT ordinal) FROM messages", 0), (int64_t)n);
+    int64_t m1 = rows_fingerprint(one, MSG_ROWS), m2 = rows_fingerprint(each, MSG_ROWS);
+    int64_t h1 = rows_fingerprint(one, HANDLE_ROWS), h2 = rows_fingerprint(each, HANDLE_ROWS);
+    int64_t p1 = rows_fingerprint(one, PROGRESS_ROWS), p2 = rows_fingerprint(each, PROGRESS_ROWS);
+    /* Printed so a run of another build can be compared with this one's. */
+    print_message("fingerprints: messages %lld, file handles %lld, progress %lld\n", (long long)m1, (long long)h1,
+                  (long long)p1);
+    assert_int_equal(m1, m2);
+    assert_int_equal(h1, h2);
+    assert_int_equal(p1, p2);
+    /* Storing it all again adds nothing and changes nothing. */
+    store_history(one, 0, n);
+    assert_int_equal(rows_fingerprint(one, MSG_ROWS), m1);
+    assert_int_equal(rows_fingerprint(one, PROGRESS_ROWS), p1);
+    store_close(one);
+    store_close(each);
+}
+
+TEST_MAIN(HOME_TEST(test_pg_a_turn_costs_the_same_round_trips_whatever_its_size),
+          HOME_TEST(test_pg_one_call_stores_the_rows_a_message_per_call_stores))
