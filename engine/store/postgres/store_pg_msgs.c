@@ -242,8 +242,9 @@ static int store_pg_prepare_rows(store *s, const store_msg *msgs, size_t n, int6
         if ((rc = store_derive_row(&q->row, m, s->opt.redact_at_ingest, s->calls, &s->call_next, err)) != LC_OK) return rc;
         (*k)++;
         q->entry_id = m->entry_id;
-        /* Parameters are C strings: the verbatim bytes are copied to end in a NUL. */
-        if (!(q->raw = lc_strndup(m->json, m->json_len))) return lc_errf(err, LC_NOMEM, "store: out of memory");
+        /* Parameters are C strings: the bytes to store (the message's own, or its masked form:
+         * store_derive_row, privacy.h) are copied to end in a NUL. */
+        if (!(q->raw = lc_strndup(q->row.json, q->row.json_len))) return lc_errf(err, LC_NOMEM, "store: out of memory");
         if (q->row.call_id) q->path = store_pg_find_call_path(s, q->row.call_id);
         store_pg_col_add(t, 0, m->entry_id, 1);
         if (ordinal >= 0) store_pg_col_int_add(t, 1, ordinal + (int64_t)(*k - 1));
