@@ -105,6 +105,15 @@ static void catalog_seen_clear(void)
     catalog_seen_cap = catalog_seen_n = 0;
 }
 
+/* The table goes with the code that made it: the plugin's library is unloaded (dlclose)
+ * while its host runs on. */
+__attribute__((destructor)) static void catalog_seen_fini(void)
+{
+    pthread_mutex_lock(&catalog_seen_mu);
+    catalog_seen_clear();
+    pthread_mutex_unlock(&catalog_seen_mu);
+}
+
 /* A copy of what was seen of `path` when its files are as `main`/`wal` say; LC_NOTFOUND
  * when not seen so (or out of memory: then it is read again). */
 static int catalog_seen_get(const char *path, const struct stat *main, const struct stat *wal, int has_wal,
