@@ -202,141 +202,136 @@ static void trim_blank(const char **s, size_t *n)
         (*n)--;
 }
 
-int clm_edit(const clm_view *v, const char *text, size_t len, clm_outcome *out, char **err)
+/* Whether the metadata line of a header-less file still names the mirror as rendered. */
+static int edit_meta_current(const clm_view *v, const clm_doc *d)
+{
+    return !d->has_meta || (d->meta_revision == v->revision && d->meta_nonce && strcmp(d->meta_nonce, v->nonce) == 0);
+}
+
+/* No headers: the model wrote a whole new context. The first user turn stays as the task
+ * anchor; everything else becomes one notes block. A refusal is out->reason. */
+static int edit_plan_rewrite(const clm_view *v, const clm_doc *d, slot *slots, size_t *ns, clm_outcome *out)
+{
+    if (!edit_meta_current(v, d)) {
+        char *e = clm_expected_first_line(v);
+        char *reason = e ? lc_asprintf("the metadata line is stale or altered (the mirror was "
+                                       "rendered again since it was read); re-read "
+                                       "LIVE_CONTEXT.md — %s", e) : NULL;
+        free(e);
+        return finish_reject(v, out, reason);
+    }
+    if (v->mode == CLM_MODE_CONSERVATIVE)
+        return finish_reject(v, out, lc_strdup("conservative mode does not accept a whole-"
+                                               "context rewrite; keep the block headers."));
+    const char *t = d->plain;
+    size_t tl = strlen(d->plain);
+    trim_blank(&t, &tl);
+    if (tl == 0 && d->has_meta) {
+        /* Only the metadata line: read literally it is a whole-context rewrite to nothing
+         * (every block gone, no notes) -- a cut-off write far more often than a plan. */
+        return finish_reject(v, out, lc_strdup("LIVE_CONTEXT.md holds only its metadata line. "
+                                               "With no block headers a file is a whole-"
+                                               "context rewrite, and this one would replace "
+                                               "the whole context with nothing (only the first "
+                                               "user turn would stay), so it is refused. To drop "
+                                               "messages, delete their blocks and keep the rest; "
+                                               "to rewrite the context, write your notes below "
+                                               "the metadata line."));
+    }
+    if (tl == 0)
+        return finish_reject(v, out, lc_strdup("LIVE_CONTEXT.md is empty; an empty file is "
+                                               "taken as an accident, not as a rewrite. "
+                                               "Write the context you want (blocks, or "
+                                               "plain notes for a whole-context rewrite)."));
+    for (size_t k = 0; k < v->n; k++) {
+        if (v->msgs[k].role != MSG_ROLE_USER) continue;
+        slots[(*ns)++] = (slot){.src = (long)k, .d = D_KEEP, .id = v->msgs[k].id,
+                                .kind = CLM_TRACE_KEPT, .why = "first user turn"};
+        break;
+    }
+    slots[(*ns)++] = (slot){.src = -1, .d = D_LOWER, .label = "notes", .text = t,
+                            .text_len = tl, .id = "new-notes", .kind = CLM_TRACE_INSERTED,
+                            .why = "whole-context rewrite"};
+    out->rewrite = 1;
+    return LC_OK;
+}
+
+/* What one edited block becomes: kept by reference, or re-serialized as its role allows. */
+static slot edit_block_slot(const clm_view *v, const clm_block *b, long src)
+{
+    slot s = {.src = src, .line = b->line, .id = b->id, .label = b->label,
+              .text = b->body, .text_len = b->body_len};
+    if (s.src < 0) {
+        s.d = D_LOWER;
+        s.kind = CLM_TRACE_INSERTED;
+        s.why = "new block";
+        return s;
+    }
+    const clm_vmsg *m = &v->msgs[s.src];
+    uint8_t dg[32];
+    sha256(b->body, b->body_len, dg);
+    int same_body = memcmp(dg, m->body_digest, 32) == 0;
+    int same_label = strcmp(b->label, m->label) == 0;
+    s.kind = CLM_TRACE_EDITED;
+    if (same_body && same_label) {
+        s.d = D_KEEP;
+        s.kind = CLM_TRACE_KEPT;
+        s.why = "unchanged";
+    } else if (!same_label) {
+        s.d = D_LOWER;
+        s.why = "role label changed";
+    } else if (m->role == MSG_ROLE_USER) {
+        s.d = D_USER;
+        s.why = "body edited";
+    } else if (m->role == MSG_ROLE_ASSISTANT) {
+        s.d = D_ASSISTANT;
+        s.why = m->n_calls ? "body edited; tool calls dropped" : "body edited";
+    } else {
+        s.d = D_LOWER;
+        s.why = "body edited";
+    }
+    return s;
+}
+
+/* Blocks with headers: the document's rules first, then one slot per block (text outside
+ * every block becomes notes ahead of them), then group repair. A refusal is out->reason. */
+static int edit_plan_blocks(const clm_view *v, const clm_doc *d, slot *slots, size_t *ns, clm_outcome *out)
+{
+    char *reason = NULL;
+    long *src_of = calloc(d->n_blocks + 1, sizeof *src_of);
+    int rc = LC_OK;
+    if (!src_of) return LC_NOMEM;
+    int r = clm_validate_document(v, d, src_of, &reason);
+    if (r != 0) {
+        rc = r < 0 ? LC_NOMEM : finish_reject(v, out, reason);
+        reason = r < 0 ? reason : NULL;
+        goto done;
+    }
+    if (d->outside) {
+        const char *t = d->outside;
+        size_t tl = strlen(t);
+        trim_blank(&t, &tl);
+        slots[(*ns)++] = (slot){.src = -1, .d = D_LOWER, .label = "notes", .text = t,
+                                .text_len = tl, .line = d->outside_line, .id = "new-outside",
+                                .kind = CLM_TRACE_INSERTED, .why = "text outside blocks"};
+    }
+    for (size_t i = 0; i < d->n_blocks; i++) slots[(*ns)++] = edit_block_slot(v, &d->blocks[i], src_of[i]);
+    repair_groups(v, slots, *ns);
+done:
+    free(reason);
+    free(src_of);
+    return rc;
+}
+
+/* The slots serialized into out->items (a kept one by reference), with the trace of each and
+ * of every message no slot took; lines[i] is item i's mirror line. */
+static int edit_items(const clm_view *v, const slot *slots, size_t ns, clm_outcome *out, size_t *lines)
 {
     int rc = LC_OK;
-    clm_doc d;
-    slot *slots = NULL;
-    long *src_of = NULL;
-    size_t *lines = NULL;
-    char *reason = NULL;
-    char *flag = NULL;
-    size_t ns = 0;
-    memset(out, 0, sizeof *out);
-    memset(&d, 0, sizeof d);
-
-    if (!v->finished || !v->meta_line)
-        return lc_errf(err, LC_INVALID, "clm edit: the view was never rendered");
-    for (size_t k = 0; k < v->n; k++) out->tokens_before += v->msgs[k].tokens;
-
-    if ((rc = clm_doc_parse(text, len, &d, err)) != LC_OK) goto done;
-
-    slots = calloc(d.n_blocks + 2, sizeof *slots);
-    src_of = calloc(d.n_blocks + 1, sizeof *src_of);
-    if (!slots || !src_of) { rc = LC_NOMEM; goto done; }
-
-    if (d.n_blocks == 0 && !d.problem) {
-        /* No headers: the model wrote a whole new context. The first user turn stays as
-         * the task anchor; everything else becomes one notes block. */
-        if (d.has_meta && (d.meta_revision != v->revision || !d.meta_nonce ||
-                           strcmp(d.meta_nonce, v->nonce) != 0)) {
-            char *e = clm_expected_first_line(v);
-            reason = e ? lc_asprintf("the metadata line is stale or altered (the mirror was "
-                                     "rendered again since it was read); re-read "
-                                     "LIVE_CONTEXT.md — %s", e) : NULL;
-            free(e);
-            rc = finish_reject(v, out, reason);
-            reason = NULL;
-            goto done;
-        }
-        if (v->mode == CLM_MODE_CONSERVATIVE) {
-            rc = finish_reject(v, out, lc_strdup("conservative mode does not accept a whole-"
-                                                 "context rewrite; keep the block headers."));
-            goto done;
-        }
-        const char *t = d.plain;
-        size_t tl = strlen(d.plain);
-        trim_blank(&t, &tl);
-        if (tl == 0 && d.has_meta) {
-            /* Only the metadata line: read literally it is a whole-context rewrite to nothing
-             * (every block gone, no notes) -- a cut-off write far more often than a plan. */
-            rc = finish_reject(v, out, lc_strdup("LIVE_CONTEXT.md holds only its metadata line. "
-                                                 "With no block headers a file is a whole-"
-                                                 "context rewrite, and this one would replace "
-                                                 "the whole context with nothing (only the first "
-                                                 "user turn would stay), so it is refused. To drop "
-                                                 "messages, delete their blocks and keep the rest; "
-                                                 "to rewrite the context, write your notes below "
-                                                 "the metadata line."));
-            goto done;
-        }
-        if (tl == 0) {
-            rc = finish_reject(v, out, lc_strdup("LIVE_CONTEXT.md is empty; an empty file is "
-                                                 "taken as an accident, not as a rewrite. "
-                                                 "Write the context you want (blocks, or "
-                                                 "plain notes for a whole-context rewrite)."));
-            goto done;
-        }
-        for (size_t k = 0; k < v->n; k++) {
-            if (v->msgs[k].role != MSG_ROLE_USER) continue;
-            slots[ns++] = (slot){.src = (long)k, .d = D_KEEP, .id = v->msgs[k].id,
-                                 .kind = CLM_TRACE_KEPT, .why = "first user turn"};
-            break;
-        }
-        slots[ns++] = (slot){.src = -1, .d = D_LOWER, .label = "notes", .text = t,
-                             .text_len = tl, .id = "new-notes", .kind = CLM_TRACE_INSERTED,
-                             .why = "whole-context rewrite"};
-        out->rewrite = 1;
-    } else {
-        int r = clm_validate_document(v, &d, src_of, &reason);
-        if (r < 0) { rc = LC_NOMEM; goto done; }
-        if (r > 0) {
-            rc = finish_reject(v, out, reason);
-            reason = NULL;
-            goto done;
-        }
-        if (d.outside) {
-            const char *t = d.outside;
-            size_t tl = strlen(t);
-            trim_blank(&t, &tl);
-            slots[ns++] = (slot){.src = -1, .d = D_LOWER, .label = "notes", .text = t,
-                                 .text_len = tl, .line = d.outside_line, .id = "new-outside",
-                                 .kind = CLM_TRACE_INSERTED, .why = "text outside blocks"};
-        }
-        for (size_t i = 0; i < d.n_blocks; i++) {
-            const clm_block *b = &d.blocks[i];
-            slot s = {.src = src_of[i], .line = b->line, .id = b->id, .label = b->label,
-                      .text = b->body, .text_len = b->body_len};
-            if (s.src < 0) {
-                s.d = D_LOWER;
-                s.kind = CLM_TRACE_INSERTED;
-                s.why = "new block";
-            } else {
-                const clm_vmsg *m = &v->msgs[s.src];
-                uint8_t dg[32];
-                sha256(b->body, b->body_len, dg);
-                int same_body = memcmp(dg, m->body_digest, 32) == 0;
-                int same_label = strcmp(b->label, m->label) == 0;
-                s.kind = CLM_TRACE_EDITED;
-                if (same_body && same_label) {
-                    s.d = D_KEEP;
-                    s.kind = CLM_TRACE_KEPT;
-                    s.why = "unchanged";
-                } else if (!same_label) {
-                    s.d = D_LOWER;
-                    s.why = "role label changed";
-                } else if (m->role == MSG_ROLE_USER) {
-                    s.d = D_USER;
-                    s.why = "body edited";
-                } else if (m->role == MSG_ROLE_ASSISTANT) {
-                    s.d = D_ASSISTANT;
-                    s.why = m->n_calls ? "body edited; tool calls dropped" : "body edited";
-                } else {
-                    s.d = D_LOWER;
-                    s.why = "body edited";
-                }
-            }
-            slots[ns++] = s;
-        }
-        repair_groups(v, slots, ns);
-    }
-
-    /* Serialize, trace, then the remaining rules. */
+    char *flag = calloc(v->n ? v->n : 1, 1);
     out->items = calloc(ns ? ns : 1, sizeof *out->items);
     out->trace = calloc(ns + v->n + 1, sizeof *out->trace);
-    lines = calloc(ns ? ns : 1, sizeof *lines);
-    flag = calloc(v->n ? v->n : 1, 1);
-    if (!out->items || !out->trace || !lines || !flag) { rc = LC_NOMEM; goto done; }
+    if (!out->items || !out->trace || !flag) { rc = LC_NOMEM; goto done; }
     for (size_t i = 0; i < ns; i++) {
         const slot *s = &slots[i];
         clm_item *it = &out->items[out->n_items];
@@ -371,18 +366,25 @@ int clm_edit(const clm_view *v, const char *text, size_t len, clm_outcome *out, 
         snprintf(t->label, sizeof t->label, "%s", v->msgs[k].label);
         t->why = out->rewrite ? "whole-context rewrite" : "removed";
     }
+done:
+    free(flag);
+    return rc;
+}
 
+/* The rules on the new sequence (and conservative mode's), then the notice the model reads:
+ * accepted with its counts, or the refusal (out->reason). */
+static int edit_accept(const clm_view *v, clm_outcome *out, const size_t *lines)
+{
+    char *reason = NULL;
     int r = clm_validate_sequence(v, out->items, out->n_items, lines, &reason);
     if (r == 0 && v->mode == CLM_MODE_CONSERVATIVE)
         r = clm_validate_conservative(v, out->items, out->n_items, lines, out->tokens_before,
                                       out->tokens_after, &reason);
-    if (r < 0) { rc = LC_NOMEM; goto done; }
-    if (r > 0) {
-        rc = finish_reject(v, out, reason);
-        reason = NULL;
-        goto done;
+    if (r < 0) {
+        free(reason);
+        return LC_NOMEM;
     }
-
+    if (r > 0) return finish_reject(v, out, reason);
     size_t kept = 0, edited = 0, removed = 0, inserted = 0;
     for (size_t i = 0; i < out->n_trace; i++) {
         switch (out->trace[i].kind) {
@@ -399,13 +401,36 @@ int clm_edit(const clm_view *v, const char *text, size_t len, clm_outcome *out, 
                               v->revision + 1, out->rewrite ? " (whole-context rewrite)" : "",
                               kept, edited, removed, inserted, out->tokens_before,
                               out->tokens_after);
-    if (!out->notice) rc = LC_NOMEM;
+    return out->notice ? LC_OK : LC_NOMEM;
+}
+
+/* Three steps, each of which may refuse (out->reason set, the outcome not accepted): the
+ * plan (a whole-context rewrite, or the blocks), the items with their trace, the rules. */
+int clm_edit(const clm_view *v, const char *text, size_t len, clm_outcome *out, char **err)
+{
+    int rc = LC_OK;
+    clm_doc d;
+    slot *slots = NULL;
+    size_t *lines = NULL;
+    size_t ns = 0;
+    memset(out, 0, sizeof *out);
+    memset(&d, 0, sizeof d);
+
+    if (!v->finished || !v->meta_line)
+        return lc_errf(err, LC_INVALID, "clm edit: the view was never rendered");
+    for (size_t k = 0; k < v->n; k++) out->tokens_before += v->msgs[k].tokens;
+
+    if ((rc = clm_doc_parse(text, len, &d, err)) != LC_OK) goto done;
+    if (!(slots = calloc(d.n_blocks + 2, sizeof *slots))) { rc = LC_NOMEM; goto done; }
+    rc = d.n_blocks == 0 && !d.problem ? edit_plan_rewrite(v, &d, slots, &ns, out)
+                                       : edit_plan_blocks(v, &d, slots, &ns, out);
+    if (rc != LC_OK || out->reason) goto done;
+    if (!(lines = calloc(ns ? ns : 1, sizeof *lines))) { rc = LC_NOMEM; goto done; }
+    if ((rc = edit_items(v, slots, ns, out, lines)) != LC_OK) goto done;
+    rc = edit_accept(v, out, lines);
 done:
-    free(reason);
-    free(flag);
     free(lines);
     free(slots);
-    free(src_of);
     clm_doc_free(&d);
     if (rc == LC_NOMEM) {
         clm_outcome_free(out);
