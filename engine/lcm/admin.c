@@ -54,7 +54,7 @@ static char *admin_lcm_dir(const admin_env *env)
 
 char *admin_tilde(const char *path)
 {
-    char *t = maint_tilde(NULL, path);
+    char *t = maint_diag_tilde(NULL, path);
     /* Outside $HOME the user still needs to find the file: print it whole. */
     if (t && !strcmp(t, "[path]")) {
         free(t);
@@ -1207,7 +1207,7 @@ int admin_diagnose(const admin_env *env, const maint_diag_input *host, const cha
     } else if (!save) {
         rc = admin_line(out, NULL, 0, block, err);
         block = NULL;
-    } else if (maint_save(save, block, &e) != LC_OK) {
+    } else if (maint_diag_save(save, block, &e) != LC_OK) {
         rc = admin_line(out, NULL, 1, lc_asprintf("%s diagnose --save failed: %s", env->cmd, e ? e : "?"), err);
     } else {
         cJSON *j = cJSON_CreateObject();

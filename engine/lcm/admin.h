@@ -20,6 +20,7 @@
 #include "catalog.h"
 #include "config.h"
 #include "maint.h"
+#include "maint_diag.h"
 #include "summarize.h"
 
 /* done of total units so far (bytes, messages, stores). Called often: the callee rates. */

@@ -1,10 +1,9 @@
 /*
- * maint.h -- store maintenance behind /lcm backup, export, import, doctor, gc, migrate and
- * diagnose. Works on an open store (the live one, or one a command-line tool opened) and on
- * the stores of the catalog, so a second host or a CLI reuses it unchanged. Owns the
- * integrity checks and their repairs, the verbatim JSONL export format, the retired-store
- * and older-schema rules, and the diagnose block's rules (bounded size, no bodies, `~` for
- * home, masked error text).
+ * maint.h -- store maintenance behind /lcm backup, export, import, doctor, gc and migrate
+ * (the diagnose block is maint_diag.h). Works on an open store (the live one, or one a
+ * command-line tool opened) and on the stores of the catalog, so a second host or a CLI
+ * reuses it unchanged. Owns the integrity checks and their repairs, the verbatim JSONL
+ * export format, the retired-store and older-schema rules.
  */
 #ifndef LC_MAINT_H
 #define LC_MAINT_H
@@ -18,8 +17,6 @@
 #include "catalog.h" /* catalog_list; and `store` */
 
 #define MAINT_SAMPLE 8              /* offending ids named per check */
-#define MAINT_DIAG_BYTES 8192       /* the diagnose block's cap */
-#define MAINT_DIAG_ROWS 25          /* recent metric rows in the block */
 #define MAINT_MAX_DEPTH 8           /* the DAG depth cap (node shape check) */
 
 /* ---- backup / export / import ---------------------------------------------------------- */
@@ -155,43 +152,5 @@ int maint_migrate_plan(const char *agent_home, catalog_list *out, char **err);
 /* Upgrade each planned store in place (a read-write open runs the forward migrations). */
 int maint_migrate_apply(const char *agent_home, const catalog_list *plan, size_t *migrated,
                         char **err);
-
-/* ---- diagnose ------------------------------------------------------------------------------- */
-
-typedef struct maint_diag_input {
-    const char *home;              /* the user's home (for `~`); NULL = $HOME */
-    const char *plugin_version;
-    const char *host_name;         /* may be NULL */
-    unsigned abi_version, api_level;
-    const char *mode;              /* "print", "interactive", ... may be NULL */
-    const char *session_id;        /* the store tag */
-    const char *session_file;      /* only its basename is printed */
-    int session_format;            /* session file format version (0 = unknown) */
-    store *st;                     /* the live store, or NULL */
-    const char *store_path;
-    const char *pin;               /* "pinned at cut 3 (applied at 71%)" or "none" */
-    const char *thresholds;        /* zones_format_thresholds() text */
-    const char *model;             /* provider/id */
-    long window;
-    const char *chain;             /* the summarizer chain that runs */
-    const cJSON *config;           /* effective config (lcm_config_to_json) */
-    const char *config_path;
-    const cJSON *metrics_rows;     /* this session's rows, file order */
-} maint_diag_input;
-
-/* The one-block bug report: at most MAINT_DIAG_BYTES bytes. Carries no message body, no
- * summary text, no query; every path inside home prints with `~` and any other absolute
- * path as "[path]"; metric rows pass metrics_row_sanitized. When the block would exceed
- * the cap, older recent rows are left out (the count left out is always printed).
- * malloc'd; NULL on OOM. */
-char *maint_diagnose(const maint_diag_input *in);
-
-/* `path` with the home prefix replaced by `~`; a path outside home becomes "[path]".
- * malloc'd. */
-char *maint_tilde(const char *home, const char *path);
-
-/* Write a diagnose block to `path` (mode 0600) with a final newline. An empty path is
- * refused (LC_INVALID). */
-int maint_save(const char *path, const char *text, char **err);
 
 #endif

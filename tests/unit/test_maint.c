@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "maint.h"
+#include "maint_diag.h"
 #include "metrics.h"
 #include "store.h"
 #include "util.h"
@@ -545,12 +546,12 @@ static void test_diagnose_carries_no_body_summary_query_secret_or_outside_path_w
     if (!(shown > 0 && shown <= MAINT_DIAG_ROWS)) fail_msg("%zu rows shown in:\n%s", shown, block);
     char sp[300];
     snprintf(sp, sizeof sp, "%s/diag.txt", home);
-    assert_int_equal(maint_save(sp, block, &err), LC_OK);
+    assert_int_equal(maint_diag_save(sp, block, &err), LC_OK);
     struct stat sb;
     assert_int_equal(stat(sp, &sb), 0);
     assert_int_equal(sb.st_mode & 0777, 0600);
     assert_int_equal((size_t)sb.st_size, strlen(block) + 1);
-    assert_int_equal(maint_save("", block, &err), LC_INVALID);
+    assert_int_equal(maint_diag_save("", block, &err), LC_INVALID);
     free(err);
     free(block);
     cJSON_Delete(cfg);
@@ -562,9 +563,9 @@ static void test_diagnose_carries_no_body_summary_query_secret_or_outside_path_w
 static void test_tilde_rewrites_home_and_hides_other_absolute_paths(void **state)
 {
     (void)state;
-    char *a = maint_tilde("/home/u", "/home/u/.agent/lcm.json");
-    char *b = maint_tilde("/home/u", "/home/user2/x");
-    char *c = maint_tilde("/home/u/", "/home/u");
+    char *a = maint_diag_tilde("/home/u", "/home/u/.agent/lcm.json");
+    char *b = maint_diag_tilde("/home/u", "/home/user2/x");
+    char *c = maint_diag_tilde("/home/u/", "/home/u");
     assert_string_equal(a, "~/.agent/lcm.json");
     assert_string_equal(b, "[path]");
     assert_string_equal(c, "~");
