@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "admin.h"
+#include "admin_migrate.h"
 #include "config.h"
 #include "contracts.h"
 #include "dream.h"

@@ -2,7 +2,7 @@
  * admin.h -- the bodies of the maintenance and inspection commands, shared by the /lcm
  * command inside the agent (plugin/lcm_cmd.c) and the `lcm` command line (tools/lcm):
  * status, the settings page, backup, export, import, report, doctor (and --repair), gc,
- * migrate, heal and compact. Each takes its engine inputs in an admin_env (agent home,
+ * heal and compact (migrate is admin_migrate.h). Each takes its engine inputs in an admin_env (agent home,
  * session, open store, effective config, window) and returns the text a user reads and a
  * cJSON object with stable field names (the CLI's --json). Owns the wording of those texts
  * and the field names; the checks and the store work themselves are engine/maint.h,
@@ -96,22 +96,12 @@ int admin_doctor(const admin_env *env, int repair, admin_result *out, char **err
 /* Retired stores (dry run) or exported then deleted (apply). */
 int admin_gc(const admin_env *env, const char *const *session_dirs, size_t n_dirs, int apply,
              admin_result *out, char **err);
-/* Older-schema stores (dry run) or upgraded in place (apply). */
-int admin_migrate(const admin_env *env, int apply, admin_result *out, char **err);
 /* lcm.json `retention` (env->cfg): the stores it would delete (dry run), or with apply
  * archives them to <home>/lcm/lcm-archive-<ts>.jsonl.gz (archive: true) and deletes them;
  * the home's size before and after. Not configured: says so, nothing done. */
 int admin_retention(const admin_env *env, int apply, admin_result *out, char **err);
 /* `lcm import` of an export or retention archive: its stores restored into the home. */
 int admin_restore(const admin_env *env, const char *path, admin_result *out, char **err);
-/* `migrate --to URL`: copy every store file of this home (the embedded SQLite stores under
- * home/lcm/) into the store `url` names: file:///PATH, the agent home at PATH (its embedded
- * store), or a URL the configured backend takes (the caller has pointed LCM_STORE_URL at it,
- * so store_backend_default() is that backend). A dry run counts the rows each store would
- * copy; apply loads them (store_dump -> store_row_load, one transaction a store; rows the
- * target holds already are kept, so a second run copies 0) and counts the rows copied.
- * Stores below this build's schema are named and left (`migrate --apply` first). */
-int admin_migrate_to(const admin_env *env, const char *url, int apply, admin_result *out, char **err);
 /* The one-block bug report (maint_diagnose) from env and the caller's host facts in
  * `host` (versions, mode, session file; the rest is filled here); save != NULL writes it
  * there (mode 0600) instead of returning it. */

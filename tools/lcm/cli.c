@@ -12,6 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "admin.h"
+#include "admin_migrate.h"
 #include "catalog.h"
 #include "clihelp.h"
 #include "cliview.h"
