@@ -6,7 +6,6 @@
 #include "admin.h"
 #include "admin_int.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -694,7 +693,7 @@ done:
     return rc;
 }
 
-/* ---- gc / retention / restore ---------------------------------------------------------------------- */
+/* ---- gc / retention / restore -------------------------------------------------------- */
 
 cJSON *admin_list_stores(sbuf *b, const catalog_list *l)
 {
