@@ -8,7 +8,9 @@ no file reaches itself through those calls (plugin.c -> lcm.c -> plugin.c is a c
 circle means no file can be read without the one above it, and every change to a helper
 risks a callback into its caller's half-built state.
 
-Usage: plugin_calls.py OBJ_DIR   (e.g. build/obj/plugin)
+Usage: plugin_calls.py OBJ_DIR [SRC_DIR]   (e.g. build/obj/plugin plugin)
+With SRC_DIR, an object whose source file is gone (a file renamed since the build) is
+left out.
 Exit 0 with the layers on one line when there is no circle, 1 with each circle found
 (its files and the symbols that close it).
 """
@@ -97,10 +99,12 @@ def layers(edges):
 
 
 def main():
-    if len(sys.argv) != 2:
-        print(__doc__.strip().splitlines()[-4])
+    if len(sys.argv) not in (2, 3):
+        print("usage: plugin_calls.py OBJ_DIR [SRC_DIR]")
         return 2
     objs = sorted(glob.glob(os.path.join(sys.argv[1], "*.o")))
+    if len(sys.argv) == 3:
+        objs = [o for o in objs if os.path.exists(os.path.join(sys.argv[2], os.path.basename(o)[:-2] + ".c"))]
     if not objs:
         print("plugin calls: no object files in %s (build first)" % sys.argv[1])
         return 1
