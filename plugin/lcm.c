@@ -8,9 +8,11 @@
  * serve the recall tools lcm_grep / lcm_describe / lcm_expand_query. Each callback parses
  * the host's data once, calls the engine, and finishes once; no SQL and no policy here.
  *
- * LCM_REQUEST_LOG=<file> (opened here at session start; written by the projection) appends one JSON line per request (action, cut, tokens sent,
- * window, and SHA-256 digests of the request and of its prefix the size of the previous
- * request) so a test can prove the byte-for-byte extension property from outside.
+ * LCM_REQUEST_LOG=<file> (opened here at session start, written by the projection when
+ * engine/request/request.c notes a request as sent) appends one JSON line per request
+ * (action, cut, tokens sent, window, and SHA-256 digests of the request and of its prefix
+ * the size of the previous request) so a test can prove the byte-for-byte extension
+ * property from outside.
  * With the log on, LCM_REQUEST_DUMP=<file> also rewrites that file on every request with
  * the messages sent, one per line, so an evaluation can read the surface the model saw
  * last (off by default: it costs one context-sized write per request).

@@ -83,8 +83,9 @@ static int request_from_lcm(const project_item *items, size_t n, request_result 
 }
 
 /* The request as sent: whether it extends the previous one byte for byte (the provider can
- * serve that prefix from its cache) becomes a `request` metrics row (with a store: LCM
- * inactive writes nothing beside it), and the line of LCM_REQUEST_LOG when one waits. */
+ * serve that prefix from its cache) becomes a `request` metrics row, and the line of
+ * LCM_REQUEST_LOG when one waits. Without a store LCM is not active (a refused store path
+ * among the reasons: the metrics file beside it must not be made either), so no row. */
 static void request_note_sent(request_session *s, const store_msg *msgs, size_t n, const request_result *sent,
                               int have_store)
 {
