@@ -3,7 +3,8 @@
  * once, handed to the engine's live context (engine/clm/clm_live.h, the rules and the state;
  * engine/clm/clm_pages.h, the /clm pages), and its answer turned back into ABI types once.
  * Here are only the host's side of clm_live_hooks, the conversions, and /clm-compact,
- * which needs the host to start a turn.
+ * which needs the host to start a turn. The `context` request is not here: plugin.c hands
+ * it to engine/request/request.h, which composes live context on LCM's projection.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +12,6 @@
 
 #include "clm_live.h"
 #include "clm_pages.h"
-#include "clm_request.h"
 #include "lcm.h"
 #include "message.h"
 
@@ -82,73 +82,6 @@ static void clm_hook_facts(void *ud, clm_live_facts *f)
 static const char *clm_ev_str(const cJSON *ev, const char *key)
 {
     return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, key));
-}
-
-/* ---- the context hook -------------------------------------------------------------------- */
-
-static void clm_in_get(const void *ud, size_t i, const char **id, const char **json, size_t *len)
-{
-    const ap_message_in *m = &((const ap_message_in *)ud)[i];
-    *id = m->entry_id;
-    *json = m->json;
-    *len = m->json_len;
-}
-
-static void clm_suffix_get(const void *ud, size_t k, long *index, const char **json)
-{
-    const ap_context_item *it = &((const ap_context_result *)ud)->items[k];
-    *index = it->input_index < 0 ? -1 : (long)it->input_index;
-    *json = it->json;
-}
-
-/* The result the host gets: every item by input index, or as a new text. */
-static int clm_result(clm_request_result *res, ap_context_result **out, char **err)
-{
-    ap_context_result *r = calloc(1, sizeof *r);
-    size_t n_items = res->n + (res->notice ? 1 : 0);
-    int rc = AP_OK;
-    if (r) r->items = calloc(n_items ? n_items : 1, sizeof *r->items);
-    if (!r || !r->items) {
-        free(r);
-        return lc_errf(err, AP_NOMEM, "live context: out of memory");
-    }
-    r->n_items = n_items;
-    for (size_t i = 0; i < res->n; i++) {
-        clm_request_item it = clm_request_at(res, i);
-        r->items[i].input_index = it.raw;
-        if (it.raw < 0 && !(r->items[i].json = lc_strndup(it.json, it.len))) rc = AP_NOMEM;
-    }
-    if (res->notice) {
-        r->items[res->n].input_index = -1;
-        r->items[res->n].json = res->notice;
-        res->notice = NULL;
-    }
-    if (rc != AP_OK) {
-        for (size_t i = 0; i < r->n_items; i++) free(r->items[i].json);
-        free(r->items);
-        free(r);
-        return lc_errf(err, AP_NOMEM, "live context: out of memory");
-    }
-    *out = r;
-    return AP_OK;
-}
-
-int clm_glue_context(lc_plugin *p, const ap_context_event *ev,
-                     const ap_context_result *lcm_suffix, ap_context_result **out, char **err)
-{
-    clm_request_result res;
-    *out = NULL;
-    clm_input in = {ev->n_messages, ev->messages, clm_in_get};
-    clm_eff_suffix sx = {lcm_suffix ? lcm_suffix->n_items : 0, lcm_suffix, clm_suffix_get};
-    int rc = clm_request_compose(p->clm, &in, ev->system_prompt, lcm_suffix ? &sx : NULL, &res, err);
-    if (rc == LC_OK && res.changed) rc = clm_result(&res, out, err);
-    clm_request_result_free(&res);
-    return rc;
-}
-
-size_t clm_glue_anchor(lc_plugin *p)
-{
-    return clm_live_anchor(p->clm);
 }
 
 /* ---- the other events ------------------------------------------------------------------ */

@@ -1,15 +1,18 @@
 /*
  * lcm.c -- glue from ABI events to the lossless store, the DAG and the projection: open
- * the session's store at session_start, hand every `context` to the projection
- * (engine/lcm/projstate.h: ingest what is new, project from memory), ask for the DAG pass
+ * the session's store at session_start, lend LCM's side of every `context` request to the
+ * engine's one request call (lcm_glue_request: the projection, its store, config and
+ * chains, the offline hook; engine/request/request.h composes it), ask for the DAG pass
  * between turns (turn_end), supply the host's compaction from the DAG
  * (session_before_compact), mark removed branches on tree moves (engine/lcm/ingest.h), and
  * serve the recall tools lcm_grep / lcm_describe / lcm_expand_query. Each callback parses
  * the host's data once, calls the engine, and finishes once; no SQL and no policy here.
  *
- * LCM_REQUEST_LOG=<file> appends one JSON line per request (action, cut, tokens sent,
- * window, and SHA-256 digests of the request and of its prefix the size of the previous
- * request) so a test can prove the byte-for-byte extension property from outside.
+ * LCM_REQUEST_LOG=<file> (opened here at session start, written by the projection when
+ * engine/request/request.c notes a request as sent) appends one JSON line per request
+ * (action, cut, tokens sent, window, and SHA-256 digests of the request and of its prefix
+ * the size of the previous request) so a test can prove the byte-for-byte extension
+ * property from outside.
  * With the log on, LCM_REQUEST_DUMP=<file> also rewrites that file on every request with
  * the messages sent, one per line, so an evaluation can read the surface the model saw
  * last (off by default: it costs one context-sized write per request).
@@ -34,13 +37,6 @@
 #include "summ_host.h"
 #include "util.h"
 #include "lcm.h"
-
-static int lcm_command(void *ud, const char *args, char **out_text, char **err)
-{
-    lcm_reopen(ud); /* a store busy at start: the user asking is a moment to try again */
-    lcm_summ_pump(ud);
-    return lcm_cmd_run(ud, args, out_text, err);
-}
 
 /* ---- tools ---------------------------------------------------------------------------- */
 
@@ -94,7 +90,7 @@ static char *lcm_header_cwd(const lc_plugin *p)
  * or, with scope, past ones. */
 static int lcm_tool_grep_hybrid(lc_plugin *p, const recall_grep_opts *g, recall_scope scope, char **out, char **err)
 {
-    const lcm_config *cfg = lcm_cmd_config(p);
+    const lcm_config *cfg = lcm_conf_get(p);
     char *text = NULL, *e = NULL;
     int rc;
     hybrid_opts o;
@@ -243,7 +239,7 @@ static void lcm_hook_log(void *ud, int warn, const char *text)
 
 static void lcm_hook_metric(void *ud, const char *kind, const cJSON *fields)
 {
-    lcm_cmd_metric(ud, kind, fields);
+    lcm_conf_metric(ud, kind, fields);
 }
 
 static int lcm_hook_pickup(void *ud, long wait_ms, projstate_pick *out)
@@ -268,7 +264,6 @@ static void lcm_hook_submit(void *ud, const worker_job *job)
 
 int lcm_glue_init(lc_plugin *p, char **err)
 {
-    int rc;
     if (!(p->lcm = calloc(1, sizeof *p->lcm))) return lc_errf(err, AP_NOMEM, "out of memory");
     p->lcm->redact = 1;
     projstate_hooks hooks = {
@@ -281,9 +276,6 @@ int lcm_glue_init(lc_plugin *p, char **err)
         .submit = lcm_hook_submit,
     };
     if (projstate_new(&hooks, &p->lcm->proj) != LC_OK) return lc_errf(err, AP_NOMEM, "out of memory");
-    if ((rc = plugin_register_command(p, "lcm", "Lossless context: status and recall store",
-                                      lcm_command, err)) != AP_OK)
-        return rc;
     /* A host without tools still gets passive logging; the tools are simply absent. */
     if (plugin_register_tool(p, "lcm_grep", recall_args_grep_description, recall_args_grep_schema, lcm_tool_grep,
                              err) != AP_OK ||
@@ -309,7 +301,7 @@ static projstate_env lcm_env(lc_plugin *p, int with_cfg)
 {
     projstate_env env = {
         .st = p->lcm->st,
-        .cfg = with_cfg ? lcm_cmd_config(p) : NULL,
+        .cfg = with_cfg ? lcm_conf_get(p) : NULL,
         .model = p->model,
         .window = p->window,
         .summ = p->lcm->summ,
@@ -339,10 +331,10 @@ void lcm_glue_free(lc_plugin *p)
 {
     if (!p->lcm) return;
     lcm_summ_free(p);
-    lcm_cmd_free(p);
+    lcm_conf_free(p);
     projstate_free(p->lcm->proj);
     store_close(p->lcm->st);
-    LC_FREE(p->lcm->in, p->lcm->open_error, p->lcm->bundle);
+    LC_FREE(p->lcm->open_error, p->lcm->bundle);
     offline_free(&p->lcm->off);
     free(p->lcm);
     p->lcm = NULL;
@@ -494,7 +486,7 @@ static int lcm_attach(lc_plugin *p, long wait_ms, int64_t *caught)
         e = NULL;
     }
     free(hcwd);
-    lcm_store_options(p->lcm->st, lcm_cmd_config(p));
+    lcm_store_options(p->lcm->st, lcm_conf_get(p));
     /* Where the session lives, so `/lcm gc` retires this store only once that file is
      * gone, wherever it is (not only under HOME/sessions). */
     char *sf = p->session_file ? realpath(p->session_file, NULL) : NULL;
@@ -621,7 +613,7 @@ int lcm_glue_attach(lc_plugin *p)
  * (engine/memory/bundle.h decides what a new session of a folder carries). */
 static void lcm_bundle_load(lc_plugin *p)
 {
-    const lcm_config *cfg = lcm_cmd_config(p);
+    const lcm_config *cfg = lcm_conf_get(p);
     char *e = NULL;
     free(p->lcm->bundle);
     p->lcm->bundle = NULL;
@@ -726,102 +718,20 @@ int lcm_glue_session_shutdown(lc_plugin *p, char **err)
     return AP_OK;
 }
 
-/* The event's messages as engine structs, in a buffer kept across requests (a
- * history-sized malloc per request would be an mmap and its page faults). NULL on OOM. */
-static const store_msg *lcm_messages(lc_plugin *p, const ap_context_event *ev)
+/* A store call of a request failed mid-run (engine/request/request.h). */
+static void lcm_hook_offline(void *ud, const char *why)
 {
-    struct lcm_glue *g = p->lcm;
-    if (ev->n_messages > g->in_cap) {
-        store_msg *v = lc_grow(g->in, &g->in_cap, ev->n_messages, sizeof *v);
-        if (!v) return NULL;
-        g->in = v;
-    }
-    for (size_t i = 0; i < ev->n_messages; i++)
-        g->in[i] = (store_msg){ev->messages[i].entry_id, ev->messages[i].json, ev->messages[i].json_len, NULL};
-    return g->in;
+    lcm_go_offline(ud, why);
 }
 
-/* Each request as sent: whether it extends the previous one byte for byte (the provider
- * can serve that prefix from its cache) becomes a `request` metrics row, and the line of
- * LCM_REQUEST_LOG when one waits. */
-void lcm_glue_context_sent(lc_plugin *p, const ap_context_event *ev, const ap_context_result *sent)
+void lcm_glue_request(lc_plugin *p, size_t n_messages, request_session *s)
 {
-    projstate *ps = p->lcm ? p->lcm->proj : NULL;
-    project_item *items = NULL;
-    if (!ps || !ev->n_messages) return;
-    const store_msg *msgs = lcm_messages(p, ev);
-    if (sent && sent->items && (items = malloc((sent->n_items ? sent->n_items : 1) * sizeof *items)))
-        for (size_t i = 0; i < sent->n_items; i++)
-            items[i] = (project_item){sent->items[i].input_index, sent->items[i].json};
-    if (msgs && (items || !sent || !sent->items)) {
-        int raw = -1;
-        int ext = projstate_log_sent(ps, msgs, ev->n_messages, items, sent && items ? sent->n_items : 0, &raw);
-        cJSON *row = cJSON_CreateObject();
-        if (row && ext >= 0) cJSON_AddBoolToObject(row, "extends", ext);
-        if (row && raw >= 0) cJSON_AddBoolToObject(row, "rawExtends", raw);
-        if (row) cJSON_AddBoolToObject(row, "projected", sent && sent->items);
-        /* With no store LCM is not active (a refused path among them: the metrics file
-         * beside it must not be made either). */
-        if (row && p->lcm->st) lcm_cmd_metric(p, METRIC_REQUEST, row);
-        cJSON_Delete(row);
-    }
-    free(items);
-}
-
-static void lcm_result_free(ap_context_result *res)
-{
-    if (!res) return;
-    for (size_t i = 0; res->items && i < res->n_items; i++) free(res->items[i].json);
-    free(res->items);
-    free(res);
-}
-
-int lcm_glue_context(lc_plugin *p, const ap_context_event *ev, size_t clm_anchor,
-                     ap_context_result **out, char **err)
-{
-    int rc = AP_OK;
-    project_item *items = NULL;
-    size_t n_items = 0, tokens = 0;
-    ap_context_result *res = NULL;
-    *out = NULL;
     lcm_reopen(p);
-    if (!p->lcm || !p->lcm->proj) return AP_OK;
-    const store_msg *msgs = lcm_messages(p, ev);
-    if (!msgs && ev->n_messages) return AP_OK;
-    projstate_env env = lcm_env(p, p->lcm->st && ev->n_messages);
-    if (env.offline && ev->n_messages) p->lcm->off.requests++;
-    rc = projstate_context(p->lcm->proj, &env, msgs, ev->n_messages, clm_anchor, &items, &n_items,
-                           &tokens, err);
-    p->last_est_tokens = tokens;
-    int src = LC_OK;
-    char *store_err = projstate_store_error(p->lcm->proj, &src);
-    if (store_err && p->lcm->st && offline_failure(src)) lcm_go_offline(p, store_err);
-    free(store_err);
-    if (rc != LC_OK) {
-        rc = AP_NOMEM;
-        goto done;
-    }
-    if (items) {
-        /* The pointer message is borrowed from the projection: the host gets its copy. */
-        if (!(res = calloc(1, sizeof *res)) || !(res->items = calloc(n_items, sizeof *res->items))) {
-            rc = lc_errf(err, AP_NOMEM, "out of memory");
-            goto done;
-        }
-        res->n_items = n_items;
-        for (size_t i = 0; i < n_items; i++) {
-            res->items[i].input_index = items[i].index;
-            if (items[i].index < 0 && !(res->items[i].json = lc_strdup(items[i].json))) {
-                rc = lc_errf(err, AP_NOMEM, "out of memory");
-                goto done;
-            }
-        }
-    }
-    *out = res;
-    res = NULL;
-done:
-    lcm_result_free(res);
-    free(items);
-    return rc;
+    s->proj = p->lcm ? p->lcm->proj : NULL;
+    if (!s->proj) return;
+    s->env = lcm_env(p, p->lcm->st && n_messages);
+    s->off = &p->lcm->off;
+    s->hooks = (request_hooks){.ud = p, .offline = lcm_hook_offline, .metric = lcm_hook_metric};
 }
 
 /* The provider's usage of the answer just appended: how much of the request it served
@@ -842,7 +752,7 @@ static void lcm_note_usage(lc_plugin *p, const cJSON *msg)
     cJSON_AddNumberToObject(row, "cost", cJSON_IsNumber(cost) ? cost->valuedouble : 0);
     const char *model = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(msg, "model"));
     if (model) cJSON_AddStringToObject(row, "model", model);
-    lcm_cmd_metric(p, METRIC_USAGE, row);
+    lcm_conf_metric(p, METRIC_USAGE, row);
     cJSON_Delete(row);
 }
 
@@ -868,7 +778,7 @@ int lcm_glue_before_compact(lc_plugin *p, const cJSON *ev, cJSON **out, char **e
     (void)err;
     *out = NULL;
     if (!p->lcm) return AP_OK;
-    const lcm_config *cfg = lcm_cmd_config(p);
+    const lcm_config *cfg = lcm_conf_get(p);
     const char *reason = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "reason"));
     if (reason && strcmp(reason, "overflow") == 0)
         lcm_window_correct(p, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "error")));

@@ -1,6 +1,8 @@
 /*
  * lcm.h -- state shared by the LCM glue modules of the plugin: lcm.c (events, store,
- * recall tools) and lcm_cmd.c (the /lcm command suite). Nothing here is part of the ABI.
+ * recall tools), lcm_cmd.c (the /lcm command suite), lcm_summ.c (the summarizer chains and
+ * the worker) and lcm_conf.c (the effective config, the telemetry handle). Nothing here is
+ * part of the ABI.
  */
 #ifndef LC_PLUGIN_LCM_H
 #define LC_PLUGIN_LCM_H
@@ -19,8 +21,8 @@ struct lcm_glue {
     int redact; /* redactSecrets; on unless configured off */
     char *open_error;
     char *bundle;   /* sessionBundle: the folder's previous session, for the system prompt */
-    /* --- owned by lcm_cmd.c (the /lcm suite, helper J); freed by lcm_cmd_free --- */
-    struct lcm_config *cfg;   /* effective lcm.json: loaded at first use (lcm_cmd_config),
+    /* --- owned by lcm_conf.c; freed by lcm_conf_free --- */
+    struct lcm_config *cfg;   /* effective lcm.json: loaded at first use (lcm_conf_get),
                                  replaced at once by `/lcm settings KEY VALUE` */
     struct metrics *metrics;  /* <agent home>/lcm/metrics.jsonl, opened at first use */
     char *cfg_session;        /* the session whose config problems were reported */
@@ -38,8 +40,6 @@ struct lcm_glue {
     /* --- owned by lcm.c (DAG, projection, pin; helper I) --- */
     struct projstate *proj;   /* the applied and the prepared cut, the pin, the last request
                                  (engine/lcm/projstate.h); made at init */
-    store_msg *in;            /* a request's messages as engine structs, kept across requests */
-    size_t in_cap;
     /* --- the store was busy at session start (lcm.c lcm_reopen) --- */
     int reopen;               /* retry the open on later context calls / commands */
     double reopen_at;         /* lc_now_ms of the last attempt */
@@ -65,15 +65,19 @@ void lcm_glue_view_get(lc_plugin *p, lcm_glue_view *out);
  * *out_text malloc'd. */
 int lcm_cmd_run(lc_plugin *p, const char *args, char **out_text, char **err);
 
+/* ---- lcm_conf.c: the effective config and the telemetry handle ---- */
+
 /* The effective config (never NULL after the first successful call; NULL only on OOM).
  * Loaded from <agent home>/lcm.json at first use in a session; every normalization is
  * reported once per session (a notification, and a config-problem metric row). Call it
  * at session_start so problems surface then. Borrowed: /lcm settings may replace it. */
-const struct lcm_config *lcm_cmd_config(lc_plugin *p);
+const struct lcm_config *lcm_conf_get(lc_plugin *p);
 /* Append a telemetry row (metrics.h kinds); never fails the caller. */
-void lcm_cmd_metric(lc_plugin *p, const char *kind, const cJSON *fields);
-/* Release the suite's state (lcm_glue_free calls it). */
-void lcm_cmd_free(lc_plugin *p);
+void lcm_conf_metric(lc_plugin *p, const char *kind, const cJSON *fields);
+/* A row of one string field and one number field (either key may be NULL). */
+void lcm_conf_metric_kv(lc_plugin *p, const char *kind, const char *k1, const char *v1, const char *k2, double v2);
+/* Release the config and the telemetry handle (lcm_glue_free calls it). */
+void lcm_conf_free(lc_plugin *p);
 
 /* ---- lcm_summ.c: the summarizer chains and the background worker ---- */
 

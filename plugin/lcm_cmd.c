@@ -3,9 +3,9 @@
  * text, and live edits written to lcm.json), backup, export, import, report, doctor
  * [--repair], gc [--apply], migrate [--apply], heal [--apply] and diagnose [--save FILE];
  * dream and contracts dispatch into engine/memory/dream.h and engine/memory/contracts.h.
- * Owns the parsing of the command line, the session's effective config and its telemetry
- * handle (the lcm_cmd_* fields of struct lcm_glue), and the finish (metrics, a rebuild
- * after a repair). The command bodies are engine/lcm/admin.h, shared with the `lcm` CLI;
+ * Owns the command's registration, the parsing of the command line and the finish
+ * (metrics, a rebuild after a repair); the effective config and the telemetry handle are
+ * lcm_conf.c's. The command bodies are engine/lcm/admin.h, shared with the `lcm` CLI;
  * never writes the session.
  */
 #include <stdlib.h>
@@ -23,90 +23,6 @@
 #include "util.h"
 
 #define LCM_CMD_VERSION "0.1.0"
-
-/* ---- config and telemetry ------------------------------------------------------------- */
-
-void lcm_cmd_metric(lc_plugin *p, const char *kind, const cJSON *fields)
-{
-    char *e = NULL;
-    if (!p->lcm || !p->agent_home) return;
-    if (!p->lcm->metrics) {
-        /* A test run must not write a real home (config.h's guard). */
-        if (lcm_config_home_guard(p->agent_home, NULL) != LC_OK) return;
-        if (metrics_open(p->agent_home, p->session_id, &p->lcm->metrics, &e) != LC_OK) {
-            plugin_log(p, AP_LEVEL_WARNING, "lcm: metrics unavailable: %s", e ? e : "?");
-            free(e);
-            return;
-        }
-    }
-    if (metrics_record(p->lcm->metrics, kind, fields, &e) != LC_OK) {
-        plugin_log(p, AP_LEVEL_WARNING, "lcm: %s", e ? e : "metrics append failed");
-        free(e);
-    }
-}
-
-static void lcm_cmd_metric_kv(lc_plugin *p, const char *kind, const char *k1, const char *v1,
-                              const char *k2, double v2)
-{
-    cJSON *o = cJSON_CreateObject();
-    if (!o) return;
-    if (k1) cJSON_AddStringToObject(o, k1, v1 ? v1 : "");
-    if (k2) cJSON_AddNumberToObject(o, k2, v2);
-    lcm_cmd_metric(p, kind, o);
-    cJSON_Delete(o);
-}
-
-const struct lcm_config *lcm_cmd_config(lc_plugin *p)
-{
-    if (!p->lcm) return NULL;
-    const char *sid = p->session_id ? p->session_id : "";
-    if (p->lcm->cfg && p->lcm->cfg_session && !strcmp(p->lcm->cfg_session, sid)) return p->lcm->cfg;
-    lcm_config *cfg = calloc(1, sizeof *cfg);
-    char *path = admin_config_path(p->agent_home), *e = NULL;
-    if (!cfg || !path) goto fail;
-    if (lcm_config_load(path, cfg, &e) != LC_OK) {
-        /* An unreadable file is reported like a corrupt one: defaults apply. */
-        lcm_config_free(cfg);
-        memset(cfg, 0, sizeof *cfg);
-        if (lcm_config_defaults(cfg) != LC_OK) goto fail;
-        plugin_notify(p, AP_LEVEL_WARNING, "lcm.json: %s; defaults apply", e ? e : "unreadable");
-        lcm_cmd_metric_kv(p, METRIC_CONFIG_PROBLEM, "detail", e, NULL, 0);
-    }
-    for (size_t i = 0; i < cfg->n_problems; i++) {
-        plugin_notify(p, AP_LEVEL_WARNING, "lcm.json: %s", cfg->problems[i]);
-        lcm_cmd_metric_kv(p, METRIC_CONFIG_PROBLEM, "detail", cfg->problems[i], NULL, 0);
-    }
-    if (p->lcm->cfg) {
-        lcm_config_free(p->lcm->cfg);
-        free(p->lcm->cfg);
-    }
-    p->lcm->cfg = cfg;
-    p->lcm->redact = cfg->redact_secrets;
-    free(p->lcm->cfg_session);
-    p->lcm->cfg_session = lc_strdup(sid);
-    free(path);
-    free(e);
-    return p->lcm->cfg;
-fail:
-    free(cfg);
-    free(path);
-    free(e);
-    return p->lcm->cfg;
-}
-
-void lcm_cmd_free(lc_plugin *p)
-{
-    if (!p->lcm) return;
-    if (p->lcm->cfg) {
-        lcm_config_free(p->lcm->cfg);
-        free(p->lcm->cfg);
-        p->lcm->cfg = NULL;
-    }
-    metrics_close(p->lcm->metrics);
-    p->lcm->metrics = NULL;
-    free(p->lcm->cfg_session);
-    p->lcm->cfg_session = NULL;
-}
 
 /* ---- the engine's inputs and the finish -------------------------------------------------- */
 
@@ -152,7 +68,7 @@ static char *lcm_cmd_finish(lc_plugin *p, int rc, admin_result *r, const char *a
 {
     char *text = rc == LC_OK || rc == LC_NOTFOUND ? r->text : NULL;
     if (text && action && r->status == 0)
-        lcm_cmd_metric_kv(p, METRIC_MAINT, "action", action, field, (double)r->metric);
+        lcm_conf_metric_kv(p, METRIC_MAINT, "action", action, field, (double)r->metric);
     r->text = NULL;
     admin_result_free(r);
     return text;
@@ -224,14 +140,14 @@ static char *lcm_cmd_doctor(lc_plugin *p, const admin_env *env, char *rest)
         } else {
             double n = (double)store_message_count(p->lcm->st);
             text = lc_asprintf("%s and rebuilt from the session file: %.0f messages stored; LCM is active", r.text, n);
-            lcm_cmd_metric_kv(p, METRIC_MAINT, "action", "rebuild", "messages", n);
+            lcm_conf_metric_kv(p, METRIC_MAINT, "action", "rebuild", "messages", n);
         }
         admin_result_free(&r);
         return text;
     }
     cJSON *rep = rc == LC_OK && repair ? cJSON_GetObjectItemCaseSensitive(r.json, "repaired") : NULL;
     cJSON *o = rep ? cJSON_Duplicate(rep, 1) : NULL;
-    if (o && cJSON_AddStringToObject(o, "action", "repair")) lcm_cmd_metric(p, METRIC_MAINT, o);
+    if (o && cJSON_AddStringToObject(o, "action", "repair")) lcm_conf_metric(p, METRIC_MAINT, o);
     cJSON_Delete(o);
     return lcm_cmd_finish(p, rc, &r, NULL, NULL);
 }
@@ -259,11 +175,11 @@ static char *lcm_cmd_apply_verb(lc_plugin *p, const admin_env *penv, const char 
     if (heal) {
         if (!p->lcm || !p->lcm->summ) env.st = NULL;
         if (env.st)
-            lcm_cmd_metric_kv(p, METRIC_HEAL_START, "mode", apply ? "apply" : "dry-run", "maxNodes",
+            lcm_conf_metric_kv(p, METRIC_HEAL_START, "mode", apply ? "apply" : "dry-run", "maxNodes",
                               (double)max_nodes);
         rc = admin_heal(&env, p->lcm ? p->lcm->summ : NULL, apply, (int)max_nodes, &r, NULL);
         if (rc == LC_OK && env.st && !cJSON_GetObjectItemCaseSensitive(r.json, "error"))
-            lcm_cmd_metric_kv(p, METRIC_HEAL_COMPLETE, "mode", apply ? "apply" : "dry-run", "healed",
+            lcm_conf_metric_kv(p, METRIC_HEAL_COMPLETE, "mode", apply ? "apply" : "dry-run", "healed",
                               (double)r.metric);
         return lcm_cmd_finish(p, rc, &r, NULL, NULL);
     }
@@ -356,7 +272,7 @@ int lcm_cmd_run(lc_plugin *p, const char *args, char **out_text, char **err)
     if (sub && (!strcmp(sub, "doctor") || !strcmp(sub, "gc") || !strcmp(sub, "migrate") ||
                 !strcmp(sub, "heal") || !strcmp(sub, "import")))
         lcm_summ_invalidate(p);
-    const lcm_config *cfg = lcm_cmd_config(p);
+    const lcm_config *cfg = lcm_conf_get(p);
     admin_env env = lcm_cmd_env(p, cfg);
     if (!cfg) text = NULL;
     else if (!sub || !strcmp(sub, "status")) text = lcm_cmd_status(p, &env);
@@ -381,4 +297,16 @@ int lcm_cmd_run(lc_plugin *p, const char *args, char **out_text, char **err)
     if (!text) return lc_errf(err, AP_NOMEM, "out of memory");
     *out_text = text;
     return AP_OK;
+}
+
+static int lcm_cmd_command(void *ud, const char *args, char **out_text, char **err)
+{
+    lcm_reopen(ud); /* a store busy at start: the user asking is a moment to try again */
+    lcm_summ_pump(ud);
+    return lcm_cmd_run(ud, args, out_text, err);
+}
+
+int lcm_cmd_init(lc_plugin *p, char **err)
+{
+    return plugin_register_command(p, "lcm", "Lossless context: status and recall store", lcm_cmd_command, err);
 }

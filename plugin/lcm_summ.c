@@ -90,7 +90,7 @@ static int lcm_summ_auto_host(void *ud, const char *system_prompt, const char *p
                               long max_tokens, summ_completion *out, char **err)
 {
     lc_plugin *p = ud;
-    const lcm_config *cfg = lcm_cmd_config(p);
+    const lcm_config *cfg = lcm_conf_get(p);
     char *req = summ_host_request(system_prompt, prompt, max_tokens, cfg ? cfg->summary_timeout_ms : 0);
     char *resp = NULL;
     int rc = req ? lcm_summ_call_sync(p->host, req, &resp, err) : lc_errf(err, LC_NOMEM, "out of memory");
@@ -120,7 +120,7 @@ static int lcm_summ_model_host(void *ud, const char *provider, const char *model
                                summ_completion *out, char **err)
 {
     lc_plugin *p = ud;
-    const lcm_config *cfg = lcm_cmd_config(p);
+    const lcm_config *cfg = lcm_conf_get(p);
     llm_http_routes r = {cfg ? cfg->base_urls : NULL, cfg ? cfg->n_base_urls : 0,
                          cfg ? (cfg->summary_timeout_ms + 999) / 1000 : 0};
     return llm_http_summarizer(&r, provider, model, system_prompt, prompt, max_tokens, out, err);
@@ -187,7 +187,7 @@ static void lcm_summ_note_event(lc_plugin *p, const char *kind, const cJSON *d)
 static void lcm_summ_event_host(void *ud, const char *kind, const cJSON *data)
 {
     lcm_summ_note_event(ud, kind, data);
-    lcm_cmd_metric(ud, kind, data);
+    lcm_conf_metric(ud, kind, data);
 }
 
 /* ---- the worker's state --------------------------------------------------------------- */
@@ -312,7 +312,7 @@ void lcm_summ_free(lc_plugin *p)
 
 void lcm_summ_open(lc_plugin *p)
 {
-    const lcm_config *cfg = lcm_cmd_config(p);
+    const lcm_config *cfg = lcm_conf_get(p);
     char *e = NULL;
     lcm_summ_close(p);
     if (!cfg) return;
@@ -406,14 +406,14 @@ int lcm_summ_pickup(lc_plugin *p, long wait_ms, lcm_summ_pick *out)
     for (size_t i = 0; i < n; i++) {
         cJSON *d = ev[i].data_json ? cJSON_Parse(ev[i].data_json) : NULL;
         lcm_summ_note_event(p, ev[i].kind, d);
-        lcm_cmd_metric(p, ev[i].kind, d);
+        lcm_conf_metric(p, ev[i].kind, d);
         cJSON_Delete(d);
     }
     worker_events_free(ev, n);
     if (!got) return 0;
     const dag_stats *ds = &r.stats;
     cJSON *row = summ_host_pass_row(&r);
-    if (row) lcm_cmd_metric(p, "compaction-pass", row);
+    if (row) lcm_conf_metric(p, "compaction-pass", row);
     cJSON_Delete(row);
     if (r.rc != LC_OK)
         plugin_log(p, AP_LEVEL_WARNING, "lcm: background compaction pass failed: %s", r.error ? r.error : "?");
@@ -428,7 +428,7 @@ int lcm_summ_pickup(lc_plugin *p, long wait_ms, lcm_summ_pick *out)
 void lcm_summ_status(lc_plugin *p, sbuf *b)
 {
     worker *w = p->lcm ? p->lcm->worker : NULL;
-    const lcm_config *cfg = lcm_cmd_config(p);
+    const lcm_config *cfg = lcm_conf_get(p);
     int unstarted = 0;
 #if AP_TARGET_API_LEVEL >= 3
     if (w && p->lcm->wud) unstarted = summ_host_calls_unstarted(p->lcm->wud->calls);

@@ -1,10 +1,16 @@
 /*
  * plugin.h -- the plugin's shared state and its thin wrappers over the host table.
  *
- * plugin.c owns the ABI entry point and dispatches every callback to the two glue
- * modules, clm.c (live context) and lcm.c (lossless store and recall). Glue modules turn
- * ABI events into engine calls; nothing here knows SQL or the mirror format.
- * Buffers the plugin returns to the host are malloc'd; plugin->release is free().
+ * The plugin's files call downward only (tests/plugin_calls.py checks it in make test):
+ *   plugin.c      the ABI entry point and the callbacks; `context` goes to the engine in
+ *                 one call (engine/request/request.h)
+ *   lcm_cmd.c     the /lcm command suite          clm.c   live context's events, /clm
+ *   lcm.c         the store, the projection's session side, the recall tools
+ *   lcm_summ.c    the summarizer chains and the background worker
+ *   lcm_conf.c    the effective lcm.json and the telemetry handle
+ *   hostcall.c    every call into the host's table, the status conversion (the bottom)
+ * Glue modules turn ABI events into engine calls; nothing here knows SQL or the mirror
+ * format. Buffers the plugin returns to the host are malloc'd; plugin->release is free().
  */
 #ifndef LC_PLUGIN_H
 #define LC_PLUGIN_H
@@ -15,6 +21,7 @@
 
 #include "agent_plugin.h"
 #include "message.h"
+#include "request.h"
 #include "zones.h"
 
 struct clm_live;
@@ -47,10 +54,15 @@ typedef struct lc_plugin {
     int idle_known;     /* the host fires agent_end (level 2 with room for the callback) */
     struct clm_live *clm;
     struct lcm_glue *lcm;
+    /* a request's messages as engine structs, kept across requests (plugin.c) */
+    store_msg *in;
+    size_t in_cap;
 } lc_plugin;
 
+/* ---- hostcall.c ---- */
+
 /* The one conversion between the engine's statuses (LC_*) and the ABI's (AP_*). The
- * values agree one for one (asserted in plugin.c), so these only name the two that do
+ * values agree one for one (asserted in hostcall.c), so these only name the two that do
  * not: LC_CANCELLED is engine-internal and crosses the ABI as AP_ERROR; a host's
  * AP_UNSUPPORTED (it lacks the slot) reaches the engine as `unsupported`. */
 int plugin_ap_status(int lc);
@@ -86,6 +98,8 @@ int plugin_send_user_message(lc_plugin *p, const char *text, char **err);
 int plugin_can_send(const lc_plugin *p);
 /* Refresh model facts from the host. */
 void plugin_refresh_model(lc_plugin *p);
+/* Refresh the session's facts (id, file, cwd, agent home, tmp dir) from the host. */
+void plugin_refresh_session(lc_plugin *p);
 /* p->window from the host's figure and a recorded correction. */
 void plugin_apply_window(lc_plugin *p);
 int plugin_register_command(lc_plugin *p, const char *name, const char *description,
@@ -99,6 +113,8 @@ int plugin_complete(lc_plugin *p, const char *request_json, char **out_json, cha
 /* A tool result {"content":[{"type":"text","text":text}],"isError":is_error} (malloc'd). */
 char *plugin_text_result(const char *text, int is_error);
 
+/* ---- the glue modules (clm.c, lcm.c, lcm_cmd.c, lcm_summ.c) ---- */
+
 /* Glue interface: every function returns AP_OK or a failure with *err set. A NULL
  * *out means "no change". Events arrive parsed; results are cJSON the caller frees. */
 int clm_glue_init(lc_plugin *p, char **err);
@@ -106,12 +122,6 @@ void clm_glue_free(lc_plugin *p);
 int clm_glue_session_start(lc_plugin *p, const cJSON *ev, char **err);
 int clm_glue_session_shutdown(lc_plugin *p, char **err);
 int clm_glue_before_agent_start(lc_plugin *p, const cJSON *ev, cJSON **out, char **err);
-/* `lcm_suffix`: LCM's projection of the same raw input (items by raw index, or new
- * summary-pointer messages), or NULL when LCM left the context alone. Items before the
- * CLM anchor are the revision's and are skipped; the rest is the suffix CLM works on, so an
- * accepted edit captures whatever the model saw, pointers included. */
-int clm_glue_context(lc_plugin *p, const ap_context_event *ev,
-                     const ap_context_result *lcm_suffix, ap_context_result **out, char **err);
 int clm_glue_before_provider_request(lc_plugin *p, const cJSON *ev, cJSON **out, char **err);
 int clm_glue_turn_end(lc_plugin *p, const cJSON *ev, char **err);
 int clm_glue_tool_call(lc_plugin *p, const cJSON *ev, cJSON **out, char **err);
@@ -123,6 +133,8 @@ int clm_glue_tree(lc_plugin *p, const cJSON *ev, char **err);
  * with a notice when the live context changed meanwhile). */
 int clm_glue_agent_end(lc_plugin *p, const cJSON *ev, char **err);
 
+/* Register /lcm with the host (lcm_cmd.c; the command's body is lcm_cmd_run). */
+int lcm_cmd_init(lc_plugin *p, char **err);
 int lcm_glue_init(lc_plugin *p, char **err);
 void lcm_glue_free(lc_plugin *p);
 int lcm_glue_session_start(lc_plugin *p, const cJSON *ev, char **err);
@@ -135,17 +147,10 @@ void lcm_reopen(lc_plugin *p);
  * damaged store aside). LC_OK when open (or already open). */
 int lcm_glue_attach(lc_plugin *p);
 int lcm_glue_session_shutdown(lc_plugin *p, char **err);
-/* Runs before clm_glue_context on the raw input: ingest what is new, then project the
- * raw suffix past `clm_anchor` (the raw messages the active live-context revision owns;
- * 0 when none). *out: NULL (send the input unchanged) or the projection of the raw input,
- * released like any context result. */
-int lcm_glue_context(lc_plugin *p, const ap_context_event *ev, size_t clm_anchor,
-                     ap_context_result **out, char **err);
-/* After composition: what the host is sent (NULL = the input unchanged), for LCM's
- * request log (LCM_REQUEST_LOG). */
-void lcm_glue_context_sent(lc_plugin *p, const ap_context_event *ev, const ap_context_result *sent);
-/* The count of raw messages owned by the active live-context revision (0 if none). */
-size_t clm_glue_anchor(lc_plugin *p);
+/* LCM's side of one `context` request of n_messages messages, lent to the engine's
+ * request call (engine/request/request.h): the store retried when it was busy or offline
+ * and due, then s->proj, s->env, s->off and s->hooks filled (s->proj NULL: LCM off). */
+void lcm_glue_request(lc_plugin *p, size_t n_messages, request_session *s);
 int lcm_glue_turn_end(lc_plugin *p, const cJSON *ev, char **err);
 /* Start, on the host thread, the model calls LCM's background summarizer queued for the
  * host's complete_async (lcm_summ.c). The callbacks of an agent turn call it first; cheap
