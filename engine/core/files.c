@@ -157,7 +157,7 @@ size_t files_utf8_count(const char *s, size_t len)
     for (; i + 8 <= len; i += 8) {
         uint64_t w;
         memcpy(&w, s + i, 8);
-        n += 8 - (size_t)__builtin_popcountll(w & ~(w << 1) & top);
+        n += 8 - lc_word_count80(w & ~(w << 1) & top);
     }
     for (; i < len; i++)
         if (((unsigned char)s[i] & 0xC0) != 0x80) n++;

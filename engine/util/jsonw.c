@@ -6,6 +6,7 @@
 #include "jsonw.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,33 +20,55 @@ int jsonw_string(sbuf *b, const char *s)
 {
     static const char hex[] = "0123456789abcdef";
     const unsigned char *p = (const unsigned char *)(s ? s : "");
-    sb_putc(b, '"');
+    const unsigned char *end = p + strlen((const char *)p);
+    if (b->oom || sb_putc(b, '"') != LC_OK) return LC_NOMEM;
+    /* Every string of every message an import builds is printed here, code with an escape
+     * every line among them: the runs go eight bytes at a time while none needs an escape,
+     * and runs and escapes are written in place, room made only when it runs short. */
     for (;;) {
         const unsigned char *run = p;
-        while (!jsonw_special[*p]) p++;
-        if (p > run) sb_append(b, (const char *)run, (size_t)(p - run));
-        if (!*p) break;
-        char esc[6] = {'\\', 0};
-        size_t n = 2;
-        switch (*p) {
-        case '"': esc[1] = '"'; break;
-        case '\\': esc[1] = '\\'; break;
-        case '\b': esc[1] = 'b'; break;
-        case '\f': esc[1] = 'f'; break;
-        case '\n': esc[1] = 'n'; break;
-        case '\r': esc[1] = 'r'; break;
-        case '\t': esc[1] = 't'; break;
-        default:
-            memcpy(esc + 1, "u00", 3);
-            esc[4] = hex[*p >> 4];
-            esc[5] = hex[*p & 15];
-            n = 6;
+        while (p < end) {
+            uint64_t w;
+            if (end - p >= 8) {
+                memcpy(&w, p, 8);
+                if (!lc_word_below(w, 0x20) && !lc_word_has(w, '"') && !lc_word_has(w, '\\')) {
+                    p += 8;
+                    continue;
+                }
+                while (!jsonw_special[*p]) p++; /* one of these eight is */
+                break;
+            }
+            if (jsonw_special[*p]) break;
+            p++;
         }
-        sb_append(b, esc, n);
+        size_t n = (size_t)(p - run);
+        /* the run, one escape (at most 6 bytes), the closing quote */
+        if (b->len + n + 8 > b->cap && sb_reserve(b, n + 7) != LC_OK) return LC_NOMEM;
+        memcpy(b->p + b->len, run, n);
+        b->len += n;
+        if (p >= end) break;
+        char *o = b->p + b->len;
+        *o++ = '\\';
+        switch (*p) {
+        case '"': *o++ = '"'; break;
+        case '\\': *o++ = '\\'; break;
+        case '\b': *o++ = 'b'; break;
+        case '\f': *o++ = 'f'; break;
+        case '\n': *o++ = 'n'; break;
+        case '\r': *o++ = 'r'; break;
+        case '\t': *o++ = 't'; break;
+        default:
+            memcpy(o, "u00", 3);
+            o[3] = hex[*p >> 4];
+            o[4] = hex[*p & 15];
+            o += 5;
+        }
+        b->len = (size_t)(o - b->p);
         p++;
     }
-    sb_putc(b, '"');
-    return b->oom ? LC_NOMEM : LC_OK;
+    b->p[b->len++] = '"';
+    b->p[b->len] = '\0';
+    return LC_OK;
 }
 
 static int jsonw_value(sbuf *b, const cJSON *item)

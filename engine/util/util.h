@@ -102,6 +102,26 @@ const char *lc_next_word(const char **p, size_t *len);
  * itself when it starts one), so a cut at it never splits a character. */
 size_t lc_utf8_back(const char *s, size_t i);
 
+/* Eight bytes at a time (SWAR): a text scan that looks at every byte of every message an
+ * import stores tests a word for what it is after and goes byte by byte only where it hits.
+ * w holds eight bytes as memcpy loads them. lc_word_has: a byte equal to c; lc_word_below: a
+ * byte under n (n <= 128); lc_word_count80: how many bytes of a mask of 0x80 bits are set
+ * (a multiply: a popcount builtin without -mpopcnt is a libgcc call). */
+#define LC_WORD_ONES 0x0101010101010101ull
+#define LC_WORD_TOPS 0x8080808080808080ull
+static inline int lc_word_below(uint64_t w, unsigned n)
+{
+    return ((w - LC_WORD_ONES * n) & ~w & LC_WORD_TOPS) != 0;
+}
+static inline int lc_word_has(uint64_t w, unsigned char c)
+{
+    return lc_word_below(w ^ (LC_WORD_ONES * c), 1);
+}
+static inline unsigned lc_word_count80(uint64_t m)
+{
+    return (unsigned)(((m >> 7) * LC_WORD_ONES) >> 56);
+}
+
 /* 64-bit FNV-1a: the hash of the engine's dedup sets and id tables (fast on short keys,
  * stable across runs and builds, so a seed derived from it repeats). Its offset basis is
  * the one every copy of it here has used, 1469598103934665603 -- one digit short of the

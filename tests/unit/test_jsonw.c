@@ -37,6 +37,26 @@ static void test_print_matches_cjson_for_every_byte_in_a_string(void **state)
     cJSON_Delete(o);
 }
 
+/* The printer skips eight bytes at a time over what needs no escape: an escape at any
+ * offset of a run, before, inside or after a word of eight, prints as cJSON prints it. */
+static void test_print_matches_cjson_for_an_escape_at_every_offset_of_a_run(void **state)
+{
+    (void)state;
+    static const char specials[] = {'"', '\\', '\n', '\t', 0x01, 0x1f, 0x7f};
+    char s[64];
+    for (size_t k = 0; k < sizeof specials; k++)
+        for (size_t len = 1; len < sizeof s - 1; len++)
+            for (size_t at = 0; at < len; at++) {
+                for (size_t i = 0; i < len; i++) s[i] = (char)('a' + i % 26);
+                s[at] = specials[k];
+                if ((at + 3) % len != at) s[(at + 3) % len] = (char)0xE9; /* a high byte stays as it is */
+                s[len] = '\0';
+                cJSON *o = cJSON_CreateString(s);
+                expect_same_print(o, "one escape in a run");
+                cJSON_Delete(o);
+            }
+}
+
 static void test_print_matches_cjson_for_numbers_of_every_kind(void **state)
 {
     (void)state;
@@ -113,6 +133,7 @@ static void test_print_refuses_what_cjson_cannot_print(void **state)
 }
 
 TEST_MAIN(cmocka_unit_test(test_print_matches_cjson_for_every_byte_in_a_string),
+          cmocka_unit_test(test_print_matches_cjson_for_an_escape_at_every_offset_of_a_run),
           cmocka_unit_test(test_print_matches_cjson_for_numbers_of_every_kind),
           cmocka_unit_test(test_print_matches_cjson_for_random_trees),
           cmocka_unit_test(test_print_refuses_what_cjson_cannot_print))

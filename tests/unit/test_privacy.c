@@ -110,6 +110,29 @@ static void test_redact_at_ingest_masks_a_key_and_a_named_member(void **state)
     free(out);
 }
 
+/* The scan for a tag looks at eight bytes at a time while none is a 'p': the word is found
+ * at every offset and in any case among many other p's, and a text that only comes close
+ * ("privat" at its end, "p r i v a t e") holds none. */
+static void test_private_is_seen_at_every_offset_and_in_any_case(void **state)
+{
+    (void)state;
+    char s[96];
+    static const char *const forms[] = {"private", "PRIVATE", "PrIvAtE"};
+    for (size_t f = 0; f < 3; f++)
+        for (size_t len = 7; len < sizeof s; len++)
+            for (size_t at = 0; at + 7 <= len; at++) {
+                for (size_t i = 0; i < len; i++) s[i] = "pip pop Prv "[i % 12];
+                memcpy(s + at, forms[f], 7);
+                assert_int_equal(privacy_may_hold(s, len), 1);
+                assert_int_equal(privacy_may_hold(s, at + 6), 0); /* cut one byte short */
+            }
+    for (size_t len = 0; len < sizeof s; len++) {
+        for (size_t i = 0; i < len; i++) s[i] = "p r i v a t e privat"[i % 20];
+        if (len >= 6) memcpy(s + len - 6, "privat", 6);
+        assert_int_equal(privacy_may_hold(s, len), 0);
+    }
+}
+
 static void test_exclude_matches_the_folder_and_below_but_not_a_sibling(void **state)
 {
     (void)state;
@@ -266,6 +289,7 @@ TEST_MAIN(
     cmocka_unit_test(test_a_closing_tag_first_masks_what_precedes_it),
     cmocka_unit_test(test_a_message_without_tags_is_not_touched),
     cmocka_unit_test(test_redact_at_ingest_masks_a_key_and_a_named_member),
+    cmocka_unit_test(test_private_is_seen_at_every_offset_and_in_any_case),
     cmocka_unit_test(test_exclude_matches_the_folder_and_below_but_not_a_sibling),
     cmocka_unit_test(test_config_reads_the_privacy_and_retention_keys_and_names_bad_values),
     HOME_TEST(test_store_file_never_holds_a_private_span),

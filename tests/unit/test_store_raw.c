@@ -405,6 +405,46 @@ static void test_packer_round_trips_random_json_like_bytes(void **state)
     store_sqlite_raw_free(p);
 }
 
+/* The packer unescapes a string eight bytes at a time up to its first escape: with one
+ * escape at any offset of a long string whose text the row holds, the string is still
+ * taken as a reference (the value is small) and comes back byte for byte. */
+static void test_packer_references_a_string_with_an_escape_at_any_offset(void **state)
+{
+    (void)state;
+    static const char *const escapes[] = {"\\n", "\\\"", "\\\\", "\\t", "\\u0001"};
+    static const char plains[] = {'\n', '"', '\\', '\t', 0x01};
+    store_sqlite_raw *p = store_sqlite_raw_new();
+    assert_non_null(p);
+    for (size_t e = 0; e < 5; e++)
+        for (size_t len = 24; len < 64; len++)
+            for (size_t at = 0; at < len; at++) {
+                char plain[64];
+                sbuf json = {0};
+                for (size_t i = 0; i < len; i++) plain[i] = (char)('a' + i % 26);
+                plain[at] = plains[e];
+                sb_puts(&json, "{\"role\":\"toolResult\",\"text\":\"");
+                sb_append(&json, plain, at);
+                sb_puts(&json, escapes[e]);
+                sb_append(&json, plain + at + 1, len - at - 1);
+                sb_puts(&json, "\"}");
+                const unsigned char *packed = NULL;
+                size_t plen = 0;
+                char *err = NULL;
+                assert_int_equal(store_sqlite_raw_pack(p, json.p, json.len, plain, len, NULL, 0, &packed, &plen, &err),
+                                 LC_OK);
+                if (plen + len / 2 > json.len)
+                    fail_msg("escape %zu at %zu of %zu: not referenced (%zu of %zu bytes)", e, at, len, plen, json.len);
+                char *back = NULL;
+                size_t blen = 0;
+                assert_int_equal(store_sqlite_raw_unpack(packed, plen, plain, len, NULL, 0, &back, &blen, &err), LC_OK);
+                assert_int_equal(blen, json.len);
+                assert_memory_equal(back, json.p, blen);
+                free(back);
+                sb_free(&json);
+            }
+    store_sqlite_raw_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -415,6 +455,7 @@ int main(void)
         SHAPES_TEST(test_damaged_packed_value_is_an_error_not_other_bytes),
         HOME_TEST(test_bulk_ingests_leave_no_free_pages),
         cmocka_unit_test(test_packer_round_trips_random_json_like_bytes),
+        cmocka_unit_test(test_packer_references_a_string_with_an_escape_at_any_offset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -65,7 +65,6 @@ int import_detect(const char *path, import_format *out, char **err);
 int import_file(const char *home, const char *path, import_progress_fn progress, void *ud,
                 import_stats *st, char **err);
 
-#endif
 
 /* ---- incremental import (the Stop hook) ------------------------------------------------
  * What one import of a transcript leaves for the next, so that a hook that runs after
@@ -94,3 +93,5 @@ void import_resume_free(import_resume *rs);
  * folder recorded for a transcript that names none. */
 int import_file_resume(const char *home, const char *path, import_resume *rs, import_stats *st,
                        char **err);
+
+#endif
