@@ -189,15 +189,23 @@ static int store_pg_prepare(store *s, const char *sql, const char *what, char **
     return i;
 }
 
-/* Room in the prepared table for every statement of the batch. */
-static void store_pg_prepare_room(store *s, const store_pg_stmt *st, size_t n)
+/* The session's write lock (store_pg_begin, store_pg_batch): prepared, as every write
+ * takes it (an unnamed statement is parsed and planned again at each call). The
+ * transaction's setting lcm.locked tells the id trigger (schema 6) the lock is held, so it
+ * does not look the session's row up again for every row. */
+static const char store_pg_sql_lock[] =
+    "SELECT set_config('lcm.locked', sid::text, true) FROM lcm.sessions WHERE sid = $1 FOR UPDATE";
+
+/* Room in the prepared table for every statement of the batch and `also` (may be NULL). */
+static void store_pg_prepare_room(store *s, const store_pg_stmt *st, size_t n, const char *also)
 {
     int need = 0, used = 0;
     for (int i = 0; i < STORE_PG_PREPARED; i++) used += s->prepared[i] != NULL;
-    for (size_t i = 0; i < n; i++) {
-        int known = 0;
-        for (int k = 0; k < STORE_PG_PREPARED && !known; k++) known = s->prepared[k] == st[i].sql;
-        for (size_t j = 0; j < i && !known; j++) known = st[j].sql == st[i].sql;
+    for (size_t i = 0; i <= n; i++) {
+        const char *sql = i < n ? st[i].sql : also;
+        int known = !sql;
+        for (int k = 0; k < STORE_PG_PREPARED && !known; k++) known = s->prepared[k] == sql;
+        for (size_t j = 0; j < i && !known; j++) known = st[j].sql == sql;
         need += !known;
     }
     if (used + need <= STORE_PG_PREPARED) return;
@@ -221,7 +229,7 @@ PGresult *store_pg_run(store *s, const char *sql, int n, const char *const *vals
         if (n && (flags & STORE_PG_PREP)) {
             char name[24];
             int slot;
-            store_pg_prepare_room(s, &(store_pg_stmt){sql, n, vals, NULL}, 1);
+            store_pg_prepare_room(s, &(store_pg_stmt){sql, n, vals, NULL}, 1, NULL);
             if ((slot = store_pg_prepare(s, sql, what, NULL)) >= 0) {
                 snprintf(name, sizeof name, "lcm_b%d", slot);
                 r = PQexecPrepared(s->conn, name, n, vals, NULL, NULL, 0);
@@ -277,11 +285,14 @@ static int store_pg_batch_once(store *s, store_pg_stmt *st, size_t n, const char
 {
     int rc = LC_OK, lost = 0, sent = 0, failed = 0;
     char *first_err = NULL;
-    store_pg_prepare_room(s, st, n);
+    int lock_slot = -1;
+    store_pg_prepare_room(s, st, n, s->tx_open ? NULL : store_pg_sql_lock);
     for (size_t i = 0; i < n; i++) {
         st[i].res = NULL;
         if (store_pg_prepare(s, st[i].sql, what, err) < 0) return PQstatus(s->conn) == CONNECTION_BAD ? -1 : LC_ERR;
     }
+    if (!s->tx_open && (lock_slot = store_pg_prepare(s, store_pg_sql_lock, what, err)) < 0)
+        return PQstatus(s->conn) == CONNECTION_BAD ? -1 : LC_ERR;
     if (!PQenterPipelineMode(s->conn)) return lc_errf(err, LC_ERR, "store: %s: pipeline mode refused", what);
     const char *lock[] = {s->sidtxt};
     int ok = 1;
@@ -291,8 +302,9 @@ static int store_pg_batch_once(store *s, store_pg_stmt *st, size_t n, const char
     } else {
         ok = PQsendQueryParams(s->conn, "BEGIN", 0, NULL, NULL, NULL, NULL, 0);
         sent += ok;
-        if (ok) sent += ok = PQsendQueryParams(s->conn, "SELECT 1 FROM lcm.sessions WHERE sid = $1 FOR UPDATE", 1,
-                                               NULL, lock, NULL, NULL, 0);
+        char name[24];
+        snprintf(name, sizeof name, "lcm_b%d", lock_slot);
+        if (ok) sent += ok = PQsendQueryPrepared(s->conn, name, 1, lock, NULL, NULL, 0);
     }
     int head = sent;
     for (size_t i = 0; ok && i < n; i++) {
@@ -395,8 +407,7 @@ int store_pg_begin(store *s, char **err)
     if (store_pg_cmd(s, "BEGIN", 0, NULL, STORE_PG_IDEM, "begin", NULL, err) != LC_OK) return LC_ERR;
     s->inner = 1;
     const char *v[] = {s->sidtxt};
-    if (store_pg_cmd(s, "SELECT 1 FROM lcm.sessions WHERE sid = $1 FOR UPDATE", 1, v, 0, "session lock", NULL,
-                     err) != LC_OK) {
+    if (store_pg_cmd(s, store_pg_sql_lock, 1, v, STORE_PG_PREP, "session lock", NULL, err) != LC_OK) {
         store_pg_rollback(s);
         return LC_ERR;
     }
