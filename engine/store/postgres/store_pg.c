@@ -190,11 +190,8 @@ static int store_pg_prepare(store *s, const char *sql, const char *what, char **
 }
 
 /* The session's write lock (store_pg_begin, store_pg_batch): prepared, as every write
- * takes it (an unnamed statement is parsed and planned again at each call). The
- * transaction's setting lcm.locked tells the id trigger (schema 6) the lock is held, so it
- * does not look the session's row up again for every row. */
-static const char store_pg_sql_lock[] =
-    "SELECT set_config('lcm.locked', sid::text, true) FROM lcm.sessions WHERE sid = $1 FOR UPDATE";
+ * takes it (an unnamed statement is parsed and planned again at each call). */
+static const char store_pg_sql_lock[] = "SELECT 1 FROM lcm.sessions WHERE sid = $1 FOR UPDATE";
 
 /* Room in the prepared table for every statement of the batch and `also` (may be NULL). */
 static void store_pg_prepare_room(store *s, const store_pg_stmt *st, size_t n, const char *also)

@@ -374,33 +374,12 @@ static const char *const store_pg_migrations[] = {
      * insert. Rows written before keep pglz, which the server still reads; a server built
      * without lz4 (or older than 14) keeps pglz. The arrival trigger tests a message's
      * coverage in its own statement, planned once per connection: the lcm.uncovered() call
-     * it made per row was a SQL function, planned again at every call. The id trigger
-     * takes the session's lock only when its transaction does not hold it already: the
-     * store's writes take it first (store_pg.c, the lock statement) and say so in the
-     * transaction's setting lcm.locked; looking the sessions row up again for every
-     * message walked that row's versions (one per turn's last_activity) under the other
-     * writers' updates of the same page. A writer that does not set it (an older build)
-     * is locked per row as before. */
+     * it made per row was a SQL function, planned again at every call. */
     "DO $d$ BEGIN"
     " ALTER TABLE lcm.messages ALTER COLUMN text SET COMPRESSION lz4, ALTER COLUMN raw_json SET COMPRESSION lz4,"
     "  ALTER COLUMN payload SET COMPRESSION lz4;"
     " EXCEPTION WHEN feature_not_supported OR syntax_error THEN NULL;"
     " END $d$;"
-    "CREATE OR REPLACE FUNCTION lcm.next_id() RETURNS trigger LANGUAGE plpgsql AS $f$"
-    " BEGIN"
-    "  IF current_setting('lcm.locked', true) IS DISTINCT FROM NEW.sid::text THEN"
-    "   PERFORM 1 FROM lcm.sessions WHERE sid = NEW.sid FOR UPDATE;"
-    "  END IF;"
-    "  IF NEW.id IS NULL THEN"
-    "   IF TG_TABLE_NAME = 'messages' THEN"
-    "    SELECT coalesce(max(id), 0) + 1 INTO NEW.id FROM lcm.messages WHERE sid = NEW.sid;"
-    "   ELSE"
-    "    EXECUTE format('SELECT coalesce(max(id), 0) + 1 FROM %I.%I WHERE sid = $1', TG_TABLE_SCHEMA, TG_TABLE_NAME)"
-    "     INTO NEW.id USING NEW.sid;"
-    "   END IF;"
-    "  END IF;"
-    "  RETURN NEW;"
-    " END $f$;"
     "CREATE OR REPLACE FUNCTION lcm.messages_arrive() RETURNS trigger LANGUAGE plpgsql AS $f$"
     " BEGIN"
     "  WITH a AS (SELECT n.sid, min(n.ordinal) AS ord, sum(n.tokens)::bigint AS tokens FROM arrived n"
