@@ -4,7 +4,8 @@
  * messages cost the same few round trips to the server whatever their number (the
  * protocol trace's ReadyForQuery messages are the trips), and a history written in one
  * call stores exactly the rows -- ids, ordinals, text, tsvector, file handles, DAG
- * progress -- that the same history written a message per call stores.
+ * progress -- that the same history written a message per call stores; and a turn's
+ * statements are planned once per connection, not again at every turn.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -120,6 +121,25 @@ static void test_pg_a_turn_costs_the_same_round_trips_whatever_its_size(void **s
     store_close(s);
 }
 
+/* A statement the server plans at every call costs a turn as much CPU as the turn's own
+ * rows: every statement of the ingest settles on its generic plan after the server's
+ * five custom ones. */
+static void test_pg_a_turns_statements_are_planned_once_per_connection(void **state)
+{
+    (void)state;
+    if (!pg_configured()) skip();
+    store *s = home_store("pg-plans", "/work/proj");
+    for (size_t k = 0; k < 80; k += 2) store_history(s, k, k + 2);
+    assert_int_equal(store_message_count(s), 80);
+    int64_t stmts = store_pg_query_int(s, "SELECT count(*) FROM pg_prepared_statements", -1);
+    int64_t custom = store_pg_query_int(s, "SELECT coalesce(max(custom_plans), 0) FROM pg_prepared_statements", -1);
+    print_message("prepared statements %lld, the most custom plans of one %lld (40 turns)\n", (long long)stmts,
+                  (long long)custom);
+    assert_true(stmts >= 2);
+    assert_true(custom >= 0 && custom <= 5);
+    store_close(s);
+}
+
 /* A fingerprint of a session's stored rows: every column of every message (the tsvector as
  * text), of every file handle, and the DAG progress numbers, in id order. */
 static int64_t rows_fingerprint(store *s, const char *table_sql)
@@ -172,4 +192,5 @@ static void test_pg_one_call_stores_the_rows_a_message_per_call_stores(void **st
 }
 
 TEST_MAIN(HOME_TEST(test_pg_a_turn_costs_the_same_round_trips_whatever_its_size),
+          HOME_TEST(test_pg_a_turns_statements_are_planned_once_per_connection),
           HOME_TEST(test_pg_one_call_stores_the_rows_a_message_per_call_stores))

@@ -5,7 +5,7 @@
  * idempotent statement retried once, an error sentence that never carries the password).
  * No other file includes it; only store_pg*.c include libpq-fe.h.
  *
- * Layout (store_pg.c): the tables live in schema `lcm`, one row set per session keyed by
+ * Layout (store_pg_schema.c): the tables live in schema `lcm`, one row set per session keyed by
  * `sid` (lcm.sessions). Each connection sets `lcm.sid` and a search_path whose first
  * schema, `lcm_session`, holds one view per table filtered to that session (the base
  * tables' `sid` defaults to the setting), so the backend's statements name `messages`,
@@ -23,7 +23,7 @@
 #include "store_derive.h"
 #include "store_pg.h"
 
-/* The text search configuration of the tsvectors (schema 3, store_pg.c): 'english', whose
+/* The text search configuration of the tsvectors (schema 3, store_pg_schema.c): 'english', whose
  * snowball stems match an inflected word by its stem as the SQLite index's porter does.
  * A query takes the configuration its database's tsvectors were made with (STORE_PG_TS):
  * a read-only opener never migrates, and a database an older build still writes keeps
@@ -102,6 +102,9 @@ typedef struct {
  * back and *err says why ("store: <what>: <reason>"). A connection lost outside the
  * caller's transaction is reset and, with STORE_PG_IDEM, the batch sent again once. */
 int store_pg_batch(store *s, store_pg_stmt *st, size_t n, int flags, const char *what, char **err);
+/* Bring the database's layout to this build's version (store_pg_schema.c): the forward
+ * migrations in one transaction under an advisory lock; LC_INVALID for a newer layout. */
+int store_pg_migrate(store *s, char **err);
 /* One integer from a query; `dflt` when it fails, returns no row or NULL. */
 int64_t store_pg_int(store *s, const char *sql, int n, const char *const *vals, int64_t dflt);
 /* A transaction with the session's write lock (its sessions row locked FOR UPDATE): the

@@ -181,10 +181,13 @@ static int store_pg_ingest_from(store *s, const store_msg *msgs, size_t n, size_
                               * per row (a join's generic plan may hash the session's every
                               * message), ordered by the entry id so that index wins even
                               * where stale statistics make a scan of the session's ordinal
-                              * index look as cheap. */
+                              * index look as cheap. The array is read through a subquery so
+                              * a custom plan cannot count its elements: it costs what the
+                              * generic plan costs, and after five calls the statement is
+                              * planned once per connection, not at every turn. */
                              "SELECT i, ord FROM (SELECT u.i, (SELECT m.ordinal FROM messages m"
                              " WHERE m.entry_id = u.e ORDER BY m.entry_id LIMIT 1) AS ord"
-                             " FROM unnest($1::text[]) WITH ORDINALITY AS u(e, i)) x"
+                             " FROM unnest((SELECT $1::text[])) WITH ORDINALITY AS u(e, i)) x"
                              " WHERE ord IS NOT NULL ORDER BY i DESC LIMIT 1",
                              1, v, STORE_PG_IDEM | STORE_PG_PREP, "read message", err);
             sb_free(&b);
