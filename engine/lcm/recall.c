@@ -43,7 +43,8 @@ static void recall_result_clear_hits(recall_result *r)
         recall_hit *h = &r->hits[i];
         LC_FREE(h->entry_id, h->role, h->snippet, h->session_id, h->session_date, h->session_cwd, h->rank_in);
     }
-    LC_FREE(r->hits);
+    free(r->hits);
+    r->hits = NULL; /* hits are pushed again after a clear (a first page given up) */
     r->n = 0;
 }
 

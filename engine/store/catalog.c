@@ -340,7 +340,11 @@ int catalog_list_stores(const char *agent_home, const catalog_filter *f, catalog
     /* On the embedded store f->all_homes changes nothing: the folder holds this home's
      * stores alone, and out->shared stays 0 so a fleet search can say the store is not
      * shared. */
-    if (!(d = opendir(dir))) goto done; /* no store folder yet: nothing to list */
+    if (!(d = opendir(dir))) {
+        /* No store folder yet: nothing to list. Out of memory is not an empty home. */
+        if (errno == ENOMEM) rc = lc_errf(err, LC_NOMEM, "catalog: out of memory");
+        goto done;
+    }
     while ((de = readdir(d))) {
         size_t l = strlen(de->d_name);
         if (l <= CATALOG_SUFFIX_LEN || strcmp(de->d_name + l - CATALOG_SUFFIX_LEN, CATALOG_SUFFIX) != 0) continue;
