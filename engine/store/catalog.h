@@ -3,9 +3,10 @@
  * Owns where a session's store lives, the one listing of the store folder (with a filter:
  * all but one session, one project's cwd, older schema), the cheap facts each entry
  * carries (meta session id / cwd / session file / created, schema, damage, bytes), opening
- * a store by session id read-only or read-write, and retiring one (its files deleted).
- * Cross-session search, maintenance (gc, migrate) and the MCP server list stores through
- * it instead of reading the folder themselves.
+ * a store by session id read-only or read-write, retiring one (its files deleted), and the
+ * one walk over the listed stores (catalog_walk / catalog_each: each opened, checked, handed
+ * to a callback). Cross-session search, maintenance (gc, migrate), dream, the bundle and the
+ * MCP server list and walk stores through it instead of reading the folder themselves.
  */
 #ifndef LC_CATALOG_H
 #define LC_CATALOG_H

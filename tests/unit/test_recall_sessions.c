@@ -108,6 +108,7 @@ static void sweep(const recall_grep_opts *o)
     size_t full = r.n;
     assert_true(full >= 9); /* every store's hits */
     assert_int_equal(r.stores_searched, 3);
+    check_outcome(LC_OK, &r, full, NULL);
     recall_result_free(&r);
 #ifdef FAULTS
     long errors = 0, fails = 0;
