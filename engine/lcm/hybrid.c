@@ -369,14 +369,36 @@ int hybrid_grep(store *s, const hybrid_opts *o, char **text, char **err)
     return *text ? LC_OK : lc_errf(err, LC_NOMEM, "hybrid: out of memory");
 }
 
+/* The past stores a cross-session hybrid search reads, kept open for it (at most
+ * RECALL_SESSIONS_MAX), each with its session's label. */
+typedef struct hybrid_sessions {
+    store *st[RECALL_SESSIONS_MAX];
+    hybrid_label lab[RECALL_SESSIONS_MAX];
+    size_t n;
+} hybrid_sessions;
+
+/* The walk's visit of one past store (catalog_each_fn): the store is taken, kept open for
+ * the search. */
+static int hybrid_sessions_take(void *cb, const catalog_entry *e, size_t i, store **s, char **err)
+{
+    hybrid_sessions *h = cb;
+    hybrid_label *lab = &h->lab[h->n];
+    (void)i;
+    h->st[h->n++] = *s;
+    *s = NULL;
+    lab->session_id = lc_strdup(e->session_id);
+    lab->date = lc_utc_format(e->created, "%Y-%m-%d", "?");
+    lab->cwd = lc_strdup(e->cwd && *e->cwd ? e->cwd : "?");
+    if (!lab->session_id || !lab->date || !lab->cwd) return lc_errf(err, LC_NOMEM, "hybrid: out of memory");
+    return h->n < RECALL_SESSIONS_MAX ? LC_OK : CATALOG_STOP;
+}
+
 int hybrid_grep_sessions(const char *agent_home, const char *current_session_id, const char *cwd,
                          recall_scope scope, const hybrid_opts *o, char **text, char **err)
 {
-    catalog_list l = {0};
     catalog_filter f = {.except_session = current_session_id, .order = CATALOG_NEWEST_FIRST};
-    store **st = NULL;
-    hybrid_label *lab = NULL;
-    size_t n = 0, older = 0, skipped = 0;
+    catalog_counts c;
+    hybrid_sessions h = {0};
     char *note = NULL;
     hybrid_result r = {0};
     int rc;
@@ -384,56 +406,29 @@ int hybrid_grep_sessions(const char *agent_home, const char *current_session_id,
     if (!o->cfg || !o->cfg->enabled) return lc_errf(err, LC_INVALID, "%s", embed_not_configured);
     if (scope == RECALL_SCOPE_SESSIONS) f.cwd = cwd;
     f.all_homes = scope == RECALL_SCOPE_FLEET;
-    if ((rc = catalog_list_stores(agent_home, &f, &l, err)) != LC_OK) return rc;
-    st = calloc(l.n + 1, sizeof *st);
-    lab = calloc(l.n + 1, sizeof *lab);
-    if (!st || !lab) {
-        rc = lc_errf(err, LC_NOMEM, "hybrid: out of memory");
-        goto done;
-    }
-    for (size_t i = 0; i < l.n && n < RECALL_SESSIONS_MAX; i++) {
-        const catalog_entry *e = &l.v[i];
-        int version = -1;
-        store *ps = NULL;
-        if (e->damaged || catalog_open_entry(e, &ps, &version, NULL) != LC_OK) {
-            skipped++;
-            continue;
-        }
-        if (!STORE_SCHEMA_ANSWERS(version)) {
-            if (version < STORE_SCHEMA_VERSION) older++;
-            else skipped++;
-            store_close(ps);
-            continue;
-        }
-        st[n] = ps;
-        lab[n].session_id = lc_strdup(e->session_id);
-        lab[n].date = lc_utc_format(e->created, "%Y-%m-%d", "?");
-        lab[n].cwd = lc_strdup(e->cwd && *e->cwd ? e->cwd : "?");
-        n++;
-    }
-    if ((rc = hybrid_search(st, n, o, &r, err)) != LC_OK) goto done;
+    /* Older stores are counted, not searched (never migrated by a search); damaged ones and
+     * newer schemas are skipped. */
+    if ((rc = catalog_each(agent_home, &f, CATALOG_ANSWERS, hybrid_sessions_take, &h, &c, err)) != LC_OK) goto done;
+    if ((rc = hybrid_search(h.st, h.n, o, &r, err)) != LC_OK) goto done;
     sbuf nb = {0};
-    sb_printf(&nb, "sessions: %zu searched", n);
-    if (older) sb_printf(&nb, ", %zu older-generation (not searched; /lcm migrate)", older);
-    if (skipped) sb_printf(&nb, ", %zu skipped", skipped);
+    sb_printf(&nb, "sessions: %zu searched", h.n);
+    if (c.older) sb_printf(&nb, ", %zu older-generation (not searched; /lcm migrate)", c.older);
+    if (c.damaged + c.newer) sb_printf(&nb, ", %zu skipped", c.damaged + c.newer);
     sb_putc(&nb, '\n');
-    if (l.n > n + older + skipped) sb_printf(&nb, "bound: stopped at %d stores\n", RECALL_SESSIONS_MAX);
+    if (c.unreached) sb_printf(&nb, "bound: stopped at %d stores\n", RECALL_SESSIONS_MAX);
     if (r.n) sb_puts(&nb, "read one with lcm_expand_query({session, entry_id}); past history, not this session\n");
     note = sb_detach(&nb);
-    *text = hybrid_format(st, lab, o, &r, note);
+    *text = hybrid_format(h.st, h.lab, o, &r, note);
     if (!*text) rc = lc_errf(err, LC_NOMEM, "hybrid: out of memory");
 done:
     hybrid_result_free(&r);
-    for (size_t i = 0; i < n; i++) {
-        store_close(st[i]);
-        free(lab[i].session_id);
-        free(lab[i].date);
-        free(lab[i].cwd);
+    for (size_t i = 0; i < h.n; i++) {
+        store_close(h.st[i]);
+        free(h.lab[i].session_id);
+        free(h.lab[i].date);
+        free(h.lab[i].cwd);
     }
-    free(st);
-    free(lab);
     free(note);
-    catalog_list_free(&l);
     return rc;
 }
 

@@ -62,36 +62,41 @@ static int bundle_is_self(const char *id, const char *self)
     return dash && strcmp(dash + 1, self) == 0 && (!strncmp(id, "claude-", 7) || !strncmp(id, "codex-", 6));
 }
 
-/* The newest other session of `cwd` under <home>/lcm/, by its last stored message. */
+typedef struct bundle_find_ctx {
+    const char *self;
+    bundle_pick *out;
+} bundle_find_ctx;
+
+/* One store of the project (catalog_each_fn): kept when it is another session's, holds
+ * messages, and was active after the one kept so far. */
+static int bundle_find_visit(void *cb, const catalog_entry *e, size_t i, store **s, char **err)
+{
+    bundle_find_ctx *c = cb;
+    bundle_pick *out = c->out;
+    (void)i;
+    if (e->messages <= 0 || bundle_is_self(e->session_id, c->self)) return LC_OK;
+    long long last = store_last_activity_ms(*s);
+    if (out->id && last <= out->last) return LC_OK;
+    char *id = lc_strdup(e->session_id), *path = lc_strdup(e->path);
+    if (!id || !path) {
+        free(id);
+        free(path);
+        return lc_errf(err, LC_NOMEM, "out of memory");
+    }
+    free(out->id);
+    free(out->path);
+    *out = (bundle_pick){id, path, last, e->messages, NULL};
+    return LC_OK;
+}
+
+/* The newest other session of `cwd` under <home>/lcm/, by its last stored message: of the
+ * stores this build answers (a damaged or older one is passed over). */
 static int bundle_find(const char *home, const char *cwd, const char *self, bundle_pick *out, char **err)
 {
-    catalog_list l = {0};
     catalog_filter f = {.cwd = cwd, .counts = 1};
-    int rc;
+    bundle_find_ctx c = {self, out};
     memset(out, 0, sizeof *out);
-    if ((rc = catalog_list_stores(home, &f, &l, err)) != LC_OK) return rc;
-    for (size_t i = 0; i < l.n; i++) {
-        const catalog_entry *e = &l.v[i];
-        store *s = NULL;
-        if (e->damaged || !STORE_SCHEMA_ANSWERS(e->schema_version) || e->messages <= 0 ||
-            bundle_is_self(e->session_id, self) ||
-            store_open_readonly(e->path, &s, NULL, NULL) != LC_OK)
-            continue;
-        long long last = store_last_activity_ms(s);
-        store_close(s);
-        if (out->id && last <= out->last) continue;
-        char *id = lc_strdup(e->session_id), *path = lc_strdup(e->path);
-        if (!id || !path) {
-            free(id);
-            free(path);
-            rc = lc_errf(err, LC_NOMEM, "out of memory");
-            break;
-        }
-        free(out->id);
-        free(out->path);
-        *out = (bundle_pick){id, path, last, e->messages, NULL};
-    }
-    catalog_list_free(&l);
+    int rc = catalog_each(home, &f, CATALOG_ANSWERS, bundle_find_visit, &c, NULL, err);
     if (rc == LC_OK && out->id) out->date = lc_utc_format(out->last, "%Y-%m-%d %H:%M UTC", "date unknown");
     return rc;
 }

@@ -461,13 +461,20 @@ static int dream_record(dream_run_ctx *c, const char *session, size_t found_from
     return rc;
 }
 
-static int dream_store(dream_run_ctx *c, const catalog_entry *e, char **err)
+/* One store of the run (catalog_each_fn): what is new in it since the scope's mark. A store
+ * that would not open is not handed over (catalog.h): it is read at the next run. */
+static int dream_store(void *cb, const catalog_entry *e, size_t i, store **sp, char **err)
 {
-    store *s = NULL;
+    dream_run_ctx *c = cb;
+    store *s = *sp;
     int rc;
     size_t items_from = c->n_items, found_from = c->n_found, leaves_from = c->n_leaves;
+    (void)i;
+    if (c->budget_left <= 0 || dream_out_of_time(c)) {
+        c->stopped_budget = 1;
+        return CATALOG_STOP_BEFORE;
+    }
     if ((rc = homestore_mark_get(c->h, c->scope_key, e->name, &c->mark, err)) != LC_OK) return rc;
-    if (store_open_readonly(e->path, &s, NULL, NULL) != LC_OK) return LC_OK; /* unreadable now: next run */
     homestore_mark before = c->mark;
     dream_reader rd = {c, e->name, 0, 0};
     store_search_scope scope = {.after_ordinal = c->mark.ordinal, .after_id = c->mark.row};
@@ -493,7 +500,6 @@ static int dream_store(dream_run_ctx *c, const catalog_entry *e, char **err)
     if (rc == LC_NOMEM) rc = lc_errf(err, LC_NOMEM, "out of memory");
     if (rc == LC_OK && memcmp(&before, &c->mark, sizeof before) != 0) rc = dream_record(c, e->name, found_from, err);
 done:
-    store_close(s);
     return rc;
 }
 
@@ -862,18 +868,11 @@ int dream_run(const dream_opts *o, dream_result *out, char **err)
     if (!c.scope_key) return lc_errf(err, LC_NOMEM, "out of memory");
     if ((rc = homestore_open(o->home, 1, &c.h, err)) != LC_OK) goto done;
     if ((rc = dream_lock(o->home, &lock, err)) != LC_OK) goto done;
+    /* The stores this build answers; damaged and older ones wait (a dream never migrates).
+     * The list lives as long as the run: items and leaves borrow its session names. */
     catalog_filter f = {.cwd = o->global ? NULL : o->project};
     if ((rc = catalog_list_stores(o->home, &f, &l, err)) != LC_OK) goto done;
-    for (size_t i = 0; i < l.n && rc == LC_OK; i++) {
-        const catalog_entry *e = &l.v[i];
-        if (e->damaged || !STORE_SCHEMA_ANSWERS(e->schema_version)) continue;
-        if (c.budget_left <= 0 || dream_out_of_time(&c)) {
-            c.stopped_budget = 1;
-            break;
-        }
-        rc = dream_store(&c, e, err);
-    }
-    if (rc != LC_OK) goto done;
+    if ((rc = catalog_walk(&l, 0, CATALOG_ANSWERS, dream_store, &c, NULL, err)) != LC_OK) goto done;
     out->budget_hit = c.stopped_budget;
     if (c.stopped_budget) sb_puts(&c.notes, "- the token or time budget stopped the run; the next run goes on from there\n");
     out->nothing_new = out->messages == 0 && out->summaries == 0;
@@ -976,10 +975,27 @@ int dream_command_line(const dream_opts *base, const char *cwd, const char *line
     return rc;
 }
 
+/* The stores' activity since the last run (a catalog_each). */
+typedef struct dream_activity {
+    long long last, first;
+    size_t changed;
+} dream_activity;
+
+static int dream_activity_add(void *cb, const catalog_entry *e, size_t i, store **s, char **err)
+{
+    dream_activity *a = cb;
+    long long at = store_last_activity_ms(*s);
+    (void)e;
+    (void)i;
+    (void)err;
+    if (at > a->last) a->changed++;
+    if (at > 0 && (!a->first || at < a->first)) a->first = at;
+    return LC_OK;
+}
+
 int dream_due(const char *home, const lcm_config *cfg)
 {
     homestore *h = NULL;
-    catalog_list l = {0};
     int due = 0;
     if (!cfg->auto_dream) return 0;
     long long last = 0;
@@ -987,21 +1003,13 @@ int dream_due(const char *home, const lcm_config *cfg)
         last = homestore_run_last(h);
         homestore_close(h);
     }
-    if (catalog_list_stores(home, NULL, &l, NULL) != LC_OK) return 0;
-    long long now = lc_epoch_ms(), first = 0;
-    size_t changed = 0;
-    for (size_t i = 0; i < l.n; i++) {
-        store *s = NULL;
-        if (l.v[i].damaged || store_open_readonly(l.v[i].path, &s, NULL, NULL) != LC_OK) continue;
-        long long at = store_last_activity_ms(s);
-        store_close(s);
-        if (at > last) changed++;
-        if (at > 0 && (!first || at < first)) first = at;
-    }
-    catalog_list_free(&l);
-    long long since = last ? last : first;
-    if (changed >= (size_t)cfg->dream_after_sessions) due = 1;
-    if (changed && since && now - since >= cfg->dream_after_hours * 3600LL * 1000) due = 1;
+    /* Every store that opens, whatever its schema: its last activity is all that is asked. */
+    dream_activity a = {.last = last};
+    if (catalog_each(home, NULL, CATALOG_ANY_SCHEMA, dream_activity_add, &a, NULL, NULL) != LC_OK) return 0;
+    long long now = lc_epoch_ms();
+    long long since = last ? last : a.first;
+    if (a.changed >= (size_t)cfg->dream_after_sessions) due = 1;
+    if (a.changed && since && now - since >= cfg->dream_after_hours * 3600LL * 1000) due = 1;
     return due;
 }
 

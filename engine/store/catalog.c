@@ -340,7 +340,11 @@ int catalog_list_stores(const char *agent_home, const catalog_filter *f, catalog
     /* On the embedded store f->all_homes changes nothing: the folder holds this home's
      * stores alone, and out->shared stays 0 so a fleet search can say the store is not
      * shared. */
-    if (!(d = opendir(dir))) goto done; /* no store folder yet: nothing to list */
+    if (!(d = opendir(dir))) {
+        /* No store folder yet: nothing to list. Out of memory is not an empty home. */
+        if (errno == ENOMEM) rc = lc_errf(err, LC_NOMEM, "catalog: out of memory");
+        goto done;
+    }
     while ((de = readdir(d))) {
         size_t l = strlen(de->d_name);
         if (l <= CATALOG_SUFFIX_LEN || strcmp(de->d_name + l - CATALOG_SUFFIX_LEN, CATALOG_SUFFIX) != 0) continue;
@@ -436,4 +440,67 @@ int catalog_retire(const catalog_entry *e, char **err)
         free(p);
     }
     return LC_OK;
+}
+
+/* ---- the walk ----------------------------------------------------------------------------- */
+
+int catalog_walk(const catalog_list *l, size_t from, catalog_walk_mode mode, catalog_each_fn fn, void *cb,
+                 catalog_counts *counts, char **err)
+{
+    catalog_counts mine;
+    catalog_counts *c = counts ? counts : &mine;
+    size_t i = from < l->n ? from : l->n;
+    int rc = LC_OK;
+    memset(c, 0, sizeof *c);
+    c->listed = l->n - i;
+    for (; i < l->n; i++) {
+        store *s = NULL;
+        int version = -1, orc;
+        char *why = NULL;
+        if ((orc = catalog_open_entry(&l->v[i], &s, &version, &why)) != LC_OK) {
+            free(why);
+            if (orc == LC_NOMEM) {
+                rc = lc_errf(err, LC_NOMEM, "catalog: out of memory");
+                break;
+            }
+            c->damaged++;
+            continue;
+        }
+        int counted = version < 0 ? (c->damaged++, 1)
+                      : mode == CATALOG_ANY_SCHEMA ? 0
+                      : version > STORE_SCHEMA_VERSION ? (c->newer++, 1)
+                      : !STORE_SCHEMA_ANSWERS(version) ? (c->older++, 1)
+                                                       : 0;
+        if (counted) {
+            store_close(s);
+            continue;
+        }
+        c->opened++;
+        rc = fn(cb, &l->v[i], i, &s, err);
+        store_close(s); /* NULL when the callback took it */
+        if (rc == CATALOG_STOP || rc == CATALOG_STOP_BEFORE) {
+            if (rc == CATALOG_STOP) i++;
+            else c->opened--;
+            rc = LC_OK;
+            break;
+        }
+        if (rc != LC_OK) {
+            i++;
+            break;
+        }
+    }
+    c->next = i;
+    c->unreached = l->n - i;
+    return rc;
+}
+
+int catalog_each(const char *agent_home, const catalog_filter *f, catalog_walk_mode mode, catalog_each_fn fn,
+                 void *cb, catalog_counts *counts, char **err)
+{
+    catalog_list l = {0};
+    int rc = catalog_list_stores(agent_home, f, &l, err);
+    if (rc == LC_OK) rc = catalog_walk(&l, 0, mode, fn, cb, counts, err);
+    else if (counts) memset(counts, 0, sizeof *counts);
+    catalog_list_free(&l);
+    return rc;
 }

@@ -3,9 +3,10 @@
  * Owns where a session's store lives, the one listing of the store folder (with a filter:
  * all but one session, one project's cwd, older schema), the cheap facts each entry
  * carries (meta session id / cwd / session file / created, schema, damage, bytes), opening
- * a store by session id read-only or read-write, and retiring one (its files deleted).
- * Cross-session search, maintenance (gc, migrate) and the MCP server list stores through
- * it instead of reading the folder themselves.
+ * a store by session id read-only or read-write, retiring one (its files deleted), and the
+ * one walk over the listed stores (catalog_walk / catalog_each: each opened, checked, handed
+ * to a callback). Cross-session search, maintenance (gc, migrate), dream, the bundle and the
+ * MCP server list and walk stores through it instead of reading the folder themselves.
  */
 #ifndef LC_CATALOG_H
 #define LC_CATALOG_H
@@ -98,6 +99,56 @@ int catalog_open(const char *agent_home, const char *session_id, catalog_mode mo
  * a shared store's session -- any home's, as a fleet listing (all_homes) gives, which
  * catalog_open by this home's session id would not find. LC_INVALID for a damaged entry. */
 int catalog_open_entry(const catalog_entry *e, store **out, int *schema_version, char **err);
+
+/* ---- the walk: every listed store, opened, handed to a callback -------------------------
+ * Cross-session search (recall, hybrid), the MCP server's status, dream and the session
+ * bundle each visit the stores of a listing; the walk is theirs in one place: which stores
+ * are handed over, which are skipped and counted, and that out of memory is an error. */
+
+/* How the walk treats a store's schema. */
+typedef enum catalog_walk_mode {
+    /* Only stores this build answers (STORE_SCHEMA_ANSWERS): an older one is counted in
+     * `older`, never migrated (it is read once its session runs again); a newer one in `newer`. */
+    CATALOG_ANSWERS = 0,
+    /* Every store that opens with a schema (>= 0), older and newer ones too: the callback
+     * asks only what every schema can say (last activity, vector coverage). */
+    CATALOG_ANY_SCHEMA
+} catalog_walk_mode;
+
+/* What a walk did with the listing's entries. listed = the entries from `from` on
+ * (before them: not counted) = opened + damaged + older + newer + unreached. */
+typedef struct catalog_counts {
+    size_t listed;
+    size_t opened;       /* visited by the callback (a CATALOG_STOP_BEFORE one counts as unreached) */
+    size_t damaged;      /* damaged, gone since the listing, or no schema could be read */
+    size_t older;        /* CATALOG_ANSWERS: schema below what this build answers */
+    size_t newer;        /* CATALOG_ANSWERS: schema above STORE_SCHEMA_VERSION */
+    size_t unreached;    /* after a stop: entries the walk did not look at */
+    size_t next;         /* the index of the first entry not looked at (== the list's n when none) */
+} catalog_counts;
+
+/* A callback's stops (positive, apart from every LC_ status). CATALOG_STOP: this store
+ * was visited, look at no more. CATALOG_STOP_BEFORE: this store was not visited after all
+ * (a bound the caller keeps, e.g. its time, ran out): it and the rest are unreached. */
+enum { CATALOG_STOP = 1000, CATALOG_STOP_BEFORE = 1001 };
+
+/* One store of a walk. `*s` is open read-only and answers as the mode says; the walk closes
+ * it after the callback returns, unless the callback took it (set *s = NULL: then it is the
+ * callback's to close). `i` is the entry's index in the listing. Returns LC_OK to go on,
+ * CATALOG_STOP / CATALOG_STOP_BEFORE to stop (the walk then returns LC_OK), or an error,
+ * which ends the walk and is its result (with *err filled by the callback). */
+typedef int (*catalog_each_fn)(void *cb, const catalog_entry *e, size_t i, store **s, char **err);
+
+/* Walk `l` from entry `from` (a walk resumed where a bounded one stopped) in its order:
+ * each entry opened read-only (catalog_open_entry, never migrated) and, when it answers as
+ * `mode` says, handed to `fn`; the others counted. An open that runs out of memory is
+ * LC_NOMEM, not a skipped store. `counts` may be NULL. */
+int catalog_walk(const catalog_list *l, size_t from, catalog_walk_mode mode, catalog_each_fn fn, void *cb,
+                 catalog_counts *counts, char **err);
+
+/* catalog_list_stores(agent_home, f) walked whole (catalog_walk from 0), then freed. */
+int catalog_each(const char *agent_home, const catalog_filter *f, catalog_walk_mode mode, catalog_each_fn fn,
+                 void *cb, catalog_counts *counts, char **err);
 
 /* Delete a listed store's files (the store, then its -wal and -shm). The entry is kept
  * for the caller to report. */

@@ -501,6 +501,28 @@ static char *mcp_sizes(const catalog_list *l, const lcm_config *cfg)
     return sb_detach(&b);
 }
 
+/* Hybrid recall's coverage summed over the stores (a catalog_walk). */
+typedef struct mcp_coverage {
+    const char *model;
+    int64_t messages, embedded, other;
+} mcp_coverage;
+
+static int mcp_coverage_add(void *cb, const catalog_entry *e, size_t i, store **s, char **err)
+{
+    mcp_coverage *c = cb;
+    store_vec_coverage cov = {0};
+    (void)e;
+    (void)i;
+    (void)err;
+    if (store_vec_coverage_get(*s, c->model, &cov, NULL) == LC_OK) {
+        c->messages += cov.messages;
+        c->embedded += cov.messages_embedded;
+        c->other += cov.messages_other + cov.summaries_other;
+    }
+    store_vec_coverage_free(&cov);
+    return LC_OK;
+}
+
 static int mcp_tool_status(const mcp_ctx *c, const cJSON *a, char **text, int *is_error)
 {
     (void)a;
@@ -561,24 +583,14 @@ static int mcp_tool_status(const mcp_ctx *c, const cJSON *a, char **text, int *i
     }
     free(sizes);
     if (*text && cfg.embeddings.enabled) {
-        int64_t m = 0, emb = 0, other = 0;
-        for (size_t i = 0; i < l.n; i++) {
-            store *s = NULL;
-            int version = -1;
-            store_vec_coverage cov;
-            if (mcp_damaged(&l.v[i]) || catalog_open_entry(&l.v[i], &s, &version, NULL) != LC_OK)
-                continue;
-            if (store_vec_coverage_get(s, cfg.embeddings.model, &cov, NULL) == LC_OK) {
-                m += cov.messages;
-                emb += cov.messages_embedded;
-                other += cov.messages_other + cov.summaries_other;
-            }
-            store_vec_coverage_free(&cov);
-            store_close(s);
-        }
-        char *more = lc_asprintf("%s\nembeddings: %lld of %lld messages embedded (model %s)%s", *text, (long long)emb,
-                                 (long long)m, cfg.embeddings.model,
-                                 other ? "; some rows carry another model's vectors (lcm reindex --embeddings --force)" : "");
+        /* Every store that opens, whatever its schema: one that cannot hold vectors counts none. */
+        mcp_coverage cov = {.model = cfg.embeddings.model};
+        char *more = NULL;
+        if (catalog_walk(&l, 0, CATALOG_ANY_SCHEMA, mcp_coverage_add, &cov, NULL, NULL) == LC_OK)
+            more = lc_asprintf("%s\nembeddings: %lld of %lld messages embedded (model %s)%s", *text,
+                               (long long)cov.embedded, (long long)cov.messages, cfg.embeddings.model,
+                               cov.other ? "; some rows carry another model's vectors (lcm reindex --embeddings --force)"
+                                         : "");
         free(*text);
         *text = more;
     }
