@@ -43,14 +43,15 @@ char *clm_lower_custom(const char *label, const char *text, size_t text_len, dou
     cJSON *m = cJSON_CreateObject();
     cJSON *det = cJSON_CreateObject();
     if (!t || !m || !det) goto done;
-    cJSON_AddStringToObject(m, "role", "custom");
-    cJSON_AddStringToObject(m, "customType", "live-context");
-    cJSON_AddStringToObject(m, "content", t);
-    cJSON_AddBoolToObject(m, "display", 1);
-    cJSON_AddStringToObject(det, "contextRole", label);
-    cJSON_AddItemToObject(m, "details", det);
+    /* a member that could not be added is out of memory, not a message without it */
+    if (!cJSON_AddStringToObject(m, "role", "custom") ||
+        !cJSON_AddStringToObject(m, "customType", "live-context") ||
+        !cJSON_AddStringToObject(m, "content", t) || !cJSON_AddBoolToObject(m, "display", 1) ||
+        !cJSON_AddStringToObject(det, "contextRole", label) ||
+        !cJSON_AddItemToObject(m, "details", det))
+        goto done;
     det = NULL;
-    cJSON_AddNumberToObject(m, "timestamp", timestamp);
+    if (!cJSON_AddNumberToObject(m, "timestamp", timestamp)) goto done;
     out = cJSON_PrintUnformatted(m);
 done:
     cJSON_Delete(det);
@@ -86,28 +87,22 @@ static char *slot_json(const clm_view *v, const slot *s)
 
     if (s->d == D_USER) {
         cJSON *m = cJSON_CreateObject();
-        if (m) {
-            cJSON_AddStringToObject(m, "role", "user");
-            cJSON_AddStringToObject(m, "content", t);
-            cJSON_AddNumberToObject(m, "timestamp", ts);
+        if (m && cJSON_AddStringToObject(m, "role", "user") &&
+            cJSON_AddStringToObject(m, "content", t) && cJSON_AddNumberToObject(m, "timestamp", ts))
             out = cJSON_PrintUnformatted(m);
-            cJSON_Delete(m);
-        }
+        cJSON_Delete(m);
     } else if ((s->d == D_ASSISTANT || (s->d == D_FLATTEN && src->role == MSG_ROLE_ASSISTANT)) &&
                orig) {
         /* Keep provider, model and usage so the message still reads as that turn; only
          * the blocks change, and a text-only turn cannot have stopped for tool use. */
         content = cJSON_CreateArray();
         if (content && msg_add_text(content, t)) {
-            cJSON_ReplaceItemInObjectCaseSensitive(orig, "content", content);
-            if (!cJSON_GetObjectItemCaseSensitive(orig, "content"))
-                cJSON_AddItemToObject(orig, "content", content);
+            int ok = msg_set_member(orig, "content", content);
             content = NULL;
             const cJSON *sr = cJSON_GetObjectItemCaseSensitive(orig, "stopReason");
-            if (cJSON_IsString(sr) && strcmp(sr->valuestring, "toolUse") == 0)
-                cJSON_ReplaceItemInObjectCaseSensitive(orig, "stopReason",
-                                                       cJSON_CreateString("stop"));
-            out = cJSON_PrintUnformatted(orig);
+            if (ok && cJSON_IsString(sr) && strcmp(sr->valuestring, "toolUse") == 0)
+                ok = msg_set_member(orig, "stopReason", cJSON_CreateString("stop"));
+            if (ok) out = cJSON_PrintUnformatted(orig);
         }
     } else {
         const char *label = s->label ? s->label : (src ? src->label : "notes");
@@ -157,11 +152,15 @@ static int finish_reject(const clm_view *v, clm_outcome *out, char *reason)
 
 /* Group repair (docs/DESIGN.md §3.3): an assistant keeps structured calls only if every result it had is
  * kept unchanged; a result stays structured only if its assistant does. */
-static void repair_groups(const clm_view *v, slot *slots, size_t n)
+static int repair_groups(const clm_view *v, slot *slots, size_t n)
 {
+    int rc = LC_OK;
     char *kept = calloc(v->n ? v->n : 1, 1);
     size_t *kept_results = calloc(v->n ? v->n : 1, sizeof *kept_results);
-    if (!kept || !kept_results) goto done;
+    if (!kept || !kept_results) {
+        rc = LC_NOMEM; /* unrepaired, a group would reach the provider broken */
+        goto done;
+    }
     for (size_t i = 0; i < n; i++)
         if (slots[i].src >= 0 && slots[i].d == D_KEEP) kept[slots[i].src] = 1;
     for (size_t k = 0; k < v->n; k++)
@@ -187,6 +186,7 @@ static void repair_groups(const clm_view *v, slot *slots, size_t n)
 done:
     free(kept);
     free(kept_results);
+    return rc;
 }
 
 static size_t item_tokens(const clm_view *v, const clm_item *it)
@@ -328,7 +328,7 @@ int clm_edit(const clm_view *v, const char *text, size_t len, clm_outcome *out, 
             }
             slots[ns++] = s;
         }
-        repair_groups(v, slots, ns);
+        if ((rc = repair_groups(v, slots, ns)) != LC_OK) goto done;
     }
 
     /* Serialize, trace, then the remaining rules. */
