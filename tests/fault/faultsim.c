@@ -8,7 +8,7 @@
  * the disarm reports what a failing path leaked.
  * Armed by faultsim_arm() (a harness finds it with dlsym(RTLD_DEFAULT)) or from the
  * environment at load (FAULTSIM_FAIL_AT=N, FAULTSIM_PERSIST=0|1; the leaks are then
- * reported at exit). Never linked into the engine or any shipped binary.
+ * reported at exit; FAULTSIM_NOSYNC=1 skips the disk flushes). Never linked into the engine or any shipped binary.
  */
 #include <dlfcn.h>
 #include <execinfo.h>
@@ -185,6 +185,25 @@ FS_EXPORT void free(void *p)
     __libc_free(p);
 }
 
+/* FAULTSIM_NOSYNC=1: fsync and fdatasync return at once. A run writes a new store tens of
+ * thousands of times over; what reaches the disk is no question here (tests/crash/ asks
+ * it), and the flushes are most of a run's time. */
+static int nosync;
+
+FS_EXPORT int fsync(int fd)
+{
+    if (nosync) return 0;
+    int (*real)(int) = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
+    return real ? real(fd) : -1;
+}
+
+FS_EXPORT int fdatasync(int fd)
+{
+    if (nosync) return 0;
+    int (*real)(int) = (int (*)(int))dlsym(RTLD_NEXT, "fdatasync");
+    return real ? real(fd) : -1;
+}
+
 /* The allocator's other entry points pass through, uncounted: nothing of ours uses them
  * and a block they return is never tracked, so freeing it is plain. */
 
@@ -242,6 +261,8 @@ static void report_at_exit(void)
 
 __attribute__((constructor)) static void faultsim_from_env(void)
 {
+    const char *ns = getenv("FAULTSIM_NOSYNC");
+    nosync = ns && *ns == '1';
     const char *at = getenv("FAULTSIM_FAIL_AT");
     if (!at || !*at) return;
     const char *p = getenv("FAULTSIM_PERSIST");

@@ -11,16 +11,21 @@
  * the case finishes without reaching.
  *   LD_PRELOAD=build/tests/libfaultsim.so build/tests/faultsim-run [-p] [-q] [case...]
  *   -p  persistent failure (every allocation from the Nth fails)   -q  a bounded run
- *   -v  name each distinct failing call site (addr2line)
+ *   -v  name each distinct failing call site (addr2line)   -n N  that run alone (0: count)
+ *   -s S  N = 1, 1+S, 1+2S, ... (a bounded run of the large cases)
  */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -41,11 +46,48 @@ static void temp_dir_make(char *dir, size_t cap, const char *pattern)
     }
 }
 
+static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(path) == 0 || errno == ENOENT ? 0 : -1;
+}
+
 static void temp_dir_remove(const char *dir)
 {
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    if (nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS) != 0) fprintf(stderr, "could not remove %s\n", dir);
+}
+
+/* A copy of the folder `from` (files and folders) into the existing folder `to`: a case's
+ * prepared home, made once, given to each run. 0 when copied. */
+static int copy_tree(const char *from, const char *to)
+{
+    DIR *d = opendir(from);
+    if (!d) return -1;
+    int rc = 0;
+    struct dirent *e;
+    while (!rc && (e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        char a[1024], b[1024];
+        snprintf(a, sizeof a, "%s/%s", from, e->d_name);
+        snprintf(b, sizeof b, "%s/%s", to, e->d_name);
+        struct stat sb;
+        if (lstat(a, &sb)) rc = -1;
+        else if (S_ISDIR(sb.st_mode)) rc = mkdir(b, sb.st_mode & 07777) || copy_tree(a, b);
+        else if (S_ISREG(sb.st_mode)) {
+            int in = open(a, O_RDONLY), out = open(b, O_WRONLY | O_CREAT | O_EXCL, sb.st_mode & 07777);
+            char buf[65536];
+            ssize_t n = 0;
+            while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof buf)) > 0)
+                if (write(out, buf, (size_t)n) != n) n = -1;
+            if (in < 0 || out < 0 || n < 0) rc = -1;
+            if (in >= 0) close(in);
+            if (out >= 0) close(out);
+        }
+    }
+    closedir(d);
+    return rc;
 }
 
 #define FS_FRAMES 24
@@ -224,9 +266,10 @@ static int case_store_summaries(const char *home, char **err)
                         .tokens = 5, .children = kids, .n_children = 2};
     if ((rc = store_summary_add(s, &up, &c, err))) goto done;
     if ((rc = store_dag_progress(s, &wm, &pending, err))) goto done;
-    size_t nodes = 0;
+    size_t nodes = 0, got = 0;
     if ((rc = store_dag_walk_frontier(s, on_node, &nodes, err))) goto done;
-    if (nodes < 1 || store_summary_count(s) != 3) rc = CASE_WRONG;
+    if ((rc = store_summary_get(s, c, on_node, &got, err))) goto done;
+    if (nodes < 1 || got != 1) rc = CASE_WRONG;
 done:
     store_close(s);
     return rc;
@@ -266,8 +309,9 @@ static int case_store_bulk(const char *home, char **err)
         goto done;
     }
     if ((rc = store_bulk_commit(s, err))) goto done;
-    if (store_message_count(s) != NMSG) {
-        rc = CASE_WRONG;
+    int64_t held = store_message_count(s);
+    if (held != NMSG) {
+        rc = held < 0 ? LC_ERR : CASE_WRONG; /* -1: the count could not be read */
         goto done;
     }
     store_row r = {0};
@@ -299,6 +343,44 @@ static int case_store_readonly(const char *home, char **err)
 done:
     store_close(s);
     free(path);
+    return rc;
+}
+
+/* A home whose lcm.json masks secrets at ingest and excludes a folder. */
+#define SECRET "sk-OX9YIMtCFIPzgNZpBdfdYfkM51ZFfOwBsRhae56YuHqQG0EY"
+static int prep_private(const char *home)
+{
+    char *path = lc_asprintf("%s/lcm.json", home);
+    const char *cfg = "{\"redactAtIngest\": true, \"exclude\": [\"/secret\"]}";
+    int rc = path ? lc_write_atomic(path, cfg, strlen(cfg), 0600, NULL) : LC_NOMEM;
+    free(path);
+    return rc;
+}
+
+/* The excluded folder's session is never opened; another's secret is stored masked. */
+static int case_store_private(const char *home, char **err)
+{
+    store *s = NULL;
+    int rc = store_open(home, "hidden", "/secret/sub", &s, err);
+    if (rc == LC_OK) {
+        rc = CASE_WRONG; /* stored what lcm.json excludes */
+        goto done;
+    }
+    if (rc != LC_EXCLUDED) goto done;
+    free(*err);
+    *err = NULL;
+    const char *js = "{\"role\":\"user\",\"content\":\"use " SECRET " for the call\",\"timestamp\":1}";
+    store_msg m = {"p1", js, strlen(js), NULL};
+    if ((rc = store_open(home, "open", "/w", &s, err))) goto done;
+    if ((rc = store_ingest(s, &m, 1, NULL, err))) goto done;
+    store_row r = {0};
+    if ((rc = store_get_message(s, "p1", &r, err))) goto done;
+    if (!r.raw_json || memmem(r.raw_json, r.raw_len, SECRET, strlen(SECRET)) ||
+        (r.text && strstr(r.text, SECRET)))
+        rc = CASE_WRONG;
+    store_row_free(&r);
+done:
+    store_close(s);
     return rc;
 }
 
@@ -473,6 +555,7 @@ static const fs_case cases[] = {
     {"store_summaries", prep_store, case_store_summaries, 0},
     {"store_bulk", NULL, case_store_bulk, 0},
     {"store_readonly", prep_store, case_store_readonly, 1},
+    {"store_private", prep_private, case_store_private, 0},
     {"clm_edit", NULL, case_clm_edit, 1},
     {"clm_reject_and_keep", NULL, case_clm_reject_and_keep, 0},
     {"clm_rewrite", NULL, case_clm_rewrite, 0},
@@ -559,7 +642,8 @@ static void print_frame(uintptr_t a)
 }
 
 /* One run of case c with the nth allocation failed; 0 when it passed. */
-static int run_once(const fs_case *c, long n, int persist, outcome *out, int *fired, int verbose)
+static int run_once(const fs_case *c, const char *prepared, long n, int persist, outcome *out,
+                    int *fired, int verbose)
 {
     char home[256];
     memset(out, 0, sizeof *out);
@@ -578,7 +662,7 @@ static int run_once(const fs_case *c, long n, int persist, outcome *out, int *fi
         signal(SIGABRT, on_crash);
         signal(SIGBUS, on_crash);
         signal(SIGFPE, on_crash);
-        if (c->prep && c->prep(home)) _exit(3);
+        if (c->prep && copy_tree(prepared, home)) _exit(3);
         char *err = NULL;
         fs_arm(n, persist);
         int rc = c->run(home, &err);
@@ -626,12 +710,16 @@ static int run_once(const fs_case *c, long n, int persist, outcome *out, int *fi
 int main(int argc, char **argv)
 {
     int persist = 0, quick = 0, verbose = 0, argi = 1;
+    long only = -1; /* -n N: that run alone (to look at one failure) */
+    long stride = 1;
     for (; argi < argc && argv[argi][0] == '-'; argi++) {
         if (!strcmp(argv[argi], "-p")) persist = 1;
         else if (!strcmp(argv[argi], "-q")) quick = 1;
         else if (!strcmp(argv[argi], "-v")) verbose = 1;
+        else if (!strcmp(argv[argi], "-n") && argi + 1 < argc) only = atol(argv[++argi]);
+        else if (!strcmp(argv[argi], "-s") && argi + 1 < argc) stride = atol(argv[++argi]);
         else {
-            fprintf(stderr, "usage: faultsim-run [-p] [-q] [-v] [case...]\n");
+            fprintf(stderr, "usage: faultsim-run [-p] [-q] [-v] [-n N] [-s S] [case...]\n");
             return 2;
         }
     }
@@ -646,7 +734,7 @@ int main(int argc, char **argv)
     outcome *out = mmap(NULL, sizeof *out, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (out == MAP_FAILED) return 2;
     int failures = 0;
-    long runs = 0, nomem_runs = 0;
+    long runs = 0, nomem_runs = 0, other_runs = 0, absorbed = 0;
     for (size_t ci = 0; ci < NCASES; ci++) {
         const fs_case *c = &cases[ci];
         int named = argi == argc;
@@ -656,39 +744,63 @@ int main(int argc, char **argv)
         /* Once here, unarmed: what the process sets up once for good (SQLite's and the
          * tokenizer's globals, the C library's buffers) is then set up in every child
          * before the arming, not counted as its leak. */
-        char home[256], *err = NULL;
+        char home[256], prepared[256], *err = NULL;
         temp_dir_make(home, sizeof home, "/tmp/lc-fault-XXXXXX");
-        if ((c->prep && c->prep(home)) || c->run(home, &err)) {
+        temp_dir_make(prepared, sizeof prepared, "/tmp/lc-fault-XXXXXX");
+        if ((c->prep && (c->prep(prepared) || copy_tree(prepared, home))) || c->run(home, &err)) {
             printf("FAIL %s: does not pass unarmed: %s\n", c->name, err ? err : "");
             failures++;
+            free(err);
+            temp_dir_remove(home);
+            temp_dir_remove(prepared);
+            continue;
         }
         free(err);
         temp_dir_remove(home);
         /* N = 0: nothing fails; the case must pass as it is, and it counts the allocations */
-        if (run_once(c, 0, persist, out, &fired, verbose)) {
+        if (run_once(c, prepared, 0, persist, out, &fired, verbose)) {
             failures++;
+            temp_dir_remove(prepared);
             continue;
         }
-        long total = out->rep.allocs, n = 1;
-        for (;; n++) {
-            int f = run_once(c, n, persist, out, &fired, verbose);
+        long total = out->rep.allocs, n = only > 0 ? only : 1;
+        /* -s: every stride-th N (a case of tens of thousands of allocations, most of them
+         * SQLite compiling the schema, in a bounded time) */
+        long step = stride > 0 ? stride : 1;
+        if (only == 0) {
+            printf("%s: %ld allocations\n", c->name, total);
+            temp_dir_remove(prepared);
+            continue;
+        }
+        long case_runs = 0;
+        for (;; n += step) {
+            int f = run_once(c, prepared, n, persist, out, &fired, verbose);
             runs++;
-            if (fired && out->rc == LC_NOMEM) nomem_runs++;
+            case_runs++;
+            if (fired && !f) {
+                if (out->rc == LC_OK) absorbed++;
+                else if (out->rc == LC_NOMEM) nomem_runs++;
+                else other_runs++;
+            }
             if (f && ++bad >= 5) {
                 printf("  (%s: stopping after 5 failures)\n", c->name);
                 break;
             }
-            if (!fired) break;
+            if (!fired || only > 0) break;
         }
+        temp_dir_remove(prepared);
         failures += bad;
-        printf("%s %s%s: %ld allocations, N = 1..%ld\n", bad ? "FAIL" : "ok  ", c->name,
-               persist ? " (persistent)" : "", total, n);
+        printf("%s %s%s: %ld allocations, %ld runs (N = 1..%ld%s)\n", bad ? "FAIL" : "ok  ",
+               c->name, persist ? ", persistent" : "", total, case_runs, n,
+               step > 1 ? ", every stride-th" : "");
+        fflush(stdout);
     }
     size_t nomem_sites = 0;
     for (size_t i = 0; i < nsites; i++) nomem_sites += sites[i].nomem;
-    printf("faultsim: %ld runs, %ld answered LC_NOMEM; %zu distinct failing call sites in the "
-           "engine, %zu of them answered LC_NOMEM; %d failed\n",
-           runs, nomem_runs, nsites, nomem_sites, failures);
+    printf("faultsim: %ld runs; with a failure injected: %ld answered LC_NOMEM, %ld another "
+           "error, %ld succeeded all the same; %zu distinct failing call sites in the engine "
+           "(%zu of them answered LC_NOMEM); %d failed\n",
+           runs, nomem_runs, other_runs, absorbed, nsites, nomem_sites, failures);
     if (verbose)
         for (size_t i = 0; i < nsites; i++) {
             printf("site %zu (%s N=%ld%s): ", i, sites[i].cas, sites[i].n,
