@@ -6,6 +6,7 @@
  */
 #include "clm_apply.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,6 +119,8 @@ done:
 
 const char *clm_item_json(const clm_view *v, const clm_item *it, size_t *len)
 {
+    /* an item reuses a message the view holds, or owns its new JSON: never neither */
+    assert(it->src < 0 ? it->json != NULL : (size_t)it->src < v->n);
     const char *j = it->src >= 0 ? v->msgs[it->src].json : it->json;
     if (len) *len = it->src >= 0 ? v->msgs[it->src].json_len : strlen(j);
     return j;
@@ -171,6 +174,8 @@ static int repair_groups(const clm_view *v, slot *slots, size_t n)
         if (s->src < 0 || s->d != D_KEEP) continue;
         const clm_vmsg *m = &v->msgs[s->src];
         int broken = 0;
+        /* a result's owner is the assistant that called it, rendered before it */
+        assert(m->role != MSG_ROLE_TOOL_RESULT || m->owner < s->src);
         if (m->role == MSG_ROLE_ASSISTANT && m->n_results > 0)
             broken = kept_results[s->src] < m->n_results;
         else if (m->role == MSG_ROLE_TOOL_RESULT && m->owner >= 0) {
@@ -372,6 +377,9 @@ int clm_edit(const clm_view *v, const char *text, size_t len, clm_outcome *out, 
         t->why = out->rewrite ? "whole-context rewrite" : "removed";
     }
 
+    /* the trace holds each slot once and each view message no slot reused once: within the
+     * ns + v->n + 1 rows allocated for it */
+    assert(out->n_trace <= ns + v->n);
     int r = clm_validate_sequence(v, out->items, out->n_items, lines, &reason);
     if (r == 0 && v->mode == CLM_MODE_CONSERVATIVE)
         r = clm_validate_conservative(v, out->items, out->n_items, lines, out->tokens_before,

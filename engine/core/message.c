@@ -5,6 +5,7 @@
  */
 #include "message.h"
 
+#include <assert.h>
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
@@ -497,6 +498,7 @@ cJSON *msg_add_text(cJSON *content, const char *text)
 
 int msg_set_member(cJSON *obj, const char *key, cJSON *item)
 {
+    assert(cJSON_IsObject(obj) && key);
     if (!item) return 0;
     cJSON *old = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (!old) {
