@@ -782,7 +782,10 @@ int main(int argc, char **argv)
             if (fired && !f) {
                 if (out->rc == LC_OK) absorbed++;
                 else if (out->rc == LC_NOMEM) nomem_runs++;
-                else other_runs++;
+                else {
+                    other_runs++;
+                    if (verbose) printf("  %s N=%ld: rc %d: %s\n", c->name, n, out->rc, out->err);
+                }
             }
             if (f && ++bad >= 5) {
                 printf("  (%s: stopping after 5 failures)\n", c->name);
