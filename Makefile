@@ -255,3 +255,26 @@ RECALL_SEED ?= 7
 .PHONY: eval-recall
 eval-recall: $(LCM_BIN)
 	@python3 tests/eval/recall_eval.py --lcm $(LCM_BIN) --seed $(RECALL_SEED)
+
+# ---- fault injection (tests/fault/; docs/develop.md) -------------------------------------
+#   make faultsim    every case of tests/fault/faultsim_run.c with the Nth allocation failed,
+#                    N = 1, 2, ... (then with every allocation from the Nth failed): no crash,
+#                    a failure status or the right data, no leak
+# The allocator is preloaded in front of the C library, so it is built without $(SAN): a
+# sanitizer's runtime must come first itself.
+FAULTSIM_SO  := $(BUILD)/tests/libfaultsim.so
+FAULTSIM_RUN := $(BUILD)/tests/faultsim-run
+.PHONY: faultsim
+
+$(FAULTSIM_SO): tests/fault/faultsim.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -Wall -Wextra -Werror -g -O1 -D_GNU_SOURCE -fPIC -shared -o $@ $<
+
+$(FAULTSIM_RUN): tests/fault/faultsim_run.c $(ENGINE_LIB) | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) -o $@ $< $(ENGINE_LIB) $(LIBS) -ldl
+
+all: $(FAULTSIM_SO) $(FAULTSIM_RUN)
+
+faultsim: $(FAULTSIM_SO) $(FAULTSIM_RUN)
+	@sh tests/fault/run.sh $(BUILD)

@@ -6,6 +6,7 @@
  */
 #include "clm_apply.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,14 +44,15 @@ char *clm_lower_custom(const char *label, const char *text, size_t text_len, dou
     cJSON *m = cJSON_CreateObject();
     cJSON *det = cJSON_CreateObject();
     if (!t || !m || !det) goto done;
-    cJSON_AddStringToObject(m, "role", "custom");
-    cJSON_AddStringToObject(m, "customType", "live-context");
-    cJSON_AddStringToObject(m, "content", t);
-    cJSON_AddBoolToObject(m, "display", 1);
-    cJSON_AddStringToObject(det, "contextRole", label);
-    cJSON_AddItemToObject(m, "details", det);
+    /* a member that could not be added is out of memory, not a message without it */
+    if (!cJSON_AddStringToObject(m, "role", "custom") ||
+        !cJSON_AddStringToObject(m, "customType", "live-context") ||
+        !cJSON_AddStringToObject(m, "content", t) || !cJSON_AddBoolToObject(m, "display", 1) ||
+        !cJSON_AddStringToObject(det, "contextRole", label) ||
+        !cJSON_AddItemToObject(m, "details", det))
+        goto done;
     det = NULL;
-    cJSON_AddNumberToObject(m, "timestamp", timestamp);
+    if (!cJSON_AddNumberToObject(m, "timestamp", timestamp)) goto done;
     out = cJSON_PrintUnformatted(m);
 done:
     cJSON_Delete(det);
@@ -86,28 +88,22 @@ static char *slot_json(const clm_view *v, const slot *s)
 
     if (s->d == D_USER) {
         cJSON *m = cJSON_CreateObject();
-        if (m) {
-            cJSON_AddStringToObject(m, "role", "user");
-            cJSON_AddStringToObject(m, "content", t);
-            cJSON_AddNumberToObject(m, "timestamp", ts);
+        if (m && cJSON_AddStringToObject(m, "role", "user") &&
+            cJSON_AddStringToObject(m, "content", t) && cJSON_AddNumberToObject(m, "timestamp", ts))
             out = cJSON_PrintUnformatted(m);
-            cJSON_Delete(m);
-        }
+        cJSON_Delete(m);
     } else if ((s->d == D_ASSISTANT || (s->d == D_FLATTEN && src->role == MSG_ROLE_ASSISTANT)) &&
                orig) {
         /* Keep provider, model and usage so the message still reads as that turn; only
          * the blocks change, and a text-only turn cannot have stopped for tool use. */
         content = cJSON_CreateArray();
         if (content && msg_add_text(content, t)) {
-            cJSON_ReplaceItemInObjectCaseSensitive(orig, "content", content);
-            if (!cJSON_GetObjectItemCaseSensitive(orig, "content"))
-                cJSON_AddItemToObject(orig, "content", content);
+            int ok = msg_set_member(orig, "content", content);
             content = NULL;
             const cJSON *sr = cJSON_GetObjectItemCaseSensitive(orig, "stopReason");
-            if (cJSON_IsString(sr) && strcmp(sr->valuestring, "toolUse") == 0)
-                cJSON_ReplaceItemInObjectCaseSensitive(orig, "stopReason",
-                                                       cJSON_CreateString("stop"));
-            out = cJSON_PrintUnformatted(orig);
+            if (ok && cJSON_IsString(sr) && strcmp(sr->valuestring, "toolUse") == 0)
+                ok = msg_set_member(orig, "stopReason", cJSON_CreateString("stop"));
+            if (ok) out = cJSON_PrintUnformatted(orig);
         }
     } else {
         const char *label = s->label ? s->label : (src ? src->label : "notes");
@@ -123,6 +119,8 @@ done:
 
 const char *clm_item_json(const clm_view *v, const clm_item *it, size_t *len)
 {
+    /* an item reuses a message the view holds, or owns its new JSON: never neither */
+    assert(it->src < 0 ? it->json != NULL : (size_t)it->src < v->n);
     const char *j = it->src >= 0 ? v->msgs[it->src].json : it->json;
     if (len) *len = it->src >= 0 ? v->msgs[it->src].json_len : strlen(j);
     return j;
@@ -157,11 +155,15 @@ static int finish_reject(const clm_view *v, clm_outcome *out, char *reason)
 
 /* Group repair (docs/DESIGN.md §3.3): an assistant keeps structured calls only if every result it had is
  * kept unchanged; a result stays structured only if its assistant does. */
-static void repair_groups(const clm_view *v, slot *slots, size_t n)
+static int repair_groups(const clm_view *v, slot *slots, size_t n)
 {
+    int rc = LC_OK;
     char *kept = calloc(v->n ? v->n : 1, 1);
     size_t *kept_results = calloc(v->n ? v->n : 1, sizeof *kept_results);
-    if (!kept || !kept_results) goto done;
+    if (!kept || !kept_results) {
+        rc = LC_NOMEM; /* unrepaired, a group would reach the provider broken */
+        goto done;
+    }
     for (size_t i = 0; i < n; i++)
         if (slots[i].src >= 0 && slots[i].d == D_KEEP) kept[slots[i].src] = 1;
     for (size_t k = 0; k < v->n; k++)
@@ -172,6 +174,8 @@ static void repair_groups(const clm_view *v, slot *slots, size_t n)
         if (s->src < 0 || s->d != D_KEEP) continue;
         const clm_vmsg *m = &v->msgs[s->src];
         int broken = 0;
+        /* a result's owner is the assistant that called it, rendered before it */
+        assert(m->role != MSG_ROLE_TOOL_RESULT || m->owner < s->src);
         if (m->role == MSG_ROLE_ASSISTANT && m->n_results > 0)
             broken = kept_results[s->src] < m->n_results;
         else if (m->role == MSG_ROLE_TOOL_RESULT && m->owner >= 0) {
@@ -187,6 +191,7 @@ static void repair_groups(const clm_view *v, slot *slots, size_t n)
 done:
     free(kept);
     free(kept_results);
+    return rc;
 }
 
 static size_t item_tokens(const clm_view *v, const clm_item *it)
@@ -316,7 +321,7 @@ static int edit_plan_blocks(const clm_view *v, const clm_doc *d, slot *slots, si
                                 .kind = CLM_TRACE_INSERTED, .why = "text outside blocks"};
     }
     for (size_t i = 0; i < d->n_blocks; i++) slots[(*ns)++] = edit_block_slot(v, &d->blocks[i], src_of[i]);
-    repair_groups(v, slots, *ns);
+    rc = repair_groups(v, slots, *ns);
 done:
     free(reason);
     free(src_of);
@@ -366,6 +371,9 @@ static int edit_items(const clm_view *v, const slot *slots, size_t ns, clm_outco
         snprintf(t->label, sizeof t->label, "%s", v->msgs[k].label);
         t->why = out->rewrite ? "whole-context rewrite" : "removed";
     }
+    /* the trace holds each slot once and each view message no slot reused once: within the
+     * ns + v->n + 1 rows allocated for it */
+    assert(out->n_trace <= ns + v->n);
 done:
     free(flag);
     return rc;

@@ -632,12 +632,18 @@ static size_t utf8_len(const unsigned char *p, size_t n)
     return need;
 }
 
-static void doc_problem(clm_doc *doc, size_t line, const char *fmt, const char *arg)
+/* LC_NOMEM when the sentence could not be made: the problem would be lost and the edit
+ * read as sound, so the parse fails instead. */
+static int doc_problem(clm_doc *doc, size_t line, const char *fmt, const char *arg)
 {
-    if (doc->problem) return; /* the first problem is the one worth reporting */
+    if (doc->problem) return LC_OK; /* the first problem is the one worth reporting */
     doc->problem = lc_asprintf(fmt, arg ? arg : "");
     doc->problem_line = line;
+    return doc->problem ? LC_OK : LC_NOMEM;
 }
+
+/* parse_structural's answer when a value could not be copied: not a fault of the line. */
+static const char why_nomem[] = "out of memory";
 
 /* Split "key=value key=value" (inner text of a structural line) and look up keys. */
 typedef struct attrs {
@@ -682,7 +688,7 @@ static const char *parse_structural(const char *p, size_t n, size_t mark_len,
             if (attr(a, known[k])) return "an attribute is repeated";
             if (a->n == 8) break;
             char *val = lc_strndup(eq + 1, vlen);
-            if (!val) return "out of memory";
+            if (!val) return why_nomem;
             a->keys[a->n] = known[k];
             a->vals[a->n++] = val;
         }
@@ -762,8 +768,10 @@ int clm_doc_parse(const char *text, size_t len, clm_doc *doc, char **err)
             const char *why = parse_structural(p, n, sizeof META_MARK - 1, meta_keys, &a);
             doc->has_meta = 1;
             doc->meta_line = line;
-            if (why) {
-                doc_problem(doc, line, "the metadata line is malformed: %s", why);
+            if (why == why_nomem) {
+                rc = LC_NOMEM;
+            } else if (why) {
+                rc = doc_problem(doc, line, "the metadata line is malformed: %s", why);
             } else {
                 const char *ver = attr(&a, "version"), *rev = attr(&a, "revision");
                 char *e = NULL;
@@ -786,14 +794,19 @@ int clm_doc_parse(const char *text, size_t len, clm_doc *doc, char **err)
         }
 
         if (is_meta) {
-            doc_problem(doc, line,
-                        "a [[LIVE_CONTEXT metadata line appears inside the document (only the "
-                        "first line may be one); escape it with a leading backslash or remove "
-                        "it%s", NULL);
-            if (!doc->problem) { rc = LC_NOMEM; goto done; }
+            rc = doc_problem(doc, line,
+                             "a [[LIVE_CONTEXT metadata line appears inside the document (only "
+                             "the first line may be one); escape it with a leading backslash or "
+                             "remove it%s", NULL);
+            if (rc != LC_OK) goto done;
         } else if (is_head) {
             attrs a = {0};
             const char *why = parse_structural(p, n, sizeof HEAD_MARK - 1, head_keys, &a);
+            if (why == why_nomem) {
+                attrs_free(&a);
+                rc = LC_NOMEM;
+                goto done;
+            }
             if (!why) {
                 if (!attr(&a, "document")) why = "it has no document= attribute";
                 else if (!valid_token(attr(&a, "id") ? attr(&a, "id") : "", CLM_ID_MAX, 1))
@@ -802,8 +815,9 @@ int clm_doc_parse(const char *text, size_t len, clm_doc *doc, char **err)
                     why = "its role= is missing or not a short token of letters, digits, '-', '_', '.'";
             }
             if (why) {
-                doc_problem(doc, line, "a block header is malformed: %s", why);
+                rc = doc_problem(doc, line, "a block header is malformed: %s", why);
                 attrs_free(&a);
+                if (rc != LC_OK) goto done;
                 pos = next;
                 continue;
             }

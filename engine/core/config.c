@@ -848,7 +848,12 @@ int lcm_config_parse(const char *text, size_t len, lcm_config *cfg, char **err)
     }
     cfg->embeddings.send_unmasked = !cfg->redact_secrets;
 done:
-    if (rc == LC_NOMEM) lc_errf(err, LC_NOMEM, "out of memory reading lcm.json");
+    if (rc == LC_NOMEM) {
+        lc_errf(err, LC_NOMEM, "out of memory reading lcm.json");
+        /* what was read so far freed: a failed load holds nothing, only the defaults */
+        lcm_config_free(cfg);
+        lcm_config_defaults(cfg);
+    }
     free(why);
     cJSON_Delete(root);
     return rc;

@@ -147,7 +147,7 @@ void lcm_config_free(lcm_config *cfg);
 /* Parse config text. Never fails on bad content: a text that is not strict JSON or not an
  * object yields the defaults with file_state CORRUPT and one problem naming line/column;
  * a key of the wrong type or out of range keeps its default and adds a problem; unknown
- * keys add a problem. Fails only on OOM. */
+ * keys add a problem. Fails only on OOM, and then *cfg holds the defaults (nothing to free). */
 int lcm_config_parse(const char *text, size_t len, lcm_config *cfg, char **err);
 /* Load `path`: absent -> defaults (ABSENT); unreadable -> LC_ERR; else lcm_config_parse. */
 int lcm_config_load(const char *path, lcm_config *cfg, char **err);

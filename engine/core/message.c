@@ -5,6 +5,7 @@
  */
 #include "message.h"
 
+#include <assert.h>
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
@@ -486,13 +487,36 @@ cJSON *msg_add_text(cJSON *content, const char *text)
 {
     cJSON *b = cJSON_CreateObject();
     if (!b) return NULL;
-    cJSON_AddStringToObject(b, "type", "text");
-    cJSON_AddStringToObject(b, "text", text);
-    if (!cJSON_AddItemToArray(content, b)) {
+    /* a block without its text would be a message cut short, not a failure */
+    if (!cJSON_AddStringToObject(b, "type", "text") || !cJSON_AddStringToObject(b, "text", text) ||
+        !cJSON_AddItemToArray(content, b)) {
         cJSON_Delete(b);
         return NULL;
     }
     return b;
+}
+
+int msg_set_member(cJSON *obj, const char *key, cJSON *item)
+{
+    assert(cJSON_IsObject(obj) && key);
+    if (!item) return 0;
+    cJSON *old = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!old) {
+        if (cJSON_AddItemToObject(obj, key, item)) return 1;
+        cJSON_Delete(item);
+        return 0;
+    }
+    /* cJSON_ReplaceItemInObject links the item in even when the copy of its key failed,
+     * leaving a member no lookup finds: the key is set here first, then swapped in. */
+    char *k = strdup(key); /* cJSON frees it with its default hooks, which are malloc's */
+    if (!k) {
+        cJSON_Delete(item);
+        return 0;
+    }
+    if (item->string && !(item->type & cJSON_StringIsConst)) free(item->string);
+    item->string = k;
+    item->type &= ~cJSON_StringIsConst;
+    return cJSON_ReplaceItemViaPointer(obj, old, item) ? 1 : 0;
 }
 
 cJSON *msg_text_message(const char *role, const char *text, double timestamp)

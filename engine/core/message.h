@@ -83,6 +83,9 @@ void msg_count_branch(const cJSON *branch, msg_branch_count *out);
  * NULL on OOM); a message {"role","content":[that block],"timestamp"}; a tool result
  * {"content":[that block],"details"?,"isError"}, which takes `details` (may be NULL). */
 cJSON *msg_add_text(cJSON *content, const char *text);
+/* Put `item` (owned) under `key`: in place of the member of that name (its position
+ * kept, the old one freed), else at the end. 0 when out of memory, the item then freed. */
+int msg_set_member(cJSON *obj, const char *key, cJSON *item);
 cJSON *msg_text_message(const char *role, const char *text, double timestamp);
 cJSON *msg_tool_result(const char *text, cJSON *details, int is_error);
 

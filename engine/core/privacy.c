@@ -231,7 +231,7 @@ int privacy_mask_tree(cJSON *msg, int redact, size_t *n_private, size_t *n_secre
     return w.oom ? LC_NOMEM : LC_OK;
 }
 
-/* One glob against one folder; "~" at the start is the home folder. */
+/* One glob against one folder; "~" at the start is the home folder. -1 out of memory. */
 static int pv_glob_match(const char *glob, const char *path)
 {
     const char *home = getenv("HOME");
@@ -243,7 +243,7 @@ static int pv_glob_match(const char *glob, const char *path)
     } else {
         g = lc_strdup(glob);
     }
-    if (!g) return 0;
+    if (!g) return -1;
     size_t gl = strlen(g);
     while (gl > 1 && g[gl - 1] == '/') g[--gl] = '\0';
     hit = fnmatch(g, path, FNM_PATHNAME) == 0;
@@ -257,17 +257,14 @@ int privacy_excluded(char *const *globs, size_t n, const char *cwd, const char *
     if (!n || !cwd || cwd[0] != '/') return 0;
     char *p = lc_strdup(cwd);
     int hit = 0;
-    if (!p) return 0;
+    if (!p) return -1;
     size_t len = strlen(p);
     while (len > 1 && p[len - 1] == '/') p[--len] = '\0';
     /* The folder itself, then each folder above it: a session in a subfolder of an
      * excluded folder is excluded too. */
     for (;;) {
         for (size_t i = 0; i < n && !hit; i++)
-            if (pv_glob_match(globs[i], p)) {
-                hit = 1;
-                if (which) *which = globs[i];
-            }
+            if ((hit = pv_glob_match(globs[i], p)) > 0 && which) *which = globs[i];
         char *slash = strrchr(p, '/');
         if (hit || !slash || slash == p) break;
         *slash = '\0';

@@ -39,7 +39,7 @@ char *privacy_mask_text(const char *s, size_t len, int *inside, size_t *n);
 /* 1 when the folder `cwd` (absolute) or a folder above it matches one of the globs
  * (fnmatch with FNM_PATHNAME: `*` stays within one folder name; a leading "~" is $HOME),
  * with *which (may be NULL) the glob that matched (borrowed). 0 otherwise or for an empty
- * cwd. */
+ * cwd; -1 out of memory (not known: a caller must not store the session). */
 int privacy_excluded(char *const *globs, size_t n, const char *cwd, const char **which);
 
 #endif

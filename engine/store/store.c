@@ -10,6 +10,7 @@
 #include "store.h"
 #include "store_backend.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
@@ -354,6 +355,7 @@ int store_session_excluded(const char *agent_home, const char *session_cwd, char
     if (why) *why = NULL;
     if (path && session_cwd && *session_cwd && lcm_config_load(path, &cfg, NULL) == LC_OK) {
         hit = privacy_excluded(cfg.exclude, cfg.n_exclude, session_cwd, &glob);
+        if (hit < 0) hit = 0; /* out of memory: store_open, which must know, fails then */
         if (hit && why) *why = lc_asprintf("%s matches lcm.json exclude \"%s\": this session is not stored", session_cwd, glob);
         lcm_config_free(&cfg);
     }
@@ -371,14 +373,30 @@ int store_open_wait(const char *agent_home, const char *session_id, const char *
     char *path = agent_home && *agent_home ? lc_asprintf("%s/lcm.json", agent_home) : NULL;
     lcm_config cfg;
     const char *glob = NULL;
-    int loaded = path && lcm_config_load(path, &cfg, NULL) == LC_OK, rc;
+    int loaded = 0, rc = LC_OK;
     *out = NULL;
-    if (loaded && privacy_excluded(cfg.exclude, cfg.n_exclude, session_cwd, &glob)) {
+    /* The home's exclude and redactAtIngest must be known before anything is stored: out of
+     * memory reading them fails the open rather than store what they keep out or masked.
+     * (A malformed lcm.json is read as none, as everywhere else.) */
+    if (agent_home && *agent_home && !path) rc = LC_NOMEM;
+    else if (path && (rc = lcm_config_load(path, &cfg, NULL)) == LC_OK) loaded = 1;
+    if (rc == LC_NOMEM) {
+        rc = lc_errf(err, LC_NOMEM, "store: out of memory reading lcm.json");
+        goto done;
+    }
+    int excluded = loaded ? privacy_excluded(cfg.exclude, cfg.n_exclude, session_cwd, &glob) : 0;
+    if (excluded < 0) {
+        rc = lc_errf(err, LC_NOMEM, "store: out of memory matching lcm.json exclude");
+        goto done;
+    }
+    rc = LC_OK;
+    if (excluded) {
         rc = lc_errf(err, LC_EXCLUDED, "%s matches lcm.json exclude \"%s\": this session is not stored", session_cwd,
                      glob);
         goto done;
     }
     rc = store_backend_for(agent_home)->x_open(agent_home, session_id, session_cwd, wait_ms, out, err);
+    assert(rc != LC_OK || *out); /* every caller uses the store an LC_OK open hands it */
     if (rc == LC_OK && loaded && cfg.redact_at_ingest) {
         store_options o = {STORE_LARGE_FILE_CHARS, 1, 1};
         store_set_options(*out, &o);

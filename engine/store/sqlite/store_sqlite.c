@@ -240,9 +240,17 @@ static void store_note_error(store *s, int code)
     if (code == SQLITE_NOTADB || code == SQLITE_CORRUPT) s->notadb = 1;
 }
 
+/* SQLite's out-of-memory is the engine's: a caller that tells it apart (a retry later, a
+ * message saying so) sees LC_NOMEM, as from any other allocation. */
+static int store_code_of(int sqlite_code)
+{
+    return (sqlite_code & 0xff) == SQLITE_NOMEM ? LC_NOMEM : LC_ERR;
+}
+
 int store_sqlite_err(sqlite3 *db, char **err, const char *who, const char *what)
 {
-    return lc_errf(err, LC_ERR, "%s: %s: %s", who, what, db ? sqlite3_errmsg(db) : "out of memory");
+    return lc_errf(err, db ? store_code_of(sqlite3_errcode(db)) : LC_NOMEM, "%s: %s: %s", who, what,
+                   db ? sqlite3_errmsg(db) : "out of memory");
 }
 
 int store_sqlite_failed(store *s, char **err, const char *what)
@@ -257,7 +265,7 @@ int store_sqlite_exec(store *s, const char *sql, char **err)
     int code = sqlite3_exec(s->db, sql, NULL, NULL, &msg);
     if (code != SQLITE_OK) {
         store_note_error(s, code);
-        int rc = lc_errf(err, LC_ERR, "store: %s", msg ? msg : sqlite3_errmsg(s->db));
+        int rc = lc_errf(err, store_code_of(code), "store: %s", msg ? msg : sqlite3_errmsg(s->db));
         sqlite3_free(msg);
         return rc;
     }

@@ -316,6 +316,9 @@ int store_sqlite_tok_register(sqlite3 *db, char **err)
     static fts5_tokenizer lcm = {tok_create, tok_delete, tok_tokenize};
     static fts5_tokenizer forms = {tok_forms_create, tok_forms_delete, tok_forms_tokenize};
     fts5_api *api = tok_api(db);
+    /* the probe's statement could not be made for want of memory: no verdict on FTS5 */
+    if (!api && (sqlite3_errcode(db) & 0xff) == SQLITE_NOMEM)
+        return lc_errf(err, LC_NOMEM, "store: out of memory registering the full-text tokenizer");
     if (!api || api->iVersion < 2)
         return lc_errf(err, LC_ERR, "store: this SQLite library has no usable FTS5 (full-text search)");
     if (api->xCreateTokenizer(api, "lcm", api, &lcm, NULL) != SQLITE_OK ||
