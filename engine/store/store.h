@@ -347,8 +347,8 @@ typedef struct store_search_row {
     const double *rank_in;
     size_t rank_n;
     /* a ranked page: the ordinal of the user message the row's turn answers (the last one
-     * before it), so recall can weigh a reply by the prompt it replies to; 0 with has_prompt
-     * 0: none, or a backend that does not say */
+     * before it, within 256 messages), so recall can weigh a reply by the prompt it replies
+     * to; has_prompt 0: none, or a backend that does not say */
     int64_t prompt_ordinal;
     int has_prompt;
 } store_search_row;

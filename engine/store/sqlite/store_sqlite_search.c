@@ -323,6 +323,10 @@ static int store_search_scored(void *ud, const store_search_row *r, char **err)
     return c->visit(c->ud, &sr, err);
 }
 
+/* How far back a row's prompt is looked for (store_search_row.prompt_ordinal), in messages:
+ * a turn of thousands of tool calls would otherwise walk them all for every row shown. */
+#define STORE_PROMPT_REACH "256"
+
 int store_sqlite_search_page(store *s, const char *query, const store_search_scope *scope, int newest_first,
                       size_t limit, size_t offset, store_search_visit visit, void *ud, char **err)
 {
@@ -362,6 +366,7 @@ int store_sqlite_search_page(store *s, const char *query, const store_search_sco
         (rc = store_sqlite_prepare(s, &row,
                                    "SELECT id, entry_id, role, ordinal, removed, text, created, raw_json, payload,"
                                    " (SELECT p.ordinal FROM messages p WHERE p.role = 'user' AND p.ordinal < m.ordinal"
+                                   " AND p.ordinal >= m.ordinal - " STORE_PROMPT_REACH
                                    " ORDER BY p.ordinal DESC LIMIT 1) FROM messages m WHERE id = ?",
                                    "search", err)) != LC_OK)
         goto done;
