@@ -172,6 +172,8 @@ static int recall_add_hit(store *s, recall_result *r, const store_search_row *ro
     h->snippet = recall_snippet(row->text, row->text_len, ms, redact, &h->clipped);
     h->created = row->created;
     h->score = row->score;
+    h->prompt_ordinal = row->prompt_ordinal;
+    h->has_prompt = row->has_prompt;
     if (row->rank_in && row->rank_n) {
         /* Copied byte-wise: the blob a backend hands out need not be aligned for doubles. */
         if (!(h->rank_in = malloc(row->rank_n * sizeof *h->rank_in))) return LC_NOMEM;

@@ -84,6 +84,8 @@ typedef struct recall_hit {
     int64_t created;          /* the message's time, ms (0 unknown) */
     double score;             /* query, relevance: the rank's score (merging stores) */
     double *rank_in;          /* query, relevance: the score's inputs (store_search_row) */
+    int64_t prompt_ordinal;   /* query, relevance: the user message its turn answers */
+    int has_prompt;           /*   (store_search_row); 0: none known */
     size_t rank_n;
 } recall_hit;
 

@@ -96,6 +96,7 @@ static void recall_joint_add(recall_joint *j, const recall_hit *h)
 }
 
 #define RECALL_TOOL_WEIGHT 0.5
+#define RECALL_THINKING_WEIGHT 0.5
 
 /* The same score as the store's rank (store_sqlite_search.c, lc_rank), on the joint
  * counts: a word common in one session and rare across all of them weighs as rare. */
@@ -116,7 +117,44 @@ static double recall_joint_score(const recall_joint *j, const recall_hit *h)
      * question far more often than it answers one. Measured on the shared real questions:
      * recall@10 0.53 -> 0.58, MRR 0.27 -> 0.33 (outputs); calls with no prose too: see DESIGN. */
     if (h->tool_words) score *= RECALL_TOOL_WEIGHT;
+    /* A message found by its thinking alone: the agent's reasoning restates what it was
+     * asked and plans, the reply it then wrote says what was found; so the thinking weighs
+     * as a tool's words do. */
+    if (h->thinking) score *= RECALL_THINKING_WEIGHT;
     return score;
+}
+
+/* A message of a turn -- the agent's reply, its calls and their results -- also weighs
+ * RECALL_TURN_WEIGHT of the prompt that turn answers, when that prompt matched too: a
+ * question about the past names what was asked then ("how do I reach the vm from the
+ * browser") more often than the words of the answer ("open http://host:8006"), and the
+ * reply to a matching prompt is where that answer is. The prompt keeps its own score.
+ * Hits of one store are adjacent in `out` (the walk pushes a store's page whole), so a
+ * prompt is looked for within its store's run only. `m[k].key` holds hit k's own score
+ * on entry. */
+#define RECALL_TURN_WEIGHT 0.25
+
+static int recall_turn_weigh(const recall_result *out, recall_merge_item *m)
+{
+    double *own = malloc(out->n * sizeof *own);
+    if (!own) return LC_NOMEM;
+    for (size_t k = 0; k < out->n; k++) own[k] = m[k].key;
+    for (size_t b = 0, e; b < out->n; b = e) {
+        const char *sid = out->hits[b].session_id ? out->hits[b].session_id : "";
+        for (e = b + 1; e < out->n; e++)
+            if (strcmp(out->hits[e].session_id ? out->hits[e].session_id : "", sid) != 0) break;
+        for (size_t k = b; k < e; k++) {
+            const recall_hit *h = &out->hits[k];
+            if (!h->has_prompt || !strcmp(h->role, "user")) continue;
+            for (size_t p = b; p < e; p++)
+                if (out->hits[p].ordinal == h->prompt_ordinal && !strcmp(out->hits[p].role, "user")) {
+                    m[k].key += RECALL_TURN_WEIGHT * own[p];
+                    break;
+                }
+        }
+    }
+    free(own);
+    return LC_OK;
 }
 
 static int recall_merge(recall_result *out, const recall_grep_opts *o, size_t want, const recall_joint *j)
@@ -135,6 +173,11 @@ static int recall_merge(recall_result *out, const recall_grep_opts *o, size_t wa
                    : o->sort == RECALL_SORT_OLDEST ? -(double)h->created
                    : j                             ? recall_joint_score(j, h)
                                                    : h->score;
+    }
+    if (j && o->sort == RECALL_SORT_RELEVANCE && out->n && recall_turn_weigh(out, m) != LC_OK) {
+        free(m);
+        free(sorted);
+        return LC_NOMEM;
     }
     if (out->n > 1) qsort(m, out->n, sizeof *m, recall_merge_cmp);
     size_t from = o->offset < out->n ? o->offset : out->n;

@@ -346,6 +346,11 @@ typedef struct store_search_row {
      * ({rows, avgdl, dl, then per phrase df, tf}); NULL elsewhere */
     const double *rank_in;
     size_t rank_n;
+    /* a ranked page: the ordinal of the user message the row's turn answers (the last one
+     * before it, within 256 messages), so recall can weigh a reply by the prompt it replies
+     * to; has_prompt 0: none, or a backend that does not say */
+    int64_t prompt_ordinal;
+    int has_prompt;
 } store_search_row;
 typedef int (*store_search_visit)(void *ud, const store_search_row *r, char **err);
 

@@ -307,6 +307,8 @@ typedef struct store_search_row_ctx {
     double score;
     const double *rank_in;
     size_t rank_n;
+    int64_t prompt_ordinal;
+    int has_prompt;
 } store_search_row_ctx;
 
 static int store_search_scored(void *ud, const store_search_row *r, char **err)
@@ -316,8 +318,14 @@ static int store_search_scored(void *ud, const store_search_row *r, char **err)
     sr.score = c->score;
     sr.rank_in = c->rank_in;
     sr.rank_n = c->rank_n;
+    sr.prompt_ordinal = c->prompt_ordinal;
+    sr.has_prompt = c->has_prompt;
     return c->visit(c->ud, &sr, err);
 }
+
+/* How far back a row's prompt is looked for (store_search_row.prompt_ordinal), in messages:
+ * a turn of thousands of tool calls would otherwise walk them all for every row shown. */
+#define STORE_PROMPT_REACH "256"
 
 int store_sqlite_search_page(store *s, const char *query, const store_search_scope *scope, int newest_first,
                       size_t limit, size_t offset, store_search_visit visit, void *ud, char **err)
@@ -356,8 +364,10 @@ int store_sqlite_search_page(store *s, const char *query, const store_search_sco
     if ((rc = store_rank_register(s, err)) != LC_OK) goto done;
     if ((rc = store_sqlite_prepare(s, &pg, sql, "search", err)) != LC_OK ||
         (rc = store_sqlite_prepare(s, &row,
-                                   "SELECT id, entry_id, role, ordinal, removed, text, created, raw_json, payload"
-                                   " FROM messages WHERE id = ?",
+                                   "SELECT id, entry_id, role, ordinal, removed, text, created, raw_json, payload,"
+                                   " (SELECT p.ordinal FROM messages p WHERE p.role = 'user' AND p.ordinal < m.ordinal"
+                                   " AND p.ordinal >= m.ordinal - " STORE_PROMPT_REACH
+                                   " ORDER BY p.ordinal DESC LIMIT 1) FROM messages m WHERE id = ?",
                                    "search", err)) != LC_OK)
         goto done;
     sqlite3_bind_int64(pg, 1, scope->summary_id);
@@ -380,7 +390,9 @@ int store_sqlite_search_page(store *s, const char *query, const store_search_sco
         if (rstep == SQLITE_ROW) {
             store_search_row_ctx rc2 = {.visit = visit, .ud = ud, .score = score,
                                         .rank_in = sqlite3_column_blob(pg, 2),
-                                        .rank_n = (size_t)sqlite3_column_bytes(pg, 2) / sizeof(double)};
+                                        .rank_n = (size_t)sqlite3_column_bytes(pg, 2) / sizeof(double),
+                                        .prompt_ordinal = sqlite3_column_int64(row, 9),
+                                        .has_prompt = sqlite3_column_type(row, 9) != SQLITE_NULL};
             rc = mask == 2 ? store_search_thinking_visit(row, store_search_scored, &rc2, err)
                            : store_search_row_visit(row, store_search_scored, &rc2, err);
         } else if (rstep != SQLITE_DONE) {
