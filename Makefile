@@ -7,6 +7,10 @@
 #   make bench    benchmarks (never part of make test)
 
 CC      ?= cc
+# The build steps behind demo/test/asan/tsan/bench compile on every core unless told (`make
+# BUILD_JOBS=1 test`); a top-level `make -jN` is used as given.
+BUILD_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+SUBMAKE  = $(MAKE) --no-print-directory $(if $(filter -j% --jobserver%,$(MAKEFLAGS)),,-j$(BUILD_JOBS))
 BUILD   ?= build
 OPT     ?= -O2
 SAN     ?=
@@ -133,20 +137,20 @@ check-exports: $(PLUGIN_SO)
 	echo "exports: agent_plugin_init only"
 
 demo: deps
-	@$(MAKE) --no-print-directory LC_DEPS_DONE=1 all
+	@$(SUBMAKE) LC_DEPS_DONE=1 all
 	@sh tests/demo.sh
 
 test: deps
-	@$(MAKE) --no-print-directory LC_DEPS_DONE=1 all
+	@$(SUBMAKE) LC_DEPS_DONE=1 all
 	@sh tests/run.sh $(BUILD)
 
 asan: deps
-	@$(MAKE) --no-print-directory LC_DEPS_DONE=1 BUILD=build-asan OPT=-O1 \
+	@$(SUBMAKE) LC_DEPS_DONE=1 BUILD=build-asan OPT=-O1 \
 		SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" all
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 sh tests/run.sh build-asan
 
 bench: deps
-	@$(MAKE) --no-print-directory LC_DEPS_DONE=1 all
+	@$(SUBMAKE) LC_DEPS_DONE=1 all
 	@sh tests/bench/run.sh $(BUILD)
 
 clean:
@@ -165,7 +169,7 @@ fuzz:
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) BUILD=build-fuzz sh tests/fuzz/run.sh
 
 valgrind:
-	@$(MAKE) --no-print-directory $(PLUGIN_SO) $(HOST_BIN) $(PLUGIN_DIR)/plugin.json
+	@$(SUBMAKE) $(PLUGIN_SO) $(HOST_BIN) $(PLUGIN_DIR)/plugin.json
 	@BUILD=$(abspath $(BUILD)) ROOT=$(CURDIR) sh tests/contract/test_valgrind.sh
 
 # ---- build/lcm: the MCP server and transcript import (tools/lcm/) -------------------------
@@ -209,7 +213,7 @@ TSAN_TESTS = test_summarize_http test_host_llm test_host_complete test_maint tes
 .PHONY: crash tsan
 
 crash:
-	@$(MAKE) --no-print-directory $(PLUGIN_SO) $(HOST_BIN) $(PLUGIN_DIR)/plugin.json
+	@$(SUBMAKE) $(PLUGIN_SO) $(HOST_BIN) $(PLUGIN_DIR)/plugin.json
 	@python3 tests/crash/crash.py --build $(BUILD) --trials $(CRASH_TRIALS) $(if $(CRASH_SEED),--seed $(CRASH_SEED))
 
 # and the real host + .so under TSan through the contract tests of the background
@@ -219,7 +223,7 @@ crash:
 TSAN_CONTRACT = test_summary_worker test_lcm_compaction test_import test_import_torn test_import_cli_shapes \
 	test_store_writers
 tsan:
-	@$(MAKE) --no-print-directory BUILD=build-tsan OPT=-O1 SAN="-fsanitize=thread" \
+	@$(SUBMAKE) BUILD=build-tsan OPT=-O1 SAN="-fsanitize=thread" \
 		$(TSAN_TESTS:%=build-tsan/tests/%) build-tsan/lossless-context.so build-tsan/agent-host \
 		build-tsan/lcm build-tsan/plugins/lossless-context/plugin.json
 	@bad=0; for t in $(TSAN_TESTS); do \
@@ -243,7 +247,7 @@ EVAL_SEED   ?= 1
 EVAL_JOBS   ?= 2
 
 eval:
-	@$(MAKE) --no-print-directory $(PLUGIN_SO) $(HOST_BIN) $(PLUGIN_DIR)/plugin.json
+	@$(SUBMAKE) $(PLUGIN_SO) $(HOST_BIN) $(PLUGIN_DIR)/plugin.json
 	@python3 tests/eval/eval.py --build $(BUILD) --sizes "$(EVAL_SIZES)" --window $(EVAL_WINDOW) \
 		--seed $(EVAL_SEED) --jobs $(EVAL_JOBS)
 

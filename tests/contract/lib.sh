@@ -48,7 +48,10 @@ start_fake() {
         > "$T/port" 2>"$T/server.err" &
     SERVER_PID=$!
     i=0
-    while [ ! -s "$T/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
+    # Python's start takes seconds on a loaded machine: wait up to 30 s unless it died.
+    while [ ! -s "$T/port" ] && [ $i -lt 600 ] && kill -0 "$SERVER_PID" 2>/dev/null; do
+        sleep 0.05; i=$((i+1))
+    done
     PORT=$(head -n 1 "$T/port")
     [ -n "$PORT" ] || { cat "$T/server.err"; fail "fake model server did not start"; }
 }

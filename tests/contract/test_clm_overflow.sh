@@ -1,4 +1,5 @@
 #!/bin/sh
+# runner: alone (bounds the huge edit's validation at 60 s, a linear-time guard)
 # An edit far over the window must not make every later request fail (issue 14.6). The model
 # inserts 100,000 new- blocks (~13 MB, under the 16 MB mirror cap): the edit is accepted
 # (there is deliberately no size gate) and validated in linear time. The provider (the fake

@@ -1,4 +1,5 @@
 #!/bin/sh
+# runner: alone (drives the real Pi in tmux, reading the screen as it draws)
 # The /clm panel in the real Pi (interactive mode, the pinned CLI of tests/e2e/package-lock.json:
 # the current Pi, on the Node.js 22 pinned beside it)
 # driven in a detached tmux session the way a person uses it: Pi runs against the loopback

@@ -1,4 +1,5 @@
 #!/bin/sh
+# runner: alone (compares token figures the summarizer worker races to produce)
 # Replay through the real host and plugins: the output session is valid, keeps the
 # input's ids / timestamps / tree shape, fires session_tree for an abandoned branch,
 # reports a malformed line by number without stopping, and is deterministic.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# runner: alone (the bridge answers RPC polls within a bound while the summarizer runs)
 # Contract entry for the Pi bridge (host/pi/extension.js): runs tests/e2e/run.sh, which
 # installs the pinned Pi and koffi into BUILD/e2e-node and drives the real Pi against the
 # real .so. Skips only when node or npm is absent; any other failure fails.

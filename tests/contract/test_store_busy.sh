@@ -1,4 +1,5 @@
 #!/bin/sh
+# runner: alone (holds the store's lock for a measured time while the host writes)
 # LCM is never silently off because the store was busy (issue 14.4), through the real host
 # and the real .so:
 #   (a) a store held by another process with BEGIN EXCLUSIVE for 7 s at session start: the

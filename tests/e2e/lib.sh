@@ -19,6 +19,10 @@ e2e_built() {
 e2e_pinned() {
     _src=$1 _dir=$2 _bin=$3 _what=$4 _log=$5
     mkdir -p "$_dir"
+    # Suites run side by side (tests/run.sh): one npm ci into a folder at a time, the
+    # others waiting for it and then finding the stamp.
+    exec 9>"$_dir.lock"
+    flock 9
     _stamp=$(cat "$_src/package.json" "$_src/package-lock.json" | sha256sum | cut -c1-16)
     if [ "$(cat "$_dir/.stamp" 2>/dev/null)" != "$_stamp" ] ||
         { [ ! -x "$_dir/node_modules/.bin/$_bin" ] && [ ! -e "$_dir/node_modules/$_bin" ]; }; then
@@ -28,6 +32,8 @@ e2e_pinned() {
             { cat "$_log"; echo "FAIL: npm ci of the pinned $_what failed"; exit 1; }
         echo "$_stamp" >"$_dir/.stamp"
     fi
+    flock -u 9
+    exec 9>&-
 }
 
 # e2e_begin ARG SRC NODE BIN WHAT ARTIFACT: what every e2e script does first. BUILD is the
