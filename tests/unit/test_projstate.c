@@ -20,6 +20,7 @@
 #include "summarize.h"
 #include "util.h"
 
+#include "conv_fx.h"
 #include "temp_home.h"
 
 /* ---- a fixture: a store, a conversation, hooks that record ------------------------------- */
@@ -71,35 +72,18 @@ typedef struct fx {
     size_t n_items;
 } fx;
 
-static summ_ctx *chain(int truncate_only)
-{
-    static const char *const names[] = {"extractive"};
-    summ_config cfg = {.chain = names, .n_chain = 1, .truncate_only = truncate_only};
-    summ_ctx *sc = NULL;
-    assert_int_equal(summ_create(&cfg, &sc, NULL), LC_OK);
-    return sc;
-}
-
 /* Messages of about 100 tokens each, every one saying something of its own. */
 static int fx_setup(void **state)
 {
     setup(state);
     fx *f = calloc(1, sizeof *f);
     assert_int_equal(store_open(home, "sess", "/w", &f->st, NULL), LC_OK);
-    f->summ = chain(0);
-    f->cover = chain(1);
+    f->summ = conv_fx_chain(0);
+    f->cover = conv_fx_chain(1);
     projstate_hooks h = {.ud = &f->r, .log = rec_log, .pickup = rec_pickup,
                          .invalidate = rec_invalidate, .submit = rec_submit};
     assert_int_equal(projstate_new(&h, &f->ps), LC_OK);
-    for (int i = 0; i < NMSG; i++) {
-        snprintf(f->ids[i], sizeof f->ids[i], "e%03d", i);
-        f->json[i] = lc_asprintf("{\"role\":\"%s\",\"content\":[{\"type\":\"text\",\"text\":\"Step %d of the "
-                                 "migration: the table orders_%d gets the column region_%d, the index on "
-                                 "customer_%d is rebuilt, and the report for week %d is checked against "
-                                 "the ledger before the next batch of rows is moved over.\"}]}",
-                                 i % 2 ? "assistant" : "user", i, i, i * 7, i * 3, i);
-        f->m[i] = (store_msg){f->ids[i], f->json[i], strlen(f->json[i]), NULL};
-    }
+    conv_fx_fill(f->json, f->ids, f->m, NMSG);
     *state = f;
     return 0;
 }
@@ -120,9 +104,7 @@ static int fx_teardown(void **state)
 
 static long fx_tokens(const fx *f, size_t n)
 {
-    long t = 0;
-    for (size_t i = 0; i < n; i++) t += (long)(f->m[i].json_len + 3) / 4;
-    return t;
+    return conv_fx_tokens(f->m, n);
 }
 
 static projstate_env fx_env(fx *f, long window)

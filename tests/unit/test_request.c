@@ -20,6 +20,7 @@
 #include "summarize.h"
 #include "util.h"
 
+#include "conv_fx.h"
 #include "temp_home.h"
 
 #define NMSG 64
@@ -70,22 +71,13 @@ typedef struct fx {
     request_result res;   /* the last request's */
 } fx;
 
-static summ_ctx *chain(int truncate_only)
-{
-    static const char *const names[] = {"extractive"};
-    summ_config cfg = {.chain = names, .n_chain = 1, .truncate_only = truncate_only};
-    summ_ctx *sc = NULL;
-    assert_int_equal(summ_create(&cfg, &sc, NULL), LC_OK);
-    return sc;
-}
-
 static int fx_setup(void **state)
 {
     setup(state);
     fx *f = calloc(1, sizeof *f);
     assert_int_equal(store_open(home, "sess", "/w", &f->st, NULL), LC_OK);
-    f->summ = chain(0);
-    f->cover = chain(1);
+    f->summ = conv_fx_chain(0);
+    f->cover = conv_fx_chain(1);
     projstate_hooks ph = {.ud = &f->r};
     assert_int_equal(projstate_new(&ph, &f->ps), LC_OK);
     clm_live_hooks ch = {.ud = &f->r, .say = rec_say, .facts = rec_facts};
@@ -93,15 +85,7 @@ static int fx_setup(void **state)
     /* No model edits in these tests: nothing is rendered to a mirror. */
     f->clm->render_off = 1;
     f->clm->enabled = 0;
-    for (int i = 0; i < NMSG; i++) {
-        snprintf(f->ids[i], sizeof f->ids[i], "e%03d", i);
-        f->json[i] = lc_asprintf("{\"role\":\"%s\",\"content\":[{\"type\":\"text\",\"text\":\"Step %d of the "
-                                 "migration: the table orders_%d gets the column region_%d, the index on "
-                                 "customer_%d is rebuilt, and the report for week %d is checked against "
-                                 "the ledger before the next batch of rows is moved over.\"}]}",
-                                 i % 2 ? "assistant" : "user", i, i, i * 7, i * 3, i);
-        f->m[i] = (store_msg){f->ids[i], f->json[i], strlen(f->json[i]), NULL};
-    }
+    conv_fx_fill(f->json, f->ids, f->m, NMSG);
     *state = f;
     return 0;
 }
@@ -123,9 +107,7 @@ static int fx_teardown(void **state)
 
 static long fx_tokens(const fx *f, size_t n)
 {
-    long t = 0;
-    for (size_t i = 0; i < n; i++) t += (long)(f->m[i].json_len + 3) / 4;
-    return t;
+    return conv_fx_tokens(f->m, n);
 }
 
 /* The session as the plugin lends it for one request. */
