@@ -40,8 +40,34 @@
 
 /* ---- tools ---------------------------------------------------------------------------- */
 
+/* While a long session's history is still being stored in the background, a recall
+ * answer covers only what is stored: it says so (malloc'd; NULL otherwise). */
+static char *lcm_catchup_note(lc_plugin *p)
+{
+    long left = p && p->lcm ? projstate_catchup_left(p->lcm->proj) : 0;
+    if (left <= 0) return NULL;
+    return lc_asprintf("\n\n[lcm] This session's history is still being indexed in the background: %ld "
+                       "message(s) are not stored yet, so this answer covers only what is stored so far; "
+                       "ask again later for the rest.", left);
+}
+
+/* A tool's answer, with the catch-up's note when one applies (text taken). */
+static int lcm_tool_reply_in(lc_plugin *p, char *text, int is_error, char **out, char **err);
+
 static int lcm_tool_reply(char *text, int is_error, char **out, char **err)
 {
+    return lcm_tool_reply_in(NULL, text, is_error, out, err);
+}
+
+static int lcm_tool_reply_in(lc_plugin *p, char *text, int is_error, char **out, char **err)
+{
+    char *note = text && !is_error ? lcm_catchup_note(p) : NULL;
+    if (note) {
+        char *t = lc_asprintf("%s%s", text, note);
+        free(note);
+        free(text);
+        text = t;
+    }
     if (!text) return lc_errf(err, AP_NOMEM, "out of memory");
     *out = plugin_text_result(text, is_error);
     free(text);
@@ -55,7 +81,7 @@ static int lcm_tool_error(char *msg, char **out, char **err)
 
 /* An engine call's outcome as the tool's reply: its text, or on failure its error message
  * (*e is taken either way). */
-static int lcm_tool_answer(int rc, char *text, char **e, char **out, char **err)
+static int lcm_tool_answer(lc_plugin *p, int rc, char *text, char **e, char **out, char **err)
 {
     char *msg = *e;
     *e = NULL;
@@ -64,7 +90,7 @@ static int lcm_tool_answer(int rc, char *text, char **e, char **out, char **err)
         return lcm_tool_error(msg, out, err);
     }
     free(msg);
-    return lcm_tool_reply(text, 0, out, err);
+    return lcm_tool_reply_in(p, text, 0, out, err);
 }
 
 static int lcm_no_store(lc_plugin *p, char **out, char **err)
@@ -103,7 +129,7 @@ static int lcm_tool_grep_hybrid(lc_plugin *p, const recall_grep_opts *g, recall_
         rc = hybrid_grep_sessions(p->agent_home ? p->agent_home : ".", p->session_id, cwd, scope, &o, &text, &e);
         free(cwd);
     }
-    return lcm_tool_answer(rc, text, &e, out, err);
+    return lcm_tool_answer(p, rc, text, &e, out, err);
 }
 
 static int lcm_tool_grep(void *ud, const char *call_json, char **out, char **err)
@@ -147,7 +173,7 @@ static int lcm_tool_grep(void *ud, const char *call_json, char **out, char **err
         e = NULL;
         goto done;
     }
-    rc = lcm_tool_reply(recall_grep_format(&o, scope, &r), 0, out, err);
+    rc = lcm_tool_reply_in(p, recall_grep_format(&o, scope, &r), 0, out, err);
     recall_result_free(&r);
 done:
     free(e);
@@ -168,7 +194,7 @@ static int lcm_tool_describe(void *ud, const char *call_json, char **out, char *
     char idbuf[32];
     const char *id = recall_args_describe_id(recall_args_of(call), idbuf, sizeof idbuf);
     rc = recall_describe(p->lcm->st, id, p->lcm->redact, &text, &e);
-    rc = lcm_tool_answer(rc, text, &e, out, err);
+    rc = lcm_tool_answer(p, rc, text, &e, out, err);
 done:
     free(e);
     cJSON_Delete(call);
@@ -223,7 +249,7 @@ static int lcm_tool_expand(void *ud, const char *call_json, char **out, char **e
     } else {
         rc = recall_expand(p->lcm->st, &o, lcm_complete, p, &text, &e);
     }
-    rc = lcm_tool_answer(rc, text, &e, out, err);
+    rc = lcm_tool_answer(p, rc, text, &e, out, err);
 done:
     free(e);
     cJSON_Delete(call);
@@ -262,6 +288,29 @@ static void lcm_hook_submit(void *ud, const worker_job *job)
     lcm_summ_submit(ud, job);
 }
 
+static int lcm_hook_catchup(void *ud, const store_msg *msgs, size_t n)
+{
+    lc_plugin *p = ud;
+    char *e = NULL;
+    if (!p->lcm || !p->lcm->worker) return LC_ERR;
+    int rc = worker_catchup(p->lcm->worker, msgs, n, &e);
+    if (rc != LC_OK) plugin_log(p, AP_LEVEL_WARNING, "lcm: the background catch-up was not queued: %s", e ? e : "?");
+    free(e);
+    return rc;
+}
+
+static long lcm_hook_catchup_left(void *ud, char **why)
+{
+    lc_plugin *p = ud;
+    if (why) *why = NULL;
+    /* The worker stopped (offline, a reset): what it did not store is offered again. */
+    if (!p->lcm || !p->lcm->worker) {
+        if (why) *why = lc_strdup("the background worker stopped");
+        return -1;
+    }
+    return worker_catchup_left(p->lcm->worker, why);
+}
+
 int lcm_glue_init(lc_plugin *p, char **err)
 {
     if (!(p->lcm = calloc(1, sizeof *p->lcm))) return lc_errf(err, AP_NOMEM, "out of memory");
@@ -274,6 +323,8 @@ int lcm_glue_init(lc_plugin *p, char **err)
         .can_wait = lcm_hook_can_wait,
         .invalidate = lcm_hook_invalidate,
         .submit = lcm_hook_submit,
+        .catchup = lcm_hook_catchup,
+        .catchup_left = lcm_hook_catchup_left,
     };
     if (projstate_new(&hooks, &p->lcm->proj) != LC_OK) return lc_errf(err, AP_NOMEM, "out of memory");
     /* A host without tools still gets passive logging; the tools are simply absent. */
@@ -511,7 +562,17 @@ static int lcm_attach(lc_plugin *p, long wait_ms, int64_t *caught)
     char *why = NULL;
     cJSON *branch = NULL;
     if (plugin_get_branch(p, &branch, NULL) != AP_OK) branch = NULL;
-    if (branch && lcm_ingest_branch_tail(p, branch, &why) != LC_OK && p->lcm->off.offline) {
+    /* Thousands of messages the store lacks (a plugin installed into a long session, a
+     * store deleted, a catch-up a crash cut short): the first `context` carries them and
+     * hands them to the worker (projstate.h), rather than this start storing them here
+     * one host read each. A reconnect catches up here: it has no worker yet to lean on. */
+    const lcm_config *cfg = lcm_conf_get(p);
+    int defer = branch && !caught && cfg && cfg->summary_worker &&
+                ingest_branch_unstored(p->lcm->st, branch, PROJSTATE_CATCHUP_MIN) >= PROJSTATE_CATCHUP_MIN;
+    if (defer)
+        plugin_log(p, AP_LEVEL_INFO, "lcm: the store lacks %d or more of this session's messages; the first "
+                   "request hands them to the background worker", PROJSTATE_CATCHUP_MIN);
+    if (branch && !defer && lcm_ingest_branch_tail(p, branch, &why) != LC_OK && p->lcm->off.offline) {
         p->lcm->open_error = lc_asprintf("the catch-up from the session file failed: %s", why ? why : "?");
         free(why);
         cJSON_Delete(branch);
@@ -521,7 +582,8 @@ static int lcm_attach(lc_plugin *p, long wait_ms, int64_t *caught)
     }
     free(why);
     if (branch) {
-        lcm_ingest_offbranch(p, branch);
+        /* Off-branch messages go in after the branch they hang from (see above). */
+        if (!defer) lcm_ingest_offbranch(p, branch);
         lcm_mark_from_host(p, branch);
         cJSON_Delete(branch);
     } else {

@@ -351,6 +351,22 @@ done:
     return rc;
 }
 
+size_t ingest_branch_unstored(store *st, const cJSON *branch, size_t limit)
+{
+    size_t k = 0;
+    const cJSON *e = branch ? branch->child : NULL;
+    while (e && e->next) e = e->next;
+    /* Leaf first, through the array's back links: no copy of a 100k-entry branch. */
+    for (; e && k < limit; e = e == branch->child ? NULL : e->prev) {
+        const char *id = ingest_jstr(e, "id");
+        const char *type = ingest_jstr(e, "type");
+        if (!id || !type || strcmp(type, "message") != 0) continue;
+        if (ingest_stored(st, id)) break;
+        k++;
+    }
+    return k;
+}
+
 int ingest_offbranch(store *st, const cJSON *all, const cJSON *branch, ingest_entry_fn get,
                      void *ud, size_t *inserted, char **err)
 {
@@ -429,6 +445,18 @@ size_t ingest_known(const ingest_seen *s, const store_msg *msgs, size_t n, size_
     return known;
 }
 
+size_t ingest_unstored_tail(store *st, const store_msg *msgs, size_t n, size_t limit)
+{
+    size_t k = 0;
+    while (k < n && k < limit) {
+        const char *id = msgs[n - 1 - k].entry_id;
+        if (!id) return 0;
+        if (ingest_stored(st, id)) break;
+        k++;
+    }
+    return k;
+}
+
 int ingest_request(store *st, ingest_seen *s, const store_msg *msgs, size_t n, size_t known,
                    size_t tokens, char **err)
 {
@@ -437,6 +465,12 @@ int ingest_request(store *st, ingest_seen *s, const store_msg *msgs, size_t n, s
      * store's walk back stops at it. */
     size_t from = known && s->stored && msgs[known - 1].entry_id ? known - 1 : 0;
     int rc = store_ingest(st, msgs + from, n - from, &stats, err);
+    ingest_seen_note(s, msgs, n, tokens, rc == LC_OK);
+    return rc;
+}
+
+void ingest_seen_note(ingest_seen *s, const store_msg *msgs, size_t n, size_t tokens, int stored)
+{
     const char *first = msgs[0].entry_id, *last = msgs[n - 1].entry_id;
     if (!ingest_same_id(s->first, first)) {
         free(s->first);
@@ -447,6 +481,5 @@ int ingest_request(store *st, ingest_seen *s, const store_msg *msgs, size_t n, s
     /* Without ids the next call cannot be matched: it starts over. */
     s->n = s->first && s->last ? n : 0;
     s->tokens = tokens;
-    s->stored = rc == LC_OK;
-    return rc;
+    s->stored = stored;
 }
