@@ -518,7 +518,7 @@ static void lcm_store_options(store *st, const lcm_config *cfg)
  * the removed marks, the summarizer (its worker opens its own connection, so it starts
  * only once this one opened) and the pin. On failure nothing is held and open_error says
  * why. */
-static int lcm_attach(lc_plugin *p, long wait_ms, int64_t *caught)
+static int lcm_attach(lc_plugin *p, long wait_ms, int64_t *caught, const cJSON *given)
 {
     char *e = NULL;
     char *hcwd = lcm_header_cwd(p);
@@ -560,8 +560,11 @@ static int lcm_attach(lc_plugin *p, long wait_ms, int64_t *caught)
      * again, so a store that opens but cannot take it is still offline. */
     int64_t before = caught ? store_message_count(p->lcm->st) : 0;
     char *why = NULL;
-    cJSON *branch = NULL;
-    if (plugin_get_branch(p, &branch, NULL) != AP_OK) branch = NULL;
+    cJSON *read = NULL;
+    /* The session start's own read of the branch when it made one: each read is the host
+     * serializing every entry of the session and this side parsing it. */
+    if (!given && plugin_get_branch(p, &read, NULL) != AP_OK) read = NULL;
+    const cJSON *branch = given ? given : read;
     /* Thousands of messages the store lacks (a plugin installed into a long session, a
      * store deleted, a catch-up a crash cut short): the first `context` carries them and
      * hands them to the worker (projstate.h), rather than this start storing them here
@@ -575,7 +578,7 @@ static int lcm_attach(lc_plugin *p, long wait_ms, int64_t *caught)
     if (branch && !defer && lcm_ingest_branch_tail(p, branch, &why) != LC_OK && p->lcm->off.offline) {
         p->lcm->open_error = lc_asprintf("the catch-up from the session file failed: %s", why ? why : "?");
         free(why);
-        cJSON_Delete(branch);
+        cJSON_Delete(read);
         store_close(p->lcm->st);
         p->lcm->st = NULL;
         return LC_ERR;
@@ -585,7 +588,7 @@ static int lcm_attach(lc_plugin *p, long wait_ms, int64_t *caught)
         /* Off-branch messages go in after the branch they hang from (see above). */
         if (!defer) lcm_ingest_offbranch(p, branch);
         lcm_mark_from_host(p, branch);
-        cJSON_Delete(branch);
+        cJSON_Delete(read);
     } else {
         lcm_mark_from_host(p, NULL); /* logs why the branch is unavailable */
     }
@@ -631,7 +634,7 @@ static void lcm_reopen_when(lc_plugin *p, int now_due)
     if (!now_due && (g->off.offline ? !offline_due(&g->off, now) : now - g->reopen_at < LCM_REOPEN_EVERY_MS)) return;
     g->reopen_at = now;
     int64_t caught = 0;
-    int rc = lcm_attach(p, LCM_REOPEN_WAIT_MS, &caught);
+    int rc = lcm_attach(p, LCM_REOPEN_WAIT_MS, &caught, NULL);
     if (rc == LC_BUSY && !g->off.offline) return;
     if (rc != LC_OK && (g->off.offline || offline_failure(rc))) {
         int was = g->off.offline;
@@ -665,7 +668,7 @@ int lcm_glue_attach(lc_plugin *p)
 {
     if (!p->lcm || p->lcm->st || !p->agent_home || !p->session_id) return LC_OK;
     p->lcm->reopen = 0;
-    int rc = lcm_attach(p, STORE_BUSY_MS, NULL);
+    int rc = lcm_attach(p, STORE_BUSY_MS, NULL, NULL);
     if (rc == LC_OK) offline_leave(&p->lcm->off, lc_now_ms());
     else if (p->lcm->off.offline) p->lcm->reopen = 1;
     return rc;
@@ -700,7 +703,7 @@ void lcm_glue_system_prompt(lc_plugin *p, const cJSON *ev, cJSON **out)
     free(t);
 }
 
-int lcm_glue_session_start(lc_plugin *p, const cJSON *ev, char **err)
+int lcm_glue_session_start(lc_plugin *p, const cJSON *ev, const cJSON *branch, char **err)
 {
     (void)ev;
     (void)err;
@@ -727,7 +730,7 @@ int lcm_glue_session_start(lc_plugin *p, const cJSON *ev, char **err)
     free(ldir);
     /* A store that cannot open costs recall, never the session: say so and go on. */
     double t0 = lc_now_ms();
-    int orc = lcm_attach(p, STORE_BUSY_MS, NULL);
+    int orc = lcm_attach(p, STORE_BUSY_MS, NULL, branch);
     if (orc == LC_BUSY) {
         /* Another process holds the store (an import, gc, a long write): not a reason to
          * lose LCM for the whole run. Until it opens, requests are what the host builds. */
