@@ -586,6 +586,11 @@ int projstate_context(projstate *ps, const projstate_env *env, const store_msg *
     }
     for (size_t i = 0; i < n; i++) ps->pm[i] = (project_msg){msgs[i].entry_id, msgs[i].json_len};
     projstate_decide(ps, n, clm_anchor, &plan);
+    /* Caught up, but the worker's first pass over that history has prepared no cut yet:
+     * the request stays the newest messages that fit rather than wait for it here. */
+    if (env->st && ps->cu_note.message && !ps->has_cand && !ps->has_pinned &&
+        plan.occupancy >= zones_fit_tokens(&ps->z) && ps->h.can_wait && ps->h.can_wait(ps->h.ud))
+        return projstate_catchup_request(ps, msgs, n, clm_anchor, *tokens, items, n_items, err);
     /* No request goes over the window because summaries were late. */
     if (env->st && plan.occupancy >= zones_fit_tokens(&ps->z) && projstate_make_room(ps, env))
         projstate_decide(ps, n, clm_anchor, &plan);

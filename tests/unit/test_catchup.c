@@ -1,7 +1,8 @@
 /* test_catchup.c -- a long session's first request (engine/lcm/projstate.c with the real
  * worker of engine/lcm/worker.c): the request returns while the store is still locked
  * against the ingest (so it waited for none of it) and within the window; the worker then
- * stores every message, in order, byte for byte; a process that exits mid-way leaves
+ * stores every message, in order, byte for byte (and a request while its first pass runs
+ * fits without a pass of its own); a process that exits mid-way leaves
  * whole batches, and a new instance completes the rest with nothing twice. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -35,7 +36,13 @@ typedef struct fx {
     char **json;
     char (*ids)[16];
     store_msg *m;
+    int busy;                /* what can_wait answers: the worker's first pass runs */
 } fx;
+
+static int hook_can_wait(void *ud)
+{
+    return ((fx *)ud)->busy;
+}
 
 static int hook_catchup(void *ud, const store_msg *msgs, size_t n)
 {
@@ -64,7 +71,8 @@ static void fx_start(fx *f)
                         .summ = {.chain = names, .n_chain = 1}};
     assert_int_equal(store_open(home, "long", "/w", &f->st, NULL), LC_OK);
     assert_int_equal(worker_start(&wc, &f->w, NULL), LC_OK);
-    projstate_hooks h = {.ud = f, .catchup = hook_catchup, .catchup_left = hook_catchup_left};
+    projstate_hooks h = {.ud = f, .catchup = hook_catchup, .catchup_left = hook_catchup_left,
+                         .can_wait = hook_can_wait};
     assert_int_equal(projstate_new(&h, &f->ps), LC_OK);
     f->summ = chain(0);
     f->cover = chain(1);
@@ -190,9 +198,13 @@ static void test_long_sessions_first_request_returns_before_its_ingest_within_th
     assert_true(sent > fit_line(f) / 2);
     wait_caught_up(f);
     assert_stored_in_order(f, NLONG);
-    /* Caught up: the next request stores its new message itself, after the others. */
-    request(f, NLONG + 1);
+    /* Caught up, the worker's first pass still running: the next request stores its new
+     * message itself, after the others, and is still the newest messages that fit. */
+    f->busy = 1;
+    assert_true(request(f, NLONG + 1) <= fit_line(f));
     assert_stored_in_order(f, NLONG + 1);
+    /* It laid no truncation on this thread over the whole history to get there. */
+    assert_int_equal(store_q1(f->st, "SELECT count(*) FROM summaries"), 0);
 }
 
 static void test_exit_during_the_catchup_then_a_new_instance_completes_it_once(void **state)
