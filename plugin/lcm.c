@@ -4,8 +4,10 @@
  * engine's one request call (lcm_glue_request: the projection, its store, config and
  * chains, the offline hook; engine/request/request.h composes it), ask for the DAG pass
  * between turns (turn_end), supply the host's compaction from the DAG
- * (session_before_compact), mark removed branches on tree moves (engine/lcm/ingest.h), and
- * serve the recall tools lcm_grep / lcm_describe / lcm_expand_query. Each callback parses
+ * (session_before_compact), mark removed branches on tree moves (engine/lcm/ingest.h), lend
+ * the worker's catch-up queue to a long session's first request (engine/lcm/projstate.h),
+ * and serve the recall tools lcm_grep / lcm_describe / lcm_expand_query (saying so while
+ * that catch-up still runs). Each callback parses
  * the host's data once, calls the engine, and finishes once; no SQL and no policy here.
  *
  * LCM_REQUEST_LOG=<file> (opened here at session start, written by the projection when
