@@ -904,6 +904,14 @@ int lcm_glue_tree(lc_plugin *p, const cJSON *ev, char **err)
     if (!p->lcm || !p->lcm->st) return AP_OK;
     /* A pass over the branch just left, or a cut prepared on it, no longer applies. */
     lcm_summ_invalidate(p);
+    /* The worker is still storing the history in order: the branch just left, stored here,
+     * would land ahead of it. The next request queues the branch now active behind it, and
+     * the next session start's whole-branch comparison sets the marks. */
+    if (projstate_catchup_left(p->lcm->proj) > 0) {
+        plugin_log(p, AP_LEVEL_INFO, "lcm: tree move during the background catch-up: removed marks wait for the "
+                   "next session start");
+        return AP_OK;
+    }
     const char *old_leaf = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "oldLeafId"));
     const char *new_leaf = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "newLeafId"));
     /* The marks were right for the old branch, so only the entries between the two leaves
