@@ -573,7 +573,7 @@ static int lcm_attach(lc_plugin *p, long wait_ms, int64_t *caught, const cJSON *
      * one host read each. A reconnect catches up here: it has no worker yet to lean on. */
     const lcm_config *cfg = lcm_conf_get(p);
     int defer = branch && !caught && cfg && cfg->summary_worker &&
-                ingest_branch_unstored(p->lcm->st, branch, PROJSTATE_CATCHUP_MIN) >= PROJSTATE_CATCHUP_MIN;
+                ingest_branch_lacks_tail(p->lcm->st, branch, PROJSTATE_CATCHUP_MIN);
     if (defer)
         plugin_log(p, AP_LEVEL_INFO, "lcm: the store lacks %d or more of this session's messages; the first "
                    "request hands them to the background worker", PROJSTATE_CATCHUP_MIN);

@@ -351,20 +351,23 @@ done:
     return rc;
 }
 
-size_t ingest_branch_unstored(store *st, const cJSON *branch, size_t limit)
+int ingest_branch_lacks_tail(store *st, const cJSON *branch, size_t k)
 {
-    size_t k = 0;
+    store_msg *m = k ? calloc(k, sizeof *m) : NULL;
+    size_t got = 0;
+    int lacks = 0;
+    if (!m) return 0;
     const cJSON *e = branch ? branch->child : NULL;
     while (e && e->next) e = e->next;
-    /* Leaf first, through the array's back links: no copy of a 100k-entry branch. */
-    for (; e && k < limit; e = e == branch->child ? NULL : e->prev) {
+    /* Leaf first, through the array's back links: the last k message entries' ids. */
+    for (; e && got < k; e = e == branch->child ? NULL : e->prev) {
         const char *id = ingest_jstr(e, "id");
         const char *type = ingest_jstr(e, "type");
-        if (!id || !type || strcmp(type, "message") != 0) continue;
-        if (ingest_stored(st, id)) break;
-        k++;
+        if (id && type && strcmp(type, "message") == 0) m[k - 1 - got++].entry_id = id;
     }
-    return k;
+    if (got == k) lacks = ingest_lacks_tail(st, m, k, k);
+    free(m);
+    return lacks;
 }
 
 int ingest_offbranch(store *st, const cJSON *all, const cJSON *branch, ingest_entry_fn get,
@@ -445,16 +448,15 @@ size_t ingest_known(const ingest_seen *s, const store_msg *msgs, size_t n, size_
     return known;
 }
 
-size_t ingest_unstored_tail(store *st, const store_msg *msgs, size_t n, size_t limit)
+int ingest_lacks_tail(store *st, const store_msg *msgs, size_t n, size_t k)
 {
-    size_t k = 0;
-    while (k < n && k < limit) {
-        const char *id = msgs[n - 1 - k].entry_id;
-        if (!id) return 0;
-        if (ingest_stored(st, id)) break;
-        k++;
+    if (k == 0 || k > n) return 0;
+    /* Each lookup prepares its statement: thousands of them were most of a first request. */
+    for (size_t j = 0; j <= 8; j++) {
+        const char *id = msgs[n - 1 - (k - 1) * j / 8].entry_id;
+        if (!id || ingest_stored(st, id)) return 0;
     }
-    return k;
+    return 1;
 }
 
 int ingest_request(store *st, ingest_seen *s, const store_msg *msgs, size_t n, size_t known,

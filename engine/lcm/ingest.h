@@ -92,9 +92,9 @@ int ingest_move(store *st, ingest_entry_fn get, void *ud, const char *old_leaf,
 int ingest_branch_tail(store *st, const cJSON *branch, ingest_entry_fn get, void *ud,
                        char **err);
 
-/* How many message entries the active branch ends with that the store lacks, counted from
- * the leaf and no further than limit (so at most limit lookups). */
-size_t ingest_branch_unstored(store *st, const cJSON *branch, size_t limit);
+/* 1 when the store lacks the last k message entries of the active branch, judged as
+ * ingest_lacks_tail judges a request's messages (nine lookups). */
+int ingest_branch_lacks_tail(store *st, const cJSON *branch, size_t k);
 
 /* Store every message entry of `all` (every entry of the session) that sits on no active
  * branch and is not stored: a branch abandoned while the store could not be written. Its
@@ -123,9 +123,10 @@ void ingest_seen_reset(ingest_seen *s);
  * ceil(bytes/4) sum over all msgs, summed over the new ones only. */
 size_t ingest_known(const ingest_seen *s, const store_msg *msgs, size_t n, size_t *tokens);
 
-/* How many messages msgs ends with that the store lacks, counted from the last and no
- * further than limit (at most limit lookups; 0 when a message has no entry id). */
-size_t ingest_unstored_tail(store *st, const store_msg *msgs, size_t n, size_t limit);
+/* 1 when the store lacks the last k messages of msgs (k <= n), judged by nine lookups
+ * spread over them from the last: what a branch has stored is a prefix of it, so a stored
+ * message among them ends the tail. 0 when one is stored or has no entry id. */
+int ingest_lacks_tail(store *st, const store_msg *msgs, size_t n, size_t k);
 
 /* Remember a request in *s as ingest_request does, its messages stored by someone else
  * (stored: they are in the store already). */

@@ -474,7 +474,7 @@ long projstate_catchup_left(projstate *ps)
 static int projstate_catchup_start(projstate *ps, const projstate_env *env, const store_msg *msgs, size_t n)
 {
     if (!env->worker || !ps->h.catchup || !ps->h.catchup_left || n < PROJSTATE_CATCHUP_MIN ||
-        ingest_unstored_tail(env->st, msgs, n, PROJSTATE_CATCHUP_MIN) < PROJSTATE_CATCHUP_MIN)
+        !ingest_lacks_tail(env->st, msgs, n, PROJSTATE_CATCHUP_MIN))
         return 0;
     char *text = lc_asprintf("[lcm] This session's earlier history (%zu messages) is being stored and indexed "
                              "in the background, so only its newest messages are shown here for now; the "

@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "ingest.h"
 #include "projstate.h"
 #include "store.h"
 #include "summarize.h"
@@ -233,6 +234,32 @@ static void test_exit_during_the_catchup_then_a_new_instance_completes_it_once(v
     assert_stored_in_order(f, NLONG);
 }
 
+/* A session start judges the branch's unstored tail the same way, without a lookup a
+ * message: the store holding a prefix of the branch, the tail is lacking until fewer than
+ * PROJSTATE_CATCHUP_MIN messages are left. */
+static void test_session_start_sees_a_long_unstored_tail_of_the_branch(void **state)
+{
+    fx *f = *state;
+    cJSON *branch = cJSON_CreateArray();
+    for (int i = 0; i < 3000; i++) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "type", "message");
+        cJSON_AddStringToObject(e, "id", f->ids[i]);
+        cJSON_AddItemToArray(branch, e);
+    }
+    cJSON *c = cJSON_CreateObject();
+    cJSON_AddStringToObject(c, "type", "custom");
+    cJSON_AddStringToObject(c, "id", "c1");
+    cJSON_AddItemToArray(branch, c);
+    store_ingest_stats st;
+    assert_int_equal(ingest_branch_lacks_tail(f->st, branch, PROJSTATE_CATCHUP_MIN), 1);
+    assert_int_equal(store_ingest(f->st, f->m, 999, &st, NULL), LC_OK);
+    assert_int_equal(ingest_branch_lacks_tail(f->st, branch, PROJSTATE_CATCHUP_MIN), 1);
+    assert_int_equal(store_ingest(f->st, f->m, 1001, &st, NULL), LC_OK);
+    assert_int_equal(ingest_branch_lacks_tail(f->st, branch, PROJSTATE_CATCHUP_MIN), 0);
+    cJSON_Delete(branch);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -240,6 +267,8 @@ int main(void)
                                         fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_exit_during_the_catchup_then_a_new_instance_completes_it_once,
                                         fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_session_start_sees_a_long_unstored_tail_of_the_branch, fx_setup,
+                                        fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
