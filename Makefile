@@ -209,7 +209,7 @@ uninstall:
 #                    persist and a backup; restart and check (CRASH_TRIALS, default 200)
 #   make tsan        the tests with worker threads / concurrent connections under TSan
 CRASH_TRIALS ?= 200
-TSAN_TESTS = test_summarize_http test_host_llm test_host_complete test_maint test_store test_worker test_vecindex
+TSAN_TESTS = test_summarize_http test_host_llm test_host_complete test_maint test_store test_worker test_vecindex test_catchup
 .PHONY: crash tsan
 
 crash:

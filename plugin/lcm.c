@@ -4,8 +4,10 @@
  * engine's one request call (lcm_glue_request: the projection, its store, config and
  * chains, the offline hook; engine/request/request.h composes it), ask for the DAG pass
  * between turns (turn_end), supply the host's compaction from the DAG
- * (session_before_compact), mark removed branches on tree moves (engine/lcm/ingest.h), and
- * serve the recall tools lcm_grep / lcm_describe / lcm_expand_query. Each callback parses
+ * (session_before_compact), mark removed branches on tree moves (engine/lcm/ingest.h), lend
+ * the worker's catch-up queue to a long session's first request (engine/lcm/projstate.h),
+ * and serve the recall tools lcm_grep / lcm_describe / lcm_expand_query (saying so while
+ * that catch-up still runs). Each callback parses
  * the host's data once, calls the engine, and finishes once; no SQL and no policy here.
  *
  * LCM_REQUEST_LOG=<file> (opened here at session start, written by the projection when
@@ -40,8 +42,34 @@
 
 /* ---- tools ---------------------------------------------------------------------------- */
 
+/* While a long session's history is still being stored in the background, a recall
+ * answer covers only what is stored: it says so (malloc'd; NULL otherwise). */
+static char *lcm_catchup_note(lc_plugin *p)
+{
+    long left = p && p->lcm ? projstate_catchup_left(p->lcm->proj) : 0;
+    if (left <= 0) return NULL;
+    return lc_asprintf("\n\n[lcm] This session's history is still being indexed in the background: %ld "
+                       "message(s) are not stored yet, so this answer covers only what is stored so far; "
+                       "ask again later for the rest.", left);
+}
+
+/* A tool's answer, with the catch-up's note when one applies (text taken). */
+static int lcm_tool_reply_in(lc_plugin *p, char *text, int is_error, char **out, char **err);
+
 static int lcm_tool_reply(char *text, int is_error, char **out, char **err)
 {
+    return lcm_tool_reply_in(NULL, text, is_error, out, err);
+}
+
+static int lcm_tool_reply_in(lc_plugin *p, char *text, int is_error, char **out, char **err)
+{
+    char *note = text && !is_error ? lcm_catchup_note(p) : NULL;
+    if (note) {
+        char *t = lc_asprintf("%s%s", text, note);
+        free(note);
+        free(text);
+        text = t;
+    }
     if (!text) return lc_errf(err, AP_NOMEM, "out of memory");
     *out = plugin_text_result(text, is_error);
     free(text);
@@ -55,7 +83,7 @@ static int lcm_tool_error(char *msg, char **out, char **err)
 
 /* An engine call's outcome as the tool's reply: its text, or on failure its error message
  * (*e is taken either way). */
-static int lcm_tool_answer(int rc, char *text, char **e, char **out, char **err)
+static int lcm_tool_answer(lc_plugin *p, int rc, char *text, char **e, char **out, char **err)
 {
     char *msg = *e;
     *e = NULL;
@@ -64,7 +92,7 @@ static int lcm_tool_answer(int rc, char *text, char **e, char **out, char **err)
         return lcm_tool_error(msg, out, err);
     }
     free(msg);
-    return lcm_tool_reply(text, 0, out, err);
+    return lcm_tool_reply_in(p, text, 0, out, err);
 }
 
 static int lcm_no_store(lc_plugin *p, char **out, char **err)
@@ -103,7 +131,7 @@ static int lcm_tool_grep_hybrid(lc_plugin *p, const recall_grep_opts *g, recall_
         rc = hybrid_grep_sessions(p->agent_home ? p->agent_home : ".", p->session_id, cwd, scope, &o, &text, &e);
         free(cwd);
     }
-    return lcm_tool_answer(rc, text, &e, out, err);
+    return lcm_tool_answer(p, rc, text, &e, out, err);
 }
 
 static int lcm_tool_grep(void *ud, const char *call_json, char **out, char **err)
@@ -147,7 +175,7 @@ static int lcm_tool_grep(void *ud, const char *call_json, char **out, char **err
         e = NULL;
         goto done;
     }
-    rc = lcm_tool_reply(recall_grep_format(&o, scope, &r), 0, out, err);
+    rc = lcm_tool_reply_in(p, recall_grep_format(&o, scope, &r), 0, out, err);
     recall_result_free(&r);
 done:
     free(e);
@@ -168,7 +196,7 @@ static int lcm_tool_describe(void *ud, const char *call_json, char **out, char *
     char idbuf[32];
     const char *id = recall_args_describe_id(recall_args_of(call), idbuf, sizeof idbuf);
     rc = recall_describe(p->lcm->st, id, p->lcm->redact, &text, &e);
-    rc = lcm_tool_answer(rc, text, &e, out, err);
+    rc = lcm_tool_answer(p, rc, text, &e, out, err);
 done:
     free(e);
     cJSON_Delete(call);
@@ -223,7 +251,7 @@ static int lcm_tool_expand(void *ud, const char *call_json, char **out, char **e
     } else {
         rc = recall_expand(p->lcm->st, &o, lcm_complete, p, &text, &e);
     }
-    rc = lcm_tool_answer(rc, text, &e, out, err);
+    rc = lcm_tool_answer(p, rc, text, &e, out, err);
 done:
     free(e);
     cJSON_Delete(call);
@@ -262,6 +290,29 @@ static void lcm_hook_submit(void *ud, const worker_job *job)
     lcm_summ_submit(ud, job);
 }
 
+static int lcm_hook_catchup(void *ud, const store_msg *msgs, size_t n)
+{
+    lc_plugin *p = ud;
+    char *e = NULL;
+    if (!p->lcm || !p->lcm->worker) return LC_ERR;
+    int rc = worker_catchup(p->lcm->worker, msgs, n, &e);
+    if (rc != LC_OK) plugin_log(p, AP_LEVEL_WARNING, "lcm: the background catch-up was not queued: %s", e ? e : "?");
+    free(e);
+    return rc;
+}
+
+static long lcm_hook_catchup_left(void *ud, char **why)
+{
+    lc_plugin *p = ud;
+    if (why) *why = NULL;
+    /* The worker stopped (offline, a reset): what it did not store is offered again. */
+    if (!p->lcm || !p->lcm->worker) {
+        if (why) *why = lc_strdup("the background worker stopped");
+        return -1;
+    }
+    return worker_catchup_left(p->lcm->worker, why);
+}
+
 int lcm_glue_init(lc_plugin *p, char **err)
 {
     if (!(p->lcm = calloc(1, sizeof *p->lcm))) return lc_errf(err, AP_NOMEM, "out of memory");
@@ -274,6 +325,8 @@ int lcm_glue_init(lc_plugin *p, char **err)
         .can_wait = lcm_hook_can_wait,
         .invalidate = lcm_hook_invalidate,
         .submit = lcm_hook_submit,
+        .catchup = lcm_hook_catchup,
+        .catchup_left = lcm_hook_catchup_left,
     };
     if (projstate_new(&hooks, &p->lcm->proj) != LC_OK) return lc_errf(err, AP_NOMEM, "out of memory");
     /* A host without tools still gets passive logging; the tools are simply absent. */
@@ -467,7 +520,7 @@ static void lcm_store_options(store *st, const lcm_config *cfg)
  * the removed marks, the summarizer (its worker opens its own connection, so it starts
  * only once this one opened) and the pin. On failure nothing is held and open_error says
  * why. */
-static int lcm_attach(lc_plugin *p, long wait_ms, int64_t *caught)
+static int lcm_attach(lc_plugin *p, long wait_ms, int64_t *caught, const cJSON *given)
 {
     char *e = NULL;
     char *hcwd = lcm_header_cwd(p);
@@ -509,21 +562,35 @@ static int lcm_attach(lc_plugin *p, long wait_ms, int64_t *caught)
      * again, so a store that opens but cannot take it is still offline. */
     int64_t before = caught ? store_message_count(p->lcm->st) : 0;
     char *why = NULL;
-    cJSON *branch = NULL;
-    if (plugin_get_branch(p, &branch, NULL) != AP_OK) branch = NULL;
-    if (branch && lcm_ingest_branch_tail(p, branch, &why) != LC_OK && p->lcm->off.offline) {
+    cJSON *read = NULL;
+    /* The session start's own read of the branch when it made one: each read is the host
+     * serializing every entry of the session and this side parsing it. */
+    if (!given && plugin_get_branch(p, &read, NULL) != AP_OK) read = NULL;
+    const cJSON *branch = given ? given : read;
+    /* Thousands of messages the store lacks (a plugin installed into a long session, a
+     * store deleted, a catch-up a crash cut short): the first `context` carries them and
+     * hands them to the worker (projstate.h), rather than this start storing them here
+     * one host read each. A reconnect catches up here: it has no worker yet to lean on. */
+    const lcm_config *cfg = lcm_conf_get(p);
+    int defer = branch && !caught && cfg && cfg->summary_worker &&
+                ingest_branch_lacks_tail(p->lcm->st, branch, PROJSTATE_CATCHUP_MIN);
+    if (defer)
+        plugin_log(p, AP_LEVEL_INFO, "lcm: the store lacks %d or more of this session's messages; the first "
+                   "request hands them to the background worker", PROJSTATE_CATCHUP_MIN);
+    if (branch && !defer && lcm_ingest_branch_tail(p, branch, &why) != LC_OK && p->lcm->off.offline) {
         p->lcm->open_error = lc_asprintf("the catch-up from the session file failed: %s", why ? why : "?");
         free(why);
-        cJSON_Delete(branch);
+        cJSON_Delete(read);
         store_close(p->lcm->st);
         p->lcm->st = NULL;
         return LC_ERR;
     }
     free(why);
     if (branch) {
-        lcm_ingest_offbranch(p, branch);
+        /* Off-branch messages go in after the branch they hang from (see above). */
+        if (!defer) lcm_ingest_offbranch(p, branch);
         lcm_mark_from_host(p, branch);
-        cJSON_Delete(branch);
+        cJSON_Delete(read);
     } else {
         lcm_mark_from_host(p, NULL); /* logs why the branch is unavailable */
     }
@@ -569,7 +636,7 @@ static void lcm_reopen_when(lc_plugin *p, int now_due)
     if (!now_due && (g->off.offline ? !offline_due(&g->off, now) : now - g->reopen_at < LCM_REOPEN_EVERY_MS)) return;
     g->reopen_at = now;
     int64_t caught = 0;
-    int rc = lcm_attach(p, LCM_REOPEN_WAIT_MS, &caught);
+    int rc = lcm_attach(p, LCM_REOPEN_WAIT_MS, &caught, NULL);
     if (rc == LC_BUSY && !g->off.offline) return;
     if (rc != LC_OK && (g->off.offline || offline_failure(rc))) {
         int was = g->off.offline;
@@ -603,7 +670,7 @@ int lcm_glue_attach(lc_plugin *p)
 {
     if (!p->lcm || p->lcm->st || !p->agent_home || !p->session_id) return LC_OK;
     p->lcm->reopen = 0;
-    int rc = lcm_attach(p, STORE_BUSY_MS, NULL);
+    int rc = lcm_attach(p, STORE_BUSY_MS, NULL, NULL);
     if (rc == LC_OK) offline_leave(&p->lcm->off, lc_now_ms());
     else if (p->lcm->off.offline) p->lcm->reopen = 1;
     return rc;
@@ -638,7 +705,7 @@ void lcm_glue_system_prompt(lc_plugin *p, const cJSON *ev, cJSON **out)
     free(t);
 }
 
-int lcm_glue_session_start(lc_plugin *p, const cJSON *ev, char **err)
+int lcm_glue_session_start(lc_plugin *p, const cJSON *ev, const cJSON *branch, char **err)
 {
     (void)ev;
     (void)err;
@@ -665,7 +732,7 @@ int lcm_glue_session_start(lc_plugin *p, const cJSON *ev, char **err)
     free(ldir);
     /* A store that cannot open costs recall, never the session: say so and go on. */
     double t0 = lc_now_ms();
-    int orc = lcm_attach(p, STORE_BUSY_MS, NULL);
+    int orc = lcm_attach(p, STORE_BUSY_MS, NULL, branch);
     if (orc == LC_BUSY) {
         /* Another process holds the store (an import, gc, a long write): not a reason to
          * lose LCM for the whole run. Until it opens, requests are what the host builds. */
@@ -705,12 +772,19 @@ int lcm_glue_session_shutdown(lc_plugin *p, char **err)
     if (p->lcm) {
         lcm_summ_pick pick;
         lcm_summ_pickup(p, 0, &pick);
+        /* A background catch-up cut short by the exit is not finished here, one host read
+         * a message: the store holds whole batches in order, and the next session's first
+         * request hands the rest to its worker. */
+        long left = projstate_catchup_left(p->lcm->proj);
         lcm_summ_close(p);
+        if (left > 0)
+            plugin_log(p, AP_LEVEL_INFO, "lcm: %ld message(s) of the background catch-up are not stored yet; "
+                       "the next session stores them", left);
         /* Offline at the end of the run: one last reconnect, not held to the cadence, so
          * the catch-up stores what the store missed while the session file is at hand
          * (a server restarted near the end of a run would otherwise wait for the next). */
         if (p->lcm->off.offline) lcm_reopen_when(p, 1);
-        lcm_ingest_branch_tail(p, NULL, NULL);
+        if (left <= 0) lcm_ingest_branch_tail(p, NULL, NULL);
         projstate_pin_flush(p->lcm->proj, p->lcm->st);
         store_close(p->lcm->st);
         p->lcm->st = NULL;
@@ -830,6 +904,14 @@ int lcm_glue_tree(lc_plugin *p, const cJSON *ev, char **err)
     if (!p->lcm || !p->lcm->st) return AP_OK;
     /* A pass over the branch just left, or a cut prepared on it, no longer applies. */
     lcm_summ_invalidate(p);
+    /* The worker is still storing the history in order: the branch just left, stored here,
+     * would land ahead of it. The next request queues the branch now active behind it, and
+     * the next session start's whole-branch comparison sets the marks. */
+    if (projstate_catchup_left(p->lcm->proj) > 0) {
+        plugin_log(p, AP_LEVEL_INFO, "lcm: tree move during the background catch-up: removed marks wait for the "
+                   "next session start");
+        return AP_OK;
+    }
     const char *old_leaf = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "oldLeafId"));
     const char *new_leaf = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "newLeafId"));
     /* The marks were right for the old branch, so only the entries between the two leaves

@@ -85,6 +85,10 @@ static char *lcm_cmd_status(lc_plugin *p, const admin_env *env)
     sb_puts(&b, r.text);
     admin_result_free(&r);
     lcm_summ_status(p, &b);
+    long left = p->lcm ? projstate_catchup_left(p->lcm->proj) : 0;
+    if (left > 0)
+        sb_printf(&b, "catch-up: %ld message(s) of this session are still being stored in the background; "
+                  "requests carry the newest messages that fit until then\n", left);
     admin_tokens(w, sizeof w, (double)env->window);
     if (p->window_corr.corrected > 0 && p->window == p->window_corr.corrected) {
         admin_tokens(bw, sizeof bw, (double)p->window_believed);

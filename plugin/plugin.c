@@ -111,10 +111,11 @@ static int on_session_start(void *state, const char *json, char **out_json, char
     char *berr = NULL;
     if (plugin_get_branch(p, &branch, &berr) == AP_OK) msg_count_branch(branch, &p->branch);
     free(berr);
-    cJSON_Delete(branch);
     /* A new or reloaded session starts idle. */
     p->agent_busy = 0;
-    int rc = lcm_glue_session_start(p, ev, err);
+    /* LCM's catch-up and marks read the same branch: one read for both. */
+    int rc = lcm_glue_session_start(p, ev, branch, err);
+    cJSON_Delete(branch);
     if (rc == AP_OK) rc = clm_glue_session_start(p, ev, err);
     return plugin_finish(ev, NULL, rc, out_json);
 }

@@ -137,7 +137,7 @@ int clm_glue_agent_end(lc_plugin *p, const cJSON *ev, char **err);
 int lcm_cmd_init(lc_plugin *p, char **err);
 int lcm_glue_init(lc_plugin *p, char **err);
 void lcm_glue_free(lc_plugin *p);
-int lcm_glue_session_start(lc_plugin *p, const cJSON *ev, char **err);
+int lcm_glue_session_start(lc_plugin *p, const cJSON *ev, const cJSON *branch, char **err);
 /* sessionBundle: append the bundle of the folder's previous session to the system prompt
  * in *out (created when NULL; else the event's prompt is the base). */
 void lcm_glue_system_prompt(lc_plugin *p, const cJSON *ev, cJSON **out);

@@ -351,6 +351,25 @@ done:
     return rc;
 }
 
+int ingest_branch_lacks_tail(store *st, const cJSON *branch, size_t k)
+{
+    store_msg *m = k ? calloc(k, sizeof *m) : NULL;
+    size_t got = 0;
+    int lacks = 0;
+    if (!m) return 0;
+    const cJSON *e = branch ? branch->child : NULL;
+    while (e && e->next) e = e->next;
+    /* Leaf first, through the array's back links: the last k message entries' ids. */
+    for (; e && got < k; e = e == branch->child ? NULL : e->prev) {
+        const char *id = ingest_jstr(e, "id");
+        const char *type = ingest_jstr(e, "type");
+        if (id && type && strcmp(type, "message") == 0) m[k - 1 - got++].entry_id = id;
+    }
+    if (got == k) lacks = ingest_lacks_tail(st, m, k, k);
+    free(m);
+    return lacks;
+}
+
 int ingest_offbranch(store *st, const cJSON *all, const cJSON *branch, ingest_entry_fn get,
                      void *ud, size_t *inserted, char **err)
 {
@@ -429,6 +448,17 @@ size_t ingest_known(const ingest_seen *s, const store_msg *msgs, size_t n, size_
     return known;
 }
 
+int ingest_lacks_tail(store *st, const store_msg *msgs, size_t n, size_t k)
+{
+    if (k == 0 || k > n) return 0;
+    /* Each lookup prepares its statement: thousands of them were most of a first request. */
+    for (size_t j = 0; j <= 8; j++) {
+        const char *id = msgs[n - 1 - (k - 1) * j / 8].entry_id;
+        if (!id || ingest_stored(st, id)) return 0;
+    }
+    return 1;
+}
+
 int ingest_request(store *st, ingest_seen *s, const store_msg *msgs, size_t n, size_t known,
                    size_t tokens, char **err)
 {
@@ -437,6 +467,12 @@ int ingest_request(store *st, ingest_seen *s, const store_msg *msgs, size_t n, s
      * store's walk back stops at it. */
     size_t from = known && s->stored && msgs[known - 1].entry_id ? known - 1 : 0;
     int rc = store_ingest(st, msgs + from, n - from, &stats, err);
+    ingest_seen_note(s, msgs, n, tokens, rc == LC_OK);
+    return rc;
+}
+
+void ingest_seen_note(ingest_seen *s, const store_msg *msgs, size_t n, size_t tokens, int stored)
+{
     const char *first = msgs[0].entry_id, *last = msgs[n - 1].entry_id;
     if (!ingest_same_id(s->first, first)) {
         free(s->first);
@@ -447,6 +483,5 @@ int ingest_request(store *st, ingest_seen *s, const store_msg *msgs, size_t n, s
     /* Without ids the next call cannot be matched: it starts over. */
     s->n = s->first && s->last ? n : 0;
     s->tokens = tokens;
-    s->stored = rc == LC_OK;
-    return rc;
+    s->stored = stored;
 }

@@ -92,6 +92,10 @@ int ingest_move(store *st, ingest_entry_fn get, void *ud, const char *old_leaf,
 int ingest_branch_tail(store *st, const cJSON *branch, ingest_entry_fn get, void *ud,
                        char **err);
 
+/* 1 when the store lacks the last k message entries of the active branch, judged as
+ * ingest_lacks_tail judges a request's messages (nine lookups). */
+int ingest_branch_lacks_tail(store *st, const cJSON *branch, size_t k);
+
 /* Store every message entry of `all` (every entry of the session) that sits on no active
  * branch and is not stored: a branch abandoned while the store could not be written. Its
  * exact bytes come from one get each. *inserted (may be NULL). */
@@ -118,6 +122,15 @@ void ingest_seen_reset(ingest_seen *s);
  * only grow: its first message moved, or the previous last one), and *tokens, the
  * ceil(bytes/4) sum over all msgs, summed over the new ones only. */
 size_t ingest_known(const ingest_seen *s, const store_msg *msgs, size_t n, size_t *tokens);
+
+/* 1 when the store lacks the last k messages of msgs (k <= n), judged by nine lookups
+ * spread over them from the last: what a branch has stored is a prefix of it, so a stored
+ * message among them ends the tail. 0 when one is stored or has no entry id. */
+int ingest_lacks_tail(store *st, const store_msg *msgs, size_t n, size_t k);
+
+/* Remember a request in *s as ingest_request does, its messages stored by someone else
+ * (stored: they are in the store already). */
+void ingest_seen_note(ingest_seen *s, const store_msg *msgs, size_t n, size_t tokens, int stored);
 
 /* Store the new messages of a request (known from ingest_known; the previous last message
  * goes too when it was stored, so the store's walk back stops at it) and remember the

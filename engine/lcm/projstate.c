@@ -12,6 +12,7 @@
 
 #include "dag.h"
 #include "ingest.h"
+#include "message.h"
 #include "sha256.h"
 #include "util.h"
 #include "zones.h"
@@ -46,6 +47,10 @@ struct projstate {
     int logged_plan;
     char *store_err;           /* the last request's failed ingest (projstate_store_error) */
     int store_rc;
+    /* the catch-up: a long first request's messages on their way in through the worker */
+    int catchup;
+    size_t cu_total;           /* messages handed over */
+    project_cut cu_note;       /* the note its requests start with (id 0, never stored) */
 };
 
 static void projstate_logf(projstate *ps, int warn, const char *fmt, ...)
@@ -93,6 +98,9 @@ void projstate_reset(projstate *ps)
     ps->prev_items = ps->prev_n = 0;
     ps->prev_sha[0] = '\0';
     ingest_seen_reset(&ps->seen);
+    ps->catchup = 0;
+    ps->cu_total = 0;
+    project_cut_free(&ps->cu_note);
 }
 
 void projstate_free(projstate *ps)
@@ -431,6 +439,113 @@ static void projstate_decide(projstate *ps, size_t n, size_t clm_anchor, project
                    ps->has_cand ? &ps->cand : NULL, &ps->z, &ps->hint, plan);
 }
 
+/* ---- the catch-up ----------------------------------------------------------------------- */
+
+/* Where the catch-up stands: the messages still on their way (0 once it ended). Its end is
+ * taken here: done, the requests store their own messages again; failed, the next request
+ * offers the store everything again. */
+static long projstate_catchup_poll(projstate *ps)
+{
+    char *why = NULL;
+    if (!ps->catchup) return 0;
+    long left = ps->h.catchup_left ? ps->h.catchup_left(ps->h.ud, &why) : -1;
+    if (left > 0) return left;
+    ps->catchup = 0;
+    if (left == 0) {
+        ps->seen.stored = 1;
+        projstate_logf(ps, 0, "lcm: the session's history is stored: %zu message(s) caught up in the background",
+                       ps->cu_total);
+    } else {
+        projstate_logf(ps, 1, "lcm: the background catch-up failed: %s; the next request offers the store "
+                       "its messages again", why ? why : "?");
+        ingest_seen_reset(&ps->seen);
+    }
+    free(why);
+    return 0;
+}
+
+long projstate_catchup_left(projstate *ps)
+{
+    return ps ? projstate_catchup_poll(ps) : 0;
+}
+
+/* A first request whose messages the store lacks by the thousand: hand them to the worker
+ * (one copy) instead of storing them before the request can go. 1 when handed over. */
+static int projstate_catchup_start(projstate *ps, const projstate_env *env, const store_msg *msgs, size_t n)
+{
+    if (!env->worker || !ps->h.catchup || !ps->h.catchup_left || n < PROJSTATE_CATCHUP_MIN ||
+        !ingest_lacks_tail(env->st, msgs, n, PROJSTATE_CATCHUP_MIN))
+        return 0;
+    char *text = lc_asprintf("[lcm] This session's earlier history (%zu messages) is being stored and indexed "
+                             "in the background, so only its newest messages are shown here for now; the "
+                             "older ones come back as summaries once that is done. lcm_grep, lcm_describe "
+                             "and lcm_expand_query answer from what is stored so far and say when the "
+                             "indexing is still running.", n);
+    cJSON *m = text ? msg_text_message("user", text, 0) : NULL;
+    char *json = m ? cJSON_PrintUnformatted(m) : NULL;
+    cJSON_Delete(m);
+    free(text);
+    if (!json || ps->h.catchup(ps->h.ud, msgs, n) != LC_OK) {
+        free(json);
+        return 0;
+    }
+    project_cut_free(&ps->cu_note);
+    ps->cu_note.message = json;
+    ps->cu_note.message_len = strlen(json);
+    ps->cu_note.tokens = project_tokens(ps->cu_note.message_len);
+    ps->catchup = 1;
+    ps->cu_total = n;
+    projstate_logf(ps, 0, "lcm: %zu message(s) the store lacks are stored in the background; until then "
+                   "requests carry the newest messages that fit", n);
+    return 1;
+}
+
+/* A request while the catch-up runs: the newest messages that fit under the fit line,
+ * starting at a prompt, after the note; as it came when all of it fits. Nothing is read
+ * from the store (it is being written). */
+static int projstate_catchup_request(projstate *ps, const store_msg *msgs, size_t n, size_t clm_anchor,
+                                     size_t tokens, project_item **items, size_t *n_items, char **err)
+{
+    project_plan plan;
+    memset(&plan, 0, sizeof plan);
+    size_t lo = clm_anchor < n ? clm_anchor : n, k = n;
+    long fit = zones_fit_tokens(&ps->z), sum = ps->cu_note.tokens;
+    for (size_t i = 0; i < lo; i++) sum += project_tokens(msgs[i].json_len);
+    while (k > lo && sum + project_tokens(msgs[k - 1].json_len) <= fit) sum += project_tokens(msgs[--k].json_len);
+    plan.raw_tokens = (long)tokens;
+    plan.occupancy = plan.current_tokens = (long)tokens;
+    if (k > lo) {
+        if (k == n) k = n - 1; /* the newest message goes whatever its size */
+        /* From a prompt on: a tool result without the call that asked for it is refused. */
+        for (size_t i = k; i < n; i++) {
+            cJSON *j = cJSON_ParseWithLength(msgs[i].json, msgs[i].json_len);
+            int user = j && msg_role_of(j) == MSG_ROLE_USER;
+            cJSON_Delete(j);
+            if (user) {
+                k = i;
+                break;
+            }
+        }
+        plan.use = &ps->cu_note;
+        plan.anchor_pos = k - 1;
+        plan.occupancy = ps->cu_note.tokens;
+        for (size_t i = 0; i < lo; i++) plan.occupancy += project_tokens(msgs[i].json_len);
+        for (size_t i = k; i < n; i++) plan.occupancy += project_tokens(msgs[i].json_len);
+        plan.current_tokens = plan.occupancy;
+    }
+    plan.zone = zones_classify(&ps->z, plan.occupancy);
+    if (project_items(n, clm_anchor, &plan, items, n_items, err) != LC_OK) return LC_NOMEM;
+    ps->requests++;
+    ps->plan = plan;
+    ps->plan_cut = 0;
+    ps->logged_plan = 1;
+    /* The raw size, so the pass the stored history calls for is asked for between turns
+     * (the worker runs it once the catch-up is done). */
+    ps->last_tokens = ps->last_raw_tokens = (long)tokens;
+    ps->last_action = "keep";
+    return LC_OK;
+}
+
 int projstate_context(projstate *ps, const projstate_env *env, const store_msg *msgs, size_t n,
                       size_t clm_anchor, project_item **items, size_t *n_items, size_t *tokens,
                       char **err)
@@ -441,6 +556,15 @@ int projstate_context(projstate *ps, const projstate_env *env, const store_msg *
     *n_items = 0;
     size_t known = ingest_known(&ps->seen, msgs, n, tokens);
     if (n == 0 || (!env->st && !env->offline)) return LC_OK;
+    if (env->st) projstate_catchup_poll(ps);
+    if (env->st && !ps->catchup && !known && projstate_catchup_start(ps, env, msgs, n)) known = n;
+    if (env->st && ps->catchup) {
+        /* What came since goes the same way, behind it, so the ordinals stay in order. */
+        if (known < n && ps->h.catchup(ps->h.ud, msgs + known, n - known) == LC_OK) ps->cu_total += n - known;
+        ingest_seen_note(&ps->seen, msgs, n, *tokens, 0);
+        if (projstate_zones(env, &ps->z) != LC_OK) return LC_OK;
+        return projstate_catchup_request(ps, msgs, n, clm_anchor, *tokens, items, n_items, err);
+    }
     int irc = env->st ? ingest_request(env->st, &ps->seen, msgs, n, known, *tokens, &e) : LC_OK;
     if (irc != LC_OK) {
         projstate_logf(ps, 1, "lcm: ingest failed: %s", e ? e : "?");
@@ -462,6 +586,11 @@ int projstate_context(projstate *ps, const projstate_env *env, const store_msg *
     }
     for (size_t i = 0; i < n; i++) ps->pm[i] = (project_msg){msgs[i].entry_id, msgs[i].json_len};
     projstate_decide(ps, n, clm_anchor, &plan);
+    /* Caught up, but the worker's first pass over that history has prepared no cut yet:
+     * the request stays the newest messages that fit rather than wait for it here. */
+    if (env->st && ps->cu_note.message && !ps->has_cand && !ps->has_pinned &&
+        plan.occupancy >= zones_fit_tokens(&ps->z) && ps->h.can_wait && ps->h.can_wait(ps->h.ud))
+        return projstate_catchup_request(ps, msgs, n, clm_anchor, *tokens, items, n_items, err);
     /* No request goes over the window because summaries were late. */
     if (env->st && plan.occupancy >= zones_fit_tokens(&ps->z) && projstate_make_room(ps, env))
         projstate_decide(ps, n, clm_anchor, &plan);

@@ -5,7 +5,8 @@
  * Owns the pinned cut and the candidate (the newest prepared cut not yet applied) with
  * their adoption, the zones a request is resolved against, the request itself (its new
  * messages ingested, the plan decided from memory, the pin moved by a swap, a re-cut or a
- * drop), the make-room policy of a request over the fit line (wait boundedly for the
+ * drop), the hand-off of a long session's first ingest to the worker (and the requests
+ * sent meanwhile), the make-room policy of a request over the fit line (wait boundedly for the
  * worker, then cover with truncation), the between-turns decision (is a pass due, on the
  * worker or here), the blocking regime's compaction summary, and the request log
  * (LCM_REQUEST_LOG). project.h decides one request; this module remembers what it decided.
@@ -54,6 +55,12 @@ typedef struct projstate_hooks {
     void (*invalidate)(void *ud);
     /* Queue a pass on the worker (coalesced). */
     void (*submit)(void *ud, const worker_job *job);
+    /* Hand messages to the worker's catch-up ingest, in order, copied (worker_catchup);
+     * LC_OK when queued. NULL: every request stores its messages itself. */
+    int (*catchup)(void *ud, const store_msg *msgs, size_t n);
+    /* Messages handed over and not stored yet (worker_catchup_left): 0 caught up, -1 the
+     * catch-up failed (*why malloc'd or NULL). */
+    long (*catchup_left)(void *ud, char **why);
 } projstate_hooks;
 
 /* The session as one call sees it (borrowed for the call). */
@@ -94,6 +101,16 @@ long projstate_block_budget(const zones_resolved *z, const lcm_config *cfg);
 int projstate_context(projstate *ps, const projstate_env *env, const store_msg *msgs, size_t n,
                       size_t clm_anchor, project_item **items, size_t *n_items, size_t *tokens,
                       char **err);
+
+/* A first request that brings at least this many messages the store lacks (a plugin
+ * installed into a long session, a store deleted or left behind by a crash) stores none
+ * of them on the host thread when a worker runs: they go to its catch-up ingest, and until
+ * it is done every request is the newest messages that fit the fit line, after a note that
+ * older history is being indexed. Sessions that grow message by message never get here. */
+#define PROJSTATE_CATCHUP_MIN 2000
+
+/* Messages still on their way into the store (0: none; the catch-up is over). */
+long projstate_catchup_left(projstate *ps);
 
 /* Why the store did not take the last request's messages (its ingest failed), malloc'd
  * and handed over with its status in *rc (the next call starts clean); NULL when it did.

@@ -18,6 +18,14 @@
 #include "ledger.h"
 #include "util.h"
 
+/* One worker_catchup call's messages, copied into one block. */
+typedef struct worker_chunk {
+    struct worker_chunk *next;
+    store_msg *m;
+    size_t n, done;            /* done: stored; read and written by the worker thread only */
+    char *bytes;               /* the ids and texts m points into */
+} worker_chunk;
+
 struct worker {
     pthread_mutex_t mu;
     pthread_cond_t wake;       /* to the worker: a job, a stop */
@@ -52,7 +60,24 @@ struct worker {
     int embed_due;
     unsigned long embedded, embed_passes, embed_failures;
     char *embed_error;
+    /* the catch-up ingest (the list and counts under mu; the head chunk's messages are
+     * read by the worker thread outside it: they never change once queued) */
+    worker_chunk *cu_head, *cu_tail;
+    size_t cu_left;
+    int cu_failed;
+    char *cu_error;
 };
+
+static void worker_chunks_free(worker_chunk *c)
+{
+    while (c) {
+        worker_chunk *next = c->next;
+        free(c->m);
+        free(c->bytes);
+        free(c);
+        c = next;
+    }
+}
 
 void worker_result_free(worker_result *r)
 {
@@ -87,7 +112,8 @@ static void worker_free(worker *w)
     free(w->chain);
     worker_result_free(&w->res);
     worker_events_free(w->events, w->n_events);
-    LC_FREE(w->last_error, w->embed_error, w->embed.url, w->embed.model, w->embed.api_key_env);
+    worker_chunks_free(w->cu_head);
+    LC_FREE(w->last_error, w->embed_error, w->embed.url, w->embed.model, w->embed.api_key_env, w->cu_error);
     pthread_cond_destroy(&w->wake);
     pthread_cond_destroy(&w->changed);
     pthread_mutex_destroy(&w->mu);
@@ -294,13 +320,51 @@ static void worker_embed(worker *w)
     pthread_cond_broadcast(&w->changed);
 }
 
+/* One catch-up batch, entered and left with mu held: the oldest queued messages go first,
+ * so the store's ordinals are their order. */
+static void worker_catchup_step(worker *w)
+{
+    worker_chunk *c = w->cu_head;
+    size_t from = c->done, k = c->n - c->done < WORKER_CATCHUP_BATCH ? c->n - c->done : WORKER_CATCHUP_BATCH;
+    pthread_mutex_unlock(&w->mu);
+    store_ingest_stats st;
+    char *e = NULL;
+    int rc = k ? store_ingest(w->st, c->m + from, k, &st, &e) : LC_OK;
+    pthread_mutex_lock(&w->mu);
+    if (rc != LC_OK) {
+        /* What is left is dropped: the host thread offers its messages again. */
+        worker_chunks_free(w->cu_head);
+        w->cu_head = w->cu_tail = NULL;
+        w->cu_left = 0;
+        w->cu_failed = 1;
+        free(w->cu_error);
+        w->cu_error = e ? e : lc_strdup("the catch-up ingest failed");
+        pthread_cond_broadcast(&w->changed);
+        return;
+    }
+    free(e);
+    c->done += k;
+    w->cu_left -= k;
+    if (c->done == c->n) {
+        w->cu_head = c->next;
+        if (!w->cu_head) w->cu_tail = NULL;
+        c->next = NULL;
+        worker_chunks_free(c);
+    }
+    pthread_cond_broadcast(&w->changed);
+}
+
 static void *worker_main(void *arg)
 {
     worker *w = arg;
     pthread_mutex_lock(&w->mu);
     for (;;) {
-        while (!w->stopping && !w->has_job && !w->embed_due) pthread_cond_wait(&w->wake, &w->mu);
+        while (!w->stopping && !w->has_job && !w->embed_due && !w->cu_head) pthread_cond_wait(&w->wake, &w->mu);
         if (w->stopping) break;
+        if (w->cu_head) {
+            worker_catchup_step(w);
+            continue;
+        }
         if (!w->has_job) {
             worker_embed(w);
             continue;
@@ -475,6 +539,61 @@ int worker_wait(worker *w, long timeout_ms, worker_result *out)
     int got = worker_take(w, out);
     pthread_mutex_unlock(&w->mu);
     return got;
+}
+
+int worker_catchup(worker *w, const store_msg *msgs, size_t n, char **err)
+{
+    size_t bytes = 0;
+    for (size_t i = 0; i < n; i++) bytes += msgs[i].json_len + 1 + (msgs[i].entry_id ? strlen(msgs[i].entry_id) + 1 : 0);
+    worker_chunk *c = calloc(1, sizeof *c);
+    if (c && n) {
+        c->m = calloc(n, sizeof *c->m);
+        c->bytes = malloc(bytes ? bytes : 1);
+    }
+    if (!c || (n && (!c->m || !c->bytes))) {
+        worker_chunks_free(c);
+        return lc_errf(err, LC_NOMEM, "worker: out of memory");
+    }
+    /* One block for every id and text: 100k messages are two allocations, not 200k. */
+    char *at = c->bytes;
+    for (size_t i = 0; i < n; i++) {
+        const char *id = NULL;
+        if (msgs[i].entry_id) {
+            size_t l = strlen(msgs[i].entry_id) + 1;
+            memcpy(at, msgs[i].entry_id, l);
+            id = at;
+            at += l;
+        }
+        memcpy(at, msgs[i].json, msgs[i].json_len);
+        at[msgs[i].json_len] = '\0';
+        c->m[i] = (store_msg){id, at, msgs[i].json_len, NULL};
+        at += msgs[i].json_len + 1;
+    }
+    c->n = n;
+    pthread_mutex_lock(&w->mu);
+    if (w->cu_tail) w->cu_tail->next = c;
+    else w->cu_head = c;
+    w->cu_tail = c;
+    w->cu_left += n;
+    pthread_cond_signal(&w->wake);
+    pthread_mutex_unlock(&w->mu);
+    return LC_OK;
+}
+
+long worker_catchup_left(worker *w, char **why)
+{
+    if (why) *why = NULL;
+    pthread_mutex_lock(&w->mu);
+    long left = (long)w->cu_left;
+    if (w->cu_failed) {
+        left = -1;
+        w->cu_failed = 0;
+        if (why) *why = w->cu_error;
+        else free(w->cu_error);
+        w->cu_error = NULL;
+    }
+    pthread_mutex_unlock(&w->mu);
+    return left;
 }
 
 int worker_busy(worker *w)

@@ -7,7 +7,8 @@
  * newer request replaces the waiting one), the generation that makes a pass stop and its
  * result be dropped once the caller says its results no longer apply (a tree move,
  * maintenance, a reset), the result slot the host thread polls, the summarizer events it
- * collects for the host thread, and the figures /lcm status shows. Between DAG jobs it
+ * collects for the host thread, the catch-up ingest of a long session's first request
+ * (worker_catchup), and the figures /lcm status shows. Between DAG jobs it
  * also embeds new rows for hybrid recall (hybrid.h) when embeddings are configured. Every node a pass makes
  * commits in its own transaction (dag.h), so a stop or a crash leaves whole nodes only.
  *
@@ -25,6 +26,7 @@
 
 #include "config.h"
 #include "dag.h"
+#include "store.h"
 #include "summarize.h"
 
 typedef struct worker worker;
@@ -105,6 +107,21 @@ int worker_poll(worker *w, worker_result *out);
 /* Like worker_poll, but waits up to timeout_ms for the job in flight or waiting to end.
  * 0 when nothing was queued or the time ran out. */
 int worker_wait(worker *w, long timeout_ms, worker_result *out);
+
+/* The catch-up ingest: a session's first request that brings thousands of messages the
+ * store lacks (a plugin installed into a long session, a deleted store) hands them here
+ * instead of storing them on the host thread. msgs are copied and queued behind what is
+ * queued already; the worker stores them in order, WORKER_CATCHUP_BATCH a transaction
+ * (store_ingest: what is stored is skipped), ahead of any pass or embedding, so the
+ * store's ordinals stay the messages' order. A stop between batches leaves whole batches
+ * only; the next session completes the rest from the host's messages. LC_NOMEM. */
+#define WORKER_CATCHUP_BATCH 2000
+int worker_catchup(worker *w, const store_msg *msgs, size_t n, char **err);
+
+/* Messages handed to worker_catchup and not stored yet (0: caught up). -1 when a batch
+ * failed: what was queued is dropped and *why (malloc'd, may be NULL) says why; the
+ * failure is reported once. */
+long worker_catchup_left(worker *w, char **why);
 
 /* A job waits or runs. */
 int worker_busy(worker *w);
