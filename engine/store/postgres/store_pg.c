@@ -748,7 +748,9 @@ static int store_pg_list(const char *agent_home, int all_homes, int counts, stor
                      "  s.session_file),"
                      " coalesce((SELECT value FROM lcm.meta x WHERE x.sid = s.sid AND x.key = 'created'),"
                      "  s.created::text)::bigint,"
-                     " s.last_activity,"
+                     /* The newest message's time (a turn does not write the sessions row). */
+                     " greatest(s.last_activity, coalesce((SELECT m.created FROM lcm.messages m WHERE m.sid = s.sid"
+                     "  ORDER BY m.ordinal DESC, m.id DESC LIMIT 1), 0)),"
                      " CASE WHEN $3 = '1' THEN (SELECT count(*) FROM lcm.messages m WHERE m.sid = s.sid) ELSE -1 END,"
                      " CASE WHEN $3 = '1' THEN (SELECT count(*) FROM lcm.summaries m WHERE m.sid = s.sid) ELSE 0 END,"
                      " CASE WHEN $3 = '1' THEN (SELECT coalesce(sum(octet_length(m.text) + octet_length(m.raw_json)), 0)"
