@@ -31,7 +31,10 @@
  * (the turn's transaction holds the session's lock, so the newest id cannot move under it):
  * only the messages the session does not hold yet, a message the batch repeats counted once,
  * as the per-row id trigger numbered them (a row it skipped took no id); the trigger then
- * never runs (schema 7: it fires only for a row without an id). A message's ordinal is the
+ * never runs (schema 7: it fires only for a row without an id). Whether the session holds a
+ * message is one probe of its (sid, entry_id) index per message, a subquery per row (as
+ * store_pg_ingest_from's): the generic plan an anti join gets, fixed while the session is
+ * empty, hashes the session's every message at every turn. A message's ordinal is the
  * caller's when it is known, else the session's next plus its place in the batch, read by
  * the statement under the session's lock (a history another process wrote since this one's
  * last write is continued, not overlapped). The DAG-progress trigger runs once for the
@@ -42,8 +45,8 @@ static const char store_pg_sql_msgs[] =
     "WITH r AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::bigint[],"
     " $6::bigint[], $7::text[], $8::text[], $9::text[], $10::text[], $11::bigint[]) WITH ORDINALITY"
     " AS r(entry_id, ordinal, role, text, chars, tokens, raw_json, payload, tool_name, tool_path, created, k)),"
-    " n AS (SELECT DISTINCT ON (r.entry_id) r.* FROM r WHERE NOT EXISTS (SELECT 1 FROM messages x"
-    " WHERE x.entry_id = r.entry_id) ORDER BY r.entry_id, r.k),"
+    " n AS (SELECT DISTINCT ON (r.entry_id) r.* FROM r WHERE (SELECT 1 FROM messages x"
+    " WHERE x.entry_id = r.entry_id ORDER BY x.entry_id LIMIT 1) IS NULL ORDER BY r.entry_id, r.k),"
     " m AS (INSERT INTO messages(id, entry_id, ordinal, role, text, chars, tokens, raw_json, payload, tool_name,"
     " tool_path, created) SELECT (SELECT coalesce(max(id), 0) FROM messages) + row_number() OVER (ORDER BY k),"
     " entry_id, coalesce(ordinal, (SELECT coalesce(max(ordinal) + 1, 0) FROM messages) + k - 1), role, text,"
