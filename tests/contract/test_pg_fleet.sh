@@ -5,7 +5,8 @@
 # the database (as many as a lone SQLite replay stores), `/lcm doctor` is clean for each,
 # no SQLite store file was written anywhere, and from a fifth home the fleet scope finds a
 # needle of every session (`lcm grep --scope fleet`, MCP `lcm_sessions {"scope":"fleet"}`)
-# only when its lcm.json sets "fleetRecall": true -- without it the scope is refused.
+# only when its lcm.json sets "fleetRecall": true -- without it the scope is refused -- over
+# one server connection, not one per session.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/pg/pg.sh"
 pg_available || { echo "SKIP: no PostgreSQL server binaries (tests/deps.sh installs postgresql)"; exit 1; }
@@ -81,6 +82,17 @@ for s in 1 2 3 4; do
     "$LCM" grep --home "$T/reader" --scope fleet "$key" > "$T/fleet-$s.out" 2>&1 || { cat "$T/fleet-$s.out"; fail "fleet grep $s exits 0"; }
     assert_grep "$T/fleet-$s.out" "$kv" "fleet grep finds session $s's needle ($kv)"
 done
+# A fleet grep reads every session over one server connection, not a connection (a server
+# backend started, its caches cold) per session: the server's count of sessions started.
+conns() { pg_sql "select pg_stat_clear_snapshot(); select sessions from pg_stat_database where datname = 'lcm'" | tail -1; }
+c0=$(conns)
+"$LCM" grep --home "$T/reader" --scope fleet "$key" > "$T/fleet-conns.out" 2>&1 || fail "fleet grep exits 0"
+sleep 1
+c1=$(conns)
+# each conns() is one psql session of its own
+used=$((c1 - c0 - 1))
+echo "server sessions a fleet grep over 4 sessions started: $used"
+[ "$used" -ge 1 ] && [ "$used" -le 2 ] || fail "a fleet grep over 4 sessions starts at most 2 server sessions (started $used)"
 python3 - "$LCM" "$T/reader" "$T" <<'PY' || fail "MCP lcm_sessions with scope fleet lists all four sessions"
 import json, subprocess, sys
 lcm, home, t = sys.argv[1:4]

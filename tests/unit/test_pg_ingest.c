@@ -191,6 +191,72 @@ static void test_pg_one_call_stores_the_rows_a_message_per_call_stores(void **st
     store_close(each);
 }
 
+/* The session's row is the one row every writer of the database reads and locks: a turn
+ * that rewrote it (a new row version a turn, on a page the other sessions' rows share) made
+ * eight writers prune each other's versions. A turn leaves it as it was; the listing's
+ * last activity reaches the newest message's time all the same. */
+static int newest_activity(void *ud, const store_session_info *si, char **err)
+{
+    (void)err;
+    if (si->session_id && strcmp(si->session_id, "pg-activity") == 0) *(long long *)ud = si->last_activity;
+    return LC_OK;
+}
+
+static void test_pg_a_turn_leaves_the_session_row_unwritten(void **state)
+{
+    (void)state;
+    if (!pg_configured()) skip();
+    store *s = home_store("pg-activity", "/work/proj");
+    store_history(s, 0, 2);
+    const char *xmin = "SELECT xmin::text::bigint FROM lcm.sessions WHERE sid = current_setting('lcm.sid')::bigint";
+    int64_t before = store_pg_query_int(s, xmin, -1);
+    assert_true(before > 0);
+    for (size_t k = 2; k < 12; k += 2) store_history(s, k, k + 2);
+    assert_int_equal(store_message_count(s), 12);
+    assert_int_equal(store_pg_query_int(s, xmin, -1), before);
+    long long last = 0;
+    int listed = 0;
+    char *err = NULL;
+    assert_int_equal(store_list_sessions(home, 1, 0, newest_activity, &last, &listed, &err), LC_OK);
+    free(err);
+    assert_int_equal(listed, 1);
+    assert_true(last >= 1700000000000LL + 11); /* message 11's timestamp, or the session's start if later */
+    store_close(s);
+}
+
+/* A message's id is the session's next, given by the insert itself (the session's lock is
+ * held by the turn's transaction): no trigger function runs per message. A message the
+ * session holds already, or one the turn repeats, takes no id: ids stay 1..n. */
+static void test_pg_a_turns_messages_run_no_trigger_function_per_row(void **state)
+{
+    (void)state;
+    if (!pg_configured()) skip();
+    store *s = home_store("pg-ids", "/work/proj");
+    char *err = NULL;
+    store_history(s, 0, 5);
+    assert_int_equal(store_tx_begin(s, &err), LC_OK);
+    assert_true(store_pg_query_int(s, "SELECT 0 FROM set_config('track_functions', 'all', true)", -1) == 0);
+    msg_batch b = {0};
+    history_add(&b, 3, 7); /* h-3, h-4 stored; h-5, h-6 new */
+    history_add(&b, 5, 6); /* h-5 again */
+    history_add(&b, 7, 9);
+    msg_batch_ingest(s, &b, NULL);
+    int64_t calls = store_pg_query_int(s, "SELECT coalesce(sum(calls), 0) FROM pg_stat_xact_user_functions"
+                                          " WHERE funcname = 'next_id'", -1);
+    assert_int_equal(store_tx_commit(s, &err), LC_OK);
+    free(err);
+    print_message("id trigger calls for a turn of 4 new messages: %lld\n", (long long)calls);
+    assert_int_equal(calls, 0);
+    assert_int_equal(store_message_count(s), 9);
+    assert_int_equal(store_pg_query_int(s, "SELECT max(id) FROM messages", -1), 9);
+    assert_int_equal(store_pg_query_int(s, "SELECT count(*) FROM messages m WHERE m.id = (SELECT o.id FROM messages o"
+                                           " WHERE o.entry_id = 'h-' || (m.id - 1))", -1),
+                     9);
+    store_close(s);
+}
+
 TEST_MAIN(HOME_TEST(test_pg_a_turn_costs_the_same_round_trips_whatever_its_size),
           HOME_TEST(test_pg_a_turns_statements_are_planned_once_per_connection),
-          HOME_TEST(test_pg_one_call_stores_the_rows_a_message_per_call_stores))
+          HOME_TEST(test_pg_one_call_stores_the_rows_a_message_per_call_stores),
+          HOME_TEST(test_pg_a_turn_leaves_the_session_row_unwritten),
+          HOME_TEST(test_pg_a_turns_messages_run_no_trigger_function_per_row))

@@ -76,6 +76,77 @@ __attribute__((destructor)) static void store_pg_forget_all(void)
     pthread_mutex_unlock(&store_pg_known_mu);
 }
 
+/* One read-only connection a closed store left idle, taken by the next read-only open of the
+ * same URI in this process: a walk over many sessions (a fleet or all_sessions grep opens
+ * each session's store in turn) then talks to one server backend, whose caches and planned
+ * statements stay warm, instead of starting a backend per session. Only an idle connection
+ * is kept (no transaction open), with the statements prepared on it; the next store sets its
+ * session again (store_pg_attach). A forked child never takes its parent's. */
+static pthread_mutex_t store_pg_idle_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    PGconn *conn;
+    char *url;
+    pid_t pid;
+    const char *prepared[STORE_PG_PREPARED];
+} store_pg_idle;
+
+/* The parked connection to `url` (its prepared table copied to `prepared`), or NULL. */
+static PGconn *store_pg_idle_take(const char *url, const char **prepared)
+{
+    PGconn *c = NULL;
+    pthread_mutex_lock(&store_pg_idle_mu);
+    if (store_pg_idle.conn && store_pg_idle.pid == getpid() && strcmp(store_pg_idle.url, url) == 0) {
+        c = store_pg_idle.conn;
+        memcpy(prepared, store_pg_idle.prepared, sizeof store_pg_idle.prepared);
+        store_pg_idle.conn = NULL;
+        LC_FREE(store_pg_idle.url);
+    }
+    pthread_mutex_unlock(&store_pg_idle_mu);
+    /* As a new connection is: the last store's settings (its session, search path) reset;
+     * what it prepared stays (a statement's names are resolved as when it was prepared). */
+    PGresult *r = c ? PQexec(c, "RESET ALL") : NULL;
+    int ok = r && PQresultStatus(r) == PGRES_COMMAND_OK;
+    PQclear(r);
+    if (c && !ok) {
+        PQfinish(c);
+        memset(prepared, 0, STORE_PG_PREPARED * sizeof *prepared);
+        c = NULL;
+    }
+    return c;
+}
+
+/* Park `s`'s connection when it is read-only and idle and the slot is free; 1 if it was. */
+static int store_pg_idle_park(store *s)
+{
+    int parked = 0;
+    if (!s->read_only || !s->conn || !s->url || PQstatus(s->conn) != CONNECTION_OK ||
+        PQtransactionStatus(s->conn) != PQTRANS_IDLE || PQpipelineStatus(s->conn) != PQ_PIPELINE_OFF)
+        return 0;
+    char *url = lc_strdup(s->url);
+    if (!url) return 0;
+    pthread_mutex_lock(&store_pg_idle_mu);
+    if (!store_pg_idle.conn) {
+        store_pg_idle.conn = s->conn;
+        store_pg_idle.url = url;
+        store_pg_idle.pid = getpid();
+        memcpy(store_pg_idle.prepared, s->prepared, sizeof store_pg_idle.prepared);
+        url = NULL;
+        parked = 1;
+    }
+    pthread_mutex_unlock(&store_pg_idle_mu);
+    free(url);
+    return parked;
+}
+
+__attribute__((destructor)) static void store_pg_idle_drop(void)
+{
+    pthread_mutex_lock(&store_pg_idle_mu);
+    if (store_pg_idle.conn && store_pg_idle.pid == getpid()) PQfinish(store_pg_idle.conn);
+    store_pg_idle.conn = NULL;
+    LC_FREE(store_pg_idle.url);
+    pthread_mutex_unlock(&store_pg_idle_mu);
+}
+
 /* The full URI whose redacted form is `safe` (malloc'd): one this process used, else the
  * environment's, else `safe` itself (a password then comes from PGPASSFILE or libpq's
  * environment). */
@@ -500,7 +571,8 @@ static int store_pg_connect(const char *url, int read_only, store **out, char **
     }
     const char *const keys[] = {"dbname", "connect_timeout", "application_name", NULL};
     const char *const vals[] = {url, "5", "lossless-context", NULL};
-    s->conn = PQconnectdbParams(keys, vals, 1);
+    if (read_only) s->conn = store_pg_idle_take(url, s->prepared);
+    if (!s->conn) s->conn = PQconnectdbParams(keys, vals, 1);
     if (!s->conn || PQstatus(s->conn) != CONNECTION_OK) {
         char *why = s->conn ? store_pg_scrub(url, PQerrorMessage(s->conn)) : NULL;
         int rc = lc_errf(err, LC_ERR, "store: cannot connect to %s: the store is offline (%s)", s->url_safe,
@@ -748,7 +820,9 @@ static int store_pg_list(const char *agent_home, int all_homes, int counts, stor
                      "  s.session_file),"
                      " coalesce((SELECT value FROM lcm.meta x WHERE x.sid = s.sid AND x.key = 'created'),"
                      "  s.created::text)::bigint,"
-                     " s.last_activity,"
+                     /* The newest message's time (a turn does not write the sessions row). */
+                     " greatest(s.last_activity, coalesce((SELECT m.created FROM lcm.messages m WHERE m.sid = s.sid"
+                     "  ORDER BY m.ordinal DESC, m.id DESC LIMIT 1), 0)),"
                      " CASE WHEN $3 = '1' THEN (SELECT count(*) FROM lcm.messages m WHERE m.sid = s.sid) ELSE -1 END,"
                      " CASE WHEN $3 = '1' THEN (SELECT count(*) FROM lcm.summaries m WHERE m.sid = s.sid) ELSE 0 END,"
                      " CASE WHEN $3 = '1' THEN (SELECT coalesce(sum(octet_length(m.text) + octet_length(m.raw_json)), 0)"
@@ -792,7 +866,8 @@ done:
 void store_pg_close(store *s)
 {
     if (!s) return;
-    if (s->conn) PQfinish(s->conn);
+    if (s->conn) PQuntrace(s->conn);
+    if (s->conn && !store_pg_idle_park(s)) PQfinish(s->conn);
     store_derive_calls_free(s->calls);
     LC_FREE(s->last_entry, s->url, s->url_safe, s->path, s);
 }

@@ -27,19 +27,30 @@
 #define STORE_PG_INGEST_BATCH 128
 
 /* A batch's messages in one statement: each column a text[] or bigint[] parameter, unnested
- * in the messages' order (the id trigger numbers them in that order; the DAG-progress
- * trigger runs once for the statement). A message's ordinal is the caller's when it is
- * known, else the session's next plus its place in the batch, read by the statement under
- * the session's lock (a history another process wrote since this one's last write is
- * continued, not overlapped). A large tool result's file handle is written with its
- * message, only when the message is new. */
+ * in the messages' order. A message's id is the session's next, numbered here in that order
+ * (the turn's transaction holds the session's lock, so the newest id cannot move under it):
+ * only the messages the session does not hold yet, a message the batch repeats counted once,
+ * as the per-row id trigger numbered them (a row it skipped took no id); the trigger then
+ * never runs (schema 7: it fires only for a row without an id). Whether the session holds a
+ * message is one probe of its (sid, entry_id) index per message, a subquery per row (as
+ * store_pg_ingest_from's): the generic plan an anti join gets, fixed while the session is
+ * empty, hashes the session's every message at every turn. A message's ordinal is the
+ * caller's when it is known, else the session's next plus its place in the batch, read by
+ * the statement under the session's lock (a history another process wrote since this one's
+ * last write is continued, not overlapped). The DAG-progress trigger runs once for the
+ * statement. A large tool result's file handle is written with its message, only when the
+ * message is new. The session's row is not written: its last activity is read from its
+ * newest message (store_pg_list), so the one row every writer locks keeps one version. */
 static const char store_pg_sql_msgs[] =
     "WITH r AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::bigint[],"
     " $6::bigint[], $7::text[], $8::text[], $9::text[], $10::text[], $11::bigint[]) WITH ORDINALITY"
     " AS r(entry_id, ordinal, role, text, chars, tokens, raw_json, payload, tool_name, tool_path, created, k)),"
-    " m AS (INSERT INTO messages(entry_id, ordinal, role, text, chars, tokens, raw_json, payload, tool_name,"
-    " tool_path, created) SELECT entry_id, coalesce(ordinal, (SELECT coalesce(max(ordinal) + 1, 0) FROM messages)"
-    " + k - 1), role, text, chars, tokens, raw_json, payload, tool_name, tool_path, created FROM r ORDER BY k"
+    " n AS (SELECT DISTINCT ON (r.entry_id) r.* FROM r WHERE (SELECT 1 FROM messages x"
+    " WHERE x.entry_id = r.entry_id ORDER BY x.entry_id LIMIT 1) IS NULL ORDER BY r.entry_id, r.k),"
+    " m AS (INSERT INTO messages(id, entry_id, ordinal, role, text, chars, tokens, raw_json, payload, tool_name,"
+    " tool_path, created) SELECT (SELECT coalesce(max(id), 0) FROM messages) + row_number() OVER (ORDER BY k),"
+    " entry_id, coalesce(ordinal, (SELECT coalesce(max(ordinal) + 1, 0) FROM messages) + k - 1), role, text,"
+    " chars, tokens, raw_json, payload, tool_name, tool_path, created FROM n ORDER BY k"
     " ON CONFLICT DO NOTHING RETURNING entry_id, ordinal),"
     " h AS (INSERT INTO file_handles(entry_id, path, content_id, kind, chars, preview, summary)"
     " SELECT f.entry_id, f.path, f.cid, f.kind, f.chars, f.preview, f.summary FROM unnest($12::text[],"
@@ -47,8 +58,6 @@ static const char store_pg_sql_msgs[] =
     " AS f(entry_id, path, cid, kind, chars, preview, summary, k) JOIN m ON m.entry_id = f.entry_id"
     " ORDER BY f.k ON CONFLICT DO NOTHING)"
     " SELECT entry_id, ordinal FROM m";
-static const char store_pg_sql_activity[] =
-    "UPDATE lcm.sessions SET last_activity = greatest(last_activity, $2::bigint) WHERE sid = $1::bigint";
 
 /* One message of a write: its derived row and the parameters that carry it. */
 typedef struct {
@@ -234,7 +243,7 @@ static void store_pg_pending_free(store_pg_pending *p, size_t n)
 /* Derive msgs[0..n) (those with an entry id) into `p` and the batch's columns into `t`;
  * *k gets how many. Ordinals from `ordinal` on, or the session's next when it is -1. */
 static int store_pg_prepare_rows(store *s, const store_msg *msgs, size_t n, int64_t ordinal, store_pg_pending *p,
-                                 store_pg_cols *t, size_t *k, int64_t *newest_created, char **err)
+                                 store_pg_cols *t, size_t *k, char **err)
 {
     int rc = LC_OK;
     *k = 0;
@@ -272,7 +281,6 @@ static int store_pg_prepare_rows(store *s, const store_msg *msgs, size_t n, int6
             store_pg_col_add(t, 16, q->h.preview, 1);
             store_pg_col_add(t, 17, q->h.summary, 1);
         }
-        if (q->row.created > *newest_created) *newest_created = q->row.created;
     }
     for (int c = 0; c < STORE_PG_COLS; c++) {
         if (!t->col[c].len) sb_putc(&t->col[c], '{');
@@ -297,8 +305,6 @@ int store_pg_ingest(store *s, const store_msg *msgs, size_t n, store_ingest_stat
     if ((rc = store_pg_ingest_from(s, msgs, n, &first_new, &ordinal, stats, err)) != LC_OK) return rc;
     for (size_t at = first_new; at < n; at += STORE_PG_INGEST_BATCH) {
         size_t take = n - at < STORE_PG_INGEST_BATCH ? n - at : STORE_PG_INGEST_BATCH;
-        int64_t newest_created = 0;
-        char nb[24];
         store_pg_pending_free(p, np);
         store_pg_cols_free(&t);
         np = 0;
@@ -306,17 +312,15 @@ int store_pg_ingest(store *s, const store_msg *msgs, size_t n, store_ingest_stat
             rc = lc_errf(err, LC_NOMEM, "store: out of memory");
             goto done;
         }
-        if ((rc = store_pg_prepare_rows(s, msgs + at, take, ordinal, p, &t, &np, &newest_created, err)) != LC_OK)
+        if ((rc = store_pg_prepare_rows(s, msgs + at, take, ordinal, p, &t, &np, err)) != LC_OK)
             goto done;
         if (!np) continue;
         const char *cv[STORE_PG_COLS];
         for (int c = 0; c < STORE_PG_COLS; c++) cv[c] = t.col[c].p;
-        const char *av[] = {s->sidtxt, store_pg_i64(nb, newest_created)};
         size_t ns = 0;
         st[ns++] = (store_pg_stmt){store_pg_sql_msgs, STORE_PG_COLS, cv, NULL};
-        if (newest_created > 0) st[ns++] = (store_pg_stmt){store_pg_sql_activity, 2, av, NULL};
-        /* Every statement is idempotent (ON CONFLICT DO NOTHING, greatest()): a batch whose
-         * connection dropped may be sent again. */
+        /* The statement is idempotent (ON CONFLICT DO NOTHING): a batch whose connection
+         * dropped may be sent again. */
         if ((rc = store_pg_batch(s, st, ns, STORE_PG_IDEM, "insert message", err)) != LC_OK) goto done;
         /* The rows come back unordered: each is found among the batch's by its entry id. */
         size_t newest = (size_t)-1;

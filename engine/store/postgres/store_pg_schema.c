@@ -391,6 +391,13 @@ static const char *const store_pg_migrations[] = {
     "   FROM a WHERE m.sid = a.sid AND m.key IN ('dag_watermark', 'dag_pending');"
     "  RETURN NULL;"
     " END $f$;",
+    /* 6 -> 7: the ingest numbers a turn's messages itself, under the session's lock its
+     * transaction holds (store_pg_msgs.c): the id trigger, a PL/pgSQL call per message that
+     * locked the session's row again and read the newest id, runs only for a message written
+     * without an id. Ids are the same numbers. */
+    "DROP TRIGGER messages_id ON lcm.messages;"
+    "CREATE TRIGGER messages_id BEFORE INSERT ON lcm.messages FOR EACH ROW WHEN (NEW.id IS NULL)"
+    " EXECUTE FUNCTION lcm.next_id();",
 };
 #define STORE_PG_SCHEMA (int)(sizeof store_pg_migrations / sizeof store_pg_migrations[0])
 
