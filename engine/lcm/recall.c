@@ -342,6 +342,8 @@ typedef struct recall_pattern_ctx {
     pcre2_match_data *md;
     rx_ctx *rx;
     size_t limit, matched;
+    double budget;
+    int started;
 } recall_pattern_ctx;
 
 static int recall_pattern_visit(void *ud, const store_search_row *row, char **err)
@@ -349,6 +351,14 @@ static int recall_pattern_visit(void *ud, const store_search_row *row, char **er
     recall_pattern_ctx *p = ud;
     recall_result *r = p->r;
     size_t plen = files_utf8_prefix(row->text, row->text_len, RECALL_PATTERN_CHARS);
+    /* The bound counts from the first message read, when it came late (a busy machine, a
+     * server's round trip before the first row): a call stopped before any message would
+     * name no point to resume from, and the caller would ask again and again. */
+    if (!p->started) {
+        double now = lc_now_ms();
+        p->started = 1;
+        if (p->rx->deadline_ms > 0 && now >= p->rx->deadline_ms) p->rx->deadline_ms = now + p->budget;
+    }
     int m = rx_match(p->rx, p->re, row->text, plen, 0, p->md);
     if (m == RX_DEADLINE) {
         r->timed_out = 1;
@@ -421,7 +431,7 @@ static int recall_grep_pattern(store *s, const recall_grep_opts *o, recall_resul
         goto done;
     }
     recall_pattern_ctx p = {.s = s, .o = o, .r = r, .re = re, .md = md, .rx = &rx,
-                            .limit = o->limit ? o->limit : RECALL_PAGE};
+                            .limit = o->limit ? o->limit : RECALL_PAGE, .budget = budget};
     rc = store_search_scan(s, &scope, recall_pattern_visit, &p, NULL, err);
 done:
     pcre2_match_data_free(md);
