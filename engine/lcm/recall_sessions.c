@@ -345,10 +345,6 @@ static int recall_sessions_visit(void *cb, const catalog_entry *e, size_t i, sto
  * RECALL_INDEX_CATCHUP_MS are searched one by one as before and merged in; an index that
  * cannot be opened or read leaves the whole query to the walk, with a note. */
 
-/* The index's candidates: offset + page, and as many again so that a reply lifted by its
- * prompt (RECALL_TURN_WEIGHT) can climb into the page. */
-#define RECALL_INDEX_POOL(n) (2 * (n) + 20)
-
 typedef struct recall_ix_src {
     int64_t key;
     size_t at; /* the store's place in the listing */
@@ -384,27 +380,6 @@ static int recall_ix_visit(void *ud, const store_index_hit *ih, char **err)
     h->prompt_ordinal = ih->prompt_ordinal;
     h->has_prompt = ih->has_prompt;
     return LC_OK;
-}
-
-/* RECALL_TURN_WEIGHT among the index's candidates: a reply whose prompt is a candidate too. */
-static void recall_ix_turn_weigh(recall_result *out, size_t from)
-{
-    size_t n = out->n - from;
-    double *own = n ? malloc(n * sizeof *own) : NULL;
-    if (!own) return; /* the weighing only reorders: without memory the rank stays the index's */
-    for (size_t k = 0; k < n; k++) own[k] = out->hits[from + k].score;
-    for (size_t k = 0; k < n; k++) {
-        recall_hit *h = &out->hits[from + k];
-        if (!h->has_prompt || !strcmp(h->role, "user")) continue;
-        for (size_t p = 0; p < n; p++) {
-            const recall_hit *q = &out->hits[from + p];
-            if (q->store_at == h->store_at && q->ordinal == h->prompt_ordinal && !strcmp(q->role, "user")) {
-                h->score += RECALL_TURN_WEIGHT * own[p];
-                break;
-            }
-        }
-    }
-    free(own);
 }
 
 /* The page's candidates read from their stores (each store opened once), labelled; a row
@@ -548,8 +523,9 @@ static int recall_sessions_indexed(const char *agent_home, const catalog_list *s
     size_t upto = o->offset + c->want;
     store_index_query iq = {.match = q.match, .scope = &scope, .keys = keys, .nkeys = nmap,
                             .tool_weight = RECALL_TOOL_WEIGHT, .thinking_weight = RECALL_THINKING_WEIGHT,
+                            .turn_weight = RECALL_TURN_WEIGHT,
                             .rank_max = RECALL_RANK_MAX,
-                            .limit = o->sort == RECALL_SORT_RELEVANCE ? RECALL_INDEX_POOL(upto) : upto};
+                            .limit = upto};
     recall_ix_ctx ic = {.out = out, .map = map, .nmap = nmap};
     int64_t itotal = 0;
     int newest = 0;
@@ -582,7 +558,6 @@ static int recall_sessions_indexed(const char *agent_home, const catalog_list *s
         out->newest_first = 1;
         out->rank_skipped_total = itotal;
     }
-    if (o->sort == RECALL_SORT_RELEVANCE && !newest) recall_ix_turn_weigh(out, 0);
     size_t from_stale = out->n;
     /* The stores not caught up: each searched as before, its hits scored on their own joint
      * counts with the same weights. */

@@ -461,7 +461,7 @@ typedef struct store_index_hit {
     const char *role;
     int thinking;          /* matched only its thinking */
     int tool_words;        /* a tool's output or a call's arguments (weighed tool_weight) */
-    double score;          /* the rank's score, weights applied; 0 in a time order */
+    double score;          /* the rank's score, weights applied (the turn's too); 0 in a time order */
     int64_t prompt_ordinal;
     int has_prompt;
 } store_index_hit;
@@ -474,6 +474,7 @@ typedef struct store_index_query {
     const int64_t *keys;          /* only these stores (sorted ascending) */
     size_t nkeys;
     double tool_weight, thinking_weight; /* factors of the score (recall's) */
+    double turn_weight;           /* a reply also scores this much of its matching prompt's score */
     int64_t rank_max;             /* more matches than this: newest first, not ranked */
     size_t limit, offset;
 } store_index_query;

@@ -59,10 +59,10 @@ static const char ix_schema_sql[] =
     "CREATE TABLE IF NOT EXISTS ix_stores("
     "  key INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, path TEXT, created INTEGER,"
     "  dev INTEGER, ino INTEGER, size INTEGER, mtime INTEGER, wal_size INTEGER, wal_mtime INTEGER,"
-    "  last_id INTEGER NOT NULL DEFAULT 0, last_user INTEGER);"
+    "  last_id INTEGER NOT NULL DEFAULT 0, last_user INTEGER, last_user_id INTEGER);"
     "CREATE TABLE IF NOT EXISTS ix_rows("
     "  id INTEGER PRIMARY KEY, ordinal INTEGER, created INTEGER, role TEXT, call INTEGER,"
-    "  removed INTEGER NOT NULL DEFAULT 0, prompt INTEGER);"
+    "  removed INTEGER NOT NULL DEFAULT 0, prompt INTEGER, prompt_id INTEGER);"
     "CREATE INDEX IF NOT EXISTS ix_rows_removed ON ix_rows(id) WHERE removed = 1;"
     "CREATE VIRTUAL TABLE IF NOT EXISTS ix_fts USING fts5(text, thinking, content='',"
     "  tokenize='lcm_forms porter lcm');";
@@ -165,7 +165,7 @@ static int ix_facts_read(const char *path, ix_facts *f)
 /* What the index knows of a store (found = 0: nothing). */
 typedef struct ix_known {
     int found;
-    int64_t key, last_id, last_user;
+    int64_t key, last_id, last_user, last_user_id;
     int has_user;
     ix_facts f;
 } ix_known;
@@ -188,6 +188,7 @@ static int ix_known_read(ix *x, sqlite3_stmt *st, const char *name, ix_known *k,
         k->last_id = sqlite3_column_int64(st, 7);
         k->has_user = sqlite3_column_type(st, 8) != SQLITE_NULL;
         k->last_user = sqlite3_column_int64(st, 8);
+        k->last_user_id = sqlite3_column_int64(st, 9);
     } else if (step != SQLITE_DONE) {
         int rc = ix_failed(x, err, "read");
         sqlite3_reset(st);
@@ -198,7 +199,8 @@ static int ix_known_read(ix *x, sqlite3_stmt *st, const char *name, ix_known *k,
 }
 
 #define IX_KNOWN_SQL \
-    "SELECT key, dev, ino, size, mtime, wal_size, wal_mtime, last_id, last_user FROM ix_stores WHERE name = ?"
+    "SELECT key, dev, ino, size, mtime, wal_size, wal_mtime, last_id, last_user, last_user_id FROM ix_stores" \
+    " WHERE name = ?"
 
 static int ix_same(const ix_facts *a, const ix_facts *b)
 {
@@ -218,8 +220,8 @@ static int ix_reset(ix *x, char **err)
 enum { IX_PARTIAL = 2000, IX_REPLACED = 2001, IX_UNREADABLE = 2002 };
 
 /* One store's rows past `k->last_id` into the index, inside the caller's transaction. */
-static int ix_add_rows(ix *x, sqlite3 *sdb, const ix_known *k, int64_t *last_id, int64_t *last_user, int *has_user,
-                       double deadline_ms, int64_t *added, char **err)
+static int ix_add_rows(ix *x, sqlite3 *sdb, const ix_known *k, int64_t *last_id, int64_t *last_user,
+                       int64_t *last_user_id, int *has_user, double deadline_ms, int64_t *added, char **err)
 {
     sqlite3_stmt *rd = NULL, *row = NULL, *fts = NULL;
     int rc = LC_OK, step;
@@ -232,8 +234,8 @@ static int ix_add_rows(ix *x, sqlite3 *sdb, const ix_known *k, int64_t *last_id,
         goto done;
     }
     if ((rc = ix_prepare(x, &row,
-                         "INSERT OR IGNORE INTO ix_rows(id, ordinal, created, role, call, removed, prompt)"
-                         " VALUES(?, ?, ?, ?, ?, ?, ?)",
+                         "INSERT OR IGNORE INTO ix_rows(id, ordinal, created, role, call, removed, prompt, prompt_id)"
+                         " VALUES(?, ?, ?, ?, ?, ?, ?, ?)",
                          "add", err)) != LC_OK ||
         (rc = ix_prepare(x, &fts, "INSERT INTO ix_fts(rowid, text, thinking) VALUES(?, ?, ?)", "add", err)) != LC_OK)
         goto done;
@@ -259,10 +261,13 @@ static int ix_add_rows(ix *x, sqlite3 *sdb, const ix_known *k, int64_t *last_id,
         /* An assistant message that is only a call: its words are the call's arguments. */
         sqlite3_bind_int(row, 5, role && !strcmp(role, "assistant") && text && tlen >= 10 && !memcmp(text, "[toolCall ", 10));
         sqlite3_bind_int(row, 6, sqlite3_column_int(rd, 7));
-        if (*has_user && *last_user < ordinal && *last_user >= ordinal - IX_PROMPT_REACH)
+        if (*has_user && *last_user < ordinal && *last_user >= ordinal - IX_PROMPT_REACH) {
             sqlite3_bind_int64(row, 7, *last_user);
-        else
+            sqlite3_bind_int64(row, 8, *last_user_id);
+        } else {
             sqlite3_bind_null(row, 7);
+            sqlite3_bind_null(row, 8);
+        }
         if (sqlite3_step(row) != SQLITE_DONE) {
             rc = ix_failed(x, err, "add");
             break;
@@ -270,6 +275,7 @@ static int ix_add_rows(ix *x, sqlite3 *sdb, const ix_known *k, int64_t *last_id,
         sqlite3_reset(row);
         if (role && !strcmp(role, "user")) {
             *last_user = ordinal;
+            *last_user_id = id;
             *has_user = 1;
         }
         *last_id = id;
@@ -413,27 +419,34 @@ static int ix_update(ix *x, sqlite3_stmt *known, store_index_source *src, const 
     }
     src->key = k.key;
     st->updated++;
-    int64_t last_id = k.last_id, last_user = k.last_user;
+    int64_t last_id = k.last_id, last_user = k.last_user, last_user_id = k.last_user_id;
     int has_user = k.has_user;
-    int arc = ix_add_rows(x, sdb, &k, &last_id, &last_user, &has_user, deadline_ms, &st->rows_added, err);
+    int arc = ix_add_rows(x, sdb, &k, &last_id, &last_user, &last_user_id, &has_user, deadline_ms, &st->rows_added,
+                          err);
     if (arc != LC_OK && arc != IX_PARTIAL) {
         rc = arc;
         goto done;
     }
     if (k.found && (rc = ix_removed_refresh(x, sdb, k.key, err)) != LC_OK) goto done;
-    /* Stat facts only for a store read to its end: a partial one is read on from last_id. */
-    ix_facts none = {0};
+    /* Sizes and times only for a store read to its end (a partial one is read on from
+     * last_id next time); the file's identity always, so it is not taken for replaced. */
+    ix_facts none = {.dev = f->dev, .ino = f->ino};
     const ix_facts *w = arc == LC_OK ? f : &none;
     if ((rc = ix_prepare(x, &up,
                          "UPDATE ix_stores SET dev = ?, ino = ?, size = ?, mtime = ?, wal_size = ?, wal_mtime = ?,"
-                         " last_id = ?, last_user = ? WHERE key = ?",
+                         " last_id = ?, last_user = ?, last_user_id = ? WHERE key = ?",
                          "catch up", err)) != LC_OK)
         goto done;
     int64_t vals[] = {w->dev, w->ino, w->size, w->mtime, w->wal_size, w->wal_mtime, last_id};
     for (int i = 0; i < 7; i++) sqlite3_bind_int64(up, i + 1, vals[i]);
-    if (has_user) sqlite3_bind_int64(up, 8, last_user);
-    else sqlite3_bind_null(up, 8);
-    sqlite3_bind_int64(up, 9, k.key);
+    if (has_user) {
+        sqlite3_bind_int64(up, 8, last_user);
+        sqlite3_bind_int64(up, 9, last_user_id);
+    } else {
+        sqlite3_bind_null(up, 8);
+        sqlite3_bind_null(up, 9);
+    }
+    sqlite3_bind_int64(up, 10, k.key);
     if (sqlite3_step(up) != SQLITE_DONE) {
         rc = ix_failed(x, err, "catch up");
         goto done;
@@ -618,31 +631,61 @@ static int ix_search(store_index *pub, const store_index_query *q, store_index_v
     *newest_first = sc->order == STORE_ORDER_RANK && !ranked;
     /* Past rank_max a time order is the index's row order too: store order (oldest created
      * first), then message order; sorting every match by its time would read them all. */
-    const char *order = ranked                                ? "sc DESC, f.rowid"
-                        : *newest_first                       ? "f.rowid DESC"
+    const char *order = *newest_first                       ? "f.rowid DESC"
                         : *total > q->rank_max                ? (sc->order == STORE_ORDER_NEWEST ? "f.rowid DESC" : "f.rowid")
                         : sc->order == STORE_ORDER_NEWEST     ? "h.created DESC, f.rowid DESC"
                                                               : "h.created, f.rowid";
     for (size_t i = 0; i < sc->nweights; i++) sb_printf(&wb, "%s%g", i ? "," : "", sc->weights[i]);
     weights = sb_detach(&wb);
-    sql = lc_asprintf("SELECT f.rowid, %s AS sc, lcm_cols(ix_fts), h.ordinal, h.created, h.role, h.call, h.prompt"
-                      " FROM ix_fts f CROSS JOIN ix_rows h ON h.id = f.rowid WHERE ix_fts MATCH ?1" IX_FILTER
-                      " ORDER BY %s LIMIT ?9 OFFSET ?10",
-                      ranked ? "lc_rank(ix_fts, ?8) * (CASE WHEN h.role = 'user' OR (h.role = 'assistant' AND h.call = 0)"
-                               " THEN 1.0 ELSE ?11 END) * (CASE WHEN lcm_cols(ix_fts) = 2 THEN ?12 ELSE 1.0 END)"
-                             : "0.0",
-                      order);
+    /* Ranked: every match scored once into temp.ix_m, then a reply lifted by turn_weight of
+     * its prompt's score when that prompt matched too (looked up there by row id). */
+    if (ranked) {
+        if ((rc = ix_exec(x, "CREATE TEMP TABLE IF NOT EXISTS ix_m(rid INTEGER PRIMARY KEY, own REAL, cols INTEGER,"
+                             " ordinal INTEGER, created INTEGER, role TEXT, call INTEGER, prompt INTEGER, prid INTEGER);"
+                             " DELETE FROM temp.ix_m",
+                          "query", err)) != LC_OK ||
+            (rc = ix_prepare(x, &st,
+                             "INSERT INTO temp.ix_m SELECT f.rowid, lc_rank(ix_fts, ?8)"
+                             " * (CASE WHEN h.role = 'user' OR (h.role = 'assistant' AND h.call = 0) THEN 1.0 ELSE ?11 END)"
+                             " * (CASE WHEN lcm_cols(ix_fts) = 2 THEN ?12 ELSE 1.0 END), lcm_cols(ix_fts),"
+                             " h.ordinal, h.created, h.role, h.call, h.prompt,"
+                             " CASE WHEN h.role <> 'user' AND h.prompt_id IS NOT NULL"
+                             " THEN ((f.rowid >> 32) << 32) | h.prompt_id END"
+                             " FROM ix_fts f CROSS JOIN ix_rows h ON h.id = f.rowid WHERE ix_fts MATCH ?1" IX_FILTER,
+                             "query", err)) != LC_OK)
+            goto done;
+        sqlite3_bind_text(st, 1, q->match, -1, SQLITE_STATIC);
+        ix_bind_filter(st, q, all);
+        sqlite3_bind_text(st, 8, weights ? weights : "", -1, SQLITE_STATIC);
+        sqlite3_bind_double(st, 11, q->tool_weight);
+        sqlite3_bind_double(st, 12, q->thinking_weight);
+        if (deadline > 0) sqlite3_progress_handler(x->db, 2000, ix_progress, &deadline);
+        if ((step = sqlite3_step(st)) != SQLITE_DONE) {
+            rc = ix_stepped(x, step, err);
+            goto done;
+        }
+        sqlite3_progress_handler(x->db, 0, NULL, NULL);
+        sqlite3_finalize(st);
+        st = NULL;
+        sql = lc_asprintf("SELECT a.rid, a.own + ?13 * coalesce((SELECT p.own FROM temp.ix_m p WHERE p.rid = a.prid"
+                          " AND p.role = 'user'), 0) AS sc, a.cols, a.ordinal, a.created, a.role, a.call, a.prompt"
+                          " FROM temp.ix_m a ORDER BY sc DESC, a.rid LIMIT ?9 OFFSET ?10");
+    }
+    else
+        sql = lc_asprintf("SELECT f.rowid, 0.0, lcm_cols(ix_fts), h.ordinal, h.created, h.role, h.call, h.prompt"
+                          " FROM ix_fts f CROSS JOIN ix_rows h ON h.id = f.rowid WHERE ix_fts MATCH ?1" IX_FILTER
+                          " ORDER BY %s LIMIT ?9 OFFSET ?10",
+                          order);
     if (!sql) {
         rc = lc_errf(err, LC_NOMEM, "home index: out of memory");
         goto done;
     }
     if ((rc = ix_prepare(x, &st, sql, "query", err)) != LC_OK) goto done;
-    sqlite3_bind_text(st, 1, q->match, -1, SQLITE_STATIC);
-    ix_bind_filter(st, q, all);
     if (ranked) {
-        sqlite3_bind_text(st, 8, weights ? weights : "", -1, SQLITE_STATIC);
-        sqlite3_bind_double(st, 11, q->tool_weight);
-        sqlite3_bind_double(st, 12, q->thinking_weight);
+        sqlite3_bind_double(st, 13, q->turn_weight);
+    } else {
+        sqlite3_bind_text(st, 1, q->match, -1, SQLITE_STATIC);
+        ix_bind_filter(st, q, all);
     }
     sqlite3_bind_int64(st, 9, (sqlite3_int64)q->limit);
     sqlite3_bind_int64(st, 10, (sqlite3_int64)q->offset);
