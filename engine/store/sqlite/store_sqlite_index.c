@@ -59,7 +59,7 @@ static const char ix_schema_sql[] =
     "CREATE TABLE IF NOT EXISTS ix_stores("
     "  key INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, path TEXT, created INTEGER,"
     "  dev INTEGER, ino INTEGER, size INTEGER, mtime INTEGER, wal_size INTEGER, wal_mtime INTEGER,"
-    "  last_id INTEGER NOT NULL DEFAULT 0, last_user INTEGER, last_user_id INTEGER);"
+    "  last_id INTEGER NOT NULL DEFAULT 0, last_user INTEGER, last_user_id INTEGER, avgdl REAL);"
     "CREATE TABLE IF NOT EXISTS ix_rows("
     "  id INTEGER PRIMARY KEY, ordinal INTEGER, created INTEGER, role TEXT, call INTEGER,"
     "  removed INTEGER NOT NULL DEFAULT 0, prompt INTEGER, prompt_id INTEGER);"
@@ -355,6 +355,49 @@ done:
     return rc;
 }
 
+/* A SQLite varint (FTS5's record format) at p[0..n): its value, and *used its bytes (0 when
+ * cut short). */
+static uint64_t ix_varint(const unsigned char *p, size_t n, size_t *used)
+{
+    uint64_t v = 0;
+    for (size_t i = 0; i < n && i < 9; i++) {
+        if (i == 8) {
+            *used = 9;
+            return (v << 8) | p[i];
+        }
+        v = (v << 7) | (p[i] & 0x7f);
+        if (!(p[i] & 0x80)) {
+            *used = i + 1;
+            return v;
+        }
+    }
+    *used = 0;
+    return 0;
+}
+
+/* The store's own index's average message length in tokens (its FTS5 averages record: the
+ * row count, then each column's token total), so a row is weighed against its own store's
+ * messages as the store's rank weighs it. 0 when unknown. */
+static double ix_store_avgdl(sqlite3 *sdb)
+{
+    sqlite3_stmt *st = NULL;
+    double avg = 0;
+    if (sqlite3_prepare_v2(sdb, "SELECT block FROM messages_fts_data WHERE id = 1", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
+        const unsigned char *p = sqlite3_column_blob(st, 0);
+        size_t n = (size_t)sqlite3_column_bytes(st, 0), used = 0, at = 0;
+        uint64_t rows = p ? ix_varint(p, n, &used) : 0, tokens = 0;
+        at = used;
+        while (used && at < n) {
+            tokens += ix_varint(p + at, n - at, &used);
+            at += used;
+        }
+        if (rows > 0) avg = (double)tokens / (double)rows;
+    }
+    sqlite3_finalize(st);
+    return avg;
+}
+
 /* One changed (or new) store caught up in one write transaction. LC_OK: fresh;
  * IX_PARTIAL: the deadline came first (what was added is kept); IX_REPLACED: the index was
  * emptied; another status: the store could not be read (not fresh). */
@@ -434,7 +477,7 @@ static int ix_update(ix *x, sqlite3_stmt *known, store_index_source *src, const 
     const ix_facts *w = arc == LC_OK ? f : &none;
     if ((rc = ix_prepare(x, &up,
                          "UPDATE ix_stores SET dev = ?, ino = ?, size = ?, mtime = ?, wal_size = ?, wal_mtime = ?,"
-                         " last_id = ?, last_user = ?, last_user_id = ? WHERE key = ?",
+                         " last_id = ?, last_user = ?, last_user_id = ?, avgdl = ? WHERE key = ?",
                          "catch up", err)) != LC_OK)
         goto done;
     int64_t vals[] = {w->dev, w->ino, w->size, w->mtime, w->wal_size, w->wal_mtime, last_id};
@@ -446,7 +489,10 @@ static int ix_update(ix *x, sqlite3_stmt *known, store_index_source *src, const 
         sqlite3_bind_null(up, 8);
         sqlite3_bind_null(up, 9);
     }
-    sqlite3_bind_int64(up, 10, k.key);
+    double avgdl = ix_store_avgdl(sdb);
+    if (avgdl > 0) sqlite3_bind_double(up, 10, avgdl);
+    else sqlite3_bind_null(up, 10);
+    sqlite3_bind_int64(up, 11, k.key);
     if (sqlite3_step(up) != SQLITE_DONE) {
         rc = ix_failed(x, err, "catch up");
         goto done;
@@ -638,14 +684,17 @@ static int ix_search(store_index *pub, const store_index_query *q, store_index_v
     for (size_t i = 0; i < sc->nweights; i++) sb_printf(&wb, "%s%g", i ? "," : "", sc->weights[i]);
     weights = sb_detach(&wb);
     /* Ranked: every match scored once into temp.ix_m, then a reply lifted by turn_weight of
-     * its prompt's score when that prompt matched too (looked up there by row id). */
+     * its prompt's score when that prompt matched too (looked up there by row id). Ties go
+     * as the walk's merge has them: the newer session first (keys are given oldest created
+     * first), then the row order. */
     if (ranked) {
         if ((rc = ix_exec(x, "CREATE TEMP TABLE IF NOT EXISTS ix_m(rid INTEGER PRIMARY KEY, own REAL, cols INTEGER,"
                              " ordinal INTEGER, created INTEGER, role TEXT, call INTEGER, prompt INTEGER, prid INTEGER);"
                              " DELETE FROM temp.ix_m",
                           "query", err)) != LC_OK ||
             (rc = ix_prepare(x, &st,
-                             "INSERT INTO temp.ix_m SELECT f.rowid, lc_rank(ix_fts, ?8)"
+                             "INSERT INTO temp.ix_m SELECT f.rowid, lc_rank(ix_fts, ?8,"
+                             " (SELECT s.avgdl FROM ix_stores s WHERE s.key = f.rowid >> 32))"
                              " * (CASE WHEN h.role = 'user' OR (h.role = 'assistant' AND h.call = 0) THEN 1.0 ELSE ?11 END)"
                              " * (CASE WHEN lcm_cols(ix_fts) = 2 THEN ?12 ELSE 1.0 END), lcm_cols(ix_fts),"
                              " h.ordinal, h.created, h.role, h.call, h.prompt,"
@@ -669,7 +718,7 @@ static int ix_search(store_index *pub, const store_index_query *q, store_index_v
         st = NULL;
         sql = lc_asprintf("SELECT a.rid, a.own + ?13 * coalesce((SELECT p.own FROM temp.ix_m p WHERE p.rid = a.prid"
                           " AND p.role = 'user'), 0) AS sc, a.cols, a.ordinal, a.created, a.role, a.call, a.prompt"
-                          " FROM temp.ix_m a ORDER BY sc DESC, a.rid LIMIT ?9 OFFSET ?10");
+                          " FROM temp.ix_m a ORDER BY sc DESC, a.rid >> 32 DESC, a.rid LIMIT ?9 OFFSET ?10");
     }
     else
         sql = lc_asprintf("SELECT f.rowid, 0.0, lcm_cols(ix_fts), h.ordinal, h.created, h.role, h.call, h.prompt"

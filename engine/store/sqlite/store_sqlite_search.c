@@ -154,6 +154,11 @@ static void store_rank_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3
         }
     }
     int inst = 0, dl = 0;
+    /* A third argument: the average length to weigh the row's against (the home index
+     * passes the row's own store's, as a store's own rank has it). */
+    double avgdl = nval > 1 && sqlite3_value_numeric_type(val[1]) != SQLITE_NULL && sqlite3_value_double(val[1]) > 0
+                       ? sqlite3_value_double(val[1])
+                       : a->avgdl;
     double tf_stack[64], *tf = a->n <= 64 ? tf_stack : calloc((size_t)a->n, sizeof *tf);
     if (!tf) {
         sqlite3_result_error_nomem(ctx);
@@ -166,7 +171,7 @@ static void store_rank_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3
             int ph = 0, col = 0, off = 0;
             if (api->xInst(fts, k, &ph, &col, &off) == SQLITE_OK && ph >= 0 && ph < a->n) tf[ph] += 1;
         }
-    double score = 0, norm = 1.2 * (0.25 + 0.75 * (double)dl / a->avgdl);
+    double score = 0, norm = 1.2 * (0.25 + 0.75 * (double)dl / avgdl);
     for (int i = 0; i < a->n; i++)
         if (tf[i] > 0) score += a->w[i] * a->idf[i] * (1.0 + tf[i] * 2.2 / (tf[i] + norm));
     if (tf != tf_stack) free(tf);
