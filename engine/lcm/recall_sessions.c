@@ -462,13 +462,14 @@ static int recall_sessions_indexed(const char *agent_home, const catalog_list *s
     size_t skipped = 0, older = 0;
     for (size_t i = stores->n; i-- > 0;) {
         const catalog_entry *e = &stores->v[i];
-        if (c->scope == RECALL_SCOPE_SESSIONS && (!c->cwd || !e->cwd || strcmp(c->cwd, e->cwd) != 0)) {
-            skipped++;
-            continue;
-        }
+        /* Counted as the walk counts them: the schema first, then the project. */
         if (e->damaged || !STORE_SCHEMA_ANSWERS(e->schema_version)) {
             if (!e->damaged && e->schema_version >= 0 && e->schema_version < STORE_SCHEMA_VERSION) older++;
             else skipped++;
+            continue;
+        }
+        if (c->scope == RECALL_SCOPE_SESSIONS && (!c->cwd || !e->cwd || strcmp(c->cwd, e->cwd) != 0)) {
+            skipped++;
             continue;
         }
         src[nsrc] = (store_index_source){.path = e->path, .name = e->name, .created = e->created};
