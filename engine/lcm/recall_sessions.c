@@ -453,8 +453,10 @@ static int recall_sessions_indexed(const char *agent_home, const catalog_list *s
     if ((rc = recall_query_parse(o->query, &q, err)) != LC_OK) goto done;
     src = stores->n ? calloc(stores->n, sizeof *src) : NULL;
     size_t *src_at = stores->n ? calloc(stores->n, sizeof *src_at) : NULL;
-    if (stores->n && (!src || !src_at)) {
+    unsigned char *in_scope = stores->n ? calloc(stores->n, 1) : NULL;
+    if (stores->n && (!src || !src_at || !in_scope)) {
         free(src_at);
+        free(in_scope);
         goto nomem;
     }
     /* Oldest created first: stores get their keys in that order, so the index's row order
@@ -468,10 +470,10 @@ static int recall_sessions_indexed(const char *agent_home, const catalog_list *s
             else skipped++;
             continue;
         }
-        if (c->scope == RECALL_SCOPE_SESSIONS && (!c->cwd || !e->cwd || strcmp(c->cwd, e->cwd) != 0)) {
-            skipped++;
-            continue;
-        }
+        /* Every store is caught up whatever the scope (the index is the home's; one it
+         * holds that is no longer listed nor on disk is how a forgotten one is seen). */
+        if (c->scope == RECALL_SCOPE_SESSIONS && (!c->cwd || !e->cwd || strcmp(c->cwd, e->cwd) != 0)) skipped++;
+        else in_scope[nsrc] = 1;
         src[nsrc] = (store_index_source){.path = e->path, .name = e->name, .created = e->created};
         src_at[nsrc++] = i;
     }
@@ -479,10 +481,12 @@ static int recall_sessions_indexed(const char *agent_home, const catalog_list *s
     rc = store_index_catch_up(ix, src, nsrc, c->t0 + RECALL_INDEX_CATCHUP_MS, &st, &why);
     if (rc == LC_NOMEM) {
         free(src_at);
+        free(in_scope);
         goto nomem;
     }
     if (rc != LC_OK) {
         free(src_at);
+        free(in_scope);
         if (!(out->index_note = lc_asprintf("%s", why ? why : "?"))) goto nomem;
         rc = LC_OK;
         goto done;
@@ -492,13 +496,16 @@ static int recall_sessions_indexed(const char *agent_home, const catalog_list *s
     stale.v = nsrc ? calloc(nsrc, sizeof *stale.v) : NULL;
     if (nsrc && (!map || !keys || !stale.v)) {
         free(src_at);
+        free(in_scope);
         goto nomem;
     }
     for (size_t k = 0; k < nsrc; k++) {
+        if (!in_scope[k]) continue;
         if (src[k].fresh) map[nmap++] = (recall_ix_src){.key = src[k].key, .at = src_at[k]};
         else stale.v[stale.n++] = stores->v[src_at[k]]; /* borrowed: not freed with `stale` */
     }
     free(src_at);
+    free(in_scope);
     qsort(map, nmap, sizeof *map, recall_ix_src_cmp);
     for (size_t k = 0; k < nmap; k++) keys[k] = map[k].key;
     *used = 1;

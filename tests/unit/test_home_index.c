@@ -20,8 +20,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "recall.h"
 #include "store.h"
+#include "store_sqlite_tok.h"
 #include "util.h"
 #include "test_main.h"
 
@@ -274,10 +277,53 @@ static void test_home_index_two_processes_catching_up_add_each_row_once(void **s
     assert_int_equal(indexed, stored);
 }
 
+/* How many rows of the index file hold `word` (read with the stores' tokenizer). */
+static int64_t index_word_rows(const char *word)
+{
+    char *p = index_path(), *err = NULL;
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    int64_t n = -1;
+    assert_int_equal(sqlite3_open_v2(p, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    assert_int_equal(store_sqlite_tok_register(db, &err), LC_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM ix_fts WHERE ix_fts MATCH ?", -1, &st, NULL), SQLITE_OK);
+    sqlite3_bind_text(st, 1, word, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW) n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    free(p);
+    return n;
+}
+
+static void test_home_index_forgets_the_words_of_a_deleted_session(void **state)
+{
+    (void)state;
+    put_home();
+    put_session(SESSIONS, 4, "zebrafinch");
+    recall_result r;
+    free(grep_lines("zebrafinch", &r));
+    assert_int_equal(r.total, 4);
+    recall_result_free(&r);
+    assert_int_equal(index_word_rows("zebrafinch"), 4);
+    char path[512];
+    const char *const tails[] = {"", "-wal", "-shm"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/lcm/s%02d.sqlite%s", home, SESSIONS, tails[i]);
+        unlink(path);
+    }
+    char *lines = grep_lines("zebrafinch kestrel", &r);
+    assert_int_equal(r.home_index, 1);
+    assert_null(strstr(lines, "zebrafinch"));
+    recall_result_free(&r);
+    free(lines);
+    assert_int_equal(index_word_rows("zebrafinch"), 0);
+}
+
 TEST_MAIN(
     HOME_TEST(test_home_index_answers_the_walks_top_hits),
     HOME_TEST(test_home_index_finds_a_store_written_after_it_was_built),
     HOME_TEST(test_home_index_deleted_is_built_again_and_answers_the_same),
     HOME_TEST(test_home_index_damaged_falls_back_with_a_note_and_loses_nothing),
     HOME_TEST(test_home_index_two_processes_catching_up_add_each_row_once),
+    HOME_TEST(test_home_index_forgets_the_words_of_a_deleted_session),
 )

@@ -512,6 +512,35 @@ done:
     return rc;
 }
 
+static int ix_name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* 1 when the index holds a store that is not listed and whose file is gone (a session
+ * forgotten, retired by gc): its words must not outlive it, so the index is emptied. */
+static int ix_holds_gone(ix *x, const store_index_source *v, size_t n, int *gone, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    const char **names = n ? malloc(n * sizeof *names) : NULL;
+    int rc = LC_OK;
+    *gone = 0;
+    if (n && !names) return lc_errf(err, LC_NOMEM, "home index: out of memory");
+    for (size_t i = 0; i < n; i++) names[i] = v[i].name;
+    qsort(names, n, sizeof *names, ix_name_cmp);
+    if ((rc = ix_prepare(x, &st, "SELECT name, path FROM ix_stores", "catch up", err)) != LC_OK) goto done;
+    while (sqlite3_step(st) == SQLITE_ROW && !*gone) {
+        const char *name = (const char *)sqlite3_column_text(st, 0), *path = (const char *)sqlite3_column_text(st, 1);
+        struct stat sb;
+        if (name && n && bsearch(&name, names, n, sizeof *names, ix_name_cmp)) continue;
+        if (path && stat(path, &sb) != 0 && errno == ENOENT) *gone = 1;
+    }
+done:
+    sqlite3_finalize(st);
+    free(names);
+    return rc;
+}
+
 static int ix_catch_up(store_index *pub, store_index_source *v, size_t n, double deadline_ms,
                        store_index_stats *st, char **err)
 {
@@ -553,6 +582,17 @@ again:
         if (rc != LC_OK && rc != IX_PARTIAL && rc != IX_UNREADABLE && rc != IX_REPLACED) goto done;
         if (rc == LC_OK) src->fresh = 1;
         else st->stale++;
+    }
+    int gone = 0;
+    if ((rc = ix_holds_gone(x, v, n, &gone, err)) != LC_OK) goto done;
+    if (gone && resets++ == 0) {
+        if ((rc = ix_exec(x, "BEGIN IMMEDIATE", "reset", err)) != LC_OK) goto done;
+        if ((rc = ix_reset(x, err)) != LC_OK || (rc = ix_exec(x, "COMMIT", "reset", err)) != LC_OK) {
+            sqlite3_exec(x->db, "ROLLBACK", NULL, NULL, NULL);
+            goto done;
+        }
+        st->reset = 1;
+        goto again;
     }
     rc = LC_OK;
 done:
