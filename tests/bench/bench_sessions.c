@@ -122,8 +122,11 @@ static int grep_runs(const char *home, const char *name, const char *q, size_t r
            name, first, reached, nsess, stale);
     for (size_t i = 0; i < runs; i++)
         if (grep_once(home, q, &v[i], &reached, &total, &stale, &indexed)) return 1;
-    snprintf(label, sizeof label, "lcm_grep all_sessions %s \"%s\" (%lld hits, %zu of %zu sessions reached%s)", name, q,
-             total, reached, nsess, indexed ? (stale ? ", home index, some searched one by one" : ", home index") : ", store by store");
+    char hits[40];
+    if (total >= 0) snprintf(hits, sizeof hits, "%lld hits", total);
+    else snprintf(hits, sizeof hits, "more than %d hits, newest first", RECALL_RANK_MAX);
+    snprintf(label, sizeof label, "lcm_grep all_sessions %s \"%s\" (%s, %zu of %zu sessions reached%s)", name, q,
+             hits, reached, nsess, indexed ? (stale ? ", home index, some searched one by one" : ", home index") : ", store by store");
     report(label, v, runs);
     free(v);
     return 0;
