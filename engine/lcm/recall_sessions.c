@@ -555,6 +555,8 @@ static int recall_sessions_indexed(const char *agent_home, const catalog_list *s
             recall_result_free(out);
             memset(out, 0, sizeof *out);
             out->total = -1;
+            out->shared = stores->shared;
+            out->stores_total = stores->n;
             *used = 0;
             if (!(out->index_note = lc_asprintf("%s", why ? why : "?"))) goto nomem;
             rc = LC_OK;

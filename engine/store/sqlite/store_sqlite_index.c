@@ -11,6 +11,7 @@
  * deleted at any time (it is built again).
  */
 #include "store.h"
+#include "store_sqlite_file.h"
 #include "store_sqlite_int.h"
 #include "store_sqlite_tok.h"
 
@@ -94,8 +95,9 @@ int store_sqlite_index_open(const char *agent_home, store_index **out, char **er
         goto done;
     }
     x->methods = &ix_methods;
-    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-        rc = lc_errf(err, LC_ERR, "home index: cannot create %s: %s", dir, strerror(errno));
+    /* Private as the stores are (it holds their words): the folder 0700, the file 0600. */
+    if ((rc = store_sqlite_file_private(dir, "recall-index.sqlite", "home index", 1, NULL, NULL, err)) != LC_OK) {
+        if (rc != LC_NOMEM) rc = LC_ERR; /* LC_INVALID would read as "no index in this backend" */
         goto done;
     }
     if (sqlite3_open_v2(x->path, &x->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
