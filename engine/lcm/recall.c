@@ -32,7 +32,7 @@ static void recall_result_clear_hits(recall_result *r);
 void recall_result_free(recall_result *r)
 {
     recall_result_clear_hits(r);
-    LC_FREE(r->limit_entry, r->limit_session, r->stop_entry);
+    LC_FREE(r->limit_entry, r->limit_session, r->stop_entry, r->index_note);
     memset(r, 0, sizeof *r);
 }
 
@@ -213,7 +213,7 @@ static int recall_query_visit(void *ud, const store_search_row *row, char **err)
 /* The stored roles of lcm_grep's role words (recall_args_grep_filters), comma-separated in
  * buf: tool is a tool's result or a shell run's output; thinking is stored by an index
  * that keeps thinking apart (an assistant message's thinking is otherwise its text). */
-static const char *recall_roles_stored(const char *words, char *buf, size_t n)
+const char *recall_roles_stored(const char *words, char *buf, size_t n)
 {
     sbuf b = {0};
     const char *p = words;
@@ -330,6 +330,43 @@ paged:
 done:
     recall_query_free(&q);
     free(why);
+    return rc;
+}
+
+int recall_hit_read(store *s, const recall_grep_opts *o, int64_t id, int thinking, recall_hit *h, char **err)
+{
+    recall_query q = {0};
+    recall_result r = {0};
+    char terms[RECALL_QUERY_TERMS][64];
+    size_t nterms = 0;
+    int rc = recall_query_parse(o->query, &q, err);
+    if (rc != LC_OK) return rc;
+    if (q.raw && q.match) {
+        nterms = recall_query_terms(q.match, terms, RECALL_QUERY_TERMS);
+    } else {
+        for (size_t i = 0; i < q.nphrases && nterms < RECALL_QUERY_TERMS; i++)
+            if (q.weights[i] > 0 && q.words[i][0]) snprintf(terms[nterms++], 64, "%s", q.words[i]);
+    }
+    recall_query_ctx qc = {.s = s, .r = &r, .terms = terms, .nterms = nterms, .redact = o->redact};
+    rc = store_search_row_get(s, id, thinking, recall_query_visit, &qc, err);
+    if (rc == LC_OK && r.n == 1) {
+        LC_FREE(h->entry_id, h->role, h->snippet);
+        h->entry_id = r.hits[0].entry_id;
+        h->role = r.hits[0].role;
+        h->snippet = r.hits[0].snippet;
+        h->removed = r.hits[0].removed;
+        h->clipped = r.hits[0].clipped;
+        h->thinking = r.hits[0].thinking;
+        h->summary_id = r.hits[0].summary_id;
+        h->leaf_id = r.hits[0].leaf_id;
+        h->created = r.hits[0].created;
+        h->pending = 0;
+        r.hits[0].entry_id = r.hits[0].role = r.hits[0].snippet = NULL;
+    } else if (rc == LC_OK) {
+        rc = LC_NOTFOUND;
+    }
+    recall_result_free(&r);
+    recall_query_free(&q);
     return rc;
 }
 
@@ -521,6 +558,10 @@ char *recall_grep_format(const recall_grep_opts *o, recall_scope scope, const re
         sb_printf(&b, "order: newest stored first, not by relevance: %lld matches are more than the %d"
                   " that are ranked; add words or a \"phrase\" for a ranked page\n",
                   (long long)r->total, RECALL_RANK_MAX);
+    else if (query && r->newest_first && r->home_index)
+        sb_printf(&b, "order: newest session first, not by relevance: the sessions hold more than the %d"
+                  " matches that are ranked; add words or a \"phrase\" for a ranked page\n",
+                  RECALL_RANK_MAX);
     else if (query && r->newest_first)
         sb_printf(&b, "order: newest stored first within a session, not by relevance: a store holds %lld"
                   " matches, more than the %d that are ranked; add words or a \"phrase\" for a ranked page\n",
@@ -568,6 +609,13 @@ char *recall_grep_format(const recall_grep_opts *o, recall_scope scope, const re
         if (r->stores_skipped) sb_printf(&b, ", %zu skipped", r->stores_skipped);
         sb_putc(&b, '\n');
         if (r->stores_from) sb_printf(&b, "resumed: the %zu newest session(s) not searched\n", r->stores_from);
+        if (r->home_index && r->index_stale)
+            sb_printf(&b, "index: %zu session(s) not yet in the home index were searched one by one (it catches up"
+                          " at the next search)\n",
+                      r->index_stale);
+        if (r->index_note)
+            sb_printf(&b, "index: the home index was not used (%s); the sessions were searched one by one\n",
+                      r->index_note);
         if (r->stop_hits) sb_printf(&b, "bound: stopped at %d hits\n", RECALL_SESSIONS_HITS);
         if (r->stop_time && query) {
             size_t reached = r->stores_from + r->stores_searched + r->stores_older + r->stores_skipped;

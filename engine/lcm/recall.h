@@ -26,6 +26,8 @@
 #define RECALL_SESSIONS_MS 3000.0        /* cross-session wall-clock bound */
 #define RECALL_QUERY_MS 3000.0           /* one store's query: its time bound */
 #define RECALL_RANK_MAX 50000            /* query: more matches than this are not ranked */
+#define RECALL_INDEX_CATCHUP_MS 1500.0   /* cross-session: the home index's catch-up, within
+                                          * RECALL_SESSIONS_MS */
 
 typedef enum recall_scope {
     RECALL_SCOPE_SESSION = 0,   /* this session's store */
@@ -87,6 +89,11 @@ typedef struct recall_hit {
     int64_t prompt_ordinal;   /* query, relevance: the user message its turn answers */
     int has_prompt;           /*   (store_search_row); 0: none known */
     size_t rank_n;
+    /* cross-session, the home index's: a candidate not yet read from its store (no
+     * entry_id, snippet or labels), its store's place in the listing and its row id */
+    int pending;
+    size_t store_at;
+    int64_t row_id;
 } recall_hit;
 
 typedef struct recall_result {
@@ -125,9 +132,21 @@ typedef struct recall_result {
     size_t stopwords;         /* left out as stopwords */
     int no_words;             /* the query holds no word to search */
     int raw;                  /* fts5: syntax */
+    /* cross-session query: answered by the home index (store_index_*) */
+    int home_index;
+    size_t index_stale;       /* sessions not yet in it, searched one by one */
+    char *index_note;         /* why the home index was not used (it failed), NULL otherwise */
 } recall_result;
 
 int recall_grep(store *s, const recall_grep_opts *o, recall_result *out, char **err);
+/* One message of `s` by row id as a query's hit shows it (the home index's candidate read
+ * from its store): snippet at the query's first word, covering summaries. `thinking`: the
+ * match was in its thinking alone. LC_NOTFOUND when the row is gone. Fills *h (its
+ * session labels left as they are). */
+/* lcm_grep's role words (user, assistant, tool, thinking) as the stored roles, comma-separated
+ * in buf (NULL: none given). */
+const char *recall_roles_stored(const char *words, char *buf, size_t n);
+int recall_hit_read(store *s, const recall_grep_opts *o, int64_t id, int thinking, recall_hit *h, char **err);
 /* Past sessions' stores under <agent_home>/lcm/ (current excluded); with
  * RECALL_SCOPE_FLEET every session of the store (catalog_filter.all_homes; the caller has
  * passed recall_scope_check). Hits are paged for

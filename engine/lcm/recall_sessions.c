@@ -337,6 +337,275 @@ static int recall_sessions_visit(void *cb, const catalog_entry *e, size_t i, sto
     return LC_OK;
 }
 
+/* ---- the home index ------------------------------------------------------------------------
+ * A query across sessions runs once over the home index (store.h, store_index_*): the stores
+ * are caught up first (a stat each when unchanged), the index's counts are the joint counts,
+ * its rank is the store's (lc_rank) with the tool and thinking weights applied, and only
+ * the page's rows are read from their stores. Stores the catch-up did not reach within
+ * RECALL_INDEX_CATCHUP_MS are searched one by one as before and merged in; an index that
+ * cannot be opened or read leaves the whole query to the walk, with a note. */
+
+typedef struct recall_ix_src {
+    int64_t key;
+    size_t at; /* the store's place in the listing */
+} recall_ix_src;
+
+static int recall_ix_src_cmp(const void *a, const void *b)
+{
+    const recall_ix_src *x = a, *y = b;
+    return x->key < y->key ? -1 : x->key > y->key;
+}
+
+typedef struct recall_ix_ctx {
+    recall_result *out;
+    const recall_ix_src *map; /* by key */
+    size_t nmap;
+} recall_ix_ctx;
+
+static int recall_ix_visit(void *ud, const store_index_hit *ih, char **err)
+{
+    recall_ix_ctx *c = ud;
+    recall_ix_src want = {.key = ih->key}, *m = bsearch(&want, c->map, c->nmap, sizeof *c->map, recall_ix_src_cmp);
+    if (!m) return LC_OK; /* a store not asked for: cannot happen, the index filters by key */
+    recall_hit *h = recall_sessions_push(c->out);
+    if (!h || !(h->role = lc_strdup(ih->role))) return lc_errf(err, LC_NOMEM, "recall: out of memory");
+    h->pending = 1;
+    h->store_at = m->at;
+    h->row_id = ih->id;
+    h->ordinal = ih->ordinal;
+    h->created = ih->created;
+    h->score = ih->score;
+    h->thinking = ih->thinking;
+    h->tool_words = ih->tool_words;
+    h->prompt_ordinal = ih->prompt_ordinal;
+    h->has_prompt = ih->has_prompt;
+    return LC_OK;
+}
+
+/* The page's candidates read from their stores (each store opened once), labelled; a row
+ * gone since it was indexed (its store replaced) is dropped. */
+static int recall_ix_fill(const catalog_list *stores, const recall_grep_opts *o, recall_result *out, char **err)
+{
+    store *s = NULL;
+    size_t open_at = (size_t)-1, keep = 0;
+    int rc = LC_OK;
+    for (size_t k = 0; k < out->n; k++) {
+        recall_hit *h = &out->hits[k];
+        if (h->pending && rc == LC_OK) {
+            const catalog_entry *e = &stores->v[h->store_at];
+            if (open_at != h->store_at) {
+                store_close(s);
+                s = NULL;
+                open_at = h->store_at;
+                char *why = NULL;
+                int orc = catalog_open_entry(e, &s, NULL, &why);
+                free(why);
+                if (orc == LC_NOMEM) rc = lc_errf(err, LC_NOMEM, "recall: out of memory");
+            }
+            int hrc = s ? recall_hit_read(s, o, h->row_id, h->thinking, h, NULL) : LC_NOTFOUND;
+            if (hrc == LC_NOMEM) rc = lc_errf(err, LC_NOMEM, "recall: out of memory");
+            if (hrc == LC_OK) {
+                char *date = lc_utc_format(e->created, "%Y-%m-%d", "?");
+                h->session_id = lc_strdup(e->session_id ? e->session_id : "?");
+                h->session_cwd = lc_strdup(e->cwd ? e->cwd : "?");
+                h->session_date = date;
+                if (!h->session_id || !h->session_cwd || !h->session_date)
+                    rc = lc_errf(err, LC_NOMEM, "recall: out of memory");
+            }
+        }
+        if (h->pending || rc != LC_OK) {
+            LC_FREE(h->entry_id, h->role, h->snippet, h->session_id, h->session_date, h->session_cwd, h->rank_in);
+            continue;
+        }
+        out->hits[keep++] = *h;
+    }
+    store_close(s);
+    out->n = keep;
+    return rc;
+}
+
+/* The query over the home index, the stores it has not caught up walked beside it. *used 0:
+ * the index is not there or failed (out->index_note says why when it failed); the caller
+ * walks every store. */
+static int recall_sessions_indexed(const char *agent_home, const catalog_list *stores, recall_sessions_ctx *c,
+                                   int *used, char **err)
+{
+    const recall_grep_opts *o = c->o;
+    recall_result *out = c->out;
+    store_index *ix = NULL;
+    store_index_source *src = NULL;
+    recall_ix_src *map = NULL;
+    int64_t *keys = NULL;
+    recall_query q = {0};
+    recall_joint joint = {0};
+    catalog_list stale = {0};
+    char *why = NULL;
+    size_t nsrc = 0, nmap = 0;
+    int rc = LC_OK;
+    *used = 0;
+    rc = store_index_open(agent_home, &ix, &why);
+    if (rc == LC_NOMEM) goto nomem;
+    if (rc != LC_OK) {
+        if (rc != LC_INVALID && !(out->index_note = lc_asprintf("%s", why ? why : "?"))) goto nomem;
+        rc = LC_OK;
+        goto done;
+    }
+    if ((rc = recall_query_parse(o->query, &q, err)) != LC_OK) goto done;
+    src = stores->n ? calloc(stores->n, sizeof *src) : NULL;
+    size_t *src_at = stores->n ? calloc(stores->n, sizeof *src_at) : NULL;
+    unsigned char *in_scope = stores->n ? calloc(stores->n, 1) : NULL;
+    if (stores->n && (!src || !src_at || !in_scope)) {
+        free(src_at);
+        free(in_scope);
+        goto nomem;
+    }
+    /* Oldest created first: stores get their keys in that order, so the index's row order
+     * (what a newest-first page follows) is the sessions' order. */
+    size_t skipped = 0, older = 0;
+    for (size_t i = stores->n; i-- > 0;) {
+        const catalog_entry *e = &stores->v[i];
+        /* Counted as the walk counts them: the schema first, then the project. */
+        if (e->damaged || !STORE_SCHEMA_ANSWERS(e->schema_version)) {
+            if (!e->damaged && e->schema_version >= 0 && e->schema_version < STORE_SCHEMA_VERSION) older++;
+            else skipped++;
+            continue;
+        }
+        /* Every store is caught up whatever the scope (the index is the home's; one it
+         * holds that is no longer listed nor on disk is how a forgotten one is seen). */
+        if (c->scope == RECALL_SCOPE_SESSIONS && (!c->cwd || !e->cwd || strcmp(c->cwd, e->cwd) != 0)) skipped++;
+        else in_scope[nsrc] = 1;
+        src[nsrc] = (store_index_source){.path = e->path, .name = e->name, .created = e->created};
+        src_at[nsrc++] = i;
+    }
+    store_index_stats st;
+    rc = store_index_catch_up(ix, src, nsrc, c->t0 + RECALL_INDEX_CATCHUP_MS, &st, &why);
+    if (rc == LC_NOMEM) {
+        free(src_at);
+        free(in_scope);
+        goto nomem;
+    }
+    if (rc != LC_OK) {
+        free(src_at);
+        free(in_scope);
+        if (!(out->index_note = lc_asprintf("%s", why ? why : "?"))) goto nomem;
+        rc = LC_OK;
+        goto done;
+    }
+    map = nsrc ? calloc(nsrc, sizeof *map) : NULL;
+    keys = nsrc ? calloc(nsrc, sizeof *keys) : NULL;
+    stale.v = nsrc ? calloc(nsrc, sizeof *stale.v) : NULL;
+    if (nsrc && (!map || !keys || !stale.v)) {
+        free(src_at);
+        free(in_scope);
+        goto nomem;
+    }
+    for (size_t k = 0; k < nsrc; k++) {
+        if (!in_scope[k]) continue;
+        if (src[k].fresh) map[nmap++] = (recall_ix_src){.key = src[k].key, .at = src_at[k]};
+        else stale.v[stale.n++] = stores->v[src_at[k]]; /* borrowed: not freed with `stale` */
+    }
+    free(src_at);
+    free(in_scope);
+    qsort(map, nmap, sizeof *map, recall_ix_src_cmp);
+    for (size_t k = 0; k < nmap; k++) keys[k] = map[k].key;
+    *used = 1;
+    out->home_index = 1;
+    out->index_stale = stale.n;
+    out->stores_skipped += skipped;
+    out->stores_older += older;
+    out->raw = q.raw;
+    out->words_dropped = q.dropped;
+    out->stopwords = q.stop_dropped;
+    if (!q.match) {
+        out->no_words = 1;
+        goto done;
+    }
+    char rolebuf[256];
+    store_search_scope scope = {.include_removed = o->include_removed, .since_ms = o->since_ms,
+                                .until_ms = o->until_ms, .roles = recall_roles_stored(o->role_words, rolebuf, sizeof rolebuf),
+                                .weights = q.raw ? NULL : q.weights, .nweights = q.raw ? 0 : q.nphrases,
+                                .order = o->sort == RECALL_SORT_NEWEST   ? STORE_ORDER_NEWEST
+                                         : o->sort == RECALL_SORT_OLDEST ? STORE_ORDER_OLDEST
+                                                                         : STORE_ORDER_RANK,
+                                .deadline_ms = c->t0 + RECALL_SESSIONS_MS};
+    size_t upto = o->offset + c->want;
+    store_index_query iq = {.match = q.match, .scope = &scope, .keys = keys, .nkeys = nmap,
+                            .tool_weight = RECALL_TOOL_WEIGHT, .thinking_weight = RECALL_THINKING_WEIGHT,
+                            .turn_weight = RECALL_TURN_WEIGHT,
+                            .rank_max = RECALL_RANK_MAX,
+                            .limit = upto};
+    recall_ix_ctx ic = {.out = out, .map = map, .nmap = nmap};
+    int64_t itotal = 0;
+    int newest = 0;
+    if (nmap) {
+        rc = store_index_search(ix, &iq, recall_ix_visit, &ic, &itotal, &newest, &why);
+        if (rc == LC_INVALID) {
+            rc = lc_errf(err, LC_INVALID,
+                         "lcm_grep: the query after \"fts5:\" is not valid FTS5 syntax (%s); without the \"fts5:\""
+                         " prefix any text is a query",
+                         why ? why : "?");
+            goto done;
+        }
+        if (rc == LC_NOMEM) goto nomem;
+        if (rc == LC_CANCELLED) {
+            out->stop_time = 1;
+            rc = LC_OK;
+        } else if (rc != LC_OK) {
+            /* The index failed mid-query (damaged): the walk answers instead. */
+            recall_result_free(out);
+            memset(out, 0, sizeof *out);
+            out->total = -1;
+            out->shared = stores->shared;
+            out->stores_total = stores->n;
+            *used = 0;
+            if (!(out->index_note = lc_asprintf("%s", why ? why : "?"))) goto nomem;
+            rc = LC_OK;
+            goto done;
+        }
+    }
+    out->stores_searched = nmap;
+    if (newest) {
+        out->newest_first = 1;
+        out->rank_skipped_total = itotal;
+    }
+    size_t from_stale = out->n;
+    /* The stores not caught up: each searched as before, its hits scored on their own joint
+     * counts with the same weights. */
+    if (stale.n) {
+        catalog_counts counts;
+        if (o->sort == RECALL_SORT_RELEVANCE && !q.raw && q.nphrases) {
+            joint.n = q.nphrases;
+            joint.w = q.weights;
+            if (!(joint.df = calloc(q.nphrases, sizeof *joint.df))) goto nomem;
+            c->joint = &joint;
+        }
+        if ((rc = catalog_walk(&stale, 0, CATALOG_ANSWERS, recall_sessions_visit, c, &counts, err)) != LC_OK) goto done;
+        c->joint = NULL;
+        out->stores_skipped += counts.damaged + counts.newer;
+        out->stores_older += counts.older;
+        for (size_t k = from_stale; k < out->n; k++)
+            if (joint.df) out->hits[k].score = recall_joint_score(&joint, &out->hits[k]);
+    }
+    if (recall_merge(out, o, c->want, NULL) != LC_OK) goto nomem;
+    if ((rc = recall_ix_fill(stores, o, out, err)) != LC_OK) goto done;
+    int64_t total = newest ? -1 : itotal + c->total;
+    out->total = total;
+    out->more = total >= 0 ? (int64_t)(o->offset + out->n) < total : out->n >= c->want;
+    goto done;
+nomem:
+    rc = lc_errf(err, LC_NOMEM, "recall: out of memory");
+done:
+    free(why);
+    free(joint.df);
+    free(stale.v);
+    free(map);
+    free(keys);
+    free(src);
+    recall_query_free(&q);
+    store_index_close(ix);
+    return rc;
+}
+
 int recall_grep_sessions(const char *agent_home, const char *current_session_id,
                          const char *cwd, recall_scope scope, const recall_grep_opts *o,
                          recall_result *out, char **err)
@@ -374,6 +643,11 @@ int recall_grep_sessions(const char *agent_home, const char *current_session_id,
             if (!(joint.df = calloc(jq.nphrases, sizeof *joint.df))) goto nomem;
             c.joint = &joint;
         }
+    }
+    /* A query from the start, of this home's own files: the home index answers it. */
+    if (c.counted && !first && !o->summary_id && !stores.shared) {
+        int used = 0;
+        if ((rc = recall_sessions_indexed(agent_home, &stores, &c, &used, err)) != LC_OK || used) goto done;
     }
     if ((rc = catalog_walk(&stores, first, CATALOG_ANSWERS, recall_sessions_visit, &c, &counts, err)) != LC_OK)
         goto done;

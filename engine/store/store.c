@@ -734,6 +734,44 @@ void store_search_cover(store *s, const char *entry_id, int64_t *top, int64_t *l
     m->x_search_cover(s, entry_id, top, leaf);
 }
 
+int store_search_row_get(store *s, int64_t id, int thinking, store_search_visit visit, void *ud, char **err)
+{
+    STORE_DISPATCH(s, search_row, store_unsupported(m, "reading a row by id", err), (s, id, thinking, visit, ud, err));
+}
+
+/* The home index: the home's backend opens it; its own table, the first field of its
+ * struct store_index, carries the rest. */
+static const store_index_methods *store_index_methods_of(const store_index *ix)
+{
+    return *(const store_index_methods *const *)(const void *)ix;
+}
+
+int store_index_open(const char *agent_home, store_index **out, char **err)
+{
+    const store_backend *b = store_backend_for(agent_home);
+    *out = NULL;
+    if (b->size < offsetof(store_backend, x_index_open) + sizeof b->x_index_open || !b->x_index_open)
+        return lc_errf(err, LC_INVALID, "store: the %s backend keeps no home index", b->name);
+    return b->x_index_open(agent_home, out, err);
+}
+
+void store_index_close(store_index *ix)
+{
+    if (ix) store_index_methods_of(ix)->x_close(ix);
+}
+
+int store_index_catch_up(store_index *ix, store_index_source *v, size_t n, double deadline_ms,
+                         store_index_stats *st, char **err)
+{
+    return store_index_methods_of(ix)->x_catch_up(ix, v, n, deadline_ms, st, err);
+}
+
+int store_index_search(store_index *ix, const store_index_query *q, store_index_visit visit, void *ud,
+                       int64_t *total, int *newest_first, char **err)
+{
+    return store_index_methods_of(ix)->x_search(ix, q, visit, ud, total, newest_first, err);
+}
+
 int store_summary_exists(store *s, int64_t id)
 {
     STORE_DISPATCH(s, summary_exists, 0, (s, id));

@@ -407,6 +407,84 @@ int store_search_scan(store *s, const store_search_scope *scope, store_search_vi
 /* The summary the model sees for an entry (the top of its chain) and the leaf covering
  * it; 0 and 0 when none does. */
 void store_search_cover(store *s, const char *entry_id, int64_t *top, int64_t *leaf);
+/* One message by its row id (a home index's hit, store_index_search), visited as a page row:
+ * with `thinking`, its thinking as the text (the hit matched that alone), and the ordinal of
+ * the prompt its turn answers. LC_NOTFOUND when the store holds no such row; LC_INVALID for
+ * a backend without it. */
+int store_search_row_get(store *s, int64_t id, int thinking, store_search_visit visit, void *ud, char **err);
+
+/* ---- the home index: one full-text index over every session store of an agent home ------
+ * Derived: it holds the stores' searchable words (the same tokenizer and columns as each
+ * store's own index) and, per message, what a rank and a page need; deleting it loses
+ * nothing (it is built again); a store's own data is never written by it. A backend whose
+ * sessions already share one database (PostgreSQL) has none: store_index_open answers
+ * LC_INVALID and recall walks the stores. */
+typedef struct store_index store_index;
+
+/* One store the index is asked to hold, as the catalog listed it. */
+typedef struct store_index_source {
+    const char *path;      /* the store file */
+    const char *name;      /* its address (the file name without .sqlite) */
+    long long created;
+    /* filled by store_index_catch_up: */
+    int fresh;             /* every row of it is in the index */
+    int64_t key;           /* the index's key of it (hits name it); 0 when not indexed */
+} store_index_source;
+
+typedef struct store_index_stats {
+    size_t checked;        /* stores looked at (a stat each) */
+    size_t updated;        /* stores read for new rows */
+    size_t stale;          /* stores left not caught up (the time bound, a read failure) */
+    int64_t rows_added;
+    int reset;             /* a store was replaced: the index was emptied and begun again */
+} store_index_stats;
+
+/* Open (creating when absent) the index of `agent_home`. LC_INVALID: this backend has none;
+ * LC_ERR: it cannot be opened or written (read-only, damaged), *err says why. */
+int store_index_open(const char *agent_home, store_index **out, char **err);
+void store_index_close(store_index *ix);
+/* Bring the index up to date with the `n` stores listed: a store whose files (size, time,
+ * inode, and its -wal's) are as when last indexed costs a stat; a changed one is opened
+ * read-only and its rows past the last indexed added, its removed flags read again; a
+ * replaced one (another file, fewer rows) empties the index, which is caught up again.
+ * Stops at `deadline_ms` (lc_now_ms clock; 0 none): the stores not reached are not fresh.
+ * One write transaction a store, idempotent by (store, row), so two processes catching up
+ * at once add each row once. */
+int store_index_catch_up(store_index *ix, store_index_source *v, size_t n, double deadline_ms,
+                         store_index_stats *st, char **err);
+
+/* One hit of the index: which store and row, and what the rank and a page need. */
+typedef struct store_index_hit {
+    int64_t key;           /* the store (store_index_source.key) */
+    int64_t id;            /* the message's row id in its store (store_search_row_get) */
+    int64_t ordinal, created;
+    const char *role;
+    int thinking;          /* matched only its thinking */
+    int tool_words;        /* a tool's output or a call's arguments (weighed tool_weight) */
+    double score;          /* the rank's score, weights applied (the turn's too); 0 in a time order */
+    int64_t prompt_ordinal;
+    int has_prompt;
+} store_index_hit;
+typedef int (*store_index_visit)(void *ud, const store_index_hit *h, char **err);
+
+typedef struct store_index_query {
+    const char *match;            /* FTS5 query (recall_query.h's translation) */
+    const store_search_scope *scope; /* weights, since/until, roles, order, include_removed,
+                                   * deadline; summary_id must be 0 */
+    const int64_t *keys;          /* only these stores (sorted ascending) */
+    size_t nkeys;
+    double tool_weight, thinking_weight; /* factors of the score (recall's) */
+    double turn_weight;           /* a reply also scores this much of its matching prompt's score */
+    int64_t rank_max;             /* more matches than this: newest first, not ranked */
+    size_t limit, offset;
+} store_index_query;
+
+/* The query once over the index: *total the matches among the keyed stores (when more than
+ * rank_max: rank_max + 1, and *newest_first set, the page then newest stored first), then
+ * `limit` hits after `offset` in rank (or time) order visited. LC_INVALID: not valid FTS5
+ * syntax (*err the engine's reason); LC_CANCELLED: the deadline passed. */
+int store_index_search(store_index *ix, const store_index_query *q, store_index_visit visit, void *ud,
+                       int64_t *total, int *newest_first, char **err);
 /* 1 when the store holds summary `id`. */
 int store_summary_exists(store *s, int64_t id);
 /* Summary `id` with its span (a span the store lacks reads as NULL entries and zeros),

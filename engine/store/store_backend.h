@@ -27,9 +27,11 @@
  * against an older header (smaller `size`) simply lacks the newer slots. A NULL slot is
  * "not supported": the administration slots are optional (a status call answers LC_INVALID
  * naming the backend), every other one a backend fills. */
-#define STORE_METHODS_VERSION 3 /* 2: store_methods gained the DAG's children and vectors;
+#define STORE_METHODS_VERSION 4 /* 2: store_methods gained the DAG's children and vectors;
                                   * store_backend gained x_open_session_readonly, x_list;
-                                  * 3: store_methods gained run renewal and named leases */
+                                  * 3: store_methods gained run renewal and named leases;
+                                  * 4: store_methods gained search_row, store_backend the
+                                  * home index (x_index_open) */
 
 /* The slots of store_methods in the table's order, as lists of X(return type, name,
  * parameters): the table's fields below, each backend's table and each backend's
@@ -121,6 +123,10 @@
     X(int, lease_take, (store *s, const char *name, const char *holder, long ttl_ms, char **other, char **err)) \
     X(void, lease_drop, (store *s, const char *name, const char *holder))
 
+/* Version 4, optional: one row by id as a page shows it (the home index's hits). */
+#define STORE_SLOTS_V4(X) \
+    X(int, search_row, (store *s, int64_t id, int thinking, store_search_visit visit, void *ud, char **err))
+
 #define STORE_METHOD_FIELD(ret, name, params) ret(*x_##name) params;
 typedef struct store_methods {
     int i_version;    /* STORE_METHODS_VERSION the backend was built against */
@@ -133,7 +139,18 @@ typedef struct store_methods {
     STORE_SLOTS_V2(STORE_METHOD_FIELD)
     STORE_SLOTS_RUN_LEASE(STORE_METHOD_FIELD)
     STORE_SLOTS_LEASE(STORE_METHOD_FIELD)
+    STORE_SLOTS_V4(STORE_METHOD_FIELD)
 } store_methods;
+
+/* A home index's methods (store.h, store_index_*): a backend's struct store_index begins
+ * with its `const store_index_methods *`. */
+typedef struct store_index_methods {
+    void (*x_close)(store_index *ix);
+    int (*x_catch_up)(store_index *ix, store_index_source *v, size_t n, double deadline_ms, store_index_stats *st,
+                      char **err);
+    int (*x_search)(store_index *ix, const store_index_query *q, store_index_visit visit, void *ud, int64_t *total,
+                    int *newest_first, char **err);
+} store_index_methods;
 
 /* The stamp and name that begin a backend's store_backend or store_methods table. */
 #define STORE_TABLE_HEAD(table_type, backend_name) \
@@ -161,6 +178,9 @@ struct store_backend {
      * every row of it. NULL for a backend whose stores are files (the catalog deletes
      * them). */
     int (*x_retire)(const char *path, char **err);
+    /* Version 4: the home index (store.h, store_index_open); NULL: none (recall walks the
+     * stores). */
+    int (*x_index_open)(const char *agent_home, store_index **out, char **err);
 };
 
 /* The backends this build carries. */

@@ -647,6 +647,7 @@ const store_backend store_sqlite_backend = {
     .x_open = store_sqlite_open_wait,
     .x_open_readonly = store_sqlite_open_readonly,
     .x_version = store_sqlite_version,
+    .x_index_open = store_sqlite_index_open,
 };
 
 #define STORE_SQLITE_SLOT(ret, name, params) .x_##name = store_sqlite_##name,
@@ -658,4 +659,5 @@ const store_methods store_sqlite_methods = {
     STORE_SLOTS_ADMIN(STORE_SQLITE_SLOT)
     STORE_SLOTS_V2(STORE_SQLITE_SLOT)
     STORE_SLOTS_LEASE(STORE_SQLITE_SLOT) /* runs stay judged by pid: a file has one machine */
+    STORE_SLOTS_V4(STORE_SQLITE_SLOT)
 };

@@ -89,6 +89,12 @@ STORE_SLOTS_BACKUP(STORE_SQLITE_PROTO)
 STORE_SLOTS_ADMIN(STORE_SQLITE_PROTO)
 STORE_SLOTS_V2(STORE_SQLITE_PROTO)
 STORE_SLOTS_LEASE(STORE_SQLITE_PROTO)
+STORE_SLOTS_V4(STORE_SQLITE_PROTO)
+/* Register recall's rank functions lc_rank and lc_rank_in on `db` (store_sqlite_search.c):
+ * a store's connection, or the home index's. */
+int store_sqlite_rank_register_db(sqlite3 *db, char **err);
+/* The home index's opening (store_sqlite_index.c): store_backend.x_index_open. */
+int store_sqlite_index_open(const char *agent_home, store_index **out, char **err);
 /* (Re)create the connection's DAG progress triggers (they exist unless a bulk ingest
  * dropped the one on insert). */
 int store_sqlite_progress_triggers(store *s, char **err);

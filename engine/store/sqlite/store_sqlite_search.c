@@ -154,6 +154,11 @@ static void store_rank_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3
         }
     }
     int inst = 0, dl = 0;
+    /* A third argument: the average length to weigh the row's against (the home index
+     * passes the row's own store's, as a store's own rank has it). */
+    double avgdl = nval > 1 && sqlite3_value_numeric_type(val[1]) != SQLITE_NULL && sqlite3_value_double(val[1]) > 0
+                       ? sqlite3_value_double(val[1])
+                       : a->avgdl;
     double tf_stack[64], *tf = a->n <= 64 ? tf_stack : calloc((size_t)a->n, sizeof *tf);
     if (!tf) {
         sqlite3_result_error_nomem(ctx);
@@ -166,7 +171,7 @@ static void store_rank_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3
             int ph = 0, col = 0, off = 0;
             if (api->xInst(fts, k, &ph, &col, &off) == SQLITE_OK && ph >= 0 && ph < a->n) tf[ph] += 1;
         }
-    double score = 0, norm = 1.2 * (0.25 + 0.75 * (double)dl / a->avgdl);
+    double score = 0, norm = 1.2 * (0.25 + 0.75 * (double)dl / avgdl);
     for (int i = 0; i < a->n; i++)
         if (tf[i] > 0) score += a->w[i] * a->idf[i] * (1.0 + tf[i] * 2.2 / (tf[i] + norm));
     if (tf != tf_stack) free(tf);
@@ -208,22 +213,28 @@ static void store_rank_in_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqli
     sqlite3_result_blob(ctx, v, (int)(n * sizeof *v), free);
 }
 
-/* Register lc_rank on this connection once (FTS5 functions belong to a connection). */
-static int store_rank_register(store *s, char **err)
+int store_sqlite_rank_register_db(sqlite3 *db, char **err)
 {
     sqlite3_stmt *st = NULL;
     fts5_api *api = NULL;
-    if (s->rank_fn) return LC_OK;
-    if (sqlite3_prepare_v2(s->db, "SELECT fts5(?1)", -1, &st, NULL) != SQLITE_OK)
-        return store_sqlite_failed(s, err, "search");
+    if (sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &st, NULL) != SQLITE_OK)
+        return lc_errf(err, LC_ERR, "store: search: %s", sqlite3_errmsg(db));
     sqlite3_bind_pointer(st, 1, (void *)&api, "fts5_api_ptr", NULL);
     sqlite3_step(st);
     sqlite3_finalize(st);
     if (!api || api->xCreateFunction(api, "lc_rank", NULL, store_rank_fn, NULL) != SQLITE_OK ||
         api->xCreateFunction(api, "lc_rank_in", NULL, store_rank_in_fn, NULL) != SQLITE_OK)
         return lc_errf(err, LC_ERR, "store: search: the rank function cannot be registered");
-    s->rank_fn = 1;
     return LC_OK;
+}
+
+/* Register lc_rank on this connection once (FTS5 functions belong to a connection). */
+static int store_rank_register(store *s, char **err)
+{
+    if (s->rank_fn) return LC_OK;
+    int rc = store_sqlite_rank_register_db(s->db, err);
+    if (rc == LC_OK) s->rank_fn = 1;
+    return rc;
 }
 
 /* ---- the time bound ---------------------------------------------------------------------- */
@@ -327,6 +338,33 @@ static int store_search_scored(void *ud, const store_search_row *r, char **err)
  * a turn of thousands of tool calls would otherwise walk them all for every row shown. */
 #define STORE_PROMPT_REACH "256"
 
+/* A page's row by id: the row columns, raw_json and payload (a thinking match's text), and
+ * the prompt its turn answers. */
+#define STORE_SEARCH_ROW_SQL                                                                      \
+    "SELECT id, entry_id, role, ordinal, removed, text, created, raw_json, payload,"               \
+    " (SELECT p.ordinal FROM messages p WHERE p.role = 'user' AND p.ordinal < m.ordinal"           \
+    " AND p.ordinal >= m.ordinal - " STORE_PROMPT_REACH " ORDER BY p.ordinal DESC LIMIT 1)"        \
+    " FROM messages m WHERE id = ?"
+
+int store_sqlite_search_row(store *s, int64_t id, int thinking, store_search_visit visit, void *ud, char **err)
+{
+    sqlite3_stmt *row = NULL;
+    int rc = store_sqlite_prepare(s, &row, STORE_SEARCH_ROW_SQL, "search", err), step;
+    if (rc != LC_OK) return rc;
+    sqlite3_bind_int64(row, 1, id);
+    if ((step = sqlite3_step(row)) == SQLITE_ROW) {
+        store_search_row_ctx c = {.visit = visit, .ud = ud, .prompt_ordinal = sqlite3_column_int64(row, 9),
+                                  .has_prompt = sqlite3_column_type(row, 9) != SQLITE_NULL};
+        rc = thinking ? store_search_thinking_visit(row, store_search_scored, &c, err)
+                      : store_search_row_visit(row, store_search_scored, &c, err);
+        if (rc == STORE_VISIT_STOP) rc = LC_OK;
+    } else {
+        rc = step == SQLITE_DONE ? LC_NOTFOUND : store_sqlite_failed(s, err, "search");
+    }
+    sqlite3_finalize(row);
+    return rc;
+}
+
 int store_sqlite_search_page(store *s, const char *query, const store_search_scope *scope, int newest_first,
                       size_t limit, size_t offset, store_search_visit visit, void *ud, char **err)
 {
@@ -363,12 +401,7 @@ int store_sqlite_search_page(store *s, const char *query, const store_search_sco
     }
     if ((rc = store_rank_register(s, err)) != LC_OK) goto done;
     if ((rc = store_sqlite_prepare(s, &pg, sql, "search", err)) != LC_OK ||
-        (rc = store_sqlite_prepare(s, &row,
-                                   "SELECT id, entry_id, role, ordinal, removed, text, created, raw_json, payload,"
-                                   " (SELECT p.ordinal FROM messages p WHERE p.role = 'user' AND p.ordinal < m.ordinal"
-                                   " AND p.ordinal >= m.ordinal - " STORE_PROMPT_REACH
-                                   " ORDER BY p.ordinal DESC LIMIT 1) FROM messages m WHERE id = ?",
-                                   "search", err)) != LC_OK)
+        (rc = store_sqlite_prepare(s, &row, STORE_SEARCH_ROW_SQL, "search", err)) != LC_OK)
         goto done;
     sqlite3_bind_int64(pg, 1, scope->summary_id);
     sqlite3_bind_text(pg, 2, query, -1, SQLITE_STATIC);
