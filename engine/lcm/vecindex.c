@@ -128,27 +128,47 @@ static void vecindex_scores_base(const int8_t *q, const int8_t *code, const floa
 }
 
 #ifdef VECINDEX_AVX2
+/* The four lanes' sums of each of a, b, c, d: one int32 per row. */
+__attribute__((target("avx2"))) static inline __m128i vecindex_hsum4(__m256i a, __m256i b, __m256i c, __m256i d)
+{
+    __m256i ab = _mm256_hadd_epi32(a, b), cd = _mm256_hadd_epi32(c, d);
+    __m256i abcd = _mm256_hadd_epi32(ab, cd);
+    return _mm_add_epi32(_mm256_castsi256_si128(abcd), _mm256_extracti128_si256(abcd, 1));
+}
+
+/* Four rows a pass: each 32 query codes are loaded (and their magnitudes taken) once for
+ * four rows, and the four sums are reduced together. */
 __attribute__((target("avx2"))) static void vecindex_scores_avx2(const int8_t *q, const int8_t *code,
                                                                   const float *scale, size_t n, int dim, float *out)
 {
     const __m256i ones = _mm256_set1_epi16(1);
     int whole = dim & ~31;
-    for (size_t r = 0; r < n; r++) {
-        const int8_t *v = code + r * (size_t)dim;
-        __m256i acc = _mm256_setzero_si256();
+    size_t d = (size_t)dim, r = 0;
+    for (; r + 4 <= n; r += 4) {
+        const int8_t *v0 = code + r * d, *v1 = v0 + d, *v2 = v1 + d, *v3 = v2 + d;
+        __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
         for (int i = 0; i < whole; i += 32) {
-            __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(q + i));
-            __m256i y = _mm256_loadu_si256((const __m256i *)(const void *)(v + i));
-            __m256i p = _mm256_maddubs_epi16(_mm256_abs_epi8(x), _mm256_sign_epi8(y, x));
-            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p, ones));
+            __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(q + i)), ax = _mm256_abs_epi8(x);
+            __m256i y0 = _mm256_loadu_si256((const __m256i *)(const void *)(v0 + i));
+            __m256i y1 = _mm256_loadu_si256((const __m256i *)(const void *)(v1 + i));
+            __m256i y2 = _mm256_loadu_si256((const __m256i *)(const void *)(v2 + i));
+            __m256i y3 = _mm256_loadu_si256((const __m256i *)(const void *)(v3 + i));
+            a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_maddubs_epi16(ax, _mm256_sign_epi8(y0, x)), ones));
+            a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_maddubs_epi16(ax, _mm256_sign_epi8(y1, x)), ones));
+            a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(_mm256_maddubs_epi16(ax, _mm256_sign_epi8(y2, x)), ones));
+            a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(_mm256_maddubs_epi16(ax, _mm256_sign_epi8(y3, x)), ones));
         }
-        __m128i h = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
-        h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0x4e));
-        h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0xb1));
-        int32_t sum = _mm_cvtsi128_si32(h);
-        for (int i = whole; i < dim; i++) sum += (int32_t)q[i] * (int32_t)v[i];
-        out[r] = (float)sum * scale[r];
+        int32_t sum[4];
+        _mm_storeu_si128((__m128i *)(void *)sum, vecindex_hsum4(a0, a1, a2, a3));
+        for (int i = whole; i < dim; i++) {
+            sum[0] += (int32_t)q[i] * v0[i];
+            sum[1] += (int32_t)q[i] * v1[i];
+            sum[2] += (int32_t)q[i] * v2[i];
+            sum[3] += (int32_t)q[i] * v3[i];
+        }
+        for (int j = 0; j < 4; j++) out[r + (size_t)j] = (float)sum[j] * scale[r + (size_t)j];
     }
+    if (r < n) vecindex_scores_base(q, code + r * d, scale + r, n - r, dim, out + r);
 }
 #endif
 
@@ -251,6 +271,17 @@ static int vecindex_pool_pick(const vecindex_set *s, const float *q, int include
             if ((p->n < p->cap || block[j] > p->score[0]) && (include_removed || !s->removed[at + j]))
                 vecindex_pool_push(p, block[j], at + j);
     }
+    free(qc);
+    return LC_OK;
+}
+
+int vecindex_set_scores(const vecindex_set *s, const float *q, int plain, float *out, char **err)
+{
+    int8_t *qc = malloc((size_t)s->dim);
+    if (!qc) return lc_errf(err, LC_NOMEM, "vecindex: out of memory");
+    pthread_once(&vecindex_scores_once, vecindex_scores_pick);
+    vecindex_quantize(q, s->dim, qc);
+    (plain ? vecindex_scores_base : vecindex_scores)(qc, s->code, s->scale, s->n, s->dim, out);
     free(qc);
     return LC_OK;
 }

@@ -60,6 +60,9 @@ size_t vecindex_bytes_per_vector(int dim, int lean);
  * Removed rows only with include_removed. *out malloc'd (NULL when none), *n its length. */
 int vecindex_set_search(const vecindex_set *set, const float *q, int include_removed, size_t k,
                         vecindex_hit **out, size_t *n, char **err);
+/* The int8 score of every row of `set` for the unit query `q` (set->n floats into out), by
+ * the kernel the CPU runs (AVX2) or, with `plain`, the plain C one: the two agree exactly. */
+int vecindex_set_scores(const vecindex_set *set, const float *q, int plain, float *out, char **err);
 /* The exact scan (every float vector): the reference the quantized one is measured against. */
 int vecindex_set_search_exact(const vecindex_set *set, const float *q, int include_removed, size_t k,
                               vecindex_hit **out, size_t *n, char **err);

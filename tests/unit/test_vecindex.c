@@ -113,6 +113,40 @@ static void test_int8_search_holds_at_a_dimension_no_multiple_of_32(void **state
     assert_true(r >= 0.98);
 }
 
+/* The AVX2 kernel (four rows a pass, a tail of rows and of dimensions done one by one)
+ * scores every row exactly as the plain C loop does. */
+static void test_the_simd_scan_scores_every_row_as_the_plain_loop_does(void **state)
+{
+    (void)state;
+    const int dims[] = {384, 100, 31, 7};
+    for (size_t t = 0; t < sizeof dims / sizeof *dims; t++) {
+        int dim = dims[t];
+        size_t n = 1003; /* not a multiple of four: the last rows go one by one */
+        float *v = malloc(n * (size_t)dim * sizeof *v), *q = malloc((size_t)dim * sizeof *q);
+        float *simd = malloc(n * sizeof *simd), *plain = malloc(n * sizeof *plain);
+        assert_non_null(v);
+        assert_non_null(q);
+        assert_non_null(simd);
+        assert_non_null(plain);
+        make_vectors(v, n, dim, 9);
+        vecindex_set set = {0};
+        fill_set(&set, v, n, dim);
+        memcpy(q, v + 17 * (size_t)dim, (size_t)dim * sizeof *q);
+        char *err = NULL;
+        assert_int_equal(vecindex_set_scores(&set, q, 0, simd, &err), LC_OK);
+        assert_int_equal(vecindex_set_scores(&set, q, 1, plain, &err), LC_OK);
+        for (size_t i = 0; i < n; i++) {
+            if (simd[i] != plain[i]) print_error("dim %d row %zu: %g != %g\n", dim, i, simd[i], plain[i]);
+            assert_true(simd[i] == plain[i]);
+        }
+        vecindex_set_free(&set);
+        free(v);
+        free(q);
+        free(simd);
+        free(plain);
+    }
+}
+
 static void test_removed_rows_stay_out_unless_asked(void **state)
 {
     (void)state;
@@ -382,6 +416,7 @@ static void test_threads_searching_at_once_share_one_cached_answer(void **state)
 TEST_MAIN(cmocka_unit_test(test_int8_search_returns_the_exact_top_10_on_generated_vectors),
           cmocka_unit_test(test_int8_search_holds_at_a_dimension_no_multiple_of_32),
           cmocka_unit_test(test_removed_rows_stay_out_unless_asked),
+          cmocka_unit_test(test_the_simd_scan_scores_every_row_as_the_plain_loop_does),
           HOME_TEST(test_the_cache_sees_what_another_connection_writes_and_marks),
           HOME_TEST(test_threads_searching_at_once_share_one_cached_answer),
           HOME_TEST(test_the_cache_re_ranks_from_the_store_and_returns_the_exact_top_10))
