@@ -137,38 +137,50 @@ __attribute__((target("avx2"))) static inline __m128i vecindex_hsum4(__m256i a, 
 }
 
 /* Four rows a pass: each 32 query codes are loaded (and their magnitudes taken) once for
- * four rows, and the four sums are reduced together. */
+ * four rows, and the four sums are reduced together. STEP(acc, |q|, v signed by q) adds 32
+ * products into acc's eight int32 lanes: AVX2 in three instructions (pairs within int16, as
+ * no code is -128), AVX-VNNI in one. */
+#define VECINDEX_FOUR_ROWS(STEP)                                                                              \
+    const __m256i ones = _mm256_set1_epi16(1);                                                                \
+    (void)ones;                                                                                               \
+    int whole = dim & ~31;                                                                                    \
+    size_t d = (size_t)dim, r = 0;                                                                            \
+    for (; r + 4 <= n; r += 4) {                                                                              \
+        const int8_t *v0 = code + r * d, *v1 = v0 + d, *v2 = v1 + d, *v3 = v2 + d;                            \
+        __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;                                       \
+        for (int i = 0; i < whole; i += 32) {                                                                 \
+            __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(q + i)), ax = _mm256_abs_epi8(x);  \
+            a0 = STEP(a0, ax, _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)(const void *)(v0 + i)), x)); \
+            a1 = STEP(a1, ax, _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)(const void *)(v1 + i)), x)); \
+            a2 = STEP(a2, ax, _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)(const void *)(v2 + i)), x)); \
+            a3 = STEP(a3, ax, _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)(const void *)(v3 + i)), x)); \
+        }                                                                                                     \
+        int32_t sum[4];                                                                                       \
+        _mm_storeu_si128((__m128i *)(void *)sum, vecindex_hsum4(a0, a1, a2, a3));                             \
+        for (int i = whole; i < dim; i++) {                                                                   \
+            sum[0] += (int32_t)q[i] * v0[i];                                                                  \
+            sum[1] += (int32_t)q[i] * v1[i];                                                                  \
+            sum[2] += (int32_t)q[i] * v2[i];                                                                  \
+            sum[3] += (int32_t)q[i] * v3[i];                                                                  \
+        }                                                                                                     \
+        for (int j = 0; j < 4; j++) out[r + (size_t)j] = (float)sum[j] * scale[r + (size_t)j];                \
+    }                                                                                                         \
+    if (r < n) vecindex_scores_base(q, code + r * d, scale + r, n - r, dim, out + r);
+
+#define VECINDEX_STEP_AVX2(acc, ax, sy) _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(ax, sy), ones))
+#define VECINDEX_STEP_VNNI(acc, ax, sy) _mm256_dpbusd_avx_epi32(acc, ax, sy)
+
 __attribute__((target("avx2"))) static void vecindex_scores_avx2(const int8_t *q, const int8_t *code,
                                                                   const float *scale, size_t n, int dim, float *out)
 {
-    const __m256i ones = _mm256_set1_epi16(1);
-    int whole = dim & ~31;
-    size_t d = (size_t)dim, r = 0;
-    for (; r + 4 <= n; r += 4) {
-        const int8_t *v0 = code + r * d, *v1 = v0 + d, *v2 = v1 + d, *v3 = v2 + d;
-        __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
-        for (int i = 0; i < whole; i += 32) {
-            __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(q + i)), ax = _mm256_abs_epi8(x);
-            __m256i y0 = _mm256_loadu_si256((const __m256i *)(const void *)(v0 + i));
-            __m256i y1 = _mm256_loadu_si256((const __m256i *)(const void *)(v1 + i));
-            __m256i y2 = _mm256_loadu_si256((const __m256i *)(const void *)(v2 + i));
-            __m256i y3 = _mm256_loadu_si256((const __m256i *)(const void *)(v3 + i));
-            a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_maddubs_epi16(ax, _mm256_sign_epi8(y0, x)), ones));
-            a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_maddubs_epi16(ax, _mm256_sign_epi8(y1, x)), ones));
-            a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(_mm256_maddubs_epi16(ax, _mm256_sign_epi8(y2, x)), ones));
-            a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(_mm256_maddubs_epi16(ax, _mm256_sign_epi8(y3, x)), ones));
-        }
-        int32_t sum[4];
-        _mm_storeu_si128((__m128i *)(void *)sum, vecindex_hsum4(a0, a1, a2, a3));
-        for (int i = whole; i < dim; i++) {
-            sum[0] += (int32_t)q[i] * v0[i];
-            sum[1] += (int32_t)q[i] * v1[i];
-            sum[2] += (int32_t)q[i] * v2[i];
-            sum[3] += (int32_t)q[i] * v3[i];
-        }
-        for (int j = 0; j < 4; j++) out[r + (size_t)j] = (float)sum[j] * scale[r + (size_t)j];
-    }
-    if (r < n) vecindex_scores_base(q, code + r * d, scale + r, n - r, dim, out + r);
+    VECINDEX_FOUR_ROWS(VECINDEX_STEP_AVX2)
+}
+
+__attribute__((target("avx2,avxvnni"))) static void vecindex_scores_vnni(const int8_t *q, const int8_t *code,
+                                                                         const float *scale, size_t n, int dim,
+                                                                         float *out)
+{
+    VECINDEX_FOUR_ROWS(VECINDEX_STEP_VNNI)
 }
 #endif
 
@@ -177,12 +189,15 @@ typedef void (*vecindex_scores_fn)(const int8_t *, const int8_t *, const float *
 static vecindex_scores_fn vecindex_scores = vecindex_scores_base;
 static pthread_once_t vecindex_scores_once = PTHREAD_ONCE_INIT;
 
-/* LCM_VECINDEX_SCALAR (set) keeps the plain C kernel: the tests run both. */
+/* LCM_VECINDEX_SCALAR (set) keeps the plain C kernel, LCM_VECINDEX_NO_VNNI the AVX2 one. */
 static void vecindex_scores_pick(void)
 {
 #ifdef VECINDEX_AVX2
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2") && !getenv("LCM_VECINDEX_SCALAR")) vecindex_scores = vecindex_scores_avx2;
+    if (getenv("LCM_VECINDEX_SCALAR")) return;
+    if (__builtin_cpu_supports("avx2")) vecindex_scores = vecindex_scores_avx2;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("avxvnni") && !getenv("LCM_VECINDEX_NO_VNNI"))
+        vecindex_scores = vecindex_scores_vnni;
 #endif
 }
 
@@ -275,13 +290,22 @@ static int vecindex_pool_pick(const vecindex_set *s, const float *q, int include
     return LC_OK;
 }
 
-int vecindex_set_scores(const vecindex_set *s, const float *q, int plain, float *out, char **err)
+int vecindex_set_scores(const vecindex_set *s, const float *q, const char *kernel, float *out, char **err)
 {
+    vecindex_scores_fn fn;
+    pthread_once(&vecindex_scores_once, vecindex_scores_pick);
+    if (!kernel) fn = vecindex_scores;
+    else if (strcmp(kernel, "plain") == 0) fn = vecindex_scores_base;
+#ifdef VECINDEX_AVX2
+    else if (strcmp(kernel, "avx2") == 0 && __builtin_cpu_supports("avx2")) fn = vecindex_scores_avx2;
+    else if (strcmp(kernel, "vnni") == 0 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("avxvnni"))
+        fn = vecindex_scores_vnni;
+#endif
+    else return lc_errf(err, LC_INVALID, "vecindex: no %s kernel on this CPU", kernel);
     int8_t *qc = malloc((size_t)s->dim);
     if (!qc) return lc_errf(err, LC_NOMEM, "vecindex: out of memory");
-    pthread_once(&vecindex_scores_once, vecindex_scores_pick);
     vecindex_quantize(q, s->dim, qc);
-    (plain ? vecindex_scores_base : vecindex_scores)(qc, s->code, s->scale, s->n, s->dim, out);
+    fn(qc, s->code, s->scale, s->n, s->dim, out);
     free(qc);
     return LC_OK;
 }

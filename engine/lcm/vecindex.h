@@ -2,7 +2,7 @@
  * vecindex.h -- hybrid recall's nearest-vector search held in memory: the vectors a store
  * holds for one model and one dimension, loaded once per process and kept between calls
  * (keyed by the store's path, the model and the dimension), each quantized to int8 with its
- * own scale. A query scans the int8 codes (AVX2 where the CPU has it, else plain C), keeps
+ * own scale. A query scans the int8 codes (AVX-VNNI or AVX2 where the CPU has it, else plain C), keeps
  * the best VECINDEX_POOL_FACTOR x k by the approximate score, and re-ranks those exactly from
  * their float32 vectors: read back from the store (store_vec_get) for the cache's sets, so
  * memory holds the codes only (vecindex_bytes_per_vector); kept beside the codes for a
@@ -61,8 +61,9 @@ size_t vecindex_bytes_per_vector(int dim, int lean);
 int vecindex_set_search(const vecindex_set *set, const float *q, int include_removed, size_t k,
                         vecindex_hit **out, size_t *n, char **err);
 /* The int8 score of every row of `set` for the unit query `q` (set->n floats into out), by
- * the kernel the CPU runs (AVX2) or, with `plain`, the plain C one: the two agree exactly. */
-int vecindex_set_scores(const vecindex_set *set, const float *q, int plain, float *out, char **err);
+ * the kernel the search uses (kernel NULL) or the one named: "plain" (C), "avx2", "vnni"
+ * (AVX-VNNI); LC_INVALID when this CPU has not that one. All agree exactly. */
+int vecindex_set_scores(const vecindex_set *set, const float *q, const char *kernel, float *out, char **err);
 /* The exact scan (every float vector): the reference the quantized one is measured against. */
 int vecindex_set_search_exact(const vecindex_set *set, const float *q, int include_removed, size_t k,
                               vecindex_hit **out, size_t *n, char **err);

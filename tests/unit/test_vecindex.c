@@ -113,8 +113,8 @@ static void test_int8_search_holds_at_a_dimension_no_multiple_of_32(void **state
     assert_true(r >= 0.98);
 }
 
-/* The AVX2 kernel (four rows a pass, a tail of rows and of dimensions done one by one)
- * scores every row exactly as the plain C loop does. */
+/* Each SIMD kernel this CPU has (AVX2, AVX-VNNI: four rows a pass, a tail of rows and of
+ * dimensions done one by one) scores every row exactly as the plain C loop does. */
 static void test_the_simd_scan_scores_every_row_as_the_plain_loop_does(void **state)
 {
     (void)state;
@@ -133,11 +133,23 @@ static void test_the_simd_scan_scores_every_row_as_the_plain_loop_does(void **st
         fill_set(&set, v, n, dim);
         memcpy(q, v + 17 * (size_t)dim, (size_t)dim * sizeof *q);
         char *err = NULL;
-        assert_int_equal(vecindex_set_scores(&set, q, 0, simd, &err), LC_OK);
-        assert_int_equal(vecindex_set_scores(&set, q, 1, plain, &err), LC_OK);
-        for (size_t i = 0; i < n; i++) {
-            if (simd[i] != plain[i]) print_error("dim %d row %zu: %g != %g\n", dim, i, simd[i], plain[i]);
-            assert_true(simd[i] == plain[i]);
+        assert_int_equal(vecindex_set_scores(&set, q, "plain", plain, &err), LC_OK);
+        const char *kernels[] = {NULL, "avx2", "vnni"};
+        for (size_t k = 0; k < 3; k++) {
+            int rc = vecindex_set_scores(&set, q, kernels[k], simd, &err);
+            if (rc == LC_INVALID) {
+                print_message("%s: %s\n", kernels[k], err);
+                free(err);
+                err = NULL;
+                continue;
+            }
+            assert_int_equal(rc, LC_OK);
+            for (size_t i = 0; i < n; i++) {
+                if (simd[i] != plain[i])
+                    print_error("%s dim %d row %zu: %g != %g\n", kernels[k] ? kernels[k] : "in use", dim, i, simd[i],
+                                plain[i]);
+                assert_true(simd[i] == plain[i]);
+            }
         }
         vecindex_set_free(&set);
         free(v);
