@@ -290,6 +290,16 @@ static int vecindex_pool_pick(const vecindex_set *s, const float *q, int include
     return LC_OK;
 }
 
+const char *vecindex_kernel(void)
+{
+    pthread_once(&vecindex_scores_once, vecindex_scores_pick);
+#ifdef VECINDEX_AVX2
+    if (vecindex_scores == vecindex_scores_vnni) return "vnni";
+    if (vecindex_scores == vecindex_scores_avx2) return "avx2";
+#endif
+    return "plain";
+}
+
 int vecindex_set_scores(const vecindex_set *s, const float *q, const char *kernel, float *out, char **err)
 {
     vecindex_scores_fn fn;

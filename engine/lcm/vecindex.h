@@ -64,6 +64,8 @@ int vecindex_set_search(const vecindex_set *set, const float *q, int include_rem
  * the kernel the search uses (kernel NULL) or the one named: "plain" (C), "avx2", "vnni"
  * (AVX-VNNI); LC_INVALID when this CPU has not that one. All agree exactly. */
 int vecindex_set_scores(const vecindex_set *set, const float *q, const char *kernel, float *out, char **err);
+/* The kernel the search uses: "vnni", "avx2" or "plain". */
+const char *vecindex_kernel(void);
 /* The exact scan (every float vector): the reference the quantized one is measured against. */
 int vecindex_set_search_exact(const vecindex_set *set, const float *q, int include_removed, size_t k,
                               vecindex_hit **out, size_t *n, char **err);

@@ -223,8 +223,8 @@ int main(int argc, char **argv)
         double load = lc_now_ms() - a;
         vecindex_cache_usage(&entries, &bytes);
         printf("vector cache: %zu vectors loaded and quantized in %.0f ms; %zu bytes a vector (int8 codes %d + scale, id,"
-               " flags; the floats stay in the store) = %.0f MB held\n",
-               st.scanned, load, vecindex_bytes_per_vector(dim, 1), dim, (double)bytes / 1e6);
+               " flags; the floats stay in the store) = %.0f MB held; scan kernel %s\n",
+               st.scanned, load, vecindex_bytes_per_vector(dim, 1), dim, (double)bytes / 1e6, vecindex_kernel());
         agree = 0;
         double vc[QUERIES];
         for (int i = 0; i < QUERIES; i++) {
