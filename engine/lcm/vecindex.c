@@ -109,8 +109,9 @@ void vecindex_set_free(vecindex_set *s)
 /* ---- the kernels ------------------------------------------------------------------------
  * One pass scores a block of rows: the int8 dot product with the query times the row's
  * scale. x86-64 with AVX2 multiplies 32 codes an instruction (|q| unsigned by sign(q)-signed
- * v: pairs of products stay within int16, since no code is -128); elsewhere plain C. The
- * choice is made once, by the CPU. */
+ * v: pairs of products stay within int16, since no code is -128), with AVX-VNNI also sums
+ * them into int32 in that instruction; elsewhere plain C. The choice is made once, by the
+ * CPU. */
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
 #include <immintrin.h>
 #define VECINDEX_AVX2 1
