@@ -2,9 +2,11 @@
  * vecindex.h -- hybrid recall's nearest-vector search held in memory: the vectors a store
  * holds for one model and one dimension, loaded once per process and kept between calls
  * (keyed by the store's path, the model and the dimension), each quantized to int8 with its
- * own scale beside its float32 original. A query scans the int8 codes (a loop the compiler
- * vectorizes), keeps the best VECINDEX_POOL_FACTOR x k by the approximate score, and
- * re-ranks those exactly from the float vectors.
+ * own scale. A query scans the int8 codes (AVX-VNNI or AVX2 where the CPU has it, else plain C), keeps
+ * the best VECINDEX_POOL_FACTOR x k by the approximate score, and re-ranks those exactly from
+ * their float32 vectors: read back from the store (store_vec_get) for the cache's sets, so
+ * memory holds the codes only (vecindex_bytes_per_vector); kept beside the codes for a
+ * set built alone, or a backend that cannot read vectors by row.
  * A cached entry is used while the store's vector stamp (meta `vec_version`, bumped by every
  * vector write, deletion and removal mark, in any process: store.h "vectors") and its
  * `created` stamp are what they were at load; otherwise it is loaded again.
@@ -25,10 +27,11 @@
 /* A set of vectors of one dimension, quantized (the cache's entry; also usable alone). */
 typedef struct vecindex_set {
     int dim;
+    int lean;              /* codes only (no floats, no entry ids): the re-rank reads the store */
     size_t n, cap;
     int8_t *code;          /* n x dim int8 codes: round(v / scale) */
     float *scale;          /* per vector: max |v| / 127 */
-    float *vec;            /* n x dim float32 originals (the exact re-rank) */
+    float *vec;            /* n x dim float32 originals (the exact re-rank); NULL when lean */
     int64_t *id;
     uint8_t *kind;         /* store_vec_kind */
     uint8_t *removed;
@@ -48,14 +51,21 @@ typedef struct vecindex_hit {
 
 int vecindex_set_add(vecindex_set *set, const store_vec_row *r, char **err);
 void vecindex_set_free(vecindex_set *set);
-/* Bytes the set holds per vector (codes, scale, floats, id, flags, entry id offset). */
-size_t vecindex_bytes_per_vector(int dim);
+/* Bytes a set holds per vector: codes, scale, id, flags; unless lean, also the floats and
+ * the entry id's offset (the entry ids' own bytes come on top). */
+size_t vecindex_bytes_per_vector(int dim, int lean);
 
-/* The best `k` rows of `set` for the unit query `q` (set->dim floats), best first: the int8
- * scan picks VECINDEX_POOL_FACTOR * k, the float vectors order them. Removed rows only
- * with include_removed. *out malloc'd (NULL when none), *n its length. */
+/* The best `k` rows of `set` (not lean) for the unit query `q` (set->dim floats), best
+ * first: the int8 scan picks VECINDEX_POOL_FACTOR * k, the float vectors order them.
+ * Removed rows only with include_removed. *out malloc'd (NULL when none), *n its length. */
 int vecindex_set_search(const vecindex_set *set, const float *q, int include_removed, size_t k,
                         vecindex_hit **out, size_t *n, char **err);
+/* The int8 score of every row of `set` for the unit query `q` (set->n floats into out), by
+ * the kernel the search uses (kernel NULL) or the one named: "plain" (C), "avx2", "vnni"
+ * (AVX-VNNI); LC_INVALID when this CPU has not that one. All agree exactly. */
+int vecindex_set_scores(const vecindex_set *set, const float *q, const char *kernel, float *out, char **err);
+/* The kernel the search uses: "vnni", "avx2" or "plain". */
+const char *vecindex_kernel(void);
 /* The exact scan (every float vector): the reference the quantized one is measured against. */
 int vecindex_set_search_exact(const vecindex_set *set, const float *q, int include_removed, size_t k,
                               vecindex_hit **out, size_t *n, char **err);

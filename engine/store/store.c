@@ -892,6 +892,19 @@ int store_vec_walk(store *s, const char *model, int include_removed, store_vec_v
     STORE_DISPATCH(s, vec_walk, store_unsupported(m, "vectors (hybrid recall)", err), (s, model, include_removed, visit, ud, err));
 }
 
+int store_vec_get(store *s, const char *model, store_vec_kind kind, const int64_t *ids, size_t n,
+                  store_vec_visit visit, void *ud, char **err)
+{
+    STORE_DISPATCH(s, vec_get, store_unsupported(m, "vectors read by row (version 4)", err),
+                   (s, model, kind, ids, n, visit, ud, err));
+}
+
+int store_vec_get_supported(store *s)
+{
+    const store_methods *m = store_methods_of(s);
+    return STORE_HAS(m, x_vec_get);
+}
+
 int store_vec_walk_missing(store *s, const char *model, int other_models, store_vec_pending_visit visit,
                            void *ud, int *stopped, char **err)
 {

@@ -664,6 +664,15 @@ typedef int (*store_vec_visit)(void *ud, const store_vec_row *r, char **err);
 int store_vec_walk(store *s, const char *model, int include_removed, store_vec_visit visit, void *ud,
                    char **err);
 
+/* The vectors of `model` for the rows `ids` (all of `kind`), in no particular order; a row
+ * with none (gone since, another model's) is not visited. The vector cache's re-rank reads
+ * its few candidates here rather than holding every float in memory (vecindex.h). LC_INVALID
+ * when the backend cannot (vecindex then keeps the floats itself). */
+int store_vec_get(store *s, const char *model, store_vec_kind kind, const int64_t *ids, size_t n,
+                  store_vec_visit visit, void *ud, char **err);
+/* Whether store_vec_get answers for this store. */
+int store_vec_get_supported(store *s);
+
 /* A row that needs an embedding (borrowed for the visit). */
 typedef struct store_vec_pending {
     store_vec_kind kind;

@@ -31,7 +31,8 @@
                                   * store_backend gained x_open_session_readonly, x_list;
                                   * 3: store_methods gained run renewal and named leases;
                                   * 4: store_methods gained search_row, store_backend the
-                                  * home index (x_index_open) */
+                                  * home index (x_index_open),
+                                  * and vectors read by row id */
 
 /* The slots of store_methods in the table's order, as lists of X(return type, name,
  * parameters): the table's fields below, each backend's table and each backend's
@@ -122,6 +123,10 @@
 #define STORE_SLOTS_LEASE(X) \
     X(int, lease_take, (store *s, const char *name, const char *holder, long ttl_ms, char **other, char **err)) \
     X(void, lease_drop, (store *s, const char *name, const char *holder))
+/* Version 4, optional: the vectors of given rows (without it the vector cache keeps every
+ * float in memory for its re-rank). */
+#define STORE_SLOTS_VEC_GET(X) \
+    X(int, vec_get, (store *s, const char *model, store_vec_kind kind, const int64_t *ids, size_t n, store_vec_visit visit, void *ud, char **err))
 
 /* Version 4, optional: one row by id as a page shows it (the home index's hits). */
 #define STORE_SLOTS_V4(X) \
@@ -140,6 +145,7 @@ typedef struct store_methods {
     STORE_SLOTS_RUN_LEASE(STORE_METHOD_FIELD)
     STORE_SLOTS_LEASE(STORE_METHOD_FIELD)
     STORE_SLOTS_V4(STORE_METHOD_FIELD)
+    STORE_SLOTS_VEC_GET(STORE_METHOD_FIELD)
 } store_methods;
 
 /* A home index's methods (store.h, store_index_*): a backend's struct store_index begins

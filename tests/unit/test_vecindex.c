@@ -1,7 +1,8 @@
 /*
  * test_vecindex.c -- hybrid recall's in-memory nearest-vector search (vecindex.h): the int8
  * scan with its exact re-rank agrees with the exact float scan on generated vectors (recall
- * of the top 10), its cosines are the exact ones, removed rows stay out unless asked, and the
+ * of the top 10), its cosines are the exact ones, removed rows stay out unless asked, the
+ * cache holds codes only and re-ranks from the store's floats to the exact top 10, and the
  * process cache sees what another connection to the same store writes or marks, and threads
  * searching at once share one entry (run under TSan by make tsan).
  */
@@ -110,6 +111,52 @@ static void test_int8_search_holds_at_a_dimension_no_multiple_of_32(void **state
     double r = recall_at_10(100, 5000, 25);
     print_message("recall@10 at dim 100: %.3f\n", r);
     assert_true(r >= 0.98);
+}
+
+/* Each SIMD kernel this CPU has (AVX2, AVX-VNNI: four rows a pass, a tail of rows and of
+ * dimensions done one by one) scores every row exactly as the plain C loop does. */
+static void test_the_simd_scan_scores_every_row_as_the_plain_loop_does(void **state)
+{
+    (void)state;
+    const int dims[] = {384, 100, 31, 7};
+    for (size_t t = 0; t < sizeof dims / sizeof *dims; t++) {
+        int dim = dims[t];
+        size_t n = 1003; /* not a multiple of four: the last rows go one by one */
+        float *v = malloc(n * (size_t)dim * sizeof *v), *q = malloc((size_t)dim * sizeof *q);
+        float *simd = malloc(n * sizeof *simd), *plain = malloc(n * sizeof *plain);
+        assert_non_null(v);
+        assert_non_null(q);
+        assert_non_null(simd);
+        assert_non_null(plain);
+        make_vectors(v, n, dim, 9);
+        vecindex_set set = {0};
+        fill_set(&set, v, n, dim);
+        memcpy(q, v + 17 * (size_t)dim, (size_t)dim * sizeof *q);
+        char *err = NULL;
+        assert_int_equal(vecindex_set_scores(&set, q, "plain", plain, &err), LC_OK);
+        const char *kernels[] = {NULL, "avx2", "vnni"};
+        for (size_t k = 0; k < 3; k++) {
+            int rc = vecindex_set_scores(&set, q, kernels[k], simd, &err);
+            if (rc == LC_INVALID) {
+                print_message("%s: %s\n", kernels[k], err);
+                free(err);
+                err = NULL;
+                continue;
+            }
+            assert_int_equal(rc, LC_OK);
+            for (size_t i = 0; i < n; i++) {
+                if (simd[i] != plain[i])
+                    print_error("%s dim %d row %zu: %g != %g\n", kernels[k] ? kernels[k] : "in use", dim, i, simd[i],
+                                plain[i]);
+                assert_true(simd[i] == plain[i]);
+            }
+        }
+        vecindex_set_free(&set);
+        free(v);
+        free(q);
+        free(simd);
+        free(plain);
+    }
 }
 
 static void test_removed_rows_stay_out_unless_asked(void **state)
@@ -221,6 +268,99 @@ static void test_the_cache_sees_what_another_connection_writes_and_marks(void **
     store_close(w);
 }
 
+/* The cache keeps the codes only and re-ranks its candidates from the floats the store
+ * holds: its top 10 is the exact scan's, each cosine the exact one, each hit names its entry,
+ * and it holds no float per vector. */
+typedef struct hits10 {
+    int64_t id[10];
+    double cos[10];
+    char *entry[10];
+    size_t n;
+} hits10;
+
+static int hits10_visit(void *ud, const vecindex_hit *h, char **err)
+{
+    (void)err;
+    hits10 *g = ud;
+    if (g->n < 10) {
+        g->id[g->n] = h->id;
+        g->cos[g->n] = h->cosine;
+        g->entry[g->n++] = h->entry_id ? lc_strdup(h->entry_id) : NULL;
+    }
+    return LC_OK;
+}
+
+static void test_the_cache_re_ranks_from_the_store_and_returns_the_exact_top_10(void **state)
+{
+    (void)state;
+    enum { N = 600, DIM = 96 };
+    store *w = home_store("lean", "/work/proj");
+    msg_batch b = {0};
+    for (int i = 0; i < N; i++)
+        msg_batch_add(&b, lc_asprintf("e%d", i),
+                      lc_asprintf("{\"role\":\"user\",\"content\":\"text %d\",\"timestamp\":%d}", i, 1700000000 + i));
+    msg_batch_ingest(w, &b, NULL);
+    float *v = malloc((size_t)N * DIM * sizeof *v), q[DIM];
+    store_vec *put = calloc(N, sizeof *put);
+    int64_t *row_of = calloc(N, sizeof *row_of);
+    assert_non_null(v);
+    assert_non_null(put);
+    assert_non_null(row_of);
+    make_vectors(v, N, DIM, 12);
+    vecindex_set exact = {.dim = DIM};
+    char *err = NULL;
+    for (int i = 0; i < N; i++) {
+        char eid[16];
+        snprintf(eid, sizeof eid, "e%d", i);
+        row_of[i] = message_id(w, eid);
+        put[i] = (store_vec){STORE_VEC_MESSAGE, row_of[i], "m", DIM, v + (size_t)i * DIM};
+        store_vec_row r = {.kind = STORE_VEC_MESSAGE, .id = row_of[i], .dim = DIM, .v = v + (size_t)i * DIM};
+        assert_int_equal(vecindex_set_add(&exact, &r, &err), LC_OK);
+    }
+    assert_int_equal(store_vec_put(w, put, N, &err), LC_OK);
+    vecindex_cache_clear();
+    size_t agree = 0;
+    for (int t = 0; t < 20; t++) {
+        const float *near = v + (size_t)(uniform() * N) * DIM;
+        for (int d = 0; d < DIM; d++) q[d] = near[d] + (float)(uniform() * 2 - 1) * 0.2f;
+        embed_normalize(q, DIM);
+        hits10 g = {0};
+        vecindex_stats st;
+        assert_int_equal(vecindex_search(w, "m", 0, q, DIM, 10, hits10_visit, &g, &st, &err), LC_OK);
+        vecindex_hit *he = NULL;
+        size_t ne = 0;
+        assert_int_equal(vecindex_set_search_exact(&exact, q, 0, 10, &he, &ne, &err), LC_OK);
+        assert_int_equal(g.n, 10);
+        for (size_t i = 0; i < g.n; i++) {
+            size_t at = 0;
+            while (at < N && row_of[at] != g.id[i]) at++;
+            assert_true(at < N);
+            char eid[16];
+            snprintf(eid, sizeof eid, "e%zu", at);
+            assert_non_null(g.entry[i]);
+            assert_string_equal(g.entry[i], eid);
+            assert_true(fabs(g.cos[i] - embed_dot(q, v + at * DIM, DIM)) < 1e-9);
+            if (i) assert_true(g.cos[i - 1] >= g.cos[i]);
+            for (size_t j = 0; j < ne; j++) agree += g.id[i] == he[j].id;
+            free(g.entry[i]);
+        }
+        free(he);
+    }
+    print_message("cache recall@10 (re-rank from the store): %.3f\n", agree / 200.0);
+    assert_true(agree >= 196);
+    size_t entries = 0, bytes = 0;
+    vecindex_cache_usage(&entries, &bytes);
+    print_message("cache: %zu bytes for %d vectors of %d dimensions\n", bytes, N, DIM);
+    assert_int_equal(entries, 1);
+    assert_true(bytes < (size_t)N * DIM * sizeof(float));
+    vecindex_cache_clear();
+    vecindex_set_free(&exact);
+    free(v);
+    free(put);
+    free(row_of);
+    store_close(w);
+}
+
 /* Threads that each open their own connection to one store and search it at once (the
  * plugin's worker beside a tool call): one shared cache entry, the same answer for all. */
 typedef struct searcher {
@@ -288,5 +428,7 @@ static void test_threads_searching_at_once_share_one_cached_answer(void **state)
 TEST_MAIN(cmocka_unit_test(test_int8_search_returns_the_exact_top_10_on_generated_vectors),
           cmocka_unit_test(test_int8_search_holds_at_a_dimension_no_multiple_of_32),
           cmocka_unit_test(test_removed_rows_stay_out_unless_asked),
+          cmocka_unit_test(test_the_simd_scan_scores_every_row_as_the_plain_loop_does),
           HOME_TEST(test_the_cache_sees_what_another_connection_writes_and_marks),
-          HOME_TEST(test_threads_searching_at_once_share_one_cached_answer))
+          HOME_TEST(test_threads_searching_at_once_share_one_cached_answer),
+          HOME_TEST(test_the_cache_re_ranks_from_the_store_and_returns_the_exact_top_10))

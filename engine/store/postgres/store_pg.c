@@ -998,4 +998,5 @@ const store_methods store_pg_methods = {
     .x_vec_walk = store_pg_vec_walk,
     .x_vec_walk_missing = store_pg_vec_walk_missing,
     .x_vec_coverage_get = store_pg_vec_coverage_get,
+    .x_vec_get = store_pg_vec_get,
 };

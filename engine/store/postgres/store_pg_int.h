@@ -131,6 +131,7 @@ STORE_SLOTS_TX(STORE_PG_PROTO)
 STORE_SLOTS_ADMIN(STORE_PG_PROTO)
 STORE_SLOTS_RUN_LEASE(STORE_PG_PROTO)
 STORE_SLOTS_LEASE(STORE_PG_PROTO)
+STORE_SLOTS_VEC_GET(STORE_PG_PROTO)
 /* The vectors (store.h, version-2 slots; store_pg_vec.c). */
 int store_pg_vec_put(store *s, const store_vec *v, size_t n, char **err);
 int store_pg_vec_walk(store *s, const char *model, int include_removed, store_vec_visit visit, void *ud, char **err);

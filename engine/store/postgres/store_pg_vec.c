@@ -2,7 +2,7 @@
  * store_pg_vec.c -- the PostgreSQL backend's vector rows for hybrid recall (store.h,
  * "vectors"), the same contract as store_sqlite_vec.c over schema 4's message_vectors and
  * summary_vectors (bytea, float32 in the writer's byte order): writing a batch, the scan's
- * walk, the backfill's walk, coverage. The similarity itself runs on the client
+ * walk, the re-rank's read of given rows, the backfill's walk, coverage. The similarity itself runs on the client
  * (vecindex.h): no server extension is needed. Reads go in pages by id, so a walk over a
  * million vectors never holds them all in one result.
  */
@@ -160,6 +160,55 @@ int store_pg_vec_walk(store *s, const char *model, int include_removed, store_ve
         }
     }
 done:
+    free(buf);
+    return rc;
+}
+
+int store_pg_vec_get(store *s, const char *model, store_vec_kind kind, const int64_t *ids, size_t n,
+                     store_vec_visit visit, void *ud, char **err)
+{
+    float *buf = NULL;
+    int cap = 0, rc = LC_OK;
+    PGresult *r = NULL;
+    sbuf arr = {0};
+    if (!n || !pg_vec_has_tables(s)) return LC_OK;
+    /* One statement for the whole set: a round trip per row would cost more than the scan. */
+    sb_putc(&arr, '{');
+    for (size_t i = 0; i < n; i++) sb_printf(&arr, "%s%lld", i ? "," : "", (long long)ids[i]);
+    sb_putc(&arr, '}');
+    char *list = sb_detach(&arr);
+    if (!list) return lc_errf(err, LC_NOMEM, "store: out of memory");
+    const char *p[] = {model, list};
+    r = store_pg_run(s,
+                     kind == STORE_VEC_SUMMARY
+                         ? "SELECT summary_id, NULL, 0, dim, vec FROM summary_vectors WHERE model = $1"
+                           " AND summary_id = ANY($2::bigint[])"
+                         : "SELECT v.message_id, v.entry_id, m.removed, v.dim, v.vec FROM message_vectors v"
+                           " JOIN messages m ON m.id = v.message_id WHERE v.model = $1"
+                           " AND v.message_id = ANY($2::bigint[])",
+                     2, p, STORE_PG_IDEM, "reading vectors", err);
+    free(list);
+    if (!r) return LC_ERR;
+    int rows = PQntuples(r);
+    for (int i = 0; i < rows && rc == LC_OK; i++) {
+        int dim = (int)store_pg_col_int(r, i, 3);
+        if (dim <= 0) continue;
+        if (dim > cap) {
+            float *nb = realloc(buf, (size_t)dim * sizeof *nb);
+            if (!nb) {
+                rc = lc_errf(err, LC_NOMEM, "store: out of memory");
+                break;
+            }
+            buf = nb;
+            cap = dim;
+        }
+        if (pg_vec_unhex(store_pg_col(r, i, 4), buf, (size_t)dim * sizeof(float)) != 0) continue; /* not ours */
+        store_vec_row row = {.kind = kind, .id = store_pg_col_int(r, i, 0), .entry_id = store_pg_col(r, i, 1),
+                             .removed = (int)store_pg_col_int(r, i, 2), .dim = dim, .v = buf};
+        rc = visit(ud, &row, err);
+    }
+    if (rc == STORE_VISIT_STOP) rc = LC_OK;
+    PQclear(r);
     free(buf);
     return rc;
 }

@@ -660,4 +660,5 @@ const store_methods store_sqlite_methods = {
     STORE_SLOTS_V2(STORE_SQLITE_SLOT)
     STORE_SLOTS_LEASE(STORE_SQLITE_SLOT) /* runs stay judged by pid: a file has one machine */
     STORE_SLOTS_V4(STORE_SQLITE_SLOT)
+    STORE_SLOTS_VEC_GET(STORE_SQLITE_SLOT)
 };

@@ -1,7 +1,7 @@
 /*
  * store_sqlite_vec.c -- the SQLite backend's vector rows for hybrid recall (store.h,
- * "vectors"): writing a batch, the similarity scan's walk, the backfill's walk of rows
- * without a vector, and coverage. The tables are schema 3's message_vectors and
+ * "vectors"): writing a batch, the similarity scan's walk, the re-rank's read of given rows,
+ * the backfill's walk of rows without a vector, and coverage. The tables are schema 3's message_vectors and
  * summary_vectors; a read-only store of an older generation has neither, and every read
  * here then sees nothing rather than failing.
  * The vector stamp (store.h: meta `vec_version`) is bumped by every write here in its own
@@ -142,6 +142,57 @@ int store_sqlite_vec_walk(store *s, const char *model, int include_removed, stor
         }
     }
     if (step != SQLITE_DONE) rc = store_sqlite_failed(s, err, "reading vectors");
+done:
+    sqlite3_finalize(st);
+    free(buf);
+    return rc;
+}
+
+int store_sqlite_vec_get(store *s, const char *model, store_vec_kind kind, const int64_t *ids, size_t n,
+                         store_vec_visit visit, void *ud, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    float *buf = NULL;
+    int cap = 0, rc = LC_OK;
+    if (!n || !vec_has_tables(s)) return LC_OK;
+    /* One primary-key lookup a row: the re-rank asks for a few hundred. */
+    if ((rc = store_sqlite_prepare(s, &st,
+                                   kind == STORE_VEC_SUMMARY
+                                       ? "SELECT NULL, 0, dim, vec FROM summary_vectors WHERE summary_id = ?1 AND model = ?2"
+                                       : "SELECT v.entry_id, coalesce((SELECT m.removed FROM messages m"
+                                         " WHERE m.id = v.message_id), 0), v.dim, v.vec"
+                                         " FROM message_vectors v WHERE v.message_id = ?1 AND v.model = ?2",
+                                   "reading vectors", err)) != LC_OK)
+        goto done;
+    sqlite3_bind_text(st, 2, model, -1, SQLITE_STATIC);
+    for (size_t i = 0; i < n && rc == LC_OK; i++) {
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, ids[i]);
+        int step = sqlite3_step(st);
+        if (step == SQLITE_DONE) continue;
+        if (step != SQLITE_ROW) {
+            rc = store_sqlite_failed(s, err, "reading vectors");
+            break;
+        }
+        int dim = sqlite3_column_int(st, 2);
+        const void *blob = sqlite3_column_blob(st, 3);
+        int bytes = sqlite3_column_bytes(st, 3);
+        if (dim <= 0 || !blob || bytes != dim * (int)sizeof(float)) continue; /* not one of ours */
+        if (dim > cap) {
+            float *nb = realloc(buf, (size_t)dim * sizeof *nb);
+            if (!nb) {
+                rc = lc_errf(err, LC_NOMEM, "store: out of memory");
+                break;
+            }
+            buf = nb;
+            cap = dim;
+        }
+        memcpy(buf, blob, (size_t)bytes);
+        store_vec_row r = {.kind = kind, .id = ids[i], .entry_id = (const char *)sqlite3_column_text(st, 0),
+                           .removed = sqlite3_column_int(st, 1), .dim = dim, .v = buf};
+        rc = visit(ud, &r, err);
+    }
+    if (rc == STORE_VISIT_STOP) rc = LC_OK;
 done:
     sqlite3_finalize(st);
     free(buf);
