@@ -27,9 +27,10 @@
  * against an older header (smaller `size`) simply lacks the newer slots. A NULL slot is
  * "not supported": the administration slots are optional (a status call answers LC_INVALID
  * naming the backend), every other one a backend fills. */
-#define STORE_METHODS_VERSION 3 /* 2: store_methods gained the DAG's children and vectors;
+#define STORE_METHODS_VERSION 4 /* 2: store_methods gained the DAG's children and vectors;
                                   * store_backend gained x_open_session_readonly, x_list;
-                                  * 3: store_methods gained run renewal and named leases */
+                                  * 3: store_methods gained run renewal and named leases;
+                                  * 4: store_methods gained checkpoints_defer */
 
 /* The slots of store_methods in the table's order, as lists of X(return type, name,
  * parameters): the table's fields below, each backend's table and each backend's
@@ -120,6 +121,10 @@
 #define STORE_SLOTS_LEASE(X) \
     X(int, lease_take, (store *s, const char *name, const char *holder, long ttl_ms, char **other, char **err)) \
     X(void, lease_drop, (store *s, const char *name, const char *holder))
+/* Version 4, optional: this connection leaves the log's checkpoints to another (without it
+ * nothing changes). */
+#define STORE_SLOTS_CKPT(X) \
+    X(void, checkpoints_defer, (store *s, int on))
 
 #define STORE_METHOD_FIELD(ret, name, params) ret(*x_##name) params;
 typedef struct store_methods {
@@ -133,6 +138,7 @@ typedef struct store_methods {
     STORE_SLOTS_V2(STORE_METHOD_FIELD)
     STORE_SLOTS_RUN_LEASE(STORE_METHOD_FIELD)
     STORE_SLOTS_LEASE(STORE_METHOD_FIELD)
+    STORE_SLOTS_CKPT(STORE_METHOD_FIELD)
 } store_methods;
 
 /* The stamp and name that begin a backend's store_backend or store_methods table. */

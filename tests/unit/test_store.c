@@ -268,6 +268,54 @@ static void test_ingest_indexes_a_batch_as_one_segment_every_message_findable(vo
     store_close(s);
 }
 
+static long long file_size(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 ? (long long)sb.st_size : -1;
+}
+
+/* A connection that defers its checkpoints (the agent's, with a summarizer worker beside
+ * it) only appends to the write-ahead log, well past the 1,000 pages where a commit would
+ * copy it into the database; the other connection's next commit (the worker's) does the
+ * copy. Deferring undone, the connection checkpoints again. */
+static void test_deferred_checkpoints_are_left_to_the_other_connections_commit(void **state)
+{
+    (void)state;
+    store *host = open_store("sess-ckpt"), *worker = open_store("sess-ckpt");
+    char wal[600];
+    snprintf(wal, sizeof wal, "%s-wal", store_path(host));
+    long long db0 = file_size(store_path(host));
+    store_checkpoints_defer(host, 1);
+    char ids[10][16], *json[10];
+    int next = 0;
+    /* About 2,000 pages of log, in commits of 10 messages. */
+    for (int round = 0; round < 2; round++) {
+        for (int batch = 0; batch < 300; batch++) {
+            store_msg m[10];
+            for (int i = 0; i < 10; i++, next++) {
+                snprintf(ids[i], sizeof ids[i], "k%05d", next);
+                json[i] = lc_asprintf("{\"role\":\"user\",\"content\":\"message %d: %0600d\"}", next, next);
+                m[i] = (store_msg){ids[i], json[i], strlen(json[i]), NULL};
+            }
+            ingest_ok(host, m, 10, NULL);
+            for (int i = 0; i < 10; i++) free(json[i]);
+        }
+        if (round == 1) break;
+        long long frames = file_size(wal) / (4096 + 24);
+        assert_true(frames > 1500);
+        assert_int_equal(file_size(store_path(host)), db0); /* nothing copied yet */
+        store_pin pin = {0, 1, 2};
+        assert_int_equal(store_pin_set(worker, &pin, NULL), LC_OK);
+        assert_true(file_size(store_path(host)) > db0 + 2 * 1024 * 1024);
+        /* No worker any more: the agent's connection copies its own log again. */
+        store_checkpoints_defer(host, 0);
+        db0 = file_size(store_path(host));
+    }
+    assert_true(file_size(store_path(host)) > db0 + 2 * 1024 * 1024);
+    store_close(worker);
+    store_close(host);
+}
+
 static void test_read_returns_verbatim_bytes_for_every_shape(void **state)
 {
     (void)state;
@@ -670,6 +718,7 @@ int main(void)
         HOME_TEST(test_ingest_skips_messages_without_entry_id),
         HOME_TEST(test_ingest_rejects_malformed_json_and_rolls_back),
         HOME_TEST(test_ingest_indexes_a_batch_as_one_segment_every_message_findable),
+        HOME_TEST(test_deferred_checkpoints_are_left_to_the_other_connections_commit),
         HOME_TEST(test_read_returns_verbatim_bytes_for_every_shape),
         HOME_TEST(test_delete_and_reingest_gives_identical_rows),
         HOME_TEST(test_tree_move_marks_left_entries_and_moving_back_clears),

@@ -89,6 +89,7 @@ STORE_SLOTS_BACKUP(STORE_SQLITE_PROTO)
 STORE_SLOTS_ADMIN(STORE_SQLITE_PROTO)
 STORE_SLOTS_V2(STORE_SQLITE_PROTO)
 STORE_SLOTS_LEASE(STORE_SQLITE_PROTO)
+STORE_SLOTS_CKPT(STORE_SQLITE_PROTO)
 /* (Re)create the connection's DAG progress triggers (they exist unless a bulk ingest
  * dropped the one on insert). */
 int store_sqlite_progress_triggers(store *s, char **err);
