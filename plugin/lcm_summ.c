@@ -275,6 +275,8 @@ static void lcm_summ_stop_worker(lc_plugin *p)
         if (!worker_stop(g->worker, more))
             plugin_log(p, AP_LEVEL_ERROR, "lcm: the summarizer thread did not stop; it is left running");
     }
+    /* Without the worker's commits the agent's thread checkpoints the log again. */
+    if (g->worker && g->st) store_checkpoints_defer(g->st, 0);
     g->worker = NULL;
     if (g->wud) {
         /* Calls the host may still answer keep their owner until unload. */
@@ -363,6 +365,8 @@ void lcm_summ_open(lc_plugin *p)
     }
     u->w = p->lcm->worker;
     p->lcm->wud = u;
+    /* The worker's commits checkpoint the log; the agent's thread only appends to it. */
+    store_checkpoints_defer(p->lcm->st, 1);
     /* A resumed session's rows without vectors are embedded from the start. */
     worker_embed_nudge(p->lcm->worker);
 }

@@ -124,7 +124,10 @@ int projstate_logging(const projstate *ps);
  * for byte (the provider's cached prefix survives), 0 when not, -1 with no previous request
  * to compare; *raw_extends (may be NULL) the same of the host's input as it came (what the
  * request would have done without LCM: its last message is still where it was). Writes
- * the log line when one waits (projstate_logging). */
+ * the log line when one waits (projstate_logging). With the log open the comparison is of
+ * the bytes sent (SHA-256); without it a raw message counts as its entry id and length (as
+ * the ingest takes it) and the rest by a 64-bit fingerprint of its bytes, so a request does
+ * not hash the whole window again. */
 int projstate_log_sent(projstate *ps, const store_msg *msgs, size_t n, const project_item *items,
                        size_t n_items, int *raw_extends);
 

@@ -651,6 +651,12 @@ int store_lease_take(store *s, const char *name, long ttl_ms, char **holder, cha
     return rc;
 }
 
+void store_checkpoints_defer(store *s, int on)
+{
+    const store_methods *m = store_methods_of(s);
+    if (STORE_HAS(m, x_checkpoints_defer)) m->x_checkpoints_defer(s, on);
+}
+
 void store_lease_drop(store *s, const char *name)
 {
     const store_methods *m = store_methods_of(s);

@@ -279,6 +279,12 @@ void store_run_end(store *s, int64_t id, const char *status);
  * it when this process holds it. */
 int store_lease_take(store *s, const char *name, long ttl_ms, char **holder, char **err);
 void store_lease_drop(store *s, const char *name);
+/* on = 1: this connection's commits leave the write-ahead log's checkpoints to another
+ * connection of the store (the summarizer worker's, whose commits checkpoint as usual), up
+ * to a bound that keeps the log from growing without end; on = 0: back to checkpointing
+ * itself. So the agent's thread does not copy the log into the database. No-op on a
+ * backend without such a log. */
+void store_checkpoints_defer(store *s, int on);
 /* This process as a lease holder: "host:pid" (malloc'd). */
 char *store_lease_holder(void);
 

@@ -32,7 +32,7 @@
                                   * 3: store_methods gained run renewal and named leases;
                                   * 4: store_methods gained search_row, store_backend the
                                   * home index (x_index_open),
-                                  * and vectors read by row id */
+                                  * vectors read by row id and checkpoints_defer */
 
 /* The slots of store_methods in the table's order, as lists of X(return type, name,
  * parameters): the table's fields below, each backend's table and each backend's
@@ -132,6 +132,11 @@
 #define STORE_SLOTS_V4(X) \
     X(int, search_row, (store *s, int64_t id, int thinking, store_search_visit visit, void *ud, char **err))
 
+/* Version 4, optional: this connection leaves the log's checkpoints to another (without it
+ * nothing changes). */
+#define STORE_SLOTS_CKPT(X) \
+    X(void, checkpoints_defer, (store *s, int on))
+
 #define STORE_METHOD_FIELD(ret, name, params) ret(*x_##name) params;
 typedef struct store_methods {
     int i_version;    /* STORE_METHODS_VERSION the backend was built against */
@@ -146,6 +151,7 @@ typedef struct store_methods {
     STORE_SLOTS_LEASE(STORE_METHOD_FIELD)
     STORE_SLOTS_V4(STORE_METHOD_FIELD)
     STORE_SLOTS_VEC_GET(STORE_METHOD_FIELD)
+    STORE_SLOTS_CKPT(STORE_METHOD_FIELD)
 } store_methods;
 
 /* A home index's methods (store.h, store_index_*): a backend's struct store_index begins

@@ -3,7 +3,7 @@
  * came (and stored), a pass between turns preparing the cut the next request swaps to,
  * the pin stored between turns and dropped when its anchor leaves, a request over the fit
  * line covered by truncation at once, the worker's results taken through the hooks, the
- * request log, and a resumed session's first request costing what a request costs. */
+ * request log and whether a request extends the previous one (with it and without), and a resumed session's first request costing what a request costs. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -321,6 +321,58 @@ static void test_request_log_has_one_line_per_request_sent(void **state)
     assert_int_equal(lines, 2);
 }
 
+/* The three requests of the comparison: 5 messages, the same 5 and 2 more (an extension),
+ * then a projection whose first item is a summary in place of the first 3 (no extension).
+ * Each request's answer into ext[0..2]. */
+static void sent_three(fx *f, int ext[3])
+{
+    projstate_env env = fx_env(f, 128000);
+    project_item swapped[5] = {{-1, "{\"role\":\"user\",\"content\":\"[summary of steps 0-2]\"}"},
+                               {3, NULL}, {4, NULL}, {5, NULL}, {6, NULL}};
+    request(f, &env, 0, 5);
+    ext[0] = projstate_log_sent(f->ps, f->m, 5, NULL, 0, NULL);
+    request(f, &env, 0, 7);
+    ext[1] = projstate_log_sent(f->ps, f->m, 7, NULL, 0, NULL);
+    request(f, &env, 0, 7);
+    ext[2] = projstate_log_sent(f->ps, f->m, 7, swapped, 5, NULL);
+}
+
+/* The `request` metrics row says whether a request extends the previous one: the same
+ * answer with the request log (digests of the bytes sent) as without it. */
+static void test_request_extends_the_same_with_the_request_log_as_without(void **state)
+{
+    fx *f = *state;
+    int with[3], without[3];
+    sent_three(f, without);
+    char path[300];
+    snprintf(path, sizeof path, "%s/requests.jsonl", home);
+    projstate_free(f->ps);
+    projstate_hooks h = {.ud = &f->r, .log = rec_log, .pickup = rec_pickup,
+                         .invalidate = rec_invalidate, .submit = rec_submit};
+    assert_int_equal(projstate_new(&h, &f->ps), LC_OK);
+    projstate_log_open(f->ps, path, NULL);
+    sent_three(f, with);
+    assert_int_equal(without[0], -1);
+    assert_int_equal(without[1], 1);
+    assert_int_equal(without[2], 0);
+    assert_memory_equal(with, without, sizeof with);
+}
+
+/* Without the request log a raw message is compared by its entry id and length, as the
+ * ingest knows it, not by its bytes: the window's bytes are never read again on each
+ * request (the host's own copy of an unchanged message may sit anywhere in memory). */
+static void test_request_extends_without_the_log_never_reads_the_bytes_again(void **state)
+{
+    fx *f = *state;
+    projstate_env env = fx_env(f, 128000);
+    request(f, &env, 0, 5);
+    assert_int_equal(projstate_log_sent(f->ps, f->m, 5, NULL, 0, NULL), -1);
+    /* The same messages, their bytes scrambled where they lie (same ids, same lengths). */
+    for (int i = 0; i < 5; i++) f->json[i][1] ^= 0x20;
+    request(f, &env, 0, 6);
+    assert_int_equal(projstate_log_sent(f->ps, f->m, 6, NULL, 0, NULL), 1);
+}
+
 /* ---- a resumed session ------------------------------------------------------------------- */
 
 #define RESUME_N 600
@@ -405,6 +457,8 @@ int main(void)
         T(test_worker_cut_becomes_the_candidate_through_pickup),
         T(test_request_over_the_fit_line_is_covered_by_truncation_at_once),
         T(test_request_log_has_one_line_per_request_sent),
+        T(test_request_extends_the_same_with_the_request_log_as_without),
+        T(test_request_extends_without_the_log_never_reads_the_bytes_again),
         T(test_resumed_sessions_first_request_costs_what_a_running_request_costs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -215,6 +215,107 @@ static void test_ingest_rejects_malformed_json_and_rolls_back(void **state)
     store_close(s);
 }
 
+/* How many FTS5 segments the message index holds. */
+static int fts_segments(store *s)
+{
+    sqlite3_stmt *q = prepared(s, "SELECT count(DISTINCT segid) FROM messages_fts_idx");
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    int n = sqlite3_column_int(q, 0);
+    sqlite3_finalize(q);
+    return n;
+}
+
+/* How many messages the index finds for `word`. */
+static int fts_matches(store *s, const char *word)
+{
+    sqlite3_stmt *q = prepared(s, "SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ?");
+    sqlite3_bind_text(q, 1, word, -1, SQLITE_STATIC);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    int n = sqlite3_column_int(q, 0);
+    sqlite3_finalize(q);
+    return n;
+}
+
+/* A request's new messages go into the full-text index as one segment (a segment per
+ * message made FTS5 write, then merge, the index over and over), every one findable; a
+ * batch rolled back leaves nothing in the index for the next batch to carry in. */
+static void test_ingest_indexes_a_batch_as_one_segment_every_message_findable(void **state)
+{
+    (void)state;
+    store *s = open_store("sess-fts");
+    store_msg m[3] = {{"a1", "{\"role\":\"user\",\"content\":\"the harbour crane moved\"}", 0, NULL},
+                      {"a2", "{\"role\":\"assistant\",\"content\":\"the crane lifted the harbour gate\"}", 0, NULL},
+                      {"a3", "{\"role\":\"user\",\"content\":\"now the gate is shut\"}", 0, NULL}};
+    for (int i = 0; i < 3; i++) m[i].json_len = strlen(m[i].json);
+    ingest_ok(s, m, 3, NULL);
+    assert_int_equal(fts_segments(s), 1);
+    assert_int_equal(fts_matches(s, "crane"), 2);
+    assert_int_equal(fts_matches(s, "gate"), 2);
+    /* A batch that fails halfway: its good message is neither stored nor indexed, now or
+     * with the batch after. */
+    store_msg bad[2] = {{"b1", "{\"role\":\"user\",\"content\":\"a lighthouse keeper\"}", 0, NULL},
+                        {"b2", "{\"role\":", 8, NULL}};
+    bad[0].json_len = strlen(bad[0].json);
+    char *err = NULL;
+    assert_int_equal(store_ingest(s, bad, 2, NULL, &err), LC_INVALID);
+    free(err);
+    store_msg next[1] = {{"c1", "{\"role\":\"user\",\"content\":\"the ferry left\"}", 0, NULL}};
+    next[0].json_len = strlen(next[0].json);
+    ingest_ok(s, next, 1, NULL);
+    assert_int_equal(fts_matches(s, "lighthouse"), 0);
+    assert_int_equal(fts_matches(s, "ferry"), 1);
+    assert_int_equal(store_message_count(s), 4);
+    store_close(s);
+}
+
+static long long file_size(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 ? (long long)sb.st_size : -1;
+}
+
+/* A connection that defers its checkpoints (the agent's, with a summarizer worker beside
+ * it) only appends to the write-ahead log, well past the 1,000 pages where a commit would
+ * copy it into the database; the other connection's next commit (the worker's) does the
+ * copy. Deferring undone, the connection checkpoints again. */
+static void test_deferred_checkpoints_are_left_to_the_other_connections_commit(void **state)
+{
+    (void)state;
+    store *host = open_store("sess-ckpt"), *worker = open_store("sess-ckpt");
+    char wal[600];
+    snprintf(wal, sizeof wal, "%s-wal", store_path(host));
+    long long db0 = file_size(store_path(host));
+    store_checkpoints_defer(host, 1);
+    char ids[10][16], *json[10];
+    int next = 0;
+    /* About 2,000 pages of log, in commits of 10 messages. */
+    for (int round = 0; round < 2; round++) {
+        for (int batch = 0; batch < 300; batch++) {
+            store_msg m[10];
+            for (int i = 0; i < 10; i++, next++) {
+                snprintf(ids[i], sizeof ids[i], "k%05d", next);
+                json[i] = lc_asprintf("{\"role\":\"user\",\"content\":\"message %d: %0600d\"}", next, next);
+                m[i] = (store_msg){ids[i], json[i], strlen(json[i]), NULL};
+            }
+            ingest_ok(host, m, 10, NULL);
+            for (int i = 0; i < 10; i++) free(json[i]);
+        }
+        if (round == 1) break;
+        long long frames = file_size(wal) / (4096 + 24);
+        assert_true(frames > 1500);
+        assert_int_equal(file_size(store_path(host)), db0); /* nothing copied yet */
+        store_pin pin = {0, 1, 2};
+        assert_int_equal(store_pin_set(worker, &pin, NULL), LC_OK);
+        assert_true(file_size(store_path(host)) > db0 + 2 * 1024 * 1024);
+        /* No worker any more: the agent's connection copies its own log again. */
+        store_checkpoints_defer(host, 0);
+        db0 = file_size(store_path(host));
+    }
+    assert_true(file_size(store_path(host)) > db0 + 2 * 1024 * 1024);
+    store_close(worker);
+    store_close(host);
+}
+
 static void test_read_returns_verbatim_bytes_for_every_shape(void **state)
 {
     (void)state;
@@ -616,6 +717,8 @@ int main(void)
         HOME_TEST(test_ingest_writes_only_new_messages_idempotently),
         HOME_TEST(test_ingest_skips_messages_without_entry_id),
         HOME_TEST(test_ingest_rejects_malformed_json_and_rolls_back),
+        HOME_TEST(test_ingest_indexes_a_batch_as_one_segment_every_message_findable),
+        HOME_TEST(test_deferred_checkpoints_are_left_to_the_other_connections_commit),
         HOME_TEST(test_read_returns_verbatim_bytes_for_every_shape),
         HOME_TEST(test_delete_and_reingest_gives_identical_rows),
         HOME_TEST(test_tree_move_marks_left_entries_and_moving_back_clears),

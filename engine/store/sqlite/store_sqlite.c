@@ -638,6 +638,20 @@ char *store_sqlite_col_dup(sqlite3_stmt *st, int col)
     return lc_strndup(p ? p : "", (size_t)sqlite3_column_bytes(st, col));
 }
 
+/* SQLite's own default: a commit that leaves the log past this many pages checkpoints. */
+#define STORE_SQLITE_CKPT_PAGES 1000
+/* Deferred: the bound past which this connection checkpoints after all (32 MB of 4 kB
+ * pages), should the other connection stop committing. */
+#define STORE_SQLITE_CKPT_DEFERRED 8000
+
+void store_sqlite_checkpoints_defer(store *s, int on)
+{
+    char sql[64];
+    if (!s || !s->db || s->read_only) return;
+    snprintf(sql, sizeof sql, "PRAGMA wal_autocheckpoint=%d", on ? STORE_SQLITE_CKPT_DEFERRED : STORE_SQLITE_CKPT_PAGES);
+    sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+}
+
 /* ---- the backend's tables ------------------------------------------------------------------ */
 
 static const char *store_sqlite_version(void) { return sqlite3_libversion(); }
@@ -661,4 +675,5 @@ const store_methods store_sqlite_methods = {
     STORE_SLOTS_LEASE(STORE_SQLITE_SLOT) /* runs stay judged by pid: a file has one machine */
     STORE_SLOTS_V4(STORE_SQLITE_SLOT)
     STORE_SLOTS_VEC_GET(STORE_SQLITE_SLOT)
+    STORE_SLOTS_CKPT(STORE_SQLITE_SLOT)
 };

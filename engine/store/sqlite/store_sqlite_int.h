@@ -91,6 +91,7 @@ STORE_SLOTS_V2(STORE_SQLITE_PROTO)
 STORE_SLOTS_LEASE(STORE_SQLITE_PROTO)
 STORE_SLOTS_V4(STORE_SQLITE_PROTO)
 STORE_SLOTS_VEC_GET(STORE_SQLITE_PROTO)
+STORE_SLOTS_CKPT(STORE_SQLITE_PROTO)
 /* Register recall's rank functions lc_rank and lc_rank_in on `db` (store_sqlite_search.c):
  * a store's connection, or the home index's. */
 int store_sqlite_rank_register_db(sqlite3 *db, char **err);

@@ -102,9 +102,10 @@ static char *store_fts_take(char **text, size_t text_len, size_t len)
     return held;
 }
 
-/* A bulk ingest's full-text row, held back: FTS5 writes its pending terms out as a new
- * segment at every savepoint, so rows indexed batch by batch rewrote the index over and
- * over; held back, they go in at the commit in one stream. */
+/* A full-text row, held back: FTS5 writes its pending terms out as a new segment at every
+ * savepoint, so rows indexed message by message (or a bulk's batch by batch) rewrote the
+ * index over and over; held back, they go in at the batch's end (a bulk's: its commit) in
+ * one stream. */
 static int store_fts_hold(store *s, int64_t rowid, char **text, size_t text_len, size_t len, char **thinking,
                           size_t thinking_full, size_t thinking_len, char **err)
 {
@@ -200,10 +201,10 @@ static int store_insert_one(store *s, const store_msg *m, int64_t ordinal,
     size_t tlen = row.thinking_len <= STORE_INDEX_CHARS
                       ? row.thinking_len
                       : files_utf8_prefix(row.thinking, row.thinking_len, STORE_INDEX_CHARS);
-    if (s->bulk)
-        rc = store_fts_hold(s, rowid, words, wfull, wlen, &row.thinking, row.thinking_len, tlen, err);
-    else
-        rc = store_fts_insert(s, rowid, *words, wlen, row.thinking, tlen, err);
+    /* Held back to the batch's end, bulk or not: the message insert's trigger opens a
+     * statement savepoint, at which FTS5 writes its pending terms out as a segment, so
+     * rows indexed as they came made a segment (and the merges after) per message. */
+    rc = store_fts_hold(s, rowid, words, wfull, wlen, &row.thinking, row.thinking_len, tlen, err);
 done:
     store_derive_row_free(&row);
     free(path);
@@ -261,6 +262,7 @@ int store_sqlite_ingest(store *s, const store_msg *msgs, size_t n, store_ingest_
         ordinal++;
         newest = msgs[i].entry_id;
     }
+    if (!s->bulk && (rc = store_fts_release(s, err)) != LC_OK) goto done;
     if (in_tx && (rc = store_sqlite_exec(s, nested ? "RELEASE store_ingest" : "COMMIT", err)) != LC_OK) goto done;
     in_tx = 0;
     store_common_ingest_done(&s->last_entry, &s->last_ordinal, newest, ordinal - 1);
@@ -268,6 +270,8 @@ done:
     if (in_tx)
         sqlite3_exec(s->db, nested ? "ROLLBACK TO store_ingest; RELEASE store_ingest" : "ROLLBACK", NULL, NULL,
                      NULL);
+    /* The rows of a batch undone are not indexed later with another's. */
+    if (rc != LC_OK && !s->bulk) store_fts_drop(s, 0);
     if (rc != LC_OK && s->bulk) s->bulk_failed = 1;
     return rc;
 }
