@@ -20,6 +20,16 @@ int store_common_visit_next(int v, int *rc, int *stopped)
     return 0;
 }
 
+int store_common_vec_room(float **buf, int *cap, int dim, char **err)
+{
+    if (dim <= *cap) return LC_OK;
+    float *nb = realloc(*buf, (size_t)dim * sizeof *nb);
+    if (!nb) return lc_errf(err, LC_NOMEM, "store: out of memory");
+    *buf = nb;
+    *cap = dim;
+    return LC_OK;
+}
+
 int store_common_ingest_from(store *s, const store_msg *msgs, size_t n, const char *last_entry, int64_t last_ordinal,
                              int64_t (*lookup)(store *s, const char *entry_id, char **err), size_t *first_new,
                              int64_t *ordinal, store_ingest_stats *stats, char **err)

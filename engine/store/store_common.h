@@ -1,8 +1,8 @@
 /*
  * store_common.h -- what both store backends (store_sqlite*.c, store_pg*.c) do alike
  * around their SQL: the step of a walk after each visit, the DAG's progress numbers read
- * from meta (and computed once when a store lacks them), the row buffers of an export and
- * the SQL of the doctor's DAG checks. Backend-neutral: it reaches a store only through
+ * from meta (and computed once when a store lacks them), the row buffers of an export and of
+ * a vector walk, and the SQL of the doctor's DAG checks. Backend-neutral: it reaches a store only through
  * store.h; only the backends include it.
  */
 #ifndef LC_STORE_COMMON_H
@@ -16,6 +16,10 @@
  * on; 0 to end the walk with *rc its status (LC_OK after STORE_VISIT_STOP, setting
  * *stopped when it is not NULL; the visitor's error otherwise). */
 int store_common_visit_next(int v, int *rc, int *stopped);
+
+/* A vector walk's row buffer made room for `dim` floats (*buf grows, *cap counts them):
+ * LC_OK, or LC_NOMEM with *err set. */
+int store_common_vec_room(float **buf, int *cap, int dim, char **err);
 
 /* Where an ingest of msgs[0..n) begins: *first_new is the index after the newest entry
  * already stored (a branch only grows at its leaf, so all before it is stored too; n when

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store_common.h"
 #include "util.h"
 
 #define PG_VEC_PAGE 2000 /* rows a walk reads per statement (the LIMIT below) */
@@ -131,15 +132,7 @@ int store_pg_vec_walk(store *s, const char *model, int include_removed, store_ve
                 int dim = (int)store_pg_col_int(r, i, 3);
                 after = store_pg_col_int(r, i, 0);
                 if (dim <= 0) continue;
-                if (dim > cap) {
-                    float *nb = realloc(buf, (size_t)dim * sizeof *nb);
-                    if (!nb) {
-                        rc = lc_errf(err, LC_NOMEM, "store: out of memory");
-                        break;
-                    }
-                    buf = nb;
-                    cap = dim;
-                }
+                if ((rc = store_common_vec_room(&buf, &cap, dim, err)) != LC_OK) break;
                 if (pg_vec_unhex(store_pg_col(r, i, 4), buf, (size_t)dim * sizeof(float)) != 0) continue; /* not ours */
                 store_vec_row row = {
                     .kind = k ? STORE_VEC_SUMMARY : STORE_VEC_MESSAGE,
@@ -193,15 +186,7 @@ int store_pg_vec_get(store *s, const char *model, store_vec_kind kind, const int
     for (int i = 0; i < rows && rc == LC_OK; i++) {
         int dim = (int)store_pg_col_int(r, i, 3);
         if (dim <= 0) continue;
-        if (dim > cap) {
-            float *nb = realloc(buf, (size_t)dim * sizeof *nb);
-            if (!nb) {
-                rc = lc_errf(err, LC_NOMEM, "store: out of memory");
-                break;
-            }
-            buf = nb;
-            cap = dim;
-        }
+        if ((rc = store_common_vec_room(&buf, &cap, dim, err)) != LC_OK) break;
         if (pg_vec_unhex(store_pg_col(r, i, 4), buf, (size_t)dim * sizeof(float)) != 0) continue; /* not ours */
         store_vec_row row = {.kind = kind, .id = store_pg_col_int(r, i, 0), .entry_id = store_pg_col(r, i, 1),
                              .removed = (int)store_pg_col_int(r, i, 2), .dim = dim, .v = buf};

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "store_common.h"
 #include "util.h"
 
 #define VEC_BUMP                                                                               \
@@ -117,15 +118,7 @@ int store_sqlite_vec_walk(store *s, const char *model, int include_removed, stor
         const void *blob = sqlite3_column_blob(st, 5);
         int bytes = sqlite3_column_bytes(st, 5);
         if (dim <= 0 || !blob || bytes != dim * (int)sizeof(float)) continue; /* not one of ours */
-        if (dim > cap) {
-            float *nb = realloc(buf, (size_t)dim * sizeof *nb);
-            if (!nb) {
-                rc = lc_errf(err, LC_NOMEM, "store: out of memory");
-                goto done;
-            }
-            buf = nb;
-            cap = dim;
-        }
+        if ((rc = store_common_vec_room(&buf, &cap, dim, err)) != LC_OK) goto done;
         /* A BLOB's bytes carry no alignment promise. */
         memcpy(buf, blob, (size_t)bytes);
         store_vec_row r = {
@@ -178,15 +171,7 @@ int store_sqlite_vec_get(store *s, const char *model, store_vec_kind kind, const
         const void *blob = sqlite3_column_blob(st, 3);
         int bytes = sqlite3_column_bytes(st, 3);
         if (dim <= 0 || !blob || bytes != dim * (int)sizeof(float)) continue; /* not one of ours */
-        if (dim > cap) {
-            float *nb = realloc(buf, (size_t)dim * sizeof *nb);
-            if (!nb) {
-                rc = lc_errf(err, LC_NOMEM, "store: out of memory");
-                break;
-            }
-            buf = nb;
-            cap = dim;
-        }
+        if ((rc = store_common_vec_room(&buf, &cap, dim, err)) != LC_OK) break;
         memcpy(buf, blob, (size_t)bytes);
         store_vec_row r = {.kind = kind, .id = ids[i], .entry_id = (const char *)sqlite3_column_text(st, 0),
                            .removed = sqlite3_column_int(st, 1), .dim = dim, .v = buf};
