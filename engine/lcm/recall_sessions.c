@@ -365,7 +365,8 @@ typedef struct recall_ix_ctx {
 static int recall_ix_visit(void *ud, const store_index_hit *ih, char **err)
 {
     recall_ix_ctx *c = ud;
-    recall_ix_src want = {.key = ih->key}, *m = bsearch(&want, c->map, c->nmap, sizeof *c->map, recall_ix_src_cmp);
+    recall_ix_src want = {.key = ih->key},
+                   *m = c->nmap ? bsearch(&want, c->map, c->nmap, sizeof *c->map, recall_ix_src_cmp) : NULL;
     if (!m) return LC_OK; /* a store not asked for: cannot happen, the index filters by key */
     recall_hit *h = recall_sessions_push(c->out);
     if (!h || !(h->role = lc_strdup(ih->role))) return lc_errf(err, LC_NOMEM, "recall: out of memory");
@@ -506,7 +507,7 @@ static int recall_sessions_indexed(const char *agent_home, const catalog_list *s
     }
     free(src_at);
     free(in_scope);
-    qsort(map, nmap, sizeof *map, recall_ix_src_cmp);
+    if (nmap > 1) qsort(map, nmap, sizeof *map, recall_ix_src_cmp);
     for (size_t k = 0; k < nmap; k++) keys[k] = map[k].key;
     *used = 1;
     out->home_index = 1;

@@ -529,7 +529,7 @@ static int ix_holds_gone(ix *x, const store_index_source *v, size_t n, int *gone
     *gone = 0;
     if (n && !names) return lc_errf(err, LC_NOMEM, "home index: out of memory");
     for (size_t i = 0; i < n; i++) names[i] = v[i].name;
-    qsort(names, n, sizeof *names, ix_name_cmp);
+    if (n > 1) qsort(names, n, sizeof *names, ix_name_cmp);
     if ((rc = ix_prepare(x, &st, "SELECT name, path FROM ix_stores", "catch up", err)) != LC_OK) goto done;
     while (sqlite3_step(st) == SQLITE_ROW && !*gone) {
         const char *name = (const char *)sqlite3_column_text(st, 0), *path = (const char *)sqlite3_column_text(st, 1);
