@@ -204,16 +204,10 @@ static int recall_query_visit(void *ud, const store_search_row *row, char **err)
     return LC_OK;
 }
 
-/* Query mode: the query's language (recall_query.h) translated, then counted and paged by
- * the rank (bm25 with a coverage term) or by time. Ranking scores every match before the
- * first row comes out, so a query matching more than RECALL_RANK_MAX messages is paged newest
- * stored first and the output says why; the order depends on the count alone, so the same
- * query and offset page the same order. Both steps stop at the store's time bound
- * (RECALL_QUERY_MS, or what the caller has left), said in the output. */
 /* The stored roles of lcm_grep's role words (recall_args_grep_filters), comma-separated in
  * buf: tool is a tool's result or a shell run's output; thinking is stored by an index
  * that keeps thinking apart (an assistant message's thinking is otherwise its text). */
-const char *recall_roles_stored(const char *words, char *buf, size_t n)
+static const char *recall_roles_stored(const char *words, char *buf, size_t n)
 {
     sbuf b = {0};
     const char *p = words;
@@ -234,16 +228,28 @@ const char *recall_roles_stored(const char *words, char *buf, size_t n)
     return buf;
 }
 
+store_search_scope recall_query_scope(const recall_grep_opts *o, char *rolebuf, size_t n)
+{
+    store_search_scope scope = {.include_removed = o->include_removed, .since_ms = o->since_ms,
+                                .until_ms = o->until_ms, .roles = recall_roles_stored(o->role_words, rolebuf, n),
+                                .order = o->sort == RECALL_SORT_NEWEST   ? STORE_ORDER_NEWEST
+                                         : o->sort == RECALL_SORT_OLDEST ? STORE_ORDER_OLDEST
+                                                                         : STORE_ORDER_RANK};
+    return scope;
+}
+
+/* Query mode: the query's language (recall_query.h) translated, then counted and paged by
+ * the rank (bm25 with a coverage term) or by time. Ranking scores every match before the
+ * first row comes out, so a query matching more than RECALL_RANK_MAX messages is paged newest
+ * stored first and the output says why; the order depends on the count alone, so the same
+ * query and offset page the same order. Both steps stop at the store's time bound
+ * (RECALL_QUERY_MS, or what the caller has left), said in the output. */
 static int recall_grep_query(store *s, const recall_grep_opts *o, recall_result *r, char **err)
 {
     char rolebuf[256];
     recall_query q = {0};
-    store_search_scope scope = {.summary_id = o->summary_id, .include_removed = o->include_removed,
-                                .since_ms = o->since_ms, .until_ms = o->until_ms,
-                                .roles = recall_roles_stored(o->role_words, rolebuf, sizeof rolebuf),
-                                .order = o->sort == RECALL_SORT_NEWEST   ? STORE_ORDER_NEWEST
-                                         : o->sort == RECALL_SORT_OLDEST ? STORE_ORDER_OLDEST
-                                                                         : STORE_ORDER_RANK};
+    store_search_scope scope = recall_query_scope(o, rolebuf, sizeof rolebuf);
+    scope.summary_id = o->summary_id;
     int rc = LC_OK;
     size_t limit = o->limit ? o->limit : RECALL_PAGE;
     char terms[RECALL_QUERY_TERMS][64];

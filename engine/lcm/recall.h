@@ -143,10 +143,11 @@ int recall_grep(store *s, const recall_grep_opts *o, recall_result *out, char **
  * from its store): snippet at the query's first word, covering summaries. `thinking`: the
  * match was in its thinking alone. LC_NOTFOUND when the row is gone. Fills *h (its
  * session labels left as they are). */
-/* lcm_grep's role words (user, assistant, tool, thinking) as the stored roles, comma-separated
- * in buf (NULL: none given). */
-const char *recall_roles_stored(const char *words, char *buf, size_t n);
 int recall_hit_read(store *s, const recall_grep_opts *o, int64_t id, int thinking, recall_hit *h, char **err);
+/* The store scope a query of `o` reads (one store's, or the home index's): removed entries,
+ * since/until, the role words as the stored roles (kept in rolebuf, which must outlive the
+ * scope) and the order (rank, newest, oldest). */
+store_search_scope recall_query_scope(const recall_grep_opts *o, char *rolebuf, size_t n);
 /* Past sessions' stores under <agent_home>/lcm/ (current excluded); with
  * RECALL_SCOPE_FLEET every session of the store (catalog_filter.all_homes; the caller has
  * passed recall_scope_check). Hits are paged for

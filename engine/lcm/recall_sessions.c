@@ -522,13 +522,10 @@ static int recall_sessions_indexed(const char *agent_home, const catalog_list *s
         goto done;
     }
     char rolebuf[256];
-    store_search_scope scope = {.include_removed = o->include_removed, .since_ms = o->since_ms,
-                                .until_ms = o->until_ms, .roles = recall_roles_stored(o->role_words, rolebuf, sizeof rolebuf),
-                                .weights = q.raw ? NULL : q.weights, .nweights = q.raw ? 0 : q.nphrases,
-                                .order = o->sort == RECALL_SORT_NEWEST   ? STORE_ORDER_NEWEST
-                                         : o->sort == RECALL_SORT_OLDEST ? STORE_ORDER_OLDEST
-                                                                         : STORE_ORDER_RANK,
-                                .deadline_ms = c->t0 + RECALL_SESSIONS_MS};
+    store_search_scope scope = recall_query_scope(o, rolebuf, sizeof rolebuf);
+    scope.weights = q.raw ? NULL : q.weights;
+    scope.nweights = q.raw ? 0 : q.nphrases;
+    scope.deadline_ms = c->t0 + RECALL_SESSIONS_MS;
     size_t upto = o->offset + c->want;
     store_index_query iq = {.match = q.match, .scope = &scope, .keys = keys, .nkeys = nmap,
                             .tool_weight = RECALL_TOOL_WEIGHT, .thinking_weight = RECALL_THINKING_WEIGHT,
