@@ -1,7 +1,8 @@
 /*
  * bench_writers.c -- the throughput of concurrent writers on one store backend: WRITERS
  * processes, each its own agent session, ingest MSGS messages apiece in 2-message turns at
- * once (as that many hosts would). On the embedded backend each session is its own SQLite
+ * once (as that many hosts would; each turn's call starts at the previous turn's last
+ * message, as the plugin's ingest_request does). On the embedded backend each session is its own SQLite
  * file under one agent home; with LCM_STORE_URL set every writer writes one PostgreSQL
  * database. Prints the aggregate and the slowest writer's rate, and how many turns failed
  * (a "database is locked" or a lost connection counts; the figure the issue asks for is
@@ -37,7 +38,10 @@ static void writer_run(const char *home, int round, int k, const corpus *c, int 
     } else {
         for (size_t i = 0; i < c->n; i += 2) {
             size_t n = i + 2 < c->n ? 2 : c->n - i;
-            if (store_ingest(s, c->m + i, n, NULL, &err) != LC_OK) {
+            /* As the plugin calls it every turn (ingest_request): from the previous turn's
+             * last message, which the store wrote, so its walk back stops there. */
+            size_t from = i ? i - 1 : 0;
+            if (store_ingest(s, c->m + from, n + (i - from), NULL, &err) != LC_OK) {
                 if (!failed) fprintf(stderr, "writer %d: ingest: %s\n", k, err ? err : "?");
                 failed++;
                 free(err);
