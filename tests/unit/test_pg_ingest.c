@@ -121,6 +121,51 @@ static void test_pg_a_turn_costs_the_same_round_trips_whatever_its_size(void **s
     store_close(s);
 }
 
+/* The plugin's every turn passes the previous turn's last message first (ingest_request):
+ * the store wrote it, so what follows is new and the turn asks the server nothing before
+ * its write -- one round trip, the ordinals continuing the session's. */
+static void test_pg_a_turn_from_the_previous_write_costs_one_round_trip(void **state)
+{
+    (void)state;
+    if (!pg_configured()) skip();
+    store *s = home_store("pg-one-trip", "/work/proj");
+    store_history(s, 0, 10); /* the connection's statements are prepared once */
+    int trips = trips_of_ingest(s, 9, 12);
+    print_message("round trips: a turn of 2 new messages after the previous write %d\n", trips);
+    assert_int_equal(trips, 1);
+    assert_int_equal(store_message_count(s), 12);
+    assert_int_equal(store_pg_query_int(s, "SELECT count(*) FROM messages WHERE ordinal = id - 1", -1), 12);
+    store_close(s);
+}
+
+/* Another writer wrote the session since this one's last write: the turn that starts at
+ * this one's write stores only what the session lacks, each message once, and its ordinals
+ * follow the session's newest, never one a message holds already. */
+static void test_pg_a_turn_after_another_writer_stores_each_message_once_in_order(void **state)
+{
+    (void)state;
+    if (!pg_configured()) skip();
+    store *a = home_store("pg-two-writers", "/work/proj");
+    store_history(a, 0, 10);
+    store *b = home_store("pg-two-writers", "/work/proj");
+    store_history(b, 10, 14);
+    msg_batch t = {0}; /* a's turn: its own last write, then two messages b's are not among */
+    history_add(&t, 9, 10);
+    history_add(&t, 14, 16);
+    msg_batch_ingest(a, &t, NULL);
+    assert_int_equal(store_message_count(a), 16);
+    assert_int_equal(store_pg_query_int(a, "SELECT count(DISTINCT ordinal) FROM messages", -1), 16);
+    assert_int_equal(store_pg_query_int(a, "SELECT count(*) FROM messages m WHERE m.ordinal > (SELECT max(o.ordinal)"
+                                           " FROM messages o WHERE o.entry_id = 'h-13')"
+                                           " AND m.entry_id IN ('h-14', 'h-15')", -1),
+                     2);
+    store_history(b, 13, 18); /* from b's last write: h-14, h-15 held (a wrote them), h-16, h-17 new */
+    assert_int_equal(store_message_count(b), 18);
+    assert_int_equal(store_pg_query_int(b, "SELECT count(DISTINCT ordinal) FROM messages", -1), 18);
+    store_close(b);
+    store_close(a);
+}
+
 /* A statement the server plans at every call costs a turn as much CPU as the turn's own
  * rows: every statement of the ingest settles on its generic plan after the server's
  * five custom ones. */
@@ -259,4 +304,6 @@ TEST_MAIN(HOME_TEST(test_pg_a_turn_costs_the_same_round_trips_whatever_its_size)
           HOME_TEST(test_pg_a_turns_statements_are_planned_once_per_connection),
           HOME_TEST(test_pg_one_call_stores_the_rows_a_message_per_call_stores),
           HOME_TEST(test_pg_a_turn_leaves_the_session_row_unwritten),
-          HOME_TEST(test_pg_a_turns_messages_run_no_trigger_function_per_row))
+          HOME_TEST(test_pg_a_turns_messages_run_no_trigger_function_per_row),
+          HOME_TEST(test_pg_a_turn_from_the_previous_write_costs_one_round_trip),
+          HOME_TEST(test_pg_a_turn_after_another_writer_stores_each_message_once_in_order))

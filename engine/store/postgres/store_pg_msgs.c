@@ -152,7 +152,11 @@ static int store_pg_array_put(sbuf *b, const char *const *ids, size_t n)
  * session's next): the newest message already stored, found walking back from the end as
  * store_common_ingest_from does, but a window of ids per query (a batch's worth, then 4
  * times more each time), so a turn's new messages cost one round trip and a stored
- * history's tail one. */
+ * history's tail one. A call that starts at this process's newest write (the plugin's
+ * every turn: ingest_request passes the previous turn's last message first) asks nothing:
+ * what follows it is new unless another process wrote the session since, and the insert
+ * skips a message the session holds all the same (its per-row probe) and numbers the rest
+ * from the session's next ordinal, read under the lock (-1), so a turn costs one round trip. */
 static int store_pg_ingest_from(store *s, const store_msg *msgs, size_t n, size_t *first_new, int64_t *ordinal,
                                 store_ingest_stats *stats, char **err)
 {
@@ -177,7 +181,7 @@ static int store_pg_ingest_from(store *s, const store_msg *msgs, size_t n, size_
                 ids[k] = msgs[i].entry_id;
                 at[k++] = i;
             }
-        if (k) {
+        if (k && mine == (size_t)-1) {
             sbuf b = {0};
             if (store_pg_array_put(&b, ids, k) != LC_OK) {
                 sb_free(&b);
@@ -214,10 +218,7 @@ static int store_pg_ingest_from(store *s, const store_msg *msgs, size_t n, size_
             PQclear(r);
             r = NULL;
         }
-        if (found == (size_t)-1 && mine != (size_t)-1) {
-            found = mine;
-            *ordinal = s->last_ordinal + 1;
-        }
+        if (found == (size_t)-1 && mine != (size_t)-1) found = mine;
         hi = lo;
         want *= 4;
     }
