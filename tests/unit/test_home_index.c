@@ -3,8 +3,8 @@
  * cross-session query answered by one index over every session store gives the hits the
  * store-by-store walk gives; a store written after the index was built (by another
  * process) is found at the next query; a deleted index is built again and answers the
- * same; a damaged one is left for the walk, with a note, losing nothing; two processes
- * catching up at once add every row once.
+ * same; a damaged one is set aside and made anew, one from a newer build left for the walk
+ * with a note, both losing nothing; two processes catching up at once add every row once.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -207,12 +207,13 @@ static void test_home_index_deleted_is_built_again_and_answers_the_same(void **s
     free(shm);
 }
 
-static void test_home_index_damaged_falls_back_with_a_note_and_loses_nothing(void **state)
+static void test_home_index_damaged_is_set_aside_and_rebuilt_losing_nothing(void **state)
 {
     (void)state;
     put_home();
     char *good = grep_lines("quartz meadow", NULL);
-    char *p = index_path(), *wal = lc_asprintf("%s-wal", p), *shm = lc_asprintf("%s-shm", p);
+    char *p = index_path(), *wal = lc_asprintf("%s-wal", p), *shm = lc_asprintf("%s-shm", p),
+         *aside = lc_asprintf("%s.damaged", p);
     unlink(wal);
     unlink(shm);
     FILE *f = fopen(p, "wb");
@@ -221,20 +222,51 @@ static void test_home_index_damaged_falls_back_with_a_note_and_loses_nothing(voi
     fclose(f);
     recall_result r;
     char *lines = grep_lines("quartz meadow", &r);
-    assert_int_equal(r.home_index, 0);
-    assert_non_null(r.index_note);
-    assert_int_equal(r.stores_searched, SESSIONS);
-    recall_grep_opts o = {.query = "quartz meadow", .limit = 10};
-    char *text = recall_grep_format(&o, RECALL_SCOPE_ALL_SESSIONS, &r);
-    assert_non_null(strstr(text, "the home index was not used"));
+    assert_int_equal(r.home_index, 1); /* made anew, not walked around from now on */
+    assert_null(r.index_note);
     assert_string_equal(lines, good);
-    free(text);
+    /* The damaged file is kept beside it, byte for byte, for whoever wants to look. */
+    struct stat sb;
+    assert_int_equal(stat(aside, &sb), 0);
+    assert_int_equal(sb.st_size, 4096);
+    f = fopen(aside, "rb");
+    assert_non_null(f);
+    for (int i = 0; i < 4096; i++) assert_int_equal(fgetc(f), (i * 37) & 0xff);
+    fclose(f);
     recall_result_free(&r);
     free(lines);
     free(good);
     free(p);
     free(wal);
     free(shm);
+    free(aside);
+}
+
+static void test_home_index_from_a_newer_build_falls_back_with_a_note_and_loses_nothing(void **state)
+{
+    (void)state;
+    put_home();
+    char *good = grep_lines("quartz meadow", NULL);
+    char *p = index_path();
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "PRAGMA user_version = 99", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    recall_result r;
+    char *lines = grep_lines("quartz meadow", &r);
+    assert_int_equal(r.home_index, 0);
+    assert_non_null(r.index_note);
+    assert_int_equal(r.stores_searched, SESSIONS);
+    recall_grep_opts o = {.query = "quartz meadow", .limit = 10};
+    char *text = recall_grep_format(&o, RECALL_SCOPE_ALL_SESSIONS, &r);
+    assert_non_null(strstr(text, "the home index was not used"));
+    assert_non_null(strstr(text, "newer build"));
+    assert_string_equal(lines, good);
+    free(text);
+    recall_result_free(&r);
+    free(lines);
+    free(good);
+    free(p);
 }
 
 static void test_home_index_two_processes_catching_up_add_each_row_once(void **state)
@@ -323,7 +355,8 @@ TEST_MAIN(
     HOME_TEST(test_home_index_answers_the_walks_top_hits),
     HOME_TEST(test_home_index_finds_a_store_written_after_it_was_built),
     HOME_TEST(test_home_index_deleted_is_built_again_and_answers_the_same),
-    HOME_TEST(test_home_index_damaged_falls_back_with_a_note_and_loses_nothing),
+    HOME_TEST(test_home_index_damaged_is_set_aside_and_rebuilt_losing_nothing),
+    HOME_TEST(test_home_index_from_a_newer_build_falls_back_with_a_note_and_loses_nothing),
     HOME_TEST(test_home_index_two_processes_catching_up_add_each_row_once),
     HOME_TEST(test_home_index_forgets_the_words_of_a_deleted_session),
 )

@@ -16,9 +16,11 @@
 #include "store_sqlite_tok.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "files.h"
 #include "message.h"
@@ -84,22 +86,13 @@ static int ix_search(store_index *pub, const store_index_query *q, store_index_v
 
 static const store_index_methods ix_methods = {ix_close, ix_catch_up, ix_search};
 
-int store_sqlite_index_open(const char *agent_home, store_index **out, char **err)
+/* The index's connection on x->path, its schema made or checked and its tables read once.
+ * *damaged: the file is not a database, or its pages do not read (SQLite's own verdict). */
+static int ix_connect(ix *x, int *damaged, char **err)
 {
-    ix *x = calloc(1, sizeof *x);
-    char *dir = NULL;
     int rc = LC_OK, version = 0;
-    *out = NULL;
-    if (!x || !(dir = lc_asprintf("%s/lcm-home", agent_home)) || !(x->path = lc_asprintf("%s/recall-index.sqlite", dir))) {
-        rc = lc_errf(err, LC_NOMEM, "home index: out of memory");
-        goto done;
-    }
-    x->methods = &ix_methods;
-    /* Private as the stores are (it holds their words): the folder 0700, the file 0600. */
-    if ((rc = store_sqlite_file_private(dir, "recall-index.sqlite", "home index", 1, NULL, NULL, err)) != LC_OK) {
-        if (rc != LC_NOMEM) rc = LC_ERR; /* LC_INVALID would read as "no index in this backend" */
-        goto done;
-    }
+    sqlite3_stmt *uv = NULL;
+    *damaged = 0;
     if (sqlite3_open_v2(x->path, &x->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
         SQLITE_OK) {
         rc = x->db ? ix_failed(x, err, "open") : lc_errf(err, LC_NOMEM, "home index: out of memory");
@@ -112,10 +105,8 @@ int store_sqlite_index_open(const char *agent_home, store_index **out, char **er
      * transactions (synchronous NORMAL); the stores' stat facts are written in the same
      * transaction as their rows, so a lost one is only indexed again. */
     if ((rc = ix_exec(x, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL", "open", err)) != LC_OK) goto done;
-    sqlite3_stmt *uv = NULL;
     if ((rc = ix_prepare(x, &uv, "PRAGMA user_version", "open", err)) != LC_OK) goto done;
     if (sqlite3_step(uv) == SQLITE_ROW) version = sqlite3_column_int(uv, 0);
-    sqlite3_finalize(uv);
     if (version > IX_SCHEMA) {
         rc = lc_errf(err, LC_ERR, "home index %s: made by a newer build (form %d)", x->path, version);
         goto done;
@@ -129,10 +120,80 @@ int store_sqlite_index_open(const char *agent_home, store_index **out, char **er
         }
     }
     /* The first read of the tables: a damaged file says so here rather than mid-query. */
-    if ((rc = ix_exec(x, "SELECT count(*) FROM ix_stores", "read", err)) != LC_OK) goto done;
+    rc = ix_exec(x, "SELECT count(*) FROM ix_stores", "read", err);
+done:
+    if (rc != LC_OK && x->db) {
+        int code = sqlite3_extended_errcode(x->db) & 0xff;
+        *damaged = code == SQLITE_NOTADB || code == SQLITE_CORRUPT;
+    }
+    sqlite3_finalize(uv);
+    return rc;
+}
+
+/* A damaged index is derived data: it is set aside (as <file>.damaged, for whoever wants
+ * to look, replacing an older one) and made anew, so search keeps its index rather than
+ * walking every store from then on. Only the file this process found damaged is moved: if
+ * another process already replaced it, the new one stays. */
+static int ix_set_aside(ix *x, char **err)
+{
+    struct stat before, now;
+    int ok = stat(x->path, &before) == 0;
+    char *aside = lc_asprintf("%s.damaged", x->path), *wal = lc_asprintf("%s-wal", x->path),
+         *shm = lc_asprintf("%s-shm", x->path);
+    int rc = aside && wal && shm ? LC_OK : lc_errf(err, LC_NOMEM, "home index: out of memory");
+    sqlite3_close(x->db);
+    x->db = NULL;
+    if (rc == LC_OK && ok && stat(x->path, &now) == 0 && now.st_ino == before.st_ino && now.st_dev == before.st_dev) {
+        if (rename(x->path, aside) != 0 && errno != ENOENT)
+            rc = lc_errf(err, LC_ERR, "home index %s: damaged, and it cannot be set aside: %s", x->path,
+                         strerror(errno));
+        else {
+            unlink(wal);
+            unlink(shm);
+        }
+    }
+    free(aside);
+    free(wal);
+    free(shm);
+    return rc;
+}
+
+int store_sqlite_index_open(const char *agent_home, store_index **out, char **err)
+{
+    ix *x = calloc(1, sizeof *x);
+    char *dir = NULL, *why = NULL;
+    int rc = LC_OK, damaged = 0;
+    *out = NULL;
+    if (!x || !(dir = lc_asprintf("%s/lcm-home", agent_home)) || !(x->path = lc_asprintf("%s/recall-index.sqlite", dir))) {
+        rc = lc_errf(err, LC_NOMEM, "home index: out of memory");
+        goto done;
+    }
+    x->methods = &ix_methods;
+    /* Private as the stores are (it holds their words): the folder 0700, the file 0600. */
+    if ((rc = store_sqlite_file_private(dir, "recall-index.sqlite", "home index", 1, NULL, NULL, err)) != LC_OK) {
+        if (rc != LC_NOMEM) rc = LC_ERR; /* LC_INVALID would read as "no index in this backend" */
+        goto done;
+    }
+    if ((rc = ix_connect(x, &damaged, &why)) != LC_OK && damaged) {
+        if ((rc = ix_set_aside(x, err)) != LC_OK) goto done;
+        free(why);
+        why = NULL;
+        if ((rc = store_sqlite_file_private(dir, "recall-index.sqlite", "home index", 1, NULL, NULL, err)) != LC_OK) {
+            if (rc != LC_NOMEM) rc = LC_ERR;
+            goto done;
+        }
+        rc = ix_connect(x, &damaged, &why);
+    }
+    if (rc != LC_OK) {
+        if (err && !*err) *err = why;
+        else free(why);
+        why = NULL;
+        goto done;
+    }
     *out = (store_index *)x;
     x = NULL;
 done:
+    free(why);
     ix_close((store_index *)x);
     free(dir);
     return rc;
