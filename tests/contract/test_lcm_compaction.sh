@@ -1,4 +1,5 @@
 #!/bin/sh
+# runner: alone (the summarizer worker races the replay: on a loaded machine a swap's request has gone out near raw size, then the next keep did not extend it)
 # LCM compaction through the real host and the real .so: a generated session of ~300k
 # tokens replayed at a 32k window with the extractive summarizer. Every request stays
 # under the window; every request that keeps LCM's pinned cut over an append-only raw
