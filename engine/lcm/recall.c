@@ -48,7 +48,7 @@ static void recall_result_clear_hits(recall_result *r)
     r->n = 0;
 }
 
-static recall_hit *recall_push(recall_result *r)
+recall_hit *recall_hit_push(recall_result *r)
 {
     recall_hit *h = realloc(r->hits, (r->n + 1) * sizeof *h);
     if (!h) return NULL;
@@ -159,7 +159,7 @@ static size_t recall_find_terms(const char *text, size_t len, char terms[][64], 
 
 static int recall_add_hit(store *s, recall_result *r, const store_search_row *row, size_t ms, int redact)
 {
-    recall_hit *h = recall_push(r);
+    recall_hit *h = recall_hit_push(r);
     if (!h) return LC_NOMEM;
     h->entry_id = lc_strdup(row->entry_id ? row->entry_id : "");
     h->role = lc_strdup(row->role ? row->role : "");

@@ -139,6 +139,9 @@ typedef struct recall_result {
 } recall_result;
 
 int recall_grep(store *s, const recall_grep_opts *o, recall_result *out, char **err);
+/* A new zeroed hit at the end of r->hits (recall.c and recall_sessions.c fill them); NULL
+ * when out of memory, r unchanged. */
+recall_hit *recall_hit_push(recall_result *r);
 /* One message of `s` by row id as a query's hit shows it (the home index's candidate read
  * from its store): snippet at the query's first word, covering summaries. `thinking`: the
  * match was in its thinking alone. LC_NOTFOUND when the row is gone. Fills *h (its

@@ -214,15 +214,6 @@ typedef struct recall_sessions_ctx {
     int64_t total;
 } recall_sessions_ctx;
 
-static recall_hit *recall_sessions_push(recall_result *r)
-{
-    recall_hit *h = realloc(r->hits, (r->n + 1) * sizeof *h);
-    if (!h) return NULL;
-    r->hits = h;
-    memset(&h[r->n], 0, sizeof *h);
-    return &h[r->n++];
-}
-
 /* The options one store is searched with: the page it is asked for and the time left. */
 static recall_grep_opts recall_sessions_opts(const recall_sessions_ctx *c, double left)
 {
@@ -282,7 +273,7 @@ static int recall_sessions_take(recall_sessions_ctx *c, const catalog_entry *e, 
     }
     if (c->joint && pr->n) recall_joint_add(c->joint, &pr->hits[0]);
     for (size_t k = 0; k < pr->n && rc == LC_OK; k++) {
-        recall_hit *h = recall_sessions_push(out);
+        recall_hit *h = recall_hit_push(out);
         if (!h) {
             rc = LC_NOMEM;
             break;
@@ -368,7 +359,7 @@ static int recall_ix_visit(void *ud, const store_index_hit *ih, char **err)
     recall_ix_src want = {.key = ih->key},
                    *m = c->nmap ? bsearch(&want, c->map, c->nmap, sizeof *c->map, recall_ix_src_cmp) : NULL;
     if (!m) return LC_OK; /* a store not asked for: cannot happen, the index filters by key */
-    recall_hit *h = recall_sessions_push(c->out);
+    recall_hit *h = recall_hit_push(c->out);
     if (!h || !(h->role = lc_strdup(ih->role))) return lc_errf(err, LC_NOMEM, "recall: out of memory");
     h->pending = 1;
     h->store_at = m->at;
